@@ -1,0 +1,432 @@
+//! Command-line definition (clap) and its translation into plain [`Plan`]s. Clap types stop here.
+
+use crate::error::{Error, Result};
+use crate::job::{Distribution, EngineKind, FileSetSpec, FsyncMode, Job, Limit, Mode, OpenFlags};
+use crate::result::Warning;
+use crate::runner::Plan;
+use crate::size::{Bytes, parse_size};
+use crate::sysinfo;
+use clap::{Args, Parser, Subcommand};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub const DEFAULT_DIR: &str = "./iolab-data";
+
+#[derive(Parser, Debug)]
+#[command(name = "iolab", version, about = "A storage I/O lab for people who run databases", long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Run file-set workloads (prepares and cleans up the files when they are not there).
+    /// With no --mode: a one-minute database storage profile.
+    Run(Box<RunArgs>),
+    /// Create the file set and evict it from the page cache.
+    Prepare(PrepareArgs),
+    /// Remove the file set (only iolab-file.N files in --dir).
+    Cleanup(FileSetArgs),
+}
+
+fn size_arg(s: &str) -> std::result::Result<u64, String> {
+    parse_size(s).map_err(|e| e.to_string())
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct FileSetArgs {
+    /// Directory for the file set (created when it is the default and missing).
+    #[arg(long, default_value = DEFAULT_DIR)]
+    pub dir: PathBuf,
+    /// Number of files in the set.
+    #[arg(long, default_value_t = 64)]
+    pub files: u32,
+    /// Total size of the set: bytes, or with K/M/G/T (powers of 1024): 1G, 1GiB, 512M.
+    #[arg(long, default_value = "1GiB", value_parser = size_arg)]
+    pub size: u64,
+    /// Block size of each I/O (16KiB = an InnoDB page): 4k, 16KiB, 1M ...
+    #[arg(long, value_parser = size_arg)]
+    pub bs: Option<u64>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PrepareArgs {
+    #[command(flatten)]
+    pub set: FileSetArgs,
+    /// Write the files with O_DIRECT.
+    #[arg(long)]
+    pub direct: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub set: FileSetArgs,
+    /// Test mode(s), comma separated: seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw.
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Reads per write for rndrw.
+    #[arg(long, default_value_t = 1.5)]
+    pub rw_ratio: f64,
+    /// How I/O is issued: sync (pread/pwrite), io_uring, mmap, null (no I/O).
+    #[arg(long, default_value = "sync")]
+    pub engine: String,
+    /// I/Os in flight per thread (io_uring).
+    #[arg(long, default_value_t = 1)]
+    pub iodepth: u32,
+    /// Worker threads.
+    #[arg(long)]
+    pub threads: Option<u32>,
+    /// Use O_DIRECT (bypass the page cache).
+    #[arg(long)]
+    pub direct: bool,
+    /// Extra open flags: sync, dsync or sync,dsync.
+    #[arg(long, default_value = "")]
+    pub open_flags: String,
+    /// fsync a file after this many writes to it (per thread); 0 = never.
+    #[arg(long, default_value_t = 100)]
+    pub fsync_freq: u32,
+    /// fsync after every write.
+    #[arg(long)]
+    pub fsync_all: bool,
+    /// fsync every written file at the end of each mode (default on; --fsync-end=false or
+    /// --no-fsync-end turns it off).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub fsync_end: bool,
+    #[arg(long, hide = true)]
+    pub no_fsync_end: bool,
+    /// fsync or fdatasync.
+    #[arg(long, default_value = "fsync")]
+    pub fsync_mode: String,
+    /// Random offsets: uniform, zipf:THETA, pareto:H.
+    #[arg(long, default_value = "uniform")]
+    pub distribution: String,
+    /// Seed for random offsets (default: from the clock; recorded in the results).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Total offered load in I/Os per second; latency is then measured from each I/O's
+    /// scheduled start.
+    #[arg(long)]
+    pub rate: Option<u64>,
+    /// Seconds to measure each mode (default 10; 6 per step in the default profile).
+    #[arg(long, conflicts_with = "ops")]
+    pub time: Option<f64>,
+    /// Exact total number of reads+writes across all threads (fsyncs come on top).
+    #[arg(long)]
+    pub ops: Option<u64>,
+    /// Seconds of warm-up before measuring (not counted).
+    #[arg(long, default_value_t = 0.0)]
+    pub ramp: f64,
+    /// Keep the file set after the run.
+    #[arg(long)]
+    pub keep: bool,
+    /// Print one JSON document (schema iolab-run/1) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Do not save the run in the results store.
+    #[arg(long)]
+    pub no_save: bool,
+    /// A label for this run.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// A tag K=V (repeatable).
+    #[arg(long = "tag", value_name = "K=V")]
+    pub tags: Vec<String>,
+    /// No progress bars or live line.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Checks --dir: it must exist (the default is created) and be a writable directory.
+/// Returns whether it was created.
+pub fn check_dir(dir: &Path, create_missing: bool) -> Result<bool> {
+    let mut created = false;
+    match std::fs::metadata(dir) {
+        Ok(md) if md.is_dir() => {}
+        Ok(_) => {
+            return Err(Error::usage(format!(
+                "--dir {}: not a directory",
+                dir.display()
+            )));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if !create_missing {
+                return Err(Error::usage(format!(
+                    "--dir {}: no such directory; create it first or pick an existing one",
+                    dir.display()
+                )));
+            }
+            std::fs::create_dir(dir).map_err(|e| {
+                Error::usage(format!("--dir {}: cannot create it: {e}", dir.display()))
+            })?;
+            created = true;
+        }
+        Err(e) => return Err(Error::usage(format!("--dir {}: {e}", dir.display()))),
+    }
+    Ok(created)
+}
+
+/// A probe file in --dir, removed on drop; used to test writability and O_DIRECT.
+pub struct Probe(pub PathBuf);
+
+impl Probe {
+    pub fn create(dir: &Path) -> Result<Probe> {
+        let p = dir.join(format!(".iolab-probe-{}", std::process::id()));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+            .map_err(|e| {
+                let why = match e.raw_os_error() {
+                    Some(libc::EROFS) => "read-only file system".to_string(),
+                    Some(libc::EACCES) | Some(libc::EPERM) => "permission denied".to_string(),
+                    _ => e.to_string(),
+                };
+                Error::usage(format!("--dir {}: not writable ({why})", dir.display()))
+            })?;
+        Ok(Probe(p))
+    }
+    /// Whether the filesystem accepts O_DIRECT opens.
+    pub fn direct_ok(&self) -> bool {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&self.0)
+            .is_ok()
+    }
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn parse_tags(tags: &[String]) -> Result<BTreeMap<String, String>> {
+    tags.iter()
+        .map(|t| match t.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+            _ => Err(Error::usage(format!("--tag '{t}': use KEY=VALUE"))),
+        })
+        .collect()
+}
+
+fn flag<T: std::str::FromStr<Err = String>>(name: &str, v: &str) -> Result<T> {
+    v.parse()
+        .map_err(|e: String| Error::usage(format!("{name}: {e}")))
+}
+
+/// The file-set spec: size split over files, each rounded down to a multiple of `unit`.
+pub fn fileset_spec(set: &FileSetArgs, unit: u64) -> Result<FileSetSpec> {
+    if set.files == 0 {
+        return Err(Error::usage("--files must be at least 1"));
+    }
+    let per = set.size / set.files as u64 / unit * unit;
+    if per == 0 {
+        return Err(Error::usage(format!(
+            "--size {} over --files {} gives {} per file, less than one block of {}; use a larger --size or fewer --files",
+            Bytes(set.size),
+            set.files,
+            Bytes(set.size / set.files as u64),
+            Bytes(unit)
+        )));
+    }
+    Ok(FileSetSpec {
+        dir: set.dir.clone(),
+        files: set.files,
+        total_bytes: per * set.files as u64,
+        file_size_bytes: per,
+    })
+}
+
+/// Translates `iolab run` flags into a plan; checks everything before anything is written.
+pub fn plan_run(a: &RunArgs) -> Result<Plan> {
+    let engine: EngineKind = flag("--engine", &a.engine)?;
+    let fsync_mode: FsyncMode = flag("--fsync-mode", &a.fsync_mode)?;
+    let distribution: Distribution = flag("--distribution", &a.distribution)?;
+    let open_flags: OpenFlags = flag("--open-flags", &a.open_flags)?;
+    let tags = parse_tags(&a.tags)?;
+    if a.threads == Some(0) {
+        return Err(Error::usage("--threads must be at least 1"));
+    }
+    if a.iodepth == 0 {
+        return Err(Error::usage("--iodepth must be at least 1"));
+    }
+    if a.rw_ratio.is_nan() || a.rw_ratio <= 0.0 {
+        return Err(Error::usage(
+            "--rw-ratio must be a positive number of reads per write (e.g. 1.5)",
+        ));
+    }
+    if a.rate == Some(0) {
+        return Err(Error::usage("--rate must be at least 1 I/O per second"));
+    }
+    if a.ops == Some(0) {
+        return Err(Error::usage("--ops must be at least 1"));
+    }
+    if let Some(t) = a.time
+        && !(t > 0.0 && t.is_finite())
+    {
+        return Err(Error::usage("--time must be a positive number of seconds"));
+    }
+    if !(a.ramp >= 0.0 && a.ramp.is_finite()) {
+        return Err(Error::usage(
+            "--ramp must be zero or a positive number of seconds",
+        ));
+    }
+    if a.set.bs == Some(0) {
+        return Err(Error::usage("--bs must be at least 1 byte"));
+    }
+    if a.direct && engine == EngineKind::Mmap {
+        return Err(Error::usage(
+            "--direct cannot be used with --engine mmap (mappings always go through the page cache)",
+        ));
+    }
+    let modes: Option<Vec<Mode>> = match &a.mode {
+        None => None,
+        Some(m) => {
+            let v: Vec<Mode> = m
+                .split(',')
+                .filter(|s| !s.trim().is_empty())
+                .map(|s| flag("--mode", s))
+                .collect::<Result<_>>()?;
+            if v.is_empty() {
+                return Err(Error::usage(
+                    "--mode: give at least one of seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw",
+                ));
+            }
+            Some(v)
+        }
+    };
+    if engine == EngineKind::IoUring {
+        io_uring::IoUring::new(2)
+            .map_err(|e| Error::usage(format!("--engine io_uring: io_uring is not available on this kernel or is disabled ({e}); use --engine sync")))?;
+    }
+    let is_default_dir = a.set.dir == Path::new(DEFAULT_DIR);
+    let created_dir = check_dir(&a.set.dir, is_default_dir)?;
+    let undo_dir = |e: Error| {
+        if created_dir {
+            let _ = std::fs::remove_dir(&a.set.dir);
+        }
+        e
+    };
+    let probe = Probe::create(&a.set.dir).map_err(undo_dir)?;
+    let dio = sysinfo::dio_align(Path::new("/sys"), &probe.0);
+    let direct_ok = probe.direct_ok();
+    drop(probe);
+    let fs = sysinfo::fs_type(&a.set.dir);
+    let mut notes = Vec::new();
+    let seed = a.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(1)
+    });
+    let limit = match (a.ops, a.time) {
+        (Some(n), _) => Limit::Ops(n),
+        (None, Some(t)) => Limit::TimeS(t),
+        (None, None) => Limit::TimeS(if modes.is_none() { 6.0 } else { 10.0 }),
+    };
+    let base = Job {
+        mode: Mode::Rndrd,
+        engine,
+        threads: a.threads.unwrap_or(1),
+        iodepth: a.iodepth,
+        bs_bytes: a.set.bs.unwrap_or(16384),
+        direct: a.direct,
+        open_flags,
+        fsync_freq: a.fsync_freq,
+        fsync_all: a.fsync_all,
+        fsync_end: a.fsync_end && !a.no_fsync_end,
+        fsync_mode,
+        rw_ratio: a.rw_ratio,
+        distribution,
+        seed,
+        rate_iops: a.rate,
+        limit,
+        ramp_s: a.ramp,
+    };
+    let cells: Vec<Job> = match modes {
+        Some(ms) => ms
+            .into_iter()
+            .map(|mode| Job {
+                mode,
+                ..base.clone()
+            })
+            .collect(),
+        None => {
+            // The default database storage profile.
+            let direct =
+                a.direct || (direct_ok && engine != EngineKind::Mmap && engine != EngineKind::Null);
+            if !direct && !a.direct && engine != EngineKind::Null && engine != EngineKind::Mmap {
+                notes.push(Warning::new(
+                    "direct_unsupported",
+                    format!("the filesystem at {} ({fs}) does not support O_DIRECT: the default profile runs buffered, through the page cache", a.set.dir.display()),
+                ));
+            }
+            let mut v = Vec::new();
+            for mode in [Mode::Rndrd, Mode::Rndwr, Mode::Rndrw] {
+                for threads in [1, 8] {
+                    v.push(Job {
+                        mode,
+                        threads,
+                        bs_bytes: 16384,
+                        direct,
+                        ..base.clone()
+                    });
+                }
+            }
+            for mode in [Mode::Seqrd, Mode::Seqwr] {
+                v.push(Job {
+                    mode,
+                    threads: 1,
+                    bs_bytes: 1 << 20,
+                    direct,
+                    ..base.clone()
+                });
+            }
+            v
+        }
+    };
+    if cells.iter().any(|c| c.direct) {
+        if !direct_ok {
+            return Err(undo_dir(Error::usage(format!(
+                "--direct: the filesystem at {} ({fs}) does not support O_DIRECT; run without --direct (results then include the page cache)",
+                a.set.dir.display()
+            ))));
+        }
+        for c in &cells {
+            if c.direct && c.bs_bytes % dio.offset != 0 {
+                return Err(undo_dir(Error::usage(format!(
+                    "--bs {} is not a multiple of {} bytes, the O_DIRECT alignment of {} ({}); use a multiple such as {}",
+                    c.bs_bytes,
+                    dio.offset,
+                    a.set.dir.display(),
+                    dio.source,
+                    Bytes(dio.offset.max(4096))
+                ))));
+            }
+        }
+    }
+    if engine != EngineKind::IoUring && a.iodepth > 1 {
+        notes.push(Warning::new("iodepth_ignored", format!("--iodepth {} only applies to --engine io_uring; {} keeps one I/O in flight per thread", a.iodepth, engine.name())));
+    }
+    let unit = cells.iter().map(|c| c.bs_bytes).max().unwrap_or(16384);
+    let fileset = fileset_spec(&a.set, unit).map_err(undo_dir)?;
+    Ok(Plan {
+        fileset,
+        cells,
+        keep: a.keep,
+        created_dir,
+        label: a.label.clone(),
+        tags,
+        notes,
+        quiet: a.quiet || a.json,
+        dio,
+    })
+}

@@ -1,0 +1,181 @@
+//! Human-readable output: the summary table and the warnings.
+
+use crate::result::{CellResult, RunDoc};
+use crate::size::{Bytes, human_bytes};
+use crate::stats::OpKind;
+use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+
+/// A latency in nanoseconds, with a unit chosen for people: `812 ns`, `95.3 µs`, `12.4 ms`, `1.20 s`.
+pub fn fmt_ns(ns: f64) -> String {
+    if ns < 1_000.0 {
+        format!("{ns:.0} ns")
+    } else if ns < 1_000_000.0 {
+        format!("{:.1} µs", ns / 1e3)
+    } else if ns < 1_000_000_000.0 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.2} s", ns / 1e9)
+    }
+}
+
+/// One row per mode × operation type.
+pub fn summary_table(cells: &[CellResult]) -> Table {
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    t.set_header(vec![
+        "mode",
+        "thr",
+        "bs",
+        "op",
+        "ops",
+        "IOPS",
+        "MiB/s",
+        "lat avg",
+        "p50",
+        "p99",
+        "p99.9",
+        "max",
+        "cpu usr/sys %",
+    ]);
+    for c in cells {
+        let j = &c.job.job;
+        let mut first = true;
+        for k in OpKind::ALL {
+            let r = c.results.get(k);
+            if r.ops == 0 {
+                continue;
+            }
+            let lat = r.lat_ns.as_ref();
+            let l =
+                |f: fn(&crate::result::LatNs) -> f64| lat.map(|x| fmt_ns(f(x))).unwrap_or_default();
+            let mut mode = c.mode.clone();
+            if c.interrupted {
+                mode.push_str(" (partial)");
+            }
+            t.add_row(vec![
+                if first { mode } else { String::new() },
+                if first {
+                    j.threads.to_string()
+                } else {
+                    String::new()
+                },
+                if first {
+                    Bytes(j.bs_bytes).to_string()
+                } else {
+                    String::new()
+                },
+                k.name().to_string(),
+                r.ops.to_string(),
+                format!("{:.0}", r.iops),
+                if k == OpKind::Fsync {
+                    "-".into()
+                } else {
+                    format!("{:.2}", r.bytes_per_sec / 1048576.0)
+                },
+                l(|x| x.mean),
+                l(|x| x.p50 as f64),
+                l(|x| x.p99 as f64),
+                l(|x| x.p99_9 as f64),
+                l(|x| x.max as f64),
+                if first {
+                    format!("{:.0}/{:.0}", c.cpu.user_pct, c.cpu.sys_pct)
+                } else {
+                    String::new()
+                },
+            ]);
+            first = false;
+        }
+        if first {
+            t.add_row(vec![
+                c.mode.clone(),
+                j.threads.to_string(),
+                Bytes(j.bs_bytes).to_string(),
+                "-".into(),
+                "0".into(),
+            ]);
+        }
+    }
+    for i in 4..12 {
+        if let Some(col) = t.column_mut(i) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}
+
+/// The header lines before the table: what ran where.
+pub fn header(doc: &RunDoc) -> String {
+    let mut s = String::new();
+    if let Some(c) = doc.runs.first() {
+        let fsd = &c.job.fileset;
+        let dev = doc.env.device.as_deref().unwrap_or("?");
+        s.push_str(&format!(
+            "iolab {} on {} ({} on {}): {} files x {} = {}, engine {}, {}\n",
+            doc.iolab_version,
+            fsd.dir.display(),
+            doc.env.fs_type,
+            dev,
+            fsd.files,
+            Bytes(fsd.file_size_bytes),
+            human_bytes(fsd.total_bytes as f64),
+            c.job.job.engine.name(),
+            if doc.runs.iter().all(|c| c.job.job.direct) {
+                "O_DIRECT"
+            } else {
+                "buffered"
+            },
+        ));
+    }
+    let p = &doc.prepare;
+    if p.written_bytes > 0 {
+        s.push_str(&format!(
+            "prepared {} in {:.1} s ({} files reused); page cache after eviction: {:.1}% resident\n",
+            human_bytes(p.written_bytes as f64),
+            p.seconds,
+            p.reused_files,
+            p.cache_resident_pct_after_evict
+        ));
+    } else {
+        s.push_str(&format!(
+            "reused the prepared file set; page cache after eviction: {:.1}% resident\n",
+            p.cache_resident_pct_after_evict
+        ));
+    }
+    s
+}
+
+/// The whole human report of a run.
+pub fn render(doc: &RunDoc) -> String {
+    let mut s = header(doc);
+    s.push_str(&summary_table(&doc.runs).to_string());
+    s.push('\n');
+    if doc.interrupted {
+        s.push_str("interrupted: the figures above cover what was measured before the stop\n");
+    }
+    let mut seen = Vec::new();
+    for w in doc
+        .warnings
+        .iter()
+        .chain(doc.runs.iter().flat_map(|c| c.warnings.iter()))
+    {
+        if !seen.contains(&&w.message) {
+            seen.push(&w.message);
+            s.push_str(&format!("warning [{}]: {}\n", w.code, w.message));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_units_are_explicit() {
+        assert_eq!(fmt_ns(812.0), "812 ns");
+        assert_eq!(fmt_ns(95_300.0), "95.3 µs");
+        assert_eq!(fmt_ns(12_400_000.0), "12.40 ms");
+        assert_eq!(fmt_ns(1_200_000_000.0), "1.20 s");
+    }
+}

@@ -1,0 +1,328 @@
+//! Result documents: what `iolab run --json` prints (schema `iolab-run/1`, docs/results.md).
+
+use crate::hist::{LatHist, PERCENTILES, SparseHist};
+use crate::job::{FileSetSpec, Job};
+use crate::stats::{Merged, OpKind, OpTotals, errno_name};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+pub const RUN_SCHEMA: &str = "iolab-run/1";
+
+/// Latency summary in nanoseconds.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct LatNs {
+    pub min: u64,
+    pub mean: f64,
+    pub max: u64,
+    pub stddev: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p95: u64,
+    pub p99: u64,
+    pub p99_9: u64,
+    pub p99_99: u64,
+}
+
+impl LatNs {
+    pub fn from_hist(h: &LatHist) -> Option<LatNs> {
+        if h.count() == 0 {
+            return None;
+        }
+        let p: Vec<u64> = PERCENTILES.iter().map(|(q, _)| h.percentile(*q)).collect();
+        Some(LatNs {
+            min: h.h.min(),
+            mean: h.h.mean(),
+            max: h.h.max(),
+            stddev: h.h.stdev(),
+            p50: p[0],
+            p90: p[1],
+            p95: p[2],
+            p99: p[3],
+            p99_9: p[4],
+            p99_99: p[5],
+        })
+    }
+}
+
+/// One operation type's totals.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct OpResult {
+    pub ops: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bytes_per_sec: f64,
+    /// null when ops is 0
+    pub lat_ns: Option<LatNs>,
+}
+
+impl OpResult {
+    fn from_totals(t: &OpTotals, secs: f64) -> OpResult {
+        let per = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
+        OpResult {
+            ops: t.ops,
+            bytes: t.bytes,
+            iops: per(t.ops),
+            bytes_per_sec: per(t.bytes),
+            lat_ns: LatNs::from_hist(&t.lat),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Results {
+    pub read: OpResult,
+    pub write: OpResult,
+    pub fsync: OpResult,
+}
+
+impl Results {
+    pub fn get(&self, k: OpKind) -> &OpResult {
+        match k {
+            OpKind::Read => &self.read,
+            OpKind::Write => &self.write,
+            OpKind::Fsync => &self.fsync,
+        }
+    }
+}
+
+/// CPU time of the iolab process during the measured cell. Percentages are of one CPU, so they can
+/// exceed 100 with several threads (like `time` and fio's usr/sys).
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct Cpu {
+    pub user_pct: f64,
+    pub sys_pct: f64,
+    pub user_s: f64,
+    pub sys_s: f64,
+}
+
+/// One operation type in one second of the time series.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TsOp {
+    pub ops: u64,
+    pub iops: f64,
+    pub bytes_per_sec: f64,
+    pub p50_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+}
+
+/// One interval of the time series.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TsPoint {
+    /// Start of the interval, seconds after the end of the ramp.
+    pub t_s: f64,
+    /// Length of the interval in seconds (the last one may be shorter).
+    pub dur_s: f64,
+    pub read: Option<TsOp>,
+    pub write: Option<TsOp>,
+    pub fsync: Option<TsOp>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Warning {
+    /// Stable machine-readable identifier (docs/results.md lists them).
+    pub code: String,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        Warning {
+            code: code.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The job of one cell with the file set it ran on.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CellJob {
+    #[serde(flatten)]
+    pub job: Job,
+    #[serde(flatten)]
+    pub fileset: FileSetSpec,
+}
+
+/// One mode's measurements.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CellResult {
+    pub mode: String,
+    pub job: CellJob,
+    /// Seconds from the end of the ramp to the moment the last thread finished (including its
+    /// --fsync-end fsyncs).
+    pub duration_s: f64,
+    pub results: Results,
+    pub cpu: Cpu,
+    pub timeseries: Vec<TsPoint>,
+    /// Failed operations by error name ("EIO", "short I/O", ...).
+    pub errors: BTreeMap<String, u64>,
+    /// Percent of the file set found in the page cache after eviction, just before this cell.
+    pub cache_resident_pct_at_start: f64,
+    pub warnings: Vec<Warning>,
+    pub interrupted: bool,
+}
+
+impl CellResult {
+    pub fn build(
+        job: CellJob,
+        merged: &Merged,
+        duration_s: f64,
+        cpu: Cpu,
+        resident_pct: f64,
+        interrupted: bool,
+    ) -> CellResult {
+        let [r, w, f] = &merged.op;
+        let results = Results {
+            read: OpResult::from_totals(r, duration_s),
+            write: OpResult::from_totals(w, duration_s),
+            fsync: OpResult::from_totals(f, duration_s),
+        };
+        let n = merged.series.len();
+        let timeseries = merged
+            .series
+            .iter()
+            .enumerate()
+            .map(|(i, ivs)| {
+                let dur = if i + 1 == n {
+                    (duration_s - i as f64).clamp(1e-3, 1.0)
+                } else {
+                    1.0
+                };
+                let op = |k: usize| -> Option<TsOp> {
+                    let ops: u64 = ivs.iter().map(|iv| iv.ops[k]).sum();
+                    if ops == 0 {
+                        return None;
+                    }
+                    let bytes: u64 = ivs.iter().map(|iv| iv.bytes[k]).sum();
+                    let parts: Vec<&SparseHist> = ivs.iter().map(|iv| &iv.lat[k]).collect();
+                    let p = SparseHist::merged_percentiles(&parts, &[50.0, 99.0]);
+                    Some(TsOp {
+                        ops,
+                        iops: ops as f64 / dur,
+                        bytes_per_sec: bytes as f64 / dur,
+                        p50_ns: p[0],
+                        p99_ns: p[1],
+                    })
+                };
+                TsPoint {
+                    t_s: i as f64,
+                    dur_s: dur,
+                    read: op(0),
+                    write: op(1),
+                    fsync: op(2),
+                }
+            })
+            .collect();
+        let errors = merged
+            .errors
+            .iter()
+            .map(|(e, c)| (errno_name(*e), *c))
+            .collect();
+        CellResult {
+            mode: job.job.mode.name().to_string(),
+            job,
+            duration_s,
+            results,
+            cpu,
+            timeseries,
+            errors,
+            cache_resident_pct_at_start: resident_pct,
+            warnings: Vec::new(),
+            interrupted,
+        }
+    }
+
+    pub fn total_errors(&self) -> u64 {
+        self.errors.values().sum()
+    }
+}
+
+/// Facts about where the run happened, recorded with every run.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RunEnv {
+    pub host: String,
+    pub kernel: String,
+    pub fs_type: String,
+    /// Block device under --dir (whole disk name), when found.
+    pub device: Option<String>,
+    pub device_rotational: Option<bool>,
+    pub device_link: Option<String>,
+    pub mem_total_bytes: Option<u64>,
+    pub dio_mem_align_bytes: u64,
+    pub dio_offset_align_bytes: u64,
+}
+
+/// What prepare did before the first cell.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct PrepareInfo {
+    pub written_bytes: u64,
+    pub reused_files: u32,
+    pub seconds: f64,
+    pub direct: bool,
+    /// Percent of the set still in the page cache after fsync + POSIX_FADV_DONTNEED (mincore).
+    pub cache_resident_pct_after_evict: f64,
+}
+
+/// The whole document of one `iolab run`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RunDoc {
+    pub schema: &'static str,
+    pub iolab_version: &'static str,
+    pub start_time: String,
+    pub end_time: String,
+    pub label: Option<String>,
+    pub tags: BTreeMap<String, String>,
+    pub env: RunEnv,
+    pub prepare: PrepareInfo,
+    /// Warnings about the run as a whole (each cell also has its own).
+    pub warnings: Vec<Warning>,
+    pub interrupted: bool,
+    pub runs: Vec<CellResult>,
+}
+
+impl RunDoc {
+    /// The JSON document: with a single mode, the cell's `mode`, `job`, `results`, `cpu`,
+    /// `timeseries`, ... sit at the top level; with several, they are in `runs[]`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).expect("serializable");
+        let obj = v.as_object_mut().expect("object");
+        let mut all_w: Vec<serde_json::Value> = serde_json::to_value(&self.warnings)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone();
+        for c in &self.runs {
+            for w in &c.warnings {
+                let wv = serde_json::to_value(w).unwrap();
+                if !all_w.contains(&wv) {
+                    all_w.push(wv);
+                }
+            }
+        }
+        obj.insert("warnings".into(), serde_json::Value::Array(all_w));
+        if self.runs.len() == 1 {
+            let cell = obj.remove("runs").unwrap();
+            if let serde_json::Value::Array(mut a) = cell
+                && let Some(serde_json::Value::Object(c)) = a.pop()
+            {
+                for (k, val) in c {
+                    if k != "warnings" && k != "interrupted" {
+                        obj.insert(k, val);
+                    }
+                }
+            }
+        } else {
+            let modes: Vec<String> = self.runs.iter().map(|c| c.mode.clone()).collect();
+            let mut job = serde_json::Map::new();
+            if let Some(c) = self.runs.first() {
+                job = serde_json::to_value(&c.job.fileset)
+                    .unwrap()
+                    .as_object()
+                    .unwrap()
+                    .clone();
+            }
+            job.insert("modes".into(), serde_json::to_value(modes).unwrap());
+            obj.insert("job".into(), serde_json::Value::Object(job));
+        }
+        v
+    }
+}

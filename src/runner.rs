@@ -1,0 +1,407 @@
+//! Runs a plan: the file set, then each cell (evict, open, spawn workers, merge, check).
+
+use crate::error::{Error, Result};
+use crate::fileset::{self, file_path};
+use crate::job::{EngineKind, FileSetSpec, Job, Limit, Mode};
+use crate::result::{CellJob, CellResult, Cpu, PrepareInfo, RunDoc, RunEnv, Warning};
+use crate::stats::{self, ThreadStats};
+use crate::sysinfo;
+use crate::truth;
+use crate::worker::{MapPtr, Progress, Shared, run_worker};
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::IsTerminal;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Everything `iolab run` resolved from its flags.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub fileset: FileSetSpec,
+    pub cells: Vec<Job>,
+    /// Keep the file set afterwards even if this run created it.
+    pub keep: bool,
+    /// The run created --dir (the default ./iolab-data): remove it again when empty.
+    pub created_dir: bool,
+    pub label: Option<String>,
+    pub tags: BTreeMap<String, String>,
+    /// Warnings known before running (e.g. O_DIRECT unavailable for the default job).
+    pub notes: Vec<Warning>,
+    /// No progress bars or live lines.
+    pub quiet: bool,
+    pub dio: sysinfo::DioAlign,
+}
+
+fn now_rfc3339() -> String {
+    chrono::Local::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn rusage() -> (f64, f64) {
+    // SAFETY: getrusage fills the zeroed struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
+/// Environment facts for --dir.
+pub fn run_env(dir: &Path, dio: sysinfo::DioAlign) -> (RunEnv, Option<f64>) {
+    let sys = Path::new("/sys");
+    let bd = sysinfo::block_dev_for_path(sys, dir);
+    let link = bd.as_ref().and_then(|b| b.link_bytes_per_sec());
+    let env = RunEnv {
+        host: sysinfo::hostname(),
+        kernel: sysinfo::kernel_release(),
+        fs_type: sysinfo::fs_type(dir),
+        device: bd.as_ref().map(|b| b.name.clone()),
+        device_rotational: bd.as_ref().and_then(|b| b.rotational()),
+        device_link: link.as_ref().map(|l| l.1.clone()),
+        mem_total_bytes: sysinfo::meminfo(Path::new("/proc")).map(|m| m.0),
+        dio_mem_align_bytes: dio.mem,
+        dio_offset_align_bytes: dio.offset,
+    };
+    (env, link.map(|l| l.0))
+}
+
+fn open_files(spec: &FileSetSpec, job: &Job) -> Result<Vec<File>> {
+    let mut flags = 0;
+    if job.direct {
+        flags |= libc::O_DIRECT;
+    }
+    if job.open_flags.sync {
+        flags |= libc::O_SYNC;
+    }
+    if job.open_flags.dsync {
+        flags |= libc::O_DSYNC;
+    }
+    (0..spec.files)
+        .map(|i| {
+            let p = file_path(&spec.dir, i);
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .custom_flags(flags)
+                .open(&p)
+                .map_err(|e| Error::failed(format!("opening {}: {e}", p.display())))
+        })
+        .collect()
+}
+
+struct Maps(Vec<MapPtr>);
+
+impl Drop for Maps {
+    fn drop(&mut self) {
+        for m in &self.0 {
+            // SAFETY: unmapping mappings created in map_files.
+            unsafe { libc::munmap(m.ptr.cast(), m.len) };
+        }
+    }
+}
+
+fn map_files(files: &[File], len: u64) -> Result<Maps> {
+    let mut maps = Maps(Vec::new());
+    for f in files {
+        // SAFETY: a shared read-write mapping of an open file of at least `len` bytes.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                f.as_raw_fd(),
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(Error::failed(format!(
+                "mmap of a data file failed: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        maps.0.push(MapPtr {
+            ptr: p.cast(),
+            len: len as usize,
+        });
+    }
+    Ok(maps)
+}
+
+/// seqwr writes into freshly emptied files: drop every block (truncate to 0) and extend to the
+/// file size again, so each write allocates.
+fn punch_files(spec: &FileSetSpec) -> Result<()> {
+    for i in 0..spec.files {
+        let p = file_path(&spec.dir, i);
+        let f = OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .map_err(|e| Error::failed(format!("{}: {e}", p.display())))?;
+        f.set_len(0)
+            .and_then(|_| f.set_len(spec.file_size_bytes))
+            .map_err(|e| Error::failed(format!("{}: {e}", p.display())))?;
+    }
+    Ok(())
+}
+
+fn fmt_rate(iops: f64, bps: f64) -> String {
+    format!("{:>9.0} IOPS {:>9.2} MiB/s", iops, bps / 1048576.0)
+}
+
+/// Measures one cell. The file set must be complete.
+fn run_cell(
+    plan: &Plan,
+    job: &Job,
+    env: &RunEnv,
+    link_bps: Option<f64>,
+    stop: &AtomicBool,
+    resident_pct: f64,
+) -> Result<CellResult> {
+    let spec = &plan.fileset;
+    let files = open_files(spec, job)?;
+    let fds: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
+    let maps = if job.engine == EngineKind::Mmap {
+        map_files(&files, spec.file_size_bytes)?
+    } else {
+        Maps(Vec::new())
+    };
+    let progress: Vec<Progress> = (0..job.threads).map(|_| Progress::default()).collect();
+    let finished = AtomicUsize::new(0);
+    let start = Instant::now() + Duration::from_millis(5);
+    let measure_start = start + Duration::from_secs_f64(job.ramp_s);
+    let deadline = match job.limit {
+        Limit::TimeS(t) => Some(measure_start + Duration::from_secs_f64(t)),
+        Limit::Ops(_) => None,
+    };
+    let sh = Shared {
+        job,
+        fds: &fds,
+        maps: &maps.0,
+        blocks_per_file: spec.file_size_bytes / job.bs_bytes,
+        mem_align: plan.dio.mem.max(8) as usize,
+        stop,
+        start,
+        measure_start,
+        deadline,
+    };
+    let live = !plan.quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
+    let (u0, s0) = rusage();
+    let results: Vec<std::io::Result<ThreadStats>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..job.threads)
+            .map(|t| {
+                let (sh, prog, finished) = (&sh, &progress[t as usize], &finished);
+                std::thread::Builder::new()
+                    .name(format!("iolab-w{t}"))
+                    .spawn_scoped(s, move || {
+                        while Instant::now() < sh.start {
+                            std::hint::spin_loop();
+                        }
+                        let r = run_worker(sh, t, spec.files, prog);
+                        if r.is_err() {
+                            sh.stop.store(true, Ordering::Relaxed);
+                        }
+                        finished.fetch_add(1, Ordering::Release);
+                        r
+                    })
+                    .expect("spawn worker thread")
+            })
+            .collect();
+        if live {
+            monitor(job, &progress, &finished, measure_start, deadline);
+        }
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("worker panicked"))
+            .collect()
+    });
+    let end = Instant::now();
+    let (u1, s1) = rusage();
+    drop(maps);
+    drop(files);
+    let mut stats = Vec::new();
+    for r in results {
+        stats.push(r.map_err(|e| Error::failed(format!("--engine {}: {e}", job.engine.name())))?);
+    }
+    let merged = stats::merge(stats);
+    let duration = end
+        .saturating_duration_since(measure_start)
+        .as_secs_f64()
+        .max(1e-9);
+    let wall = end.saturating_duration_since(start).as_secs_f64().max(1e-9);
+    let cpu = Cpu {
+        user_s: u1 - u0,
+        sys_s: s1 - s0,
+        user_pct: 100.0 * (u1 - u0) / wall,
+        sys_pct: 100.0 * (s1 - s0) / wall,
+    };
+    let interrupted = stop.load(Ordering::Relaxed);
+    let cj = CellJob {
+        job: job.clone(),
+        fileset: spec.clone(),
+    };
+    let mut cell = CellResult::build(cj, &merged, duration, cpu, resident_pct, interrupted);
+    cell.warnings = truth::check_cell(job, spec.total_bytes, env, link_bps, &cell);
+    Ok(cell)
+}
+
+/// The live progress line (stderr, only on a terminal).
+fn monitor(
+    job: &Job,
+    progress: &[Progress],
+    finished: &AtomicUsize,
+    measure_start: Instant,
+    deadline: Option<Instant>,
+) {
+    let pb = indicatif::ProgressBar::new_spinner();
+    pb.set_style(indicatif::ProgressStyle::with_template("{spinner} {msg}").expect("template"));
+    let mut last = (Instant::now(), 0u64, 0u64);
+    while finished.load(Ordering::Acquire) < progress.len() {
+        std::thread::sleep(Duration::from_millis(250));
+        let ops: u64 = progress.iter().map(|p| p.ops.load(Ordering::Relaxed)).sum();
+        let bytes: u64 = progress
+            .iter()
+            .map(|p| p.bytes.load(Ordering::Relaxed))
+            .sum();
+        let now = Instant::now();
+        let dt = now.duration_since(last.0).as_secs_f64().max(1e-3);
+        let rate = fmt_rate((ops - last.1) as f64 / dt, (bytes - last.2) as f64 / dt);
+        last = (now, ops, bytes);
+        let when = if now < measure_start {
+            format!(
+                "ramp {:.0}s",
+                measure_start.duration_since(now).as_secs_f64()
+            )
+        } else {
+            let el = now.duration_since(measure_start).as_secs_f64();
+            match (deadline, job.limit) {
+                (Some(d), _) => format!(
+                    "{el:.0}s elapsed, {:.0}s left",
+                    d.saturating_duration_since(now).as_secs_f64()
+                ),
+                (None, Limit::Ops(n)) => format!("{el:.0}s elapsed, {ops}/{n} ops"),
+                _ => format!("{el:.0}s"),
+            }
+        };
+        pb.set_message(format!("{} {}t {}  {}", job.mode, job.threads, rate, when));
+        pb.tick();
+    }
+    pb.finish_and_clear();
+}
+
+/// Runs the plan. Returns the document (also when interrupted: `interrupted` is then true).
+pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult)) -> Result<RunDoc> {
+    let spec = &plan.fileset;
+    let start_time = now_rfc3339();
+    let (env, link_bps) = run_env(&spec.dir, plan.dio);
+    let existed = fileset::status(spec).complete(spec);
+    let needs_data = |m: Mode| m != Mode::Seqwr;
+    let mut prep = PrepareInfo {
+        direct: plan.cells.iter().any(|c| c.direct),
+        ..Default::default()
+    };
+    let mut runs = Vec::new();
+    let mut warnings = plan.notes.clone();
+    let mut outcome: Result<()> = Ok(());
+    let mut first = true;
+    for job in &plan.cells {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let st = fileset::status(spec);
+        if !st.complete(spec) && (needs_data(job.mode) || first) {
+            match fileset::prepare(spec, prep.direct, plan.dio.mem, stop, plan.quiet) {
+                Ok(r) => {
+                    if first {
+                        prep.written_bytes = r.written_bytes;
+                        prep.reused_files = r.reused_files;
+                        prep.seconds = r.seconds;
+                    }
+                }
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
+            }
+        } else if first {
+            prep.reused_files = spec.files;
+        }
+        if job.mode == Mode::Seqwr
+            && let Err(e) = punch_files(spec)
+        {
+            outcome = Err(e);
+            break;
+        }
+        let res = match fileset::evict(spec) {
+            Ok(r) => r,
+            Err(e) => {
+                outcome = Err(Error::failed(format!(
+                    "evicting the file set from the page cache: {e}"
+                )));
+                break;
+            }
+        };
+        if first {
+            prep.cache_resident_pct_after_evict = res.pct();
+            if res.pct() > truth::EVICT_FAIL_PCT {
+                warnings.push(Warning::new(
+                    "eviction_failed",
+                    format!(
+                        "after prepare, {:.1}% of the file set is still in the page cache (fsync + POSIX_FADV_DONTNEED did not evict it on {}): reads will partly measure memory",
+                        res.pct(),
+                        env.fs_type
+                    ),
+                ));
+            }
+        }
+        first = false;
+        match run_cell(plan, job, &env, link_bps, stop, res.pct()) {
+            Ok(cell) => {
+                on_cell(&cell);
+                runs.push(cell);
+            }
+            Err(e) => {
+                outcome = Err(e);
+                break;
+            }
+        }
+    }
+    let interrupted = stop.load(Ordering::Relaxed);
+    // Leave the set as we found it: a set that existed (or is kept) is completed again after a
+    // seqwr emptied it; a set this run created is removed unless --keep.
+    if (existed || plan.keep)
+        && !interrupted
+        && outcome.is_ok()
+        && !fileset::status(spec).complete(spec)
+    {
+        let never = AtomicBool::new(false);
+        outcome = fileset::prepare(spec, prep.direct, plan.dio.mem, &never, plan.quiet).map(|_| ());
+    }
+    if !existed && !plan.keep {
+        fileset::cleanup(spec);
+        if plan.created_dir {
+            let _ = std::fs::remove_dir(&spec.dir);
+        }
+    }
+    let doc = RunDoc {
+        schema: crate::result::RUN_SCHEMA,
+        iolab_version: env!("CARGO_PKG_VERSION"),
+        start_time,
+        end_time: now_rfc3339(),
+        label: plan.label.clone(),
+        tags: plan.tags.clone(),
+        env,
+        prepare: prep,
+        warnings,
+        interrupted,
+        runs,
+    };
+    match outcome {
+        Ok(()) => Ok(doc),
+        Err(e) if e.exit == crate::error::Exit::Interrupted => Ok(RunDoc {
+            interrupted: true,
+            ..doc
+        }),
+        Err(e) => Err(e),
+    }
+}

@@ -1,0 +1,239 @@
+//! Per-thread statistics, kept by each worker without locks and merged once at the end.
+
+use crate::hist::{IntervalHist, LatHist, SparseHist};
+use std::ops::AddAssign;
+
+/// Operation types that are measured separately.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    Read = 0,
+    Write = 1,
+    Fsync = 2,
+}
+
+impl OpKind {
+    pub const ALL: [OpKind; 3] = [OpKind::Read, OpKind::Write, OpKind::Fsync];
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+            OpKind::Fsync => "fsync",
+        }
+    }
+}
+
+/// Largest errno tracked individually; anything above is counted under this index.
+pub const MAX_ERRNO: usize = 160;
+
+/// Totals for one operation type.
+#[derive(Clone, Default)]
+pub struct OpTotals {
+    pub ops: u64,
+    pub bytes: u64,
+    pub lat: LatHist,
+}
+
+impl AddAssign<&OpTotals> for OpTotals {
+    fn add_assign(&mut self, o: &OpTotals) {
+        self.ops += o.ops;
+        self.bytes += o.bytes;
+        self.lat.merge(&o.lat);
+    }
+}
+
+/// One second of one thread's time series.
+#[derive(Clone, Default, Debug)]
+pub struct Interval {
+    pub ops: [u64; 3],
+    pub bytes: [u64; 3],
+    pub lat: [SparseHist; 3],
+}
+
+/// Everything one worker thread measured.
+pub struct ThreadStats {
+    pub op: [OpTotals; 3],
+    /// Failed operations by errno (index = errno).
+    pub errors: Box<[u64; MAX_ERRNO + 1]>,
+    /// Closed one-second intervals, from the start of the measured window.
+    pub series: Vec<Interval>,
+    cur: [IntervalHist; 3],
+    cur_ops: [u64; 3],
+    cur_bytes: [u64; 3],
+    cur_sec: u64,
+}
+
+impl Default for ThreadStats {
+    fn default() -> Self {
+        ThreadStats {
+            op: Default::default(),
+            errors: Box::new([0; MAX_ERRNO + 1]),
+            series: Vec::with_capacity(64),
+            cur: Default::default(),
+            cur_ops: [0; 3],
+            cur_bytes: [0; 3],
+            cur_sec: 0,
+        }
+    }
+}
+
+impl ThreadStats {
+    /// Records one completed operation, `t_ns` nanoseconds after the start of the measured window.
+    /// No allocation except when a new second starts (one sparse snapshot per second).
+    #[inline]
+    pub fn record(&mut self, kind: OpKind, bytes: u64, lat_ns: u64, t_ns: u64) {
+        let sec = t_ns / 1_000_000_000;
+        if sec != self.cur_sec {
+            self.roll_to(sec);
+        }
+        let k = kind as usize;
+        let o = &mut self.op[k];
+        o.ops += 1;
+        o.bytes += bytes;
+        o.lat.record(lat_ns);
+        self.cur_ops[k] += 1;
+        self.cur_bytes[k] += bytes;
+        self.cur[k].record(lat_ns);
+    }
+
+    #[inline]
+    pub fn error(&mut self, errno: i32) {
+        let i = (errno.max(0) as usize).min(MAX_ERRNO);
+        self.errors[i] += 1;
+    }
+
+    fn close_current(&mut self) {
+        let iv = Interval {
+            ops: self.cur_ops,
+            bytes: self.cur_bytes,
+            lat: [
+                self.cur[0].take_sparse(),
+                self.cur[1].take_sparse(),
+                self.cur[2].take_sparse(),
+            ],
+        };
+        self.series.push(iv);
+        self.cur_ops = [0; 3];
+        self.cur_bytes = [0; 3];
+    }
+
+    #[cold]
+    fn roll_to(&mut self, sec: u64) {
+        while self.cur_sec < sec {
+            self.close_current();
+            self.cur_sec += 1;
+        }
+    }
+
+    /// Closes the time series at the end of the run (`end_ns` after the window start).
+    pub fn finish(&mut self, end_ns: u64) {
+        let last = end_ns / 1_000_000_000;
+        self.roll_to(last);
+        if !end_ns.is_multiple_of(1_000_000_000) || self.cur_ops.iter().any(|&x| x > 0) {
+            self.close_current();
+            self.cur_sec += 1;
+        }
+    }
+
+    pub fn total_errors(&self) -> u64 {
+        self.errors.iter().sum()
+    }
+}
+
+/// All threads merged.
+pub struct Merged {
+    pub op: [OpTotals; 3],
+    pub errors: Vec<(i32, u64)>,
+    /// For each second: per-thread intervals (to merge histograms per second).
+    pub series: Vec<Vec<Interval>>,
+}
+
+pub fn merge(threads: Vec<ThreadStats>) -> Merged {
+    let mut op: [OpTotals; 3] = Default::default();
+    let mut errs = [0u64; MAX_ERRNO + 1];
+    let secs = threads.iter().map(|t| t.series.len()).max().unwrap_or(0);
+    let mut series: Vec<Vec<Interval>> = (0..secs).map(|_| Vec::new()).collect();
+    for t in threads {
+        for (dst, src) in op.iter_mut().zip(t.op.iter()) {
+            *dst += src;
+        }
+        for (i, e) in t.errors.iter().enumerate() {
+            errs[i] += e;
+        }
+        for (s, iv) in t.series.into_iter().enumerate() {
+            series[s].push(iv);
+        }
+    }
+    let errors = errs
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| **c > 0)
+        .map(|(i, c)| (i as i32, *c))
+        .collect();
+    Merged { op, errors, series }
+}
+
+/// The symbolic name of common errnos ("EIO"), or "errno N".
+pub fn errno_name(e: i32) -> String {
+    let n = match e {
+        libc::EIO => "EIO",
+        libc::ENOSPC => "ENOSPC",
+        libc::EINVAL => "EINVAL",
+        libc::EAGAIN => "EAGAIN",
+        libc::EBADF => "EBADF",
+        libc::EFAULT => "EFAULT",
+        libc::EROFS => "EROFS",
+        libc::ENXIO => "ENXIO",
+        libc::EINTR => "EINTR",
+        libc::ENOMEM => "ENOMEM",
+        libc::EPERM => "EPERM",
+        libc::EACCES => "EACCES",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::EDQUOT => "EDQUOT",
+        libc::EFBIG => "EFBIG",
+        libc::ENODEV => "ENODEV",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::ECANCELED => "ECANCELED",
+        0 => "short I/O",
+        _ => return format!("errno {e}"),
+    };
+    n.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_series_buckets_by_second_and_merges_threads() {
+        let mut a = ThreadStats::default();
+        let mut b = ThreadStats::default();
+        a.record(OpKind::Read, 4096, 1000, 100);
+        a.record(OpKind::Read, 4096, 2000, 1_500_000_000);
+        a.record(OpKind::Write, 4096, 3000, 2_100_000_000);
+        b.record(OpKind::Read, 4096, 4000, 200_000_000);
+        a.finish(2_500_000_000);
+        b.finish(2_500_000_000);
+        assert_eq!(a.series.len(), 3);
+        assert_eq!(b.series.len(), 3, "an idle thread still has every second");
+        let m = merge(vec![a, b]);
+        assert_eq!(m.op[0].ops, 3);
+        assert_eq!(m.op[0].bytes, 3 * 4096);
+        assert_eq!(m.op[1].ops, 1);
+        assert_eq!(m.series.len(), 3);
+        let s0: u64 = m.series[0].iter().map(|i| i.ops[0]).sum();
+        let s1: u64 = m.series[1].iter().map(|i| i.ops[0]).sum();
+        let s2w: u64 = m.series[2].iter().map(|i| i.ops[1]).sum();
+        assert_eq!((s0, s1, s2w), (2, 1, 1));
+    }
+
+    #[test]
+    fn errors_are_counted_by_errno() {
+        let mut a = ThreadStats::default();
+        a.error(libc::EIO);
+        a.error(libc::EIO);
+        a.error(9999);
+        let m = merge(vec![a]);
+        assert_eq!(m.errors, vec![(libc::EIO, 2), (MAX_ERRNO as i32, 1)]);
+        assert_eq!(errno_name(libc::EIO), "EIO");
+    }
+}

@@ -1,0 +1,97 @@
+//! Truth checks: warnings for results that would measure something other than the device.
+
+use crate::job::{EngineKind, Job};
+use crate::result::{CellResult, RunEnv, Warning};
+use crate::size::human_bytes;
+
+/// Residency above this percentage after eviction counts as a failed eviction.
+pub const EVICT_FAIL_PCT: f64 = 1.0;
+
+/// Warnings about one measured cell.
+pub fn check_cell(
+    job: &Job,
+    total_bytes: u64,
+    env: &RunEnv,
+    link_bps: Option<f64>,
+    cell: &CellResult,
+) -> Vec<Warning> {
+    let mut w = Vec::new();
+    let buffered = !job.direct || job.engine == EngineKind::Mmap;
+    if job.engine == EngineKind::Null {
+        return w;
+    }
+    if buffered
+        && let Some(mem) = env.mem_total_bytes
+        && total_bytes <= mem
+    {
+        w.push(Warning::new(
+            "page_cache",
+            format!(
+                "{}: the working set ({}) fits in RAM ({}) and the run is buffered: results will measure the page cache, not the device. Use --direct, or a --size larger than RAM",
+                job.mode,
+                human_bytes(total_bytes as f64),
+                human_bytes(mem as f64)
+            ),
+        ));
+    }
+    if cell.cache_resident_pct_at_start > EVICT_FAIL_PCT {
+        w.push(Warning::new(
+            "eviction_failed",
+            format!(
+                "{}: {:.1}% of the file set was still in the page cache after eviction (fsync + POSIX_FADV_DONTNEED); reads will partly measure memory ({} cannot drop its cache this way?)",
+                job.mode, cell.cache_resident_pct_at_start, env.fs_type
+            ),
+        ));
+    }
+    let moved = cell.results.read.bytes_per_sec + cell.results.write.bytes_per_sec;
+    if let (Some(bps), Some(link)) = (link_bps, env.device_link.as_ref())
+        && !buffered
+        && moved > bps * 1.05
+    {
+        w.push(Warning::new(
+            "above_link_speed",
+            format!(
+                "{}: {}/s is more than the device's link ({}, at most {}/s) can carry: a cache above the device served the I/O",
+                job.mode,
+                human_bytes(moved),
+                link,
+                human_bytes(bps)
+            ),
+        ));
+    }
+    if env.device_rotational == Some(true) && job.mode.is_random() && !buffered {
+        let iops = cell.results.read.iops + cell.results.write.iops;
+        // A 15k rpm disk does ~200 random IOPS per spindle at queue depth 1; 2000 per device
+        // needs a large array or a cache.
+        if iops > 2000.0 * job.iodepth.max(1) as f64 * job.threads as f64 {
+            w.push(Warning::new(
+                "implausible_for_rotational",
+                format!("{}: {:.0} random IOPS is implausible for a device that reports itself rotational at this concurrency: a cache (controller, hypervisor, or a virtual disk that only claims to be rotational) is answering", job.mode, iops),
+            ));
+        }
+    }
+    let synced = job.fsync_freq > 0 || job.fsync_all || job.open_flags.sync || job.open_flags.dsync;
+    if job.mode.writes() && buffered && !synced {
+        w.push(Warning::new(
+            "writes_not_synced",
+            format!("{}: a write mode without --direct and without fsync (--fsync-freq 0): writes land in the page cache and the figures say little about the device", job.mode),
+        ));
+    }
+    let errs = cell.total_errors();
+    if errs > 0 {
+        let list: Vec<String> = cell
+            .errors
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect();
+        w.push(Warning::new(
+            "io_errors",
+            format!(
+                "{}: {errs} operations failed ({})",
+                job.mode,
+                list.join(", ")
+            ),
+        ));
+    }
+    w
+}
