@@ -124,6 +124,10 @@ pub struct RunArgs {
     /// Keep the file set after the run.
     #[arg(long)]
     pub keep: bool,
+    /// Measure a warm cache: instead of evicting the files from the page cache before each mode,
+    /// read them into it (buffered runs then measure memory, on purpose).
+    #[arg(long, conflicts_with = "direct")]
+    pub warm: bool,
     /// Print one JSON document (schema iolab-run/1) instead of the table.
     #[arg(long)]
     pub json: bool,
@@ -422,6 +426,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         fileset,
         cells,
         keep: a.keep,
+        warm: a.warm,
         created_dir,
         label: a.label.clone(),
         tags,

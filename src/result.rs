@@ -56,13 +56,26 @@ pub struct OpResult {
 }
 
 impl OpResult {
-    fn from_totals(t: &OpTotals, secs: f64) -> OpResult {
-        let per = |x: u64| if secs > 0.0 { x as f64 / secs } else { 0.0 };
+    /// Rates over `window_s`: with a fixed window (time-limited runs) they count what completed
+    /// inside it; otherwise everything.
+    fn from_totals(t: &OpTotals, window_s: f64, fixed_window: bool) -> OpResult {
+        let per = |x: u64| {
+            if window_s > 0.0 {
+                x as f64 / window_s
+            } else {
+                0.0
+            }
+        };
+        let (o, b) = if fixed_window {
+            (t.ops_in_window, t.bytes_in_window)
+        } else {
+            (t.ops, t.bytes)
+        };
         OpResult {
             ops: t.ops,
             bytes: t.bytes,
-            iops: per(t.ops),
-            bytes_per_sec: per(t.bytes),
+            iops: per(o),
+            bytes_per_sec: per(b),
             lat_ns: LatNs::from_hist(&t.lat),
         }
     }
@@ -150,6 +163,10 @@ pub struct CellResult {
     /// Seconds from the end of the ramp to the moment the last thread finished (including its
     /// --fsync-end fsyncs).
     pub duration_s: f64,
+    /// Seconds the rates (iops, bytes_per_sec) are computed over: the --time window when the run
+    /// was time-limited and not interrupted (counting only operations that completed inside it),
+    /// else `duration_s`.
+    pub window_s: f64,
     pub results: Results,
     pub cpu: Cpu,
     pub timeseries: Vec<TsPoint>,
@@ -171,10 +188,18 @@ impl CellResult {
         interrupted: bool,
     ) -> CellResult {
         let [r, w, f] = &merged.op;
+        let time_limit = match job.job.limit {
+            crate::job::Limit::TimeS(t) => Some(t),
+            crate::job::Limit::Ops(_) => None,
+        };
+        let (window_s, fixed_window) = match time_limit {
+            Some(t) if !interrupted && duration_s >= t => (t, true),
+            _ => (duration_s, false),
+        };
         let results = Results {
-            read: OpResult::from_totals(r, duration_s),
-            write: OpResult::from_totals(w, duration_s),
-            fsync: OpResult::from_totals(f, duration_s),
+            read: OpResult::from_totals(r, window_s, fixed_window),
+            write: OpResult::from_totals(w, window_s, fixed_window),
+            fsync: OpResult::from_totals(f, window_s, fixed_window),
         };
         let n = merged.series.len();
         let timeseries = merged
@@ -221,6 +246,7 @@ impl CellResult {
             mode: job.job.mode.name().to_string(),
             job,
             duration_s,
+            window_s,
             results,
             cpu,
             timeseries,

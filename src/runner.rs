@@ -24,6 +24,8 @@ pub struct Plan {
     pub cells: Vec<Job>,
     /// Keep the file set afterwards even if this run created it.
     pub keep: bool,
+    /// Read the set into the page cache before each cell instead of evicting it.
+    pub warm: bool,
     /// The run created --dir (the default ./iolab-data): remove it again when empty.
     pub created_dir: bool,
     pub label: Option<String>,
@@ -241,7 +243,7 @@ fn run_cell(
         fileset: spec.clone(),
     };
     let mut cell = CellResult::build(cj, &merged, duration, cpu, resident_pct, interrupted);
-    cell.warnings = truth::check_cell(job, spec.total_bytes, env, link_bps, &cell);
+    cell.warnings = truth::check_cell(job, spec.total_bytes, env, link_bps, &cell, plan.warm);
     Ok(cell)
 }
 
@@ -332,7 +334,11 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
             outcome = Err(e);
             break;
         }
-        let res = match fileset::evict(spec) {
+        let res = match if plan.warm {
+            fileset::warm(spec)
+        } else {
+            fileset::evict(spec)
+        } {
             Ok(r) => r,
             Err(e) => {
                 outcome = Err(Error::failed(format!(
@@ -343,7 +349,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         };
         if first {
             prep.cache_resident_pct_after_evict = res.pct();
-            if res.pct() > truth::EVICT_FAIL_PCT {
+            if !plan.warm && res.pct() > truth::EVICT_FAIL_PCT {
                 warnings.push(Warning::new(
                     "eviction_failed",
                     format!(

@@ -30,6 +30,10 @@ pub const MAX_ERRNO: usize = 160;
 pub struct OpTotals {
     pub ops: u64,
     pub bytes: u64,
+    /// Operations and bytes that completed inside the measured window (time-limited runs end
+    /// with at most threads × iodepth operations completing after it).
+    pub ops_in_window: u64,
+    pub bytes_in_window: u64,
     pub lat: LatHist,
 }
 
@@ -37,6 +41,8 @@ impl AddAssign<&OpTotals> for OpTotals {
     fn add_assign(&mut self, o: &OpTotals) {
         self.ops += o.ops;
         self.bytes += o.bytes;
+        self.ops_in_window += o.ops_in_window;
+        self.bytes_in_window += o.bytes_in_window;
         self.lat.merge(&o.lat);
     }
 }
@@ -60,10 +66,18 @@ pub struct ThreadStats {
     cur_ops: [u64; 3],
     cur_bytes: [u64; 3],
     cur_sec: u64,
+    /// Length of the measured window in ns (u64::MAX when the run is not time-limited).
+    window_ns: u64,
 }
 
 impl Default for ThreadStats {
     fn default() -> Self {
+        Self::new(u64::MAX)
+    }
+}
+
+impl ThreadStats {
+    pub fn new(window_ns: u64) -> Self {
         ThreadStats {
             op: Default::default(),
             errors: Box::new([0; MAX_ERRNO + 1]),
@@ -72,11 +86,10 @@ impl Default for ThreadStats {
             cur_ops: [0; 3],
             cur_bytes: [0; 3],
             cur_sec: 0,
+            window_ns,
         }
     }
-}
 
-impl ThreadStats {
     /// Records one completed operation, `t_ns` nanoseconds after the start of the measured window.
     /// No allocation except when a new second starts (one sparse snapshot per second).
     #[inline]
@@ -89,6 +102,10 @@ impl ThreadStats {
         let o = &mut self.op[k];
         o.ops += 1;
         o.bytes += bytes;
+        if t_ns <= self.window_ns {
+            o.ops_in_window += 1;
+            o.bytes_in_window += bytes;
+        }
         o.lat.record(lat_ns);
         self.cur_ops[k] += 1;
         self.cur_bytes[k] += bytes;

@@ -199,13 +199,14 @@ pub fn fs_type(path: &Path) -> String {
     .to_string()
 }
 
-/// Free bytes available to this user on the filesystem holding `path`.
+/// Free bytes available to this user on the filesystem holding `path` (None when unknown).
 pub fn free_bytes(path: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
     // SAFETY: statvfs fills the zeroed struct.
     let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
+    // ramfs and some pseudo filesystems report no size at all: unknown, not zero.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 || s.f_blocks == 0 {
         return None;
     }
     Some(s.f_bavail * s.f_frsize)

@@ -14,6 +14,7 @@ pub fn check_cell(
     env: &RunEnv,
     link_bps: Option<f64>,
     cell: &CellResult,
+    warm: bool,
 ) -> Vec<Warning> {
     let mut w = Vec::new();
     let buffered = !job.direct || job.engine == EngineKind::Mmap;
@@ -34,7 +35,7 @@ pub fn check_cell(
             ),
         ));
     }
-    if cell.cache_resident_pct_at_start > EVICT_FAIL_PCT {
+    if !warm && cell.cache_resident_pct_at_start > EVICT_FAIL_PCT {
         w.push(Warning::new(
             "eviction_failed",
             format!(

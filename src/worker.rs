@@ -219,17 +219,21 @@ impl OpGen {
         }
     }
 
-    /// Files written since their last fsync (for --fsync-end); clears the marks.
-    pub fn take_dirty(&mut self) -> impl Iterator<Item = u32> + '_ {
-        self.pending_fsync = None;
-        self.wsince.iter_mut().enumerate().filter_map(|(i, w)| {
-            if *w > 0 {
-                *w = 0;
-                Some(i as u32)
-            } else {
-                None
+    /// The fsyncs still owed when a thread stops: an fsync that fell due with the last write
+    /// (`carried` or pending here), then, with --fsync-end, every file written since its last
+    /// fsync. Clears the marks. Called once per phase, so its allocation is off the hot path.
+    pub fn final_fsyncs(&mut self, carried: Option<u32>, fsync_end: bool) -> Vec<u32> {
+        let mut v: Vec<u32> = carried
+            .into_iter()
+            .chain(self.pending_fsync.take())
+            .collect();
+        for (i, w) in self.wsince.iter_mut().enumerate() {
+            if *w > 0 && fsync_end && !v.contains(&(i as u32)) {
+                v.push(i as u32);
             }
-        })
+            *w = 0;
+        }
+        v
     }
 }
 
@@ -403,6 +407,12 @@ fn thread_rate(job: &Job) -> Option<f64> {
     job.rate_iops.map(|r| r as f64 / job.threads as f64)
 }
 
+/// The measured window's length in ns for time-limited runs, else u64::MAX.
+fn window_ns(sh: &Shared) -> u64 {
+    sh.deadline
+        .map_or(u64::MAX, |d| ns_since(sh.measure_start, d))
+}
+
 #[inline]
 fn ns_since(a: Instant, b: Instant) -> u64 {
     b.saturating_duration_since(a).as_nanos() as u64
@@ -418,7 +428,7 @@ pub fn run_sync<E: SyncEngine>(
 ) -> ThreadStats {
     let job = sh.job;
     let bs = job.bs_bytes as usize;
-    let mut st = ThreadStats::default();
+    let mut st = ThreadStats::new(window_ns(sh));
     let mut g = OpGen::new(job, files, sh.blocks_per_file, thread);
     let mut buf = AlignedBuf::new(bs, sh.mem_align, job.seed ^ thread as u64);
     let quota = thread_quota(job, thread);
@@ -486,9 +496,8 @@ pub fn run_sync<E: SyncEngine>(
             done_in_window += 1;
         }
     }
-    if job.fsync_end && job.mode.writes() && !sh.stop.load(Relaxed) {
-        let dirty: Vec<u32> = g.take_dirty().collect();
-        for f in dirty {
+    if job.mode.writes() && !sh.stop.load(Relaxed) {
+        for f in g.final_fsyncs(None, job.fsync_end) {
             let t0 = Instant::now();
             let r = eng.fsync(f);
             let t1 = Instant::now();
@@ -528,7 +537,7 @@ pub fn run_uring(
     let depth = job.iodepth.max(1) as usize;
     let bs = job.bs_bytes as usize;
     let mut ring = IoUring::new((depth as u32).next_power_of_two().max(2))?;
-    let mut st = ThreadStats::default();
+    let mut st = ThreadStats::new(window_ns(sh));
     let mut g = OpGen::new(job, files, sh.blocks_per_file, thread);
     let mut bufs = AlignedBuf::new(bs * depth, sh.mem_align.max(4096), job.seed ^ thread as u64);
     let base = bufs.bytes_mut().as_mut_ptr();
@@ -695,9 +704,12 @@ pub fn run_uring(
         }
         inflight -= reap(&mut ring, &mut slots, &mut free, &mut st);
     }
-    if job.fsync_end && job.mode.writes() && !sh.stop.load(Relaxed) {
-        let dirty: Vec<u32> = g.take_dirty().collect();
-        for f in dirty {
+    if job.mode.writes() && !sh.stop.load(Relaxed) {
+        let carried = match carry {
+            Some(Next::Fsync { file }) => Some(file),
+            _ => None,
+        };
+        for f in g.final_fsyncs(carried, job.fsync_end) {
             let sqe = opcode::Fsync::new(types::Fd(sh.fds[f as usize]))
                 .flags(fsync_flags)
                 .build()
@@ -814,8 +826,23 @@ mod tests {
         assert_eq!(fsyncs, vec![10, 27]);
         assert_eq!(seq[10], Next::Fsync { file: 0 });
         assert_eq!(seq[27], Next::Fsync { file: 1 });
-        let dirty: Vec<u32> = g.take_dirty().collect();
-        assert_eq!(dirty, vec![0, 1]);
+        assert_eq!(g.final_fsyncs(None, true), vec![0, 1]);
+        assert_eq!(
+            g.final_fsyncs(None, true),
+            Vec::<u32>::new(),
+            "marks cleared"
+        );
+    }
+
+    #[test]
+    fn an_fsync_due_with_the_last_write_is_still_owed() {
+        let mut j = job(Mode::Rndwr, 1);
+        j.fsync_all = true;
+        let mut g = OpGen::new(&j, 4, 16, 0);
+        let Next::Io { file, .. } = g.next_op() else {
+            panic!()
+        };
+        assert_eq!(g.final_fsyncs(None, false), vec![file]);
     }
 
     #[test]

@@ -1,0 +1,349 @@
+#!/usr/bin/env bash
+# bench/vs-fio.sh: run the same workloads with fio and iolab side by side and compare.
+#
+# Cases:
+#   1. null      null engine, 4 KiB random reads, 1 job (pure per-I/O overhead of the tool)
+#   2. psync     buffered 4 KiB random reads of a page-cached 1 GiB file, pread, 1 thread
+#   3. io_uring  the same with io_uring at iodepth 32
+#   4. direct    O_DIRECT 16 KiB random reads, 1 thread, on a fresh ext4 on a loop device
+#                (--direct-io=on) backed by an image file (root only; device-bound)
+#
+# Cases 1-3 are CPU/memory-bound: the ratio shows per-I/O overhead. Case 4 is device-bound:
+# the two tools should agree within 5 %.
+#
+# Environment:
+#   IOLAB=path      iolab binary (default: cargo build --release, then target/release/iolab,
+#                   honouring CARGO_TARGET_DIR)
+#   RUNTIME=5       seconds each tool runs per case
+#   SIZE=1G         size of the (single) data file
+#   IMG_SIZE=2G     size of the loop-device image for case 4
+#   WORKROOT=/var/tmp   where the scratch directory and the image go
+#   CASES="null psync io_uring direct"   which cases to run, in order
+#   FIO_EXTRA=...   extra fio options for every case (default: --norandommap, since iolab
+#                   draws uniform offsets with replacement, as fio does with --norandommap)
+#   REPEAT=1        run each tool this many times per case, alternating fio/iolab; the table
+#                   shows medians and the spread (max/min - 1) of each tool's IOPS. Device-bound
+#                   results on a VM can vary 10-20 % run to run: use REPEAT=3 before trusting a NO.
+#   FIO_URING_EXTRA=...  extra fio options for the io_uring case only (default none: fio then
+#                   submits one SQE per io_uring_enter; e.g. "--iodepth_batch_submit=32
+#                   --iodepth_batch_complete_max=32" makes it batch like iolab does)
+#   KEEP_OUT=1      keep the raw JSON outputs (their directory is printed)
+set -euo pipefail
+
+T0=$SECONDS
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RUNTIME=${RUNTIME:-5}
+SIZE=${SIZE:-1G}
+IMG_SIZE=${IMG_SIZE:-2G}
+WORKROOT=${WORKROOT:-/var/tmp}
+CASES=${CASES:-null psync io_uring direct}
+FIO_EXTRA=${FIO_EXTRA:---norandommap}
+FIO_URING_EXTRA=${FIO_URING_EXTRA:-}
+KEEP_OUT=${KEEP_OUT:-0}
+REPEAT=${REPEAT:-1}
+
+die() { echo "vs-fio: $*" >&2; exit 1; }
+log() { echo "== $*" >&2; }
+
+[[ "$REPEAT" =~ ^[1-9][0-9]*$ ]] || die "REPEAT must be a positive integer"
+[[ "$RUNTIME" =~ ^[1-9][0-9]*$ ]] || die "RUNTIME must be a positive whole number of seconds"
+
+command -v fio >/dev/null || die "fio not found (Debian: apt-get install -y fio)"
+command -v python3 >/dev/null || die "python3 not found"
+
+if [[ -z "${IOLAB:-}" ]]; then
+    tdir=${CARGO_TARGET_DIR:-$REPO/target}
+    if command -v cargo >/dev/null; then
+        log "building iolab (cargo build --release)"
+        (cd "$REPO" && cargo build --release --quiet) || die "cargo build failed"
+    fi
+    IOLAB=$tdir/release/iolab
+fi
+[[ -x "$IOLAB" ]] || die "iolab binary not found or not executable: $IOLAB (set IOLAB=path)"
+
+WORK=$(mktemp -d "$WORKROOT/iolab-vs-fio.XXXXXX")
+OUT=$WORK/out
+DATA=$WORK/data
+mkdir -p "$OUT" "$DATA"
+MNT=""
+LOOPDEV=""
+IMG=""
+
+cleanup() {
+    local rc=$?
+    set +e
+    if [[ -n "$MNT" ]] && mountpoint -q "$MNT"; then
+        umount "$MNT" || umount -l "$MNT"
+    fi
+    [[ -n "$LOOPDEV" ]] && losetup -d "$LOOPDEV"
+    [[ -n "$IMG" ]] && rm -f "$IMG"
+    if [[ "$KEEP_OUT" == 1 ]]; then
+        rm -rf "$DATA" "$WORK/mnt"
+        echo "raw outputs kept in $OUT" >&2
+    else
+        rm -rf "$WORK"
+    fi
+    exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# --- JSON parsing -------------------------------------------------------------------------
+# fio: prints "IOPS P50_NS" (total latency, submission to completion; needs --lat_percentiles=1)
+fio_parse() {
+    python3 - "$1" <<'EOF'
+import json, sys
+txt = open(sys.argv[1]).read()
+d = json.loads(txt[txt.index('{'):])          # fio may print notes before the JSON
+r = d["jobs"][0]["read"]
+p50 = None
+for k in ("lat_ns", "clat_ns"):
+    pc = r.get(k, {}).get("percentile")
+    if pc:
+        p50 = pc.get("50.000000")
+        break
+print(f'{r["iops"]:.0f} {p50 if p50 is not None else "nan"}')
+EOF
+}
+# iolab: prints "IOPS P50_NS CACHE_PCT_AT_START"
+iolab_parse() {
+    python3 - "$1" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["results"]["read"]
+lat = r.get("lat_ns") or {}
+c = d.get("cache_resident_pct_at_start")
+print(f'{r["iops"]:.0f} {lat.get("p50", "nan")} {c if c is not None else "nan"}')
+EOF
+}
+
+# --- running ------------------------------------------------------------------------------
+# Results: one line per run in $OUT/results: NAME|DEVICE_BOUND|FIO_IOPS|IOLAB_IOPS|FIO_P50|IOLAB_P50
+# (REPEAT lines per case; the table takes medians)
+NOTES=()
+note() { NOTES+=("$*"); echo "   note: $*" >&2; }
+
+# run_fio CASE ARGS... ; sets FIO_IOPS FIO_P50 (FAIL on error)
+run_fio() {
+    local c=$1; shift
+    # shellcheck disable=SC2086
+    if fio --output-format=json --lat_percentiles=1 --time_based --runtime="$RUNTIME" \
+        --name="$c" $FIO_EXTRA "$@" >"$OUT/$c.fio.json" 2>"$OUT/$c.fio.err"; then
+        read -r FIO_IOPS FIO_P50 < <(fio_parse "$OUT/$c.fio.json")
+    else
+        FIO_IOPS=FAIL FIO_P50=nan
+        note "$c: fio failed: $(tail -n 3 "$OUT/$c.fio.err" | tr '\n' ' ')"
+    fi
+}
+# run_iolab CASE ARGS... ; sets IOLAB_IOPS IOLAB_P50 IOLAB_CACHE
+run_iolab() {
+    local c=$1; shift
+    if "$IOLAB" run --json --no-save --quiet --time "$RUNTIME" "$@" \
+        >"$OUT/$c.iolab.json" 2>"$OUT/$c.iolab.err"; then
+        read -r IOLAB_IOPS IOLAB_P50 IOLAB_CACHE < <(iolab_parse "$OUT/$c.iolab.json")
+        python3 - "$OUT/$c.iolab.json" <<'EOF' >&2 || true
+import json, sys
+for w in json.load(open(sys.argv[1])).get("warnings", []):
+    print(f'   iolab warning [{w.get("code", w.get("kind", "?"))}]: {w.get("message", w)}')
+EOF
+    else
+        IOLAB_IOPS=FAIL IOLAB_P50=nan IOLAB_CACHE=nan
+        note "$c: iolab failed: $(tail -n 3 "$OUT/$c.iolab.err" | tr '\n' ' ')"
+    fi
+}
+record() { # NAME DEVICE_BOUND
+    echo "$1|$2|$FIO_IOPS|$IOLAB_IOPS|$FIO_P50|$IOLAB_P50" >>"$OUT/results"
+    log "$1: fio ${FIO_IOPS} IOPS (p50 ${FIO_P50} ns), iolab ${IOLAB_IOPS} IOPS (p50 ${IOLAB_P50} ns)"
+}
+# pairs CASE LABEL DEVICE_BOUND "FIO ARGS" "IOLAB ARGS": REPEAT alternating fio/iolab runs.
+# Arguments are split on whitespace (the scratch paths contain none).
+pairs() {
+    local c=$1 label=$2 dev=$3 fargs=$4 iargs=$5 r
+    for ((r = 1; r <= REPEAT; r++)); do
+        # shellcheck disable=SC2086
+        run_fio "$c.$r" $fargs
+        # shellcheck disable=SC2086
+        run_iolab "$c.$r" $iargs
+        record "$label" "$dev"
+    done
+}
+resident_pct() { # FILE -> percent of its pages in the page cache
+    if command -v fincore >/dev/null; then
+        fincore -b -n -o RES,SIZE "$1" | awk '{ if ($2 > 0) printf "%.1f", 100 * $1 / $2; else print "nan" }'
+    else
+        echo "nan"
+    fi
+}
+
+HAVE_WARM=0
+if "$IOLAB" run --help 2>/dev/null | grep -q -- '--warm'; then HAVE_WARM=1; fi
+
+DATA_READY=0
+prepare_data() {
+    [[ $DATA_READY == 1 ]] && return 0
+    log "preparing one $SIZE file in $DATA"
+    "$IOLAB" prepare --dir "$DATA" --files 1 --size "$SIZE" --quiet >&2
+    DATA_READY=1
+}
+
+case_null() {
+    log "case null: null engine, 4k random reads, 1 job, ${RUNTIME}s each"
+    # The data directory is reused so that iolab does not write a file set it will not read.
+    prepare_data
+    pairs null "1 null 4k randread" 0 \
+        "--ioengine=null --rw=randread --bs=4k --size=$SIZE" \
+        "--dir $DATA --keep --engine null --mode rndrd --bs 4k --files 1 --size $SIZE"
+}
+
+buffered_case() { # NAME LABEL FIO_ENGINE_ARGS IOLAB_ENGINE_ARGS
+    local c=$1 label=$2 fargs=$3 iargs=$4
+    prepare_data
+    local f=$DATA/iolab-file.0
+    cat "$f" >/dev/null
+    log "case $c: $f $(resident_pct "$f")% resident before fio"
+    local warm=""
+    if [[ $HAVE_WARM == 1 ]]; then
+        warm=--warm
+    else
+        note "$c: 'iolab run --help' lists no --warm: iolab evicts the page cache before the run, so it reads from the device while fio reads from memory (not comparable)"
+    fi
+    # --invalidate=0: fio would otherwise drop the file from the page cache before the job.
+    pairs "$c" "$label" 0 \
+        "--filename=$f --rw=randread --bs=4k --invalidate=0 $fargs" \
+        "--dir $DATA --files 1 --size $SIZE --mode rndrd --bs 4k --keep $warm $iargs"
+    if [[ "$IOLAB_CACHE" != nan ]] && python3 -c "import sys; sys.exit(0 if float('$IOLAB_CACHE') < 99 else 1)"; then
+        note "$c: iolab started with only ${IOLAB_CACHE}% of the file in the page cache (fio: fully cached)"
+    fi
+}
+
+case_psync() {
+    log "case psync: buffered 4k random reads of a page-cached file, pread, 1 thread"
+    buffered_case psync "2 cached 4k psync" "--ioengine=psync" "--engine sync"
+}
+case_io_uring() {
+    log "case io_uring: buffered 4k random reads of a page-cached file, io_uring QD32"
+    buffered_case io_uring "3 cached 4k uring qd32" "--ioengine=io_uring --iodepth=32 $FIO_URING_EXTRA" "--engine io_uring --iodepth 32"
+}
+
+case_direct() {
+    local label="4 O_DIRECT 16k loop"
+    log "case direct: O_DIRECT 16k random reads on a loop device (--direct-io=on), 1 thread"
+    if [[ $EUID -ne 0 ]]; then
+        note "direct: skipped (needs root for losetup/mount)"
+        return 0
+    fi
+    local t
+    for t in losetup mkfs.ext4 mount umount; do
+        command -v "$t" >/dev/null || { note "direct: skipped ($t not found)"; return 0; }
+    done
+    IMG=$WORK/loop.img
+    fallocate -l "$IMG_SIZE" "$IMG" 2>/dev/null || truncate -s "$IMG_SIZE" "$IMG"
+    if ! LOOPDEV=$(losetup --find --show --direct-io=on "$IMG"); then
+        LOOPDEV=""
+        note "direct: skipped (losetup failed)"
+        return 0
+    fi
+    local dio
+    dio=$(cat "/sys/block/$(basename "$LOOPDEV")/loop/dio" 2>/dev/null || echo "?")
+    [[ "$dio" == 1 ]] || note "direct: $LOOPDEV has loop/dio=$dio: the loop device is NOT doing direct I/O on its backing file, so reads may be served by the page cache of $IMG"
+    MNT=$WORK/mnt
+    mkdir -p "$MNT"
+    # No lazy init: ext4lazyinit would otherwise write in the background during the measurement.
+    if ! mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$LOOPDEV" >&2 ||
+        ! mount "$LOOPDEV" "$MNT"; then
+        note "direct: skipped (mkfs.ext4 or mount of $LOOPDEV failed)"
+        return 0
+    fi
+    log "direct: $LOOPDEV (dio=$dio) on $IMG mounted at $MNT"
+    if ! "$IOLAB" prepare --dir "$MNT" --files 1 --size "$SIZE" --bs 16k --direct --quiet >&2; then
+        note "direct: skipped (iolab prepare failed; is IMG_SIZE=$IMG_SIZE enough for SIZE=$SIZE?)"
+        return 0
+    fi
+    pairs direct "$label" 1 \
+        "--filename=$MNT/iolab-file.0 --ioengine=psync --direct=1 --rw=randread --bs=16k" \
+        "--dir $MNT --files 1 --size $SIZE --mode rndrd --bs 16k --direct --keep"
+    umount "$MNT" && MNT=""
+    losetup -d "$LOOPDEV" && LOOPDEV=""
+    rm -f "$IMG" && IMG=""
+}
+
+log "iolab: $IOLAB ($("$IOLAB" --version 2>/dev/null || echo '?')); $(fio --version); ${RUNTIME}s per tool per run, $REPEAT run(s) per case"
+: >"$OUT/results"
+for c in $CASES; do
+    case $c in
+        null) case_null ;;
+        psync) case_psync ;;
+        io_uring | uring) case_io_uring ;;
+        direct) case_direct ;;
+        *) die "unknown case '$c' (cases: null psync io_uring direct)" ;;
+    esac
+done
+
+# --- table --------------------------------------------------------------------------------
+echo
+python3 - "$OUT/results" "$REPEAT" <<'EOF'
+import statistics, sys
+repeat = int(sys.argv[2])
+cases = {}
+for l in open(sys.argv[1]):
+    if l.strip():
+        name, dev, *vals = l.rstrip("\n").split("|")
+        cases.setdefault((name, dev), []).append(vals)
+def num(s):
+    try:
+        v = float(s)
+        return None if v != v else v
+    except ValueError:
+        return None
+def med(col):
+    v = [x for x in map(num, col) if x is not None]
+    return statistics.median(v) if v else None
+def spread(col):
+    v = [x for x in map(num, col) if x is not None]
+    return f"{max(v)/min(v)-1:.0%}" if len(v) > 1 and min(v) > 0 else "-"
+def fmt_iops(v):
+    return "FAIL" if v is None else f"{v:,.0f}"
+def fmt_lat(v):
+    if v is None:
+        return "-"
+    return f"{v/1000:.2f} us" if v >= 1000 else f"{v:.0f} ns"
+hdr = ["case", "fio IOPS", "iolab IOPS", "iolab/fio", "fio p50", "iolab p50", "agree (5%)"]
+if repeat > 1:
+    hdr += ["fio spread", "iolab spread"]
+out = []
+for (name, dev), runs in cases.items():
+    fi, ii, fp, ip = (list(c) for c in zip(*runs))
+    f, i = med(fi), med(ii)
+    ratio = f"{i/f:.3f}" if f and i is not None else "-"
+    if dev == "1":
+        agree = "-" if not (f and i is not None) else ("yes" if abs(i/f - 1) <= 0.05 else "NO")
+    else:
+        agree = "n/a (CPU)"
+    row = [name, fmt_iops(f), fmt_iops(i), ratio, fmt_lat(med(fp)), fmt_lat(med(ip)), agree]
+    if repeat > 1:
+        row += [spread(fi), spread(ii)]
+    out.append(row)
+if not out:
+    print("no case ran")
+    sys.exit(0)
+w = [max(len(r[k]) for r in out + [hdr]) for k in range(len(hdr))]
+line = lambda r: "  ".join(c.ljust(w[k]) if k == 0 else c.rjust(w[k]) for k, c in enumerate(r))
+if repeat > 1:
+    print(f"medians of {repeat} alternating runs per tool; spread = max/min - 1 of IOPS")
+print(line(hdr))
+print("  ".join("-" * x for x in w))
+for r in out:
+    print(line(r))
+print("p50: median latency per I/O (fio: lat_ns, submission to completion; iolab: results.read.lat_ns.p50)")
+print("agree: device-bound cases only; the CPU-bound ratios measure per-I/O tool overhead")
+if repeat == 1 and any(r[6] == "NO" for r in out):
+    print("a device-bound case disagrees after one run each: on a VM the device alone can vary 10-20 %"
+          " run to run; rerun with REPEAT=3 (or CASES=direct REPEAT=5) before blaming a tool")
+EOF
+if ((${#NOTES[@]})); then
+    echo
+    for n in "${NOTES[@]}"; do echo "note: $n"; done
+fi
+echo
+echo "total time: $((SECONDS - T0)) s"

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what iolab and its test suite need on Debian/Ubuntu (run as root or with sudo).
+set -euo pipefail
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# Build: a C compiler and pkg-config. Tests: fio and sysbench to compare with, sysstat (iostat),
+# fuse3 for the fault-injection filesystem, e2fsprogs/xfsprogs/fdisk for loop-device tests.
+$SUDO apt-get install -y -qq build-essential pkg-config fio sysbench sysstat fuse3 libfuse3-dev \
+  e2fsprogs xfsprogs fdisk util-linux >/dev/null
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: Rust is not installed. Install it with rustup (https://rustup.rs), then run this again." >&2
+  exit 1
+fi
+echo "setup: done ($(cargo --version))"

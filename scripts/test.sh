@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: formatting, lints, unit and integration tests. Tests that need root,
+# loop devices, cgroups or FUSE print "SKIP: <reason>" and pass when those are missing; the
+# summary at the end says how many were skipped and why.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo fmt --all -- --check
+cargo clippy --all-targets --quiet -- -D warnings
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+set +e
+cargo test --quiet -- --nocapture --test-threads=1 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+set -e
+skipped=$(grep -c '^SKIP:' "$log" || true)
+passed=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}')
+failed=$(grep -Eo '[0-9]+ failed' "$log" | awk '{s+=$1} END {print s+0}')
+echo
+if [ "$skipped" -gt 0 ]; then
+  echo "skipped checks (they ran as no-ops):"
+  grep '^SKIP:' "$log" | sort | uniq -c
+fi
+echo "$((passed - skipped)) passed, $failed failed, $skipped skipped"
+exit "$rc"

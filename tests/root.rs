@@ -1,0 +1,353 @@
+//! Tests on real block devices: loop devices, cgroup v1 blkio throttling, special mounts.
+//! They need root (CI is root) and skip elsewhere with a printed reason.
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn sh(cmd: &str) -> String {
+    let o = Command::new("sh").arg("-c").arg(cmd).output().expect("sh");
+    assert!(
+        o.status.success(),
+        "`{cmd}` failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {tool}"))
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// Why root tests cannot run here, if they cannot.
+fn cannot(need_cgroup: bool) -> Option<String> {
+    if !is_root() {
+        return Some("needs root".into());
+    }
+    for t in ["losetup", "mkfs.ext4", "mount"] {
+        if !have(t) {
+            return Some(format!("{t} is not installed"));
+        }
+    }
+    if need_cgroup && !Path::new("/sys/fs/cgroup/blkio/blkio.throttle.read_iops_device").exists() {
+        return Some("cgroup v1 blkio throttling is not available".into());
+    }
+    None
+}
+
+/// A mounted filesystem on a loop device over an image file; torn down on drop.
+struct LoopFs {
+    img: PathBuf,
+    dev: String,
+    mnt: tempfile::TempDir,
+}
+
+impl LoopFs {
+    fn new(size_mb: u64, mkfs: &str) -> LoopFs {
+        let img = PathBuf::from(format!(
+            "/var/tmp/iolab-test-{}-{}.img",
+            std::process::id(),
+            rand_suffix()
+        ));
+        sh(&format!("truncate -s {size_mb}M {}", img.display()));
+        let dev = sh(&format!(
+            "losetup --find --show --direct-io=on {}",
+            img.display()
+        ));
+        sh(&format!("{mkfs} {dev} >/dev/null 2>&1"));
+        let mnt = tempfile::tempdir().unwrap();
+        sh(&format!("mount {dev} {}", mnt.path().display()));
+        LoopFs { img, dev, mnt }
+    }
+    fn majmin(&self) -> String {
+        sh(&format!("lsblk -dno MAJ:MIN {}", self.dev)).replace(' ', "")
+    }
+    fn dir(&self) -> &Path {
+        self.mnt.path()
+    }
+}
+
+impl Drop for LoopFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.mnt.path()).status();
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+        let _ = std::fs::remove_file(&self.img);
+    }
+}
+
+fn rand_suffix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos() as u64
+}
+
+/// A blkio cgroup with an IOPS limit on one device; the limit is lifted and the group removed on drop.
+struct Throttle {
+    path: PathBuf,
+    dev: String,
+}
+
+impl Throttle {
+    fn new(dev_majmin: &str, read_iops: u32, write_iops: u32) -> Throttle {
+        let path = PathBuf::from(format!(
+            "/sys/fs/cgroup/blkio/iolab-test-{}-{}",
+            std::process::id(),
+            rand_suffix()
+        ));
+        std::fs::create_dir(&path).unwrap();
+        std::fs::write(
+            path.join("blkio.throttle.read_iops_device"),
+            format!("{dev_majmin} {read_iops}"),
+        )
+        .unwrap();
+        std::fs::write(
+            path.join("blkio.throttle.write_iops_device"),
+            format!("{dev_majmin} {write_iops}"),
+        )
+        .unwrap();
+        Throttle {
+            path,
+            dev: dev_majmin.to_string(),
+        }
+    }
+    /// Runs iolab inside the cgroup.
+    fn iolab(&self, args: &[&str]) -> Run {
+        let procs = self.path.join("cgroup.procs");
+        let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
+        let cmd = format!(
+            "echo $$ > {} && exec timeout 120 {} {}",
+            procs.display(),
+            bin(),
+            quoted.join(" ")
+        );
+        let o = Command::new("sh").arg("-c").arg(cmd).output().unwrap();
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        let _ = std::fs::write(
+            self.path.join("blkio.throttle.read_iops_device"),
+            format!("{} 0", self.dev),
+        );
+        let _ = std::fs::write(
+            self.path.join("blkio.throttle.write_iops_device"),
+            format!("{} 0", self.dev),
+        );
+        let _ = std::fs::remove_dir(&self.path);
+    }
+}
+
+#[test]
+fn throttled_loop_device_iops_match_the_limit() {
+    if let Some(why) = cannot(true) {
+        return skip("throttled_loop_device_iops_match_the_limit", &why);
+    }
+    // No lazy inode-table init: its background writes would compete with the measurement.
+    let fs = LoopFs::new(
+        512,
+        "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0",
+    );
+    let dir = fs.dir().to_str().unwrap().to_string();
+    let set = ["--dir", dir.as_str(), "--files", "4", "--size", "128M"];
+    let mut a = vec!["prepare", "--direct", "-q"];
+    a.extend_from_slice(&set);
+    let r = iolab(&a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let limit = 500.0;
+    let th = Throttle::new(&fs.majmin(), limit as u32, limit as u32);
+    let mut got = Vec::new();
+    for engine in ["sync", "io_uring"] {
+        for threads in ["1", "8"] {
+            let mut a = vec![
+                "run",
+                "--mode",
+                "rndrd",
+                "--direct",
+                "--engine",
+                engine,
+                "--iodepth",
+                "4",
+                "--threads",
+                threads,
+            ];
+            a.extend_from_slice(&[
+                "--time",
+                "4",
+                "--ramp",
+                "1",
+                "--json",
+                "--no-save",
+                "-q",
+                "--seed",
+                "3",
+            ]);
+            a.extend_from_slice(&set);
+            let r = th.iolab(&a);
+            assert_eq!(r.code, 0, "{}", r.stderr);
+            let v = r.json();
+            let iops = v["results"]["read"]["iops"].as_f64().unwrap();
+            eprintln!("throttle {limit} IOPS: {engine} x{threads} -> {iops:.1} IOPS");
+            got.push((engine, threads, iops));
+        }
+    }
+    for (engine, threads, iops) in got {
+        assert!(
+            (iops - limit).abs() / limit <= 0.03,
+            "{engine} x{threads}: {iops:.1} IOPS vs limit {limit}"
+        );
+    }
+    drop(th);
+    let r = iolab(&["cleanup", "--dir", &dir]);
+    assert_eq!(r.code, 0);
+}
+
+#[test]
+fn direct_is_refused_where_the_filesystem_refuses_it() {
+    if let Some(why) = cannot(false) {
+        return skip("direct_is_refused_where_the_filesystem_refuses_it", &why);
+    }
+    // ramfs has no O_DIRECT at all (tmpfs accepts it since Linux 6.6).
+    let mnt = tempfile::tempdir().unwrap();
+    sh(&format!("mount -t ramfs ramfs {}", mnt.path().display()));
+    struct Umount<'a>(&'a Path);
+    impl Drop for Umount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(self.0).status();
+        }
+    }
+    let _u = Umount(mnt.path());
+    let dir = mnt.path().to_str().unwrap();
+    let r = iolab(&[
+        "run", "--dir", dir, "--direct", "--mode", "rndrd", "--files", "2", "--size", "2M",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--direct") && r.stderr.contains("O_DIRECT"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        entries(mnt.path()).is_empty(),
+        "nothing written: {:?}",
+        entries(mnt.path())
+    );
+    // The default profile falls back to buffered I/O and says so.
+    let v = run_json(
+        mnt.path(),
+        &["--files", "2", "--size", "2M", "--time", "0.2"],
+    );
+    let codes: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"direct_unsupported"), "{codes:?}");
+    assert!(entries(mnt.path()).is_empty());
+}
+
+#[test]
+fn read_only_mount_is_refused() {
+    if let Some(why) = cannot(false) {
+        return skip("read_only_mount_is_refused", &why);
+    }
+    let mnt = tempfile::tempdir().unwrap();
+    sh(&format!(
+        "mount -t tmpfs -o ro,size=4m tmpfs {}",
+        mnt.path().display()
+    ));
+    let r = iolab(&[
+        "run",
+        "--dir",
+        mnt.path().to_str().unwrap(),
+        "--mode",
+        "rndrd",
+    ]);
+    let _ = Command::new("umount").arg(mnt.path()).status();
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--dir") && r.stderr.contains("read-only"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn enospc_during_prepare_cleans_up_and_says_what_was_needed() {
+    if let Some(why) = cannot(false) {
+        return skip(
+            "enospc_during_prepare_cleans_up_and_says_what_was_needed",
+            &why,
+        );
+    }
+    let mnt = tempfile::tempdir().unwrap();
+    sh(&format!(
+        "mount -t tmpfs -o size=8m tmpfs {}",
+        mnt.path().display()
+    ));
+    let dir = mnt.path().to_str().unwrap();
+    // With the free-space check skipped, prepare really runs out of space.
+    let o = Command::new(bin())
+        .args([
+            "run",
+            "--dir",
+            dir,
+            "--files",
+            "4",
+            "--size",
+            "16M",
+            "--mode",
+            "rndrd",
+            "--ops",
+            "10",
+            "--no-save",
+            "-q",
+        ])
+        .env("IOLAB_TEST_SKIP_SPACE_CHECK", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    let left = entries(mnt.path());
+    // The free-space check refuses the same run before writing anything.
+    let r = iolab(&[
+        "run",
+        "--dir",
+        dir,
+        "--files",
+        "4",
+        "--size",
+        "16M",
+        "--mode",
+        "rndrd",
+        "--ops",
+        "10",
+        "--no-save",
+        "-q",
+    ]);
+    let _ = Command::new("umount").arg(mnt.path()).status();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("no space") && err.contains("16.00 MiB"),
+        "{err}"
+    );
+    assert!(left.is_empty(), "partly written set removed: {left:?}");
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--size") && r.stderr.contains("16.00 MiB"),
+        "{}",
+        r.stderr
+    );
+}

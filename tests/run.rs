@@ -1,0 +1,708 @@
+//! `iolab run` on real files: counts, mixes, fsyncs, the file set, output and bad input.
+
+mod common;
+use common::*;
+use std::os::unix::fs::MetadataExt;
+use std::time::Duration;
+
+const SMALL: &[&str] = &["--files", "4", "--size", "4M"];
+
+fn with(extra: &[&str]) -> Vec<String> {
+    SMALL
+        .iter()
+        .chain(extra.iter())
+        .map(|s| s.to_string())
+        .collect()
+}
+
+fn rj(dir: &std::path::Path, extra: &[&str]) -> serde_json::Value {
+    let a = with(extra);
+    let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+    run_json(dir, &a)
+}
+
+#[test]
+fn ops_gives_exact_counts_for_every_engine_and_thread_count() {
+    let d = tempfile::tempdir().unwrap();
+    for engine in ["sync", "io_uring", "mmap", "null"] {
+        for threads in ["1", "3"] {
+            let v = rj(
+                d.path(),
+                &[
+                    "--mode",
+                    "rndrd",
+                    "--ops",
+                    "1000",
+                    "--engine",
+                    engine,
+                    "--threads",
+                    threads,
+                    "--iodepth",
+                    "4",
+                    "--seed",
+                    "1",
+                ],
+            );
+            assert_eq!(ops(&v, "read"), 1000, "{engine} x{threads}");
+            assert_eq!(ops(&v, "write"), 0);
+            assert_eq!(v["results"]["read"]["bytes"], 1000 * 16384);
+        }
+    }
+    assert!(
+        entries(d.path()).is_empty(),
+        "the run removed the set it created: {:?}",
+        entries(d.path())
+    );
+}
+
+#[test]
+fn each_mode_issues_the_right_mix() {
+    let d = tempfile::tempdir().unwrap();
+    let v = rj(
+        d.path(),
+        &[
+            "--mode",
+            "seqwr,seqrewr,seqrd,rndrd,rndwr,rndrw",
+            "--ops",
+            "1000",
+            "--fsync-freq",
+            "0",
+            "--no-fsync-end",
+            "--threads",
+            "2",
+        ],
+    );
+    let runs = v["runs"].as_array().expect("runs[] for a comma list");
+    let got: Vec<(String, u64, u64, u64)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r["mode"].as_str().unwrap().to_string(),
+                ops(r, "read"),
+                ops(r, "write"),
+                ops(r, "fsync"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            ("seqwr".into(), 0, 1000, 0),
+            ("seqrewr".into(), 0, 1000, 0),
+            ("seqrd".into(), 1000, 0, 0),
+            ("rndrd".into(), 1000, 0, 0),
+            ("rndwr".into(), 0, 1000, 0),
+            ("rndrw".into(), 600, 400, 0),
+        ]
+    );
+    assert_eq!(v["job"]["modes"].as_array().unwrap().len(), 6);
+}
+
+#[test]
+fn rw_ratio_is_honoured() {
+    let d = tempfile::tempdir().unwrap();
+    let v = rj(
+        d.path(),
+        &[
+            "--mode",
+            "rndrw",
+            "--ops",
+            "1200",
+            "--rw-ratio",
+            "3",
+            "--fsync-freq",
+            "0",
+            "--no-fsync-end",
+        ],
+    );
+    assert_eq!((ops(&v, "read"), ops(&v, "write")), (900, 300));
+}
+
+#[test]
+fn fsync_freq_fsync_all_and_fsync_end_give_expected_fsync_counts() {
+    let d = tempfile::tempdir().unwrap();
+    // 4 files of 1 MiB = 64 blocks of 16 KiB each; 256 sequential writes touch each block once.
+    // Every 10th write to a file fsyncs it: 6 per file; --fsync-end then syncs the 4 dirty files.
+    let v = rj(
+        d.path(),
+        &["--mode", "seqrewr", "--ops", "256", "--fsync-freq", "10"],
+    );
+    assert_eq!((ops(&v, "write"), ops(&v, "fsync")), (256, 28));
+    let v = rj(
+        d.path(),
+        &[
+            "--mode",
+            "seqrewr",
+            "--ops",
+            "256",
+            "--fsync-freq",
+            "10",
+            "--fsync-end=false",
+        ],
+    );
+    assert_eq!(ops(&v, "fsync"), 24);
+    let v = rj(
+        d.path(),
+        &[
+            "--mode",
+            "rndwr",
+            "--ops",
+            "100",
+            "--fsync-all",
+            "--fsync-mode",
+            "fdatasync",
+        ],
+    );
+    assert_eq!((ops(&v, "write"), ops(&v, "fsync")), (100, 100));
+    let v = rj(
+        d.path(),
+        &[
+            "--mode",
+            "rndwr",
+            "--ops",
+            "100",
+            "--fsync-all",
+            "--engine",
+            "io_uring",
+            "--iodepth",
+            "8",
+        ],
+    );
+    assert_eq!((ops(&v, "write"), ops(&v, "fsync")), (100, 100));
+    let v = rj(
+        d.path(),
+        &["--mode", "rndrd", "--ops", "100", "--fsync-freq", "1"],
+    );
+    assert_eq!(ops(&v, "fsync"), 0, "reads never fsync");
+}
+
+#[test]
+fn prepare_leaves_full_files_out_of_the_page_cache_and_run_reuses_them() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let r = iolab(&[
+        "prepare", "--dir", dir, "--files", "3", "--size", "6M", "-q",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        entries(d.path()),
+        vec!["iolab-file.0", "iolab-file.1", "iolab-file.2"]
+    );
+    for i in 0..3 {
+        let p = d.path().join(format!("iolab-file.{i}"));
+        let md = std::fs::metadata(&p).unwrap();
+        assert_eq!(md.len(), 2 << 20);
+        assert!(md.blocks() * 512 >= md.len(), "iolab-file.{i} is sparse");
+        let f = std::fs::File::open(&p).unwrap();
+        let resident = iolab::fileset::resident_bytes(&f, md.len()).unwrap();
+        let fs = iolab::sysinfo::fs_type(d.path());
+        if fs != "tmpfs" {
+            assert!(
+                resident * 100 <= md.len(),
+                "iolab-file.{i}: {resident} bytes still cached on {fs}"
+            );
+        }
+    }
+    let mtime = std::fs::metadata(d.path().join("iolab-file.0"))
+        .unwrap()
+        .mtime_nsec();
+    let v = run_json(
+        d.path(),
+        &[
+            "--files", "3", "--size", "6M", "--mode", "rndrd", "--ops", "50",
+        ],
+    );
+    assert_eq!(
+        v["prepare"]["written_bytes"], 0,
+        "the prepared set was reused"
+    );
+    assert_eq!(v["prepare"]["reused_files"], 3);
+    assert_eq!(
+        std::fs::metadata(d.path().join("iolab-file.0"))
+            .unwrap()
+            .mtime_nsec(),
+        mtime
+    );
+    assert_eq!(
+        entries(d.path()).len(),
+        3,
+        "a set the user prepared is kept"
+    );
+    let r = iolab(&["cleanup", "--dir", dir]);
+    assert_eq!(r.code, 0);
+    assert!(entries(d.path()).is_empty());
+}
+
+#[test]
+fn seqwr_leaves_a_user_prepared_set_complete() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    assert_eq!(
+        iolab(&[
+            "prepare", "--dir", dir, "--files", "2", "--size", "2M", "-q"
+        ])
+        .code,
+        0
+    );
+    let v = run_json(
+        d.path(),
+        &[
+            "--files",
+            "2",
+            "--size",
+            "2M",
+            "--mode",
+            "seqwr,seqrd",
+            "--ops",
+            "10",
+        ],
+    );
+    assert_eq!(ops(&v["runs"][1], "read"), 10);
+    let st = iolab::fileset::status(&iolab::job::FileSetSpec {
+        dir: d.path().into(),
+        files: 2,
+        total_bytes: 2 << 20,
+        file_size_bytes: 1 << 20,
+    });
+    assert_eq!(st.ready_files, 2);
+}
+
+#[test]
+fn keep_keeps_only_iolab_files_and_nothing_is_written_outside_dir() {
+    let parent = tempfile::tempdir().unwrap();
+    let d = parent.path().join("set");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::write(d.join("mine.txt"), b"user data").unwrap();
+    let _ = run_json(
+        &d,
+        &[
+            "--files", "2", "--size", "1M", "--mode", "rndwr", "--ops", "20", "--keep",
+        ],
+    );
+    assert_eq!(
+        entries(&d),
+        vec!["iolab-file.0", "iolab-file.1", "mine.txt"]
+    );
+    assert_eq!(entries(parent.path()), vec!["set"]);
+    let _ = run_json(
+        &d,
+        &[
+            "--files", "2", "--size", "1M", "--mode", "rndwr", "--ops", "20",
+        ],
+    );
+    assert_eq!(
+        entries(&d).len(),
+        3,
+        "a kept set counts as prepared and stays"
+    );
+    assert_eq!(iolab(&["cleanup", "--dir", d.to_str().unwrap()]).code, 0);
+    assert_eq!(entries(&d), vec!["mine.txt"]);
+    assert_eq!(std::fs::read(d.join("mine.txt")).unwrap(), b"user data");
+}
+
+#[test]
+fn json_document_has_the_documented_fields() {
+    let d = tempfile::tempdir().unwrap();
+    let v = rj(
+        d.path(),
+        &[
+            "--mode", "rndrw", "--time", "1.2", "--label", "base", "--tag", "disk=vda", "--tag",
+            "fs=ext4",
+        ],
+    );
+    assert_eq!(v["schema"], "iolab-run/1");
+    assert_eq!(v["mode"], "rndrw");
+    assert_eq!(v["label"], "base");
+    assert_eq!(v["tags"]["disk"], "vda");
+    for k in [
+        "mode",
+        "engine",
+        "threads",
+        "bs_bytes",
+        "direct",
+        "fsync_freq",
+        "seed",
+        "dir",
+        "files",
+        "file_size_bytes",
+    ] {
+        assert!(!v["job"][k].is_null(), "job.{k} missing: {}", v["job"]);
+    }
+    for op in ["read", "write", "fsync"] {
+        for k in ["ops", "bytes", "iops", "bytes_per_sec", "lat_ns"] {
+            assert!(
+                v["results"][op].get(k).is_some(),
+                "results.{op}.{k} missing"
+            );
+        }
+    }
+    let lat = &v["results"]["read"]["lat_ns"];
+    let p = |k: &str| lat[k].as_f64().unwrap();
+    for k in [
+        "min", "mean", "max", "stddev", "p50", "p90", "p95", "p99", "p99_9", "p99_99",
+    ] {
+        assert!(lat[k].is_number(), "lat_ns.{k}");
+    }
+    assert!(
+        p("min") <= p("p50")
+            && p("p50") <= p("p90")
+            && p("p90") <= p("p99")
+            && p("p99") <= p("p99_99")
+            && p("p99_99") <= p("max") * 1.001
+    );
+    assert!(v["cpu"]["user_pct"].is_number() && v["cpu"]["sys_pct"].is_number());
+    let ts = v["timeseries"].as_array().unwrap();
+    assert!(
+        (2..=3).contains(&ts.len()),
+        "1.2 s gives 2 intervals, got {}",
+        ts.len()
+    );
+    let ts_ops: u64 = ts
+        .iter()
+        .map(|t| t["read"]["ops"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(
+        ts_ops,
+        ops(&v, "read"),
+        "the time series adds up to the totals"
+    );
+    assert!(v["warnings"].is_array());
+    // Rates count what completed inside the 1.2 s window; at most one straggler (1 thread,
+    // depth 1) completes after it.
+    let iops = v["results"]["read"]["iops"].as_f64().unwrap();
+    assert_eq!(v["window_s"], 1.2);
+    let in_window = iops * 1.2;
+    let total = ops(&v, "read") as f64;
+    assert!(
+        in_window <= total + 0.01 && in_window >= total - 1.01,
+        "{in_window} vs {total}"
+    );
+}
+
+#[test]
+fn rate_paces_the_offered_load() {
+    let d = tempfile::tempdir().unwrap();
+    let v = rj(
+        d.path(),
+        &[
+            "--mode",
+            "rndrd",
+            "--engine",
+            "null",
+            "--rate",
+            "400",
+            "--threads",
+            "2",
+            "--time",
+            "2",
+        ],
+    );
+    let iops = v["results"]["read"]["iops"].as_f64().unwrap();
+    assert!(
+        (380.0..=420.0).contains(&iops),
+        "--rate 400 gave {iops} IOPS"
+    );
+}
+
+#[test]
+fn seeds_reproduce_results_of_the_offset_generator() {
+    // The same seed and op count on the null engine give identical op counts and per-second shape.
+    let d = tempfile::tempdir().unwrap();
+    let a = rj(
+        d.path(),
+        &[
+            "--mode",
+            "rndrw",
+            "--ops",
+            "500",
+            "--seed",
+            "9",
+            "--engine",
+            "null",
+            "--fsync-freq",
+            "7",
+        ],
+    );
+    let b = rj(
+        d.path(),
+        &[
+            "--mode",
+            "rndrw",
+            "--ops",
+            "500",
+            "--seed",
+            "9",
+            "--engine",
+            "null",
+            "--fsync-freq",
+            "7",
+        ],
+    );
+    assert_eq!(ops(&a, "fsync"), ops(&b, "fsync"));
+    assert_eq!(a["job"]["seed"], 9);
+}
+
+#[test]
+fn buffered_small_sets_warn_about_the_page_cache_and_unsynced_writes() {
+    let d = tempfile::tempdir().unwrap();
+    let v = rj(
+        d.path(),
+        &["--mode", "rndwr", "--ops", "50", "--fsync-freq", "0"],
+    );
+    let codes: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"page_cache"), "{codes:?}");
+    assert!(codes.contains(&"writes_not_synced"), "{codes:?}");
+}
+
+#[test]
+fn warm_reads_the_set_into_the_cache() {
+    let d = tempfile::tempdir().unwrap();
+    if iolab::sysinfo::fs_type(d.path()) == "tmpfs" {
+        return skip("warm_reads_the_set_into_the_cache", "temp dir is tmpfs");
+    }
+    let v = rj(d.path(), &["--mode", "rndrd", "--ops", "50", "--warm"]);
+    assert!(v["cache_resident_pct_at_start"].as_f64().unwrap() > 90.0);
+}
+
+fn err(args: &[&str]) -> Run {
+    let r = iolab(args);
+    assert_ne!(r.code, 0, "{args:?} should fail");
+    assert_eq!(r.stderr.trim().lines().count(), 1, "one line: {}", r.stderr);
+    r
+}
+
+#[test]
+fn bad_input_gets_one_line_naming_the_flag_and_exit_2() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["run", "--dir", dir, "--bs", "16x"], "--bs"),
+        (&["run", "--dir", dir, "--size", "1.5G"], "--size"),
+        (&["run", "--dir", dir, "--mode", "rndread"], "--mode"),
+        (&["run", "--dir", dir, "--engine", "aio"], "--engine"),
+        (
+            &["run", "--dir", dir, "--distribution", "zipf:x"],
+            "--distribution",
+        ),
+        (
+            &["run", "--dir", dir, "--open-flags", "fast"],
+            "--open-flags",
+        ),
+        (&["run", "--dir", dir, "--threads", "0"], "--threads"),
+        (
+            &[
+                "run", "--dir", dir, "--direct", "--bs", "1000", "--mode", "rndrd",
+            ],
+            "--bs",
+        ),
+        (
+            &[
+                "run", "--dir", dir, "--size", "1000T", "--mode", "rndrd", "--ops", "1",
+            ],
+            "--size",
+        ),
+        (
+            &[
+                "run", "--dir", dir, "--files", "64", "--size", "64K", "--mode", "rndrd",
+            ],
+            "--size",
+        ),
+        (&["run", "--dir", dir, "--tag", "novalue"], "--tag"),
+        (
+            &["run", "--dir", dir, "--engine", "mmap", "--direct"],
+            "--direct",
+        ),
+        (
+            &["run", "--dir", "/nonexistent/iolab", "--mode", "rndrd"],
+            "--dir",
+        ),
+        (&["run", "--dir", dir, "--time", "1", "--ops", "5"], "--ops"),
+    ];
+    for (args, flag) in cases {
+        let r = err(args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(flag),
+            "{args:?}: message should name {flag}: {}",
+            r.stderr
+        );
+    }
+    assert!(
+        entries(d.path()).is_empty(),
+        "nothing was written: {:?}",
+        entries(d.path())
+    );
+}
+
+#[test]
+fn tmpfs_cannot_be_evicted_and_the_run_says_so() {
+    let shm = std::path::Path::new("/dev/shm");
+    if iolab::sysinfo::fs_type(shm) != "tmpfs" {
+        return skip(
+            "tmpfs_cannot_be_evicted_and_the_run_says_so",
+            "/dev/shm is not tmpfs here",
+        );
+    }
+    let d = tempfile::tempdir_in(shm).unwrap();
+    let v = run_json(
+        d.path(),
+        &[
+            "--files", "2", "--size", "2M", "--mode", "rndrd", "--ops", "20",
+        ],
+    );
+    let codes: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"eviction_failed"), "{codes:?}");
+    assert!(
+        v["prepare"]["cache_resident_pct_after_evict"]
+            .as_f64()
+            .unwrap()
+            > 99.0
+    );
+    assert!(entries(d.path()).is_empty());
+}
+
+#[test]
+fn read_only_dir_is_refused_for_non_root() {
+    if is_root() {
+        return skip(
+            "read_only_dir_is_refused_for_non_root",
+            "root ignores permissions (tests/root.rs covers a read-only mount)",
+        );
+    }
+    let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        d.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o555),
+    )
+    .unwrap();
+    let r = err(&[
+        "run",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--mode",
+        "rndrd",
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("--dir") && r.stderr.contains("not writable"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn default_profile_runs_the_database_cells() {
+    let d = tempfile::tempdir().unwrap();
+    let v = run_json(
+        d.path(),
+        &[
+            "--files", "4", "--size", "8M", "--time", "0.2", "--engine", "null",
+        ],
+    );
+    let cells: Vec<(String, u64, u64)> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["mode"].as_str().unwrap().to_string(),
+                r["job"]["threads"].as_u64().unwrap(),
+                r["job"]["bs_bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let k16 = 16384;
+    let m1 = 1 << 20;
+    assert_eq!(
+        cells,
+        vec![
+            ("rndrd".into(), 1, k16),
+            ("rndrd".into(), 8, k16),
+            ("rndwr".into(), 1, k16),
+            ("rndwr".into(), 8, k16),
+            ("rndrw".into(), 1, k16),
+            ("rndrw".into(), 8, k16),
+            ("seqrd".into(), 1, m1),
+            ("seqwr".into(), 1, m1),
+        ]
+    );
+    // human output: one table
+    let r = iolab(&[
+        "run",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--files",
+        "4",
+        "--size",
+        "8M",
+        "--time",
+        "0.2",
+        "--engine",
+        "null",
+        "--no-save",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for col in ["mode", "IOPS", "MiB/s", "p99"] {
+        assert!(r.stdout.contains(col), "{}", r.stdout);
+    }
+    assert!(entries(d.path()).is_empty());
+}
+
+#[test]
+fn ctrl_c_prints_partial_results_and_cleans_up() {
+    let d = tempfile::tempdir().unwrap();
+    let child = std::process::Command::new(bin())
+        .args([
+            "run",
+            "--dir",
+            d.path().to_str().unwrap(),
+            "--files",
+            "2",
+            "--size",
+            "4M",
+            "--mode",
+            "rndrd,rndwr",
+            "--time",
+            "30",
+            "--json",
+            "--no-save",
+            "-q",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("partial results as JSON");
+    assert_eq!(v["interrupted"], true);
+    assert!(
+        ops(&v, "read") > 0,
+        "what was measured before the stop is reported"
+    );
+    assert!(v["duration_s"].as_f64().unwrap() < 10.0);
+    assert!(
+        entries(d.path()).is_empty(),
+        "cleaned up: {:?}",
+        entries(d.path())
+    );
+}
