@@ -328,7 +328,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
+            .map(|d| d.as_nanos() as u64 & ((1 << 53) - 1)) // exact in JSON readers that use doubles
             .unwrap_or(1)
     });
     let limit = match (a.ops, a.time) {
