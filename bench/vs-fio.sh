@@ -23,7 +23,8 @@
 #                   draws uniform offsets with replacement, as fio does with --norandommap)
 #   REPEAT=1        run each tool this many times per case, alternating fio/iolab; the table
 #                   shows medians and the spread (max/min - 1) of each tool's IOPS. Device-bound
-#                   results on a VM can vary 10-20 % run to run: use REPEAT=3 before trusting a NO.
+#                   results on a shared VM vary 10-20 % run to run, and up to 2x when other load
+#                   runs on the machine: use REPEAT=3 or more before trusting a NO.
 #   FIO_URING_EXTRA=...  extra fio options for the io_uring case only (default none: fio then
 #                   submits one SQE per io_uring_enter; e.g. "--iodepth_batch_submit=32
 #                   --iodepth_batch_complete_max=32" makes it batch like iolab does)
@@ -338,7 +339,7 @@ for r in out:
 print("p50: median latency per I/O (fio: lat_ns, submission to completion; iolab: results.read.lat_ns.p50)")
 print("agree: device-bound cases only; the CPU-bound ratios measure per-I/O tool overhead")
 if repeat == 1 and any(r[6] == "NO" for r in out):
-    print("a device-bound case disagrees after one run each: on a VM the device alone can vary 10-20 %"
+    print("a device-bound case disagrees after one run each: on a VM the device alone can vary 10-20 % (more with other load)"
           " run to run; rerun with REPEAT=3 (or CASES=direct REPEAT=5) before blaming a tool")
 EOF
 if ((${#NOTES[@]})); then

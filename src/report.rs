@@ -128,7 +128,13 @@ pub fn header(doc: &RunDoc) -> String {
         ));
     }
     let p = &doc.prepare;
-    if p.written_bytes > 0 {
+    if doc
+        .runs
+        .iter()
+        .all(|c| c.job.job.engine == crate::job::EngineKind::Null)
+    {
+        s.push_str("null engine: no I/O was issued and no files were used; the figures are iolab's own cost per operation\n");
+    } else if p.written_bytes > 0 {
         s.push_str(&format!(
             "prepared {} in {:.1} s ({} files reused); page cache after eviction: {:.1}% resident\n",
             human_bytes(p.written_bytes as f64),
@@ -153,16 +159,28 @@ pub fn render(doc: &RunDoc) -> String {
     if doc.interrupted {
         s.push_str("interrupted: the figures above cover what was measured before the stop\n");
     }
-    let mut seen = Vec::new();
-    for w in doc
+    // One line per warning code: the first message, and how many other modes had the same.
+    let all: Vec<&crate::result::Warning> = doc
         .warnings
         .iter()
         .chain(doc.runs.iter().flat_map(|c| c.warnings.iter()))
-    {
-        if !seen.contains(&&w.message) {
-            seen.push(&w.message);
-            s.push_str(&format!("warning [{}]: {}\n", w.code, w.message));
+        .collect();
+    let mut codes: Vec<&str> = Vec::new();
+    for w in &all {
+        if !codes.contains(&w.code.as_str()) {
+            codes.push(&w.code);
         }
+    }
+    for code in codes {
+        let same: Vec<&&crate::result::Warning> = all.iter().filter(|w| w.code == code).collect();
+        s.push_str(&format!("warning [{code}]: {}", same[0].message));
+        if same.len() > 1 {
+            s.push_str(&format!(
+                " (and {} more like it; see --json)",
+                same.len() - 1
+            ));
+        }
+        s.push('\n');
     }
     s
 }

@@ -201,14 +201,27 @@ impl CellResult {
             write: OpResult::from_totals(w, window_s, fixed_window),
             fsync: OpResult::from_totals(f, window_s, fixed_window),
         };
-        let n = merged.series.len();
-        let timeseries = merged
-            .series
+        // Intervals of the window; with a fixed window, operations that completed after it (at
+        // most threads × iodepth) are counted in its last interval rather than in a sliver of
+        // their own.
+        let span = if fixed_window { window_s } else { duration_s };
+        let n = (span.ceil() as usize)
+            .max(1)
+            .min(merged.series.len().max(1));
+        let mut groups: Vec<Vec<&crate::stats::Interval>> = vec![Vec::new(); n];
+        for (i, ivs) in merged.series.iter().enumerate() {
+            groups[i.min(n - 1)].extend(ivs.iter());
+        }
+        if merged.series.is_empty() {
+            groups.clear();
+        }
+        let last = groups.len();
+        let timeseries = groups
             .iter()
             .enumerate()
             .map(|(i, ivs)| {
-                let dur = if i + 1 == n {
-                    (duration_s - i as f64).clamp(1e-3, 1.0)
+                let dur = if i + 1 == last {
+                    (span - i as f64).clamp(1e-3, 1.0)
                 } else {
                     1.0
                 };
