@@ -13,8 +13,8 @@ cargo test --quiet -- --nocapture --test-threads=1 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e
 skipped=$(grep -c '^SKIP:' "$log" || true)
-passed=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}')
-failed=$(grep -Eo '[0-9]+ failed' "$log" | awk '{s+=$1} END {print s+0}')
+passed=$(grep -E '^test result:' "$log" | grep -Eo '[0-9]+ passed' | awk '{s+=$1} END {print s+0}')
+failed=$(grep -E '^test result:' "$log" | grep -Eo '[0-9]+ failed' | awk '{s+=$1} END {print s+0}')
 echo
 if [ "$skipped" -gt 0 ]; then
   echo "skipped checks (they ran as no-ops):"

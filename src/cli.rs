@@ -28,6 +28,115 @@ pub enum Cmd {
     Prepare(PrepareArgs),
     /// Remove the file set (only iolab-file.N files in --dir).
     Cleanup(FileSetArgs),
+    /// List stored runs, newest first.
+    List(ListArgs),
+    /// Show a stored run (or a group's summary) like the live output.
+    Show(ShowArgs),
+    /// Delete stored runs (ids) or groups (gN).
+    Delete(DeleteArgs),
+    /// Compare runs or groups; the first is the baseline.
+    Compare(CompareArgs),
+    /// Export stored runs as JSON or CSV.
+    Export(ExportArgs),
+    /// Import fio JSON (json or json+) or sysbench fileio output into the results store.
+    Import(ImportArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct DbArgs {
+    /// The results store (default: $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db, else ~/.local/share/iolab/results.db).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Only runs with this label.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Only runs with this tag (repeatable: all must match).
+    #[arg(long = "tag", value_name = "K=V")]
+    pub tags: Vec<String>,
+    /// Only runs that include this mode.
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Only runs from this host.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Only runs since: a date (2026-11-01), an RFC 3339 time, or an age (30m, 24h, 7d).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// At most this many runs.
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ShowArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// A run id (12) or a group id (g3).
+    pub id: String,
+    /// Print the stored JSON document (the same one `run --json` printed).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct DeleteArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Run ids (12) or group ids (g3).
+    #[arg(required = true)]
+    pub ids: Vec<String>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Run ids (12) or group ids (g3); the first is the baseline.
+    #[arg(required = true, num_args = 2..)]
+    pub ids: Vec<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Run ids (12) or group ids (g3).
+    #[arg(required = true)]
+    pub ids: Vec<String>,
+    /// json or csv.
+    #[arg(long, default_value = "json")]
+    pub format: String,
+    /// Write to this file instead of stdout.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ImportArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Result files (fio --output-format=json/json+, or sysbench fileio run output); - = stdin.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// A label for the imported runs.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// A tag K=V (repeatable).
+    #[arg(long = "tag", value_name = "K=V")]
+    pub tags: Vec<String>,
+    /// The host the results came from (default: this host).
+    #[arg(long)]
+    pub host: Option<String>,
 }
 
 fn size_arg(s: &str) -> std::result::Result<u64, String> {
@@ -134,6 +243,11 @@ pub struct RunArgs {
     /// Do not save the run in the results store.
     #[arg(long)]
     pub no_save: bool,
+    /// Run the whole job N times (caches evicted before each) and store the runs as one group.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: u32,
+    #[command(flatten)]
+    pub db: DbArgs,
     /// A label for this run.
     #[arg(long)]
     pub label: Option<String>,
@@ -212,7 +326,7 @@ impl Drop for Probe {
     }
 }
 
-fn parse_tags(tags: &[String]) -> Result<BTreeMap<String, String>> {
+pub fn parse_tags(tags: &[String]) -> Result<BTreeMap<String, String>> {
     tags.iter()
         .map(|t| match t.split_once('=') {
             Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
@@ -282,6 +396,9 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         return Err(Error::usage(
             "--ramp must be zero or a positive number of seconds",
         ));
+    }
+    if a.repeat == 0 {
+        return Err(Error::usage("--repeat must be at least 1"));
     }
     if a.set.bs == Some(0) {
         return Err(Error::usage("--bs must be at least 1 byte"));
@@ -434,4 +551,43 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         quiet: a.quiet || a.json,
         dio,
     })
+}
+
+/// `--since`: a date, an RFC 3339 time or an age (30m, 24h, 7d), as an RFC 3339 UTC bound.
+pub fn parse_since(s: &str) -> Result<String> {
+    let bad = || {
+        Error::usage(format!(
+            "--since '{s}': use a date (2026-11-01), an RFC 3339 time (2026-11-01T12:00:00Z) or an age (30m, 24h, 7d)"
+        ))
+    };
+    let t = s.trim();
+    if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(t) {
+        return Ok(dt
+            .with_timezone(&chrono::Utc)
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+    }
+    if let Ok(d) = chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d") {
+        let dt = d.and_hms_opt(0, 0, 0).ok_or_else(bad)?.and_utc();
+        return Ok(dt.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+    }
+    let split = t.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+    let (n, unit) = t.split_at(split);
+    let n: i64 = n.parse().map_err(|_| bad())?;
+    let secs = match unit {
+        "s" => n,
+        "m" | "min" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86400,
+        "w" => n * 7 * 86400,
+        _ => return Err(bad()),
+    };
+    let dt = chrono::Utc::now() - chrono::Duration::seconds(secs);
+    Ok(dt.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+}
+
+/// Parses run/group references.
+pub fn parse_refs(ids: &[String]) -> Result<Vec<crate::store::Ref>> {
+    ids.iter()
+        .map(|s| s.parse().map_err(Error::usage))
+        .collect()
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 /// sysbench fileio test modes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Sequential write into freshly truncated files (allocating writes).
@@ -75,7 +75,7 @@ impl FromStr for Mode {
 }
 
 /// How I/O is issued.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EngineKind {
     /// pread/pwrite, one I/O at a time per thread.
@@ -114,7 +114,7 @@ impl FromStr for EngineKind {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FsyncMode {
     Fsync,
@@ -135,7 +135,7 @@ impl FromStr for FsyncMode {
 }
 
 /// Distribution of random block offsets.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Distribution {
     Uniform,
@@ -185,7 +185,7 @@ impl fmt::Display for Distribution {
 }
 
 /// Extra open(2) flags for the data files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
 pub struct OpenFlags {
     pub sync: bool,
     pub dsync: bool,
@@ -212,7 +212,7 @@ impl FromStr for OpenFlags {
 }
 
 /// The file set: where and how big.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct FileSetSpec {
     pub dir: PathBuf,
     pub files: u32,
@@ -223,7 +223,7 @@ pub struct FileSetSpec {
 }
 
 /// When the run stops.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Limit {
     /// Measure for this many seconds (after the ramp).
@@ -233,7 +233,7 @@ pub enum Limit {
 }
 
 /// One fully resolved workload cell: everything a worker needs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct Job {
     pub mode: Mode,
     pub engine: EngineKind,

@@ -1,16 +1,20 @@
 //! iolab: a storage I/O lab for people who run databases. See ARCHITECTURE.md for the map.
 
 pub mod cli;
+pub mod compare;
 pub mod dist;
 pub mod error;
 pub mod fileset;
 pub mod hist;
+pub mod history;
+pub mod import;
 pub mod job;
 pub mod report;
 pub mod result;
 pub mod runner;
 pub mod size;
 pub mod stats;
+pub mod store;
 pub mod sysinfo;
 pub mod truth;
 pub mod worker;

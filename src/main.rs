@@ -1,7 +1,8 @@
 use clap::Parser;
 use iolab::cli::{self, Cli, Cmd};
 use iolab::error::{Error, Exit};
-use iolab::{fileset, report, runner, sysinfo};
+use iolab::store::{self, Store};
+use iolab::{compare, fileset, history, report, runner, sysinfo};
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -9,6 +10,8 @@ use std::sync::atomic::AtomicBool;
 
 /// Exit code when a run completed but some I/O operations failed (docs/exit-codes.md).
 const EXIT_IO_ERRORS: i32 = 3;
+/// Exit code when a run completed and was printed but could not be saved.
+const EXIT_NOT_SAVED: i32 = 4;
 
 fn stop_flag() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
@@ -26,25 +29,145 @@ fn print_out(s: &str) {
     let _ = out.write_all(s.as_bytes()).and_then(|_| out.flush());
 }
 
+fn print_json(v: &impl serde::Serialize) {
+    print_out(&format!(
+        "{}\n",
+        serde_json::to_string_pretty(v).expect("json")
+    ));
+}
+
+fn open_store(db: &cli::DbArgs) -> Result<Store, Error> {
+    Store::open(&store::resolve_path(db.db.as_deref()))
+}
+
+fn cmd_run(a: &cli::RunArgs) -> Result<i32, Error> {
+    let mut plan = cli::plan_run(a)?;
+    // Open the store first: a store that cannot take the results should not cost a benchmark.
+    let mut db = if a.no_save {
+        None
+    } else {
+        Some(open_store(&a.db)?)
+    };
+    let stop = stop_flag();
+    let reps = a.repeat.max(1);
+    let existed = fileset::status(&plan.fileset).complete(&plan.fileset);
+    let keep = plan.keep;
+    let created_dir = plan.created_dir;
+    if reps > 1 {
+        // Keep the set between repetitions; it is removed after the last one if this run made it.
+        plan.keep = true;
+        plan.created_dir = false;
+    }
+    let group = match (&mut db, reps > 1) {
+        (Some(s), true) => Some(s.new_group("run", plan.label.as_deref(), reps)?),
+        _ => None,
+    };
+    let mut saved_ids = Vec::new();
+    let mut not_saved: Option<String> = None;
+    let mut worst = 0;
+    for i in 0..reps {
+        let doc = runner::run(&plan, &stop, |_| {})?;
+        let json = doc.to_json();
+        if let Some(s) = &mut db {
+            match s.save_run(&doc, &json, group.map(|g| (g, i + 1))) {
+                Ok(id) => saved_ids.push(id),
+                Err(e) => not_saved = Some(e.msg),
+            }
+        }
+        if reps == 1 {
+            if a.json {
+                print_json(&json);
+            } else {
+                print_out(&report::render(&doc));
+            }
+        } else if !a.json {
+            let head: Vec<String> = doc
+                .runs
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} {:.0} IOPS",
+                        c.mode,
+                        c.results.read.iops + c.results.write.iops
+                    )
+                })
+                .collect();
+            print_out(&format!(
+                "repetition {}/{reps}: {}\n",
+                i + 1,
+                head.join(", ")
+            ));
+        }
+        let errors: u64 = doc.runs.iter().map(|c| c.total_errors()).sum();
+        if doc.interrupted {
+            worst = Exit::Interrupted as i32;
+            break;
+        }
+        if errors > 0 {
+            worst = EXIT_IO_ERRORS;
+        }
+        if not_saved.is_some() {
+            break;
+        }
+    }
+    if reps > 1 {
+        if !existed && !keep {
+            fileset::cleanup(&plan.fileset);
+            if created_dir {
+                let _ = std::fs::remove_dir(&plan.fileset.dir);
+            }
+        }
+        if let (Some(s), Some(g)) = (&db, group) {
+            let rows = history::group_summary(s, &saved_ids)?;
+            if a.json {
+                let docs: Vec<serde_json::Value> = saved_ids
+                    .iter()
+                    .map(|&id| s.doc(id))
+                    .collect::<Result<_, _>>()?;
+                print_json(
+                    &serde_json::json!({"schema": "iolab-repeat/1", "group": format!("g{g}"), "run_ids": saved_ids, "runs": docs, "summary": rows}),
+                );
+            } else {
+                print_out(&history::render_summary(&rows, saved_ids.len()));
+            }
+        }
+    }
+    if let Some(why) = not_saved {
+        eprintln!("iolab: error: the results above were not saved: {why}");
+        return Ok(EXIT_NOT_SAVED);
+    }
+    if let Some(s) = &db {
+        match (group, saved_ids.as_slice()) {
+            (Some(g), ids) => eprintln!(
+                "saved as group g{g} (runs {}) in {}",
+                ids.iter()
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                s.path.display()
+            ),
+            (None, [id]) => eprintln!("saved as run {id} in {}", s.path.display()),
+            _ => {}
+        }
+    }
+    Ok(worst)
+}
+
 fn real_main() -> Result<i32, Error> {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
+            use clap::error::ErrorKind as K;
             if matches!(
                 e.kind(),
-                clap::error::ErrorKind::DisplayHelp
-                    | clap::error::ErrorKind::DisplayVersion
-                    | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+                K::DisplayHelp | K::DisplayVersion | K::DisplayHelpOnMissingArgumentOrSubcommand
             ) {
                 let _ = e.print();
-                return Ok(
-                    if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-                    {
-                        Exit::Usage as i32
-                    } else {
-                        0
-                    },
-                );
+                return Ok(if e.kind() == K::DisplayHelpOnMissingArgumentOrSubcommand {
+                    Exit::Usage as i32
+                } else {
+                    0
+                });
             }
             let msg = e.to_string();
             let line = msg
@@ -56,27 +179,7 @@ fn real_main() -> Result<i32, Error> {
         }
     };
     match cli.cmd {
-        Cmd::Run(a) => {
-            let plan = cli::plan_run(&a)?;
-            let stop = stop_flag();
-            let doc = runner::run(&plan, &stop, |_| {})?;
-            if a.json {
-                print_out(&format!(
-                    "{}\n",
-                    serde_json::to_string_pretty(&doc.to_json()).expect("json")
-                ));
-            } else {
-                print_out(&report::render(&doc));
-            }
-            let errors: u64 = doc.runs.iter().map(|c| c.total_errors()).sum();
-            Ok(if doc.interrupted {
-                Exit::Interrupted as i32
-            } else if errors > 0 {
-                EXIT_IO_ERRORS
-            } else {
-                0
-            })
-        }
+        Cmd::Run(a) => cmd_run(&a),
         Cmd::Prepare(a) => {
             let is_default = a.set.dir == Path::new(cli::DEFAULT_DIR);
             cli::check_dir(&a.set.dir, is_default)?;
@@ -123,6 +226,155 @@ fn real_main() -> Result<i32, Error> {
             cli::check_dir(&a.dir, false)?;
             let n = fileset::cleanup_dir(&a.dir);
             print_out(&format!("removed {n} files from {}\n", a.dir.display()));
+            Ok(0)
+        }
+        Cmd::List(a) => {
+            let s = open_store(&a.db)?;
+            let f = store::Filter {
+                label: a.label.clone(),
+                tags: cli::parse_tags(&a.tags)?.into_iter().collect(),
+                mode: a.mode.clone(),
+                host: a.host.clone(),
+                since: a.since.as_deref().map(cli::parse_since).transpose()?,
+                limit: Some(a.limit),
+            };
+            let rows = s.list(&f)?;
+            if a.json {
+                print_json(&serde_json::json!({"schema": "iolab-list/1", "runs": rows}));
+            } else {
+                print_out(&history::render_list(&s, &rows)?);
+            }
+            Ok(0)
+        }
+        Cmd::Show(a) => {
+            let s = open_store(&a.db)?;
+            let r: store::Ref = a.id.parse().map_err(Error::usage)?;
+            match r {
+                store::Ref::Run(id) => {
+                    if a.json {
+                        s.run(id)?;
+                        print_json(&s.doc(id)?);
+                    } else {
+                        print_out(&history::render_show(&s, id)?);
+                    }
+                }
+                store::Ref::Group(g) => {
+                    let ids = s.group_runs(g)?;
+                    let rows = history::group_summary(&s, &ids)?;
+                    if a.json {
+                        print_json(
+                            &serde_json::json!({"schema": "iolab-group/1", "group": format!("g{g}"), "run_ids": ids, "summary": rows}),
+                        );
+                    } else {
+                        print_out(&format!(
+                            "group g{g}: runs {}\n",
+                            ids.iter()
+                                .map(|i| i.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ));
+                        print_out(&history::render_summary(&rows, ids.len()));
+                    }
+                }
+            }
+            Ok(0)
+        }
+        Cmd::Delete(a) => {
+            let mut s = open_store(&a.db)?;
+            let refs = cli::parse_refs(&a.ids)?;
+            // Check them all first: nothing is deleted when one id is unknown.
+            let mut ids = Vec::new();
+            for r in &refs {
+                ids.extend(s.resolve(*r)?);
+            }
+            for id in &ids {
+                s.delete(*id)?;
+            }
+            print_out(&format!(
+                "deleted {} run{}\n",
+                ids.len(),
+                if ids.len() == 1 { "" } else { "s" }
+            ));
+            Ok(0)
+        }
+        Cmd::Compare(a) => {
+            let s = open_store(&a.db)?;
+            let refs = cli::parse_refs(&a.ids)?;
+            let c = compare::compare(&s, &refs)?;
+            if a.json {
+                print_json(&c);
+            } else {
+                print_out(&history::render_compare(&c));
+            }
+            Ok(0)
+        }
+        Cmd::Export(a) => {
+            let s = open_store(&a.db)?;
+            let mut ids = Vec::new();
+            for r in cli::parse_refs(&a.ids)? {
+                ids.extend(s.resolve(r)?);
+            }
+            let mut buf: Vec<u8> = Vec::new();
+            match a.format.as_str() {
+                "json" => {
+                    buf = format!(
+                        "{}\n",
+                        serde_json::to_string_pretty(&history::export_json(&s, &ids)?)
+                            .expect("json")
+                    )
+                    .into_bytes()
+                }
+                "csv" => history::export_csv(&s, &ids, &mut buf)?,
+                other => return Err(Error::usage(format!("--format '{other}': use json or csv"))),
+            }
+            match &a.output {
+                // Written whole to a temporary file, then renamed: never half a file.
+                Some(p) => {
+                    let tmp = p.with_extension("iolab-tmp");
+                    std::fs::write(&tmp, &buf)
+                        .and_then(|_| std::fs::rename(&tmp, p))
+                        .map_err(|e| {
+                            let _ = std::fs::remove_file(&tmp);
+                            Error::failed(format!("--output {}: {e}", p.display()))
+                        })?;
+                    eprintln!("exported {} runs to {}", ids.len(), p.display());
+                }
+                None => print_out(&String::from_utf8_lossy(&buf)),
+            }
+            Ok(0)
+        }
+        Cmd::Import(a) => {
+            let mut s = open_store(&a.db)?;
+            let tags = cli::parse_tags(&a.tags)?;
+            let host = a.host.clone().unwrap_or_else(sysinfo::hostname);
+            // Parse everything first: nothing is imported when one file is bad.
+            let mut parsed = Vec::new();
+            for f in &a.files {
+                let text = if f.as_os_str() == "-" {
+                    let mut t = String::new();
+                    std::io::Read::read_to_string(&mut std::io::stdin(), &mut t)
+                        .map_err(|e| Error::usage(format!("stdin: {e}")))?;
+                    t
+                } else {
+                    std::fs::read_to_string(f)
+                        .map_err(|e| Error::usage(format!("{}: {e}", f.display())))?
+                };
+                let imp = iolab::import::parse(&text)
+                    .map_err(|e| Error::usage(format!("{}: {e}", f.display())))?;
+                parsed.push((f.clone(), imp));
+            }
+            for (f, imp) in parsed {
+                let doc = serde_json::json!({"schema": "iolab-import/1", "tool": imp.tool, "tool_version": imp.tool_version, "start_time": imp.start_time, "source_file": f, "options": imp.options, "cells": imp.cells});
+                let id = s.save_import(&imp, &doc, &host, a.label.as_deref(), &tags)?;
+                print_out(&format!(
+                    "imported {} as run {id} ({} {}, {} job{})\n",
+                    f.display(),
+                    imp.tool,
+                    imp.tool_version,
+                    imp.cells.len(),
+                    if imp.cells.len() == 1 { "" } else { "s" }
+                ));
+            }
             Ok(0)
         }
     }

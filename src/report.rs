@@ -160,11 +160,16 @@ pub fn render(doc: &RunDoc) -> String {
         s.push_str("interrupted: the figures above cover what was measured before the stop\n");
     }
     // One line per warning code: the first message, and how many other modes had the same.
-    let all: Vec<&crate::result::Warning> = doc
+    let mut all: Vec<&crate::result::Warning> = Vec::new();
+    for w in doc
         .warnings
         .iter()
         .chain(doc.runs.iter().flat_map(|c| c.warnings.iter()))
-        .collect();
+    {
+        if !all.contains(&w) {
+            all.push(w);
+        }
+    }
     let mut codes: Vec<&str> = Vec::new();
     for w in &all {
         if !codes.contains(&w.code.as_str()) {

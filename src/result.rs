@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 pub const RUN_SCHEMA: &str = "iolab-run/1";
 
 /// Latency summary in nanoseconds.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct LatNs {
     pub min: u64,
     pub mean: f64,
@@ -45,7 +45,7 @@ impl LatNs {
 }
 
 /// One operation type's totals.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct OpResult {
     pub ops: u64,
     pub bytes: u64,
@@ -81,7 +81,7 @@ impl OpResult {
     }
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct Results {
     pub read: OpResult,
     pub write: OpResult,
@@ -100,7 +100,7 @@ impl Results {
 
 /// CPU time of the iolab process during the measured cell. Percentages are of one CPU, so they can
 /// exceed 100 with several threads (like `time` and fio's usr/sys).
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Default)]
 pub struct Cpu {
     pub user_pct: f64,
     pub sys_pct: f64,
@@ -109,7 +109,7 @@ pub struct Cpu {
 }
 
 /// One operation type in one second of the time series.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct TsOp {
     pub ops: u64,
     pub iops: f64,
@@ -119,7 +119,7 @@ pub struct TsOp {
 }
 
 /// One interval of the time series.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct TsPoint {
     /// Start of the interval, seconds after the end of the ramp.
     pub t_s: f64,
@@ -130,7 +130,7 @@ pub struct TsPoint {
     pub fsync: Option<TsOp>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct Warning {
     /// Stable machine-readable identifier (docs/results.md lists them).
     pub code: String,
@@ -147,7 +147,7 @@ impl Warning {
 }
 
 /// The job of one cell with the file set it ran on.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct CellJob {
     #[serde(flatten)]
     pub job: Job,
@@ -156,7 +156,7 @@ pub struct CellJob {
 }
 
 /// One mode's measurements.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct CellResult {
     pub mode: String,
     pub job: CellJob,
@@ -176,6 +176,10 @@ pub struct CellResult {
     pub cache_resident_pct_at_start: f64,
     pub warnings: Vec<Warning>,
     pub interrupted: bool,
+    /// The merged latency histograms (read, write, fsync), kept for the results store; not part
+    /// of the JSON document.
+    #[serde(skip)]
+    pub lat_hists: Vec<LatHist>,
 }
 
 impl CellResult {
@@ -267,6 +271,7 @@ impl CellResult {
             cache_resident_pct_at_start: resident_pct,
             warnings: Vec::new(),
             interrupted,
+            lat_hists: merged.op.iter().map(|o| o.lat.clone()).collect(),
         }
     }
 
@@ -276,7 +281,7 @@ impl CellResult {
 }
 
 /// Facts about where the run happened, recorded with every run.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct RunEnv {
     pub host: String,
     pub kernel: String,
@@ -291,7 +296,7 @@ pub struct RunEnv {
 }
 
 /// What prepare did before the first cell.
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Default)]
 pub struct PrepareInfo {
     pub written_bytes: u64,
     pub reused_files: u32,
@@ -302,10 +307,10 @@ pub struct PrepareInfo {
 }
 
 /// The whole document of one `iolab run`.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct RunDoc {
-    pub schema: &'static str,
-    pub iolab_version: &'static str,
+    pub schema: String,
+    pub iolab_version: String,
     pub start_time: String,
     pub end_time: String,
     pub label: Option<String>,
@@ -319,6 +324,47 @@ pub struct RunDoc {
 }
 
 impl RunDoc {
+    /// Reads back a document that [`RunDoc::to_json`] produced.
+    pub fn from_json(v: &serde_json::Value) -> Result<RunDoc, serde_json::Error> {
+        let mut v = v.clone();
+        let obj = v
+            .as_object_mut()
+            .ok_or_else(|| serde::de::Error::custom("not an object"))?;
+        if !obj.contains_key("runs") {
+            // single mode: the cell's fields are at the top level
+            let mut cell = serde_json::Map::new();
+            for k in [
+                "mode",
+                "job",
+                "duration_s",
+                "window_s",
+                "results",
+                "cpu",
+                "timeseries",
+                "errors",
+                "cache_resident_pct_at_start",
+            ] {
+                if let Some(x) = obj.remove(k) {
+                    cell.insert(k.into(), x);
+                }
+            }
+            cell.insert("warnings".into(), serde_json::json!([]));
+            cell.insert(
+                "interrupted".into(),
+                obj.get("interrupted")
+                    .cloned()
+                    .unwrap_or(serde_json::json!(false)),
+            );
+            obj.insert(
+                "runs".into(),
+                serde_json::Value::Array(vec![serde_json::Value::Object(cell)]),
+            );
+        } else {
+            obj.remove("job");
+        }
+        serde_json::from_value(v)
+    }
+
     /// The JSON document: with a single mode, the cell's `mode`, `job`, `results`, `cpu`,
     /// `timeseries`, ... sit at the top level; with several, they are in `runs[]`.
     pub fn to_json(&self) -> serde_json::Value {

@@ -38,7 +38,7 @@ pub struct Plan {
 }
 
 fn now_rfc3339() -> String {
-    chrono::Local::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 fn rusage() -> (f64, f64) {
@@ -410,8 +410,8 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         }
     }
     let doc = RunDoc {
-        schema: crate::result::RUN_SCHEMA,
-        iolab_version: env!("CARGO_PKG_VERSION"),
+        schema: crate::result::RUN_SCHEMA.to_string(),
+        iolab_version: env!("CARGO_PKG_VERSION").to_string(),
         start_time,
         end_time: now_rfc3339(),
         label: plan.label.clone(),

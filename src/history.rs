@@ -1,0 +1,448 @@
+//! Rendering what the results store holds: list, show, compare, export, repetition summaries.
+
+use crate::compare::{Comparison, METRICS, Stat, cell_labels, metric_value};
+use crate::error::{Error, Result};
+use crate::report::fmt_ns;
+use crate::result::RunDoc;
+use crate::store::{MetricRow, RunRow, Store};
+use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+fn table(header: Vec<&str>) -> Table {
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED);
+    t.set_header(header);
+    t
+}
+
+fn right(t: &mut Table, from: usize) {
+    let n = t.column_count();
+    for i in from..n {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}
+
+/// `iolab list` as a table.
+pub fn render_list(store: &Store, rows: &[RunRow]) -> Result<String> {
+    let mut t = table(vec![
+        "id",
+        "group",
+        "start (UTC)",
+        "host",
+        "tool",
+        "modes",
+        "label",
+        "tags",
+        "headline",
+    ]);
+    for r in rows {
+        let m = store.metrics(r.id)?;
+        let head = m
+            .first()
+            .map(|x| format!("{} {} {:.0} IOPS", x.mode, x.op, x.iops))
+            .unwrap_or_default();
+        let tags: Vec<String> = r.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        t.add_row(vec![
+            r.id.to_string(),
+            r.group_id.map(|g| format!("g{g}")).unwrap_or_default(),
+            r.start_time
+                .chars()
+                .take(19)
+                .collect::<String>()
+                .replace('T', " "),
+            r.host.clone(),
+            if r.tool == "iolab" {
+                "iolab".to_string()
+            } else {
+                format!("{} (import)", r.tool)
+            },
+            r.modes.join(",") + if r.interrupted { " (partial)" } else { "" },
+            r.label.clone().unwrap_or_default(),
+            tags.join(" "),
+            head,
+        ]);
+    }
+    Ok(format!(
+        "{t}\n{} runs in {}\n",
+        rows.len(),
+        store.path.display()
+    ))
+}
+
+fn opt_ns(v: Option<f64>) -> String {
+    v.map(fmt_ns).unwrap_or_else(|| "-".into())
+}
+
+/// A table of stored metrics (used for imported runs).
+pub fn metrics_table(rows: &[MetricRow]) -> Table {
+    let labels = cell_labels(rows);
+    let mut t = table(vec![
+        "mode", "thr", "bs", "op", "ops", "IOPS", "MiB/s", "lat avg", "p50", "p95", "p99", "p99.9",
+        "max",
+    ]);
+    let mut last = -1;
+    for r in rows {
+        let first = r.cell != last;
+        last = r.cell;
+        t.add_row(vec![
+            if first {
+                labels[&r.cell].clone()
+            } else {
+                String::new()
+            },
+            if first {
+                r.threads.map(|x| x.to_string()).unwrap_or_default()
+            } else {
+                String::new()
+            },
+            if first {
+                r.bs_bytes
+                    .map(|b| crate::size::Bytes(b as u64).to_string())
+                    .unwrap_or_default()
+            } else {
+                String::new()
+            },
+            r.op.clone(),
+            r.ops.to_string(),
+            format!("{:.0}", r.iops),
+            if r.bytes == 0 {
+                "-".into()
+            } else {
+                format!("{:.2}", r.bytes_per_sec / 1048576.0)
+            },
+            opt_ns(r.lat_mean_ns),
+            opt_ns(r.lat_p50_ns),
+            opt_ns(r.lat_p95_ns),
+            opt_ns(r.lat_p99_ns),
+            opt_ns(r.lat_p99_9_ns),
+            opt_ns(r.lat_max_ns),
+        ]);
+    }
+    right(&mut t, 4);
+    t
+}
+
+/// `iolab show ID`: the stored run rendered like the live output.
+pub fn render_show(store: &Store, id: i64) -> Result<String> {
+    let run = store.run(id)?;
+    let doc = store.doc(id)?;
+    let mut s = format!("run {id}");
+    if let Some(g) = run.group_id {
+        s.push_str(&format!(" (group g{g})"));
+    }
+    s.push_str(&format!(", {} on {}", run.start_time, run.host));
+    if let Some(l) = &run.label {
+        s.push_str(&format!(", label {l}"));
+    }
+    if !run.tags.is_empty() {
+        let tags: Vec<String> = run.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        s.push_str(&format!(", tags {}", tags.join(" ")));
+    }
+    s.push('\n');
+    if run.kind == "run" {
+        let d = RunDoc::from_json(&doc)
+            .map_err(|e| Error::failed(format!("run {id}: stored document cannot be read: {e}")))?;
+        s.push_str(&crate::report::render(&d));
+    } else {
+        s.push_str(&format!(
+            "imported from {} {}\n",
+            run.tool, run.tool_version
+        ));
+        s.push_str(&metrics_table(&store.metrics(id)?).to_string());
+        s.push('\n');
+    }
+    Ok(s)
+}
+
+fn fmt_metric(name: &str, v: f64) -> String {
+    match name {
+        "iops" => format!("{v:.0}"),
+        "mib_per_sec" => format!("{v:.2}"),
+        _ => fmt_ns(v),
+    }
+}
+
+fn fmt_stat(name: &str, s: &Stat) -> String {
+    match s.ci95 {
+        Some(ci) => format!("{} ±{}", fmt_metric(name, s.mean), fmt_metric(name, ci)),
+        None => fmt_metric(name, s.mean),
+    }
+}
+
+/// `iolab compare` as tables.
+pub fn render_compare(c: &Comparison) -> String {
+    let mut s = String::new();
+    for (i, side) in c.sides.iter().enumerate() {
+        let role = if i == 0 { "baseline" } else { "" };
+        s.push_str(&format!(
+            "{:<9} {} ({} run{}), {}, {}{}\n",
+            role,
+            side.reference,
+            side.run_ids.len(),
+            if side.run_ids.len() == 1 { "" } else { "s" },
+            side.tool,
+            side.start_time,
+            side.label
+                .as_ref()
+                .map(|l| format!(", label {l}"))
+                .unwrap_or_default()
+        ));
+    }
+    let mut header = vec!["mode".to_string(), "op".into(), "metric".into()];
+    for (i, side) in c.sides.iter().enumerate() {
+        header.push(side.reference.clone());
+        if i > 0 {
+            header.push(format!("Δ% vs {}", c.sides[0].reference));
+        }
+    }
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED);
+    t.set_header(header);
+    let names: BTreeMap<&str, &str> = [
+        ("iops", "IOPS"),
+        ("mib_per_sec", "MiB/s"),
+        ("lat_mean_ns", "lat avg"),
+        ("lat_p50_ns", "p50"),
+        ("lat_p99_ns", "p99"),
+        ("lat_p99_9_ns", "p99.9"),
+    ]
+    .into_iter()
+    .collect();
+    let mut last = (String::new(), String::new());
+    for r in &c.rows {
+        let first = (r.cell.clone(), r.op.clone()) != last;
+        last = (r.cell.clone(), r.op.clone());
+        let mut row = vec![
+            if first { r.cell.clone() } else { String::new() },
+            if first { r.op.clone() } else { String::new() },
+            names
+                .get(r.metric.as_str())
+                .copied()
+                .unwrap_or(&r.metric)
+                .to_string(),
+        ];
+        for (i, cmp) in r.sides.iter().enumerate() {
+            row.push(
+                cmp.stat
+                    .as_ref()
+                    .map(|st| fmt_stat(&r.metric, st))
+                    .unwrap_or_else(|| "-".into()),
+            );
+            if i > 0 {
+                let d = cmp
+                    .delta_pct
+                    .map(|d| format!("{d:+.1}%"))
+                    .unwrap_or_else(|| "-".into());
+                let mark = match cmp.verdict.as_str() {
+                    "significant" => format!(" * p={:.3}", cmp.p_value.unwrap_or(0.0)),
+                    "within noise" => " ~noise".to_string(),
+                    _ => String::new(),
+                };
+                row.push(format!("{d}{mark}"));
+            }
+        }
+        t.add_row(row);
+    }
+    right(&mut t, 3);
+    s.push_str(&t.to_string());
+    s.push('\n');
+    let reps = c.sides.iter().all(|x| x.run_ids.len() > 1);
+    if reps {
+        s.push_str("values: mean ±95% CI over repetitions; * = significant (Welch's t-test, p < 0.05); ~noise = the difference is within the noise\n");
+    } else {
+        s.push_str("single runs: differences cannot be tested for significance; use --repeat N for both sides\n");
+    }
+    for n in &c.not_comparable {
+        s.push_str(&format!("not compared: {n}\n"));
+    }
+    if c.changes.is_empty() {
+        s.push_str("what changed: no job setting or environment field differs\n");
+    } else {
+        s.push_str("what changed:\n");
+        for ch in &c.changes {
+            let vals: Vec<String> = ch
+                .values
+                .iter()
+                .map(|v| v.clone().unwrap_or_else(|| "(none)".into()))
+                .collect();
+            s.push_str(&format!("  {}: {}\n", ch.field, vals.join(" → ")));
+        }
+    }
+    s
+}
+
+/// One row of the CSV export (one per run × cell × op type).
+#[derive(Serialize)]
+struct CsvRow<'a> {
+    run_id: i64,
+    group_id: Option<i64>,
+    tool: &'a str,
+    tool_version: &'a str,
+    start_time: &'a str,
+    host: &'a str,
+    label: &'a str,
+    cell: i64,
+    mode: &'a str,
+    op: &'a str,
+    threads: Option<i64>,
+    bs_bytes: Option<i64>,
+    ops: i64,
+    bytes: i64,
+    iops: f64,
+    bytes_per_sec: f64,
+    lat_min_ns: Option<f64>,
+    lat_mean_ns: Option<f64>,
+    lat_max_ns: Option<f64>,
+    lat_stddev_ns: Option<f64>,
+    lat_p50_ns: Option<f64>,
+    lat_p90_ns: Option<f64>,
+    lat_p95_ns: Option<f64>,
+    lat_p99_ns: Option<f64>,
+    lat_p99_9_ns: Option<f64>,
+    lat_p99_99_ns: Option<f64>,
+}
+
+pub fn export_csv(store: &Store, ids: &[i64], out: &mut dyn std::io::Write) -> Result<()> {
+    let mut w = csv::Writer::from_writer(out);
+    for &id in ids {
+        let r = store.run(id)?;
+        for m in store.metrics(id)? {
+            w.serialize(CsvRow {
+                run_id: id,
+                group_id: r.group_id,
+                tool: &r.tool,
+                tool_version: &r.tool_version,
+                start_time: &r.start_time,
+                host: &r.host,
+                label: r.label.as_deref().unwrap_or(""),
+                cell: m.cell,
+                mode: &m.mode,
+                op: &m.op,
+                threads: m.threads,
+                bs_bytes: m.bs_bytes,
+                ops: m.ops,
+                bytes: m.bytes,
+                iops: m.iops,
+                bytes_per_sec: m.bytes_per_sec,
+                lat_min_ns: m.lat_min_ns,
+                lat_mean_ns: m.lat_mean_ns,
+                lat_max_ns: m.lat_max_ns,
+                lat_stddev_ns: m.lat_stddev_ns,
+                lat_p50_ns: m.lat_p50_ns,
+                lat_p90_ns: m.lat_p90_ns,
+                lat_p95_ns: m.lat_p95_ns,
+                lat_p99_ns: m.lat_p99_ns,
+                lat_p99_9_ns: m.lat_p99_9_ns,
+                lat_p99_99_ns: m.lat_p99_99_ns,
+            })
+            .map_err(|e| Error::failed(format!("export: {e}")))?;
+        }
+    }
+    w.flush().map_err(|e| Error::failed(format!("export: {e}")))
+}
+
+pub fn export_json(store: &Store, ids: &[i64]) -> Result<serde_json::Value> {
+    let mut runs = Vec::new();
+    for &id in ids {
+        let r = store.run(id)?;
+        runs.push(serde_json::json!({"id": id, "group_id": r.group_id, "kind": r.kind, "tool": r.tool, "tool_version": r.tool_version, "label": r.label, "tags": r.tags, "doc": store.doc(id)?}));
+    }
+    Ok(serde_json::json!({"schema": "iolab-export/1", "runs": runs}))
+}
+
+/// Mean, CI and noise of the headline metrics over the runs of a group.
+#[derive(Debug, Clone, Serialize)]
+pub struct SummaryRow {
+    pub cell: String,
+    pub op: String,
+    pub metric: String,
+    pub stat: Stat,
+    pub noisy: bool,
+}
+
+pub fn group_summary(store: &Store, ids: &[i64]) -> Result<Vec<SummaryRow>> {
+    let mut order: Vec<(String, String)> = Vec::new();
+    let mut vals: BTreeMap<(String, String, &'static str), Vec<f64>> = BTreeMap::new();
+    for &id in ids {
+        let rows = store.metrics(id)?;
+        let labels = cell_labels(&rows);
+        for r in &rows {
+            let key = (labels[&r.cell].clone(), r.op.clone());
+            if !order.contains(&key) {
+                order.push(key.clone());
+            }
+            for (name, _) in METRICS {
+                if matches!(name, "iops" | "mib_per_sec" | "lat_mean_ns" | "lat_p99_ns")
+                    && let Some(v) = metric_value(r, name)
+                {
+                    vals.entry((key.0.clone(), key.1.clone(), name))
+                        .or_default()
+                        .push(v);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (cell, op) in order {
+        for name in ["iops", "mib_per_sec", "lat_mean_ns", "lat_p99_ns"] {
+            if let Some(st) = vals
+                .get(&(cell.clone(), op.clone(), name))
+                .and_then(|v| Stat::of(v))
+            {
+                out.push(SummaryRow {
+                    cell: cell.clone(),
+                    op: op.clone(),
+                    metric: name.into(),
+                    stat: st,
+                    noisy: st.noisy(),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+pub fn render_summary(rows: &[SummaryRow], n: usize) -> String {
+    let mut t = table(vec![
+        "mode", "op", "metric", "mean", "stddev", "95% CI", "CV", "",
+    ]);
+    let mut last = (String::new(), String::new());
+    for r in rows {
+        let first = (r.cell.clone(), r.op.clone()) != last;
+        last = (r.cell.clone(), r.op.clone());
+        let name = match r.metric.as_str() {
+            "iops" => "IOPS",
+            "mib_per_sec" => "MiB/s",
+            "lat_mean_ns" => "lat avg",
+            "lat_p99_ns" => "p99",
+            m => m,
+        };
+        t.add_row(vec![
+            if first { r.cell.clone() } else { String::new() },
+            if first { r.op.clone() } else { String::new() },
+            name.to_string(),
+            fmt_metric(&r.metric, r.stat.mean),
+            fmt_metric(&r.metric, r.stat.stddev),
+            r.stat
+                .ci95
+                .map(|c| format!("±{}", fmt_metric(&r.metric, c)))
+                .unwrap_or_else(|| "-".into()),
+            format!("{:.1}%", r.stat.cv_pct),
+            if r.noisy {
+                "noisy".into()
+            } else {
+                String::new()
+            },
+        ]);
+    }
+    right(&mut t, 3);
+    let mut s = format!(
+        "summary of {n} repetitions (mean, sample stddev, 95% confidence interval of the mean, coefficient of variation; noisy = CV above 5%)\n"
+    );
+    s.push_str(&t.to_string());
+    s.push('\n');
+    s
+}

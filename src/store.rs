@@ -1,0 +1,717 @@
+//! The results store: every run kept with its exact settings, in one SQLite file.
+//!
+//! Layout (docs/store.md): `runs` holds one row per run with the JSON document exactly as
+//! `iolab run --json` printed it (or the normalized import) and its environment; `metrics` one row
+//! per run × cell × operation type for listing and comparing; `histograms` the merged latency
+//! histograms (HdrHistogram V2 + deflate) so percentiles can be recomputed and histograms merged;
+//! `tags`; `groups` ties the runs of `--repeat N` together.
+//!
+//! The file is marked with SQLite's `application_id` and its schema version in `user_version`;
+//! older versions are migrated in place, newer ones refused. WAL mode and a busy timeout let
+//! several iolab processes save at once. Each run is saved in one transaction.
+
+use crate::error::{Error, Result};
+use crate::hist::LatHist;
+use crate::import::Imported;
+use crate::result::RunDoc;
+use crate::stats::OpKind;
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use std::path::{Path, PathBuf};
+
+/// "iolb"
+pub const APP_ID: i64 = 0x696f_6c62;
+/// Current schema version.
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// Migration i takes a store from version i to i + 1.
+const MIGRATIONS: [&str; 2] = [
+    // v1: runs, their tags and summary metrics
+    "CREATE TABLE runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        tool_version TEXT NOT NULL,
+        start_time TEXT NOT NULL,
+        end_time TEXT,
+        host TEXT NOT NULL,
+        label TEXT,
+        modes TEXT NOT NULL,
+        interrupted INTEGER NOT NULL DEFAULT 0,
+        doc TEXT NOT NULL,
+        env TEXT
+    );
+    CREATE TABLE tags (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (run_id, key)
+    );
+    CREATE TABLE metrics (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        cell INTEGER NOT NULL,
+        mode TEXT NOT NULL,
+        op TEXT NOT NULL,
+        threads INTEGER,
+        bs_bytes INTEGER,
+        ops INTEGER NOT NULL,
+        bytes INTEGER NOT NULL,
+        iops REAL NOT NULL,
+        bytes_per_sec REAL NOT NULL,
+        lat_min_ns REAL, lat_mean_ns REAL, lat_max_ns REAL, lat_stddev_ns REAL,
+        lat_p50_ns REAL, lat_p90_ns REAL, lat_p95_ns REAL, lat_p99_ns REAL,
+        lat_p99_9_ns REAL, lat_p99_99_ns REAL,
+        PRIMARY KEY (run_id, cell, op)
+    );",
+    // v2: repetition groups and serialized histograms
+    "CREATE TABLE groups (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        kind TEXT NOT NULL,
+        created TEXT NOT NULL,
+        label TEXT,
+        repeat INTEGER NOT NULL
+    );
+    ALTER TABLE runs ADD COLUMN group_id INTEGER REFERENCES groups(id);
+    ALTER TABLE runs ADD COLUMN seq INTEGER;
+    CREATE TABLE histograms (
+        run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        cell INTEGER NOT NULL,
+        op TEXT NOT NULL,
+        hdr BLOB NOT NULL,
+        PRIMARY KEY (run_id, cell, op)
+    );
+    CREATE INDEX runs_start ON runs(start_time);",
+];
+
+/// Where the store lives: `--db`, else `$IOLAB_DB`, else `$XDG_DATA_HOME/iolab/results.db`,
+/// else `~/.local/share/iolab/results.db`.
+pub fn resolve_path(flag: Option<&Path>) -> PathBuf {
+    if let Some(p) = flag {
+        return p.to_path_buf();
+    }
+    if let Some(p) = std::env::var_os("IOLAB_DB").filter(|s| !s.is_empty()) {
+        return PathBuf::from(p);
+    }
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()))
+                .join(".local/share")
+        });
+    base.join("iolab/results.db")
+}
+
+/// Summary metrics of one run × cell × op, as stored.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MetricRow {
+    pub run_id: i64,
+    pub cell: i64,
+    pub mode: String,
+    pub op: String,
+    pub threads: Option<i64>,
+    pub bs_bytes: Option<i64>,
+    pub ops: i64,
+    pub bytes: i64,
+    pub iops: f64,
+    pub bytes_per_sec: f64,
+    pub lat_min_ns: Option<f64>,
+    pub lat_mean_ns: Option<f64>,
+    pub lat_max_ns: Option<f64>,
+    pub lat_stddev_ns: Option<f64>,
+    pub lat_p50_ns: Option<f64>,
+    pub lat_p90_ns: Option<f64>,
+    pub lat_p95_ns: Option<f64>,
+    pub lat_p99_ns: Option<f64>,
+    pub lat_p99_9_ns: Option<f64>,
+    pub lat_p99_99_ns: Option<f64>,
+}
+
+/// One run as listed.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunRow {
+    pub id: i64,
+    pub group_id: Option<i64>,
+    pub kind: String,
+    pub tool: String,
+    pub tool_version: String,
+    pub start_time: String,
+    pub end_time: Option<String>,
+    pub host: String,
+    pub label: Option<String>,
+    pub modes: Vec<String>,
+    pub tags: std::collections::BTreeMap<String, String>,
+    pub interrupted: bool,
+}
+
+/// Filters for `iolab list`.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub label: Option<String>,
+    pub tags: Vec<(String, String)>,
+    pub mode: Option<String>,
+    pub host: Option<String>,
+    /// RFC 3339 lower bound on start_time
+    pub since: Option<String>,
+    pub limit: Option<usize>,
+}
+
+pub struct Store {
+    conn: Connection,
+    pub path: PathBuf,
+}
+
+fn db_err(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::failed(format!("results store {}: {e}", path.display()))
+}
+
+impl Store {
+    /// Opens (creating when missing) and migrates the store. Refuses files that are not iolab
+    /// stores or come from a newer iolab.
+    pub fn open(path: &Path) -> Result<Store> {
+        Self::open_to(path, SCHEMA_VERSION)
+    }
+
+    /// Opens and brings the schema to `target` (tests use this to make old stores).
+    #[doc(hidden)]
+    pub fn open_to(path: &Path, target: i64) -> Result<Store> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                Error::usage(format!(
+                    "--db {}: cannot create {}: {e}",
+                    path.display(),
+                    parent.display()
+                ))
+            })?;
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(|e| {
+            Error::usage(format!(
+                "--db {}: cannot open the results store: {e}",
+                path.display()
+            ))
+        })?;
+        conn.busy_timeout(std::time::Duration::from_secs(30))
+            .map_err(|e| db_err(path, e))?;
+        let not_ours = || {
+            Error::usage(format!(
+                "--db {}: not an iolab results store (use another path, or move that file away)",
+                path.display()
+            ))
+        };
+        let app: i64 = conn
+            .query_row("PRAGMA application_id", [], |r| r.get(0))
+            .map_err(|_| not_ours())?;
+        let version: i64 = conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|_| not_ours())?;
+        let tables: i64 = conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .map_err(|_| not_ours())?;
+        if app != APP_ID && (app != 0 || tables > 0 || version != 0) {
+            return Err(not_ours());
+        }
+        if version > SCHEMA_VERSION {
+            return Err(Error::usage(format!(
+                "--db {}: written by a newer iolab (store schema {version}, this iolab knows up to {SCHEMA_VERSION}); upgrade iolab or use another --db",
+                path.display()
+            )));
+        }
+        let mut s = Store {
+            conn,
+            path: path.to_path_buf(),
+        };
+        s.conn
+            .pragma_update(None, "foreign_keys", "ON")
+            .map_err(|e| db_err(path, e))?;
+        if version < target {
+            s.migrate(version, target)?;
+        }
+        // WAL lets readers and one writer work at once; readonly files fail here, clearly.
+        let mode: String = s
+            .conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            .map_err(|e| Error::usage(format!("--db {}: cannot write to the results store ({e}); use another --db or --no-save", path.display())))?;
+        let _ = mode;
+        Ok(s)
+    }
+
+    fn migrate(&mut self, from: i64, to: i64) -> Result<()> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| Error::usage(format!("--db {}: cannot write to the results store ({e}); use another --db or --no-save", path.display())))?;
+        // Another process may have migrated meanwhile.
+        let now: i64 = tx
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .map_err(|e| db_err(&path, e))?;
+        for v in now.max(from)..to {
+            tx.execute_batch(MIGRATIONS[v as usize])
+                .map_err(|e| db_err(&path, format!("migrating schema {v} -> {}: {e}", v + 1)))?;
+        }
+        tx.execute_batch(&format!(
+            "PRAGMA application_id = {APP_ID}; PRAGMA user_version = {to};"
+        ))
+        .map_err(|e| db_err(&path, e))?;
+        tx.commit().map_err(|e| db_err(&path, e))
+    }
+
+    pub fn schema_version(&self) -> i64 {
+        self.conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))
+            .unwrap_or(0)
+    }
+
+    /// Starts a repetition group.
+    pub fn new_group(&mut self, kind: &str, label: Option<&str>, repeat: u32) -> Result<i64> {
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        self.conn
+            .execute(
+                "INSERT INTO groups (kind, created, label, repeat) VALUES (?1, ?2, ?3, ?4)",
+                params![kind, now, label, repeat],
+            )
+            .map_err(|e| db_err(&self.path, e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Saves one `iolab run` in one transaction. `json` is the document as printed.
+    pub fn save_run(
+        &mut self,
+        doc: &RunDoc,
+        json: &serde_json::Value,
+        group: Option<(i64, u32)>,
+    ) -> Result<i64> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| db_err(&path, e))?;
+        let modes: Vec<&str> = doc.runs.iter().map(|c| c.mode.as_str()).collect();
+        tx.execute(
+            "INSERT INTO runs (kind, tool, tool_version, start_time, end_time, host, label, modes, interrupted, doc, env, group_id, seq)
+             VALUES ('run', 'iolab', ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                doc.iolab_version,
+                doc.start_time,
+                doc.end_time,
+                doc.env.host,
+                doc.label,
+                format!(",{},", modes.join(",")),
+                doc.interrupted,
+                serde_json::to_string(json).expect("json"),
+                serde_json::to_string(&doc.env).expect("json"),
+                group.map(|g| g.0),
+                group.map(|g| g.1),
+            ],
+        )
+        .map_err(|e| db_err(&path, e))?;
+        let id = tx.last_insert_rowid();
+        for (k, v) in &doc.tags {
+            tx.execute(
+                "INSERT INTO tags (run_id, key, value) VALUES (?1, ?2, ?3)",
+                params![id, k, v],
+            )
+            .map_err(|e| db_err(&path, e))?;
+        }
+        for (ci, c) in doc.runs.iter().enumerate() {
+            for k in OpKind::ALL {
+                let r = c.results.get(k);
+                if r.ops == 0 {
+                    continue;
+                }
+                let l = r.lat_ns.as_ref();
+                tx.execute(
+                    "INSERT INTO metrics VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+                    params![
+                        id,
+                        ci as i64,
+                        c.mode,
+                        k.name(),
+                        c.job.job.threads,
+                        c.job.job.bs_bytes as i64,
+                        r.ops as i64,
+                        r.bytes as i64,
+                        r.iops,
+                        r.bytes_per_sec,
+                        l.map(|x| x.min as f64),
+                        l.map(|x| x.mean),
+                        l.map(|x| x.max as f64),
+                        l.map(|x| x.stddev),
+                        l.map(|x| x.p50 as f64),
+                        l.map(|x| x.p90 as f64),
+                        l.map(|x| x.p95 as f64),
+                        l.map(|x| x.p99 as f64),
+                        l.map(|x| x.p99_9 as f64),
+                        l.map(|x| x.p99_99 as f64),
+                    ],
+                )
+                .map_err(|e| db_err(&path, e))?;
+                if let Some(h) = c.lat_hists.get(k as usize).filter(|h| h.count() > 0) {
+                    tx.execute(
+                        "INSERT INTO histograms VALUES (?1, ?2, ?3, ?4)",
+                        params![id, ci as i64, k.name(), serialize_hist(h)],
+                    )
+                    .map_err(|e| db_err(&path, e))?;
+                }
+            }
+        }
+        tx.commit().map_err(|e| db_err(&path, e))?;
+        Ok(id)
+    }
+
+    /// Saves an imported result (fio, sysbench) in one transaction; `doc` is its stored document.
+    pub fn save_import(
+        &mut self,
+        imp: &Imported,
+        doc: &serde_json::Value,
+        host: &str,
+        label: Option<&str>,
+        tags: &std::collections::BTreeMap<String, String>,
+    ) -> Result<i64> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| db_err(&path, e))?;
+        let modes: Vec<&str> = imp.cells.iter().map(|c| c.mode.as_str()).collect();
+        let start = imp.start_time.clone().unwrap_or_else(|| {
+            chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+        });
+        tx.execute(
+            "INSERT INTO runs (kind, tool, tool_version, start_time, end_time, host, label, modes, interrupted, doc, env)
+             VALUES ('import', ?1, ?2, ?3, NULL, ?4, ?5, ?6, 0, ?7, NULL)",
+            params![imp.tool, imp.tool_version, start, host, label, format!(",{},", modes.join(",")), serde_json::to_string(doc).expect("json")],
+        )
+        .map_err(|e| db_err(&path, e))?;
+        let id = tx.last_insert_rowid();
+        for (k, v) in tags {
+            tx.execute(
+                "INSERT INTO tags (run_id, key, value) VALUES (?1, ?2, ?3)",
+                params![id, k, v],
+            )
+            .map_err(|e| db_err(&path, e))?;
+        }
+        for (ci, c) in imp.cells.iter().enumerate() {
+            for o in &c.ops {
+                let l = o.lat_ns.as_ref();
+                tx.execute(
+                    "INSERT INTO metrics VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+                    params![
+                        id,
+                        ci as i64,
+                        c.mode,
+                        o.op,
+                        c.threads,
+                        c.bs_bytes as i64,
+                        o.ops as i64,
+                        o.bytes as i64,
+                        o.iops,
+                        o.bytes_per_sec,
+                        l.and_then(|x| x.min),
+                        l.and_then(|x| x.mean),
+                        l.and_then(|x| x.max),
+                        l.and_then(|x| x.stddev),
+                        l.and_then(|x| x.p50),
+                        l.and_then(|x| x.p90),
+                        l.and_then(|x| x.p95),
+                        l.and_then(|x| x.p99),
+                        l.and_then(|x| x.p99_9),
+                        l.and_then(|x| x.p99_99),
+                    ],
+                )
+                .map_err(|e| db_err(&path, format!("cell {ci} op {}: {e}", o.op)))?;
+                if let Some(bins) = &o.hist_bins {
+                    let mut h = LatHist::new();
+                    for &(v, n) in bins {
+                        for _ in 0..n.min(1) {}
+                        let _ = h.h.record_n(v.clamp(1, crate::hist::MAX_TRACKED_NS), n);
+                    }
+                    if h.count() > 0 {
+                        tx.execute(
+                            "INSERT INTO histograms VALUES (?1, ?2, ?3, ?4)",
+                            params![id, ci as i64, o.op, serialize_hist(&h)],
+                        )
+                        .map_err(|e| db_err(&path, e))?;
+                    }
+                }
+            }
+        }
+        tx.commit().map_err(|e| db_err(&path, e))?;
+        Ok(id)
+    }
+
+    fn row_to_run(&self, r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
+        let modes: String = r.get("modes")?;
+        Ok(RunRow {
+            id: r.get("id")?,
+            group_id: r.get("group_id")?,
+            kind: r.get("kind")?,
+            tool: r.get("tool")?,
+            tool_version: r.get("tool_version")?,
+            start_time: r.get("start_time")?,
+            end_time: r.get("end_time")?,
+            host: r.get("host")?,
+            label: r.get("label")?,
+            modes: modes
+                .split(',')
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect(),
+            tags: Default::default(),
+            interrupted: r.get::<_, i64>("interrupted")? != 0,
+        })
+    }
+
+    fn fill_tags(&self, run: &mut RunRow) -> Result<()> {
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT key, value FROM tags WHERE run_id = ?1 ORDER BY key")
+            .map_err(|e| db_err(&self.path, e))?;
+        let rows = st
+            .query_map([run.id], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
+            .map_err(|e| db_err(&self.path, e))?;
+        for kv in rows {
+            let (k, v) = kv.map_err(|e| db_err(&self.path, e))?;
+            run.tags.insert(k, v);
+        }
+        Ok(())
+    }
+
+    /// Runs matching the filter, newest first.
+    pub fn list(&self, f: &Filter) -> Result<Vec<RunRow>> {
+        let mut sql = String::from("SELECT * FROM runs WHERE 1=1");
+        let mut args: Vec<String> = Vec::new();
+        if let Some(l) = &f.label {
+            args.push(l.clone());
+            sql.push_str(&format!(" AND label = ?{}", args.len()));
+        }
+        if let Some(m) = &f.mode {
+            args.push(format!("%,{m},%"));
+            sql.push_str(&format!(" AND modes LIKE ?{}", args.len()));
+        }
+        if let Some(h) = &f.host {
+            args.push(h.clone());
+            sql.push_str(&format!(" AND host = ?{}", args.len()));
+        }
+        if let Some(s) = &f.since {
+            args.push(s.clone());
+            sql.push_str(&format!(" AND start_time >= ?{}", args.len()));
+        }
+        for (k, v) in &f.tags {
+            args.push(k.clone());
+            args.push(v.clone());
+            sql.push_str(&format!(" AND EXISTS (SELECT 1 FROM tags t WHERE t.run_id = runs.id AND t.key = ?{} AND t.value = ?{})", args.len() - 1, args.len()));
+        }
+        sql.push_str(" ORDER BY start_time DESC, id DESC");
+        if let Some(n) = f.limit {
+            sql.push_str(&format!(" LIMIT {n}"));
+        }
+        let mut st = self.conn.prepare(&sql).map_err(|e| db_err(&self.path, e))?;
+        let rows = st
+            .query_map(rusqlite::params_from_iter(args.iter()), |r| {
+                self.row_to_run(r)
+            })
+            .map_err(|e| db_err(&self.path, e))?
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| db_err(&self.path, e))?;
+        let mut rows = rows;
+        for r in &mut rows {
+            self.fill_tags(r)?;
+        }
+        Ok(rows)
+    }
+
+    /// One run's row, or a usage error naming the id.
+    pub fn run(&self, id: i64) -> Result<RunRow> {
+        let mut r = self
+            .conn
+            .query_row("SELECT * FROM runs WHERE id = ?1", [id], |r| {
+                self.row_to_run(r)
+            })
+            .optional()
+            .map_err(|e| db_err(&self.path, e))?
+            .ok_or_else(|| {
+                Error::usage(format!(
+                    "no run {id} in {} (iolab list shows the ids)",
+                    self.path.display()
+                ))
+            })?;
+        self.fill_tags(&mut r)?;
+        Ok(r)
+    }
+
+    /// The stored document of a run.
+    pub fn doc(&self, id: i64) -> Result<serde_json::Value> {
+        let s: String = self
+            .conn
+            .query_row("SELECT doc FROM runs WHERE id = ?1", [id], |r| r.get(0))
+            .map_err(|e| db_err(&self.path, e))?;
+        serde_json::from_str(&s).map_err(|e| {
+            db_err(
+                &self.path,
+                format!("run {id}: stored document is not JSON: {e}"),
+            )
+        })
+    }
+
+    pub fn env(&self, id: i64) -> Result<Option<serde_json::Value>> {
+        let s: Option<String> = self
+            .conn
+            .query_row("SELECT env FROM runs WHERE id = ?1", [id], |r| r.get(0))
+            .map_err(|e| db_err(&self.path, e))?;
+        Ok(s.and_then(|s| serde_json::from_str(&s).ok()))
+    }
+
+    pub fn metrics(&self, id: i64) -> Result<Vec<MetricRow>> {
+        let mut st = self.conn.prepare_cached("SELECT * FROM metrics WHERE run_id = ?1 ORDER BY cell, CASE op WHEN 'read' THEN 0 WHEN 'write' THEN 1 WHEN 'fsync' THEN 2 ELSE 3 END").map_err(|e| db_err(&self.path, e))?;
+        st.query_map([id], |r| {
+            Ok(MetricRow {
+                run_id: r.get("run_id")?,
+                cell: r.get("cell")?,
+                mode: r.get("mode")?,
+                op: r.get("op")?,
+                threads: r.get("threads")?,
+                bs_bytes: r.get("bs_bytes")?,
+                ops: r.get("ops")?,
+                bytes: r.get("bytes")?,
+                iops: r.get("iops")?,
+                bytes_per_sec: r.get("bytes_per_sec")?,
+                lat_min_ns: r.get("lat_min_ns")?,
+                lat_mean_ns: r.get("lat_mean_ns")?,
+                lat_max_ns: r.get("lat_max_ns")?,
+                lat_stddev_ns: r.get("lat_stddev_ns")?,
+                lat_p50_ns: r.get("lat_p50_ns")?,
+                lat_p90_ns: r.get("lat_p90_ns")?,
+                lat_p95_ns: r.get("lat_p95_ns")?,
+                lat_p99_ns: r.get("lat_p99_ns")?,
+                lat_p99_9_ns: r.get("lat_p99_9_ns")?,
+                lat_p99_99_ns: r.get("lat_p99_99_ns")?,
+            })
+        })
+        .map_err(|e| db_err(&self.path, e))?
+        .collect::<rusqlite::Result<Vec<_>>>()
+        .map_err(|e| db_err(&self.path, e))
+    }
+
+    /// A stored latency histogram of one run × cell × op.
+    pub fn histogram(&self, id: i64, cell: i64, op: &str) -> Result<Option<LatHist>> {
+        let blob: Option<Vec<u8>> = self
+            .conn
+            .query_row(
+                "SELECT hdr FROM histograms WHERE run_id = ?1 AND cell = ?2 AND op = ?3",
+                params![id, cell, op],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| db_err(&self.path, e))?;
+        blob.map(|b| {
+            deserialize_hist(&b).map_err(|e| db_err(&self.path, format!("run {id} histogram: {e}")))
+        })
+        .transpose()
+    }
+
+    /// Run ids of a group, in repetition order.
+    pub fn group_runs(&self, gid: i64) -> Result<Vec<i64>> {
+        let mut st = self
+            .conn
+            .prepare("SELECT id FROM runs WHERE group_id = ?1 ORDER BY seq, id")
+            .map_err(|e| db_err(&self.path, e))?;
+        let ids = st
+            .query_map([gid], |r| r.get(0))
+            .map_err(|e| db_err(&self.path, e))?
+            .collect::<rusqlite::Result<Vec<i64>>>()
+            .map_err(|e| db_err(&self.path, e))?;
+        if ids.is_empty() {
+            return Err(Error::usage(format!(
+                "no group g{gid} in {} (iolab list shows the ids)",
+                self.path.display()
+            )));
+        }
+        Ok(ids)
+    }
+
+    /// Deletes a run (with its metrics, tags and histograms).
+    pub fn delete(&mut self, id: i64) -> Result<()> {
+        self.run(id)?;
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| db_err(&path, e))?;
+        tx.execute("DELETE FROM runs WHERE id = ?1", [id])
+            .map_err(|e| db_err(&path, e))?;
+        tx.execute("DELETE FROM groups WHERE NOT EXISTS (SELECT 1 FROM runs WHERE runs.group_id = groups.id)", []).map_err(|e| db_err(&path, e))?;
+        tx.commit().map_err(|e| db_err(&path, e))
+    }
+}
+
+/// HdrHistogram V2 with deflate: the standard, compact, portable encoding.
+pub fn serialize_hist(h: &LatHist) -> Vec<u8> {
+    use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+    let mut out = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(&h.h, &mut out)
+        .expect("serialize histogram");
+    out
+}
+
+pub fn deserialize_hist(b: &[u8]) -> std::result::Result<LatHist, String> {
+    use hdrhistogram::serialization::Deserializer;
+    let h: hdrhistogram::Histogram<u64> = Deserializer::new()
+        .deserialize(&mut std::io::Cursor::new(b))
+        .map_err(|e| format!("{e:?}"))?;
+    let mut l = LatHist::new();
+    l.h.add(&h).map_err(|e| format!("{e:?}"))?;
+    Ok(l)
+}
+
+/// A run or group reference: `12` (run) or `g3` (group).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ref {
+    Run(i64),
+    Group(i64),
+}
+
+impl std::str::FromStr for Ref {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Ref, String> {
+        let bad = || {
+            format!(
+                "'{s}' is not a run or group id: use a run id like 12 or a group id like g3 (iolab list shows them)"
+            )
+        };
+        if let Some(g) = s.strip_prefix('g').or_else(|| s.strip_prefix("group:")) {
+            return g.parse().map(Ref::Group).map_err(|_| bad());
+        }
+        s.parse().map(Ref::Run).map_err(|_| bad())
+    }
+}
+
+impl std::fmt::Display for Ref {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ref::Run(i) => write!(f, "{i}"),
+            Ref::Group(g) => write!(f, "g{g}"),
+        }
+    }
+}
+
+impl Store {
+    /// The run ids a reference stands for.
+    pub fn resolve(&self, r: Ref) -> Result<Vec<i64>> {
+        match r {
+            Ref::Run(id) => {
+                self.run(id)?;
+                Ok(vec![id])
+            }
+            Ref::Group(g) => self.group_runs(g),
+        }
+    }
+}

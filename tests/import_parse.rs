@@ -1,0 +1,302 @@
+//! Parses real fio / sysbench result files (tests/fixtures/import/) and, where the tools are
+//! installed, fresh output from short live runs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use iolab::import::{Cell, Imported, OpSummary, parse};
+
+fn fixture(name: &str) -> Imported {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import")
+        .join(name);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn op<'a>(c: &'a Cell, name: &str) -> &'a OpSummary {
+    c.ops
+        .iter()
+        .find(|o| o.op == name)
+        .unwrap_or_else(|| panic!("cell {:?} has no {name:?} op: {:?}", c.name, c.ops))
+}
+
+/// iops agrees with ops / duration within 2%, and the op did something.
+fn check_rate(c: &Cell, o: &OpSummary) {
+    assert!(o.ops > 0, "{}: {} ops", c.name, o.op);
+    assert!(c.duration_s > 0.0, "{}: duration {}", c.name, c.duration_s);
+    let derived = o.ops as f64 / c.duration_s;
+    assert!(
+        (derived - o.iops).abs() <= 0.02 * o.iops,
+        "{} {}: iops {} vs ops/duration {derived}",
+        c.name,
+        o.op,
+        o.iops
+    );
+    if o.op == "read" || o.op == "write" {
+        assert!(
+            o.bytes > 0 && o.bytes_per_sec > 0.0,
+            "{} {}: no bytes",
+            c.name,
+            o.op
+        );
+        let derived_bw = o.bytes as f64 / c.duration_s;
+        assert!(
+            (derived_bw - o.bytes_per_sec).abs() <= 0.02 * o.bytes_per_sec,
+            "{} {}: bytes/s {} vs bytes/duration {derived_bw}",
+            c.name,
+            o.op,
+            o.bytes_per_sec
+        );
+    }
+}
+
+fn check_fio_lat(o: &OpSummary) {
+    let lat = o.lat_ns.as_ref().expect("fio reports latency");
+    let (min, mean, max) = (lat.min.unwrap(), lat.mean.unwrap(), lat.max.unwrap());
+    assert!(min <= mean && mean <= max, "{lat:?}");
+    assert!(lat.stddev.is_some());
+    let p50 = lat.p50.expect("p50");
+    let p99 = lat.p99.expect("p99");
+    assert!(
+        p50 <= p99 && lat.p99_9.is_some() && lat.p99_99.is_some(),
+        "{lat:?}"
+    );
+}
+
+#[test]
+fn fio_randread() {
+    let imp = fixture("fio-randread.json");
+    assert_eq!(imp.tool, "fio");
+    assert!(
+        imp.tool_version.starts_with("fio-3"),
+        "{}",
+        imp.tool_version
+    );
+    assert!(imp.start_time.is_some());
+    assert_eq!(imp.cells.len(), 1);
+    let c = &imp.cells[0];
+    assert_eq!(c.name, "rr");
+    assert_eq!(c.mode, "rndrd");
+    assert_eq!(
+        (c.threads, c.iodepth, c.bs_bytes, c.direct),
+        (1, 1, 16384, false)
+    );
+    assert_eq!(c.engine, "psync");
+    assert_eq!(c.options["filename"], "/tmp/x");
+    assert_eq!(c.ops.len(), 1);
+    let r = op(c, "read");
+    check_rate(c, r);
+    check_fio_lat(r);
+    assert_eq!(r.hist_bins, None, "plain json has no bins");
+}
+
+#[test]
+fn fio_randrw_jsonplus_group_reporting() {
+    let imp = fixture("fio-randrw-jsonplus.json");
+    assert_eq!(imp.tool, "fio");
+    assert!(imp.tool_version.starts_with("fio-3"));
+    assert_eq!(imp.cells.len(), 1, "group_reporting merges the threads");
+    let c = &imp.cells[0];
+    assert_eq!(c.mode, "rndrw");
+    assert_eq!((c.threads, c.bs_bytes, c.direct), (2, 4096, false));
+    let names: Vec<&str> = c.ops.iter().map(|o| o.op.as_str()).collect();
+    assert_eq!(names, ["read", "write", "fsync"]);
+    for name in ["read", "write", "fsync"] {
+        let o = op(c, name);
+        check_rate(c, o);
+        check_fio_lat(o);
+        let bins = o.hist_bins.as_ref().expect("json+ has bins");
+        assert!(bins.windows(2).all(|w| w[0].0 < w[1].0), "bins sorted");
+        let total: u64 = bins.iter().map(|b| b.1).sum();
+        assert!(
+            total.abs_diff(o.ops) <= o.ops / 100,
+            "{name}: bins count {total} vs ops {}",
+            o.ops
+        );
+    }
+    // --fsync=10: fio syncs every 10 I/Os, so far fewer fsyncs than writes
+    let (w, f) = (op(c, "write").ops, op(c, "fsync").ops);
+    assert!(f > 0 && f < w, "writes {w} fsyncs {f}");
+}
+
+#[test]
+fn fio_two_jobs_without_group_reporting() {
+    // fio printed a job description line before the JSON; it is skipped.
+    let imp = fixture("fio-two-jobs.json");
+    assert_eq!(imp.options["bs"], "8k");
+    assert_eq!(imp.cells.len(), 2);
+    let (a, b) = (&imp.cells[0], &imp.cells[1]);
+    assert_eq!((a.name.as_str(), a.mode.as_str()), ("seqr", "seqrd"));
+    assert_eq!(
+        (a.threads, a.iodepth, a.bs_bytes, a.direct),
+        (1, 1, 8192, true)
+    );
+    assert_eq!(a.engine, "psync");
+    assert_eq!((b.name.as_str(), b.mode.as_str()), ("rndw", "rndwr"));
+    assert_eq!(
+        (b.threads, b.iodepth, b.bs_bytes, b.direct),
+        (1, 4, 4096, true)
+    );
+    assert_eq!(b.engine, "libaio");
+    assert_eq!(
+        b.options["size"], "16M",
+        "global options merged under the job's"
+    );
+    assert_eq!(a.ops.len(), 1);
+    assert_eq!(b.ops.len(), 1);
+    check_rate(a, op(a, "read"));
+    check_rate(b, op(b, "write"));
+    check_fio_lat(op(b, "write"));
+}
+
+fn check_sysbench(imp: &Imported) -> &Cell {
+    assert_eq!(imp.tool, "sysbench");
+    assert!(imp.tool_version.starts_with("1.0."), "{}", imp.tool_version);
+    assert_eq!(imp.start_time, None);
+    assert_eq!(imp.cells.len(), 1);
+    let c = &imp.cells[0];
+    assert_eq!(c.name, "fileio");
+    assert_eq!(c.options, imp.options);
+    let ev = op(c, "events");
+    check_rate(c, ev);
+    let lat = ev.lat_ns.as_ref().expect("events latency");
+    assert!(lat.p95.is_some(), "p95 present: {lat:?}");
+    assert!(lat.min.is_some() && lat.mean.is_some() && lat.max.is_some());
+    let sum: u64 = c
+        .ops
+        .iter()
+        .filter(|o| o.op != "events")
+        .map(|o| o.ops)
+        .sum();
+    assert!(
+        sum.abs_diff(ev.ops) <= ev.ops / 50 + 2,
+        "read+write+fsync {sum} vs events {}",
+        ev.ops
+    );
+    c
+}
+
+#[test]
+fn sysbench_rndrw() {
+    let imp = fixture("sysbench-rndrw.txt");
+    let c = check_sysbench(&imp);
+    assert_eq!(c.mode, "rndrw");
+    assert_eq!(
+        (c.threads, c.iodepth, c.bs_bytes, c.direct),
+        (1, 1, 16384, false)
+    );
+    assert_eq!(c.engine, "sync");
+    assert_eq!(c.options["Files"], "4");
+    assert_eq!(c.options["Total file size"], "64MiB");
+    let names: Vec<&str> = c.ops.iter().map(|o| o.op.as_str()).collect();
+    assert_eq!(names, ["read", "write", "fsync", "events"]);
+    for o in &c.ops {
+        check_rate(c, o);
+    }
+}
+
+#[test]
+fn sysbench_seqrd_direct() {
+    let imp = fixture("sysbench-seqrd.txt");
+    let c = check_sysbench(&imp);
+    assert_eq!(c.mode, "seqrd");
+    assert_eq!((c.threads, c.bs_bytes, c.direct), (1, 16384, true));
+    assert_eq!(c.engine, "sync");
+    let names: Vec<&str> = c.ops.iter().map(|o| o.op.as_str()).collect();
+    assert_eq!(names, ["read", "events"], "zero-rate write/fsync skipped");
+    check_rate(c, op(c, "read"));
+}
+
+// ---- live runs ----
+
+fn have(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn run_in(dir: &Path, tool: &str, args: &[&str]) -> String {
+    let out = Command::new(tool)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+    assert!(
+        out.status.success(),
+        "{tool} {args:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 output")
+}
+
+#[test]
+fn live_fio() {
+    if !have("fio") {
+        eprintln!("SKIP: live_fio: fio is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file: PathBuf = dir.path().join("live.dat");
+    let filename = format!("--filename={}", file.display());
+    let text = run_in(
+        dir.path(),
+        "fio",
+        &[
+            "--name=live",
+            "--rw=randrw",
+            "--bs=8k",
+            "--size=8M",
+            &filename,
+            "--runtime=1",
+            "--time_based",
+            "--output-format=json+",
+        ],
+    );
+    let imp = parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(imp.tool, "fio");
+    let c = &imp.cells[0];
+    assert_eq!(
+        (c.name.as_str(), c.mode.as_str(), c.bs_bytes, c.threads),
+        ("live", "rndrw", 8192, 1)
+    );
+    for name in ["read", "write"] {
+        let o = op(c, name);
+        check_rate(c, o);
+        check_fio_lat(o);
+        assert!(o.hist_bins.is_some());
+    }
+}
+
+#[test]
+fn live_sysbench() {
+    if !have("sysbench") {
+        eprintln!("SKIP: live_sysbench: sysbench is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let common = ["fileio", "--file-num=2", "--file-total-size=8M"];
+    let with = |extra: &[&str]| -> Vec<String> {
+        common.iter().chain(extra).map(|s| s.to_string()).collect()
+    };
+    let args = |v: &[String]| v.iter().map(String::as_str).collect::<Vec<_>>().join(" ");
+    let prepare = with(&["prepare"]);
+    let run = with(&["--file-test-mode=rndrd", "--threads=2", "--time=1", "run"]);
+    let cleanup = with(&["cleanup"]);
+    let call = |v: &Vec<String>| {
+        let refs: Vec<&str> = v.iter().map(String::as_str).collect();
+        run_in(dir.path(), "sysbench", &refs)
+    };
+    call(&prepare);
+    let text = call(&run);
+    call(&cleanup);
+    let imp = parse(&text).unwrap_or_else(|e| panic!("{}: {e}\n{text}", args(&run)));
+    let c = check_sysbench(&imp);
+    assert_eq!(
+        (c.mode.as_str(), c.threads, c.bs_bytes),
+        ("rndrd", 2, 16384)
+    );
+    check_rate(c, op(c, "read"));
+}
