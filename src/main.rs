@@ -40,6 +40,10 @@ fn open_store(db: &cli::DbArgs) -> Result<Store, Error> {
     Store::open(&store::resolve_path(db.db.as_deref()))
 }
 
+fn open_store_write(db: &cli::DbArgs) -> Result<Store, Error> {
+    Store::open_write(&store::resolve_path(db.db.as_deref()))
+}
+
 fn cmd_run(a: &cli::RunArgs) -> Result<i32, Error> {
     let mut plan = cli::plan_run(a)?;
     // Open the store first: a store that cannot take the results should not cost a benchmark.
@@ -280,7 +284,7 @@ fn real_main() -> Result<i32, Error> {
             Ok(0)
         }
         Cmd::Delete(a) => {
-            let mut s = open_store(&a.db)?;
+            let mut s = open_store_write(&a.db)?;
             let refs = cli::parse_refs(&a.ids)?;
             // Check them all first: nothing is deleted when one id is unknown.
             let mut ids = Vec::new();
@@ -344,7 +348,7 @@ fn real_main() -> Result<i32, Error> {
             Ok(0)
         }
         Cmd::Import(a) => {
-            let mut s = open_store(&a.db)?;
+            let mut s = open_store_write(&a.db)?;
             let tags = cli::parse_tags(&a.tags)?;
             let host = a.host.clone().unwrap_or_else(sysinfo::hostname);
             // Parse everything first: nothing is imported when one file is bad.

@@ -171,6 +171,25 @@ impl Store {
         Self::open_to(path, SCHEMA_VERSION)
     }
 
+    /// Opens the store for saving: also refuses a store that cannot be written (read-only file or
+    /// filesystem), before any benchmark time is spent.
+    pub fn open_write(path: &Path) -> Result<Store> {
+        let s = Self::open(path)?;
+        let ro = s.conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false);
+        let probe = s.conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;");
+        if ro || probe.is_err() {
+            let why = probe
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_else(|| "read-only".into());
+            return Err(Error::usage(format!(
+                "--db {}: the results store cannot be written ({why}); use another --db or --no-save",
+                path.display()
+            )));
+        }
+        Ok(s)
+    }
+
     /// Opens and brings the schema to `target` (tests use this to make old stores).
     #[doc(hidden)]
     pub fn open_to(path: &Path, target: i64) -> Result<Store> {
@@ -203,15 +222,22 @@ impl Store {
                 path.display()
             ))
         };
+        let classify = |e: rusqlite::Error| match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::NotADatabase) => not_ours(),
+            _ => Error::usage(format!(
+                "--db {}: cannot read the results store: {e} (a store in WAL mode also needs to create its -wal and -shm files beside it)",
+                path.display()
+            )),
+        };
         let app: i64 = conn
             .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .map_err(|_| not_ours())?;
+            .map_err(classify)?;
         let version: i64 = conn
             .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|_| not_ours())?;
+            .map_err(classify)?;
         let tables: i64 = conn
             .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-            .map_err(|_| not_ours())?;
+            .map_err(classify)?;
         if app != APP_ID && (app != 0 || tables > 0 || version != 0) {
             return Err(not_ours());
         }

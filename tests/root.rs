@@ -351,3 +351,120 @@ fn enospc_during_prepare_cleans_up_and_says_what_was_needed() {
         r.stderr
     );
 }
+
+/// A small tmpfs, unmounted on drop.
+struct Tmpfs(tempfile::TempDir);
+
+impl Tmpfs {
+    fn new(opts: &str) -> Tmpfs {
+        let d = tempfile::tempdir().unwrap();
+        sh(&format!(
+            "mount -t tmpfs -o {opts} tmpfs {}",
+            d.path().display()
+        ));
+        Tmpfs(d)
+    }
+    fn path(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.0.path()).status();
+    }
+}
+
+#[test]
+fn a_store_on_a_read_only_filesystem_is_refused_before_running() {
+    if let Some(why) = cannot(false) {
+        return skip(
+            "a_store_on_a_read_only_filesystem_is_refused_before_running",
+            &why,
+        );
+    }
+    let fs = Tmpfs::new("size=4m");
+    let db = fs.path().join("results.db");
+    assert_eq!(iolab_db(&db, &["list"]).code, 0);
+    sh(&format!("mount -o remount,ro {}", fs.path().display()));
+    let data = tempfile::tempdir().unwrap();
+    let r = iolab_db(
+        &db,
+        &[
+            "run",
+            "--dir",
+            data.path().to_str().unwrap(),
+            "--mode",
+            "rndrd",
+            "--ops",
+            "5",
+            "--files",
+            "1",
+            "--size",
+            "1M",
+        ],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--db") && r.stdout.is_empty(),
+        "{}",
+        r.stderr
+    );
+    assert!(entries(data.path()).is_empty());
+}
+
+#[test]
+fn a_full_disk_while_saving_still_prints_the_results() {
+    if let Some(why) = cannot(false) {
+        return skip("a_full_disk_while_saving_still_prints_the_results", &why);
+    }
+    let fs = Tmpfs::new("size=2m");
+    let db = fs.path().join("results.db");
+    assert_eq!(iolab_db(&db, &["list"]).code, 0);
+    // Leave 48 KiB: enough to open the store, not to save six modes with their histograms.
+    let avail: u64 = sh(&format!(
+        "df -k --output=avail {} | tail -1",
+        fs.path().display()
+    ))
+    .trim()
+    .parse()
+    .unwrap();
+    sh(&format!(
+        "dd if=/dev/zero of={}/fill bs=1k count={} 2>/dev/null",
+        fs.path().display(),
+        avail - 48
+    ));
+    let data = tempfile::tempdir().unwrap();
+    let r = iolab_db(
+        &db,
+        &[
+            "run",
+            "--dir",
+            data.path().to_str().unwrap(),
+            "--mode",
+            "seqwr,seqrewr,seqrd,rndrd,rndwr,rndrw",
+            "--ops",
+            "500",
+            "--files",
+            "1",
+            "--size",
+            "1M",
+            "-q",
+        ],
+    );
+    assert_eq!(r.code, 4, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("rndrw"),
+        "the results are printed: {}",
+        r.stdout
+    );
+    assert!(
+        r.stderr.contains("not saved") && r.stderr.contains("full"),
+        "{}",
+        r.stderr
+    );
+    // nothing half-saved
+    std::fs::remove_file(fs.path().join("fill")).unwrap();
+    let l = iolab_db(&db, &["list", "--json"]).json();
+    assert_eq!(l["runs"].as_array().unwrap().len(), 0);
+}

@@ -45,10 +45,20 @@ fn to_run(o: Output) -> Run {
 
 /// Runs iolab with the arguments.
 pub fn iolab(args: &[&str]) -> Run {
+    iolab_db(&test_db(), args)
+}
+
+/// A results store private to this test process (tests that want their own pass --db).
+pub fn test_db() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("iolab-test-{}.db", std::process::id()))
+}
+
+/// Runs iolab with the arguments against the store `db`.
+pub fn iolab_db(db: &Path, args: &[&str]) -> Run {
     to_run(
         Command::new(bin())
             .args(args)
-            .env("IOLAB_DB", "/nonexistent-unused")
+            .env("IOLAB_DB", db)
             .output()
             .expect("run iolab"),
     )

@@ -1,0 +1,730 @@
+//! The results store: round trips, repetitions, comparison, export, import, migrations, faults.
+
+mod common;
+use common::*;
+use rusqlite::Connection;
+use std::path::Path;
+
+struct Lab {
+    _tmp: tempfile::TempDir,
+    db: std::path::PathBuf,
+    dir: std::path::PathBuf,
+}
+
+impl Lab {
+    fn new() -> Lab {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = tmp.path().join("store/results.db");
+        let dir = tmp.path().join("data");
+        std::fs::create_dir(&dir).unwrap();
+        Lab { _tmp: tmp, db, dir }
+    }
+    fn run(&self, args: &[&str]) -> Run {
+        let mut a = vec![
+            "run",
+            "--dir",
+            self.dir.to_str().unwrap(),
+            "--files",
+            "2",
+            "--size",
+            "2M",
+            "-q",
+        ];
+        a.extend_from_slice(args);
+        iolab_db(&self.db, &a)
+    }
+    fn ok(&self, args: &[&str]) -> Run {
+        let r = iolab_db(&self.db, args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        r
+    }
+    /// Runs and returns the saved run id.
+    fn saved(&self, args: &[&str]) -> i64 {
+        let r = self.run(args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        saved_id(&r.stderr)
+    }
+}
+
+fn saved_id(stderr: &str) -> i64 {
+    let i = stderr
+        .find("saved as run ")
+        .unwrap_or_else(|| panic!("not saved: {stderr}"));
+    stderr[i + 13..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn run_save_show_gives_the_same_json() {
+    let lab = Lab::new();
+    let r = lab.run(&[
+        "--mode", "rndrw", "--ops", "300", "--json", "--label", "base", "--tag", "disk=vda",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let id = saved_id(&r.stderr);
+    let printed = r.json();
+    let shown = lab.ok(&["show", &id.to_string(), "--json"]).json();
+    assert_eq!(printed, shown);
+    // multi-mode documents too
+    let r = lab.run(&["--mode", "rndrd,rndwr", "--ops", "100", "--json"]);
+    let id2 = saved_id(&r.stderr);
+    assert_eq!(
+        r.json(),
+        lab.ok(&["show", &id2.to_string(), "--json"]).json()
+    );
+    // the human rendering of a stored run is the live one
+    let live = lab.run(&[
+        "--mode", "rndrd", "--ops", "50", "--engine", "null", "--seed", "1",
+    ]);
+    let id3 = saved_id(&live.stderr);
+    let shown = lab.ok(&["show", &id3.to_string()]).stdout;
+    assert!(
+        shown.ends_with(&live.stdout),
+        "show:\n{shown}\nlive:\n{}",
+        live.stdout
+    );
+    // list, with filters
+    let l = lab.ok(&["list", "--json"]).json();
+    assert_eq!(l["runs"].as_array().unwrap().len(), 3);
+    assert_eq!(l["runs"][0]["id"], id3, "newest first");
+    let l = lab.ok(&["list", "--json", "--label", "base"]).json();
+    assert_eq!(l["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(l["runs"][0]["tags"]["disk"], "vda");
+    assert_eq!(
+        lab.ok(&["list", "--json", "--tag", "disk=vda"]).json()["runs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        lab.ok(&["list", "--json", "--mode", "rndwr"]).json()["runs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        lab.ok(&["list", "--json", "--since", "1h"]).json()["runs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
+    assert_eq!(
+        lab.ok(&["list", "--json", "--since", "2999-01-01"]).json()["runs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    assert_eq!(
+        lab.ok(&["list", "--json", "--host", "no-such-host"]).json()["runs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    // histograms are stored and give back the percentiles
+    let conn = Connection::open(&lab.db).unwrap();
+    let blobs: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM histograms WHERE run_id = ?1",
+            [id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(blobs >= 2, "read and write histograms of rndrw");
+    let store = iolab::store::Store::open(&lab.db).unwrap();
+    let h = store.histogram(id, 0, "read").unwrap().unwrap();
+    assert_eq!(
+        h.count(),
+        printed["results"]["read"]["ops"].as_u64().unwrap()
+    );
+    assert_eq!(
+        h.percentile(99.0),
+        printed["results"]["read"]["lat_ns"]["p99"]
+            .as_u64()
+            .unwrap()
+    );
+    // delete
+    lab.ok(&["delete", &id.to_string()]);
+    assert_eq!(
+        lab.ok(&["list", "--json"]).json()["runs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    let r = iolab_db(&lab.db, &["show", &id.to_string()]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains(&format!("no run {id}")), "{}", r.stderr);
+    let blobs: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM histograms WHERE run_id = ?1",
+            [id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(blobs, 0);
+}
+
+#[test]
+fn no_save_saves_nothing() {
+    let lab = Lab::new();
+    let r = lab.run(&["--mode", "rndrd", "--ops", "10", "--no-save"]);
+    assert_eq!(r.code, 0);
+    assert!(!r.stderr.contains("saved"));
+    assert!(!lab.db.exists(), "--no-save does not even create the store");
+}
+
+#[test]
+fn repeat_stores_a_group_and_compare_tests_significance() {
+    let lab = Lab::new();
+    let args = |rate: &'static str| {
+        vec![
+            "--mode", "rndrd", "--engine", "null", "--rate", rate, "--time", "0.5", "--repeat", "3",
+        ]
+    };
+    let r = lab.run(&args("1000"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("summary of 3 repetitions") && r.stdout.contains("95% CI"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stderr.contains("saved as group g1"), "{}", r.stderr);
+    let r = lab.run(&args("2000"));
+    assert!(r.stderr.contains("saved as group g2"), "{}", r.stderr);
+    let g = lab.ok(&["show", "g1", "--json"]).json();
+    assert_eq!(g["run_ids"].as_array().unwrap().len(), 3);
+    let iops = g["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "iops")
+        .unwrap()
+        .clone();
+    assert!(
+        (iops["stat"]["mean"].as_f64().unwrap() - 1000.0).abs() < 50.0,
+        "{iops}"
+    );
+    let c = lab.ok(&["compare", "g1", "g2", "--json"]).json();
+    let row = c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metric"] == "iops")
+        .unwrap();
+    let d = row["sides"][1]["delta_pct"].as_f64().unwrap();
+    assert!(
+        (d - 100.0).abs() < 10.0,
+        "2000 vs 1000 IOPS is about +100%: {d}"
+    );
+    assert_eq!(row["sides"][1]["verdict"], "significant");
+    assert!(row["sides"][1]["p_value"].as_f64().unwrap() < 0.05);
+    let changes: Vec<String> = c["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["field"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(changes, vec!["job.rate_iops"], "only the rate changed");
+    let text = lab.ok(&["compare", "g1", "g2"]).stdout;
+    assert!(text.contains("job.rate_iops: 1000 → 2000"), "{text}");
+}
+
+fn sysbench_text(reads_per_s: f64) -> String {
+    format!(
+        "sysbench 1.0.20 (using system LuaJIT 2.1.0-beta3)
+
+Running the test with following options:
+Number of threads: 1
+Initializing random number generator from current time
+
+
+Extra file open flags: (none)
+64 files, 16MiB each
+1GiB total file size
+Block size 16KiB
+Number of IO requests: 0
+Read/Write ratio for combined random IO test: 1.50
+Periodic FSYNC enabled, calling fsync() each 100 requests.
+Calling fsync() at the end of test, Enabled.
+Using synchronous I/O mode
+Doing random read test
+Initializing worker threads...
+
+Threads started!
+
+
+File operations:
+    reads/s:                      {reads_per_s:.2}
+    writes/s:                     0.00
+    fsyncs/s:                     0.00
+
+Throughput:
+    read, MiB/s:                  {:.2}
+    written, MiB/s:               0.00
+
+General statistics:
+    total time:                          10.0010s
+    total number of events:              {}
+
+Latency (ms):
+         min:                                    0.05
+         avg:                                    1.00
+         max:                                   20.00
+         95th percentile:                        2.00
+         sum:                                 9990.00
+
+Threads fairness:
+    events (avg/stddev):           9090.0000/0.00
+    execution time (avg/stddev):   9.9900/0.00
+
+",
+        reads_per_s * 16384.0 / 1048576.0,
+        (reads_per_s * 10.001) as u64
+    )
+}
+
+#[test]
+fn compare_reports_the_seed_000_delta_and_what_cannot_be_compared() {
+    let lab = Lab::new();
+    let d = lab._tmp.path();
+    std::fs::write(d.join("a.txt"), sysbench_text(909.0)).unwrap();
+    std::fs::write(d.join("b.txt"), sysbench_text(1049.0)).unwrap();
+    let out = lab
+        .ok(&[
+            "import",
+            d.join("a.txt").to_str().unwrap(),
+            d.join("b.txt").to_str().unwrap(),
+            "--label",
+            "aligned",
+        ])
+        .stdout;
+    assert!(
+        out.contains("as run 1") && out.contains("as run 2"),
+        "{out}"
+    );
+    let c = lab.ok(&["compare", "1", "2", "--json"]).json();
+    let row = c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["op"] == "read" && r["metric"] == "iops")
+        .unwrap();
+    // 909 vs 1049 iops = +15.4 %
+    assert!(
+        (row["sides"][1]["delta_pct"].as_f64().unwrap() - 15.4015).abs() < 0.01,
+        "{row}"
+    );
+    assert_eq!(row["sides"][1]["verdict"], "no repetitions");
+    // a native rndwr run has nothing in common with them
+    let w = lab.saved(&["--mode", "rndwr", "--ops", "20"]);
+    let r = iolab_db(&lab.db, &["compare", "1", &w.to_string()]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("nothing in common")
+            && r.stderr.contains("rndrd")
+            && r.stderr.contains("rndwr"),
+        "{}",
+        r.stderr
+    );
+    // partly comparable: the missing cells are named
+    let rw = lab.saved(&["--mode", "rndrd,rndwr", "--ops", "20"]);
+    let c = lab.ok(&["compare", "1", &rw.to_string(), "--json"]).json();
+    let nc: Vec<String> = c["not_comparable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap().to_string())
+        .collect();
+    assert!(nc.iter().any(|x| x.contains("rndwr")), "{nc:?}");
+}
+
+#[test]
+fn export_csv_and_json() {
+    let lab = Lab::new();
+    let id = lab.saved(&["--mode", "rndrw", "--ops", "100", "--label", "x"]);
+    let csv = lab
+        .ok(&["export", &id.to_string(), "--format", "csv"])
+        .stdout;
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap();
+    for col in [
+        "run_id",
+        "mode",
+        "op",
+        "ops",
+        "iops",
+        "bytes_per_sec",
+        "lat_p99_ns",
+        "lat_p99_99_ns",
+        "bs_bytes",
+    ] {
+        assert!(header.split(',').any(|h| h == col), "{col} in {header}");
+    }
+    let rows: Vec<&str> = lines.collect();
+    assert_eq!(rows.len(), 3, "read, write and fsync rows: {csv}");
+    let out = lab._tmp.path().join("e.json");
+    lab.ok(&[
+        "export",
+        &id.to_string(),
+        "--format",
+        "json",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["schema"], "iolab-export/1");
+    assert_eq!(v["runs"][0]["doc"]["schema"], "iolab-run/1");
+    let r = iolab_db(&lab.db, &["export", &id.to_string(), "--format", "xml"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("--format"));
+}
+
+#[test]
+fn imports_real_fio_and_sysbench_output() {
+    let lab = Lab::new();
+    let d = lab._tmp.path();
+    let have = |t: &str| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("command -v {t}"))
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    if !have("fio") || !have("sysbench") {
+        return skip(
+            "imports_real_fio_and_sysbench_output",
+            "fio or sysbench is not installed",
+        );
+    }
+    let f = d.join("fio.data");
+    let o = std::process::Command::new("fio")
+        .args([
+            "--name=rr",
+            "--rw=randread",
+            "--bs=16k",
+            "--size=8M",
+            "--runtime=1",
+            "--time_based",
+            "--output-format=json+",
+        ])
+        .arg(format!("--filename={}", f.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    std::fs::write(d.join("fio.json"), &o.stdout).unwrap();
+    let sb = |args: &[&str]| {
+        std::process::Command::new("sysbench")
+            .current_dir(d)
+            .args(["fileio", "--file-num=2", "--file-total-size=8M"])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    assert!(sb(&["prepare"]).status.success());
+    let o = sb(&["--file-test-mode=rndrw", "--time=1", "run"]);
+    assert!(o.status.success());
+    sb(&["cleanup"]);
+    std::fs::write(d.join("sb.txt"), &o.stdout).unwrap();
+    let out = lab
+        .ok(&[
+            "import",
+            d.join("fio.json").to_str().unwrap(),
+            d.join("sb.txt").to_str().unwrap(),
+            "--tag",
+            "src=import",
+        ])
+        .stdout;
+    assert!(out.contains("fio") && out.contains("sysbench"), "{out}");
+    let l = lab.ok(&["list", "--json", "--tag", "src=import"]).json();
+    let tools: Vec<&str> = l["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, vec!["sysbench", "fio"]);
+    let show = lab.ok(&["show", "1"]).stdout;
+    assert!(
+        show.contains("rndrd") && show.contains("imported from fio"),
+        "{show}"
+    );
+    // the json+ histogram was kept
+    let store = iolab::store::Store::open(&lab.db).unwrap();
+    assert!(store.histogram(1, 0, "read").unwrap().is_some());
+    // imported and native runs compare
+    let native = lab.saved(&["--mode", "rndrd", "--ops", "200", "--bs", "16k"]);
+    let c = lab
+        .ok(&["compare", "1", &native.to_string(), "--json"])
+        .json();
+    assert!(!c["rows"].as_array().unwrap().is_empty());
+    let fields: Vec<&str> = c["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["field"].as_str().unwrap())
+        .collect();
+    assert!(fields.contains(&"tool"), "{fields:?}");
+}
+
+#[test]
+fn bad_imports_name_the_key_or_line_and_import_nothing() {
+    let lab = Lab::new();
+    let d = lab._tmp.path();
+    std::fs::write(d.join("good.txt"), sysbench_text(500.0)).unwrap();
+    std::fs::write(
+        d.join("bad.json"),
+        r#"{"fio version": "fio-3.33", "jobs": [{"jobname": "x"}]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("bad.txt"),
+        sysbench_text(500.0).replace(
+            "reads/s:                      500.00",
+            "reads/s:                      many",
+        ),
+    )
+    .unwrap();
+    std::fs::write(d.join("what.csv"), "a,b\n1,2\n").unwrap();
+    for (f, needle) in [
+        ("bad.json", "jobs[0]"),
+        ("bad.txt", "line "),
+        ("what.csv", "not a result"),
+    ] {
+        let r = iolab_db(
+            &lab.db,
+            &[
+                "import",
+                d.join("good.txt").to_str().unwrap(),
+                d.join(f).to_str().unwrap(),
+            ],
+        );
+        assert_eq!(r.code, 2, "{f}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(f) && r.stderr.contains(needle),
+            "{f}: {}",
+            r.stderr
+        );
+        assert_eq!(r.stderr.trim().lines().count(), 1);
+    }
+    let l = lab.ok(&["list", "--json"]).json();
+    assert_eq!(
+        l["runs"].as_array().unwrap().len(),
+        0,
+        "nothing half-imported"
+    );
+}
+
+#[test]
+fn stores_that_are_not_ours_or_newer_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let junk = d.path().join("junk.db");
+    std::fs::write(
+        &junk,
+        "this is not sqlite at all, just text that is long enough to be a header....",
+    )
+    .unwrap();
+    let other = d.path().join("other.db");
+    Connection::open(&other)
+        .unwrap()
+        .execute_batch("CREATE TABLE customers (id INTEGER);")
+        .unwrap();
+    let newer = d.path().join("newer.db");
+    drop(iolab::store::Store::open(&newer).unwrap());
+    Connection::open(&newer)
+        .unwrap()
+        .execute_batch("PRAGMA user_version = 99;")
+        .unwrap();
+    for (p, needle) in [
+        (&junk, "not an iolab results store"),
+        (&other, "not an iolab results store"),
+        (&newer, "newer iolab"),
+    ] {
+        let r = iolab(&["list", "--db", p.to_str().unwrap()]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(
+            r.stderr.contains(needle) && r.stderr.contains("--db"),
+            "{}",
+            r.stderr
+        );
+        // a run refuses before measuring anything
+        let data = d.path().join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        let r = iolab(&[
+            "run",
+            "--db",
+            p.to_str().unwrap(),
+            "--dir",
+            data.to_str().unwrap(),
+            "--mode",
+            "rndrd",
+            "--ops",
+            "5",
+            "--files",
+            "1",
+            "--size",
+            "1M",
+        ]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(r.stdout.is_empty());
+        assert!(entries(&data).is_empty());
+    }
+    // the other application's data is untouched
+    let n: i64 = Connection::open(&other)
+        .unwrap()
+        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn an_older_schema_is_migrated_in_place() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("old.db");
+    // A version-1 store with one run in it, as iolab 1 would have written it.
+    drop(iolab::store::Store::open_to(&db, 1).unwrap());
+    let conn = Connection::open(&db).unwrap();
+    let v: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, 1);
+    conn.execute(
+        "INSERT INTO runs (kind, tool, tool_version, start_time, host, label, modes, doc) VALUES ('import', 'sysbench', '1.0.20', '2026-01-01T00:00:00.000Z', 'old-host', 'v1', ',rndrd,', '{}')",
+        [],
+    )
+    .unwrap();
+    conn.execute("INSERT INTO metrics (run_id, cell, mode, op, ops, bytes, iops, bytes_per_sec) VALUES (1, 0, 'rndrd', 'read', 9090, 148930560, 909.0, 14891520.0)", []).unwrap();
+    drop(conn);
+    let l = iolab_db(&db, &["list", "--json"]);
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    let l = l.json();
+    assert_eq!(l["runs"][0]["label"], "v1");
+    assert_eq!(l["runs"][0]["group_id"], serde_json::Value::Null);
+    let conn = Connection::open(&db).unwrap();
+    let v: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(v, iolab::store::SCHEMA_VERSION);
+    let t: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE name IN ('groups', 'histograms')",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(t, 2);
+}
+
+#[test]
+fn concurrent_runs_both_save() {
+    let lab = Lab::new();
+    let spawn = |dir: &Path| {
+        std::process::Command::new(bin())
+            .args([
+                "run",
+                "--dir",
+                dir.to_str().unwrap(),
+                "--files",
+                "1",
+                "--size",
+                "1M",
+                "--mode",
+                "rndrd",
+                "--engine",
+                "null",
+                "--time",
+                "0.3",
+                "--repeat",
+                "3",
+                "-q",
+            ])
+            .env("IOLAB_DB", &lab.db)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let d2 = lab._tmp.path().join("data2");
+    std::fs::create_dir(&d2).unwrap();
+    let a = spawn(&lab.dir);
+    let b = spawn(&d2);
+    for c in [a, b] {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let l = lab.ok(&["list", "--json"]).json();
+    assert_eq!(
+        l["runs"].as_array().unwrap().len(),
+        6,
+        "all six runs of both processes were saved"
+    );
+}
+
+#[test]
+fn a_locked_store_waits_and_saves() {
+    let lab = Lab::new();
+    drop(iolab::store::Store::open(&lab.db).unwrap());
+    let conn = Connection::open(&lab.db).unwrap();
+    conn.execute_batch("BEGIN EXCLUSIVE;").unwrap();
+    let child = std::process::Command::new(bin())
+        .args([
+            "run",
+            "--dir",
+            lab.dir.to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "1M",
+            "--mode",
+            "rndrd",
+            "--engine",
+            "null",
+            "--ops",
+            "10",
+            "-q",
+        ])
+        .env("IOLAB_DB", &lab.db)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    conn.execute_batch("COMMIT;").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("saved as run 1"));
+}
+
+#[test]
+fn unknown_ids_are_refused() {
+    let lab = Lab::new();
+    lab.saved(&["--mode", "rndrd", "--ops", "5"]);
+    for args in [
+        vec!["show", "42"],
+        vec!["delete", "1", "42"],
+        vec!["compare", "1", "g7"],
+        vec!["export", "nope"],
+    ] {
+        let r = iolab_db(&lab.db, &args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert_eq!(r.stderr.trim().lines().count(), 1);
+    }
+    assert_eq!(
+        lab.ok(&["list", "--json"]).json()["runs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1,
+        "delete 1 42 deleted nothing"
+    );
+}
