@@ -28,6 +28,11 @@ pub enum Cmd {
     Prepare(PrepareArgs),
     /// Remove the file set (only iolab-file.N files in --dir).
     Cleanup(FileSetArgs),
+    /// A system summary for storage: platform, CPU, memory, kernel settings, block devices,
+    /// filesystems, and the stack under PATH.
+    Env(EnvArgs),
+    /// Check the storage setup for what the seed articles warn about (exit 1 on warnings).
+    Check(EnvArgs),
     /// List stored runs, newest first.
     List(ListArgs),
     /// Show a stored run (or a group's summary) like the live output.
@@ -47,6 +52,18 @@ pub struct DbArgs {
     /// The results store (default: $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db, else ~/.local/share/iolab/results.db).
     #[arg(long, value_name = "PATH")]
     pub db: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct EnvArgs {
+    /// A path whose storage stack to describe (default: the current directory).
+    pub path: Option<PathBuf>,
+    /// Print JSON (schema iolab-env/1, or iolab-check/1 for check).
+    #[arg(long)]
+    pub json: bool,
+    /// Read /proc, /sys and /etc below this directory instead of the live system (fixture trees).
+    #[arg(long, hide = true)]
+    pub root: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -1,5 +1,6 @@
 //! iolab: a storage I/O lab for people who run databases. See ARCHITECTURE.md for the map.
 
+pub mod check;
 pub mod cli;
 pub mod compare;
 pub mod dist;
@@ -15,6 +16,7 @@ pub mod runner;
 pub mod size;
 pub mod stats;
 pub mod store;
+pub mod sysenv;
 pub mod sysinfo;
 pub mod truth;
 pub mod worker;

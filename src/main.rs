@@ -44,6 +44,21 @@ fn open_store_write(db: &cli::DbArgs) -> Result<Store, Error> {
     Store::open_write(&store::resolve_path(db.db.as_deref()))
 }
 
+fn env_target(a: &cli::EnvArgs) -> Result<(iolab::sysenv::Roots, std::path::PathBuf), Error> {
+    let path = a.path.clone().unwrap_or_else(|| ".".into());
+    if !path.exists() {
+        return Err(Error::usage(format!(
+            "{}: no such file or directory",
+            path.display()
+        )));
+    }
+    let roots = match &a.root {
+        Some(r) => iolab::sysenv::Roots::fixture(r),
+        None => iolab::sysenv::Roots::live(),
+    };
+    Ok((roots, path))
+}
+
 fn cmd_run(a: &cli::RunArgs) -> Result<i32, Error> {
     let mut plan = cli::plan_run(a)?;
     // Open the store first: a store that cannot take the results should not cost a benchmark.
@@ -231,6 +246,36 @@ fn real_main() -> Result<i32, Error> {
             let n = fileset::cleanup_dir(&a.dir);
             print_out(&format!("removed {n} files from {}\n", a.dir.display()));
             Ok(0)
+        }
+        Cmd::Env(a) => {
+            let (roots, path) = env_target(&a)?;
+            let e = iolab::sysenv::collect(&roots, Some(&path));
+            if a.json {
+                print_json(&e);
+            } else {
+                print_out(&iolab::sysenv::render(&e));
+            }
+            Ok(0)
+        }
+        Cmd::Check(a) => {
+            let (roots, path) = env_target(&a)?;
+            let e = iolab::sysenv::collect(&roots, Some(&path));
+            let findings = iolab::check::check(&e);
+            if a.json {
+                print_json(
+                    &serde_json::json!({"schema": iolab::check::CHECK_SCHEMA, "path": e.path.as_ref().map(|p| p.path.clone()), "findings": findings}),
+                );
+            } else {
+                print_out(&iolab::check::render(
+                    &path.display().to_string(),
+                    &findings,
+                ));
+            }
+            Ok(if iolab::check::has_warnings(&findings) {
+                1
+            } else {
+                0
+            })
         }
         Cmd::List(a) => {
             let s = open_store(&a.db)?;

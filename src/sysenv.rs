@@ -1,0 +1,1260 @@
+//! `iolab env`: a storage-focused system summary read from /proc, /sys and /etc (and, where they
+//! are installed, standard tools; never required). Every reader takes [`Roots`], so tests can feed
+//! fixture trees instead of the live system. Schema `iolab-env/1` (docs/env.md).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+pub const ENV_SCHEMA: &str = "iolab-env/1";
+
+/// Where /proc, /sys and /etc are (the live system: "/proc", "/sys", "/etc").
+#[derive(Debug, Clone)]
+pub struct Roots {
+    pub proc: PathBuf,
+    pub sys: PathBuf,
+    pub etc: PathBuf,
+    /// Whether external tools (xfs_info, tune2fs, dmidecode, lspci, storcli ...) may be run:
+    /// only on the live system.
+    pub tools: bool,
+}
+
+impl Roots {
+    pub fn live() -> Roots {
+        Roots {
+            proc: "/proc".into(),
+            sys: "/sys".into(),
+            etc: "/etc".into(),
+            tools: true,
+        }
+    }
+    /// A fixture tree with proc/, sys/ and etc/ below `base`; no tools are run.
+    pub fn fixture(base: &Path) -> Roots {
+        Roots {
+            proc: base.join("proc"),
+            sys: base.join("sys"),
+            etc: base.join("etc"),
+            tools: false,
+        }
+    }
+}
+
+fn read(p: &Path) -> Option<String> {
+    fs::read_to_string(p)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+fn read_u64(p: &Path) -> Option<u64> {
+    read(p)?.split_whitespace().next()?.parse().ok()
+}
+
+fn tool(cmd: &str, args: &[&str]) -> Option<String> {
+    let o = std::process::Command::new(cmd)
+        .args(args)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Virtualization {
+    /// The CPU reports the `hypervisor` flag.
+    pub hypervisor_flag: bool,
+    pub dmi_vendor: Option<String>,
+    pub dmi_product: Option<String>,
+    /// docker, podman, lxc, kubernetes, ... when inside a container
+    pub container: Option<String>,
+    /// What this adds up to: e.g. "kvm", "vmware", "virtual machine", "container: docker", "none seen"
+    pub verdict: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Platform {
+    pub host: String,
+    pub kernel: String,
+    pub distribution: Option<String>,
+    pub arch: String,
+    pub virtualization: Virtualization,
+    pub uptime_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Cpu {
+    pub model: Option<String>,
+    pub sockets: u32,
+    pub cores: u32,
+    pub threads: u32,
+    pub mhz: Option<f64>,
+    /// e.g. "L1d 32K", "L2 512K", "L3 32768K"
+    pub caches: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Memory {
+    pub total_bytes: u64,
+    pub available_bytes: u64,
+    pub swap_total_bytes: u64,
+    pub swap_free_bytes: u64,
+    /// One line per DIMM from dmidecode, when it works (root).
+    pub dimms: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Kernel {
+    pub numa_nodes: u32,
+    /// transparent_hugepage/enabled and defrag, current value
+    pub thp_enabled: Option<String>,
+    pub thp_defrag: Option<String>,
+    pub vm_dirty_ratio: Option<u64>,
+    pub vm_dirty_background_ratio: Option<u64>,
+    pub vm_dirty_bytes: Option<u64>,
+    pub vm_dirty_background_bytes: Option<u64>,
+    pub vm_dirty_expire_centisecs: Option<u64>,
+    pub vm_dirty_writeback_centisecs: Option<u64>,
+    pub vm_swappiness: Option<u64>,
+    pub net_core_rmem_max: Option<u64>,
+    pub net_core_wmem_max: Option<u64>,
+    pub net_ipv4_tcp_rmem: Option<String>,
+    pub net_ipv4_tcp_wmem: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Partition {
+    pub name: String,
+    pub start_sector: u64,
+    pub start_bytes: u64,
+    pub size_bytes: u64,
+    pub alignment_offset: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct MdRaid {
+    pub level: Option<String>,
+    pub chunk_bytes: Option<u64>,
+    pub raid_disks: Option<u32>,
+    pub members: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct BlockDevice {
+    pub name: String,
+    /// disk, nvme, virtio, loop, dm, md, zram, ...
+    pub kind: String,
+    pub size_bytes: u64,
+    pub model: Option<String>,
+    pub vendor: Option<String>,
+    pub rotational: Option<bool>,
+    pub logical_block_size: Option<u64>,
+    pub physical_block_size: Option<u64>,
+    pub minimum_io_size: Option<u64>,
+    pub optimal_io_size: Option<u64>,
+    /// every scheduler offered; `scheduler` is the one in use
+    pub schedulers: Vec<String>,
+    pub scheduler: Option<String>,
+    pub nr_requests: Option<u64>,
+    pub read_ahead_kb: Option<u64>,
+    /// "write back" or "write through"
+    pub write_cache: Option<String>,
+    /// the device accepts FUA writes (queue/fua)
+    pub fua: Option<bool>,
+    pub max_sectors_kb: Option<u64>,
+    pub discard: bool,
+    /// SCSI queue depth (device/queue_depth)
+    pub queue_depth: Option<u64>,
+    pub partitions: Vec<Partition>,
+    /// devices this one is built on (dm, md)
+    pub slaves: Vec<String>,
+    /// devices built on this one
+    pub holders: Vec<String>,
+    /// device-mapper name (vg-lv for LVM) and whether it is LVM
+    pub dm_name: Option<String>,
+    pub lvm: bool,
+    pub md: Option<MdRaid>,
+    pub loop_backing_file: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Mount {
+    pub source: String,
+    pub mountpoint: String,
+    pub fstype: String,
+    /// per-mount and superblock options together
+    pub options: Vec<String>,
+    /// "major:minor" of the device
+    pub dev: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FsInfo {
+    pub fstype: String,
+    pub block_size: Option<u64>,
+    pub total_bytes: Option<u64>,
+    pub free_bytes: Option<u64>,
+    /// xfs stripe unit and width in bytes (0 = none)
+    pub xfs_sunit_bytes: Option<u64>,
+    pub xfs_swidth_bytes: Option<u64>,
+    /// xfs: "inode64" or "inode32"
+    pub xfs_inode_mode: Option<String>,
+    /// ext4 RAID stride and stripe width in filesystem blocks
+    pub ext4_stride_blocks: Option<u64>,
+    pub ext4_stripe_width_blocks: Option<u64>,
+    /// write barriers (cache flushes) on: false with nobarrier / barrier=0
+    pub barriers: bool,
+}
+
+/// One layer under a path: partition, dm, md, loop or disk.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Layer {
+    pub name: String,
+    pub kind: String,
+    /// nesting depth: 0 = the device the filesystem is on
+    pub depth: u32,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PathStack {
+    pub path: String,
+    pub mountpoint: String,
+    pub mount_options: Vec<String>,
+    pub fs: FsInfo,
+    /// The device the filesystem is on, then what it is built on, down to the physical disks.
+    pub stack: Vec<Layer>,
+    pub physical_disks: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct EnvReport {
+    pub schema: String,
+    pub platform: Platform,
+    pub cpu: Cpu,
+    pub memory: Memory,
+    pub kernel: Kernel,
+    pub block_devices: Vec<BlockDevice>,
+    /// RAID controllers seen on the PCI bus (class 0x0104), with their cache policy when a
+    /// vendor tool is installed.
+    pub raid_controllers: Vec<String>,
+    pub mounts: Vec<Mount>,
+    pub path: Option<PathStack>,
+}
+
+fn platform(r: &Roots) -> Platform {
+    let cpuinfo = read(&r.proc.join("cpuinfo")).unwrap_or_default();
+    let flag = cpuinfo
+        .lines()
+        .any(|l| l.starts_with("flags") && l.split_whitespace().any(|f| f == "hypervisor"));
+    let dmi_vendor = read(&r.sys.join("class/dmi/id/sys_vendor"));
+    let dmi_product = read(&r.sys.join("class/dmi/id/product_name"));
+    let container = container(r);
+    let live = if r.tools {
+        tool("systemd-detect-virt", &["--vm"])
+            .map(|s| s.trim().to_string())
+            .filter(|s| s != "none")
+    } else {
+        None
+    };
+    let verdict = if let Some(c) = &container {
+        format!("container: {c}")
+    } else if let Some(v) = live {
+        v
+    } else if let Some(v) = dmi_vendor.as_deref().and_then(vm_vendor) {
+        v.to_string()
+    } else if flag {
+        "virtual machine".into()
+    } else {
+        "none seen".into()
+    };
+    let os = read(&r.etc.join("os-release")).and_then(|s| {
+        s.lines().find_map(|l| {
+            l.strip_prefix("PRETTY_NAME=")
+                .map(|v| v.trim_matches('"').to_string())
+        })
+    });
+    Platform {
+        host: read(&r.proc.join("sys/kernel/hostname")).unwrap_or_else(|| "unknown".into()),
+        kernel: read(&r.proc.join("sys/kernel/osrelease")).unwrap_or_else(|| "unknown".into()),
+        distribution: os,
+        arch: std::env::consts::ARCH.to_string(),
+        virtualization: Virtualization {
+            hypervisor_flag: flag,
+            dmi_vendor,
+            dmi_product,
+            container,
+            verdict,
+        },
+        uptime_s: read(&r.proc.join("uptime"))
+            .and_then(|s| s.split_whitespace().next()?.parse().ok()),
+    }
+}
+
+fn vm_vendor(v: &str) -> Option<&'static str> {
+    let l = v.to_lowercase();
+    [
+        ("qemu", "kvm/qemu"),
+        ("vmware", "vmware"),
+        ("microsoft", "hyper-v"),
+        ("xen", "xen"),
+        ("innotek", "virtualbox"),
+        ("amazon ec2", "aws"),
+        ("google", "gce"),
+        ("bochs", "kvm/qemu"),
+    ]
+    .into_iter()
+    .find(|(k, _)| l.contains(k))
+    .map(|(_, v)| v)
+}
+
+fn container(r: &Roots) -> Option<String> {
+    if let Ok(env) = fs::read(r.proc.join("1/environ")) {
+        for kv in env.split(|&b| b == 0) {
+            if let Some(v) = kv.strip_prefix(b"container=") {
+                return Some(String::from_utf8_lossy(v).into_owned());
+            }
+        }
+    }
+    let cg = read(&r.proc.join("1/cgroup")).unwrap_or_default();
+    for k in ["kubepods", "docker", "lxc", "libpod"] {
+        if cg.contains(k) {
+            return Some(
+                k.replace("kubepods", "kubernetes")
+                    .replace("libpod", "podman"),
+            );
+        }
+    }
+    if r.tools && Path::new("/.dockerenv").exists() {
+        return Some("docker".into());
+    }
+    None
+}
+
+fn cpu(r: &Roots) -> Cpu {
+    let info = read(&r.proc.join("cpuinfo")).unwrap_or_default();
+    let field = |l: &str| l.split_once(':').map(|(_, v)| v.trim().to_string());
+    let mut c = Cpu::default();
+    let mut sockets = std::collections::BTreeSet::new();
+    let mut cores_per = 0u32;
+    for l in info.lines() {
+        if l.starts_with("processor") {
+            c.threads += 1;
+        } else if l.starts_with("model name") && c.model.is_none() {
+            c.model = field(l);
+        } else if l.starts_with("physical id") {
+            sockets.insert(field(l).unwrap_or_default());
+        } else if l.starts_with("cpu cores") {
+            cores_per = field(l).and_then(|v| v.parse().ok()).unwrap_or(0);
+        } else if l.starts_with("cpu MHz") && c.mhz.is_none() {
+            c.mhz = field(l).and_then(|v| v.parse().ok());
+        }
+    }
+    c.sockets = (sockets.len() as u32).max(1);
+    c.cores = if cores_per > 0 {
+        cores_per * c.sockets
+    } else {
+        c.threads
+    };
+    let cache = r.sys.join("devices/system/cpu/cpu0/cache");
+    if let Ok(rd) = fs::read_dir(&cache) {
+        let mut v: Vec<String> = rd
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("index"))
+            .filter_map(|e| {
+                let p = e.path();
+                let level = read(&p.join("level"))?;
+                let ty = read(&p.join("type")).unwrap_or_default();
+                let size = read(&p.join("size"))?;
+                let t = match ty.as_str() {
+                    "Data" => "d",
+                    "Instruction" => "i",
+                    _ => "",
+                };
+                Some(format!("L{level}{t} {size}"))
+            })
+            .collect();
+        v.sort();
+        c.caches = v;
+    }
+    c
+}
+
+fn memory(r: &Roots) -> Memory {
+    let mi = read(&r.proc.join("meminfo")).unwrap_or_default();
+    let get = |k: &str| -> u64 {
+        mi.lines()
+            .find(|l| l.starts_with(k))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .unwrap_or(0)
+            * 1024
+    };
+    let mut m = Memory {
+        total_bytes: get("MemTotal:"),
+        available_bytes: get("MemAvailable:"),
+        swap_total_bytes: get("SwapTotal:"),
+        swap_free_bytes: get("SwapFree:"),
+        dimms: Vec::new(),
+    };
+    if r.tools
+        && let Some(out) = tool("dmidecode", &["-t", "memory"])
+    {
+        m.dimms = parse_dmidecode(&out);
+    }
+    m
+}
+
+/// "Locator: size type speed" per installed DIMM.
+pub fn parse_dmidecode(out: &str) -> Vec<String> {
+    let mut v = Vec::new();
+    for block in out.split("\n\n").filter(|b| b.contains("Memory Device")) {
+        let get = |k: &str| {
+            block
+                .lines()
+                .find_map(|l| l.trim().strip_prefix(k).map(|x| x.trim().to_string()))
+        };
+        let size = get("Size:").unwrap_or_default();
+        if size.is_empty() || size.starts_with("No Module") {
+            continue;
+        }
+        v.push(format!(
+            "{}: {} {} {}",
+            get("Locator:").unwrap_or_default(),
+            size,
+            get("Type:").unwrap_or_default(),
+            get("Speed:").unwrap_or_default()
+        ));
+    }
+    v
+}
+
+/// The value in brackets of a sysfs choice list: "always [madvise] never" -> "madvise".
+pub fn bracketed(s: &str) -> Option<String> {
+    let a = s.find('[')?;
+    let b = s[a..].find(']')? + a;
+    Some(s[a + 1..b].to_string())
+}
+
+fn kernel(r: &Roots) -> Kernel {
+    let sys = |k: &str| read_u64(&r.proc.join("sys").join(k));
+    let nodes = fs::read_dir(r.sys.join("devices/system/node"))
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .strip_prefix("node")
+                        .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty())
+                })
+                .count() as u32
+        })
+        .unwrap_or(0);
+    let thp = |f: &str| {
+        read(&r.sys.join("kernel/mm/transparent_hugepage").join(f)).and_then(|s| bracketed(&s))
+    };
+    Kernel {
+        numa_nodes: nodes.max(1),
+        thp_enabled: thp("enabled"),
+        thp_defrag: thp("defrag"),
+        vm_dirty_ratio: sys("vm/dirty_ratio"),
+        vm_dirty_background_ratio: sys("vm/dirty_background_ratio"),
+        vm_dirty_bytes: sys("vm/dirty_bytes"),
+        vm_dirty_background_bytes: sys("vm/dirty_background_bytes"),
+        vm_dirty_expire_centisecs: sys("vm/dirty_expire_centisecs"),
+        vm_dirty_writeback_centisecs: sys("vm/dirty_writeback_centisecs"),
+        vm_swappiness: sys("vm/swappiness"),
+        net_core_rmem_max: sys("net/core/rmem_max"),
+        net_core_wmem_max: sys("net/core/wmem_max"),
+        net_ipv4_tcp_rmem: read(&r.proc.join("sys/net/ipv4/tcp_rmem"))
+            .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" ")),
+        net_ipv4_tcp_wmem: read(&r.proc.join("sys/net/ipv4/tcp_wmem"))
+            .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" ")),
+    }
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .map(|rd| {
+            rd.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn kind_of(name: &str, dir: &Path) -> String {
+    let k = if name.starts_with("nvme") {
+        "nvme"
+    } else if name.starts_with("loop") {
+        "loop"
+    } else if name.starts_with("dm-") {
+        "dm"
+    } else if name.starts_with("md") {
+        "md"
+    } else if name.starts_with("zram") {
+        "zram"
+    } else if name.starts_with("vd") {
+        "virtio"
+    } else if name.starts_with("xvd") {
+        "xen"
+    } else if dir.join("device").exists() {
+        "disk"
+    } else {
+        "virtual"
+    };
+    k.to_string()
+}
+
+/// Reads one whole block device from `/sys/block/NAME`.
+pub fn block_device(r: &Roots, name: &str) -> Option<BlockDevice> {
+    let d = r.sys.join("block").join(name);
+    if !d.exists() {
+        return None;
+    }
+    let q = d.join("queue");
+    let sched = read(&q.join("scheduler")).unwrap_or_default();
+    let schedulers: Vec<String> = sched
+        .split_whitespace()
+        .map(|s| s.trim_matches(|c| c == '[' || c == ']').to_string())
+        .collect();
+    let mut partitions = Vec::new();
+    for p in names_in(&d) {
+        let pd = d.join(&p);
+        if pd.join("partition").exists() {
+            let start = read_u64(&pd.join("start")).unwrap_or(0);
+            partitions.push(Partition {
+                name: p.clone(),
+                start_sector: start,
+                start_bytes: start * 512,
+                size_bytes: read_u64(&pd.join("size")).unwrap_or(0) * 512,
+                alignment_offset: read_u64(&pd.join("alignment_offset")),
+            });
+        }
+    }
+    let dm_name = read(&d.join("dm/name"));
+    let lvm = read(&d.join("dm/uuid")).is_some_and(|u| u.starts_with("LVM-"));
+    let slaves = names_in(&d.join("slaves"));
+    let md = d.join("md").exists().then(|| MdRaid {
+        level: read(&d.join("md/level")),
+        chunk_bytes: read_u64(&d.join("md/chunk_size")),
+        raid_disks: read_u64(&d.join("md/raid_disks")).map(|x| x as u32),
+        members: slaves.clone(),
+    });
+    Some(BlockDevice {
+        name: name.to_string(),
+        kind: kind_of(name, &d),
+        size_bytes: read_u64(&d.join("size")).unwrap_or(0) * 512,
+        model: read(&d.join("device/model")),
+        vendor: read(&d.join("device/vendor")),
+        rotational: read(&q.join("rotational")).map(|s| s == "1"),
+        logical_block_size: read_u64(&q.join("logical_block_size")),
+        physical_block_size: read_u64(&q.join("physical_block_size")),
+        minimum_io_size: read_u64(&q.join("minimum_io_size")),
+        optimal_io_size: read_u64(&q.join("optimal_io_size")),
+        scheduler: bracketed(&sched)
+            .or_else(|| (schedulers.len() == 1).then(|| schedulers[0].clone())),
+        schedulers,
+        nr_requests: read_u64(&q.join("nr_requests")),
+        read_ahead_kb: read_u64(&q.join("read_ahead_kb")),
+        write_cache: read(&q.join("write_cache")),
+        fua: read(&q.join("fua")).map(|s| s == "1"),
+        max_sectors_kb: read_u64(&q.join("max_sectors_kb")),
+        discard: read_u64(&q.join("discard_max_bytes")).unwrap_or(0) > 0,
+        queue_depth: read_u64(&d.join("device/queue_depth")),
+        partitions,
+        slaves,
+        holders: names_in(&d.join("holders")),
+        dm_name,
+        lvm,
+        md,
+        loop_backing_file: read(&d.join("loop/backing_file")),
+    })
+}
+
+fn block_devices(r: &Roots) -> Vec<BlockDevice> {
+    names_in(&r.sys.join("block"))
+        .iter()
+        .filter_map(|n| block_device(r, n))
+        // unused loop and zram devices are noise
+        .filter(|b| b.size_bytes > 0)
+        .collect()
+}
+
+fn raid_controllers(r: &Roots) -> Vec<String> {
+    let mut v = Vec::new();
+    let pci = r.sys.join("bus/pci/devices");
+    for dev in names_in(&pci) {
+        let p = pci.join(&dev);
+        if read(&p.join("class")).is_some_and(|c| c.starts_with("0x0104")) {
+            let ids = format!(
+                "{}:{}",
+                read(&p.join("vendor")).unwrap_or_default(),
+                read(&p.join("device")).unwrap_or_default()
+            );
+            let name = if r.tools {
+                tool("lspci", &["-s", &dev]).map(|s| s.trim().to_string())
+            } else {
+                None
+            };
+            v.push(name.unwrap_or_else(|| format!("{dev} RAID controller {ids}")));
+        }
+    }
+    if r.tools && !v.is_empty() {
+        for (t, args) in [
+            ("storcli64", vec!["/call", "show", "all"]),
+            ("storcli", vec!["/call", "show", "all"]),
+            ("perccli64", vec!["/call", "show", "all"]),
+            ("megacli", vec!["-LDInfo", "-Lall", "-aALL"]),
+        ] {
+            if let Some(out) = tool(t, &args) {
+                for l in out
+                    .lines()
+                    .filter(|l| l.to_lowercase().contains("cache"))
+                    .take(8)
+                {
+                    v.push(format!("{t}: {}", l.trim()));
+                }
+                break;
+            }
+        }
+    }
+    v
+}
+
+/// Mounts from `<proc>/self/mountinfo`, with superblock options merged in.
+pub fn mounts(r: &Roots) -> Vec<Mount> {
+    let s = read(&r.proc.join("self/mountinfo")).unwrap_or_default();
+    s.lines()
+        .filter_map(|l| {
+            let (pre, post) = l.split_once(" - ")?;
+            let f: Vec<&str> = pre.split_whitespace().collect();
+            let g: Vec<&str> = post.split_whitespace().collect();
+            let mut options: Vec<String> = f.get(5)?.split(',').map(String::from).collect();
+            for o in g.get(2).unwrap_or(&"").split(',') {
+                if !o.is_empty() && !options.iter().any(|x| x == o) {
+                    options.push(o.to_string());
+                }
+            }
+            Some(Mount {
+                source: unescape(g.get(1).copied().unwrap_or("")),
+                mountpoint: unescape(f.get(4)?),
+                fstype: g.first()?.to_string(),
+                options,
+                dev: f.get(2)?.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// mountinfo escapes spaces and such as \040.
+fn unescape(s: &str) -> String {
+    let mut out = String::new();
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            let v = u8::from_str_radix(&s[i + 1..i + 4], 8).unwrap_or(b'?');
+            out.push(v as char);
+            i += 4;
+        } else {
+            out.push(b[i] as char);
+            i += 1;
+        }
+    }
+    out
+}
+
+fn opt_value(opts: &[String], key: &str) -> Option<String> {
+    opts.iter()
+        .find_map(|o| o.strip_prefix(&format!("{key}=")).map(String::from))
+}
+
+/// The block-device name (in /sys/block or a partition) for "major:minor".
+fn sys_name(r: &Roots, dev: &str) -> Option<(String, Option<String>)> {
+    let real = fs::canonicalize(r.sys.join("dev/block").join(dev)).ok()?;
+    let name = real.file_name()?.to_string_lossy().into_owned();
+    if real.join("partition").exists() {
+        let disk = real.parent()?.file_name()?.to_string_lossy().into_owned();
+        Some((disk, Some(name)))
+    } else {
+        Some((name, None))
+    }
+}
+
+/// The layers under a block device, top-down, and the physical disks at the bottom.
+pub fn stack_of(r: &Roots, dev: &str) -> (Vec<Layer>, Vec<String>) {
+    let mut layers = Vec::new();
+    let mut phys = Vec::new();
+    if let Some((disk, part)) = sys_name(r, dev) {
+        let mut depth = 0;
+        if let Some(p) = &part {
+            let bd = block_device(r, &disk);
+            let pi = bd
+                .as_ref()
+                .and_then(|b| b.partitions.iter().find(|x| &x.name == p).cloned())
+                .unwrap_or_default();
+            layers.push(Layer {
+                name: p.clone(),
+                kind: "partition".into(),
+                depth,
+                detail: format!(
+                    "start sector {} ({} bytes), {} bytes",
+                    pi.start_sector, pi.start_bytes, pi.size_bytes
+                ),
+            });
+            depth += 1;
+        }
+        walk(r, &disk, depth, &mut layers, &mut phys);
+    }
+    phys.sort();
+    phys.dedup();
+    (layers, phys)
+}
+
+fn walk(r: &Roots, name: &str, depth: u32, layers: &mut Vec<Layer>, phys: &mut Vec<String>) {
+    let Some(b) = block_device(r, name) else {
+        // a partition used as a member (md, dm slaves are often partitions)
+        if let Some(disk) = partition_parent(r, name) {
+            layers.push(Layer {
+                name: name.into(),
+                kind: "partition".into(),
+                depth,
+                detail: String::new(),
+            });
+            walk(r, &disk, depth + 1, layers, phys);
+        }
+        return;
+    };
+    let detail = match (&b.md, &b.dm_name) {
+        (Some(md), _) => format!(
+            "{} chunk {} bytes, {} disks",
+            md.level.clone().unwrap_or_default(),
+            md.chunk_bytes.unwrap_or(0),
+            md.raid_disks.unwrap_or(0)
+        ),
+        (None, Some(n)) => format!("{}{}", n, if b.lvm { " (LVM)" } else { "" }),
+        _ => format!(
+            "{} bytes{}{}",
+            b.size_bytes,
+            b.model
+                .as_ref()
+                .map(|m| format!(", {m}"))
+                .unwrap_or_default(),
+            b.loop_backing_file
+                .as_ref()
+                .map(|f| format!(", backing file {f}"))
+                .unwrap_or_default()
+        ),
+    };
+    let kind = if b.lvm {
+        "lvm".to_string()
+    } else {
+        b.kind.clone()
+    };
+    layers.push(Layer {
+        name: b.name.clone(),
+        kind,
+        depth,
+        detail,
+    });
+    if b.slaves.is_empty() {
+        phys.push(b.name.clone());
+    }
+    for s in &b.slaves {
+        walk(r, s, depth + 1, layers, phys);
+    }
+}
+
+fn partition_parent(r: &Roots, part: &str) -> Option<String> {
+    let block = r.sys.join("block");
+    names_in(&block)
+        .into_iter()
+        .find(|d| block.join(d).join(part).join("partition").exists())
+}
+
+/// Filesystem facts for a mount.
+fn fs_info(r: &Roots, m: &Mount, path: Option<&Path>) -> FsInfo {
+    let mut fi = FsInfo {
+        fstype: m.fstype.clone(),
+        barriers: true,
+        ..Default::default()
+    };
+    let o = &m.options;
+    if o.iter().any(|x| x == "nobarrier" || x == "barrier=0") {
+        fi.barriers = false;
+    }
+    if let Some(p) = path {
+        use std::os::unix::ffi::OsStrExt;
+        if let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) {
+            // SAFETY: statvfs fills the zeroed struct.
+            let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+            if unsafe { libc::statvfs(c.as_ptr(), &mut s) } == 0 {
+                fi.block_size = Some(s.f_bsize);
+                fi.total_bytes = Some(s.f_blocks * s.f_frsize);
+                fi.free_bytes = Some(s.f_bavail * s.f_frsize);
+            }
+        }
+    }
+    match m.fstype.as_str() {
+        "xfs" => {
+            // mount options give sunit/swidth in 512-byte units
+            fi.xfs_sunit_bytes = opt_value(o, "sunit")
+                .and_then(|v| v.parse::<u64>().ok())
+                .map(|v| v * 512);
+            fi.xfs_swidth_bytes = opt_value(o, "swidth")
+                .and_then(|v| v.parse::<u64>().ok())
+                .map(|v| v * 512);
+            fi.xfs_inode_mode = Some(
+                if o.iter().any(|x| x == "inode32") {
+                    "inode32"
+                } else {
+                    "inode64"
+                }
+                .into(),
+            );
+            if r.tools
+                && fi.xfs_sunit_bytes.is_none()
+                && let Some(out) = tool("xfs_info", &[&m.mountpoint])
+            {
+                let (su, sw, bs) = parse_xfs_info(&out);
+                fi.xfs_sunit_bytes = su.zip(bs).map(|(a, b)| a * b);
+                fi.xfs_swidth_bytes = sw.zip(bs).map(|(a, b)| a * b);
+            }
+            fi.xfs_sunit_bytes.get_or_insert(0);
+            fi.xfs_swidth_bytes.get_or_insert(0);
+        }
+        "ext4" | "ext3" | "ext2" => {
+            if let Some(s) = opt_value(o, "stripe").and_then(|v| v.parse().ok()) {
+                fi.ext4_stripe_width_blocks = Some(s);
+            }
+            if r.tools
+                && m.source.starts_with("/dev/")
+                && let Some(out) = tool("tune2fs", &["-l", &m.source])
+            {
+                for l in out.lines() {
+                    if let Some(v) = l.strip_prefix("RAID stride:") {
+                        fi.ext4_stride_blocks = v.trim().parse().ok();
+                    }
+                    if let Some(v) = l.strip_prefix("RAID stripe width:") {
+                        fi.ext4_stripe_width_blocks = v.trim().parse().ok();
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    fi
+}
+
+/// (sunit, swidth, bsize) in blocks / bytes from `xfs_info` output.
+pub fn parse_xfs_info(out: &str) -> (Option<u64>, Option<u64>, Option<u64>) {
+    let num = |key: &str| -> Option<u64> {
+        let i = out.find(key)? + key.len();
+        out[i..]
+            .split(|c: char| !c.is_ascii_digit())
+            .find(|s| !s.is_empty())?
+            .parse()
+            .ok()
+    };
+    let bsize = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("data"))
+        .and_then(|l| {
+            let i = l.find("bsize=")? + 6;
+            l[i..]
+                .split(|c: char| !c.is_ascii_digit())
+                .next()?
+                .parse()
+                .ok()
+        });
+    (num("sunit="), num("swidth="), bsize)
+}
+
+/// The stack under `path` given its device "major:minor" (tests pass fixture numbers).
+pub fn path_stack_for(r: &Roots, path: &Path, dev: &str, all: &[Mount]) -> Option<PathStack> {
+    let p = path.to_string_lossy();
+    let m = all
+        .iter()
+        .filter(|m| m.dev == dev && (p.starts_with(&m.mountpoint) || m.mountpoint == "/"))
+        .max_by_key(|m| m.mountpoint.len())
+        .or_else(|| {
+            all.iter()
+                .filter(|m| p.starts_with(&m.mountpoint))
+                .max_by_key(|m| m.mountpoint.len())
+        })?
+        .clone();
+    let live = r.tools.then_some(path);
+    let fs = fs_info(r, &m, live);
+    let (stack, physical_disks) = stack_of(r, dev);
+    Some(PathStack {
+        path: p.into_owned(),
+        mountpoint: m.mountpoint.clone(),
+        mount_options: m.options.clone(),
+        fs,
+        stack,
+        physical_disks,
+    })
+}
+
+/// The live stack under `path`.
+pub fn path_stack(r: &Roots, path: &Path, all: &[Mount]) -> Option<PathStack> {
+    use std::os::unix::fs::MetadataExt;
+    let abs = fs::canonicalize(path).ok()?;
+    let dev = fs::metadata(&abs).ok()?.dev();
+    let key = format!("{}:{}", libc::major(dev), libc::minor(dev));
+    path_stack_for(r, &abs, &key, all)
+}
+
+/// The whole report; `path` adds the stack under it.
+pub fn collect(r: &Roots, path: Option<&Path>) -> EnvReport {
+    let all = mounts(r);
+    let path = path.and_then(|p| path_stack(r, p, &all));
+    EnvReport {
+        schema: ENV_SCHEMA.into(),
+        platform: platform(r),
+        cpu: cpu(r),
+        memory: memory(r),
+        kernel: kernel(r),
+        block_devices: block_devices(r),
+        raid_controllers: raid_controllers(r),
+        mounts: all
+            .into_iter()
+            .filter(|m| {
+                m.source.starts_with("/dev/")
+                    || m.dev.split(':').next().is_some_and(|maj| maj != "0")
+            })
+            .collect(),
+        path,
+    }
+}
+
+/// Fields that change from minute to minute and say nothing about the setup (left out when
+/// runs are compared).
+pub const VOLATILE: &[&str] = &[
+    "platform.uptime_s",
+    "memory.available_bytes",
+    "memory.swap_free_bytes",
+    "path.fs.free_bytes",
+    "cpu.mhz",
+];
+
+fn gib(b: u64) -> String {
+    crate::size::human_bytes(b as f64)
+}
+
+fn o<T: ToString>(v: &Option<T>) -> String {
+    v.as_ref()
+        .map(|x| x.to_string())
+        .unwrap_or_else(|| "-".into())
+}
+
+/// The readable, sectioned report (like pt-summary).
+pub fn render(e: &EnvReport) -> String {
+    let mut s = String::new();
+    let sec = |s: &mut String, t: &str| {
+        s.push_str(&format!(
+            "\n# {t} {}\n",
+            "#".repeat(60usize.saturating_sub(t.len()))
+        ))
+    };
+    let kv = |s: &mut String, k: &str, v: String| s.push_str(&format!("{k:>22} | {v}\n"));
+    sec(&mut s, "Platform");
+    let p = &e.platform;
+    kv(&mut s, "Hostname", p.host.clone());
+    kv(&mut s, "Kernel", p.kernel.clone());
+    kv(&mut s, "Distribution", o(&p.distribution));
+    kv(&mut s, "Architecture", p.arch.clone());
+    kv(
+        &mut s,
+        "Virtualization",
+        format!(
+            "{} (hypervisor flag: {}{}{})",
+            p.virtualization.verdict,
+            if p.virtualization.hypervisor_flag {
+                "yes"
+            } else {
+                "no"
+            },
+            p.virtualization
+                .dmi_vendor
+                .as_ref()
+                .map(|v| format!(", DMI: {v}"))
+                .unwrap_or_default(),
+            p.virtualization
+                .dmi_product
+                .as_ref()
+                .map(|v| format!(" {v}"))
+                .unwrap_or_default()
+        ),
+    );
+    kv(
+        &mut s,
+        "Uptime",
+        p.uptime_s
+            .map(|u| format!("{:.1} days", u / 86400.0))
+            .unwrap_or_else(|| "-".into()),
+    );
+    sec(&mut s, "Processor");
+    kv(&mut s, "Model", o(&e.cpu.model));
+    kv(
+        &mut s,
+        "Topology",
+        format!(
+            "{} sockets, {} cores, {} threads",
+            e.cpu.sockets, e.cpu.cores, e.cpu.threads
+        ),
+    );
+    kv(
+        &mut s,
+        "Speed",
+        e.cpu
+            .mhz
+            .map(|m| format!("{m:.0} MHz"))
+            .unwrap_or_else(|| "-".into()),
+    );
+    kv(&mut s, "Caches", e.cpu.caches.join(", "));
+    sec(&mut s, "Memory");
+    kv(&mut s, "Total", gib(e.memory.total_bytes));
+    kv(&mut s, "Available", gib(e.memory.available_bytes));
+    kv(
+        &mut s,
+        "Swap",
+        format!(
+            "{} ({} free)",
+            gib(e.memory.swap_total_bytes),
+            gib(e.memory.swap_free_bytes)
+        ),
+    );
+    for d in &e.memory.dimms {
+        kv(&mut s, "DIMM", d.clone());
+    }
+    let k = &e.kernel;
+    kv(&mut s, "NUMA nodes", k.numa_nodes.to_string());
+    kv(
+        &mut s,
+        "Transparent hugepages",
+        format!("enabled={} defrag={}", o(&k.thp_enabled), o(&k.thp_defrag)),
+    );
+    kv(
+        &mut s,
+        "vm.dirty_ratio",
+        format!(
+            "{} (background {}; bytes {} / {})",
+            o(&k.vm_dirty_ratio),
+            o(&k.vm_dirty_background_ratio),
+            o(&k.vm_dirty_bytes),
+            o(&k.vm_dirty_background_bytes)
+        ),
+    );
+    kv(
+        &mut s,
+        "vm.dirty_expire",
+        format!(
+            "{} cs (writeback every {} cs)",
+            o(&k.vm_dirty_expire_centisecs),
+            o(&k.vm_dirty_writeback_centisecs)
+        ),
+    );
+    kv(&mut s, "vm.swappiness", o(&k.vm_swappiness));
+    kv(
+        &mut s,
+        "net.core r/wmem_max",
+        format!("{} / {}", o(&k.net_core_rmem_max), o(&k.net_core_wmem_max)),
+    );
+    kv(
+        &mut s,
+        "tcp_rmem / tcp_wmem",
+        format!("{} / {}", o(&k.net_ipv4_tcp_rmem), o(&k.net_ipv4_tcp_wmem)),
+    );
+    sec(&mut s, "Block devices");
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t.set_header(vec![
+        "dev",
+        "kind",
+        "size",
+        "model",
+        "rot",
+        "lbs/pbs",
+        "min/opt io",
+        "scheduler",
+        "nr_req",
+        "ra KiB",
+        "write cache",
+        "max KiB",
+        "discard",
+        "qd",
+    ]);
+    for b in &e.block_devices {
+        let sched: Vec<String> = b
+            .schedulers
+            .iter()
+            .map(|x| {
+                if Some(x) == b.scheduler.as_ref() {
+                    format!("[{x}]")
+                } else {
+                    x.clone()
+                }
+            })
+            .collect();
+        t.add_row(vec![
+            b.name.clone(),
+            if b.lvm { "lvm".into() } else { b.kind.clone() },
+            gib(b.size_bytes),
+            [b.vendor.clone(), b.model.clone()]
+                .into_iter()
+                .flatten()
+                .collect::<Vec<_>>()
+                .join(" "),
+            b.rotational
+                .map(|r| if r { "yes" } else { "no" })
+                .unwrap_or("-")
+                .into(),
+            format!("{}/{}", o(&b.logical_block_size), o(&b.physical_block_size)),
+            format!("{}/{}", o(&b.minimum_io_size), o(&b.optimal_io_size)),
+            sched.join(" "),
+            o(&b.nr_requests),
+            o(&b.read_ahead_kb),
+            o(&b.write_cache),
+            o(&b.max_sectors_kb),
+            if b.discard { "yes" } else { "no" }.into(),
+            o(&b.queue_depth),
+        ]);
+    }
+    s.push_str(&t.to_string());
+    s.push('\n');
+    for b in &e.block_devices {
+        for p in &b.partitions {
+            s.push_str(&format!(
+                "  {} partition {}: start sector {} ({}), size {}{}\n",
+                b.name,
+                p.name,
+                p.start_sector,
+                if p.start_bytes % (1 << 20) == 0 {
+                    "1 MiB aligned"
+                } else {
+                    "not 1 MiB aligned"
+                },
+                gib(p.size_bytes),
+                p.alignment_offset
+                    .filter(|&a| a > 0)
+                    .map(|a| format!(", alignment_offset {a}"))
+                    .unwrap_or_default()
+            ));
+        }
+        if let Some(md) = &b.md {
+            s.push_str(&format!(
+                "  {} md RAID {}: chunk {} bytes, {} disks: {}\n",
+                b.name,
+                o(&md.level),
+                o(&md.chunk_bytes),
+                o(&md.raid_disks),
+                md.members.join(" ")
+            ));
+        }
+        if let Some(n) = &b.dm_name {
+            s.push_str(&format!(
+                "  {} device-mapper {}{} on {}\n",
+                b.name,
+                n,
+                if b.lvm { " (LVM)" } else { "" },
+                b.slaves.join(" ")
+            ));
+        }
+        if let Some(f) = &b.loop_backing_file {
+            s.push_str(&format!("  {} loop on {}\n", b.name, f));
+        }
+    }
+    if !e.raid_controllers.is_empty() {
+        sec(&mut s, "RAID controllers");
+        for c in &e.raid_controllers {
+            s.push_str(&format!("  {c}\n"));
+        }
+    }
+    sec(&mut s, "Mounted filesystems");
+    for m in &e.mounts {
+        s.push_str(&format!(
+            "  {} on {} type {} ({})\n",
+            m.source,
+            m.mountpoint,
+            m.fstype,
+            m.options.join(",")
+        ));
+    }
+    if let Some(ps) = &e.path {
+        sec(&mut s, &format!("Storage under {}", ps.path));
+        let f = &ps.fs;
+        s.push_str(&format!(
+            "  {} -> mount {} ({})\n",
+            ps.path,
+            ps.mountpoint,
+            ps.mount_options.join(",")
+        ));
+        let mut fsd = format!(
+            "  filesystem {}: block size {}, {} free of {}",
+            f.fstype,
+            o(&f.block_size),
+            f.free_bytes.map(gib).unwrap_or_else(|| "-".into()),
+            f.total_bytes.map(gib).unwrap_or_else(|| "-".into())
+        );
+        if f.fstype == "xfs" {
+            fsd.push_str(&format!(
+                ", sunit {} bytes, swidth {} bytes, {}",
+                o(&f.xfs_sunit_bytes),
+                o(&f.xfs_swidth_bytes),
+                o(&f.xfs_inode_mode)
+            ));
+        }
+        if f.ext4_stride_blocks.is_some() || f.ext4_stripe_width_blocks.is_some() {
+            fsd.push_str(&format!(
+                ", RAID stride {} / stripe width {} blocks",
+                o(&f.ext4_stride_blocks),
+                o(&f.ext4_stripe_width_blocks)
+            ));
+        }
+        fsd.push_str(if f.barriers {
+            ", barriers on"
+        } else {
+            ", barriers OFF"
+        });
+        s.push_str(&fsd);
+        s.push('\n');
+        for l in &ps.stack {
+            s.push_str(&format!(
+                "  {}-> {} {} {}\n",
+                "  ".repeat(l.depth as usize + 1),
+                l.kind,
+                l.name,
+                l.detail
+            ));
+        }
+        s.push_str(&format!(
+            "  physical disks: {}\n",
+            if ps.physical_disks.is_empty() {
+                "-".into()
+            } else {
+                ps.physical_disks.join(", ")
+            }
+        ));
+    }
+    s
+}
+
+/// The block device record for a name, if present.
+pub fn find<'a>(e: &'a EnvReport, name: &str) -> Option<&'a BlockDevice> {
+    e.block_devices.iter().find(|b| b.name == name)
+}
+
+/// Flattened key → value map of a snapshot, for "what changed".
+pub fn flat(e: &EnvReport) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    crate::compare::flatten("", &serde_json::to_value(e).unwrap_or_default(), &mut out);
+    out
+}
