@@ -235,7 +235,19 @@ fn settings(store: &Store, id: i64) -> Result<BTreeMap<String, String>> {
     };
     flatten("job", &job, &mut out);
     if let Some(env) = store.env(id)? {
-        flatten("env", &env, &mut out);
+        match (env.get("run"), env.get("system")) {
+            (Some(run), system) => {
+                flatten("env", run, &mut out);
+                if let Some(sys) = system.and_then(|s| {
+                    serde_json::from_value::<crate::sysenv::EnvReport>(s.clone()).ok()
+                }) {
+                    for (k, v) in crate::sysenv::comparable(&sys) {
+                        out.insert(format!("env.{k}"), v);
+                    }
+                }
+            }
+            _ => flatten("env", &env, &mut out),
+        }
     }
     let run = store.run(id)?;
     out.insert("tool".into(), format!("{} {}", run.tool, run.tool_version));

@@ -316,6 +316,9 @@ pub struct RunDoc {
     pub label: Option<String>,
     pub tags: BTreeMap<String, String>,
     pub env: RunEnv,
+    /// The `iolab env` snapshot for --dir taken when the run started (schema iolab-env/1).
+    #[serde(default)]
+    pub system: Option<crate::sysenv::EnvReport>,
     pub prepare: PrepareInfo,
     /// Warnings about the run as a whole (each cell also has its own).
     pub warnings: Vec<Warning>,

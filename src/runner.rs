@@ -301,6 +301,10 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
     let spec = &plan.fileset;
     let start_time = now_rfc3339();
     let (env, link_bps) = run_env(&spec.dir, plan.dio);
+    let system = Some(crate::sysenv::collect(
+        &crate::sysenv::Roots::live(),
+        Some(&spec.dir),
+    ));
     let existed = fileset::status(spec).complete(spec);
     let needs_data = |m: Mode| m != Mode::Seqwr;
     let mut prep = PrepareInfo {
@@ -417,6 +421,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         label: plan.label.clone(),
         tags: plan.tags.clone(),
         env,
+        system,
         prepare: prep,
         warnings,
         interrupted,

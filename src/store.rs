@@ -330,7 +330,7 @@ impl Store {
                 format!(",{},", modes.join(",")),
                 doc.interrupted,
                 serde_json::to_string(json).expect("json"),
-                serde_json::to_string(&doc.env).expect("json"),
+                serde_json::to_string(&serde_json::json!({"run": doc.env, "system": doc.system})).expect("json"),
                 group.map(|g| g.0),
                 group.map(|g| g.1),
             ],
