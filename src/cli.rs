@@ -274,6 +274,9 @@ pub struct RunArgs {
     /// No progress bars or live line.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Seconds between samples of the device figures (iostat -x) taken beside the workload.
+    #[arg(long, default_value_t = 1.0)]
+    pub iostat_interval: f64,
 }
 
 /// Checks --dir: it must exist (the default is created) and be a writable directory.
@@ -412,6 +415,11 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
     if !(a.ramp >= 0.0 && a.ramp.is_finite()) {
         return Err(Error::usage(
             "--ramp must be zero or a positive number of seconds",
+        ));
+    }
+    if !(a.iostat_interval >= 0.05 && a.iostat_interval.is_finite()) {
+        return Err(Error::usage(
+            "--iostat-interval must be at least 0.05 seconds",
         ));
     }
     if a.repeat == 0 {
@@ -566,6 +574,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         tags,
         notes,
         quiet: a.quiet || a.json,
+        iostat_interval: std::time::Duration::from_secs_f64(a.iostat_interval),
         dio,
     })
 }

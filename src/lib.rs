@@ -9,6 +9,7 @@ pub mod fileset;
 pub mod hist;
 pub mod history;
 pub mod import;
+pub mod iostat;
 pub mod job;
 pub mod report;
 pub mod result;

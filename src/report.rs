@@ -104,6 +104,86 @@ pub fn summary_table(cells: &[CellResult]) -> Table {
     t
 }
 
+/// What the devices did during each mode: iostat -x figures over the measured window.
+pub fn device_table(cells: &[CellResult]) -> Option<Table> {
+    if cells.iter().all(|c| c.device.is_none()) {
+        return None;
+    }
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    t.set_header(vec![
+        "mode",
+        "thr",
+        "device",
+        "r/s",
+        "w/s",
+        "rkB/s",
+        "wkB/s",
+        "rrqm/s",
+        "wrqm/s",
+        "r_await",
+        "w_await",
+        "aqu-sz",
+        "rareq-sz",
+        "wareq-sz",
+        "f/s",
+        "%util",
+        "cpu %usr/%sys/%iowait/%idle",
+    ]);
+    for c in cells {
+        let Some(d) = &c.device else { continue };
+        let cpu = &d.summary.cpu;
+        for (i, name) in d.devices.iter().enumerate() {
+            let Some(x) = d.summary.devices.get(name) else {
+                continue;
+            };
+            t.add_row(vec![
+                if i == 0 {
+                    c.mode.clone()
+                } else {
+                    String::new()
+                },
+                if i == 0 {
+                    c.job.job.threads.to_string()
+                } else {
+                    String::new()
+                },
+                name.clone(),
+                format!("{:.1}", x.r_s),
+                format!("{:.1}", x.w_s),
+                format!("{:.1}", x.rkb_s),
+                format!("{:.1}", x.wkb_s),
+                format!("{:.1}", x.rrqm_s),
+                format!("{:.1}", x.wrqm_s),
+                format!("{:.2}", x.r_await_ms),
+                format!("{:.2}", x.w_await_ms),
+                format!("{:.2}", x.aqu_sz),
+                format!("{:.1}", x.rareq_sz_kb),
+                format!("{:.1}", x.wareq_sz_kb),
+                x.f_s
+                    .map(|f| format!("{f:.1}"))
+                    .unwrap_or_else(|| "-".into()),
+                format!("{:.1}", x.util_pct),
+                if i == 0 {
+                    format!(
+                        "{:.1}/{:.1}/{:.1}/{:.1}",
+                        cpu.user, cpu.system, cpu.iowait, cpu.idle
+                    )
+                } else {
+                    String::new()
+                },
+            ]);
+        }
+    }
+    for i in 3..16 {
+        if let Some(col) = t.column_mut(i) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    Some(t)
+}
+
 /// The header lines before the table: what ran where.
 pub fn header(doc: &RunDoc) -> String {
     let mut s = String::new();
@@ -156,6 +236,11 @@ pub fn render(doc: &RunDoc) -> String {
     let mut s = header(doc);
     s.push_str(&summary_table(&doc.runs).to_string());
     s.push('\n');
+    if let Some(t) = device_table(&doc.runs) {
+        s.push_str("device figures over the measured window (iostat -x; kB = 1024 bytes, await in ms, rareq/wareq-sz in kB):\n");
+        s.push_str(&t.to_string());
+        s.push('\n');
+    }
     if doc.interrupted {
         s.push_str("interrupted: the figures above cover what was measured before the stop\n");
     }

@@ -176,6 +176,9 @@ pub struct CellResult {
     pub cache_resident_pct_at_start: f64,
     pub warnings: Vec<Warning>,
     pub interrupted: bool,
+    /// What the devices under --dir did meanwhile (iostat -x figures), when they could be found.
+    #[serde(default)]
+    pub device: Option<crate::iostat::DeviceReport>,
     /// The merged latency histograms (read, write, fsync), kept for the results store; not part
     /// of the JSON document.
     #[serde(skip)]
@@ -271,6 +274,7 @@ impl CellResult {
             cache_resident_pct_at_start: resident_pct,
             warnings: Vec::new(),
             interrupted,
+            device: None,
             lat_hists: merged.op.iter().map(|o| o.lat.clone()).collect(),
         }
     }
@@ -346,6 +350,7 @@ impl RunDoc {
                 "timeseries",
                 "errors",
                 "cache_resident_pct_at_start",
+                "device",
             ] {
                 if let Some(x) = obj.remove(k) {
                     cell.insert(k.into(), x);

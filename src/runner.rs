@@ -34,6 +34,8 @@ pub struct Plan {
     pub notes: Vec<Warning>,
     /// No progress bars or live lines.
     pub quiet: bool,
+    /// Interval of the device sampler.
+    pub iostat_interval: Duration,
     pub dio: sysinfo::DioAlign,
 }
 
@@ -159,6 +161,7 @@ fn run_cell(
     link_bps: Option<f64>,
     stop: &AtomicBool,
     resident_pct: f64,
+    devices: &[String],
 ) -> Result<CellResult> {
     let spec = &plan.fileset;
     let files = if job.engine == EngineKind::Null {
@@ -194,7 +197,22 @@ fn run_cell(
     };
     let live = !plan.quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
     let (u0, s0) = rusage();
+    let cell_done = AtomicBool::new(false);
+    let mut device = None;
     let results: Vec<std::io::Result<ThreadStats>> = std::thread::scope(|s| {
+        // The device sampler: one read of /proc/diskstats and /proc/stat per interval.
+        let sampler = (!devices.is_empty()).then(|| {
+            let cell_done = &cell_done;
+            s.spawn(move || {
+                crate::iostat::sample_until(
+                    Path::new("/proc"),
+                    devices,
+                    plan.iostat_interval,
+                    measure_start,
+                    cell_done,
+                )
+            })
+        });
         let handles: Vec<_> = (0..job.threads)
             .map(|t| {
                 let (sh, prog, finished) = (&sh, &progress[t as usize], &finished);
@@ -217,10 +235,13 @@ fn run_cell(
         if live {
             monitor(job, &progress, &finished, measure_start, deadline);
         }
-        handles
+        let r = handles
             .into_iter()
             .map(|h| h.join().expect("worker panicked"))
-            .collect()
+            .collect();
+        cell_done.store(true, Ordering::Relaxed);
+        device = sampler.map(|h| h.join().expect("sampler panicked"));
+        r
     });
     let end = Instant::now();
     let (u1, s1) = rusage();
@@ -248,6 +269,7 @@ fn run_cell(
         fileset: spec.clone(),
     };
     let mut cell = CellResult::build(cj, &merged, duration, cpu, resident_pct, interrupted);
+    cell.device = device;
     cell.warnings = truth::check_cell(job, spec.total_bytes, env, link_bps, &cell, plan.warm);
     Ok(cell)
 }
@@ -305,6 +327,20 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         &crate::sysenv::Roots::live(),
         Some(&spec.dir),
     ));
+    // The whole stack under --dir: partition, dm/md, physical disks.
+    let mut devices: Vec<String> = Vec::new();
+    if let Some(ps) = system.as_ref().and_then(|s| s.path.as_ref()) {
+        for n in ps
+            .stack
+            .iter()
+            .map(|l| &l.name)
+            .chain(ps.physical_disks.iter())
+        {
+            if !devices.contains(n) {
+                devices.push(n.clone());
+            }
+        }
+    }
     let existed = fileset::status(spec).complete(spec);
     let needs_data = |m: Mode| m != Mode::Seqwr;
     let mut prep = PrepareInfo {
@@ -322,7 +358,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         if job.engine == EngineKind::Null {
             // No I/O: no files needed, none written.
             first = false;
-            match run_cell(plan, job, &env, link_bps, stop, 0.0) {
+            match run_cell(plan, job, &env, link_bps, stop, 0.0, &devices) {
                 Ok(cell) => {
                     on_cell(&cell);
                     runs.push(cell);
@@ -385,7 +421,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
             }
         }
         first = false;
-        match run_cell(plan, job, &env, link_bps, stop, res.pct()) {
+        match run_cell(plan, job, &env, link_bps, stop, res.pct(), &devices) {
             Ok(cell) => {
                 on_cell(&cell);
                 runs.push(cell);

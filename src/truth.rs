@@ -78,6 +78,32 @@ pub fn check_cell(
             format!("{}: a write mode without --direct and without fsync (--fsync-freq 0): writes land in the page cache and the figures say little about the device", job.mode),
         ));
     }
+    // What iolab issued against what the device under the filesystem saw.
+    if let Some(d) = &cell.device
+        && let Some(name) = d.devices.first()
+        && let Some(x) = d.summary.devices.get(name)
+    {
+        let (rd, wr) = (cell.results.read.iops, cell.results.write.iops);
+        let bs_kb = job.bs_bytes as f64 / 1024.0;
+        if rd > 50.0 && x.r_s < 0.5 * rd {
+            w.push(Warning::new(
+                "device_fewer_reads",
+                format!("{}: the device {name} saw {:.0} reads/s while iolab completed {:.0}: a cache above the device (page cache, or the device's own) served the rest", job.mode, x.r_s, rd),
+            ));
+        }
+        if rd > 50.0 && x.r_s > 0.0 && x.rareq_sz_kb > 1.5 * bs_kb {
+            w.push(Warning::new(
+                "device_larger_reads",
+                format!("{}: the device's average read was {:.1} kB for iolab's {bs_kb:.0} kB reads: requests were merged or read ahead", job.mode, x.rareq_sz_kb),
+            ));
+        }
+        if wr > 50.0 && x.w_s < 0.5 * wr && buffered {
+            w.push(Warning::new(
+                "device_fewer_writes",
+                format!("{}: the device {name} saw {:.0} writes/s while iolab completed {:.0}: the page cache absorbed them and writes them back later", job.mode, x.w_s, wr),
+            ));
+        }
+    }
     let errs = cell.total_errors();
     if errs > 0 {
         let list: Vec<String> = cell

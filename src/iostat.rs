@@ -1,0 +1,470 @@
+//! Device and CPU figures from /proc/diskstats and /proc/stat, computed like sysstat's `iostat -x`
+//! (docs/iostat.md): the sampler that runs beside every workload, and `iolab iostat`.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// One line of /proc/diskstats. Kernels print 14 fields (before 4.18), 18 (with discards) or
+/// 20 (with flushes, 5.5+); the missing ones are None.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiskStat {
+    pub rd_ios: u64,
+    pub rd_merges: u64,
+    pub rd_sectors: u64,
+    pub rd_ticks_ms: u64,
+    pub wr_ios: u64,
+    pub wr_merges: u64,
+    pub wr_sectors: u64,
+    pub wr_ticks_ms: u64,
+    pub in_flight: u64,
+    pub io_ticks_ms: u64,
+    pub time_in_queue_ms: u64,
+    pub dc_ios: Option<u64>,
+    pub dc_merges: Option<u64>,
+    pub dc_sectors: Option<u64>,
+    pub dc_ticks_ms: Option<u64>,
+    pub fl_ios: Option<u64>,
+    pub fl_ticks_ms: Option<u64>,
+}
+
+/// Parses one /proc/diskstats line into (name, stats).
+pub fn parse_line(line: &str) -> Option<(String, DiskStat)> {
+    let f: Vec<&str> = line.split_whitespace().collect();
+    if f.len() < 14 {
+        return None;
+    }
+    let n = |i: usize| -> Option<u64> { f.get(i)?.parse().ok() };
+    Some((
+        f[2].to_string(),
+        DiskStat {
+            rd_ios: n(3)?,
+            rd_merges: n(4)?,
+            rd_sectors: n(5)?,
+            rd_ticks_ms: n(6)?,
+            wr_ios: n(7)?,
+            wr_merges: n(8)?,
+            wr_sectors: n(9)?,
+            wr_ticks_ms: n(10)?,
+            in_flight: n(11)?,
+            io_ticks_ms: n(12)?,
+            time_in_queue_ms: n(13)?,
+            dc_ios: n(14),
+            dc_merges: n(15),
+            dc_sectors: n(16),
+            dc_ticks_ms: n(17),
+            fl_ios: n(18),
+            fl_ticks_ms: n(19),
+        },
+    ))
+}
+
+pub fn parse_diskstats(text: &str) -> BTreeMap<String, DiskStat> {
+    text.lines().filter_map(parse_line).collect()
+}
+
+pub fn read_diskstats(proc_root: &Path) -> BTreeMap<String, DiskStat> {
+    std::fs::read_to_string(proc_root.join("diskstats"))
+        .map(|s| parse_diskstats(&s))
+        .unwrap_or_default()
+}
+
+/// A counter difference that survives wrap-around: counters are `unsigned long` in the kernel,
+/// 32 bits wide on 32-bit kernels; a counter that went backwards wrapped once.
+pub fn delta(new: u64, old: u64) -> u64 {
+    if new >= old {
+        new - old
+    } else if old <= u32::MAX as u64 {
+        new + (1u64 << 32) - old
+    } else {
+        new.wrapping_sub(old)
+    }
+}
+
+/// The iostat -x figures of one device over one interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Iostat {
+    pub r_s: f64,
+    pub w_s: f64,
+    pub rkb_s: f64,
+    pub wkb_s: f64,
+    pub rrqm_s: f64,
+    pub wrqm_s: f64,
+    pub rrqm_pct: f64,
+    pub wrqm_pct: f64,
+    pub r_await_ms: f64,
+    pub w_await_ms: f64,
+    pub aqu_sz: f64,
+    pub rareq_sz_kb: f64,
+    pub wareq_sz_kb: f64,
+    pub svctm_ms: f64,
+    pub util_pct: f64,
+    pub d_s: Option<f64>,
+    pub dkb_s: Option<f64>,
+    pub d_await_ms: Option<f64>,
+    pub f_s: Option<f64>,
+    pub f_await_ms: Option<f64>,
+    /// I/Os in flight at the end of the interval (pt-diskstats in_prg)
+    pub in_flight: u64,
+}
+
+fn per(x: u64, secs: f64) -> f64 {
+    if secs > 0.0 { x as f64 / secs } else { 0.0 }
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b > 0.0 { a / b } else { 0.0 }
+}
+
+/// iostat -x over `secs` seconds between two readings (sysstat's definitions).
+pub fn compute(old: &DiskStat, new: &DiskStat, secs: f64) -> Iostat {
+    let d = |n: u64, o: u64| delta(n, o);
+    let rd = d(new.rd_ios, old.rd_ios);
+    let wr = d(new.wr_ios, old.wr_ios);
+    let rm = d(new.rd_merges, old.rd_merges);
+    let wm = d(new.wr_merges, old.wr_merges);
+    let rs = d(new.rd_sectors, old.rd_sectors);
+    let ws = d(new.wr_sectors, old.wr_sectors);
+    let rt = d(new.rd_ticks_ms, old.rd_ticks_ms);
+    let wt = d(new.wr_ticks_ms, old.wr_ticks_ms);
+    let io_ticks = d(new.io_ticks_ms, old.io_ticks_ms);
+    let tiq = d(new.time_in_queue_ms, old.time_in_queue_ms);
+    let opt = |n: Option<u64>, o: Option<u64>| n.zip(o).map(|(n, o)| d(n, o));
+    let dc = opt(new.dc_ios, old.dc_ios);
+    let dcs = opt(new.dc_sectors, old.dc_sectors);
+    let dct = opt(new.dc_ticks_ms, old.dc_ticks_ms);
+    let fl = opt(new.fl_ios, old.fl_ios);
+    let flt = opt(new.fl_ticks_ms, old.fl_ticks_ms);
+    let ms = secs * 1000.0;
+    let nr = rd + wr + dc.unwrap_or(0);
+    Iostat {
+        r_s: per(rd, secs),
+        w_s: per(wr, secs),
+        rkb_s: per(rs, secs) / 2.0,
+        wkb_s: per(ws, secs) / 2.0,
+        rrqm_s: per(rm, secs),
+        wrqm_s: per(wm, secs),
+        rrqm_pct: 100.0 * ratio(rm as f64, (rm + rd) as f64),
+        wrqm_pct: 100.0 * ratio(wm as f64, (wm + wr) as f64),
+        r_await_ms: ratio(rt as f64, rd as f64),
+        w_await_ms: ratio(wt as f64, wr as f64),
+        aqu_sz: ratio(tiq as f64, ms),
+        rareq_sz_kb: ratio(rs as f64 / 2.0, rd as f64),
+        wareq_sz_kb: ratio(ws as f64 / 2.0, wr as f64),
+        svctm_ms: ratio(io_ticks as f64, nr as f64),
+        util_pct: (100.0 * ratio(io_ticks as f64, ms)).min(100.0),
+        d_s: dc.map(|x| per(x, secs)),
+        dkb_s: dcs.map(|x| per(x, secs) / 2.0),
+        d_await_ms: dc.zip(dct).map(|(n, t)| ratio(t as f64, n as f64)),
+        f_s: fl.map(|x| per(x, secs)),
+        f_await_ms: fl.zip(flt).map(|(n, t)| ratio(t as f64, n as f64)),
+        in_flight: new.in_flight,
+    }
+}
+
+/// The "cpu" line of /proc/stat, in USER_HZ ticks.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuStat {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub steal: u64,
+    pub guest: u64,
+    pub guest_nice: u64,
+}
+
+pub fn parse_cpu(stat: &str) -> Option<CpuStat> {
+    let l = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = l
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    let g = |i: usize| v.get(i).copied().unwrap_or(0);
+    Some(CpuStat {
+        user: g(0),
+        nice: g(1),
+        system: g(2),
+        idle: g(3),
+        iowait: g(4),
+        irq: g(5),
+        softirq: g(6),
+        steal: g(7),
+        guest: g(8),
+        guest_nice: g(9),
+    })
+}
+
+pub fn read_cpu(proc_root: &Path) -> CpuStat {
+    std::fs::read_to_string(proc_root.join("stat"))
+        .ok()
+        .and_then(|s| parse_cpu(&s))
+        .unwrap_or_default()
+}
+
+/// iostat's avg-cpu figures, in percent of all CPUs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuPct {
+    pub user: f64,
+    pub nice: f64,
+    pub system: f64,
+    pub iowait: f64,
+    pub steal: f64,
+    pub idle: f64,
+}
+
+/// Like iostat: guest time is taken out of user and nice; %system includes irq and softirq.
+pub fn cpu_pct(o: &CpuStat, n: &CpuStat) -> CpuPct {
+    let d = |a: u64, b: u64| delta(a, b) as f64;
+    let user = d(n.user, o.user) - d(n.guest, o.guest);
+    let nice = d(n.nice, o.nice) - d(n.guest_nice, o.guest_nice);
+    let system = d(n.system, o.system) + d(n.irq, o.irq) + d(n.softirq, o.softirq);
+    let idle = d(n.idle, o.idle);
+    let iowait = d(n.iowait, o.iowait);
+    let steal = d(n.steal, o.steal);
+    let guest = d(n.guest, o.guest) + d(n.guest_nice, o.guest_nice);
+    let total = (user + nice + system + idle + iowait + steal + guest).max(1.0);
+    let p = |x: f64| 100.0 * x.max(0.0) / total;
+    CpuPct {
+        user: p(user),
+        nice: p(nice),
+        system: p(system),
+        iowait: p(iowait),
+        steal: p(steal),
+        idle: p(idle),
+    }
+}
+
+/// One reading of the watched devices and the CPU.
+#[derive(Debug, Clone)]
+pub struct Reading {
+    pub at: Instant,
+    pub disks: BTreeMap<String, DiskStat>,
+    pub cpu: CpuStat,
+}
+
+pub fn reading(proc_root: &Path, devices: &[String]) -> Reading {
+    let all = read_diskstats(proc_root);
+    Reading {
+        at: Instant::now(),
+        disks: all
+            .into_iter()
+            .filter(|(k, _)| devices.is_empty() || devices.contains(k))
+            .collect(),
+        cpu: read_cpu(proc_root),
+    }
+}
+
+/// One interval of the device time series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// end of the interval, seconds after the end of the ramp
+    pub t_s: f64,
+    pub dur_s: f64,
+    pub devices: BTreeMap<String, Iostat>,
+    pub cpu: CpuPct,
+}
+
+pub fn between(a: &Reading, b: &Reading, t0: Instant) -> Sample {
+    let secs = b.at.saturating_duration_since(a.at).as_secs_f64();
+    let devices = b
+        .disks
+        .iter()
+        .filter_map(|(k, n)| a.disks.get(k).map(|o| (k.clone(), compute(o, n, secs))))
+        .collect();
+    Sample {
+        t_s: b.at.saturating_duration_since(t0).as_secs_f64(),
+        dur_s: secs,
+        devices,
+        cpu: cpu_pct(&a.cpu, &b.cpu),
+    }
+}
+
+/// The device figures of one measured cell: the time series and the summary over the window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceReport {
+    /// the devices watched: the whole stack under --dir (partition, dm/md, physical disks)
+    pub devices: Vec<String>,
+    pub interval_s: f64,
+    /// from the end of the ramp to the end of the cell
+    pub summary: Sample,
+    pub timeseries: Vec<Sample>,
+}
+
+/// Samples the devices every `interval` from `start` until `stop` is set; returns the report.
+/// One read of /proc/diskstats and /proc/stat per interval, nothing per I/O.
+pub fn sample_until(
+    proc_root: &Path,
+    devices: &[String],
+    interval: Duration,
+    start: Instant,
+    stop: &AtomicBool,
+) -> DeviceReport {
+    let now = Instant::now();
+    if start > now {
+        // sleep in small steps so a very short cell still ends promptly
+        while Instant::now() < start && !stop.load(Ordering::Relaxed) {
+            std::thread::sleep((start - Instant::now()).min(Duration::from_millis(20)));
+        }
+    }
+    let first = reading(proc_root, devices);
+    let mut prev = first.clone();
+    let mut series = Vec::new();
+    let mut next = first.at + interval;
+    loop {
+        let done = stop.load(Ordering::Relaxed);
+        if done || Instant::now() >= next {
+            let r = reading(proc_root, devices);
+            if r.at.saturating_duration_since(prev.at) >= Duration::from_millis(50)
+                || series.is_empty()
+                || done
+            {
+                series.push(between(&prev, &r, first.at));
+                prev = r;
+            }
+            next += interval;
+            if done {
+                break;
+            }
+        }
+        std::thread::sleep(
+            Duration::from_millis(10)
+                .min(next.saturating_duration_since(Instant::now()))
+                .max(Duration::from_millis(1)),
+        );
+    }
+    let summary = between(&first, &prev, first.at);
+    DeviceReport {
+        devices: devices.to_vec(),
+        interval_s: interval.as_secs_f64(),
+        summary,
+        timeseries: series,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Real lines from three kernel generations.
+    const L14: &str =
+        "   8       0 sda 127571 4375 5781914 125744 37398 64297 3024248 416656 0 146064 542452";
+    const L18: &str = " 259       0 nvme0n1 1033914 143 60383902 201347 2186302 1307870 76733882 1726104 0 1019448 1991640 0 0 0 0";
+    const L20: &str = "   7       0 loop0 1651732 14 52853415 135353 17343 6227 18169797 11061 0 97180 147046 51 10 40398692 53 842 577";
+
+    #[test]
+    fn parses_all_kernel_field_counts() {
+        let (n, a) = parse_line(L14).unwrap();
+        assert_eq!(n, "sda");
+        assert_eq!(
+            (a.rd_ios, a.wr_sectors, a.time_in_queue_ms),
+            (127571, 3024248, 542452)
+        );
+        assert_eq!((a.dc_ios, a.fl_ios), (None, None));
+        let (n, b) = parse_line(L18).unwrap();
+        assert_eq!(n, "nvme0n1");
+        assert_eq!(
+            (b.dc_ios, b.dc_ticks_ms, b.fl_ios),
+            (Some(0), Some(0), None)
+        );
+        let (_, c) = parse_line(L20).unwrap();
+        assert_eq!(
+            (c.dc_ios, c.dc_sectors, c.fl_ios, c.fl_ticks_ms),
+            (Some(51), Some(40398692), Some(842), Some(577))
+        );
+        assert!(parse_line("garbage line").is_none());
+        assert_eq!(parse_diskstats(&format!("{L14}\n{L20}\n")).len(), 2);
+    }
+
+    #[test]
+    fn counter_wrap() {
+        assert_eq!(delta(10, 4), 6);
+        // a 32-bit counter wrapped
+        assert_eq!(delta(5, u32::MAX as u64 - 4), 10);
+        // a 64-bit counter wrapped
+        assert_eq!(delta(3, u64::MAX - 1), 5);
+        let mut o = DiskStat {
+            rd_ios: u32::MAX as u64 - 99,
+            ..Default::default()
+        };
+        o.rd_ticks_ms = 0;
+        let n = DiskStat {
+            rd_ios: 100,
+            rd_ticks_ms: 400,
+            ..Default::default()
+        };
+        let s = compute(&o, &n, 1.0);
+        assert!((s.r_s - 200.0).abs() < 1e-9);
+        assert!((s.r_await_ms - 2.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn figures_match_a_hand_checked_interval() {
+        // Over 2 s: 1000 reads of 8 sectors (4 KiB) with 200 merged, 400 writes of 32 sectors
+        // (16 KiB) with 100 merged; read ticks 3000 ms, write ticks 2000 ms; busy 1500 ms;
+        // weighted time 5000 ms; 20 flushes taking 60 ms.
+        let o = DiskStat {
+            fl_ios: Some(0),
+            fl_ticks_ms: Some(0),
+            dc_ios: Some(0),
+            dc_sectors: Some(0),
+            dc_ticks_ms: Some(0),
+            dc_merges: Some(0),
+            ..Default::default()
+        };
+        let n = DiskStat {
+            rd_ios: 1000,
+            rd_merges: 200,
+            rd_sectors: 8000,
+            rd_ticks_ms: 3000,
+            wr_ios: 400,
+            wr_merges: 100,
+            wr_sectors: 12800,
+            wr_ticks_ms: 2000,
+            in_flight: 3,
+            io_ticks_ms: 1500,
+            time_in_queue_ms: 5000,
+            dc_ios: Some(0),
+            dc_merges: Some(0),
+            dc_sectors: Some(0),
+            dc_ticks_ms: Some(0),
+            fl_ios: Some(20),
+            fl_ticks_ms: Some(60),
+        };
+        let s = compute(&o, &n, 2.0);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(close(s.r_s, 500.0) && close(s.w_s, 200.0));
+        assert!(close(s.rkb_s, 2000.0) && close(s.wkb_s, 3200.0));
+        assert!(close(s.rrqm_s, 100.0) && close(s.wrqm_s, 50.0));
+        assert!(close(s.rrqm_pct, 100.0 * 200.0 / 1200.0) && close(s.wrqm_pct, 20.0));
+        assert!(close(s.r_await_ms, 3.0) && close(s.w_await_ms, 5.0));
+        assert!(close(s.aqu_sz, 2.5));
+        assert!(close(s.rareq_sz_kb, 4.0) && close(s.wareq_sz_kb, 16.0));
+        assert!(close(s.svctm_ms, 1500.0 / 1400.0));
+        assert!(close(s.util_pct, 75.0));
+        assert_eq!(s.f_s, Some(10.0));
+        assert_eq!(s.f_await_ms, Some(3.0));
+        assert_eq!(s.in_flight, 3);
+    }
+
+    #[test]
+    fn cpu_percentages_follow_iostat() {
+        let o = parse_cpu("cpu  100 0 50 800 50 0 0 0 0 0\n").unwrap();
+        let n = parse_cpu("cpu  200 10 100 1600 80 5 5 10 20 0\n").unwrap();
+        let c = cpu_pct(&o, &n);
+        // deltas: user 100 (of which guest 20 -> 80), nice 10, system 50+5+5 = 60, idle 800,
+        // iowait 30, steal 10, guest 20: total 1010
+        let t = 1010.0;
+        assert!((c.user - 8000.0 / t).abs() < 1e-9);
+        assert!((c.system - 6000.0 / t).abs() < 1e-9);
+        assert!((c.iowait - 3000.0 / t).abs() < 1e-9);
+        assert!((c.idle - 80000.0 / t).abs() < 1e-9);
+        assert!((c.steal - 1000.0 / t).abs() < 1e-9);
+    }
+}
