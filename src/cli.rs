@@ -33,6 +33,10 @@ pub enum Cmd {
     Env(EnvArgs),
     /// Check the storage setup for what the seed articles warn about (exit 1 on warnings).
     Check(EnvArgs),
+    /// Live device figures like `iostat -x` / pt-diskstats (no benchmark needed).
+    Iostat(IostatArgs),
+    /// Do flushes reach stable storage? fsync/fdatasync latency against the device's physics.
+    FsyncProbe(FsyncProbeArgs),
     /// List stored runs, newest first.
     List(ListArgs),
     /// Show a stored run (or a group's summary) like the live output.
@@ -64,6 +68,35 @@ pub struct EnvArgs {
     /// Read /proc, /sys and /etc below this directory instead of the live system (fixture trees).
     #[arg(long, hide = true)]
     pub root: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct IostatArgs {
+    /// Devices (sda, nvme0n1, /dev/dm-0); default: every device that has done I/O.
+    pub devices: Vec<String>,
+    /// Seconds between reports.
+    #[arg(long, short, default_value_t = 1.0)]
+    pub interval: f64,
+    /// Stop after this many reports (default: until Ctrl-C).
+    #[arg(long, short)]
+    pub count: Option<u64>,
+    /// One JSON object per interval (NDJSON, schema iolab-iostat/1).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct FsyncProbeArgs {
+    /// A directory on the storage to probe (default: the current directory).
+    pub path: Option<PathBuf>,
+    /// Write + sync operations per test.
+    #[arg(long, default_value_t = 200)]
+    pub count: u64,
+    /// Other threads writing meanwhile, for the last test (0 = skip it).
+    #[arg(long, default_value_t = 2)]
+    pub writers: u32,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod dist;
 pub mod error;
 pub mod fileset;
+pub mod fsyncprobe;
 pub mod hist;
 pub mod history;
 pub mod import;

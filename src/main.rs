@@ -59,6 +59,67 @@ fn env_target(a: &cli::EnvArgs) -> Result<(iolab::sysenv::Roots, std::path::Path
     Ok((roots, path))
 }
 
+fn cmd_iostat(a: &cli::IostatArgs) -> Result<i32, Error> {
+    use iolab::iostat;
+    if !(a.interval >= 0.05 && a.interval.is_finite()) {
+        return Err(Error::usage("--interval must be at least 0.05 seconds"));
+    }
+    let proc_root = Path::new("/proc");
+    let all = iostat::read_diskstats(proc_root);
+    let devices: Vec<String> = if a.devices.is_empty() {
+        all.iter()
+            .filter(|(_, d)| d.rd_ios + d.wr_ios > 0)
+            .map(|(k, _)| k.clone())
+            .collect()
+    } else {
+        let mut v = Vec::new();
+        for d in &a.devices {
+            let n = d.trim_start_matches("/dev/").to_string();
+            if !all.contains_key(&n) {
+                let known: Vec<&String> = all.keys().collect();
+                return Err(Error::usage(format!(
+                    "{d}: no such block device in /proc/diskstats (known: {})",
+                    known
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            v.push(n);
+        }
+        v
+    };
+    let stop = stop_flag();
+    let interval = std::time::Duration::from_secs_f64(a.interval);
+    let mut prev = iostat::reading(proc_root, &devices);
+    let t0 = prev.at;
+    let mut n = 0u64;
+    while a.count.is_none_or(|c| n < c) {
+        let next = prev.at + interval;
+        while std::time::Instant::now() < next {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Ok(0);
+            }
+            std::thread::sleep(
+                (next - std::time::Instant::now()).min(std::time::Duration::from_millis(50)),
+            );
+        }
+        let cur = iostat::reading(proc_root, &devices);
+        let s = iostat::between(&prev, &cur, t0);
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        if a.json {
+            let v = serde_json::json!({"schema": "iolab-iostat/1", "time": now, "t_s": s.t_s, "interval_s": s.dur_s, "cpu": s.cpu, "devices": s.devices});
+            print_out(&format!("{}\n", serde_json::to_string(&v).expect("json")));
+        } else {
+            print_out(&iolab::report::iostat_text(&now, &s, &devices));
+        }
+        prev = cur;
+        n += 1;
+    }
+    Ok(0)
+}
+
 fn cmd_run(a: &cli::RunArgs) -> Result<i32, Error> {
     let mut plan = cli::plan_run(a)?;
     // Open the store first: a store that cannot take the results should not cost a benchmark.
@@ -273,6 +334,29 @@ fn real_main() -> Result<i32, Error> {
             }
             Ok(if iolab::check::has_warnings(&findings) {
                 1
+            } else {
+                0
+            })
+        }
+        Cmd::Iostat(a) => cmd_iostat(&a),
+        Cmd::FsyncProbe(a) => {
+            let dir = a.path.clone().unwrap_or_else(|| ".".into());
+            if !dir.is_dir() {
+                return Err(Error::usage(format!("{}: not a directory", dir.display())));
+            }
+            if a.count == 0 {
+                return Err(Error::usage("--count must be at least 1"));
+            }
+            let env = iolab::sysenv::collect(&iolab::sysenv::Roots::live(), Some(&dir));
+            let stop = stop_flag();
+            let r = iolab::fsyncprobe::run(&dir, &env, a.count, a.writers, &stop)?;
+            if a.json {
+                print_json(&r);
+            } else {
+                print_out(&iolab::fsyncprobe::render(&r));
+            }
+            Ok(if r.interrupted {
+                Exit::Interrupted as i32
             } else {
                 0
             })

@@ -287,3 +287,53 @@ mod tests {
         assert_eq!(fmt_ns(1_200_000_000.0), "1.20 s");
     }
 }
+
+/// One `iolab iostat` report, laid out like `iostat -x`.
+pub fn iostat_text(time: &str, s: &crate::iostat::Sample, devices: &[String]) -> String {
+    let c = &s.cpu;
+    let mut out = format!(
+        "{time}  avg-cpu: %user {:.2} %nice {:.2} %system {:.2} %iowait {:.2} %steal {:.2} %idle {:.2}\n",
+        c.user, c.nice, c.system, c.iowait, c.steal, c.idle
+    );
+    let mut t = Table::new();
+    t.load_style(comfy_table::presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Disabled);
+    t.set_header(vec![
+        "Device", "r/s", "rkB/s", "rrqm/s", "%rrqm", "r_await", "rareq-sz", "w/s", "wkB/s",
+        "wrqm/s", "%wrqm", "w_await", "wareq-sz", "d/s", "f/s", "f_await", "aqu-sz", "%util",
+        "in_prg",
+    ]);
+    for d in devices {
+        let Some(x) = s.devices.get(d) else { continue };
+        let o = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or_else(|| "-".into());
+        t.add_row(vec![
+            d.clone(),
+            format!("{:.2}", x.r_s),
+            format!("{:.2}", x.rkb_s),
+            format!("{:.2}", x.rrqm_s),
+            format!("{:.2}", x.rrqm_pct),
+            format!("{:.2}", x.r_await_ms),
+            format!("{:.2}", x.rareq_sz_kb),
+            format!("{:.2}", x.w_s),
+            format!("{:.2}", x.wkb_s),
+            format!("{:.2}", x.wrqm_s),
+            format!("{:.2}", x.wrqm_pct),
+            format!("{:.2}", x.w_await_ms),
+            format!("{:.2}", x.wareq_sz_kb),
+            o(x.d_s),
+            o(x.f_s),
+            o(x.f_await_ms),
+            format!("{:.2}", x.aqu_sz),
+            format!("{:.2}", x.util_pct),
+            x.in_flight.to_string(),
+        ]);
+    }
+    for i in 1..19 {
+        if let Some(col) = t.column_mut(i) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    out.push_str(&t.to_string());
+    out.push_str("\n\n");
+    out
+}

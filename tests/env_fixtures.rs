@@ -1,0 +1,1852 @@
+//! `iolab env` / `iolab check` against fixture trees: fake /proc, /sys and /etc laid out the way
+//! the kernel lays them out, read through `Roots::fixture`. No tools run, nothing needs root.
+
+use iolab::check::{self, Finding, Severity};
+use iolab::sysenv::{self, EnvReport, Roots};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+// ---------------------------------------------------------------------------------------------
+// Fixture builder
+// ---------------------------------------------------------------------------------------------
+
+const GIB_KIB: u64 = 1 << 20;
+/// 512-byte sectors in a GiB / TiB.
+const GIB_SECT: u64 = 1 << 21;
+const TIB_SECT: u64 = 1 << 31;
+
+/// The queue and device attributes of a whole disk.
+#[derive(Clone)]
+struct DiskSpec {
+    rotational: bool,
+    /// the scheduler file as the kernel prints it: "mq-deadline kyber [bfq] none"
+    scheduler: &'static str,
+    lbs: u64,
+    pbs: u64,
+    min_io: u64,
+    opt_io: u64,
+    nr_requests: u64,
+    read_ahead_kb: u64,
+    write_cache: &'static str,
+    fua: bool,
+    max_sectors_kb: u64,
+    discard_max_bytes: u64,
+    model: Option<&'static str>,
+    vendor: Option<&'static str>,
+    queue_depth: Option<u64>,
+}
+
+impl DiskSpec {
+    /// A SATA hard disk behind AHCI.
+    fn sata_hdd() -> DiskSpec {
+        DiskSpec {
+            rotational: true,
+            scheduler: "[mq-deadline] kyber bfq none",
+            lbs: 512,
+            pbs: 4096,
+            min_io: 4096,
+            opt_io: 0,
+            nr_requests: 64,
+            read_ahead_kb: 128,
+            write_cache: "write back",
+            fua: false,
+            max_sectors_kb: 1280,
+            discard_max_bytes: 0,
+            model: Some("ST4000NM0035-1V4"),
+            vendor: Some("ATA"),
+            queue_depth: Some(32),
+        }
+    }
+    /// A SATA SSD.
+    fn sata_ssd() -> DiskSpec {
+        DiskSpec {
+            rotational: false,
+            pbs: 512,
+            min_io: 512,
+            discard_max_bytes: 2147450880,
+            model: Some("Samsung SSD 860"),
+            ..DiskSpec::sata_hdd()
+        }
+    }
+    /// A logical drive of a hardware RAID controller (PERC/MegaRAID): one disk to Linux.
+    fn raid_lun() -> DiskSpec {
+        DiskSpec {
+            scheduler: "[mq-deadline] kyber bfq none",
+            min_io: 262144,
+            opt_io: 1048576,
+            write_cache: "write through",
+            fua: false,
+            model: Some("PERC H740P Mini"),
+            vendor: Some("DELL"),
+            queue_depth: Some(256),
+            ..DiskSpec::sata_hdd()
+        }
+    }
+    /// An NVMe namespace (no SCSI vendor or queue_depth).
+    fn nvme() -> DiskSpec {
+        DiskSpec {
+            rotational: false,
+            scheduler: "[none] mq-deadline",
+            lbs: 512,
+            pbs: 512,
+            min_io: 512,
+            opt_io: 0,
+            nr_requests: 1023,
+            read_ahead_kb: 128,
+            write_cache: "write back",
+            fua: true,
+            max_sectors_kb: 128,
+            discard_max_bytes: 2199023255040,
+            model: Some("SAMSUNG MZQL23T8HCLS-00A07"),
+            vendor: None,
+            queue_depth: None,
+        }
+    }
+    /// A virtio-blk disk (a QEMU/KVM guest): reported rotational, no model.
+    fn virtio() -> DiskSpec {
+        DiskSpec {
+            rotational: true,
+            scheduler: "[none] mq-deadline kyber bfq",
+            lbs: 512,
+            pbs: 512,
+            min_io: 512,
+            opt_io: 0,
+            nr_requests: 256,
+            read_ahead_kb: 128,
+            write_cache: "write back",
+            fua: false,
+            max_sectors_kb: 1280,
+            discard_max_bytes: 0,
+            model: None,
+            vendor: None,
+            queue_depth: None,
+        }
+    }
+}
+
+/// A fixture tree `base/{proc,sys,etc}` that a test fills with devices, mounts and settings.
+struct Fx {
+    dir: tempfile::TempDir,
+    next_mount_id: u32,
+}
+
+impl Fx {
+    /// A bare-metal box: hostname, kernel, os-release, uptime, a 4-thread CPU without the
+    /// hypervisor flag, a Dell DMI, 64 GiB of memory (all available) and no swap, the kernel's
+    /// default vm sysctls, PID 1 in init.scope, and /proc and /sys mounted.
+    fn new() -> Fx {
+        let mut fx = Fx {
+            dir: tempfile::tempdir().expect("tempdir"),
+            next_mount_id: 22,
+        };
+        fx.write("proc/sys/kernel/hostname", "db1")
+            .write("proc/sys/kernel/osrelease", "6.8.0-45-generic")
+            .write("proc/uptime", "86400.25 345000.10")
+            .write(
+                "etc/os-release",
+                "NAME=\"Ubuntu\"\nVERSION_ID=\"24.04\"\nPRETTY_NAME=\"Ubuntu 24.04.1 LTS\"\nID=ubuntu",
+            )
+            .write("proc/1/cgroup", "0::/init.scope")
+            .cpuinfo(false)
+            .dmi("Dell Inc.", "PowerEdge R740")
+            .meminfo(64 * GIB_KIB, 64 * GIB_KIB, 0, 0)
+            .sysctl("vm.dirty_ratio", "20")
+            .sysctl("vm.dirty_background_ratio", "10")
+            .sysctl("vm.dirty_bytes", "0")
+            .sysctl("vm.dirty_background_bytes", "0")
+            .sysctl("vm.dirty_expire_centisecs", "3000")
+            .sysctl("vm.dirty_writeback_centisecs", "500")
+            .sysctl("vm.swappiness", "60")
+            .sysctl("net.core.rmem_max", "212992")
+            .sysctl("net.core.wmem_max", "212992")
+            .sysctl("net.ipv4.tcp_rmem", "4096\t131072\t6291456")
+            .sysctl("net.ipv4.tcp_wmem", "4096\t16384\t4194304")
+            .write(
+                "sys/kernel/mm/transparent_hugepage/enabled",
+                "always [madvise] never",
+            )
+            .write(
+                "sys/kernel/mm/transparent_hugepage/defrag",
+                "always defer defer+madvise [madvise] never",
+            );
+        fs_mkdir(&fx.base().join("sys/devices/system/node/node0"));
+        fx.mount_raw(
+            "0:21",
+            "/proc",
+            "rw,nosuid,nodev,noexec,relatime",
+            "proc",
+            "proc",
+            "rw",
+        );
+        fx.mount_raw(
+            "0:22",
+            "/sys",
+            "rw,nosuid,nodev,noexec,relatime",
+            "sysfs",
+            "sysfs",
+            "rw",
+        );
+        fx
+    }
+
+    fn base(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn roots(&self) -> Roots {
+        Roots::fixture(self.base())
+    }
+
+    /// Writes `content` and a newline to `base/rel`, creating directories.
+    fn write(&mut self, rel: &str, content: &str) -> &mut Self {
+        let p = self.base().join(rel);
+        fs_mkdir(p.parent().unwrap());
+        std::fs::write(&p, format!("{content}\n")).unwrap();
+        self
+    }
+
+    fn append(&mut self, rel: &str, line: &str) -> &mut Self {
+        use std::io::Write;
+        let p = self.base().join(rel);
+        fs_mkdir(p.parent().unwrap());
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&p)
+            .unwrap();
+        writeln!(f, "{line}").unwrap();
+        self
+    }
+
+    /// `sys/dev/block/MAJ:MIN` -> `../../block/<target>` (target: "sda" or "sda/sda1").
+    fn dev_link(&mut self, majmin: &str, target: &str) -> &mut Self {
+        let dir = self.base().join("sys/dev/block");
+        fs_mkdir(&dir);
+        let link = dir.join(majmin);
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(format!("../../block/{target}"), link).unwrap();
+        self
+    }
+
+    fn queue(&mut self, dev: &str, s: &DiskSpec) -> &mut Self {
+        let q = format!("sys/block/{dev}/queue");
+        self.write(
+            &format!("{q}/rotational"),
+            if s.rotational { "1" } else { "0" },
+        )
+        .write(&format!("{q}/logical_block_size"), &s.lbs.to_string())
+        .write(&format!("{q}/physical_block_size"), &s.pbs.to_string())
+        .write(&format!("{q}/minimum_io_size"), &s.min_io.to_string())
+        .write(&format!("{q}/optimal_io_size"), &s.opt_io.to_string())
+        .write(&format!("{q}/scheduler"), s.scheduler)
+        .write(&format!("{q}/nr_requests"), &s.nr_requests.to_string())
+        .write(&format!("{q}/read_ahead_kb"), &s.read_ahead_kb.to_string())
+        .write(&format!("{q}/write_cache"), s.write_cache)
+        .write(&format!("{q}/fua"), if s.fua { "1" } else { "0" })
+        .write(
+            &format!("{q}/max_sectors_kb"),
+            &s.max_sectors_kb.to_string(),
+        )
+        .write(
+            &format!("{q}/discard_max_bytes"),
+            &s.discard_max_bytes.to_string(),
+        )
+    }
+
+    /// A whole disk `sys/block/NAME` of `size_sectors` 512-byte sectors.
+    fn disk(&mut self, name: &str, majmin: &str, size_sectors: u64, s: &DiskSpec) -> &mut Self {
+        let d = format!("sys/block/{name}");
+        self.write(&format!("{d}/size"), &size_sectors.to_string())
+            .write(&format!("{d}/dev"), majmin)
+            .queue(name, s);
+        fs_mkdir(&self.base().join(&d).join("device"));
+        fs_mkdir(&self.base().join(&d).join("slaves"));
+        fs_mkdir(&self.base().join(&d).join("holders"));
+        if let Some(m) = s.model {
+            self.write(&format!("{d}/device/model"), m);
+        }
+        if let Some(v) = s.vendor {
+            self.write(&format!("{d}/device/vendor"), v);
+        }
+        if let Some(qd) = s.queue_depth {
+            self.write(&format!("{d}/device/queue_depth"), &qd.to_string());
+        }
+        self.dev_link(majmin, name)
+    }
+
+    /// Changes one queue attribute of a device: `set_queue("sda", "read_ahead_kb", "4096")`.
+    fn set_queue(&mut self, dev: &str, attr: &str, value: &str) -> &mut Self {
+        self.write(&format!("sys/block/{dev}/queue/{attr}"), value)
+    }
+
+    /// Partition `part` (number taken from its name) of `disk`: `start` and `size` in sectors.
+    fn partition(
+        &mut self,
+        disk: &str,
+        part: &str,
+        majmin: &str,
+        start: u64,
+        size: u64,
+    ) -> &mut Self {
+        let n: String = part
+            .chars()
+            .rev()
+            .take_while(|c| c.is_ascii_digit())
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let d = format!("sys/block/{disk}/{part}");
+        self.write(&format!("{d}/partition"), &n)
+            .write(&format!("{d}/start"), &start.to_string())
+            .write(&format!("{d}/size"), &size.to_string())
+            .write(&format!("{d}/alignment_offset"), "0")
+            .write(&format!("{d}/dev"), majmin);
+        fs_mkdir(&self.base().join(&d).join("holders"));
+        self.dev_link(majmin, &format!("{disk}/{part}"))
+    }
+
+    /// Where a device's sysfs directory is: `sys/block/NAME` for disks, md and dm,
+    /// `sys/block/DISK/NAME` for a partition.
+    fn sys_dir(&self, name: &str) -> PathBuf {
+        let block = self.base().join("sys/block");
+        let whole = block.join(name);
+        if whole.exists() {
+            return whole;
+        }
+        for e in std::fs::read_dir(&block).unwrap().flatten() {
+            let p = e.path().join(name);
+            if p.join("partition").exists() {
+                return p;
+            }
+        }
+        panic!("fixture: no device {name}");
+    }
+
+    /// `holder` is built on each of `slaves`: `NAME/slaves/S` and `S/holders/NAME` (on the
+    /// partition's own directory when S is a partition, as the kernel does).
+    fn link_slaves(&mut self, holder: &str, slaves: &[&str]) {
+        for s in slaves {
+            self.write(&format!("sys/block/{holder}/slaves/{s}"), "");
+            let h = self.sys_dir(s).join("holders");
+            fs_mkdir(&h);
+            std::fs::write(h.join(holder), "").unwrap();
+        }
+    }
+
+    /// Software RAID `md/NAME` of `level` over `members` (partitions or disks); queue limits
+    /// stacked as md does: minimum_io_size = chunk, optimal_io_size = chunk x data disks.
+    fn md(
+        &mut self,
+        name: &str,
+        majmin: &str,
+        level: &str,
+        chunk_bytes: u64,
+        members: &[&str],
+        size_sectors: u64,
+    ) -> &mut Self {
+        let n = members.len() as u64;
+        let data = match level {
+            "raid0" => n,
+            "raid10" => n / 2,
+            "raid5" => n - 1,
+            "raid6" => n - 2,
+            _ => 1,
+        };
+        let (min_io, opt_io) = if level == "raid1" {
+            (512, 0)
+        } else {
+            (chunk_bytes, chunk_bytes * data)
+        };
+        let d = format!("sys/block/{name}");
+        self.write(&format!("{d}/size"), &size_sectors.to_string())
+            .write(&format!("{d}/dev"), majmin)
+            .write(&format!("{d}/md/level"), level)
+            .write(&format!("{d}/md/chunk_size"), &chunk_bytes.to_string())
+            .write(&format!("{d}/md/raid_disks"), &n.to_string())
+            .write(&format!("{d}/md/array_state"), "clean")
+            .queue(
+                name,
+                &DiskSpec {
+                    scheduler: "none",
+                    pbs: 4096,
+                    min_io,
+                    opt_io,
+                    nr_requests: 128,
+                    // the kernel's default for a striped device: 2 x optimal_io_size
+                    // (disk_update_readahead / blk_apply_bdi_limits)
+                    read_ahead_kb: (2 * opt_io / 1024).max(128),
+                    write_cache: "write back",
+                    ..DiskSpec::sata_hdd()
+                },
+            );
+        fs_mkdir(&self.base().join(&d).join("holders"));
+        self.link_slaves(name, members);
+        self.dev_link(majmin, name)
+    }
+
+    /// Device mapper `dm-N` named `dm_name` with `uuid` ("LVM-..." for LVM) over `slaves`; the
+    /// queue limits are stacked from the first slave, as dm does.
+    fn dm(
+        &mut self,
+        name: &str,
+        majmin: &str,
+        dm_name: &str,
+        uuid: &str,
+        slaves: &[&str],
+        size_sectors: u64,
+    ) -> &mut Self {
+        let q = self.sys_dir(slaves[0]).join("queue");
+        let get = |f: &str| -> u64 {
+            std::fs::read_to_string(q.join(f))
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        let spec = DiskSpec {
+            rotational: get("rotational") == 1,
+            scheduler: "none",
+            lbs: get("logical_block_size").max(512),
+            pbs: get("physical_block_size").max(512),
+            min_io: get("minimum_io_size").max(512),
+            opt_io: get("optimal_io_size"),
+            nr_requests: 128,
+            // lvm2's "auto" read-ahead takes the PV's; the kernel's default is 2 x io_opt
+            read_ahead_kb: get("read_ahead_kb")
+                .max(2 * get("optimal_io_size") / 1024)
+                .max(128),
+            ..DiskSpec::sata_hdd()
+        };
+        let d = format!("sys/block/{name}");
+        self.write(&format!("{d}/size"), &size_sectors.to_string())
+            .write(&format!("{d}/dev"), majmin)
+            .write(&format!("{d}/dm/name"), dm_name)
+            .write(&format!("{d}/dm/uuid"), uuid)
+            .write(&format!("{d}/dm/suspended"), "0")
+            .queue(name, &spec);
+        fs_mkdir(&self.base().join(&d).join("holders"));
+        self.link_slaves(name, slaves);
+        self.dev_link(majmin, name)
+    }
+
+    /// A loop device over `backing`.
+    fn loop_dev(
+        &mut self,
+        name: &str,
+        majmin: &str,
+        size_sectors: u64,
+        backing: &str,
+    ) -> &mut Self {
+        let d = format!("sys/block/{name}");
+        self.write(&format!("{d}/size"), &size_sectors.to_string())
+            .write(&format!("{d}/loop/backing_file"), backing)
+            .queue(
+                name,
+                &DiskSpec {
+                    scheduler: "[none] mq-deadline",
+                    ..DiskSpec::virtio()
+                },
+            );
+        self.dev_link(majmin, name)
+    }
+
+    fn mount_raw(
+        &mut self,
+        majmin: &str,
+        mountpoint: &str,
+        opts: &str,
+        fstype: &str,
+        source: &str,
+        super_opts: &str,
+    ) -> &mut Self {
+        let id = self.next_mount_id;
+        self.next_mount_id += 1;
+        let parent = if mountpoint == "/" { 1 } else { 27 };
+        let line = format!(
+            "{id} {parent} {majmin} / {} {opts} shared:{id} - {fstype} {source} {super_opts}",
+            mountpoint.replace(' ', "\\040")
+        );
+        self.append("proc/self/mountinfo", &line)
+    }
+
+    /// A filesystem on device `majmin` at `mountpoint`: `opts` are the per-mount options,
+    /// `super_opts` the superblock ones, as in /proc/self/mountinfo. The source is
+    /// /dev/mapper/NAME for dm devices, /dev/NAME otherwise.
+    fn mount(
+        &mut self,
+        majmin: &str,
+        mountpoint: &str,
+        fstype: &str,
+        opts: &str,
+        super_opts: &str,
+    ) -> &mut Self {
+        let source = std::fs::canonicalize(self.base().join("sys/dev/block").join(majmin))
+            .ok()
+            .map(|real| {
+                let name = real.file_name().unwrap().to_string_lossy().into_owned();
+                match std::fs::read_to_string(real.join("dm/name")) {
+                    Ok(n) => format!("/dev/mapper/{}", n.trim()),
+                    Err(_) => format!("/dev/{name}"),
+                }
+            })
+            .unwrap_or_else(|| "/dev/root".into());
+        self.mount_raw(majmin, mountpoint, opts, fstype, &source, super_opts)
+    }
+
+    /// /proc/meminfo with the four figures the collector reads (kB, like the kernel).
+    fn meminfo(
+        &mut self,
+        total_kib: u64,
+        available_kib: u64,
+        swap_total_kib: u64,
+        swap_free_kib: u64,
+    ) -> &mut Self {
+        let free = available_kib / 2;
+        let text = format!(
+            "MemTotal:       {total_kib:>8} kB\nMemFree:        {free:>8} kB\nMemAvailable:   {available_kib:>8} kB\nBuffers:          123456 kB\nCached:         {free:>8} kB\nSwapCached:            0 kB\nSwapTotal:      {swap_total_kib:>8} kB\nSwapFree:       {swap_free_kib:>8} kB\nDirty:               128 kB"
+        );
+        self.write("proc/meminfo", &text)
+    }
+
+    /// `sysctl("vm.dirty_ratio", "20")` -> proc/sys/vm/dirty_ratio.
+    fn sysctl(&mut self, key: &str, value: &str) -> &mut Self {
+        self.write(&format!("proc/sys/{}", key.replace('.', "/")), value)
+    }
+
+    /// /proc/cpuinfo: one socket, 2 cores, 4 threads; the `hypervisor` flag when asked.
+    fn cpuinfo(&mut self, hypervisor: bool) -> &mut Self {
+        let flags = format!(
+            "fpu vme de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 ht syscall nx pdpe1gb rdtscp lm constant_tsc rep_good nopl xtopology cpuid pni pclmulqdq ssse3 fma cx16 pcid sse4_1 sse4_2 x2apic movbe popcnt aes xsave avx f16c rdrand{} lahf_lm abm avx2",
+            if hypervisor { " hypervisor" } else { "" }
+        );
+        let mut s = String::new();
+        for i in 0..4 {
+            s.push_str(&format!(
+                "processor\t: {i}\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 85\nmodel name\t: Intel(R) Xeon(R) Gold 6230 CPU @ 2.10GHz\ncpu MHz\t\t: 2100.000\ncache size\t: 28160 KB\nphysical id\t: 0\nsiblings\t: 4\ncore id\t\t: {}\ncpu cores\t: 2\nflags\t\t: {flags}\n\n",
+                i / 2
+            ));
+        }
+        self.write("proc/cpuinfo", &s)
+    }
+
+    fn dmi(&mut self, vendor: &str, product: &str) -> &mut Self {
+        self.write("sys/class/dmi/id/sys_vendor", vendor)
+            .write("sys/class/dmi/id/product_name", product)
+    }
+
+    /// A Broadcom/LSI MegaRAID SAS controller on the PCI bus (class 0x010400).
+    fn pci_raid(&mut self) -> &mut Self {
+        let d = "sys/bus/pci/devices/0000:03:00.0";
+        self.write(&format!("{d}/class"), "0x010400")
+            .write(&format!("{d}/vendor"), "0x1000")
+            .write(&format!("{d}/device"), "0x0016")
+    }
+
+    /// An ordinary AHCI SATA controller (class 0x010601), which is no RAID controller.
+    fn pci_ahci(&mut self) -> &mut Self {
+        let d = "sys/bus/pci/devices/0000:00:17.0";
+        self.write(&format!("{d}/class"), "0x010601")
+            .write(&format!("{d}/vendor"), "0x8086")
+            .write(&format!("{d}/device"), "0xa352")
+    }
+
+    /// The whole report, with the stack under `path` on device `majmin` (stat() of a fixture
+    /// path cannot give fixture device numbers, so they are passed in).
+    fn report(&self, path: &str, majmin: &str) -> EnvReport {
+        let r = self.roots();
+        let mut e = sysenv::collect(&r, None);
+        e.path = sysenv::path_stack_for(&r, Path::new(path), majmin, &sysenv::mounts(&r));
+        assert!(e.path.is_some(), "no mount for {path} ({majmin})");
+        e
+    }
+
+    /// The report without a path (whole-system view).
+    fn report_system(&self) -> EnvReport {
+        sysenv::collect(&self.roots(), None)
+    }
+}
+
+fn fs_mkdir(p: &Path) {
+    std::fs::create_dir_all(p).unwrap();
+}
+
+fn ids(f: &[Finding]) -> Vec<&str> {
+    f.iter().map(|x| x.id.as_str()).collect()
+}
+
+fn finding<'a>(f: &'a [Finding], id: &str) -> Option<&'a Finding> {
+    f.iter().find(|x| x.id == id)
+}
+
+/// Asserts exactly one finding `id` with `severity` about `subject`; returns it.
+#[track_caller]
+fn assert_finding<'a>(
+    f: &'a [Finding],
+    id: &str,
+    severity: Severity,
+    subject: &str,
+) -> &'a Finding {
+    let v: Vec<&Finding> = f.iter().filter(|x| x.id == id).collect();
+    assert_eq!(v.len(), 1, "expected one {id}, got {:?}", ids(f));
+    assert_eq!(v[0].severity, severity, "{id}: {v:?}");
+    assert_eq!(v[0].subject, subject, "{id}: {v:?}");
+    v[0]
+}
+
+#[track_caller]
+fn assert_no_finding(f: &[Finding], id: &str) {
+    assert!(finding(f, id).is_none(), "unexpected {id}: {f:#?}");
+}
+
+fn layers(e: &EnvReport) -> Vec<(String, String, u32)> {
+    e.path
+        .as_ref()
+        .unwrap()
+        .stack
+        .iter()
+        .map(|l| (l.kind.clone(), l.name.clone(), l.depth))
+        .collect()
+}
+
+fn layer(kind: &str, name: &str, depth: u32) -> (String, String, u32) {
+    (kind.into(), name.into(), depth)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Canned trees
+// ---------------------------------------------------------------------------------------------
+
+const LVM_UUID: &str = "LVM-3fZ1vQkq8R2yXcT0pN5mW7hJ4bL6dS9aE1uG2oI3kY5rV8tC0xB7nM4qP6wZ2sD9";
+
+/// (a) RAID10 md0 (512 KiB chunk) over sda1..sdd1 (each at sector 2048), LVM vg0-mysql (dm-0) on
+/// md0, xfs on dm-0 at /var/lib/mysql; the root filesystem on a separate SSD partition.
+fn raid10_lvm(xfs_super: &str) -> Fx {
+    let mut fx = Fx::new();
+    let disk_sect = 7_814_037_168; // 4 TB
+    let part_sect = disk_sect - 2048 - 2048;
+    for (i, d) in ["sda", "sdb", "sdc", "sdd"].iter().enumerate() {
+        let minor = i * 16;
+        fx.disk(d, &format!("8:{minor}"), disk_sect, &DiskSpec::sata_hdd())
+            .partition(
+                d,
+                &format!("{d}1"),
+                &format!("8:{}", minor + 1),
+                2048,
+                part_sect,
+            );
+    }
+    let md_sect = part_sect * 2 - 2 * 262144;
+    fx.md(
+        "md0",
+        "9:0",
+        "raid10",
+        524288,
+        &["sda1", "sdb1", "sdc1", "sdd1"],
+        md_sect,
+    )
+    .dm(
+        "dm-0",
+        "253:0",
+        "vg0-mysql",
+        LVM_UUID,
+        &["md0"],
+        6 * TIB_SECT / 2,
+    )
+    .disk(
+        "sde",
+        "8:64",
+        480 * 1_000_000_000 / 512,
+        &DiskSpec::sata_ssd(),
+    )
+    .partition(
+        "sde",
+        "sde1",
+        "8:65",
+        2048,
+        480 * 1_000_000_000 / 512 - 4096,
+    )
+    .mount("8:65", "/", "ext4", "rw,relatime", "rw,errors=remount-ro")
+    .mount("253:0", "/var/lib/mysql", "xfs", "rw,noatime", xfs_super);
+    fx
+}
+
+const XFS_RAID10_OK: &str =
+    "rw,attr2,inode64,logbufs=8,logbsize=256k,sunit=1024,swidth=2048,noquota";
+
+/// (b) NVMe nvme0n1, ext4 on nvme0n1p1 at /data.
+fn nvme_ext4(mount_opts: &str, scheduler: &'static str) -> Fx {
+    let mut fx = Fx::new();
+    let sect = 3_750_748_848u64; // 1.92 TB
+    fx.disk(
+        "nvme0n1",
+        "259:0",
+        sect,
+        &DiskSpec {
+            scheduler,
+            ..DiskSpec::nvme()
+        },
+    )
+    .partition("nvme0n1", "nvme0n1p1", "259:1", 2048, sect - 4096)
+    .mount("259:1", "/", "ext4", mount_opts, "rw,errors=remount-ro");
+    fx
+}
+
+/// (c) A KVM guest: virtio vda with vda1 at 2048, hypervisor flag, DMI QEMU.
+fn kvm_guest() -> Fx {
+    let mut fx = Fx::new();
+    fx.cpuinfo(true)
+        .dmi("QEMU", "Standard PC (Q35 + ICH9, 2009)")
+        .write("proc/1/cgroup", "0::/init.scope")
+        .disk("vda", "252:0", 100 * GIB_SECT, &DiskSpec::virtio())
+        .partition("vda", "vda1", "252:1", 2048, 100 * GIB_SECT - 2048)
+        .mount("252:1", "/", "ext4", "rw,relatime", "rw,discard");
+    fx
+}
+
+/// (d) An old DOS-labelled disk: sdb1 at sector 63.
+fn dos_disk() -> Fx {
+    let mut fx = Fx::new();
+    let sect = 1_953_525_168u64; // 1 TB
+    fx.disk("sdb", "8:16", sect, &DiskSpec::sata_hdd())
+        .partition("sdb", "sdb1", "8:17", 63, sect - 63)
+        .mount("8:17", "/srv", "ext4", "rw,noatime", "rw");
+    fx
+}
+
+/// The well-configured box: bare-metal NVMe with a power-loss-protected (write through)
+/// cache, scheduler none, ext4 noatime, 256 MiB dirty_bytes, no swap.
+fn clean_box() -> Fx {
+    let mut fx = Fx::new();
+    let sect = 3_750_748_848u64;
+    fx.disk(
+        "nvme0n1",
+        "259:0",
+        sect,
+        &DiskSpec {
+            write_cache: "write through",
+            ..DiskSpec::nvme()
+        },
+    )
+    .partition("nvme0n1", "nvme0n1p1", "259:1", 2048, sect - 4096)
+    .mount("259:1", "/", "ext4", "rw,noatime", "rw,errors=remount-ro")
+    .sysctl("vm.dirty_ratio", "0")
+    .sysctl("vm.dirty_bytes", "268435456")
+    .sysctl("vm.dirty_background_ratio", "0")
+    .sysctl("vm.dirty_background_bytes", "67108864")
+    .sysctl("vm.swappiness", "1")
+    .meminfo(64 * GIB_KIB, 60 * GIB_KIB, 0, 0);
+    fx
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. What collect reports for realistic trees
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn collect_raid10_md_lvm_xfs() {
+    let fx = raid10_lvm(XFS_RAID10_OK);
+    let e = fx.report("/var/lib/mysql/ibdata1", "253:0");
+    assert_eq!(e.schema, "iolab-env/1");
+    assert_eq!(e.platform.host, "db1");
+    assert_eq!(e.platform.kernel, "6.8.0-45-generic");
+    assert_eq!(
+        e.platform.distribution.as_deref(),
+        Some("Ubuntu 24.04.1 LTS")
+    );
+    assert_eq!(e.platform.virtualization.verdict, "none seen");
+    assert_eq!(e.platform.uptime_s, Some(86400.25));
+    assert_eq!((e.cpu.sockets, e.cpu.cores, e.cpu.threads), (1, 2, 4));
+    assert_eq!(e.memory.total_bytes, 64 << 30);
+    assert_eq!(e.kernel.vm_dirty_ratio, Some(20));
+    assert_eq!(e.kernel.thp_enabled.as_deref(), Some("madvise"));
+    assert_eq!(
+        e.kernel.net_ipv4_tcp_rmem.as_deref(),
+        Some("4096 131072 6291456")
+    );
+
+    let names: Vec<&str> = e.block_devices.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, ["dm-0", "md0", "sda", "sdb", "sdc", "sdd", "sde"]);
+
+    let sda = sysenv::find(&e, "sda").unwrap();
+    assert_eq!(sda.kind, "disk");
+    assert_eq!(sda.size_bytes, 7_814_037_168 * 512);
+    assert_eq!(sda.rotational, Some(true));
+    assert_eq!(sda.schedulers, ["mq-deadline", "kyber", "bfq", "none"]);
+    assert_eq!(sda.scheduler.as_deref(), Some("mq-deadline"));
+    assert_eq!(
+        (sda.logical_block_size, sda.physical_block_size),
+        (Some(512), Some(4096))
+    );
+    assert_eq!(sda.model.as_deref(), Some("ST4000NM0035-1V4"));
+    assert_eq!(sda.vendor.as_deref(), Some("ATA"));
+    assert_eq!(sda.queue_depth, Some(32));
+    assert_eq!(sda.write_cache.as_deref(), Some("write back"));
+    assert_eq!(sda.fua, Some(false));
+    assert!(!sda.discard);
+    assert_eq!(sda.partitions.len(), 1);
+    assert_eq!(sda.partitions[0].name, "sda1");
+    assert_eq!(sda.partitions[0].start_sector, 2048);
+    assert_eq!(sda.partitions[0].start_bytes, 1 << 20);
+    assert_eq!(sda.partitions[0].alignment_offset, Some(0));
+    assert!(sda.md.is_none() && sda.dm_name.is_none() && !sda.lvm);
+
+    let md0 = sysenv::find(&e, "md0").unwrap();
+    assert_eq!(md0.kind, "md");
+    let md = md0.md.as_ref().unwrap();
+    assert_eq!(md.level.as_deref(), Some("raid10"));
+    assert_eq!(md.chunk_bytes, Some(524288));
+    assert_eq!(md.raid_disks, Some(4));
+    assert_eq!(md.members, ["sda1", "sdb1", "sdc1", "sdd1"]);
+    assert_eq!(md0.slaves, ["sda1", "sdb1", "sdc1", "sdd1"]);
+    assert_eq!(md0.holders, ["dm-0"]);
+    assert_eq!(
+        (md0.minimum_io_size, md0.optimal_io_size),
+        (Some(524288), Some(1048576))
+    );
+    assert_eq!(md0.scheduler.as_deref(), Some("none"));
+
+    let dm0 = sysenv::find(&e, "dm-0").unwrap();
+    assert_eq!(dm0.kind, "dm");
+    assert_eq!(dm0.dm_name.as_deref(), Some("vg0-mysql"));
+    assert!(dm0.lvm);
+    assert_eq!(dm0.slaves, ["md0"]);
+    assert!(dm0.md.is_none());
+
+    let m = e
+        .mounts
+        .iter()
+        .find(|m| m.mountpoint == "/var/lib/mysql")
+        .unwrap();
+    assert_eq!(m.source, "/dev/mapper/vg0-mysql");
+    assert_eq!(m.fstype, "xfs");
+    assert_eq!(m.dev, "253:0");
+    assert!(m.options.iter().any(|o| o == "noatime"));
+    assert!(m.options.iter().any(|o| o == "sunit=1024"));
+    // proc and sysfs are no block-device mounts
+    assert_eq!(e.mounts.len(), 2, "{:?}", e.mounts);
+
+    let ps = e.path.as_ref().unwrap();
+    assert_eq!(ps.path, "/var/lib/mysql/ibdata1");
+    assert_eq!(ps.mountpoint, "/var/lib/mysql");
+    assert_eq!(ps.fs.fstype, "xfs");
+    assert_eq!(ps.fs.xfs_sunit_bytes, Some(524288));
+    assert_eq!(ps.fs.xfs_swidth_bytes, Some(1048576));
+    assert_eq!(ps.fs.xfs_inode_mode.as_deref(), Some("inode64"));
+    assert!(ps.fs.barriers);
+    assert_eq!(ps.fs.total_bytes, None, "statvfs is only read live");
+    assert_eq!(
+        layers(&e),
+        [
+            layer("lvm", "dm-0", 0),
+            layer("md", "md0", 1),
+            layer("partition", "sda1", 2),
+            layer("disk", "sda", 3),
+            layer("partition", "sdb1", 2),
+            layer("disk", "sdb", 3),
+            layer("partition", "sdc1", 2),
+            layer("disk", "sdc", 3),
+            layer("partition", "sdd1", 2),
+            layer("disk", "sdd", 3),
+        ]
+    );
+    assert_eq!(ps.stack[0].detail, "vg0-mysql (LVM)");
+    assert_eq!(ps.stack[1].detail, "raid10 chunk 524288 bytes, 4 disks");
+    assert_eq!(ps.physical_disks, ["sda", "sdb", "sdc", "sdd"]);
+
+    // well set up apart from the kernel defaults: the dirty_ratio and the HDD caches
+    let f = check::check(&e);
+    assert_finding(&f, "dirty_limit_large", Severity::Warn, "system");
+    let caches: Vec<&str> = f
+        .iter()
+        .filter(|x| x.id == "volatile_write_cache")
+        .map(|x| x.subject.as_str())
+        .collect();
+    assert_eq!(caches, ["sda", "sdb", "sdc", "sdd"]);
+    for id in [
+        "partition_misaligned_stripe",
+        "partition_misaligned",
+        "fs_stripe_mismatch",
+        "xfs_inode32_large",
+        "volatile_cache_no_barriers",
+        "atime_updates",
+        "scheduler_reordering",
+        "virtualized",
+        "swap_eager",
+    ] {
+        assert_no_finding(&f, id);
+    }
+    // (read_ahead_large fires on md0 and dm-0 at the kernel's own 2048 KiB: see
+    // kernel_default_read_ahead_of_md_is_not_flagged)
+
+    // the text report shows the stack
+    let text = sysenv::render(&e);
+    assert!(
+        text.contains("md0 md RAID raid10: chunk 524288 bytes, 4 disks"),
+        "{text}"
+    );
+    assert!(
+        text.contains("dm-0 device-mapper vg0-mysql (LVM) on md0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("physical disks: sda, sdb, sdc, sdd"),
+        "{text}"
+    );
+}
+
+#[test]
+fn collect_nvme_ext4() {
+    let fx = nvme_ext4("rw,noatime", "[none] mq-deadline");
+    let e = fx.report("/", "259:1");
+    let nv = sysenv::find(&e, "nvme0n1").unwrap();
+    assert_eq!(nv.kind, "nvme");
+    assert_eq!(nv.size_bytes, 3_750_748_848 * 512);
+    assert_eq!(nv.rotational, Some(false));
+    assert_eq!(nv.schedulers, ["none", "mq-deadline"]);
+    assert_eq!(nv.scheduler.as_deref(), Some("none"));
+    assert_eq!(
+        (nv.logical_block_size, nv.physical_block_size),
+        (Some(512), Some(512))
+    );
+    assert_eq!(nv.nr_requests, Some(1023));
+    assert_eq!(nv.fua, Some(true));
+    assert!(nv.discard);
+    assert_eq!(nv.vendor, None);
+    assert_eq!(nv.queue_depth, None);
+    assert_eq!(nv.model.as_deref(), Some("SAMSUNG MZQL23T8HCLS-00A07"));
+    assert_eq!(nv.partitions.len(), 1);
+    assert_eq!(nv.partitions[0].name, "nvme0n1p1");
+    assert_eq!(nv.partitions[0].start_sector, 2048);
+    assert_eq!(nv.partitions[0].size_bytes, (3_750_748_848 - 4096) * 512);
+    // partitions are not block devices of their own
+    assert!(sysenv::find(&e, "nvme0n1p1").is_none());
+    assert_eq!(sysenv::block_device(&fx.roots(), "nvme0n1p1"), None);
+
+    let ps = e.path.as_ref().unwrap();
+    assert_eq!(ps.mountpoint, "/");
+    assert_eq!(ps.fs.fstype, "ext4");
+    assert_eq!(ps.fs.xfs_inode_mode, None);
+    assert!(ps.fs.barriers);
+    assert_eq!(
+        layers(&e),
+        [
+            layer("partition", "nvme0n1p1", 0),
+            layer("nvme", "nvme0n1", 1)
+        ]
+    );
+    assert_eq!(
+        ps.stack[0].detail,
+        format!(
+            "start sector 2048 (1048576 bytes), {} bytes",
+            (3_750_748_848u64 - 4096) * 512
+        )
+    );
+    assert_eq!(ps.physical_disks, ["nvme0n1"]);
+    assert_eq!(e.mounts[0].source, "/dev/nvme0n1p1");
+}
+
+#[test]
+fn collect_virtio_kvm_guest() {
+    let fx = kvm_guest();
+    let e = fx.report("/home", "252:1");
+    let v = &e.platform.virtualization;
+    assert!(v.hypervisor_flag);
+    assert_eq!(v.dmi_vendor.as_deref(), Some("QEMU"));
+    assert_eq!(
+        v.dmi_product.as_deref(),
+        Some("Standard PC (Q35 + ICH9, 2009)")
+    );
+    assert_eq!(v.container, None);
+    assert_eq!(v.verdict, "kvm/qemu");
+    let vda = sysenv::find(&e, "vda").unwrap();
+    assert_eq!(vda.kind, "virtio");
+    assert_eq!(vda.model, None);
+    assert_eq!(vda.scheduler.as_deref(), Some("none"));
+    assert_eq!(vda.schedulers, ["none", "mq-deadline", "kyber", "bfq"]);
+    assert_eq!(vda.size_bytes, 100 << 30);
+    assert_eq!(
+        layers(&e),
+        [layer("partition", "vda1", 0), layer("virtio", "vda", 1)]
+    );
+    assert_eq!(e.path.as_ref().unwrap().physical_disks, ["vda"]);
+    assert!(sysenv::render(&e).contains("kvm/qemu (hypervisor flag: yes, DMI: QEMU"));
+}
+
+#[test]
+fn collect_dos_partition_at_63() {
+    let fx = dos_disk();
+    let e = fx.report("/srv/db", "8:17");
+    let sdb = sysenv::find(&e, "sdb").unwrap();
+    let p = &sdb.partitions[0];
+    assert_eq!(p.name, "sdb1");
+    assert_eq!(p.start_sector, 63);
+    assert_eq!(p.start_bytes, 63 * 512);
+    assert_eq!(p.size_bytes, (1_953_525_168 - 63) * 512);
+    assert_eq!(
+        layers(&e),
+        [layer("partition", "sdb1", 0), layer("disk", "sdb", 1)]
+    );
+    assert!(sysenv::render(&e).contains("sdb partition sdb1: start sector 63 (not 1 MiB aligned)"));
+}
+
+#[test]
+fn collect_reads_mountinfo_escapes_and_loop_devices() {
+    let mut fx = Fx::new();
+    fx.loop_dev("loop0", "7:0", 2 * GIB_SECT, "/var/tmp/disk image.img")
+        .loop_dev("loop1", "7:1", 0, "")
+        .mount("7:0", "/mnt/my data", "ext4", "rw,relatime", "rw");
+    let r = fx.roots();
+    let m = sysenv::mounts(&r);
+    let mine = m.iter().find(|m| m.dev == "7:0").unwrap();
+    assert_eq!(mine.mountpoint, "/mnt/my data");
+    assert_eq!(mine.source, "/dev/loop0");
+    let e = fx.report("/mnt/my data/x", "7:0");
+    // unused (size 0) loop devices are left out
+    let names: Vec<&str> = e.block_devices.iter().map(|b| b.name.as_str()).collect();
+    assert_eq!(names, ["loop0"]);
+    let l = sysenv::find(&e, "loop0").unwrap();
+    assert_eq!(l.kind, "loop");
+    assert_eq!(
+        l.loop_backing_file.as_deref(),
+        Some("/var/tmp/disk image.img")
+    );
+    assert_eq!(layers(&e), [layer("loop", "loop0", 0)]);
+    assert!(
+        e.path.as_ref().unwrap().stack[0]
+            .detail
+            .contains("backing file /var/tmp/disk image.img")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Every finding: a tree that triggers it and one that does not
+// ---------------------------------------------------------------------------------------------
+
+/// md0 raid0 over sda1..sdd1 with `chunk` bytes, partitions at `start`; xfs with the right
+/// geometry on md0 at /data.
+fn md_on_partitions(start: u64, chunk: u64) -> Fx {
+    let mut fx = Fx::new();
+    let sect = 1_953_525_168u64;
+    let mut parts = Vec::new();
+    for (i, d) in ["sda", "sdb", "sdc", "sdd"].iter().enumerate() {
+        let p = format!("{d}1");
+        fx.disk(d, &format!("8:{}", i * 16), sect, &DiskSpec::sata_hdd())
+            .partition(d, &p, &format!("8:{}", i * 16 + 1), start, sect - start);
+        parts.push(p);
+    }
+    let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+    let su = chunk / 512;
+    fx.md("md0", "9:0", "raid0", chunk, &refs, (sect - start) * 4)
+        .mount(
+            "9:0",
+            "/data",
+            "xfs",
+            "rw,noatime",
+            &format!("rw,attr2,inode64,sunit={su},swidth={},noquota", su * 4),
+        );
+    fx
+}
+
+#[test]
+fn partition_misaligned_stripe_from_md_chunk() {
+    // sector 63 under a 512 KiB chunk
+    let e = md_on_partitions(63, 524288).report("/data", "9:0");
+    let f = check::check(&e);
+    for p in ["sda1", "sdb1", "sdc1", "sdd1"] {
+        let x = f
+            .iter()
+            .find(|x| x.id == "partition_misaligned_stripe" && x.subject == p)
+            .unwrap_or_else(|| panic!("no finding for {p}: {f:#?}"));
+        assert_eq!(x.severity, Severity::Critical);
+        assert!(
+            x.evidence.contains("524288-byte RAID stripe unit"),
+            "{}",
+            x.evidence
+        );
+    }
+    // the stripe finding replaces the plain 1 MiB one
+    assert_no_finding(&f, "partition_misaligned");
+    assert!(check::has_warnings(&f));
+    // critical findings sort first
+    assert_eq!(f[0].severity, Severity::Critical);
+
+    // 1 MiB (sector 2048) is not a multiple of a 2 MiB chunk either
+    let e = md_on_partitions(2048, 2 << 20).report("/data", "9:0");
+    let f = check::check(&e);
+    assert_eq!(
+        ids(&f)
+            .iter()
+            .filter(|i| **i == "partition_misaligned_stripe")
+            .count(),
+        4,
+        "{f:#?}"
+    );
+    assert_no_finding(&f, "partition_misaligned");
+}
+
+#[test]
+fn partition_misaligned_stripe_from_device_io_hints() {
+    // a hardware RAID logical drive reporting a 256 KiB stripe unit / 1 MiB width
+    let mk = |start: u64| {
+        let mut fx = Fx::new();
+        let sect = 4 * TIB_SECT;
+        fx.pci_raid()
+            .disk("sda", "8:0", sect, &DiskSpec::raid_lun())
+            .partition("sda", "sda1", "8:1", start, sect - start - 2048)
+            .mount(
+                "8:1",
+                "/data",
+                "xfs",
+                "rw,noatime",
+                "rw,inode64,sunit=512,swidth=2048",
+            );
+        fx
+    };
+    let f = check::check(&mk(63).report("/data", "8:1"));
+    let x = assert_finding(
+        &f,
+        "partition_misaligned_stripe",
+        Severity::Critical,
+        "sda1",
+    );
+    assert!(x.evidence.contains("262144-byte"), "{}", x.evidence);
+    let f = check::check(&mk(2048).report("/data", "8:1"));
+    assert_no_finding(&f, "partition_misaligned_stripe");
+    assert_no_finding(&f, "partition_misaligned");
+    assert_no_finding(&f, "fs_stripe_mismatch");
+}
+
+#[test]
+fn partition_aligned_to_stripe_is_fine() {
+    let e = md_on_partitions(2048, 524288).report("/data", "9:0");
+    let f = check::check(&e);
+    assert_no_finding(&f, "partition_misaligned_stripe");
+    assert_no_finding(&f, "partition_misaligned");
+    assert_no_finding(&f, "fs_stripe_mismatch");
+}
+
+#[test]
+fn partition_misaligned_at_sector_63() {
+    let f = check::check(&dos_disk().report("/srv/db", "8:17"));
+    let x = assert_finding(&f, "partition_misaligned", Severity::Warn, "sdb1");
+    assert!(
+        x.evidence.contains("sector 63 = 32256 bytes"),
+        "{}",
+        x.evidence
+    );
+    assert_no_finding(&f, "partition_misaligned_stripe");
+    // without a path every partition is checked
+    let f = check::check(&dos_disk().report_system());
+    assert_finding(&f, "partition_misaligned", Severity::Warn, "sdb1");
+}
+
+#[test]
+fn partition_at_2048_is_aligned() {
+    let f = check::check(&nvme_ext4("rw,noatime", "[none] mq-deadline").report("/", "259:1"));
+    assert_no_finding(&f, "partition_misaligned");
+    assert_no_finding(&f, "partition_misaligned_stripe");
+    let mut fx = dos_disk();
+    fx.partition("sdb", "sdb1", "8:17", 2048, 1_953_525_168 - 2048);
+    let f = check::check(&fx.report("/srv/db", "8:17"));
+    assert_no_finding(&f, "partition_misaligned");
+}
+
+#[test]
+fn fs_stripe_mismatch_xfs_on_md() {
+    // no sunit/swidth at all (mkfs.xfs on a device that hid its geometry)
+    let e = raid10_lvm("rw,attr2,inode64,logbufs=8,logbsize=256k,noquota")
+        .report("/var/lib/mysql", "253:0");
+    let f = check::check(&e);
+    let x = assert_finding(&f, "fs_stripe_mismatch", Severity::Warn, "/var/lib/mysql");
+    assert!(
+        x.evidence
+            .contains("xfs has stripe unit 0 / width 0 bytes; the storage has 524288 / 1048576"),
+        "{}",
+        x.evidence
+    );
+    assert!(x.fix.contains("sunit=1024,swidth=2048"), "{}", x.fix);
+
+    // a wrong width: sunit right, swidth as if for 4 data disks
+    let e = raid10_lvm("rw,attr2,inode64,sunit=1024,swidth=4096,noquota")
+        .report("/var/lib/mysql", "253:0");
+    assert_finding(
+        &check::check(&e),
+        "fs_stripe_mismatch",
+        Severity::Warn,
+        "/var/lib/mysql",
+    );
+
+    // xfs directly on md0: the expectation comes from md's level and chunk
+    let mut fx = md_on_partitions(2048, 524288);
+    fx.mount(
+        "9:0",
+        "/data2",
+        "xfs",
+        "rw,noatime",
+        "rw,inode64,sunit=128,swidth=512",
+    );
+    let f = check::check(&fx.report("/data2", "9:0"));
+    let x = assert_finding(&f, "fs_stripe_mismatch", Severity::Warn, "/data2");
+    assert!(
+        x.evidence
+            .contains("md0 raid0, chunk 524288 bytes x 4 data disks"),
+        "{}",
+        x.evidence
+    );
+}
+
+#[test]
+fn fs_stripe_matching_is_fine() {
+    let e = raid10_lvm(XFS_RAID10_OK).report("/var/lib/mysql", "253:0");
+    assert_no_finding(&check::check(&e), "fs_stripe_mismatch");
+    // no stripe below (plain NVMe): nothing to compare
+    let mut fx = nvme_ext4("rw,noatime", "[none] mq-deadline");
+    fx.mount("259:1", "/x", "xfs", "rw,noatime", "rw,inode64");
+    assert_no_finding(
+        &check::check(&fx.report("/x", "259:1")),
+        "fs_stripe_mismatch",
+    );
+    // raid1 has no stripe
+    let mut fx = Fx::new();
+    fx.disk("sda", "8:0", GIB_SECT * 100, &DiskSpec::sata_ssd())
+        .disk("sdb", "8:16", GIB_SECT * 100, &DiskSpec::sata_ssd())
+        .md("md1", "9:1", "raid1", 0, &["sda", "sdb"], GIB_SECT * 100)
+        .mount("9:1", "/", "xfs", "rw,noatime", "rw,inode64");
+    let e = fx.report("/", "9:1");
+    assert_eq!(
+        layers(&e),
+        [
+            layer("md", "md1", 0),
+            layer("disk", "sda", 1),
+            layer("disk", "sdb", 1)
+        ]
+    );
+    assert_eq!(sysenv::find(&e, "sda").unwrap().holders, ["md1"]);
+    assert_no_finding(&check::check(&e), "fs_stripe_mismatch");
+}
+
+/// BUG: ext4's stride is only known from `tune2fs -l` (tools, root); the `stripe=` mount option
+/// gives the width. When the width is right but the stride unknown, check compares stride 0
+/// with the chunk and reports a mismatch.
+#[test]
+#[ignore = "bug: check.rs fs_stripe_mismatch treats an unknown ext4 stride (no tune2fs) as 0"]
+fn fs_stripe_ext4_stripe_option_matching_is_fine() {
+    // md0 raid0 4 x 256 KiB: stripe width 1 MiB = 256 4 KiB blocks
+    let mut fx = md_on_partitions(2048, 262144);
+    fx.mount("9:0", "/e", "ext4", "rw,noatime", "rw,stripe=256");
+    let e = fx.report("/e", "9:0");
+    assert_eq!(
+        e.path.as_ref().unwrap().fs.ext4_stripe_width_blocks,
+        Some(256)
+    );
+    assert_no_finding(&check::check(&e), "fs_stripe_mismatch");
+}
+
+/// BUG: the filesystem size comes only from statvfs(), which is only called when tools are on
+/// (the live system), so from a fixture (and `--root`) `total_bytes` is None and the finding can
+/// never fire. Fix: fall back to the size of the device the filesystem is on (the top of the
+/// stack, `BlockDevice.size_bytes` or the partition's `size_bytes`).
+#[test]
+#[ignore = "bug: sysenv.rs fs_info reads total_bytes only via statvfs (tools on), so xfs_inode32_large cannot fire from fixtures"]
+fn xfs_inode32_large_from_fixture() {
+    let fx = raid10_lvm("rw,attr2,inode32,sunit=1024,swidth=2048,noquota");
+    let e = fx.report("/var/lib/mysql", "253:0");
+    assert_eq!(sysenv::find(&e, "dm-0").unwrap().size_bytes, 3 << 40);
+    let f = check::check(&e);
+    assert_finding(&f, "xfs_inode32_large", Severity::Warn, "/var/lib/mysql");
+}
+
+/// The check itself, given a size (as the live collector would have): fires above 1 TiB.
+#[test]
+fn xfs_inode32_large_given_size() {
+    let fx = raid10_lvm("rw,attr2,inode32,sunit=1024,swidth=2048,noquota");
+    let mut e = fx.report("/var/lib/mysql", "253:0");
+    assert_eq!(
+        e.path.as_ref().unwrap().fs.xfs_inode_mode.as_deref(),
+        Some("inode32")
+    );
+    // from the fixture alone: no size, no finding
+    assert_no_finding(&check::check(&e), "xfs_inode32_large");
+    e.path.as_mut().unwrap().fs.total_bytes = Some(3 << 40);
+    let f = check::check(&e);
+    let x = assert_finding(&f, "xfs_inode32_large", Severity::Warn, "/var/lib/mysql");
+    assert!(x.evidence.contains("inode32"), "{}", x.evidence);
+    // inode64, or a small filesystem: fine
+    e.path.as_mut().unwrap().fs.total_bytes = Some(500 << 30);
+    assert_no_finding(&check::check(&e), "xfs_inode32_large");
+    let mut e = raid10_lvm(XFS_RAID10_OK).report("/var/lib/mysql", "253:0");
+    e.path.as_mut().unwrap().fs.total_bytes = Some(3 << 40);
+    assert_no_finding(&check::check(&e), "xfs_inode32_large");
+}
+
+#[test]
+fn volatile_cache_no_barriers() {
+    // ext4 nobarrier on a SATA disk with its cache on
+    let mut fx = Fx::new();
+    let sect = 1_953_525_168u64;
+    fx.disk("sda", "8:0", sect, &DiskSpec::sata_hdd())
+        .partition("sda", "sda1", "8:1", 2048, sect - 2048)
+        .mount(
+            "8:1",
+            "/db",
+            "ext4",
+            "rw,noatime",
+            "rw,nobarrier,data=ordered",
+        );
+    let e = fx.report("/db", "8:1");
+    assert!(!e.path.as_ref().unwrap().fs.barriers);
+    let f = check::check(&e);
+    let x = assert_finding(&f, "volatile_cache_no_barriers", Severity::Critical, "/db");
+    assert!(
+        x.evidence.contains("sda has a volatile write cache"),
+        "{}",
+        x.evidence
+    );
+    // the info-level finding is subsumed
+    assert_no_finding(&f, "volatile_write_cache");
+
+    // barrier=0 counts too
+    fx.mount("8:1", "/db2", "ext4", "rw,noatime", "rw,barrier=0");
+    assert_finding(
+        &check::check(&fx.report("/db2", "8:1")),
+        "volatile_cache_no_barriers",
+        Severity::Critical,
+        "/db2",
+    );
+
+    // nobarrier with a write-through cache (BBU controller): not this finding
+    fx.set_queue("sda", "write_cache", "write through");
+    let f = check::check(&fx.report("/db", "8:1"));
+    assert_no_finding(&f, "volatile_cache_no_barriers");
+    assert_no_finding(&f, "volatile_write_cache");
+}
+
+#[test]
+fn barriers_on_with_volatile_cache_is_not_critical() {
+    let fx = dos_disk(); // ext4 with barriers, sdb write back
+    let f = check::check(&fx.report("/srv/db", "8:17"));
+    assert_no_finding(&f, "volatile_cache_no_barriers");
+}
+
+#[test]
+fn atime_updates() {
+    // strictatime: the kernel prints neither noatime nor relatime
+    let f = check::check(&nvme_ext4("rw", "[none] mq-deadline").report("/", "259:1"));
+    let x = assert_finding(&f, "atime_updates", Severity::Warn, "/");
+    assert!(x.evidence.contains("with atime"), "{}", x.evidence);
+    // spelled out
+    let f = check::check(&nvme_ext4("rw,strictatime", "[none] mq-deadline").report("/", "259:1"));
+    let x = assert_finding(&f, "atime_updates", Severity::Warn, "/");
+    assert!(x.evidence.contains("strictatime"), "{}", x.evidence);
+}
+
+#[test]
+fn noatime_relatime_lazytime_are_fine() {
+    for opts in ["rw,noatime", "rw,relatime", "rw,nodiratime,relatime"] {
+        let f = check::check(&nvme_ext4(opts, "[none] mq-deadline").report("/", "259:1"));
+        assert_no_finding(&f, "atime_updates");
+    }
+    // lazytime is a superblock option
+    let mut fx = Fx::new();
+    fx.disk("nvme0n1", "259:0", GIB_SECT * 100, &DiskSpec::nvme())
+        .mount("259:0", "/", "ext4", "rw", "rw,lazytime");
+    assert_no_finding(&check::check(&fx.report("/", "259:0")), "atime_updates");
+}
+
+#[test]
+fn scheduler_reordering_bfq_on_nvme() {
+    let f =
+        check::check(&nvme_ext4("rw,noatime", "mq-deadline kyber [bfq] none").report("/", "259:1"));
+    let x = assert_finding(&f, "scheduler_reordering", Severity::Warn, "nvme0n1");
+    assert!(x.evidence.contains("bfq scheduler"), "{}", x.evidence);
+    assert!(
+        x.fix
+            .starts_with("echo none > /sys/block/nvme0n1/queue/scheduler"),
+        "{}",
+        x.fix
+    );
+}
+
+#[test]
+fn scheduler_reordering_bfq_behind_raid_controller() {
+    let mk = |raid: bool| {
+        let mut fx = Fx::new();
+        let sect = 4 * TIB_SECT;
+        if raid {
+            fx.pci_raid();
+        } else {
+            fx.pci_ahci();
+        }
+        fx.disk(
+            "sda",
+            "8:0",
+            sect,
+            &DiskSpec {
+                scheduler: "mq-deadline kyber [bfq] none",
+                ..DiskSpec::sata_hdd()
+            },
+        )
+        .partition("sda", "sda1", "8:1", 2048, sect - 4096)
+        .mount("8:1", "/", "ext4", "rw,noatime", "rw");
+        fx
+    };
+    let e = mk(true).report("/", "8:1");
+    assert_eq!(
+        e.raid_controllers,
+        ["0000:03:00.0 RAID controller 0x1000:0x0016"]
+    );
+    let f = check::check(&e);
+    let x = assert_finding(&f, "scheduler_reordering", Severity::Warn, "sda");
+    assert!(x.why.contains("hardware RAID"), "{}", x.why);
+    assert!(x.fix.starts_with("echo mq-deadline"), "{}", x.fix);
+
+    // the same rotational disk on a plain AHCI controller: bfq is a fair choice
+    let e = mk(false).report("/", "8:1");
+    assert!(e.raid_controllers.is_empty());
+    assert_no_finding(&check::check(&e), "scheduler_reordering");
+}
+
+#[test]
+fn scheduler_reordering_bfq_on_ssd_cfq_on_ssd() {
+    for sched in ["mq-deadline kyber [bfq] none", "noop deadline [cfq]"] {
+        let mut fx = Fx::new();
+        fx.disk(
+            "sda",
+            "8:0",
+            GIB_SECT * 480,
+            &DiskSpec {
+                scheduler: sched,
+                ..DiskSpec::sata_ssd()
+            },
+        )
+        .mount("8:0", "/", "ext4", "rw,noatime", "rw");
+        let f = check::check(&fx.report("/", "8:0"));
+        let x = assert_finding(&f, "scheduler_reordering", Severity::Warn, "sda");
+        assert!(x.why.contains("non-rotational"), "{}", x.why);
+    }
+}
+
+#[test]
+fn scheduler_none_or_deadline_is_fine() {
+    let f = check::check(&nvme_ext4("rw,noatime", "[none] mq-deadline").report("/", "259:1"));
+    assert_no_finding(&f, "scheduler_reordering");
+    let f = check::check(&nvme_ext4("rw,noatime", "none [mq-deadline]").report("/", "259:1"));
+    assert_no_finding(&f, "scheduler_reordering");
+    // mq-deadline on disks behind a RAID controller
+    let mut fx = Fx::new();
+    fx.pci_raid()
+        .disk("sda", "8:0", TIB_SECT, &DiskSpec::raid_lun())
+        .mount(
+            "8:0",
+            "/",
+            "xfs",
+            "rw,noatime",
+            "rw,inode64,sunit=512,swidth=2048",
+        );
+    assert_no_finding(
+        &check::check(&fx.report("/", "8:0")),
+        "scheduler_reordering",
+    );
+}
+
+#[test]
+fn read_ahead_large() {
+    let mut fx = nvme_ext4("rw,noatime", "[none] mq-deadline");
+    fx.set_queue("nvme0n1", "read_ahead_kb", "4096");
+    let f = check::check(&fx.report("/", "259:1"));
+    let x = assert_finding(&f, "read_ahead_large", Severity::Warn, "nvme0n1");
+    assert_eq!(x.evidence, "nvme0n1 read_ahead_kb = 4096");
+    // on an LVM volume in the stack (blockdev --setra on the LV)
+    let mut fx = raid10_lvm(XFS_RAID10_OK);
+    fx.set_queue("md0", "read_ahead_kb", "128")
+        .set_queue("dm-0", "read_ahead_kb", "8192");
+    let f = check::check(&fx.report("/var/lib/mysql", "253:0"));
+    assert_finding(&f, "read_ahead_large", Severity::Warn, "dm-0");
+}
+
+/// Design issue: since Linux 5.10 the kernel itself sets a striped device's read-ahead to
+/// 2 x optimal_io_size (2048 KiB for a 4-disk RAID10 with 512 KiB chunks, and lvm2's "auto"
+/// passes it on to the LV), so every healthy md array is flagged.
+#[test]
+#[ignore = "design issue: check.rs read_ahead_large flags the kernel's default read-ahead (2 x optimal_io_size) of md/dm devices"]
+fn kernel_default_read_ahead_of_md_is_not_flagged() {
+    let e = raid10_lvm(XFS_RAID10_OK).report("/var/lib/mysql", "253:0");
+    assert_eq!(sysenv::find(&e, "md0").unwrap().read_ahead_kb, Some(2048));
+    assert_no_finding(&check::check(&e), "read_ahead_large");
+}
+
+#[test]
+fn read_ahead_default_is_fine() {
+    let f = check::check(&nvme_ext4("rw,noatime", "[none] mq-deadline").report("/", "259:1"));
+    assert_no_finding(&f, "read_ahead_large");
+    let mut fx = nvme_ext4("rw,noatime", "[none] mq-deadline");
+    fx.set_queue("nvme0n1", "read_ahead_kb", "256");
+    assert_no_finding(&check::check(&fx.report("/", "259:1")), "read_ahead_large");
+    // a device outside the stack under the path is not looked at
+    fx.disk(
+        "sda",
+        "8:0",
+        GIB_SECT * 100,
+        &DiskSpec {
+            read_ahead_kb: 4096,
+            ..DiskSpec::sata_hdd()
+        },
+    );
+    assert_no_finding(&check::check(&fx.report("/", "259:1")), "read_ahead_large");
+}
+
+#[test]
+fn volatile_write_cache() {
+    let f = check::check(&nvme_ext4("rw,noatime", "[none] mq-deadline").report("/", "259:1"));
+    let x = assert_finding(&f, "volatile_write_cache", Severity::Info, "nvme0n1");
+    // FUA present: no remark about full flushes
+    assert_eq!(
+        x.evidence,
+        "nvme0n1 has a volatile write cache (write back)"
+    );
+    let f = check::check(&dos_disk().report("/srv/db", "8:17"));
+    let x = assert_finding(&f, "volatile_write_cache", Severity::Info, "sdb");
+    assert!(x.evidence.contains("no FUA"), "{}", x.evidence);
+}
+
+#[test]
+fn write_through_cache_is_fine() {
+    let mut fx = nvme_ext4("rw,noatime", "[none] mq-deadline");
+    fx.set_queue("nvme0n1", "write_cache", "write through");
+    let f = check::check(&fx.report("/", "259:1"));
+    assert_no_finding(&f, "volatile_write_cache");
+}
+
+#[test]
+fn virtualized() {
+    // hypervisor flag and QEMU DMI
+    let f = check::check(&kvm_guest().report("/", "252:1"));
+    let x = assert_finding(&f, "virtualized", Severity::Warn, "system");
+    assert!(x.evidence.contains("kvm/qemu"), "{}", x.evidence);
+    // the flag alone (a hypervisor with an unknown DMI vendor)
+    let mut fx = Fx::new();
+    fx.cpuinfo(true).dmi("Example Cloud", "Server");
+    let e = fx.report_system();
+    assert_eq!(e.platform.virtualization.verdict, "virtual machine");
+    assert_finding(&check::check(&e), "virtualized", Severity::Warn, "system");
+    // DMI alone
+    let mut fx = Fx::new();
+    fx.dmi("VMware, Inc.", "VMware7,1");
+    assert_eq!(fx.report_system().platform.virtualization.verdict, "vmware");
+    // a container: docker in PID 1's cgroup, or container= in its environment
+    let mut fx = Fx::new();
+    fx.write(
+        "proc/1/cgroup",
+        "12:blkio:/docker/4f3c2a1b\n0::/docker/4f3c2a1b",
+    );
+    let e = fx.report_system();
+    assert_eq!(
+        e.platform.virtualization.container.as_deref(),
+        Some("docker")
+    );
+    assert_eq!(e.platform.virtualization.verdict, "container: docker");
+    assert_finding(&check::check(&e), "virtualized", Severity::Warn, "system");
+    let mut fx = Fx::new();
+    std::fs::create_dir_all(fx.base().join("proc/1")).unwrap();
+    std::fs::write(
+        fx.base().join("proc/1/environ"),
+        b"PATH=/usr/bin\0container=podman\0HOME=/\0",
+    )
+    .unwrap();
+    fx.write("proc/1/cgroup", "0::/");
+    assert_eq!(
+        fx.report_system().platform.virtualization.verdict,
+        "container: podman"
+    );
+}
+
+#[test]
+fn bare_metal_is_not_virtualized() {
+    let e = Fx::new().report_system();
+    let v = &e.platform.virtualization;
+    assert!(!v.hypervisor_flag);
+    assert_eq!(v.container, None);
+    assert_eq!(v.dmi_vendor.as_deref(), Some("Dell Inc."));
+    assert_eq!(v.verdict, "none seen");
+    assert_no_finding(&check::check(&e), "virtualized");
+}
+
+/// BUG: DMI vendor matching by substring calls bare-metal machines virtual: Microsoft Surface
+/// laptops have sys_vendor "Microsoft Corporation" (as do Hyper-V guests, whose product_name is
+/// "Virtual Machine"), and Chromebooks/Pixelbooks have sys_vendor "Google".
+#[test]
+#[ignore = "bug: sysenv.rs vm_vendor matches the DMI vendor alone; bare-metal Microsoft Surface reads as hyper-v"]
+fn surface_laptop_is_not_virtualized() {
+    let mut fx = Fx::new();
+    fx.dmi("Microsoft Corporation", "Surface Pro 7");
+    let e = fx.report_system();
+    assert!(!e.platform.virtualization.hypervisor_flag);
+    assert_eq!(e.platform.virtualization.verdict, "none seen");
+}
+
+#[test]
+fn dirty_limit_large() {
+    // the kernel default: 20% of 64 GiB
+    let e = Fx::new().report_system();
+    assert_eq!(e.memory.available_bytes, 64 << 30);
+    let f = check::check(&e);
+    let x = assert_finding(&f, "dirty_limit_large", Severity::Warn, "system");
+    assert!(x.evidence.contains("vm.dirty_ratio 20%"), "{}", x.evidence);
+    // dirty_bytes set large wins over the ratio
+    let mut fx = Fx::new();
+    fx.sysctl("vm.dirty_ratio", "0")
+        .sysctl("vm.dirty_bytes", &(4u64 << 30).to_string());
+    assert_finding(
+        &check::check(&fx.report_system()),
+        "dirty_limit_large",
+        Severity::Warn,
+        "system",
+    );
+}
+
+#[test]
+fn dirty_limit_small_is_fine() {
+    let mut fx = Fx::new();
+    fx.sysctl("vm.dirty_ratio", "0")
+        .sysctl("vm.dirty_bytes", "268435456");
+    let e = fx.report_system();
+    assert_eq!(e.kernel.vm_dirty_bytes, Some(268435456));
+    assert_no_finding(&check::check(&e), "dirty_limit_large");
+    // 20% of 8 GiB is 1.6 GiB: under the 2 GiB line
+    let mut fx = Fx::new();
+    fx.meminfo(8 * GIB_KIB, 8 * GIB_KIB, 0, 0);
+    assert_no_finding(&check::check(&fx.report_system()), "dirty_limit_large");
+}
+
+#[test]
+fn swap_eager() {
+    let mut fx = Fx::new();
+    fx.meminfo(64 * GIB_KIB, 60 * GIB_KIB, 8 * GIB_KIB, 8 * GIB_KIB);
+    let e = fx.report_system();
+    assert_eq!(e.memory.swap_total_bytes, 8 << 30);
+    assert_eq!(e.kernel.vm_swappiness, Some(60));
+    let f = check::check(&e);
+    let x = assert_finding(&f, "swap_eager", Severity::Warn, "system");
+    assert!(x.evidence.contains("vm.swappiness = 60"), "{}", x.evidence);
+}
+
+#[test]
+fn swap_with_low_swappiness_or_no_swap_is_fine() {
+    let mut fx = Fx::new();
+    fx.meminfo(64 * GIB_KIB, 60 * GIB_KIB, 8 * GIB_KIB, 8 * GIB_KIB)
+        .sysctl("vm.swappiness", "1");
+    assert_no_finding(&check::check(&fx.report_system()), "swap_eager");
+    // no swap, default swappiness
+    let e = Fx::new().report_system();
+    assert_eq!(e.memory.swap_total_bytes, 0);
+    assert_no_finding(&check::check(&e), "swap_eager");
+}
+
+#[test]
+fn clean_nvme_box_has_no_findings() {
+    let fx = clean_box();
+    let e = fx.report("/var/lib/postgresql", "259:1");
+    let f = check::check(&e);
+    assert!(f.is_empty(), "{f:#?}");
+    assert!(!check::has_warnings(&f));
+    // info only is no warning either
+    let mut fx = clean_box();
+    fx.set_queue("nvme0n1", "write_cache", "write back");
+    let f = check::check(&fx.report("/var/lib/postgresql", "259:1"));
+    assert_eq!(ids(&f), ["volatile_write_cache"]);
+    assert!(!check::has_warnings(&f));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Mount selection in path_stack_for
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn path_stack_picks_the_mount_of_the_device() {
+    let mut fx = raid10_lvm(XFS_RAID10_OK);
+    // the same LV bind-mounted deeper, and an unrelated /var mount
+    fx.mount("8:65", "/var", "ext4", "rw,relatime", "rw");
+    let e = fx.report("/var/lib/mysql/db/t.ibd", "253:0");
+    assert_eq!(e.path.as_ref().unwrap().mountpoint, "/var/lib/mysql");
+    let e = fx.report("/var/log/syslog", "8:65");
+    assert_eq!(e.path.as_ref().unwrap().mountpoint, "/var");
+    assert_eq!(
+        layers(&e),
+        [layer("partition", "sde1", 0), layer("disk", "sde", 1)]
+    );
+}
+
+/// BUG: when the device number matches no mount (always the case with `--root`, where it comes
+/// from the live stat()), the fallback picks the longest mount point that is a *string* prefix of
+/// the path: /data is taken for /data2/x.
+#[test]
+#[ignore = "bug: sysenv.rs path_stack_for falls back to a string-prefix mount match (/data matches /data2)"]
+fn path_stack_fallback_respects_path_components() {
+    let mut fx = nvme_ext4("rw,noatime", "[none] mq-deadline");
+    fx.disk("sda", "8:0", GIB_SECT * 100, &DiskSpec::sata_hdd())
+        .mount("8:0", "/data", "ext4", "rw,noatime", "rw");
+    let r = fx.roots();
+    let ps =
+        sysenv::path_stack_for(&r, Path::new("/data2/x"), "0:99", &sysenv::mounts(&r)).unwrap();
+    assert_eq!(ps.mountpoint, "/");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. The CLI with the hidden --root flag
+// ---------------------------------------------------------------------------------------------
+
+fn iolab(args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
+        .args(args)
+        .env(
+            "IOLAB_DB",
+            std::env::temp_dir().join("iolab-env-fixtures-unused.db"),
+        )
+        .output()
+        .expect("run iolab");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+/// "MAJ:MIN" of the filesystem `p` is on (the live system).
+fn live_dev(p: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let d = std::fs::metadata(p).unwrap().dev();
+    format!("{}:{}", libc::major(d), libc::minor(d))
+}
+
+#[test]
+fn cli_env_and_check_with_root() {
+    // The path must exist on the live system; use the fixture's own directory.
+    let mut warn = nvme_ext4("rw,noatime", "mq-deadline kyber [bfq] none");
+    warn.meminfo(64 * GIB_KIB, 60 * GIB_KIB, 8 * GIB_KIB, 8 * GIB_KIB);
+    let base = warn.base().to_str().unwrap().to_string();
+    let path = std::fs::canonicalize(warn.base()).unwrap();
+    let path_s = path.to_str().unwrap();
+
+    let (code, out, err) = iolab(&["env", "--root", &base, "--json", path_s]);
+    assert_eq!(code, 0, "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["schema"], "iolab-env/1");
+    assert_eq!(j["platform"]["host"], "db1");
+    assert_eq!(j["block_devices"][0]["name"], "nvme0n1");
+    assert_eq!(j["block_devices"][0]["scheduler"], "bfq");
+    assert_eq!(j["memory"]["swap_total_bytes"], 8u64 << 30);
+    assert_eq!(j["mounts"][0]["dev"], "259:1");
+    // The path's device comes from the live stat(), which the fixture does not know (unless the
+    // numbers happen to coincide); the mount falls back to the fixture's "/" by prefix. The stack
+    // under it is then whatever the fixture has under the *live* number: normally nothing.
+    assert_eq!(j["path"]["path"], path_s);
+    assert_eq!(j["path"]["mountpoint"], "/");
+    let live = live_dev(&path);
+    if live != "259:1" {
+        assert_eq!(
+            j["path"]["stack"],
+            serde_json::json!([]),
+            "live dev {live}: {}",
+            j["path"]
+        );
+    }
+
+    // check: the system-wide warnings (swap, dirty ratio) give exit 1
+    let (code, out, err) = iolab(&["check", "--root", &base, path_s]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("[WARN] swap_eager"), "{out}");
+    let (code, out, _) = iolab(&["check", "--root", &base, "--json", path_s]);
+    assert_eq!(code, 1);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["schema"], "iolab-check/1");
+    let got: Vec<&str> = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        got.contains(&"swap_eager") && got.contains(&"dirty_limit_large"),
+        "{got:?}"
+    );
+
+    // the clean tree: exit 0
+    let clean = clean_box();
+    let cbase = clean.base().to_str().unwrap().to_string();
+    let cpath = std::fs::canonicalize(clean.base()).unwrap();
+    let (code, out, err) = iolab(&["check", "--root", &cbase, cpath.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("0 critical, 0 warn, 0 info"), "{out}");
+
+    // a path that does not exist: usage error
+    let (code, _, _) = iolab(&["check", "--root", &cbase, "/no/such/path/iolab"]);
+    assert_eq!(code, 2);
+}
+
+/// Workaround for the live-stat() limitation: give the fixture's partition the live device
+/// number of the path, so the whole stack under it is the fixture's.
+#[test]
+fn cli_check_with_root_and_live_device_number() {
+    let mut fx = Fx::new();
+    let path = std::fs::canonicalize(fx.base()).unwrap();
+    let live = live_dev(&path);
+    let sect = 3_750_748_848u64;
+    fx.disk(
+        "nvme0n1",
+        "259:0",
+        sect,
+        &DiskSpec {
+            scheduler: "mq-deadline kyber [bfq] none",
+            read_ahead_kb: 4096,
+            ..DiskSpec::nvme()
+        },
+    )
+    .partition("nvme0n1", "nvme0n1p1", &live, 2048, sect - 4096)
+    .mount(&live, "/", "ext4", "rw,noatime", "rw")
+    .sysctl("vm.dirty_ratio", "0")
+    .sysctl("vm.dirty_bytes", "268435456");
+    let base = fx.base().to_str().unwrap().to_string();
+    let p = path.to_str().unwrap();
+
+    let (code, out, err) = iolab(&["env", "--root", &base, "--json", p]);
+    assert_eq!(code, 0, "{err}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let stack: Vec<String> = j["path"]["stack"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            format!(
+                "{} {}",
+                l["kind"].as_str().unwrap(),
+                l["name"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(stack, ["partition nvme0n1p1", "nvme nvme0n1"]);
+    assert_eq!(j["path"]["physical_disks"], serde_json::json!(["nvme0n1"]));
+
+    let (code, out, _) = iolab(&["check", "--root", &base, "--json", p]);
+    assert_eq!(code, 1, "{out}");
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let got: Vec<(String, String)> = j["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["id"].as_str().unwrap().to_string(),
+                f["severity"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String)> = [
+        ("scheduler_reordering", "warn"),
+        ("read_ahead_large", "warn"),
+        ("volatile_write_cache", "info"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(got, want);
+}
