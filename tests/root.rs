@@ -468,3 +468,110 @@ fn a_full_disk_while_saving_still_prints_the_results() {
     let l = iolab_db(&db, &["list", "--json"]).json();
     assert_eq!(l["runs"].as_array().unwrap().len(), 0);
 }
+
+#[test]
+fn device_figures_match_the_throttle_and_iostat() {
+    if let Some(why) = cannot(true) {
+        return skip("device_figures_match_the_throttle_and_iostat", &why);
+    }
+    if !have("iostat") {
+        return skip(
+            "device_figures_match_the_throttle_and_iostat",
+            "sysstat's iostat is not installed",
+        );
+    }
+    let fs = LoopFs::new(
+        512,
+        "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0",
+    );
+    let dir = fs.dir().to_str().unwrap().to_string();
+    let set = ["--dir", dir.as_str(), "--files", "4", "--size", "128M"];
+    let mut a = vec!["prepare", "--direct", "-q"];
+    a.extend_from_slice(&set);
+    assert_eq!(iolab(&a).code, 0);
+    let th = Throttle::new(&fs.majmin(), 500, 500);
+    let dev = fs.dev.trim_start_matches("/dev/").to_string();
+    // sysstat's iostat beside it: 1 s reports for the whole run
+    let ios = Command::new("iostat")
+        .args(["-x", "-d", "-y", "-o", "JSON", &dev, "1", "6"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut a = vec![
+        "run",
+        "--mode",
+        "rndrd",
+        "--direct",
+        "--time",
+        "5",
+        "--ramp",
+        "1",
+        "--json",
+        "--no-save",
+        "-q",
+    ];
+    a.extend_from_slice(&set);
+    let r = th.iolab(&a);
+    let out = ios.wait_with_output().unwrap();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["device"]["devices"][0], dev.as_str());
+    let rs = v["device"]["summary"]["devices"][dev.as_str()]["r_s"]
+        .as_f64()
+        .unwrap();
+    eprintln!("device r/s during a 500 IOPS run: iolab sampler {rs:.1}");
+    assert!((rs - 500.0).abs() / 500.0 <= 0.05, "device r/s {rs}");
+    let iolab_iops = v["results"]["read"]["iops"].as_f64().unwrap();
+    assert!(
+        (iolab_iops - rs).abs() / 500.0 <= 0.05,
+        "workload {iolab_iops} vs device {rs}"
+    );
+    // iostat's busy seconds (r/s near 500) agree with the sampler
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("iostat JSON");
+    let stats = j["sysstat"]["hosts"][0]["statistics"].as_array().unwrap();
+    let busy: Vec<f64> = stats
+        .iter()
+        .filter_map(|s| s["disk"][0]["r/s"].as_f64())
+        .filter(|&x| x > 250.0)
+        .collect();
+    assert!(
+        !busy.is_empty(),
+        "iostat saw the load: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let mean = busy.iter().sum::<f64>() / busy.len() as f64;
+    eprintln!("iostat -x r/s (busy seconds): {busy:?}, mean {mean:.1}");
+    assert!(
+        (mean - rs).abs() / 500.0 <= 0.05,
+        "iostat {mean} vs iolab {rs}"
+    );
+    drop(th);
+    assert_eq!(iolab(&["cleanup", "--dir", &dir]).code, 0);
+}
+
+#[test]
+fn fsync_probe_gives_a_verdict_on_a_loop_device() {
+    if let Some(why) = cannot(false) {
+        return skip("fsync_probe_gives_a_verdict_on_a_loop_device", &why);
+    }
+    let fs = LoopFs::new(
+        256,
+        "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0",
+    );
+    let r = iolab(&[
+        "fsync-probe",
+        fs.dir().to_str().unwrap(),
+        "--count",
+        "30",
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["device"], fs.dev.trim_start_matches("/dev/"));
+    assert!(
+        ["stable", "absorbed", "unknown"].contains(&v["verdict"]["code"].as_str().unwrap()),
+        "{}",
+        v["verdict"]
+    );
+    assert!(v["verdict"]["implied_rpm"].as_f64().unwrap() > 0.0);
+}
