@@ -275,19 +275,6 @@ pub fn render(doc: &RunDoc) -> String {
     s
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn latency_units_are_explicit() {
-        assert_eq!(fmt_ns(812.0), "812 ns");
-        assert_eq!(fmt_ns(95_300.0), "95.3 µs");
-        assert_eq!(fmt_ns(12_400_000.0), "12.40 ms");
-        assert_eq!(fmt_ns(1_200_000_000.0), "1.20 s");
-    }
-}
-
 /// One `iolab iostat` report, laid out like `iostat -x`.
 pub fn iostat_text(time: &str, s: &crate::iostat::Sample, devices: &[String]) -> String {
     let c = &s.cpu;
@@ -336,4 +323,17 @@ pub fn iostat_text(time: &str, s: &crate::iostat::Sample, devices: &[String]) ->
     out.push_str(&t.to_string());
     out.push_str("\n\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn latency_units_are_explicit() {
+        assert_eq!(fmt_ns(812.0), "812 ns");
+        assert_eq!(fmt_ns(95_300.0), "95.3 µs");
+        assert_eq!(fmt_ns(12_400_000.0), "12.40 ms");
+        assert_eq!(fmt_ns(1_200_000_000.0), "1.20 s");
+    }
 }
