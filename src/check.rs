@@ -179,8 +179,10 @@ pub fn check(e: &EnvReport) -> Vec<Finding> {
                 )),
                 _ => None,
             };
+            // A value the filesystem does not tell (0: e.g. ext4's stride without tune2fs) is not
+            // a mismatch; only known values are compared.
             if let Some((hsu, hsw)) = have
-                && (hsu != su || hsw != sw)
+                && ((hsu != 0 && hsu != su) || (hsw != 0 && hsw != sw) || (hsu == 0 && hsw == 0))
             {
                 out.push(f(
                     "fs_stripe_mismatch",
@@ -279,8 +281,10 @@ pub fn check(e: &EnvReport) -> Vec<Finding> {
     }
     // Read-ahead on the devices in the stack.
     for d in &stack_devs {
+        // The kernel itself gives striped devices 2 × their optimal I/O size of read-ahead.
+        let limit = 256.max(2 * d.optimal_io_size.unwrap_or(0) / 1024);
         if let Some(ra) = d.read_ahead_kb
-            && ra > 256
+            && ra > limit
         {
             out.push(f(
                 "read_ahead_large",

@@ -127,6 +127,9 @@ pub struct Kernel {
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Partition {
     pub name: String,
+    /// devices built on this partition (md, dm)
+    #[serde(default)]
+    pub holders: Vec<String>,
     pub start_sector: u64,
     pub start_bytes: u64,
     pub size_bytes: u64,
@@ -263,7 +266,10 @@ fn platform(r: &Roots) -> Platform {
         format!("container: {c}")
     } else if let Some(v) = live {
         v
-    } else if let Some(v) = dmi_vendor.as_deref().and_then(vm_vendor) {
+    } else if let Some(v) = dmi_vendor
+        .as_deref()
+        .and_then(|v| vm_vendor(v, dmi_product.as_deref(), flag))
+    {
         v.to_string()
     } else if flag {
         "virtual machine".into()
@@ -293,21 +299,36 @@ fn platform(r: &Roots) -> Platform {
     }
 }
 
-fn vm_vendor(v: &str) -> Option<&'static str> {
+/// A hypervisor named by the DMI vendor. Vendors that also sell hardware (Microsoft, Google,
+/// Amazon) count only with the hypervisor CPU flag or a virtual product name.
+fn vm_vendor(v: &str, product: Option<&str>, flag: bool) -> Option<&'static str> {
     let l = v.to_lowercase();
-    [
+    let p = product.unwrap_or("").to_lowercase();
+    let virtual_product = p.contains("virtual")
+        || p.contains("compute engine")
+        || p.contains("hvm")
+        || p.contains("kvm");
+    let sure = [
         ("qemu", "kvm/qemu"),
         ("vmware", "vmware"),
-        ("microsoft", "hyper-v"),
         ("xen", "xen"),
         ("innotek", "virtualbox"),
+        ("bochs", "kvm/qemu"),
+        ("red hat", "kvm/qemu"),
+    ];
+    let maybe = [
+        ("microsoft", "hyper-v"),
         ("amazon ec2", "aws"),
         ("google", "gce"),
-        ("bochs", "kvm/qemu"),
-    ]
-    .into_iter()
-    .find(|(k, _)| l.contains(k))
-    .map(|(_, v)| v)
+    ];
+    sure.into_iter()
+        .find(|(k, _)| l.contains(k))
+        .or_else(|| {
+            maybe
+                .into_iter()
+                .find(|(k, _)| l.contains(k) && (flag || virtual_product))
+        })
+        .map(|(_, v)| v)
 }
 
 fn container(r: &Roots) -> Option<String> {
@@ -528,6 +549,7 @@ pub fn block_device(r: &Roots, name: &str) -> Option<BlockDevice> {
             let start = read_u64(&pd.join("start")).unwrap_or(0);
             partitions.push(Partition {
                 name: p.clone(),
+                holders: names_in(&pd.join("holders")),
                 start_sector: start,
                 start_bytes: start * 512,
                 size_bytes: read_u64(&pd.join("size")).unwrap_or(0) * 512,
@@ -880,19 +902,23 @@ pub fn parse_xfs_info(out: &str) -> (Option<u64>, Option<u64>, Option<u64>) {
 /// The stack under `path` given its device "major:minor" (tests pass fixture numbers).
 pub fn path_stack_for(r: &Roots, path: &Path, dev: &str, all: &[Mount]) -> Option<PathStack> {
     let p = path.to_string_lossy();
+    // A mount point covers the path when it is the path or one of its parent directories.
+    let covers = |m: &&Mount| path.starts_with(Path::new(&m.mountpoint));
     let m = all
         .iter()
-        .filter(|m| m.dev == dev && (p.starts_with(&m.mountpoint) || m.mountpoint == "/"))
+        .filter(|m| m.dev == dev)
+        .filter(covers)
         .max_by_key(|m| m.mountpoint.len())
-        .or_else(|| {
-            all.iter()
-                .filter(|m| p.starts_with(&m.mountpoint))
-                .max_by_key(|m| m.mountpoint.len())
-        })?
+        .or_else(|| all.iter().filter(covers).max_by_key(|m| m.mountpoint.len()))?
         .clone();
     let live = r.tools.then_some(path);
-    let fs = fs_info(r, &m, live);
-    let (stack, physical_disks) = stack_of(r, dev);
+    let mut fs = fs_info(r, &m, live);
+    // The device of the mount we found (the path's own number may be a live one in a fixture).
+    let (stack, physical_disks) = stack_of(r, &m.dev);
+    if fs.total_bytes.is_none() {
+        // without statvfs (fixture trees), the device the filesystem is on gives its size
+        fs.total_bytes = stack.first().and_then(|l| find_size(r, &l.name));
+    }
     Some(PathStack {
         path: p.into_owned(),
         mountpoint: m.mountpoint.clone(),
@@ -901,6 +927,19 @@ pub fn path_stack_for(r: &Roots, path: &Path, dev: &str, all: &[Mount]) -> Optio
         stack,
         physical_disks,
     })
+}
+
+/// Size in bytes of a whole device or a partition, by name.
+fn find_size(r: &Roots, name: &str) -> Option<u64> {
+    if let Some(b) = block_device(r, name) {
+        return Some(b.size_bytes);
+    }
+    let disk = partition_parent(r, name)?;
+    block_device(r, &disk)?
+        .partitions
+        .into_iter()
+        .find(|x| x.name == name)
+        .map(|x| x.size_bytes)
 }
 
 /// The live stack under `path`.

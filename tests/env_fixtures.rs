@@ -833,7 +833,11 @@ fn collect_raid10_md_lvm_xfs() {
     assert_eq!(ps.fs.xfs_swidth_bytes, Some(1048576));
     assert_eq!(ps.fs.xfs_inode_mode.as_deref(), Some("inode64"));
     assert!(ps.fs.barriers);
-    assert_eq!(ps.fs.total_bytes, None, "statvfs is only read live");
+    assert_eq!(
+        ps.fs.total_bytes,
+        Some(3 << 40),
+        "without statvfs the size of dm-0"
+    );
     assert_eq!(
         layers(&e),
         [
@@ -1229,7 +1233,7 @@ fn fs_stripe_matching_is_fine() {
 /// gives the width. When the width is right but the stride unknown, check compares stride 0
 /// with the chunk and reports a mismatch.
 #[test]
-#[ignore = "bug: check.rs fs_stripe_mismatch treats an unknown ext4 stride (no tune2fs) as 0"]
+
 fn fs_stripe_ext4_stripe_option_matching_is_fine() {
     // md0 raid0 4 x 256 KiB: stripe width 1 MiB = 256 4 KiB blocks
     let mut fx = md_on_partitions(2048, 262144);
@@ -1247,7 +1251,7 @@ fn fs_stripe_ext4_stripe_option_matching_is_fine() {
 /// never fire. Fix: fall back to the size of the device the filesystem is on (the top of the
 /// stack, `BlockDevice.size_bytes` or the partition's `size_bytes`).
 #[test]
-#[ignore = "bug: sysenv.rs fs_info reads total_bytes only via statvfs (tools on), so xfs_inode32_large cannot fire from fixtures"]
+
 fn xfs_inode32_large_from_fixture() {
     let fx = raid10_lvm("rw,attr2,inode32,sunit=1024,swidth=2048,noquota");
     let e = fx.report("/var/lib/mysql", "253:0");
@@ -1265,7 +1269,9 @@ fn xfs_inode32_large_given_size() {
         e.path.as_ref().unwrap().fs.xfs_inode_mode.as_deref(),
         Some("inode32")
     );
-    // from the fixture alone: no size, no finding
+    // from the fixture alone: the size of dm-0 (3 TiB) triggers it; a small one does not
+    assert!(check::check(&e).iter().any(|x| x.id == "xfs_inode32_large"));
+    e.path.as_mut().unwrap().fs.total_bytes = Some(1 << 39);
     assert_no_finding(&check::check(&e), "xfs_inode32_large");
     e.path.as_mut().unwrap().fs.total_bytes = Some(3 << 40);
     let f = check::check(&e);
@@ -1468,7 +1474,7 @@ fn read_ahead_large() {
 /// 2 x optimal_io_size (2048 KiB for a 4-disk RAID10 with 512 KiB chunks, and lvm2's "auto"
 /// passes it on to the LV), so every healthy md array is flagged.
 #[test]
-#[ignore = "design issue: check.rs read_ahead_large flags the kernel's default read-ahead (2 x optimal_io_size) of md/dm devices"]
+
 fn kernel_default_read_ahead_of_md_is_not_flagged() {
     let e = raid10_lvm(XFS_RAID10_OK).report("/var/lib/mysql", "253:0");
     assert_eq!(sysenv::find(&e, "md0").unwrap().read_ahead_kb, Some(2048));
@@ -1575,7 +1581,7 @@ fn bare_metal_is_not_virtualized() {
 /// laptops have sys_vendor "Microsoft Corporation" (as do Hyper-V guests, whose product_name is
 /// "Virtual Machine"), and Chromebooks/Pixelbooks have sys_vendor "Google".
 #[test]
-#[ignore = "bug: sysenv.rs vm_vendor matches the DMI vendor alone; bare-metal Microsoft Surface reads as hyper-v"]
+
 fn surface_laptop_is_not_virtualized() {
     let mut fx = Fx::new();
     fx.dmi("Microsoft Corporation", "Surface Pro 7");
@@ -1680,7 +1686,7 @@ fn path_stack_picks_the_mount_of_the_device() {
 /// from the live stat()), the fallback picks the longest mount point that is a *string* prefix of
 /// the path: /data is taken for /data2/x.
 #[test]
-#[ignore = "bug: sysenv.rs path_stack_for falls back to a string-prefix mount match (/data matches /data2)"]
+
 fn path_stack_fallback_respects_path_components() {
     let mut fx = nvme_ext4("rw,noatime", "[none] mq-deadline");
     fx.disk("sda", "8:0", GIB_SECT * 100, &DiskSpec::sata_hdd())
@@ -1736,20 +1742,12 @@ fn cli_env_and_check_with_root() {
     assert_eq!(j["block_devices"][0]["scheduler"], "bfq");
     assert_eq!(j["memory"]["swap_total_bytes"], 8u64 << 30);
     assert_eq!(j["mounts"][0]["dev"], "259:1");
-    // The path's device comes from the live stat(), which the fixture does not know (unless the
-    // numbers happen to coincide); the mount falls back to the fixture's "/" by prefix. The stack
-    // under it is then whatever the fixture has under the *live* number: normally nothing.
+    // The path's live device number is unknown to the fixture: the fixture mount covering the
+    // path ("/") is used, and the stack is the one under that mount's own device.
     assert_eq!(j["path"]["path"], path_s);
     assert_eq!(j["path"]["mountpoint"], "/");
-    let live = live_dev(&path);
-    if live != "259:1" {
-        assert_eq!(
-            j["path"]["stack"],
-            serde_json::json!([]),
-            "live dev {live}: {}",
-            j["path"]
-        );
-    }
+    assert_eq!(j["path"]["stack"][0]["name"], "nvme0n1p1", "{}", j["path"]);
+    assert_eq!(j["path"]["physical_disks"], serde_json::json!(["nvme0n1"]));
 
     // check: the system-wide warnings (swap, dirty ratio) give exit 1
     let (code, out, err) = iolab(&["check", "--root", &base, path_s]);
