@@ -8,6 +8,16 @@ cargo fmt --all -- --check
 cargo clippy --all-targets --quiet -- -D warnings
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+# As root, start private PostgreSQL and MariaDB servers for the `iolab db` tests (they skip
+# without them) and stop them afterwards.
+if [ "$(id -u)" -eq 0 ] && [ -z "${IOLAB_TEST_PG_URL:-}${IOLAB_TEST_MYSQL_URL:-}" ]; then
+  if servers=$(bash scripts/dbservers.sh start all 2>/dev/null); then
+    eval "$(printf '%s\n' "$servers" | sed 's/^/export /')"
+    trap 'bash scripts/dbservers.sh stop all; rm -f "$log"' EXIT
+  else
+    echo "test.sh: could not start the database servers; the server tests will be skipped" >&2
+  fi
+fi
 set +e
 cargo test --quiet -- --nocapture --test-threads=1 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}

@@ -37,6 +37,9 @@ pub enum Cmd {
     Iostat(IostatArgs),
     /// Do flushes reach stable storage? fsync/fdatasync latency against the device's physics.
     FsyncProbe(FsyncProbeArgs),
+    /// Database workloads: update-loop and sysbench-OLTP-like tests on SQLite (default),
+    /// PostgreSQL or MariaDB/MySQL. `iolab db prepare|run|cleanup`.
+    Db(Box<DbRunArgs>),
     /// List stored runs, newest first.
     List(ListArgs),
     /// Show a stored run (or a group's summary) like the live output.
@@ -97,6 +100,72 @@ pub struct FsyncProbeArgs {
     pub writers: u32,
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct DbRunArgs {
+    /// run (default), prepare (create and load the tables) or cleanup (drop iolab's tables).
+    #[arg(value_parser = ["run", "prepare", "cleanup"], default_value = "run")]
+    pub action: String,
+    /// sqlite:///path/file.db, postgres://user:pass@host:port/db (or ?host=/socket/dir),
+    /// mysql://user:pass@host:port/db. Default: an SQLite database iolab.db under --dir.
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Directory for the default SQLite database.
+    #[arg(long, default_value = DEFAULT_DIR)]
+    pub dir: PathBuf,
+    /// update-loop, point-select, update-index, update-non-index, insert, read-write.
+    #[arg(long, default_value = "read-write")]
+    pub test: String,
+    /// UPDATEs in the update-loop test.
+    #[arg(long, default_value_t = 1000)]
+    pub iterations: u64,
+    /// Tables for the OLTP tests.
+    #[arg(long, default_value_t = 1)]
+    pub tables: u32,
+    /// Rows per table.
+    #[arg(long, default_value_t = 10000)]
+    pub table_size: u64,
+    /// Client connections (threads).
+    #[arg(long, default_value_t = 1)]
+    pub threads: u32,
+    /// Seconds to run (default 10).
+    #[arg(long, conflicts_with = "transactions")]
+    pub time: Option<f64>,
+    /// Exact number of transactions in total.
+    #[arg(long)]
+    pub transactions: Option<u64>,
+    /// explicit (BEGIN ... COMMIT around each transaction; default for read-write) or auto
+    /// (each statement commits by itself; default for the single-statement tests).
+    #[arg(long)]
+    pub trx: Option<String>,
+    /// Shorthand for --trx auto.
+    #[arg(long, conflicts_with = "trx")]
+    pub autocommit: bool,
+    /// SQLite journal_mode (delete, truncate, persist, wal, memory, off).
+    #[arg(long, default_value = "wal")]
+    pub journal_mode: String,
+    /// SQLite synchronous (off, normal, full, extra).
+    #[arg(long, default_value = "full")]
+    pub synchronous: String,
+    /// SQLite page_size in bytes (for a new database).
+    #[arg(long, default_value_t = 4096)]
+    pub page_size: u32,
+    /// Seed for random rows and ids.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long)]
+    pub no_save: bool,
+    #[arg(long)]
+    pub label: Option<String>,
+    #[arg(long = "tag", value_name = "K=V")]
+    pub tags: Vec<String>,
+    #[arg(long, short)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
 }
 
 #[derive(Args, Debug, Clone)]

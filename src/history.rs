@@ -142,7 +142,11 @@ pub fn render_show(store: &Store, id: i64) -> Result<String> {
         s.push_str(&format!(", tags {}", tags.join(" ")));
     }
     s.push('\n');
-    if run.kind == "run" {
+    if run.kind == "db" {
+        let d: crate::db::DbDoc = serde_json::from_value(doc)
+            .map_err(|e| Error::failed(format!("run {id}: stored document cannot be read: {e}")))?;
+        s.push_str(&crate::db::render(&d));
+    } else if run.kind == "run" {
         let d = RunDoc::from_json(&doc)
             .map_err(|e| Error::failed(format!("run {id}: stored document cannot be read: {e}")))?;
         s.push_str(&crate::report::render(&d));

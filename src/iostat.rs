@@ -468,3 +468,40 @@ mod tests {
         assert!((c.steal - 1000.0 / t).abs() < 1e-9);
     }
 }
+
+/// Runs `f` with the device sampler beside it (from now until `f` returns).
+pub fn with_sampler<T>(
+    devices: &[String],
+    interval: Duration,
+    f: impl FnOnce() -> T,
+) -> (T, Option<DeviceReport>) {
+    if devices.is_empty() {
+        return (f(), None);
+    }
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let h =
+            s.spawn(|| sample_until(Path::new("/proc"), devices, interval, Instant::now(), &done));
+        let r = f();
+        done.store(true, Ordering::Relaxed);
+        (r, Some(h.join().expect("sampler panicked")))
+    })
+}
+
+/// The devices of the stack under a path, top-down, from an env snapshot.
+pub fn stack_devices(e: &crate::sysenv::EnvReport) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    if let Some(ps) = &e.path {
+        for n in ps
+            .stack
+            .iter()
+            .map(|l| &l.name)
+            .chain(ps.physical_disks.iter())
+        {
+            if !v.contains(n) {
+                v.push(n.clone());
+            }
+        }
+    }
+    v
+}

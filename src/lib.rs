@@ -3,6 +3,7 @@
 pub mod check;
 pub mod cli;
 pub mod compare;
+pub mod db;
 pub mod dist;
 pub mod error;
 pub mod fileset;

@@ -328,19 +328,10 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         Some(&spec.dir),
     ));
     // The whole stack under --dir: partition, dm/md, physical disks.
-    let mut devices: Vec<String> = Vec::new();
-    if let Some(ps) = system.as_ref().and_then(|s| s.path.as_ref()) {
-        for n in ps
-            .stack
-            .iter()
-            .map(|l| &l.name)
-            .chain(ps.physical_disks.iter())
-        {
-            if !devices.contains(n) {
-                devices.push(n.clone());
-            }
-        }
-    }
+    let devices = system
+        .as_ref()
+        .map(crate::iostat::stack_devices)
+        .unwrap_or_default();
     let existed = fileset::status(spec).complete(spec);
     let needs_data = |m: Mode| m != Mode::Seqwr;
     let mut prep = PrepareInfo {

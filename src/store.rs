@@ -390,6 +390,76 @@ impl Store {
         Ok(id)
     }
 
+    /// Saves an `iolab db` run in one transaction; `json` is the document as printed.
+    pub fn save_db(
+        &mut self,
+        doc: &crate::db::DbDoc,
+        json: &serde_json::Value,
+        host: &str,
+    ) -> Result<i64> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| db_err(&path, e))?;
+        tx.execute(
+            "INSERT INTO runs (kind, tool, tool_version, start_time, end_time, host, label, modes, interrupted, doc, env)
+             VALUES ('db', 'iolab', ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                doc.iolab_version,
+                doc.start_time,
+                doc.end_time,
+                host,
+                doc.label,
+                format!(",{},", doc.test),
+                doc.interrupted,
+                serde_json::to_string(json).expect("json"),
+                serde_json::to_string(&serde_json::json!({"run": {"host": host, "backend": doc.backend, "settings": doc.settings}, "system": doc.system})).expect("json"),
+            ],
+        )
+        .map_err(|e| db_err(&path, e))?;
+        let id = tx.last_insert_rowid();
+        for (k, v) in &doc.tags {
+            tx.execute(
+                "INSERT INTO tags (run_id, key, value) VALUES (?1, ?2, ?3)",
+                params![id, k, v],
+            )
+            .map_err(|e| db_err(&path, e))?;
+        }
+        for (name, r) in &doc.types {
+            let l = r.lat_ns.as_ref();
+            tx.execute(
+                "INSERT INTO metrics (run_id, cell, mode, op, threads, bs_bytes, ops, bytes, iops, bytes_per_sec, lat_min_ns, lat_mean_ns, lat_max_ns, lat_stddev_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns)
+                 VALUES (?1, 0, ?2, ?3, ?4, NULL, ?5, 0, ?6, 0, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                params![
+                    id,
+                    doc.test,
+                    name,
+                    doc.job.threads,
+                    r.transactions as i64,
+                    r.tps,
+                    l.map(|x| x.min as f64),
+                    l.map(|x| x.mean),
+                    l.map(|x| x.max as f64),
+                    l.map(|x| x.stddev),
+                    l.map(|x| x.p50 as f64),
+                    l.map(|x| x.p95 as f64),
+                    l.map(|x| x.p99 as f64),
+                ],
+            )
+            .map_err(|e| db_err(&path, e))?;
+            if let Some(h) = doc.hist.as_ref().filter(|h| h.count() > 0) {
+                tx.execute(
+                    "INSERT INTO histograms VALUES (?1, 0, ?2, ?3)",
+                    params![id, name, serialize_hist(h)],
+                )
+                .map_err(|e| db_err(&path, e))?;
+            }
+        }
+        tx.commit().map_err(|e| db_err(&path, e))?;
+        Ok(id)
+    }
+
     /// Saves an imported result (fio, sysbench) in one transaction; `doc` is its stored document.
     pub fn save_import(
         &mut self,

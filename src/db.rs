@@ -1,0 +1,1544 @@
+//! `iolab db`: database workloads on embedded SQLite, PostgreSQL and MariaDB/MySQL, measured and
+//! stored like file runs (docs/db.md).
+
+use crate::error::{Error, Result};
+use crate::hist::{IntervalHist, LatHist, SparseHist};
+use crate::result::Warning;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+pub const DB_SCHEMA: &str = "iolab-db/1";
+/// Layout version of iolab's tables; a different one is refused, not silently reused.
+pub const TABLE_LAYOUT: i64 = 1;
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+    Mysql,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+            Backend::Mysql => "mysql",
+        }
+    }
+}
+
+/// The workloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Test {
+    UpdateLoop,
+    PointSelect,
+    UpdateIndex,
+    UpdateNonIndex,
+    Insert,
+    ReadWrite,
+}
+
+impl std::str::FromStr for Test {
+    type Err = String;
+    fn from_str(s: &str) -> std::result::Result<Test, String> {
+        Ok(match s {
+            "update-loop" => Test::UpdateLoop,
+            "point-select" => Test::PointSelect,
+            "update-index" => Test::UpdateIndex,
+            "update-non-index" => Test::UpdateNonIndex,
+            "insert" => Test::Insert,
+            "read-write" => Test::ReadWrite,
+            _ => {
+                return Err(format!(
+                    "'{s}' is not a test: use update-loop, point-select, update-index, update-non-index, insert or read-write"
+                ));
+            }
+        })
+    }
+}
+
+impl Test {
+    pub fn name(self) -> &'static str {
+        match self {
+            Test::UpdateLoop => "update-loop",
+            Test::PointSelect => "point-select",
+            Test::UpdateIndex => "update-index",
+            Test::UpdateNonIndex => "update-non-index",
+            Test::Insert => "insert",
+            Test::ReadWrite => "read-write",
+        }
+    }
+}
+
+/// Where to connect, parsed from --url.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub backend: Backend,
+    pub url: String,
+    /// For SQLite: the database file.
+    pub sqlite_path: Option<std::path::PathBuf>,
+}
+
+impl Target {
+    pub fn parse(url: &str) -> Result<Target> {
+        let bad = || {
+            Error::usage(format!(
+                "--url '{}': use sqlite:///path/file.db, postgres://user:pass@host:port/db or mysql://user:pass@host:port/db",
+                redact(url)
+            ))
+        };
+        let (scheme, rest) = url.split_once("://").ok_or_else(bad)?;
+        match scheme {
+            "sqlite" => {
+                if rest.is_empty() {
+                    return Err(bad());
+                }
+                Ok(Target {
+                    backend: Backend::Sqlite,
+                    url: url.into(),
+                    sqlite_path: Some(rest.into()),
+                })
+            }
+            "postgres" | "postgresql" => Ok(Target {
+                backend: Backend::Postgres,
+                url: url.into(),
+                sqlite_path: None,
+            }),
+            "mysql" | "mariadb" => Ok(Target {
+                backend: Backend::Mysql,
+                url: url.replacen("mariadb://", "mysql://", 1),
+                sqlite_path: None,
+            }),
+            _ => Err(bad()),
+        }
+    }
+    /// "host:port" (or the socket) for messages.
+    pub fn endpoint(&self) -> String {
+        if let Some(p) = &self.sqlite_path {
+            return p.display().to_string();
+        }
+        let rest = self.url.split_once("://").map(|x| x.1).unwrap_or("");
+        let hostpart = rest.rsplit_once('@').map(|x| x.1).unwrap_or(rest);
+        let host = hostpart.split(['/', '?']).next().unwrap_or("");
+        let default_port = if self.backend == Backend::Postgres {
+            "5432"
+        } else {
+            "3306"
+        };
+        let q = self.url.split_once('?').map(|x| x.1).unwrap_or("");
+        let sock = q.split('&').find_map(|kv| {
+            kv.strip_prefix("host=")
+                .or_else(|| kv.strip_prefix("socket="))
+        });
+        match (host, sock) {
+            (_, Some(s)) => format!("socket {s}"),
+            ("", None) => format!("localhost:{default_port}"),
+            (h, None) if h.contains(':') => h.to_string(),
+            (h, None) => format!("{h}:{default_port}"),
+        }
+    }
+}
+
+/// The URL with its password replaced by ***.
+pub fn redact(url: &str) -> String {
+    if let Some((scheme, rest)) = url.split_once("://")
+        && let Some((auth, host)) = rest.rsplit_once('@')
+        && let Some((user, _)) = auth.split_once(':')
+    {
+        return format!("{scheme}://{user}:***@{host}");
+    }
+    url.to_string()
+}
+
+/// A failed statement, classified.
+#[derive(Debug)]
+pub enum DbErr {
+    /// Deadlock, serialization failure, lock timeout, SQLITE_BUSY: roll back and retry.
+    Retry(String),
+    /// The connection is gone (server restart, network): reconnect.
+    Lost(String),
+    /// Anything else.
+    Other(String),
+}
+
+impl std::fmt::Display for DbErr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DbErr::Retry(m) | DbErr::Lost(m) | DbErr::Other(m) => f.write_str(m),
+        }
+    }
+}
+
+/// The statements of the workloads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Q {
+    PointSelect,
+    RangeSimple,
+    RangeSum,
+    RangeOrder,
+    RangeDistinct,
+    UpdateIndex,
+    UpdateNonIndex,
+    Delete,
+    InsertWithId,
+    Insert,
+}
+
+/// SQL text with `$1`-style placeholders (converted per backend).
+fn sql(q: Q, t: &str) -> String {
+    match q {
+        Q::PointSelect => format!("SELECT c FROM {t} WHERE id = $1"),
+        Q::RangeSimple => format!("SELECT c FROM {t} WHERE id BETWEEN $1 AND $2"),
+        Q::RangeSum => format!("SELECT SUM(k) FROM {t} WHERE id BETWEEN $1 AND $2"),
+        Q::RangeOrder => format!("SELECT c FROM {t} WHERE id BETWEEN $1 AND $2 ORDER BY c"),
+        Q::RangeDistinct => {
+            format!("SELECT DISTINCT c FROM {t} WHERE id BETWEEN $1 AND $2 ORDER BY c")
+        }
+        Q::UpdateIndex => format!("UPDATE {t} SET k = k + 1 WHERE id = $1"),
+        Q::UpdateNonIndex => format!("UPDATE {t} SET c = $2 WHERE id = $1"),
+        Q::Delete => format!("DELETE FROM {t} WHERE id = $1"),
+        Q::InsertWithId => format!("INSERT INTO {t} (id, k, c, pad) VALUES ($1, $2, $3, $4)"),
+        Q::Insert => format!("INSERT INTO {t} (k, c, pad) VALUES ($1, $2, $3)"),
+    }
+}
+
+/// Parameters of one statement.
+#[derive(Debug, Clone)]
+pub enum P {
+    I(i64),
+    S(String),
+}
+
+/// One connection of one backend.
+pub trait Conn {
+    fn exec(&mut self, sql: &str) -> std::result::Result<(), DbErr>;
+    /// Starts an explicit transaction.
+    fn begin(&mut self) -> std::result::Result<(), DbErr> {
+        self.exec("BEGIN")
+    }
+    /// Runs a workload statement on table `t` (prepared once per connection).
+    fn run(&mut self, q: Q, t: &str, params: &[P]) -> std::result::Result<(), DbErr>;
+    /// Rows of a single-column text query (for settings and checks).
+    fn strings(&mut self, sql: &str) -> std::result::Result<Vec<String>, DbErr>;
+}
+
+// ---------------------------------------------------------------- SQLite
+
+pub struct Sqlite {
+    c: rusqlite::Connection,
+}
+
+fn sqlite_err(e: rusqlite::Error) -> DbErr {
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DatabaseBusy) | Some(rusqlite::ErrorCode::DatabaseLocked) => {
+            DbErr::Retry(e.to_string())
+        }
+        _ => DbErr::Other(e.to_string()),
+    }
+}
+
+impl Conn for Sqlite {
+    fn exec(&mut self, sql: &str) -> std::result::Result<(), DbErr> {
+        self.c.execute_batch(sql).map_err(sqlite_err)
+    }
+    /// Takes the write lock at BEGIN: a deferred transaction that upgrades later fails with
+    /// SQLITE_BUSY at once when another writer is there, instead of waiting its turn.
+    fn begin(&mut self) -> std::result::Result<(), DbErr> {
+        self.exec("BEGIN IMMEDIATE")
+    }
+    fn run(&mut self, q: Q, t: &str, params: &[P]) -> std::result::Result<(), DbErr> {
+        let text = sql(q, t).replace('$', "?");
+        let mut st = self.c.prepare_cached(&text).map_err(sqlite_err)?;
+        let vals: Vec<rusqlite::types::Value> = params
+            .iter()
+            .map(|p| match p {
+                P::I(i) => rusqlite::types::Value::Integer(*i),
+                P::S(s) => rusqlite::types::Value::Text(s.clone()),
+            })
+            .collect();
+        let mut rows = st
+            .query(rusqlite::params_from_iter(vals.iter()))
+            .map_err(sqlite_err)?;
+        while rows.next().map_err(sqlite_err)?.is_some() {}
+        Ok(())
+    }
+    fn strings(&mut self, sql: &str) -> std::result::Result<Vec<String>, DbErr> {
+        let mut st = self.c.prepare(sql).map_err(sqlite_err)?;
+        let rows = st
+            .query_map([], |r| r.get::<_, rusqlite::types::Value>(0))
+            .map_err(sqlite_err)?;
+        rows.map(|r| {
+            r.map(|v| match v {
+                rusqlite::types::Value::Integer(i) => i.to_string(),
+                rusqlite::types::Value::Real(f) => f.to_string(),
+                rusqlite::types::Value::Text(s) => s,
+                _ => String::new(),
+            })
+            .map_err(sqlite_err)
+        })
+        .collect()
+    }
+}
+
+// ---------------------------------------------------------------- PostgreSQL
+
+pub struct Pg {
+    c: postgres::Client,
+    stmts: std::collections::HashMap<(Q, String), postgres::Statement>,
+}
+
+fn pg_err(e: postgres::Error) -> DbErr {
+    use postgres::error::SqlState;
+    if let Some(code) = e.code()
+        && (*code == SqlState::T_R_DEADLOCK_DETECTED
+            || *code == SqlState::T_R_SERIALIZATION_FAILURE
+            || *code == SqlState::LOCK_NOT_AVAILABLE)
+    {
+        return DbErr::Retry(e.to_string());
+    }
+    if e.is_closed()
+        || e.as_db_error()
+            .is_none_or(|d| d.code().code().starts_with("57P") || d.code().code().starts_with("08"))
+    {
+        let msg = e
+            .as_db_error()
+            .map(|d| d.message().to_string())
+            .unwrap_or_else(|| e.to_string());
+        if e.as_db_error().is_none()
+            || e.is_closed()
+            || msg.contains("terminat")
+            || msg.contains("shutdown")
+        {
+            return DbErr::Lost(msg);
+        }
+    }
+    DbErr::Other(
+        e.as_db_error()
+            .map(|d| d.message().to_string())
+            .unwrap_or_else(|| e.to_string()),
+    )
+}
+
+impl Conn for Pg {
+    fn exec(&mut self, sql: &str) -> std::result::Result<(), DbErr> {
+        self.c.batch_execute(sql).map_err(pg_err)
+    }
+    fn run(&mut self, q: Q, t: &str, params: &[P]) -> std::result::Result<(), DbErr> {
+        let key = (q, t.to_string());
+        if !self.stmts.contains_key(&key) {
+            let st = self.c.prepare(&sql(q, t)).map_err(pg_err)?;
+            self.stmts.insert(key.clone(), st);
+        }
+        let st = &self.stmts[&key];
+        let ints: Vec<i64> = params
+            .iter()
+            .map(|p| if let P::I(i) = p { *i } else { 0 })
+            .collect();
+        let args: Vec<&(dyn postgres::types::ToSql + Sync)> = params
+            .iter()
+            .zip(ints.iter())
+            .map(|(p, i)| match p {
+                P::I(_) => i as &(dyn postgres::types::ToSql + Sync),
+                P::S(s) => s as &(dyn postgres::types::ToSql + Sync),
+            })
+            .collect();
+        let st = st.clone();
+        self.c.query(&st, &args).map(|_| ()).map_err(pg_err)
+    }
+    fn strings(&mut self, sql: &str) -> std::result::Result<Vec<String>, DbErr> {
+        let rows = self.c.simple_query(sql).map_err(pg_err)?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|m| match m {
+                postgres::SimpleQueryMessage::Row(r) => Some(r.get(0).unwrap_or("").to_string()),
+                _ => None,
+            })
+            .collect())
+    }
+}
+
+// ---------------------------------------------------------------- MariaDB / MySQL
+
+pub struct My {
+    c: mysql::Conn,
+    stmts: std::collections::HashMap<(Q, String), mysql::Statement>,
+}
+
+fn my_err(e: mysql::Error) -> DbErr {
+    match &e {
+        mysql::Error::MySqlError(m) if m.code == 1213 || m.code == 1205 => {
+            DbErr::Retry(m.message.clone())
+        }
+        mysql::Error::MySqlError(m)
+            if m.code == 1927 || m.code == 1053 || m.code == 2006 || m.code == 2013 =>
+        {
+            DbErr::Lost(m.message.clone())
+        }
+        mysql::Error::MySqlError(m) => DbErr::Other(m.message.clone()),
+        mysql::Error::IoError(_) | mysql::Error::CodecError(_) | mysql::Error::DriverError(_) => {
+            DbErr::Lost(e.to_string())
+        }
+        _ => DbErr::Other(e.to_string()),
+    }
+}
+
+impl Conn for My {
+    fn exec(&mut self, sql: &str) -> std::result::Result<(), DbErr> {
+        use mysql::prelude::Queryable;
+        self.c.query_drop(sql).map_err(my_err)
+    }
+    fn run(&mut self, q: Q, t: &str, params: &[P]) -> std::result::Result<(), DbErr> {
+        use mysql::prelude::Queryable;
+        let key = (q, t.to_string());
+        if !self.stmts.contains_key(&key) {
+            let text = sql(q, t);
+            // $2 ... $1 order matters for MySQL's positional ?: UpdateNonIndex binds c first.
+            let (text, swap) = if q == Q::UpdateNonIndex {
+                (format!("UPDATE {t} SET c = ? WHERE id = ?"), true)
+            } else {
+                (dollar_to_q(&text), false)
+            };
+            let _ = swap;
+            let st = self.c.prep(text).map_err(my_err)?;
+            self.stmts.insert(key.clone(), st);
+        }
+        let st = self.stmts[&key].clone();
+        let mut vals: Vec<mysql::Value> = params
+            .iter()
+            .map(|p| match p {
+                P::I(i) => mysql::Value::Int(*i),
+                P::S(s) => mysql::Value::Bytes(s.clone().into_bytes()),
+            })
+            .collect();
+        if q == Q::UpdateNonIndex {
+            vals.swap(0, 1);
+        }
+        self.c
+            .exec_drop(&st, mysql::Params::Positional(vals))
+            .map_err(my_err)
+    }
+    fn strings(&mut self, sql: &str) -> std::result::Result<Vec<String>, DbErr> {
+        use mysql::prelude::Queryable;
+        let rows: Vec<mysql::Row> = self.c.query(sql).map_err(my_err)?;
+        Ok(rows
+            .into_iter()
+            .map(|r| match r.as_ref(0) {
+                Some(mysql::Value::Bytes(b)) => String::from_utf8_lossy(b).into_owned(),
+                Some(mysql::Value::Int(i)) => i.to_string(),
+                Some(mysql::Value::UInt(i)) => i.to_string(),
+                Some(v) => format!("{v:?}"),
+                None => String::new(),
+            })
+            .collect())
+    }
+}
+
+fn dollar_to_q(s: &str) -> String {
+    let mut out = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '$' {
+            while chars.peek().is_some_and(|d| d.is_ascii_digit()) {
+                chars.next();
+            }
+            out.push('?');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// SQLite settings exposed as options.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SqliteOpts {
+    pub journal_mode: String,
+    pub synchronous: String,
+    pub page_size: u32,
+}
+
+/// Opens a connection; errors name the server and say what is wrong.
+pub fn connect(t: &Target, so: &SqliteOpts) -> Result<Box<dyn Conn + Send>> {
+    let fail =
+        |what: String| Error::failed(format!("{} at {}: {what}", t.backend.name(), t.endpoint()));
+    match t.backend {
+        Backend::Sqlite => {
+            let p = t.sqlite_path.as_ref().expect("sqlite path");
+            let c = rusqlite::Connection::open(p).map_err(|e| {
+                Error::usage(format!(
+                    "--url {}: cannot open the SQLite database: {e}",
+                    p.display()
+                ))
+            })?;
+            c.busy_timeout(Duration::from_secs(10))
+                .map_err(|e| fail(e.to_string()))?;
+            c.pragma_update(None, "page_size", so.page_size)
+                .map_err(|e| fail(e.to_string()))?;
+            let jm: String = c
+                .query_row(
+                    &format!("PRAGMA journal_mode = {}", so.journal_mode),
+                    [],
+                    |r| r.get(0),
+                )
+                .map_err(|e| {
+                    Error::usage(format!(
+                        "--url {}: cannot use the SQLite database: {e}",
+                        p.display()
+                    ))
+                })?;
+            if jm.to_lowercase() != so.journal_mode.to_lowercase() {
+                return Err(Error::usage(format!(
+                    "--journal-mode {}: SQLite kept journal_mode {jm} at {}",
+                    so.journal_mode,
+                    p.display()
+                )));
+            }
+            c.pragma_update(None, "synchronous", &so.synchronous)
+                .map_err(|e| fail(e.to_string()))?;
+            Ok(Box::new(Sqlite { c }))
+        }
+        Backend::Postgres => {
+            let mut cfg: postgres::Config = t
+                .url
+                .parse()
+                .map_err(|e| Error::usage(format!("--url {}: {e}", redact(&t.url))))?;
+            cfg.connect_timeout(CONNECT_TIMEOUT);
+            let c = cfg.connect(postgres::NoTls).map_err(|e| {
+                let msg = e
+                    .as_db_error()
+                    .map(|d| d.message().to_string())
+                    .unwrap_or_else(|| {
+                        let s = e.to_string();
+                        let src = std::error::Error::source(&e)
+                            .map(|x| x.to_string())
+                            .unwrap_or_default();
+                        if src.is_empty() {
+                            s
+                        } else {
+                            format!("{s}: {src}")
+                        }
+                    });
+                fail(format!("cannot connect: {msg}"))
+            })?;
+            Ok(Box::new(Pg {
+                c,
+                stmts: Default::default(),
+            }))
+        }
+        Backend::Mysql => {
+            let opts = mysql::Opts::from_url(&t.url)
+                .map_err(|e| Error::usage(format!("--url {}: {e}", redact(&t.url))))?;
+            let b = mysql::OptsBuilder::from_opts(opts)
+                .tcp_connect_timeout(Some(CONNECT_TIMEOUT))
+                .read_timeout(Some(Duration::from_secs(60)))
+                .prefer_socket(false);
+            let c = mysql::Conn::new(b).map_err(|e| fail(format!("cannot connect: {e}")))?;
+            Ok(Box::new(My {
+                c,
+                stmts: Default::default(),
+            }))
+        }
+    }
+}
+
+/// The database's own storage settings.
+pub fn settings(c: &mut dyn Conn, b: Backend) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    match b {
+        Backend::Sqlite => {
+            for k in [
+                "journal_mode",
+                "synchronous",
+                "page_size",
+                "cache_size",
+                "wal_autocheckpoint",
+            ] {
+                if let Ok(v) = c.strings(&format!("PRAGMA {k}")) {
+                    let mut v = v.into_iter().next().unwrap_or_default();
+                    if k == "synchronous" {
+                        v = match v.as_str() {
+                            "0" => "off",
+                            "1" => "normal",
+                            "2" => "full",
+                            "3" => "extra",
+                            x => x,
+                        }
+                        .to_string();
+                    }
+                    m.insert(k.to_string(), v);
+                }
+            }
+            m.insert("version".into(), rusqlite::version().to_string());
+        }
+        Backend::Postgres => {
+            for k in [
+                "server_version",
+                "fsync",
+                "synchronous_commit",
+                "wal_sync_method",
+                "full_page_writes",
+                "shared_buffers",
+                "checkpoint_timeout",
+                "max_wal_size",
+                "checkpoint_completion_target",
+                "wal_level",
+                "data_directory",
+            ] {
+                if let Ok(v) = c.strings(&format!("SHOW {k}")) {
+                    m.insert(
+                        if k == "server_version" {
+                            "version".into()
+                        } else {
+                            k.to_string()
+                        },
+                        v.into_iter().next().unwrap_or_default(),
+                    );
+                }
+            }
+        }
+        Backend::Mysql => {
+            let names = [
+                "innodb_flush_log_at_trx_commit",
+                "innodb_flush_method",
+                "innodb_buffer_pool_size",
+                "innodb_log_file_size",
+                "innodb_io_capacity",
+                "innodb_doublewrite",
+                "sync_binlog",
+                "datadir",
+                "version",
+            ];
+            for k in names {
+                if let Ok(v) = c.strings(&format!("SELECT @@GLOBAL.{k}")) {
+                    m.insert(k.to_string(), v.into_iter().next().unwrap_or_default());
+                }
+            }
+        }
+    }
+    m
+}
+
+/// Local directory of the server's data, when it is on this host.
+pub fn data_dir(t: &Target, s: &BTreeMap<String, String>) -> Option<std::path::PathBuf> {
+    let p = match t.backend {
+        Backend::Sqlite => t
+            .sqlite_path
+            .as_ref()?
+            .parent()
+            .map(|p| {
+                if p.as_os_str().is_empty() {
+                    std::path::Path::new(".")
+                } else {
+                    p
+                }
+            })?
+            .to_path_buf(),
+        Backend::Postgres => s.get("data_directory")?.into(),
+        Backend::Mysql => s.get("datadir")?.into(),
+    };
+    p.is_dir().then_some(p)
+}
+
+// ---------------------------------------------------------------- tables
+
+pub fn table(i: u32) -> String {
+    format!("iolab_sbtest{i}")
+}
+
+fn create_sql(b: Backend, t: &str) -> String {
+    match b {
+        Backend::Sqlite => format!(
+            "CREATE TABLE {t} (id INTEGER PRIMARY KEY, k INTEGER NOT NULL DEFAULT 0, c TEXT NOT NULL DEFAULT '', pad TEXT NOT NULL DEFAULT ''); CREATE INDEX k_{t} ON {t}(k);"
+        ),
+        Backend::Postgres => format!(
+            "CREATE TABLE {t} (id BIGSERIAL PRIMARY KEY, k BIGINT NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT ''); CREATE INDEX k_{t} ON {t}(k);"
+        ),
+        Backend::Mysql => format!(
+            "CREATE TABLE {t} (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, k BIGINT NOT NULL DEFAULT 0, c CHAR(120) NOT NULL DEFAULT '', pad CHAR(60) NOT NULL DEFAULT '', KEY k_{t} (k)) ENGINE=InnoDB"
+        ),
+    }
+}
+
+/// sysbench-like random strings: groups of 11 digits separated by dashes.
+pub fn rand_str(rng: &mut crate::dist::Rng, len: usize) -> String {
+    use rand::RngExt;
+    let mut s = String::with_capacity(len);
+    while s.len() < len {
+        if !s.is_empty() && s.len() % 12 == 11 {
+            s.push('-');
+        } else {
+            s.push((b'0' + rng.random_range(0..10u8)) as char);
+        }
+    }
+    s
+}
+
+fn meta(c: &mut dyn Conn, b: Backend) -> Option<BTreeMap<String, String>> {
+    let q = if b == Backend::Mysql {
+        "SELECT CONCAT(k, '=', v) FROM iolab_db_meta"
+    } else {
+        "SELECT k || '=' || v FROM iolab_db_meta"
+    };
+    let rows = c.strings(q).ok()?;
+    Some(
+        rows.iter()
+            .filter_map(|r| r.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    )
+}
+
+fn table_exists(c: &mut dyn Conn, t: &str) -> bool {
+    c.strings(&format!("SELECT COUNT(*) FROM {t} WHERE 1 = 0"))
+        .is_ok()
+}
+
+/// What `prepare` found or did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Prepared {
+    pub reused: bool,
+    pub rows_loaded: u64,
+    pub seconds: f64,
+}
+
+/// Creates and loads `tables` tables of `size` rows (reused when iolab's meta says they are
+/// there). Tables of another layout are refused.
+pub fn prepare(
+    c: &mut dyn Conn,
+    b: Backend,
+    tables: u32,
+    size: u64,
+    quiet: bool,
+    stop: &AtomicBool,
+) -> Result<Prepared> {
+    let t0 = Instant::now();
+    let fail = |e: DbErr| Error::failed(format!("prepare: {e}"));
+    if let Some(m) = meta(c, b) {
+        let layout = m.get("layout").and_then(|v| v.parse::<i64>().ok());
+        if layout != Some(TABLE_LAYOUT) {
+            return Err(Error::usage(format!(
+                "the database holds iolab tables of another layout (version {}; this iolab uses {TABLE_LAYOUT}): run `iolab db cleanup` with the same --url first",
+                m.get("layout").cloned().unwrap_or_else(|| "?".into())
+            )));
+        }
+        let (mt, ms) = (
+            m.get("tables").cloned().unwrap_or_default(),
+            m.get("table_size").cloned().unwrap_or_default(),
+        );
+        if mt == tables.to_string()
+            && ms == size.to_string()
+            && (1..=tables).all(|i| table_exists(c, &table(i)))
+        {
+            return Ok(Prepared {
+                reused: true,
+                rows_loaded: 0,
+                seconds: 0.0,
+            });
+        }
+        return Err(Error::usage(format!(
+            "the database holds iolab tables prepared with --tables {mt} --table-size {ms}: use those values, or run `iolab db cleanup` first"
+        )));
+    }
+    for i in 1..=tables {
+        if table_exists(c, &table(i)) {
+            return Err(Error::usage(format!(
+                "table {} exists but was not made by this iolab (no iolab_db_meta): an older or other schema; drop it or run `iolab db cleanup` with the same --url",
+                table(i)
+            )));
+        }
+    }
+    let bar = crate::fileset::progress_bar(tables as u64 * size, quiet, "load rows");
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} rows, eta {eta}")
+            .expect("template")
+            .progress_chars("=> "),
+    );
+    let mut rng = crate::dist::thread_rng(42, 0);
+    use rand::RngExt;
+    for i in 1..=tables {
+        let t = table(i);
+        c.exec(&create_sql(b, &t)).map_err(fail)?;
+        let mut id = 1u64;
+        while id <= size {
+            if stop.load(Ordering::Relaxed) {
+                let _ = cleanup(c, b, tables.max(i));
+                return Err(Error::interrupted(
+                    "interrupted during db prepare; the tables were dropped",
+                ));
+            }
+            let n = (size - id + 1).min(1000);
+            let mut q = format!("INSERT INTO {t} (id, k, c, pad) VALUES ");
+            for j in 0..n {
+                if j > 0 {
+                    q.push(',');
+                }
+                let k = rng.random_range(1..=size.max(1));
+                q.push_str(&format!(
+                    "({}, {k}, '{}', '{}')",
+                    id + j,
+                    rand_str(&mut rng, 119),
+                    rand_str(&mut rng, 59)
+                ));
+            }
+            c.exec("BEGIN").map_err(fail)?;
+            c.exec(&q).map_err(fail)?;
+            c.exec("COMMIT").map_err(fail)?;
+            id += n;
+            bar.inc(n);
+        }
+        if b == Backend::Postgres {
+            c.exec(&format!(
+                "SELECT setval(pg_get_serial_sequence('{t}', 'id'), (SELECT MAX(id) FROM {t}))"
+            ))
+            .map_err(fail)?;
+        }
+    }
+    bar.finish_and_clear();
+    c.exec("CREATE TABLE iolab_db_meta (k VARCHAR(64) PRIMARY KEY, v VARCHAR(255))")
+        .map_err(fail)?;
+    c.exec(&format!(
+        "INSERT INTO iolab_db_meta (k, v) VALUES ('layout', '{TABLE_LAYOUT}'), ('tables', '{tables}'), ('table_size', '{size}')"
+    ))
+    .map_err(fail)?;
+    Ok(Prepared {
+        reused: false,
+        rows_loaded: tables as u64 * size,
+        seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// Drops iolab's tables (and only those). Returns how many.
+pub fn cleanup(c: &mut dyn Conn, b: Backend, max_tables: u32) -> Result<u32> {
+    let n = meta(c, b)
+        .and_then(|m| m.get("tables").and_then(|v| v.parse::<u32>().ok()))
+        .unwrap_or(0)
+        .max(max_tables);
+    let mut dropped = 0;
+    for i in 1..=n.max(1) {
+        let t = table(i);
+        if table_exists(c, &t) {
+            c.exec(&format!("DROP TABLE {t}"))
+                .map_err(|e| Error::failed(format!("cleanup: {e}")))?;
+            dropped += 1;
+        }
+    }
+    let _ = c.exec("DROP TABLE iolab_db_meta");
+    let _ = c.exec("DROP TABLE iolab_update_loop");
+    Ok(dropped)
+}
+
+// ---------------------------------------------------------------- the workload
+
+/// Everything `iolab db` resolved.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DbJob {
+    pub test: Test,
+    pub backend: Backend,
+    /// the URL without its password
+    pub url: String,
+    pub threads: u32,
+    pub tables: u32,
+    pub table_size: u64,
+    /// "explicit" (BEGIN ... COMMIT per transaction) or "auto" (every statement commits)
+    pub trx: String,
+    pub time_s: Option<f64>,
+    pub transactions: Option<u64>,
+    pub iterations: u64,
+    pub seed: u64,
+    pub sqlite: Option<SqliteOpts>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Lat {
+    pub min: u64,
+    pub mean: f64,
+    pub max: u64,
+    pub stddev: f64,
+    pub p50: u64,
+    pub p95: u64,
+    pub p99: u64,
+}
+
+/// The latency summary of a histogram (None when empty).
+pub fn lat_of(h: &LatHist) -> Option<Lat> {
+    Lat::of(h)
+}
+
+/// Warnings about a database run.
+pub fn warnings(d: &DbDoc) -> Vec<Warning> {
+    let mut w = Vec::new();
+    let s = &d.settings;
+    let off = |k: &str, bad: &[&str]| {
+        s.get(k)
+            .is_some_and(|v| bad.contains(&v.to_lowercase().as_str()))
+    };
+    if off("fsync", &["off"])
+        || off("synchronous_commit", &["off"])
+        || off("innodb_flush_log_at_trx_commit", &["0", "2"])
+        || off("synchronous", &["off", "normal"])
+    {
+        w.push(Warning::new("commits_not_durable", "the database does not flush every commit to stable storage (fsync / synchronous_commit / innodb_flush_log_at_trx_commit / SQLite synchronous): TPS measures memory, and a crash loses committed transactions"));
+    }
+    if d.errors > 0 {
+        w.push(Warning::new(
+            "db_errors",
+            format!(
+                "{} transactions failed ({} reconnects)",
+                d.errors, d.reconnects
+            ),
+        ));
+    }
+    if let Some(sys) = &d.system
+        && sys.platform.virtualization.verdict != "none seen"
+    {
+        w.push(Warning::new("virtualized", format!("running in {}: the host may absorb flushes and make commits look impossibly fast (seed 003)", sys.platform.virtualization.verdict)));
+    }
+    w
+}
+
+impl Lat {
+    fn of(h: &LatHist) -> Option<Lat> {
+        (h.count() > 0).then(|| Lat {
+            min: h.h.min(),
+            mean: h.h.mean(),
+            max: h.h.max(),
+            stddev: h.h.stdev(),
+            p50: h.percentile(50.0),
+            p95: h.percentile(95.0),
+            p99: h.percentile(99.0),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TypeResult {
+    pub transactions: u64,
+    pub tps: f64,
+    pub lat_ns: Option<Lat>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DbPoint {
+    pub t_s: f64,
+    pub tps: f64,
+    pub qps: f64,
+    pub p50_ns: Option<u64>,
+    pub p99_ns: Option<u64>,
+}
+
+/// Seed 003's report of the update loop, in seconds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct UpdateLoop {
+    pub start_time: String,
+    pub finish_time: String,
+    pub iterations: u64,
+    pub total_time_s: f64,
+    pub initialisation_time_s: f64,
+    pub finalisation_time_s: f64,
+    pub benchmark_loop_s: f64,
+    pub benchmark_sum_s: f64,
+    pub min_s: f64,
+    pub average_s: f64,
+    pub max_s: f64,
+    pub median_s: f64,
+    pub stddev_s: f64,
+    pub p95_s: f64,
+    pub p99_s: f64,
+    /// every timed update, in seconds (for recomputation and the report's histogram)
+    pub timings_s: Vec<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DbDoc {
+    pub schema: String,
+    pub iolab_version: String,
+    pub start_time: String,
+    pub end_time: String,
+    pub label: Option<String>,
+    pub tags: BTreeMap<String, String>,
+    pub test: String,
+    pub backend: String,
+    pub job: DbJob,
+    /// the server's (or SQLite's) storage settings
+    pub settings: BTreeMap<String, String>,
+    pub duration_s: f64,
+    pub tps: f64,
+    pub qps: f64,
+    pub transactions: u64,
+    pub queries: u64,
+    /// failed transactions (after retries), by message
+    pub errors: u64,
+    pub error_messages: BTreeMap<String, u64>,
+    /// transactions rolled back and retried (deadlocks, serialization failures, busy)
+    pub retries: u64,
+    pub reconnects: u64,
+    /// per transaction type
+    pub types: BTreeMap<String, TypeResult>,
+    pub timeseries: Vec<DbPoint>,
+    pub update_loop: Option<UpdateLoop>,
+    pub device: Option<crate::iostat::DeviceReport>,
+    pub system: Option<crate::sysenv::EnvReport>,
+    pub warnings: Vec<Warning>,
+    pub interrupted: bool,
+    #[serde(skip)]
+    pub hist: Option<LatHist>,
+}
+
+struct ThreadOut {
+    lat: LatHist,
+    tx: u64,
+    queries: u64,
+    errors: BTreeMap<String, u64>,
+    retries: u64,
+    reconnects: u64,
+    series: Vec<(u64, u64, SparseHist)>,
+}
+
+/// Statements of one transaction of `test`.
+fn transaction(
+    test: Test,
+    rng: &mut crate::dist::Rng,
+    tables: u32,
+    size: u64,
+    out: &mut Vec<(Q, String, Vec<P>)>,
+) {
+    use rand::RngExt;
+    out.clear();
+    let t = table(rng.random_range(1..=tables));
+    let id = |rng: &mut crate::dist::Rng| rng.random_range(1..=size.max(1)) as i64;
+    match test {
+        Test::PointSelect => out.push((Q::PointSelect, t, vec![P::I(id(rng))])),
+        Test::UpdateIndex => out.push((Q::UpdateIndex, t, vec![P::I(id(rng))])),
+        Test::UpdateNonIndex => {
+            let i = id(rng);
+            out.push((
+                Q::UpdateNonIndex,
+                t,
+                vec![P::I(i), P::S(rand_str(rng, 119))],
+            ))
+        }
+        Test::Insert => out.push((
+            Q::Insert,
+            t,
+            vec![
+                P::I(id(rng)),
+                P::S(rand_str(rng, 119)),
+                P::S(rand_str(rng, 59)),
+            ],
+        )),
+        Test::ReadWrite => {
+            for _ in 0..10 {
+                out.push((Q::PointSelect, t.clone(), vec![P::I(id(rng))]));
+            }
+            for q in [Q::RangeSimple, Q::RangeSum, Q::RangeOrder, Q::RangeDistinct] {
+                let a = rng.random_range(1..=size.saturating_sub(99).max(1)) as i64;
+                out.push((q, t.clone(), vec![P::I(a), P::I(a + 99)]));
+            }
+            out.push((Q::UpdateIndex, t.clone(), vec![P::I(id(rng))]));
+            let i = id(rng);
+            out.push((
+                Q::UpdateNonIndex,
+                t.clone(),
+                vec![P::I(i), P::S(rand_str(rng, 119))],
+            ));
+            let d = id(rng);
+            out.push((Q::Delete, t.clone(), vec![P::I(d)]));
+            out.push((
+                Q::InsertWithId,
+                t,
+                vec![
+                    P::I(d),
+                    P::I(id(rng)),
+                    P::S(rand_str(rng, 119)),
+                    P::S(rand_str(rng, 59)),
+                ],
+            ));
+        }
+        Test::UpdateLoop => {}
+    }
+}
+
+fn worker(
+    target: &Target,
+    job: &DbJob,
+    thread: u32,
+    quota: Option<u64>,
+    start: Instant,
+    deadline: Option<Instant>,
+    stop: &AtomicBool,
+) -> std::result::Result<ThreadOut, String> {
+    let so = job.sqlite.clone().unwrap_or(SqliteOpts {
+        journal_mode: "wal".into(),
+        synchronous: "full".into(),
+        page_size: 4096,
+    });
+    let mut conn = connect(target, &so).map_err(|e| e.msg)?;
+    let mut rng = crate::dist::thread_rng(job.seed, thread);
+    let mut o = ThreadOut {
+        lat: LatHist::new(),
+        tx: 0,
+        queries: 0,
+        errors: BTreeMap::new(),
+        retries: 0,
+        reconnects: 0,
+        series: Vec::new(),
+    };
+    let mut cur = IntervalHist::default();
+    let (mut cur_tx, mut cur_q, mut cur_sec) = (0u64, 0u64, 0u64);
+    let explicit = job.trx == "explicit";
+    let mut stmts = Vec::with_capacity(20);
+    let mut done = 0u64;
+    loop {
+        let now = Instant::now();
+        if stop.load(Ordering::Relaxed)
+            || deadline.is_some_and(|d| now >= d)
+            || quota.is_some_and(|q| done >= q)
+        {
+            break;
+        }
+        transaction(job.test, &mut rng, job.tables, job.table_size, &mut stmts);
+        let t0 = Instant::now();
+        let mut attempt = 0;
+        let outcome = loop {
+            let r = (|| -> std::result::Result<u64, DbErr> {
+                let mut n = 0;
+                if explicit {
+                    conn.begin()?;
+                }
+                for (q, t, p) in &stmts {
+                    conn.run(*q, t, p)?;
+                    n += 1;
+                }
+                if explicit {
+                    conn.exec("COMMIT")?;
+                }
+                Ok(n)
+            })();
+            match r {
+                Err(DbErr::Retry(_)) if attempt < 10 => {
+                    let _ = conn.exec("ROLLBACK");
+                    attempt += 1;
+                    o.retries += 1;
+                    // back off a little, more each time, so the other side can finish
+                    std::thread::sleep(Duration::from_micros(200 << attempt.min(6)));
+                }
+                other => break other,
+            }
+        };
+        let t1 = Instant::now();
+        done += 1;
+        match outcome {
+            Ok(n) => {
+                let ns = (t1 - t0).as_nanos() as u64;
+                let sec = t1.saturating_duration_since(start).as_secs();
+                while cur_sec < sec {
+                    o.series.push((cur_tx, cur_q, cur.take_sparse()));
+                    cur_tx = 0;
+                    cur_q = 0;
+                    cur_sec += 1;
+                }
+                o.lat.record(ns);
+                cur.record(ns);
+                o.tx += 1;
+                o.queries += n;
+                cur_tx += 1;
+                cur_q += n;
+            }
+            Err(DbErr::Lost(m)) => {
+                *o.errors.entry(format!("connection lost: {m}")).or_default() += 1;
+                // reconnect until it works or the run ends
+                loop {
+                    if stop.load(Ordering::Relaxed) || deadline.is_some_and(|d| Instant::now() >= d)
+                    {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(200));
+                    if let Ok(c) = connect(target, &so) {
+                        conn = c;
+                        o.reconnects += 1;
+                        break;
+                    }
+                }
+            }
+            Err(e) => {
+                if explicit {
+                    let _ = conn.exec("ROLLBACK");
+                }
+                *o.errors.entry(e.to_string()).or_default() += 1;
+            }
+        }
+    }
+    o.series.push((cur_tx, cur_q, cur.take_sparse()));
+    Ok(o)
+}
+
+/// The update loop of seed 003: one row, `iterations` autocommitted UPDATEs of it, each timed.
+pub fn update_loop(
+    target: &Target,
+    so: &SqliteOpts,
+    iterations: u64,
+    stop: &AtomicBool,
+) -> Result<(UpdateLoop, LatHist)> {
+    let now = || {
+        chrono::Local::now()
+            .format("%a %b %e %H:%M:%S %Y")
+            .to_string()
+    };
+    let start_time = now();
+    let t_start = Instant::now();
+    let mut c = connect(target, so)?;
+    let fail = |e: DbErr| Error::failed(format!("update-loop: {e}"));
+    let _ = c.exec("DROP TABLE iolab_update_loop");
+    c.exec("CREATE TABLE iolab_update_loop (id INTEGER PRIMARY KEY, counter BIGINT NOT NULL, note VARCHAR(100) NOT NULL)").map_err(fail)?;
+    c.exec("INSERT INTO iolab_update_loop (id, counter, note) VALUES (1, 0, 'iolab update loop')")
+        .map_err(fail)?;
+    let init = t_start.elapsed().as_secs_f64();
+    let mut timings = Vec::with_capacity(iterations as usize);
+    let mut h = LatHist::new();
+    let loop_start = Instant::now();
+    for _ in 0..iterations {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let t0 = Instant::now();
+        c.exec("UPDATE iolab_update_loop SET counter = counter + 1 WHERE id = 1")
+            .map_err(fail)?;
+        let d = t0.elapsed();
+        h.record(d.as_nanos() as u64);
+        timings.push(d.as_secs_f64());
+    }
+    let benchmark_loop = loop_start.elapsed().as_secs_f64();
+    let fin_start = Instant::now();
+    c.exec("DROP TABLE iolab_update_loop").map_err(fail)?;
+    drop(c);
+    let fin = fin_start.elapsed().as_secs_f64();
+    let total = t_start.elapsed().as_secs_f64();
+    let n = timings.len();
+    let sum: f64 = timings.iter().sum();
+    let mut sorted = timings.clone();
+    sorted.sort_by(|a, b| a.total_cmp(b));
+    let median = if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    };
+    let mean = if n > 0 { sum / n as f64 } else { 0.0 };
+    let sd = if n > 1 {
+        (timings.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
+    let pct = |p: f64| {
+        if n == 0 {
+            0.0
+        } else {
+            sorted[(((p / 100.0) * n as f64).ceil() as usize).clamp(1, n) - 1]
+        }
+    };
+    Ok((
+        UpdateLoop {
+            start_time,
+            finish_time: now(),
+            iterations: n as u64,
+            total_time_s: total,
+            initialisation_time_s: init,
+            finalisation_time_s: fin,
+            benchmark_loop_s: benchmark_loop,
+            benchmark_sum_s: sum,
+            min_s: sorted.first().copied().unwrap_or(0.0),
+            average_s: mean,
+            max_s: sorted.last().copied().unwrap_or(0.0),
+            median_s: median,
+            stddev_s: sd,
+            p95_s: pct(95.0),
+            p99_s: pct(99.0),
+            timings_s: timings,
+        },
+        h,
+    ))
+}
+
+/// Runs the sysbench-like tests with `threads` connections; tables must be prepared.
+pub fn run_oltp(
+    target: &Target,
+    job: &DbJob,
+    stop: &AtomicBool,
+) -> Result<(f64, Vec<ThreadOutPub>)> {
+    let start = Instant::now();
+    let deadline = job.time_s.map(|t| start + Duration::from_secs_f64(t));
+    let outs: Vec<std::result::Result<ThreadOut, String>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..job.threads)
+            .map(|t| {
+                let quota = job.transactions.map(|n| {
+                    n / job.threads as u64 + u64::from((t as u64) < n % job.threads as u64)
+                });
+                s.spawn(move || worker(target, job, t, quota, start, deadline, stop))
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().expect("db worker panicked"))
+            .collect()
+    });
+    let dur = start.elapsed().as_secs_f64();
+    let mut v = Vec::new();
+    for o in outs {
+        let o = o.map_err(Error::failed)?;
+        v.push(ThreadOutPub(o));
+    }
+    Ok((dur, v))
+}
+
+/// Opaque per-thread results (merged by [`build_doc`]).
+pub struct ThreadOutPub(ThreadOut);
+
+/// Merges the threads into the document's figures.
+pub fn merge_into(doc: &mut DbDoc, outs: Vec<ThreadOutPub>, dur: f64) {
+    let mut lat = LatHist::new();
+    let secs = outs.iter().map(|o| o.0.series.len()).max().unwrap_or(0);
+    let mut series: Vec<(u64, u64, Vec<SparseHist>)> =
+        (0..secs).map(|_| (0, 0, Vec::new())).collect();
+    for ThreadOutPub(o) in outs {
+        lat.merge(&o.lat);
+        doc.transactions += o.tx;
+        doc.queries += o.queries;
+        doc.retries += o.retries;
+        doc.reconnects += o.reconnects;
+        for (k, v) in o.errors {
+            doc.errors += v;
+            *doc.error_messages.entry(k).or_default() += v;
+        }
+        for (i, (tx, q, h)) in o.series.into_iter().enumerate() {
+            series[i].0 += tx;
+            series[i].1 += q;
+            series[i].2.push(h);
+        }
+    }
+    doc.duration_s = dur;
+    doc.tps = doc.transactions as f64 / dur.max(1e-9);
+    doc.qps = doc.queries as f64 / dur.max(1e-9);
+    let n = series.len();
+    doc.timeseries = series
+        .iter()
+        .enumerate()
+        .map(|(i, (tx, q, hs))| {
+            let d = if i + 1 == n {
+                (dur - i as f64).clamp(1e-3, 1.0)
+            } else {
+                1.0
+            };
+            let parts: Vec<&SparseHist> = hs.iter().collect();
+            let p = SparseHist::merged_percentiles(&parts, &[50.0, 99.0]);
+            DbPoint {
+                t_s: i as f64,
+                tps: *tx as f64 / d,
+                qps: *q as f64 / d,
+                p50_ns: p[0],
+                p99_ns: p[1],
+            }
+        })
+        .filter(|p| p.tps > 0.0 || p.t_s < dur)
+        .collect();
+    doc.types.insert(
+        tx_type(doc.job.test).into(),
+        TypeResult {
+            transactions: doc.transactions,
+            tps: doc.tps,
+            lat_ns: Lat::of(&lat),
+        },
+    );
+    doc.hist = Some(lat);
+}
+
+/// The name of a test's transaction type.
+pub fn tx_type(t: Test) -> &'static str {
+    match t {
+        Test::UpdateLoop => "update",
+        Test::PointSelect => "point-select",
+        Test::UpdateIndex => "update-index",
+        Test::UpdateNonIndex => "update-non-index",
+        Test::Insert => "insert",
+        Test::ReadWrite => "read-write",
+    }
+}
+
+fn s6(x: f64) -> String {
+    format!("{x:.6}")
+}
+
+/// The human report.
+pub fn render(d: &DbDoc) -> String {
+    let what = if d.update_loop.is_some() {
+        "one row, autocommitted UPDATEs".to_string()
+    } else {
+        format!(
+            "{} thread{}, {} tables x {} rows, {} transactions",
+            d.job.threads,
+            if d.job.threads == 1 { "" } else { "s" },
+            d.job.tables,
+            d.job.table_size,
+            d.job.trx
+        )
+    };
+    let mut s = format!(
+        "iolab db {} on {} {} ({}), {what}\n",
+        d.test,
+        d.backend,
+        d.settings.get("version").cloned().unwrap_or_default(),
+        d.job.url
+    );
+    let keys: Vec<String> = d
+        .settings
+        .iter()
+        .filter(|(k, _)| *k != "version")
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    s.push_str(&format!("storage settings: {}\n", keys.join(" ")));
+    if let Some(u) = &d.update_loop {
+        s.push_str(&format!("# Start time: {}\n", u.start_time));
+        let line = |s: &mut String, indent: usize, k: &str, v: String| {
+            s.push_str(&format!(
+                "{}{:<w$}: {v}\n",
+                " ".repeat(indent),
+                k,
+                w = 40 - indent
+            ))
+        };
+        line(&mut s, 0, "Iterations", u.iterations.to_string());
+        line(&mut s, 0, "Total time", s6(u.total_time_s));
+        line(
+            &mut s,
+            8,
+            "Initialisation time",
+            s6(u.initialisation_time_s),
+        );
+        line(&mut s, 8, "Finalisation time", s6(u.finalisation_time_s));
+        line(&mut s, 8, "Benchmark loop", s6(u.benchmark_loop_s));
+        line(&mut s, 8, "Benchmark sum", s6(u.benchmark_sum_s));
+        line(
+            &mut s,
+            16,
+            "Min/Average/Max",
+            format!("{}/{}/{}", s6(u.min_s), s6(u.average_s), s6(u.max_s)),
+        );
+        line(&mut s, 16, "Median", s6(u.median_s));
+        line(&mut s, 16, "Standard deviation", s6(u.stddev_s));
+        line(
+            &mut s,
+            16,
+            "95th/99th percentile",
+            format!("{}/{}", s6(u.p95_s), s6(u.p99_s)),
+        );
+        s.push_str(&format!("# Finish time: {}\n", u.finish_time));
+    } else {
+        s.push_str(&format!(
+            "transactions: {} ({:.2} per sec.), queries: {} ({:.2} per sec.), errors: {}, retries: {}, reconnects: {}, time: {:.3} s\n",
+            d.transactions, d.tps, d.queries, d.qps, d.errors, d.retries, d.reconnects, d.duration_s
+        ));
+        let mut t = comfy_table::Table::new();
+        t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+        t.set_header(vec![
+            "transaction",
+            "count",
+            "TPS",
+            "min",
+            "avg",
+            "p50",
+            "p95",
+            "p99",
+            "max",
+        ]);
+        for (name, r) in &d.types {
+            let l = |f: fn(&Lat) -> f64| {
+                r.lat_ns
+                    .as_ref()
+                    .map(|x| crate::report::fmt_ns(f(x)))
+                    .unwrap_or_default()
+            };
+            t.add_row(vec![
+                name.clone(),
+                r.transactions.to_string(),
+                format!("{:.2}", r.tps),
+                l(|x| x.min as f64),
+                l(|x| x.mean),
+                l(|x| x.p50 as f64),
+                l(|x| x.p95 as f64),
+                l(|x| x.p99 as f64),
+                l(|x| x.max as f64),
+            ]);
+        }
+        s.push_str(&t.to_string());
+        s.push('\n');
+        for (m, n) in &d.error_messages {
+            s.push_str(&format!("error ({n}x): {m}\n"));
+        }
+    }
+    if d.interrupted {
+        s.push_str("interrupted: the figures above cover what was measured before the stop\n");
+    }
+    for w in &d.warnings {
+        s.push_str(&format!("warning [{}]: {}\n", w.code, w.message));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_parse_and_redact() {
+        let t = Target::parse("postgres://u:secret@db1:6432/app").unwrap();
+        assert_eq!(t.backend, Backend::Postgres);
+        assert_eq!(t.endpoint(), "db1:6432");
+        assert_eq!(redact(&t.url), "postgres://u:***@db1:6432/app");
+        assert_eq!(
+            Target::parse("mysql://u:p@10.0.0.5/app")
+                .unwrap()
+                .endpoint(),
+            "10.0.0.5:3306"
+        );
+        assert_eq!(
+            Target::parse("postgres:///app?host=/var/run/postgresql")
+                .unwrap()
+                .endpoint(),
+            "socket /var/run/postgresql"
+        );
+        let s = Target::parse("sqlite:///tmp/x.db").unwrap();
+        assert_eq!(
+            s.sqlite_path.unwrap(),
+            std::path::PathBuf::from("/tmp/x.db")
+        );
+        assert!(Target::parse("oracle://x").is_err());
+        assert!(Target::parse("nonsense").is_err());
+    }
+
+    #[test]
+    fn placeholders_convert() {
+        assert_eq!(
+            dollar_to_q("SELECT c FROM t WHERE id BETWEEN $1 AND $12"),
+            "SELECT c FROM t WHERE id BETWEEN ? AND ?"
+        );
+    }
+
+    #[test]
+    fn read_write_is_sysbench_shaped() {
+        let mut rng = crate::dist::thread_rng(1, 0);
+        let mut v = Vec::new();
+        transaction(Test::ReadWrite, &mut rng, 4, 1000, &mut v);
+        assert_eq!(v.len(), 18);
+        assert_eq!(v.iter().filter(|x| x.0 == Q::PointSelect).count(), 10);
+        // the insert reuses the deleted id, so the table keeps its size
+        let del = v.iter().find(|x| x.0 == Q::Delete).unwrap();
+        let ins = v.iter().find(|x| x.0 == Q::InsertWithId).unwrap();
+        assert!(matches!((&del.2[0], &ins.2[0]), (P::I(a), P::I(b)) if a == b));
+        assert!(v.iter().all(|x| x.1 == v[0].1), "one table per transaction");
+    }
+}

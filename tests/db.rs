@@ -1,0 +1,565 @@
+//! `iolab db` on embedded SQLite (always) and on PostgreSQL and MariaDB servers (when
+//! IOLAB_TEST_PG_URL / IOLAB_TEST_MYSQL_URL point at servers, as scripts/test.sh arranges as root).
+
+mod common;
+use common::*;
+use std::time::{Duration, Instant};
+
+const TESTS: [&str; 5] = [
+    "point-select",
+    "update-index",
+    "update-non-index",
+    "insert",
+    "read-write",
+];
+
+fn db_json(db: &std::path::Path, args: &[&str]) -> serde_json::Value {
+    let mut a = vec!["db", "--json", "-q"];
+    a.extend_from_slice(args);
+    let r = iolab_db(db, &a);
+    assert_eq!(r.code, 0, "{a:?}: {}", r.stderr);
+    r.json()
+}
+
+/// The servers to test against; prints one SKIP line for `test` when there are none.
+fn servers(test: &str) -> Vec<(&'static str, String)> {
+    let mut v = Vec::new();
+    for (name, var) in [
+        ("postgres", "IOLAB_TEST_PG_URL"),
+        ("mysql", "IOLAB_TEST_MYSQL_URL"),
+    ] {
+        if let Ok(u) = std::env::var(var)
+            && !u.is_empty()
+        {
+            v.push((name, u));
+        }
+    }
+    if v.is_empty() {
+        skip(
+            test,
+            "IOLAB_TEST_PG_URL and IOLAB_TEST_MYSQL_URL are not set (scripts/test.sh starts private servers as root)",
+        );
+    }
+    v
+}
+
+/// Every test type with an exact transaction count, and the settings captured.
+fn exercise(url: &str, backend: &str, store: &std::path::Path, settings_keys: &[&str]) {
+    let u = ["--url", url];
+    let r = iolab_db(store, &["db", "cleanup", "--url", url, "--tables", "2"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = iolab_db(
+        store,
+        &[
+            "db",
+            "prepare",
+            "--url",
+            url,
+            "--tables",
+            "2",
+            "--table-size",
+            "500",
+            "-q",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("loaded 1000 rows"), "{}", r.stdout);
+    let r = iolab_db(
+        store,
+        &[
+            "db",
+            "prepare",
+            "--url",
+            url,
+            "--tables",
+            "2",
+            "--table-size",
+            "500",
+            "-q",
+        ],
+    );
+    assert!(r.stdout.contains("reused"), "{}", r.stdout);
+    for test in TESTS {
+        let v = db_json(
+            store,
+            &[
+                &u[..],
+                &[
+                    "--test",
+                    test,
+                    "--tables",
+                    "2",
+                    "--table-size",
+                    "500",
+                    "--threads",
+                    "3",
+                    "--transactions",
+                    "60",
+                ],
+            ]
+            .concat(),
+        );
+        assert_eq!(v["schema"], "iolab-db/1");
+        assert_eq!(v["backend"], backend);
+        assert_eq!(v["test"], test);
+        assert_eq!(v["transactions"], 60, "{backend} {test}: exact count");
+        assert_eq!(v["errors"], 0, "{backend} {test}: {}", v["error_messages"]);
+        let per_tx = if test == "read-write" { 18 } else { 1 };
+        assert_eq!(v["queries"], 60 * per_tx);
+        let ty = &v["types"][if test == "read-write" {
+            "read-write"
+        } else {
+            test
+        }];
+        assert_eq!(ty["transactions"], 60);
+        for k in ["min", "mean", "max", "stddev", "p50", "p95", "p99"] {
+            assert!(ty["lat_ns"][k].is_number(), "{test} lat_ns.{k}");
+        }
+        assert!(
+            v["tps"].as_f64().unwrap() > 0.0
+                && v["qps"].as_f64().unwrap() >= v["tps"].as_f64().unwrap()
+        );
+        for k in settings_keys {
+            assert!(
+                v["settings"].get(*k).is_some(),
+                "{backend}: settings.{k} missing: {}",
+                v["settings"]
+            );
+        }
+    }
+    // a wrong size is refused, cleanup drops only iolab's tables
+    let r = iolab_db(
+        store,
+        &[
+            "db",
+            "--url",
+            url,
+            "--tables",
+            "2",
+            "--table-size",
+            "900",
+            "--transactions",
+            "5",
+            "--no-save",
+        ],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--table-size 500"), "{}", r.stderr);
+    let r = iolab_db(store, &["db", "cleanup", "--url", url]);
+    assert!(r.stdout.contains("dropped 2"), "{}", r.stdout);
+}
+
+fn update_loop_checks(v: &serde_json::Value, n: u64) {
+    let u = &v["update_loop"];
+    assert_eq!(u["iterations"], n);
+    let t: Vec<f64> = u["timings_s"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect();
+    assert_eq!(t.len() as u64, n);
+    let sum: f64 = t.iter().sum();
+    let mean = sum / t.len() as f64;
+    let sd = (t.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (t.len() - 1) as f64).sqrt();
+    let mut s = t.clone();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let median = if s.len() % 2 == 1 {
+        s[s.len() / 2]
+    } else {
+        (s[s.len() / 2 - 1] + s[s.len() / 2]) / 2.0
+    };
+    let f = |k: &str| u[k].as_f64().unwrap();
+    assert!((f("benchmark_sum_s") - sum).abs() < 1e-9);
+    assert!((f("average_s") - mean).abs() < 1e-9);
+    assert!((f("median_s") - median).abs() < 1e-12);
+    assert!((f("stddev_s") - sd).abs() < 1e-9);
+    assert_eq!(f("min_s"), s[0]);
+    assert_eq!(f("max_s"), *s.last().unwrap());
+    assert!(f("benchmark_loop_s") >= f("benchmark_sum_s"));
+    assert!(
+        f("total_time_s")
+            >= f("initialisation_time_s") + f("benchmark_loop_s") + f("finalisation_time_s") - 1e-6
+    );
+    assert!(f("p95_s") <= f("p99_s") && f("p99_s") <= f("max_s"));
+}
+
+#[test]
+fn sqlite_runs_every_test_with_exact_counts() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("r.db");
+    let url = format!("sqlite://{}", d.path().join("bench.db").display());
+    exercise(
+        &url,
+        "sqlite",
+        &store,
+        &["journal_mode", "synchronous", "page_size", "version"],
+    );
+    // options reach the database
+    let v = db_json(
+        &store,
+        &[
+            "--url",
+            &url,
+            "--test",
+            "point-select",
+            "--transactions",
+            "10",
+            "--journal-mode",
+            "delete",
+            "--synchronous",
+            "normal",
+            "--table-size",
+            "100",
+        ],
+    );
+    assert_eq!(v["settings"]["journal_mode"], "delete");
+    assert_eq!(v["settings"]["synchronous"], "normal");
+    let codes: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"commits_not_durable"), "{codes:?}");
+}
+
+#[test]
+fn sqlite_update_loop_report_and_default_location() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("r.db");
+    let dir = d.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    let v = db_json(
+        &store,
+        &[
+            "--test",
+            "update-loop",
+            "--iterations",
+            "300",
+            "--dir",
+            dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(v["backend"], "sqlite");
+    assert!(
+        v["job"]["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/data/iolab.db")
+    );
+    update_loop_checks(&v, 300);
+    // the human report has seed 003's lines, seconds with 6 decimals
+    let r = iolab_db(
+        &store,
+        &[
+            "db",
+            "--test",
+            "update-loop",
+            "--iterations",
+            "50",
+            "--dir",
+            dir.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for line in [
+        "# Start time:",
+        "Iterations",
+        "Total time",
+        "Initialisation time",
+        "Finalisation time",
+        "Benchmark loop",
+        "Benchmark sum",
+        "Min/Average/Max",
+        "Median",
+        "Standard deviation",
+        "# Finish time:",
+    ] {
+        assert!(r.stdout.contains(line), "{line}: {}", r.stdout);
+    }
+    let total = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("Total time"))
+        .unwrap();
+    let val = total.split(':').nth(1).unwrap().trim();
+    assert_eq!(val.split('.').nth(1).unwrap().len(), 6, "{total}");
+    // stored, listed, shown and compared like file runs
+    let l = iolab_db(&store, &["list", "--json", "--mode", "update-loop"]).json();
+    assert_eq!(l["runs"].as_array().unwrap().len(), 2);
+    let ids: Vec<String> = l["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].to_string())
+        .collect();
+    let shown = iolab_db(&store, &["show", &ids[1], "--json"]).json();
+    assert_eq!(shown, v);
+    let c = iolab_db(&store, &["compare", &ids[1], &ids[0]]);
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    assert!(c.stdout.contains("update-loop"), "{}", c.stdout);
+    let s = iolab_db(&store, &["show", &ids[0]]);
+    assert!(s.stdout.contains("Benchmark loop"), "{}", s.stdout);
+}
+
+#[test]
+fn sqlite_refuses_foreign_tables_and_bad_input() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("r.db");
+    let file = d.path().join("other.db");
+    rusqlite::Connection::open(&file)
+        .unwrap()
+        .execute_batch("CREATE TABLE iolab_sbtest1 (x INTEGER);")
+        .unwrap();
+    let url = format!("sqlite://{}", file.display());
+    let r = iolab_db(&store, &["db", "--url", &url, "--transactions", "5"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("iolab_sbtest1") && r.stderr.contains("cleanup"),
+        "{}",
+        r.stderr
+    );
+    for (args, flag) in [
+        (vec!["db", "--test", "nope"], "--test"),
+        (vec!["db", "--url", "oracle://x"], "--url"),
+        (vec!["db", "--threads", "0"], "--threads"),
+        (vec!["db", "--trx", "maybe"], "--trx"),
+        (vec!["db", "--journal-mode", "fast"], "--journal-mode"),
+    ] {
+        let r = iolab_db(&store, &args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(flag), "{}", r.stderr);
+    }
+}
+
+#[test]
+fn ctrl_c_saves_a_partial_db_run() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("r.db");
+    let url = format!("sqlite://{}", d.path().join("bench.db").display());
+    assert_eq!(
+        iolab_db(
+            &store,
+            &["db", "prepare", "--url", &url, "--table-size", "200", "-q"]
+        )
+        .code,
+        0
+    );
+    let child = std::process::Command::new(bin())
+        .args([
+            "db",
+            "--url",
+            &url,
+            "--table-size",
+            "200",
+            "--time",
+            "30",
+            "--json",
+            "-q",
+        ])
+        .env("IOLAB_DB", &store)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: signalling our own child
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["interrupted"], true);
+    assert!(v["transactions"].as_u64().unwrap() > 0);
+    let l = iolab_db(&store, &["list", "--json"]).json();
+    assert_eq!(l["runs"][0]["interrupted"], true);
+}
+
+#[test]
+fn servers_run_every_test_and_record_their_settings() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("r.db");
+    for (backend, url) in servers("servers_run_every_test_and_record_their_settings") {
+        let keys: &[&str] = if backend == "postgres" {
+            &[
+                "fsync",
+                "synchronous_commit",
+                "wal_sync_method",
+                "full_page_writes",
+                "shared_buffers",
+                "checkpoint_timeout",
+                "max_wal_size",
+                "data_directory",
+                "version",
+            ]
+        } else {
+            &[
+                "innodb_flush_log_at_trx_commit",
+                "innodb_flush_method",
+                "innodb_buffer_pool_size",
+                "innodb_log_file_size",
+                "innodb_io_capacity",
+                "innodb_doublewrite",
+                "sync_binlog",
+                "datadir",
+                "version",
+            ]
+        };
+        exercise(&url, backend, &store, keys);
+        let v = db_json(
+            &store,
+            &[
+                "--url",
+                &url,
+                "--test",
+                "update-loop",
+                "--iterations",
+                "100",
+            ],
+        );
+        update_loop_checks(&v, 100);
+        // the server's data directory is local: the sampler watched its devices
+        assert!(
+            v["device"]["devices"]
+                .as_array()
+                .is_some_and(|a| !a.is_empty()),
+            "{backend}: {}",
+            v["device"]
+        );
+    }
+}
+
+#[test]
+fn server_faults_are_reported_clearly() {
+    for (backend, url) in servers("server_faults_are_reported_clearly") {
+        let scheme = if backend == "postgres" {
+            "postgres"
+        } else {
+            "mysql"
+        };
+        // nothing listens on port 1
+        let t = Instant::now();
+        let r = iolab(&[
+            "db",
+            "--url",
+            &format!("{scheme}://iolab:iolab@127.0.0.1:1/iolab"),
+            "--transactions",
+            "1",
+            "--no-save",
+        ]);
+        assert_ne!(r.code, 0);
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "{backend}: took {:?}",
+            t.elapsed()
+        );
+        assert!(r.stderr.contains("127.0.0.1:1"), "{backend}: {}", r.stderr);
+        assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+        // wrong password
+        let bad = url.replacen("iolab:iolab@", "iolab:wrong@", 1);
+        let r = iolab(&["db", "--url", &bad, "--transactions", "1", "--no-save"]);
+        assert_ne!(r.code, 0);
+        assert!(
+            r.stderr.to_lowercase().contains("auth") || r.stderr.contains("denied"),
+            "{backend}: {}",
+            r.stderr
+        );
+        assert!(
+            !r.stderr.contains("wrong"),
+            "the password is not printed: {}",
+            r.stderr
+        );
+        // missing database
+        let missing = format!("{}/iolab_no_such_db", url.rsplit_once('/').unwrap().0);
+        let r = iolab(&["db", "--url", &missing, "--transactions", "1", "--no-save"]);
+        assert_ne!(r.code, 0);
+        assert!(
+            r.stderr.contains("iolab_no_such_db"),
+            "{backend}: {}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn a_server_restart_mid_run_is_counted_and_survived() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/dbservers.sh");
+    if !is_root() {
+        return skip(
+            "a_server_restart_mid_run_is_counted_and_survived",
+            "needs root to restart the servers",
+        );
+    }
+    for (backend, url) in servers("a_server_restart_mid_run_is_counted_and_survived") {
+        let which = if backend == "postgres" { "pg" } else { "mysql" };
+        let store = tempfile::tempdir().unwrap();
+        let store = store.path().join("r.db");
+        assert_eq!(iolab_db(&store, &["db", "cleanup", "--url", &url]).code, 0);
+        assert_eq!(
+            iolab_db(
+                &store,
+                &["db", "prepare", "--url", &url, "--table-size", "500", "-q"]
+            )
+            .code,
+            0
+        );
+        let child = std::process::Command::new(bin())
+            .args([
+                "db",
+                "--url",
+                &url,
+                "--table-size",
+                "500",
+                "--test",
+                "update-index",
+                "--threads",
+                "2",
+                "--time",
+                "8",
+                "--json",
+                "-q",
+            ])
+            .env("IOLAB_DB", &store)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_secs(2));
+        let st = std::process::Command::new("bash")
+            .arg(&script)
+            .args(["restart", which])
+            .status()
+            .unwrap();
+        assert!(st.success());
+        let o = child.wait_with_output().unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+            .unwrap_or_else(|_| panic!("{backend}: {}", String::from_utf8_lossy(&o.stderr)));
+        assert_eq!(
+            o.status.code(),
+            Some(3),
+            "{backend}: failed transactions give exit 3: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            v["errors"].as_u64().unwrap() >= 1,
+            "{backend}: {}",
+            v["error_messages"]
+        );
+        assert!(v["reconnects"].as_u64().unwrap() >= 1, "{backend}: {v}");
+        // it went on after the restart
+        let ts = v["timeseries"].as_array().unwrap();
+        assert!(
+            ts.iter()
+                .rev()
+                .take(2)
+                .any(|p| p["tps"].as_f64().unwrap() > 0.0),
+            "{backend}: {ts:?}"
+        );
+        assert_eq!(iolab_db(&store, &["db", "cleanup", "--url", &url]).code, 0);
+    }
+}
