@@ -348,6 +348,43 @@ pub fn sample_until(
     }
 }
 
+/// Runs `f` with the device sampler beside it (from now until `f` returns).
+pub fn with_sampler<T>(
+    devices: &[String],
+    interval: Duration,
+    f: impl FnOnce() -> T,
+) -> (T, Option<DeviceReport>) {
+    if devices.is_empty() {
+        return (f(), None);
+    }
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let h =
+            s.spawn(|| sample_until(Path::new("/proc"), devices, interval, Instant::now(), &done));
+        let r = f();
+        done.store(true, Ordering::Relaxed);
+        (r, Some(h.join().expect("sampler panicked")))
+    })
+}
+
+/// The devices of the stack under a path, top-down, from an env snapshot.
+pub fn stack_devices(e: &crate::sysenv::EnvReport) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    if let Some(ps) = &e.path {
+        for n in ps
+            .stack
+            .iter()
+            .map(|l| &l.name)
+            .chain(ps.physical_disks.iter())
+        {
+            if !v.contains(n) {
+                v.push(n.clone());
+            }
+        }
+    }
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -467,41 +504,4 @@ mod tests {
         assert!((c.idle - 80000.0 / t).abs() < 1e-9);
         assert!((c.steal - 1000.0 / t).abs() < 1e-9);
     }
-}
-
-/// Runs `f` with the device sampler beside it (from now until `f` returns).
-pub fn with_sampler<T>(
-    devices: &[String],
-    interval: Duration,
-    f: impl FnOnce() -> T,
-) -> (T, Option<DeviceReport>) {
-    if devices.is_empty() {
-        return (f(), None);
-    }
-    let done = AtomicBool::new(false);
-    std::thread::scope(|s| {
-        let h =
-            s.spawn(|| sample_until(Path::new("/proc"), devices, interval, Instant::now(), &done));
-        let r = f();
-        done.store(true, Ordering::Relaxed);
-        (r, Some(h.join().expect("sampler panicked")))
-    })
-}
-
-/// The devices of the stack under a path, top-down, from an env snapshot.
-pub fn stack_devices(e: &crate::sysenv::EnvReport) -> Vec<String> {
-    let mut v: Vec<String> = Vec::new();
-    if let Some(ps) = &e.path {
-        for n in ps
-            .stack
-            .iter()
-            .map(|l| &l.name)
-            .chain(ps.physical_disks.iter())
-        {
-            if !v.contains(n) {
-                v.push(n.clone());
-            }
-        }
-    }
-    v
 }
