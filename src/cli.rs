@@ -40,6 +40,11 @@ pub enum Cmd {
     /// Database workloads: update-loop and sysbench-OLTP-like tests on SQLite (default),
     /// PostgreSQL or MariaDB/MySQL. `iolab db prepare|run|cleanup`.
     Db(Box<DbRunArgs>),
+    /// Sweep run options over lists or ranges (--threads 1,4,8 --size 1G..16G); also
+    /// --scheduler/--read-ahead/--nr-requests as axes. Stored as one experiment; resumable.
+    Sweep(SweepArgs),
+    /// Find where a target stops being met: --target 'mibps>=22' --over size=10G..750G.
+    Saturate(SaturateArgs),
     /// List stored runs, newest first.
     List(ListArgs),
     /// Show a stored run (or a group's summary) like the live output.
@@ -166,6 +171,146 @@ pub struct DbRunArgs {
     pub quiet: bool,
     #[command(flatten)]
     pub db: DbArgs,
+}
+
+/// Options of `iolab sweep` itself; every other option is a run option (any of them may be a
+/// list or range).
+#[derive(Args, Debug, Clone)]
+pub struct SweepArgs {
+    /// Axis for the rows of the matrix (default: the first axis).
+    #[arg(long)]
+    pub rows: Option<String>,
+    /// Axis for the columns (default: the second axis).
+    #[arg(long)]
+    pub cols: Option<String>,
+    /// The figure in the matrix: iops, mibps, p50, p90, p99, p99.9, mean.
+    #[arg(long, default_value = "iops")]
+    pub metric: String,
+    /// Continue an interrupted sweep (its group id, e.g. g4): finished cells are not run again.
+    #[arg(long)]
+    pub resume: Option<String>,
+    /// Runs per cell.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: u32,
+    /// Schedulers to compare (list, or all): switched on the disks under --dir and restored.
+    #[arg(long)]
+    pub scheduler: Option<String>,
+    /// read_ahead_kb values to compare (switched and restored).
+    #[arg(long)]
+    pub read_ahead: Option<String>,
+    /// nr_requests values to compare (switched and restored).
+    #[arg(long)]
+    pub nr_requests: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long)]
+    pub label: Option<String>,
+    #[arg(long = "tag", value_name = "K=V")]
+    pub tags: Vec<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// The run options (after --; iolab puts them there for you).
+    #[arg(last = true, hide = true)]
+    pub run_args: Vec<String>,
+}
+
+/// Options of `iolab saturate` itself; every other option is a run option.
+#[derive(Args, Debug, Clone)]
+pub struct SaturateArgs {
+    /// The target: mibps>=22, p99<=10ms, iops>=1000 (metrics: iops, mibps, p50, p90, p99, p99.9, mean).
+    #[arg(long)]
+    pub target: String,
+    /// The axis and its range: size=10G..750G, rate=100..5000, threads=1..64.
+    #[arg(long)]
+    pub over: String,
+    /// Resolution: stop when the boundary is known to within this (default: 1/32 of the range).
+    #[arg(long)]
+    pub step: Option<String>,
+    /// At most this many measurements.
+    #[arg(long, default_value_t = 12)]
+    pub max_steps: u32,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long)]
+    pub label: Option<String>,
+    #[arg(long = "tag", value_name = "K=V")]
+    pub tags: Vec<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[arg(last = true, hide = true)]
+    pub run_args: Vec<String>,
+}
+
+/// For `sweep` and `saturate`: moves their own options first and every other option behind
+/// `--`, so clap parses the run options later, per cell.
+pub fn presplit(argv: Vec<String>) -> Vec<String> {
+    let Some(cmd) = argv.get(1).cloned() else {
+        return argv;
+    };
+    let (own_v, own_b): (&[&str], &[&str]) = match cmd.as_str() {
+        "sweep" => (
+            &[
+                "--rows",
+                "--cols",
+                "--metric",
+                "--resume",
+                "--repeat",
+                "--scheduler",
+                "--read-ahead",
+                "--nr-requests",
+                "--label",
+                "--tag",
+                "--db",
+            ],
+            &["--json", "--help", "-h"],
+        ),
+        "saturate" => (
+            &[
+                "--target",
+                "--over",
+                "--step",
+                "--max-steps",
+                "--label",
+                "--tag",
+                "--db",
+            ],
+            &["--json", "--help", "-h"],
+        ),
+        _ => return argv,
+    };
+    let mut own = vec![argv[0].clone(), cmd];
+    let mut rest = Vec::new();
+    let mut i = 2;
+    while i < argv.len() {
+        let a = &argv[i];
+        if a == "--" {
+            rest.extend(argv[i + 1..].iter().cloned());
+            break;
+        }
+        let flag = a.split('=').next().unwrap_or("");
+        if own_b.contains(&a.as_str()) {
+            own.push(a.clone());
+        } else if own_v.contains(&flag) {
+            own.push(a.clone());
+            if !a.contains('=') && i + 1 < argv.len() {
+                i += 1;
+                own.push(argv[i].clone());
+            }
+            // labels and tags also go to every run
+            if flag == "--label" || flag == "--tag" {
+                rest.push(own[own.len() - if a.contains('=') { 1 } else { 2 }].clone());
+                if !a.contains('=') {
+                    rest.push(own[own.len() - 1].clone());
+                }
+            }
+        } else {
+            rest.push(a.clone());
+        }
+        i += 1;
+    }
+    own.push("--".into());
+    own.extend(rest);
+    own
 }
 
 #[derive(Args, Debug, Clone)]

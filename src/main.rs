@@ -308,6 +308,276 @@ fn cmd_db(a: &cli::DbRunArgs) -> Result<i32, Error> {
     })
 }
 
+fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32, Error> {
+    use iolab::sweep;
+    let mut store = open_store_write(&a.db)?;
+    let stop = stop_flag();
+    let (gid, spec) = if let Some(r) = &a.resume {
+        let g = match r.parse::<store::Ref>().map_err(Error::usage)? {
+            store::Ref::Group(g) => g,
+            store::Ref::Run(_) => {
+                return Err(Error::usage(format!(
+                    "--resume {r}: give the sweep's group id, e.g. g4"
+                )));
+            }
+        };
+        let (kind, spec) = store.experiment(g)?;
+        let spec: sweep::SweepSpec = spec
+            .filter(|_| kind == "sweep")
+            .and_then(|s| serde_json::from_value(s).ok())
+            .ok_or_else(|| Error::usage(format!("--resume {r}: not a sweep")))?;
+        if !a.run_args.is_empty() {
+            return Err(Error::usage(
+                "--resume: give no other run options; the sweep's own are used",
+            ));
+        }
+        (g, spec)
+    } else {
+        if a.repeat == 0 {
+            return Err(Error::usage("--repeat must be at least 1"));
+        }
+        if a.run_args.iter().any(|x| x == "--no-save") {
+            return Err(Error::usage(
+                "--no-save: a sweep is stored as one experiment (it is what makes --resume possible)",
+            ));
+        }
+        if a.run_args
+            .iter()
+            .any(|x| x == "--repeat" || x.starts_with("--repeat="))
+        {
+            return Err(Error::usage(
+                "--repeat: give it to the sweep once (runs per cell)",
+            ));
+        }
+        let (fixed, mut axes) = sweep::split_axes(&a.run_args)?;
+        for (name, v) in [
+            ("scheduler", &a.scheduler),
+            ("read-ahead", &a.read_ahead),
+            ("nr-requests", &a.nr_requests),
+        ] {
+            if let Some(v) = v {
+                let vals = if v == "all" {
+                    vec!["all".to_string()]
+                } else {
+                    sweep::expand(&format!("--{name}"), v)?
+                };
+                // device settings go outermost: fewer switches
+                axes.insert(
+                    0,
+                    sweep::Axis {
+                        name: name.into(),
+                        values: vals,
+                    },
+                );
+            }
+        }
+        if axes.is_empty() {
+            return Err(Error::usage(
+                "sweep: no axis: give at least one run option as a list or range (e.g. --threads 1,4,8 or --size 1G..16G)",
+            ));
+        }
+        if sweep::metric(&sweep::Figures::default(), &a.metric).is_none() {
+            return Err(Error::usage(format!(
+                "--metric '{}': use {}",
+                a.metric,
+                sweep::METRIC_NAMES
+            )));
+        }
+        for (flag, v) in [("--rows", &a.rows), ("--cols", &a.cols)] {
+            if let Some(v) = v
+                && !axes.iter().any(|x| &x.name == v)
+            {
+                let names: Vec<&str> = axes.iter().map(|x| x.name.as_str()).collect();
+                return Err(Error::usage(format!(
+                    "{flag} '{v}': not an axis of this sweep (axes: {})",
+                    names.join(", ")
+                )));
+            }
+        }
+        let tuning: Vec<&sweep::Axis> = axes
+            .iter()
+            .filter(|x| sweep::TUNING.contains(&x.name.as_str()))
+            .collect();
+        if !tuning.is_empty() {
+            let probe = sweep::plan_for(&fixed)?;
+            let env =
+                iolab::sysenv::collect(&iolab::sysenv::Roots::live(), Some(&probe.fileset.dir));
+            let devs: Vec<String> = env
+                .path
+                .as_ref()
+                .map(|p| p.physical_disks.clone())
+                .unwrap_or_default();
+            if probe.created_dir {
+                let _ = std::fs::remove_dir(&probe.fileset.dir);
+            }
+            if devs.is_empty() {
+                return Err(Error::usage(format!(
+                    "--scheduler/--read-ahead/--nr-requests: no block device under {}",
+                    probe.fileset.dir.display()
+                )));
+            }
+            sweep::check_tuning(&mut axes, &devs)?;
+        }
+        // Every cell is checked before anything runs, and the largest file set must fit.
+        let mut need = 0u64;
+        let mut dir = None;
+        for cell in sweep::cross(&axes) {
+            let p = sweep::plan_for(&sweep::cell_args(&fixed, &cell))?;
+            let present: u64 = (0..p.fileset.files)
+                .filter_map(|i| {
+                    std::fs::metadata(iolab::fileset::file_path(&p.fileset.dir, i)).ok()
+                })
+                .map(|m| m.len().min(p.fileset.file_size_bytes))
+                .sum();
+            need = need.max(p.fileset.total_bytes.saturating_sub(present));
+            if p.created_dir {
+                let _ = std::fs::remove_dir(&p.fileset.dir);
+            }
+            dir = Some(p.fileset.dir.clone());
+        }
+        if let Some(d) = &dir
+            && let Some(free) = sysinfo::free_bytes(d)
+            && need > free
+        {
+            return Err(Error::usage(format!(
+                "sweep: its largest file set needs {} in {} but only {} is free; use smaller --size values",
+                iolab::size::human_bytes(need as f64),
+                d.display(),
+                iolab::size::human_bytes(free as f64)
+            )));
+        }
+        let spec = sweep::SweepSpec {
+            fixed,
+            axes,
+            repeat: a.repeat,
+            rows: a.rows.clone(),
+            cols: a.cols.clone(),
+            metric: a.metric.clone(),
+        };
+        let g = store.new_experiment(
+            "sweep",
+            a.label.as_deref(),
+            a.repeat,
+            &serde_json::to_value(&spec).expect("json"),
+        )?;
+        eprintln!(
+            "sweep stored as group g{g} ({} cells x {} runs); resume with: iolab sweep --resume g{g}",
+            sweep::cross(&spec.axes).len(),
+            spec.repeat
+        );
+        (g, spec)
+    };
+    let cells = sweep::run_sweep(&mut store, gid, &spec, &stop, a.json)?;
+    let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
+    if a.json {
+        print_json(
+            &serde_json::json!({"schema": "iolab-sweep/1", "group": format!("g{gid}"), "axes": spec.axes, "metric": spec.metric, "cells": cells, "interrupted": interrupted}),
+        );
+    } else {
+        print_out(&sweep::render_matrix(&spec, &cells));
+        if interrupted {
+            print_out(&format!(
+                "interrupted: finished cells are kept; continue with: iolab sweep --resume g{gid}\n"
+            ));
+        }
+    }
+    Ok(if interrupted {
+        Exit::Interrupted as i32
+    } else {
+        0
+    })
+}
+
+fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32, Error> {
+    use iolab::sweep;
+    let target = sweep::Target::parse(&a.target)?;
+    let (axis, range) = a.over.split_once('=').ok_or_else(|| {
+        Error::usage(format!(
+            "--over '{}': use AXIS=LO..HI, e.g. size=10G..750G or rate=100..5000",
+            a.over
+        ))
+    })?;
+    if !["size", "rate", "threads", "iodepth", "files"].contains(&axis) {
+        return Err(Error::usage(format!(
+            "--over {axis}: search over size, rate, threads, iodepth or files"
+        )));
+    }
+    let (lo, hi) = range
+        .split_once("..")
+        .ok_or_else(|| Error::usage(format!("--over '{}': the range is LO..HI", a.over)))?;
+    let num =
+        |s: &str| iolab::size::parse_size(s).map_err(|e| Error::usage(format!("--over: {e}")));
+    let (lo, hi) = (num(lo)?, num(hi)?);
+    if lo == 0 || lo >= hi {
+        return Err(Error::usage(format!(
+            "--over '{}': need 0 < LO < HI",
+            a.over
+        )));
+    }
+    let step = match &a.step {
+        Some(s) => num(s)?.max(1),
+        None => ((hi - lo) / 32).max(1),
+    };
+    if a.run_args.iter().any(|x| x == "--no-save") {
+        return Err(Error::usage(
+            "--no-save: every step of a saturation search is stored",
+        ));
+    }
+    let (fixed, axes) = sweep::split_axes(&a.run_args)?;
+    if !axes.is_empty() {
+        return Err(Error::usage(format!(
+            "saturate: --{} is a list; only --over varies",
+            axes[0].name
+        )));
+    }
+    if fixed.iter().any(|x| x == &format!("--{axis}")) {
+        return Err(Error::usage(format!(
+            "--{axis}: it is the axis of --over; do not also fix it"
+        )));
+    }
+    let mut store = open_store_write(&a.db)?;
+    let spec = sweep::SaturateSpec {
+        fixed,
+        axis: axis.into(),
+        lo,
+        hi,
+        step,
+        max_steps: a.max_steps.max(2),
+        target,
+    };
+    // validate the run options once before measuring anything
+    let mut probe_cell = std::collections::BTreeMap::new();
+    probe_cell.insert(spec.axis.clone(), lo.to_string());
+    let probe = sweep::plan_for(&sweep::cell_args(&spec.fixed, &probe_cell))?;
+    if probe.created_dir {
+        let _ = std::fs::remove_dir(&probe.fileset.dir);
+    }
+    let gid = store.new_experiment(
+        "saturate",
+        a.label.as_deref(),
+        1,
+        &serde_json::to_value(&spec).expect("json"),
+    )?;
+    let stop = stop_flag();
+    let points = sweep::saturate(&mut store, gid, &spec, &stop, a.json)?;
+    let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
+    let last_pass = points.iter().filter(|p| p.passed).map(|p| p.value).max();
+    let first_fail = points.iter().filter(|p| !p.passed).map(|p| p.value).min();
+    if a.json {
+        print_json(
+            &serde_json::json!({"schema": "iolab-saturate/1", "group": format!("g{gid}"), "spec": spec, "points": points, "last_pass": last_pass, "first_fail": first_fail, "interrupted": interrupted}),
+        );
+    } else {
+        print_out(&sweep::render_saturate(&spec, &points));
+    }
+    eprintln!("stored as group g{gid}");
+    Ok(if interrupted {
+        Exit::Interrupted as i32
+    } else {
+        0
+    })
+}
+
 fn cmd_iostat(a: &cli::IostatArgs) -> Result<i32, Error> {
     use iolab::iostat;
     if !(a.interval >= 0.05 && a.interval.is_finite()) {
@@ -398,7 +668,7 @@ fn cmd_run(a: &cli::RunArgs) -> Result<i32, Error> {
         let doc = runner::run(&plan, &stop, |_| {})?;
         let json = doc.to_json();
         if let Some(s) = &mut db {
-            match s.save_run(&doc, &json, group.map(|g| (g, i + 1))) {
+            match s.save_run(&doc, &json, group.map(|g| (g, i + 1)), None) {
                 Ok(id) => saved_ids.push(id),
                 Err(e) => not_saved = Some(e.msg),
             }
@@ -483,7 +753,7 @@ fn cmd_run(a: &cli::RunArgs) -> Result<i32, Error> {
 }
 
 fn real_main() -> Result<i32, Error> {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::try_parse_from(cli::presplit(std::env::args().collect())) {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind as K;
@@ -611,6 +881,8 @@ fn real_main() -> Result<i32, Error> {
             })
         }
         Cmd::Db(a) => cmd_db(&a),
+        Cmd::Sweep(a) => cmd_sweep(&a),
+        Cmd::Saturate(a) => cmd_saturate(&a),
         Cmd::List(a) => {
             let s = open_store(&a.db)?;
             let f = store::Filter {
@@ -639,6 +911,56 @@ fn real_main() -> Result<i32, Error> {
                         print_json(&s.doc(id)?);
                     } else {
                         print_out(&history::render_show(&s, id)?);
+                    }
+                }
+                store::Ref::Group(g)
+                    if matches!(s.experiment(g)?.0.as_str(), "sweep" | "saturate") =>
+                {
+                    let (kind, spec) = s.experiment(g)?;
+                    let spec = spec.ok_or_else(|| {
+                        Error::failed(format!("group g{g}: its definition is missing"))
+                    })?;
+                    if kind == "sweep" {
+                        let spec: iolab::sweep::SweepSpec = serde_json::from_value(spec)
+                            .map_err(|e| Error::failed(format!("g{g}: {e}")))?;
+                        let cells = iolab::sweep::stored_cells(&s, g, &spec)?;
+                        if a.json {
+                            print_json(
+                                &serde_json::json!({"schema": "iolab-sweep/1", "group": format!("g{g}"), "axes": spec.axes, "metric": spec.metric, "cells": cells}),
+                            );
+                        } else {
+                            print_out(&iolab::sweep::render_matrix(&spec, &cells));
+                        }
+                    } else {
+                        let spec: iolab::sweep::SaturateSpec = serde_json::from_value(spec)
+                            .map_err(|e| Error::failed(format!("g{g}: {e}")))?;
+                        let mut points = Vec::new();
+                        for id in s.group_runs(g)? {
+                            let d = iolab::result::RunDoc::from_json(&s.doc(id)?)
+                                .map_err(|e| Error::failed(format!("run {id}: {e}")))?;
+                            let f = iolab::sweep::figures(&d);
+                            let v = s
+                                .cell(id)?
+                                .and_then(|c| {
+                                    c.get(&spec.axis).and_then(|x| {
+                                        x.as_str().and_then(|x| iolab::size::parse_size(x).ok())
+                                    })
+                                })
+                                .unwrap_or(0);
+                            points.push(iolab::sweep::Point {
+                                value: v,
+                                run_id: id,
+                                figures: f,
+                                passed: spec.target.met(&f),
+                            });
+                        }
+                        if a.json {
+                            print_json(
+                                &serde_json::json!({"schema": "iolab-saturate/1", "group": format!("g{g}"), "spec": spec, "points": points}),
+                            );
+                        } else {
+                            print_out(&iolab::sweep::render_saturate(&spec, &points));
+                        }
                     }
                 }
                 store::Ref::Group(g) => {
@@ -764,6 +1086,10 @@ fn real_main() -> Result<i32, Error> {
 }
 
 fn main() {
+    // Settings a killed iolab left switched (scheduler, read-ahead) are put back first.
+    for line in iolab::tuning::replay_pending() {
+        eprintln!("iolab: {line}");
+    }
     let code = match real_main() {
         Ok(c) => c,
         Err(e) => {

@@ -21,10 +21,10 @@ use std::path::{Path, PathBuf};
 /// "iolb"
 pub const APP_ID: i64 = 0x696f_6c62;
 /// Current schema version.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Migration i takes a store from version i to i + 1.
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     // v1: runs, their tags and summary metrics
     "CREATE TABLE runs (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -80,6 +80,9 @@ const MIGRATIONS: [&str; 2] = [
         PRIMARY KEY (run_id, cell, op)
     );
     CREATE INDEX runs_start ON runs(start_time);",
+    // v3: experiments (sweeps, saturation searches): the group's definition and each run's cell
+    "ALTER TABLE groups ADD COLUMN spec TEXT;
+    ALTER TABLE runs ADD COLUMN cell TEXT;",
 ];
 
 /// Where the store lives: `--db`, else `$IOLAB_DB`, else `$XDG_DATA_HOME/iolab/results.db`,
@@ -305,12 +308,69 @@ impl Store {
         Ok(self.conn.last_insert_rowid())
     }
 
+    /// Starts an experiment: a group with its definition (axes, options) as JSON.
+    pub fn new_experiment(
+        &mut self,
+        kind: &str,
+        label: Option<&str>,
+        repeat: u32,
+        spec: &serde_json::Value,
+    ) -> Result<i64> {
+        let id = self.new_group(kind, label, repeat)?;
+        self.conn
+            .execute(
+                "UPDATE groups SET spec = ?1 WHERE id = ?2",
+                params![serde_json::to_string(spec).expect("json"), id],
+            )
+            .map_err(|e| db_err(&self.path, e))?;
+        Ok(id)
+    }
+
+    /// An experiment's kind and definition.
+    pub fn experiment(&self, gid: i64) -> Result<(String, Option<serde_json::Value>)> {
+        let (kind, spec): (String, Option<String>) = self
+            .conn
+            .query_row("SELECT kind, spec FROM groups WHERE id = ?1", [gid], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()
+            .map_err(|e| db_err(&self.path, e))?
+            .ok_or_else(|| {
+                Error::usage(format!(
+                    "no group g{gid} in {} (iolab list shows the ids)",
+                    self.path.display()
+                ))
+            })?;
+        Ok((kind, spec.and_then(|s| serde_json::from_str(&s).ok())))
+    }
+
+    /// Marks a saved run as one cell of an experiment.
+    pub fn set_cell(&mut self, id: i64, cell: &serde_json::Value) -> Result<()> {
+        self.conn
+            .execute(
+                "UPDATE runs SET cell = ?1 WHERE id = ?2",
+                params![serde_json::to_string(cell).expect("json"), id],
+            )
+            .map_err(|e| db_err(&self.path, e))?;
+        Ok(())
+    }
+
+    /// The cell of a run, when it belongs to an experiment.
+    pub fn cell(&self, id: i64) -> Result<Option<serde_json::Value>> {
+        let s: Option<String> = self
+            .conn
+            .query_row("SELECT cell FROM runs WHERE id = ?1", [id], |r| r.get(0))
+            .map_err(|e| db_err(&self.path, e))?;
+        Ok(s.and_then(|s| serde_json::from_str(&s).ok()))
+    }
+
     /// Saves one `iolab run` in one transaction. `json` is the document as printed.
     pub fn save_run(
         &mut self,
         doc: &RunDoc,
         json: &serde_json::Value,
         group: Option<(i64, u32)>,
+        cell: Option<&serde_json::Value>,
     ) -> Result<i64> {
         let path = self.path.clone();
         let tx = self
@@ -319,8 +379,8 @@ impl Store {
             .map_err(|e| db_err(&path, e))?;
         let modes: Vec<&str> = doc.runs.iter().map(|c| c.mode.as_str()).collect();
         tx.execute(
-            "INSERT INTO runs (kind, tool, tool_version, start_time, end_time, host, label, modes, interrupted, doc, env, group_id, seq)
-             VALUES ('run', 'iolab', ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            "INSERT INTO runs (kind, tool, tool_version, start_time, end_time, host, label, modes, interrupted, doc, env, group_id, seq, cell)
+             VALUES ('run', 'iolab', ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 doc.iolab_version,
                 doc.start_time,
@@ -333,6 +393,7 @@ impl Store {
                 serde_json::to_string(&serde_json::json!({"run": doc.env, "system": doc.system})).expect("json"),
                 group.map(|g| g.0),
                 group.map(|g| g.1),
+                cell.map(|c| serde_json::to_string(c).expect("json")),
             ],
         )
         .map_err(|e| db_err(&path, e))?;

@@ -1,0 +1,929 @@
+//! Experiments: `iolab sweep` (any run option as an axis, a cross product of cells, one stored
+//! experiment, resumable) and `iolab saturate` (bisection for the point where a target stops
+//! being met). Both run each cell in-process through the normal `run` path (docs/experiments.md).
+
+use crate::error::{Error, Result};
+use crate::result::RunDoc;
+use crate::size::parse_size;
+use crate::store::Store;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Run options that are never axes: their values contain commas of their own.
+const NOT_AXES: &[&str] = &["--open-flags", "--dir", "--label", "--tag", "--db"];
+
+/// An axis: a run option and its values, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Axis {
+    /// "threads", "size", "mode", "scheduler", ...
+    pub name: String,
+    pub values: Vec<String>,
+}
+
+/// Expands one option value: `a,b,c`; `a..b` (doubling: 1..32 = 1,2,4,8,16,32; sizes too:
+/// 1G..16G = 1G,2G,4G,8G,16G); `a..b:+s` (linear steps of s); `a..b:xN` (factor N).
+pub fn expand(flag: &str, v: &str) -> Result<Vec<String>> {
+    let bad = |why: &str| {
+        Error::usage(format!(
+            "{flag} '{v}': {why}; use a list (1,4,8), a range (1..32 doubles, 1..32:+4 steps by 4, 1G..64G:x4 multiplies by 4)"
+        ))
+    };
+    if v.contains("..") {
+        let (range, step) = match v.split_once(':') {
+            Some((r, s)) => (r, Some(s)),
+            None => (v, None),
+        };
+        let (a, b) = range.split_once("..").ok_or_else(|| bad("not a range"))?;
+        let num = |s: &str| -> Option<u64> { parse_size(s).ok() };
+        let (lo, hi) = (
+            num(a).ok_or_else(|| bad("the start is not a number or size"))?,
+            num(b).ok_or_else(|| bad("the end is not a number or size"))?,
+        );
+        if lo > hi {
+            return Err(bad("the start is above the end"));
+        }
+        let sized = a.chars().any(|c| c.is_ascii_alphabetic())
+            || b.chars().any(|c| c.is_ascii_alphabetic());
+        let fmt = |x: u64| {
+            if sized {
+                crate::size::Bytes(x).to_string()
+            } else {
+                x.to_string()
+            }
+        };
+        let mut out = Vec::new();
+        match step {
+            Some(s) if s.starts_with('+') => {
+                let st = num(&s[1..])
+                    .filter(|&x| x > 0)
+                    .ok_or_else(|| bad("the step must be positive"))?;
+                let mut x = lo;
+                while x <= hi {
+                    out.push(fmt(x));
+                    x += st;
+                }
+            }
+            Some(s) if s.starts_with('x') => {
+                let f: u64 = s[1..]
+                    .parse()
+                    .ok()
+                    .filter(|&f| f >= 2)
+                    .ok_or_else(|| bad("the factor must be 2 or more"))?;
+                let mut x = lo.max(1);
+                while x <= hi {
+                    out.push(fmt(x));
+                    x *= f;
+                }
+            }
+            Some(_) => return Err(bad("a step is +N or xN")),
+            None => {
+                let mut x = lo.max(1);
+                while x <= hi {
+                    out.push(fmt(x));
+                    x *= 2;
+                }
+            }
+        }
+        if out.len() > 1000 {
+            return Err(bad("more than 1000 values"));
+        }
+        return Ok(out);
+    }
+    let vals: Vec<String> = v.split(',').map(|x| x.trim().to_string()).collect();
+    if vals.iter().any(|x| x.is_empty()) {
+        return Err(bad("an empty value"));
+    }
+    Ok(vals)
+}
+
+/// Flags of `iolab run` that take a value (from clap's own definition).
+pub fn value_flags() -> Vec<String> {
+    use clap::CommandFactory;
+    let cmd = crate::cli::Cli::command();
+    let run = cmd.find_subcommand("run").expect("run subcommand");
+    run.get_arguments()
+        .filter(|a| a.get_action().takes_values() && a.get_long().is_some())
+        .map(|a| format!("--{}", a.get_long().unwrap()))
+        .collect()
+}
+
+/// Splits run arguments into the fixed ones and the axes.
+pub fn split_axes(args: &[String]) -> Result<(Vec<String>, Vec<Axis>)> {
+    let takes = value_flags();
+    let mut fixed = Vec::new();
+    let mut axes = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v.to_string())),
+            _ => (a.clone(), None),
+        };
+        if flag.starts_with("--") && takes.contains(&flag) {
+            let v = match inline {
+                Some(v) => v,
+                None => {
+                    i += 1;
+                    args.get(i)
+                        .cloned()
+                        .ok_or_else(|| Error::usage(format!("{flag}: a value is required")))?
+                }
+            };
+            let vals = if NOT_AXES.contains(&flag.as_str()) {
+                vec![v.clone()]
+            } else {
+                expand(&flag, &v)?
+            };
+            if vals.len() > 1 {
+                let name = flag.trim_start_matches("--").to_string();
+                if axes.iter().any(|x: &Axis| x.name == name) {
+                    return Err(Error::usage(format!("{flag} is given twice as an axis")));
+                }
+                axes.push(Axis { name, values: vals });
+            } else {
+                fixed.push(flag);
+                fixed.push(vals.into_iter().next().unwrap_or(v));
+            }
+        } else {
+            fixed.push(a.clone());
+        }
+        i += 1;
+    }
+    Ok((fixed, axes))
+}
+
+/// The cells of a cross product, first axis outermost.
+pub fn cross(axes: &[Axis]) -> Vec<BTreeMap<String, String>> {
+    let mut cells: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for ax in axes {
+        let mut next = Vec::new();
+        for c in &cells {
+            for v in &ax.values {
+                let mut c2 = c.clone();
+                c2.push((ax.name.clone(), v.clone()));
+                next.push(c2);
+            }
+        }
+        cells = next;
+    }
+    cells.into_iter().map(|c| c.into_iter().collect()).collect()
+}
+
+/// The arguments of `iolab run` for one cell (tuning axes are not run options).
+pub fn cell_args(fixed: &[String], cell: &BTreeMap<String, String>) -> Vec<String> {
+    let mut a = fixed.to_vec();
+    for (k, v) in cell {
+        if TUNING.contains(&k.as_str()) {
+            continue;
+        }
+        a.push(format!("--{k}"));
+        a.push(v.clone());
+    }
+    a
+}
+
+/// Axes that switch device settings instead of run options: name → sysfs attribute.
+pub const TUNING: &[&str] = &["scheduler", "read-ahead", "nr-requests"];
+
+fn sysfs_attr(axis: &str) -> &'static str {
+    match axis {
+        "scheduler" => "scheduler",
+        "read-ahead" => "read_ahead_kb",
+        _ => "nr_requests",
+    }
+}
+
+/// Parses `iolab run` arguments with clap into a plan.
+pub fn plan_for(args: &[String]) -> Result<crate::runner::Plan> {
+    use clap::Parser;
+    let mut argv = vec!["iolab".to_string(), "run".to_string()];
+    argv.extend(args.iter().cloned());
+    let cli = crate::cli::Cli::try_parse_from(&argv).map_err(|e| {
+        let m = e.to_string();
+        Error::usage(
+            m.lines()
+                .next()
+                .unwrap_or("invalid run options")
+                .trim_start_matches("error: ")
+                .to_string(),
+        )
+    })?;
+    match cli.cmd {
+        crate::cli::Cmd::Run(mut r) => {
+            r.quiet = true;
+            let mut p = crate::cli::plan_run(&r)?;
+            p.quiet = true;
+            Ok(p)
+        }
+        _ => unreachable!("parsed as run"),
+    }
+}
+
+/// Headline figures of one run (all modes of it together).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    pub iops: f64,
+    pub mibps: f64,
+    /// worst p99 of reads and writes, ms
+    pub p99_ms: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p99_9_ms: f64,
+    /// mean latency over reads and writes, ms
+    pub mean_ms: f64,
+}
+
+pub fn figures(doc: &RunDoc) -> Figures {
+    let mut f = Figures::default();
+    let mut n = 0.0;
+    for c in &doc.runs {
+        for r in [&c.results.read, &c.results.write] {
+            f.iops += r.iops;
+            f.mibps += r.bytes_per_sec / 1048576.0;
+            if let Some(l) = &r.lat_ns {
+                f.p99_ms = f.p99_ms.max(l.p99 as f64 / 1e6);
+                f.p50_ms = f.p50_ms.max(l.p50 as f64 / 1e6);
+                f.p90_ms = f.p90_ms.max(l.p90 as f64 / 1e6);
+                f.p99_9_ms = f.p99_9_ms.max(l.p99_9 as f64 / 1e6);
+                f.mean_ms += l.mean / 1e6 * r.ops as f64;
+                n += r.ops as f64;
+            }
+        }
+    }
+    if n > 0.0 {
+        f.mean_ms /= n;
+    }
+    f
+}
+
+pub fn metric(f: &Figures, name: &str) -> Option<f64> {
+    Some(match name {
+        "iops" => f.iops,
+        "mibps" => f.mibps,
+        "p99" => f.p99_ms,
+        "p50" => f.p50_ms,
+        "p90" => f.p90_ms,
+        "p99.9" => f.p99_9_ms,
+        "mean" => f.mean_ms,
+        _ => return None,
+    })
+}
+
+pub const METRIC_NAMES: &str = "iops, mibps, p50, p90, p99, p99.9 or mean (latencies in ms)";
+
+/// The definition of a sweep, stored with the experiment (enough to resume it).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SweepSpec {
+    pub fixed: Vec<String>,
+    pub axes: Vec<Axis>,
+    pub repeat: u32,
+    pub rows: Option<String>,
+    pub cols: Option<String>,
+    pub metric: String,
+}
+
+/// One finished cell.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CellOut {
+    pub cell: BTreeMap<String, String>,
+    pub run_ids: Vec<i64>,
+    pub figures: Figures,
+}
+
+fn key(c: &BTreeMap<String, String>) -> String {
+    serde_json::to_string(c).expect("json")
+}
+
+/// Devices whose settings tuning axes switch: the physical disks under --dir.
+fn tuning_devices(fixed: &[String]) -> Result<Vec<String>> {
+    let plan = plan_for(fixed)?;
+    let env = crate::sysenv::collect(&crate::sysenv::Roots::live(), Some(&plan.fileset.dir));
+    let devs: Vec<String> = env
+        .path
+        .as_ref()
+        .map(|p| {
+            p.physical_disks
+                .iter()
+                .filter(|d| {
+                    std::path::Path::new(&format!("/sys/block/{d}/queue/scheduler")).exists()
+                })
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    if devs.is_empty() {
+        return Err(Error::usage(format!(
+            "--scheduler/--read-ahead/--nr-requests: no block device with a queue under {}",
+            plan.fileset.dir.display()
+        )));
+    }
+    // created --dir of the probe plan must not linger
+    if plan.created_dir {
+        let _ = std::fs::remove_dir(&plan.fileset.dir);
+    }
+    Ok(devs)
+}
+
+/// Checks tuning axes before anything runs: root, values the devices offer.
+pub fn check_tuning(axes: &mut [Axis], devs: &[String]) -> Result<()> {
+    for ax in axes
+        .iter_mut()
+        .filter(|a| TUNING.contains(&a.name.as_str()))
+    {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err(Error::usage(format!(
+                "--{}: switching device settings needs root (run iolab as root, or drop this axis)",
+                ax.name
+            )));
+        }
+        if ax.name == "scheduler" {
+            let offered = crate::tuning::schedulers(&devs[0]);
+            if ax.values == ["all"] {
+                ax.values = offered.clone();
+            }
+            for v in &ax.values {
+                if !offered.contains(v) {
+                    return Err(Error::usage(format!(
+                        "--scheduler {v}: {} offers only {}",
+                        devs[0],
+                        offered.join(", ")
+                    )));
+                }
+            }
+        } else {
+            for v in &ax.values {
+                if v.parse::<u64>().is_err() {
+                    return Err(Error::usage(format!(
+                        "--{} {v}: a whole number is needed",
+                        ax.name
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs (or resumes) a sweep into experiment `gid`. Returns the finished cells in order.
+pub fn run_sweep(
+    store: &mut Store,
+    gid: i64,
+    spec: &SweepSpec,
+    stop: &AtomicBool,
+    quiet: bool,
+) -> Result<Vec<CellOut>> {
+    let cells = cross(&spec.axes);
+    let tuned = spec.axes.iter().any(|a| TUNING.contains(&a.name.as_str()));
+    let devs = if tuned {
+        tuning_devices(&spec.fixed)?
+    } else {
+        Vec::new()
+    };
+    // what was already done (resume): completed, not interrupted runs per cell
+    let mut done: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    for id in store.group_runs(gid).unwrap_or_default() {
+        if let (Some(c), Ok(r)) = (store.cell(id)?, store.run(id))
+            && !r.interrupted
+        {
+            done.entry(c.to_string()).or_default().push(id);
+        }
+    }
+    let total: u64 = cells
+        .iter()
+        .map(|c| {
+            spec.repeat
+                .saturating_sub(done.get(&key(c)).map_or(0, |v| v.len() as u32)) as u64
+        })
+        .sum();
+    let bar = crate::fileset::progress_bar(total, quiet, "sweep");
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{prefix} [{bar:30}] {pos}/{len} cells, {elapsed} elapsed, eta {eta}  {msg}",
+        )
+        .expect("template")
+        .progress_chars("=> "),
+    );
+    let mut tuner = crate::tuning::Tuner::default();
+    let mut out = Vec::new();
+    let mut seq = store.group_runs(gid).map(|v| v.len() as u32).unwrap_or(0);
+    for cell in &cells {
+        let k = key(cell);
+        let mut ids = done.get(&k).cloned().unwrap_or_default();
+        while (ids.len() as u32) < spec.repeat && !stop.load(Ordering::Relaxed) {
+            for (axis, v) in cell.iter().filter(|(a, _)| TUNING.contains(&a.as_str())) {
+                for d in &devs {
+                    tuner.set(d, sysfs_attr(axis), v, &format!("--{axis}"))?;
+                }
+            }
+            let desc: Vec<String> = cell.iter().map(|(a, v)| format!("{a}={v}")).collect();
+            bar.set_message(desc.join(" "));
+            let plan = plan_for(&cell_args(&spec.fixed, cell))?;
+            let doc = crate::runner::run(&plan, stop, |_| {})?;
+            let json = doc.to_json();
+            seq += 1;
+            let cj = serde_json::to_value(cell).expect("json");
+            let id = store.save_run(&doc, &json, Some((gid, seq)), Some(&cj))?;
+            if doc.interrupted {
+                break;
+            }
+            ids.push(id);
+            bar.inc(1);
+        }
+        let mut figs = Vec::new();
+        for &id in &ids {
+            let d = RunDoc::from_json(&store.doc(id)?)
+                .map_err(|e| Error::failed(format!("run {id}: {e}")))?;
+            figs.push(figures(&d));
+        }
+        if !figs.is_empty() {
+            let n = figs.len() as f64;
+            let avg = |f: fn(&Figures) -> f64| figs.iter().map(f).sum::<f64>() / n;
+            out.push(CellOut {
+                cell: cell.clone(),
+                run_ids: ids,
+                figures: Figures {
+                    iops: avg(|f| f.iops),
+                    mibps: avg(|f| f.mibps),
+                    p99_ms: avg(|f| f.p99_ms),
+                    p50_ms: avg(|f| f.p50_ms),
+                    p90_ms: avg(|f| f.p90_ms),
+                    p99_9_ms: avg(|f| f.p99_9_ms),
+                    mean_ms: avg(|f| f.mean_ms),
+                },
+            });
+        }
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    for e in tuner.restore() {
+        eprintln!("iolab: {e}");
+    }
+    Ok(out)
+}
+
+/// The finished cells of a stored sweep.
+pub fn stored_cells(store: &Store, gid: i64, spec: &SweepSpec) -> Result<Vec<CellOut>> {
+    let mut by: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    for id in store.group_runs(gid)? {
+        if let Some(c) = store.cell(id)?
+            && !store.run(id)?.interrupted
+        {
+            by.entry(c.to_string()).or_default().push(id);
+        }
+    }
+    let mut out = Vec::new();
+    for cell in cross(&spec.axes) {
+        let Some(ids) = by.get(&serde_json::to_value(&cell).expect("json").to_string()) else {
+            continue;
+        };
+        let mut figs = Vec::new();
+        for &id in ids {
+            let d = RunDoc::from_json(&store.doc(id)?)
+                .map_err(|e| Error::failed(format!("run {id}: {e}")))?;
+            figs.push(figures(&d));
+        }
+        let n = figs.len() as f64;
+        let avg = |f: fn(&Figures) -> f64| figs.iter().map(f).sum::<f64>() / n;
+        out.push(CellOut {
+            cell,
+            run_ids: ids.clone(),
+            figures: Figures {
+                iops: avg(|f| f.iops),
+                mibps: avg(|f| f.mibps),
+                p99_ms: avg(|f| f.p99_ms),
+                p50_ms: avg(|f| f.p50_ms),
+                p90_ms: avg(|f| f.p90_ms),
+                p99_9_ms: avg(|f| f.p99_9_ms),
+                mean_ms: avg(|f| f.mean_ms),
+            },
+        });
+    }
+    Ok(out)
+}
+
+/// The result as matrices: rows × cols of `metric`, one matrix per combination of the other axes.
+pub fn render_matrix(spec: &SweepSpec, cells: &[CellOut]) -> String {
+    let names: Vec<&str> = spec.axes.iter().map(|a| a.name.as_str()).collect();
+    let rows = spec
+        .rows
+        .clone()
+        .or_else(|| names.first().map(|s| s.to_string()));
+    let cols = spec.cols.clone().or_else(|| {
+        names
+            .iter()
+            .find(|n| Some(n.to_string()) != rows)
+            .map(|s| s.to_string())
+    });
+    let others: Vec<&Axis> = spec
+        .axes
+        .iter()
+        .filter(|a| Some(&a.name) != rows.as_ref() && Some(&a.name) != cols.as_ref())
+        .collect();
+    let unit = match spec.metric.as_str() {
+        "iops" => "IOPS (reads + writes)",
+        "mibps" => "MiB/s (reads + writes)",
+        _ => "ms (worst of reads and writes)",
+    };
+    let mut s = String::new();
+    for combo in cross(&others.iter().map(|a| (*a).clone()).collect::<Vec<_>>()) {
+        let title: Vec<String> = combo.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        s.push_str(&format!(
+            "{} in {unit}{}\n",
+            spec.metric,
+            if title.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", title.join(" "))
+            }
+        ));
+        let mut t = comfy_table::Table::new();
+        t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+        let rvals = rows
+            .as_ref()
+            .and_then(|r| spec.axes.iter().find(|a| &a.name == r))
+            .map(|a| a.values.clone())
+            .unwrap_or_else(|| vec![String::new()]);
+        let cvals = cols
+            .as_ref()
+            .and_then(|c| spec.axes.iter().find(|a| &a.name == c))
+            .map(|a| a.values.clone())
+            .unwrap_or_else(|| vec![String::new()]);
+        let mut header = vec![format!(
+            "{} \\ {}",
+            rows.clone().unwrap_or_default(),
+            cols.clone().unwrap_or_default()
+        )];
+        header.extend(cvals.iter().cloned());
+        t.set_header(header);
+        for rv in &rvals {
+            let mut row = vec![rv.clone()];
+            for cv in &cvals {
+                let v = cells.iter().find(|c| {
+                    rows.as_ref().is_none_or(|r| c.cell.get(r) == Some(rv))
+                        && cols.as_ref().is_none_or(|k| c.cell.get(k) == Some(cv))
+                        && combo.iter().all(|(k, v)| c.cell.get(k) == Some(v))
+                });
+                row.push(match v.and_then(|c| metric(&c.figures, &spec.metric)) {
+                    Some(x) if spec.metric == "iops" => format!("{x:.0}"),
+                    Some(x) => format!("{x:.2}"),
+                    None => "-".into(),
+                });
+            }
+            t.add_row(row);
+        }
+        for i in 1..=cvals.len() {
+            if let Some(c) = t.column_mut(i) {
+                c.set_cell_alignment(comfy_table::CellAlignment::Right);
+            }
+        }
+        s.push_str(&t.to_string());
+        s.push('\n');
+    }
+    s
+}
+
+// ---------------------------------------------------------------- saturation search
+
+/// A target such as `mibps>=22`, `p99<=10ms`, `iops>=1000`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    pub metric: String,
+    pub op: String,
+    /// in the metric's unit (ms for latencies)
+    pub value: f64,
+}
+
+impl Target {
+    pub fn parse(s: &str) -> Result<Target> {
+        let bad = || {
+            Error::usage(format!(
+                "--target '{s}': use METRIC>=VALUE or METRIC<=VALUE with a metric of {METRIC_NAMES}, e.g. mibps>=22, p99<=10ms, iops>=1000"
+            ))
+        };
+        let t: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+        let (i, op) = ["<=", ">=", "<", ">"]
+            .iter()
+            .find_map(|op| t.find(op).map(|i| (i, *op)))
+            .ok_or_else(bad)?;
+        let metric = t[..i].to_lowercase();
+        let raw = &t[i + op.len()..];
+        if metric_names().iter().all(|m| *m != metric) {
+            return Err(bad());
+        }
+        let latency = !matches!(metric.as_str(), "iops" | "mibps");
+        let value = if latency {
+            let (num, mult) = if let Some(x) = raw.strip_suffix("ms") {
+                (x, 1.0)
+            } else if let Some(x) = raw.strip_suffix("us").or_else(|| raw.strip_suffix("µs")) {
+                (x, 1e-3)
+            } else if let Some(x) = raw.strip_suffix("ns") {
+                (x, 1e-6)
+            } else if let Some(x) = raw.strip_suffix('s') {
+                (x, 1e3)
+            } else {
+                (raw, 1.0)
+            };
+            num.parse::<f64>().map_err(|_| bad())? * mult
+        } else {
+            raw.parse::<f64>().map_err(|_| bad())?
+        };
+        Ok(Target {
+            metric,
+            op: op.to_string(),
+            value,
+        })
+    }
+    pub fn met(&self, f: &Figures) -> bool {
+        let v = metric(f, &self.metric).unwrap_or(f64::NAN);
+        match self.op.as_str() {
+            ">=" => v >= self.value,
+            "<=" => v <= self.value,
+            ">" => v > self.value,
+            _ => v < self.value,
+        }
+    }
+}
+
+fn metric_names() -> [&'static str; 7] {
+    ["iops", "mibps", "p50", "p90", "p99", "p99.9", "mean"]
+}
+
+/// One evaluated point of a saturation search.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Point {
+    pub value: u64,
+    pub run_id: i64,
+    pub figures: Figures,
+    pub passed: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SaturateSpec {
+    pub fixed: Vec<String>,
+    pub axis: String,
+    pub lo: u64,
+    pub hi: u64,
+    pub step: u64,
+    pub max_steps: u32,
+    pub target: Target,
+}
+
+/// Bisection over the axis: the largest value that still meets the target (the target is
+/// assumed to get harder as the value grows: more data, more offered load).
+pub fn saturate(
+    store: &mut Store,
+    gid: i64,
+    spec: &SaturateSpec,
+    stop: &AtomicBool,
+    quiet: bool,
+) -> Result<Vec<Point>> {
+    let mut points: Vec<Point> = Vec::new();
+    let sized = spec.axis == "size";
+    let mut seq = 0;
+    let mut eval = |x: u64, store: &mut Store, points: &mut Vec<Point>| -> Result<Option<bool>> {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let v = if sized {
+            crate::size::Bytes(x).to_string()
+        } else {
+            x.to_string()
+        };
+        if !quiet {
+            eprintln!("saturate: {}={v} ...", spec.axis);
+        }
+        let mut cell = BTreeMap::new();
+        cell.insert(spec.axis.clone(), v);
+        let plan = plan_for(&cell_args(&spec.fixed, &cell))?;
+        if plan.cells.len() != 1 {
+            return Err(Error::usage("saturate: give exactly one --mode"));
+        }
+        let doc = crate::runner::run(&plan, stop, |_| {})?;
+        seq += 1;
+        let id = store.save_run(
+            &doc,
+            &doc.to_json(),
+            Some((gid, seq)),
+            Some(&serde_json::to_value(&cell).expect("json")),
+        )?;
+        if doc.interrupted {
+            return Ok(None);
+        }
+        let f = figures(&doc);
+        let passed = spec.target.met(&f);
+        if !quiet {
+            eprintln!(
+                "saturate: {}={} -> {} = {:.3}: {}",
+                spec.axis,
+                cell[&spec.axis],
+                spec.target.metric,
+                metric(&f, &spec.target.metric).unwrap_or(0.0),
+                if passed {
+                    "meets the target"
+                } else {
+                    "misses it"
+                }
+            );
+        }
+        points.push(Point {
+            value: x,
+            run_id: id,
+            figures: f,
+            passed,
+        });
+        Ok(Some(passed))
+    };
+    let (mut lo, mut hi) = (spec.lo, spec.hi);
+    let Some(lo_ok) = eval(lo, store, &mut points)? else {
+        return Ok(points);
+    };
+    if !lo_ok {
+        return Ok(points);
+    }
+    let Some(hi_ok) = eval(hi, store, &mut points)? else {
+        return Ok(points);
+    };
+    if hi_ok {
+        return Ok(points);
+    }
+    let mut steps = 2;
+    while hi - lo > spec.step && steps < spec.max_steps {
+        let mut mid = lo + (hi - lo) / 2;
+        // keep values on the step grid from lo
+        mid = lo + ((mid - lo) / spec.step.max(1)).max(1) * spec.step.max(1);
+        if mid >= hi {
+            break;
+        }
+        match eval(mid, store, &mut points)? {
+            None => break,
+            Some(true) => lo = mid,
+            Some(false) => hi = mid,
+        }
+        steps += 1;
+    }
+    points.sort_by_key(|p| p.value);
+    Ok(points)
+}
+
+pub fn render_saturate(spec: &SaturateSpec, points: &[Point]) -> String {
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+    t.set_header(vec![
+        spec.axis.clone(),
+        "run".into(),
+        "IOPS".into(),
+        "MiB/s".into(),
+        "p99 ms".into(),
+        spec.target.metric.clone(),
+        "target".into(),
+    ]);
+    let mut pts = points.to_vec();
+    pts.sort_by_key(|p| p.value);
+    let show = |x: u64| {
+        if spec.axis == "size" {
+            crate::size::Bytes(x).to_string()
+        } else {
+            x.to_string()
+        }
+    };
+    for p in &pts {
+        t.add_row(vec![
+            show(p.value),
+            p.run_id.to_string(),
+            format!("{:.0}", p.figures.iops),
+            format!("{:.2}", p.figures.mibps),
+            format!("{:.2}", p.figures.p99_ms),
+            format!(
+                "{:.3}",
+                metric(&p.figures, &spec.target.metric).unwrap_or(0.0)
+            ),
+            if p.passed {
+                "met".into()
+            } else {
+                "missed".into()
+            },
+        ]);
+    }
+    let last_pass = pts.iter().filter(|p| p.passed).map(|p| p.value).max();
+    let first_fail = pts.iter().filter(|p| !p.passed).map(|p| p.value).min();
+    let tgt = format!(
+        "{}{}{}{}",
+        spec.target.metric,
+        spec.target.op,
+        spec.target.value,
+        if matches!(spec.target.metric.as_str(), "iops" | "mibps") {
+            ""
+        } else {
+            "ms"
+        }
+    );
+    let verdict = match (last_pass, first_fail) {
+        (Some(p), Some(f)) => format!(
+            "{tgt} holds up to {}={} and fails from {} on",
+            spec.axis,
+            show(p),
+            show(f)
+        ),
+        (Some(p), None) => format!(
+            "{tgt} holds over the whole range (up to {}={})",
+            spec.axis,
+            show(p)
+        ),
+        (None, Some(f)) => format!("{tgt} fails already at {}={}", spec.axis, show(f)),
+        (None, None) => "no point was measured".into(),
+    };
+    format!("{t}\n{verdict}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_expand() {
+        assert_eq!(expand("--threads", "1,4,8").unwrap(), vec!["1", "4", "8"]);
+        assert_eq!(
+            expand("--threads", "1..32").unwrap(),
+            vec!["1", "2", "4", "8", "16", "32"]
+        );
+        assert_eq!(
+            expand("--threads", "4..16:+4").unwrap(),
+            vec!["4", "8", "12", "16"]
+        );
+        assert_eq!(
+            expand("--size", "1G..16G:x4").unwrap(),
+            vec!["1GiB", "4GiB", "16GiB"]
+        );
+        assert_eq!(
+            expand("--size", "1G..4G").unwrap(),
+            vec!["1GiB", "2GiB", "4GiB"]
+        );
+        assert!(expand("--threads", "8..1").is_err());
+        assert!(expand("--threads", "1,,2").is_err());
+        assert!(expand("--threads", "1..x").is_err());
+        assert!(expand("--threads", "1..8:x1").is_err());
+    }
+
+    #[test]
+    fn axes_split_from_fixed_options_and_cross() {
+        let args: Vec<String> = [
+            "--threads",
+            "1,4",
+            "--size=1G,2G",
+            "--mode",
+            "rndrd",
+            "--direct",
+            "--open-flags",
+            "sync,dsync",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let (fixed, axes) = split_axes(&args).unwrap();
+        assert_eq!(
+            fixed,
+            vec!["--mode", "rndrd", "--direct", "--open-flags", "sync,dsync"]
+        );
+        assert_eq!(
+            axes.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(),
+            vec!["threads", "size"]
+        );
+        let cells = cross(&axes);
+        assert_eq!(cells.len(), 4);
+        assert_eq!(cells[0]["threads"], "1");
+        assert_eq!(cells[0]["size"], "1G");
+        assert_eq!(cells[1]["size"], "2G");
+        assert_eq!(cells[2]["threads"], "4");
+        let a = cell_args(&fixed, &cells[3]);
+        assert!(
+            a.windows(2).any(|w| w == ["--threads", "4"])
+                && a.windows(2).any(|w| w == ["--size", "2G"])
+        );
+    }
+
+    #[test]
+    fn targets_parse_and_judge() {
+        let t = Target::parse("mibps>=22").unwrap();
+        assert_eq!(
+            (t.metric.as_str(), t.op.as_str(), t.value),
+            ("mibps", ">=", 22.0)
+        );
+        assert!(t.met(&Figures {
+            mibps: 23.0,
+            ..Default::default()
+        }));
+        assert!(!t.met(&Figures {
+            mibps: 21.0,
+            ..Default::default()
+        }));
+        assert_eq!(Target::parse("p99<=10ms").unwrap().value, 10.0);
+        assert_eq!(Target::parse("p99 <= 500us").unwrap().value, 0.5);
+        assert_eq!(Target::parse("mean<=2s").unwrap().value, 2000.0);
+        assert!(Target::parse("speed>=1").is_err());
+        assert!(Target::parse("iops=5").is_err());
+    }
+}
