@@ -575,3 +575,232 @@ fn fsync_probe_gives_a_verdict_on_a_loop_device() {
     );
     assert!(v["verdict"]["implied_rpm"].as_f64().unwrap() > 0.0);
 }
+
+fn sched(dev: &str) -> String {
+    let s = std::fs::read_to_string(format!("/sys/block/{dev}/queue/scheduler")).unwrap();
+    iolab::sysenv::bracketed(s.trim()).unwrap_or_default()
+}
+
+#[test]
+fn scheduler_sweep_switches_and_always_restores() {
+    if let Some(why) = cannot(false) {
+        return skip("scheduler_sweep_switches_and_always_restores", &why);
+    }
+    let fs = LoopFs::new(
+        256,
+        "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0",
+    );
+    let dev = fs.dev.trim_start_matches("/dev/").to_string();
+    let offered = iolab::tuning::schedulers(&dev);
+    if offered.len() < 2 {
+        return skip(
+            "scheduler_sweep_switches_and_always_restores",
+            "the loop device offers one scheduler",
+        );
+    }
+    let original = sched(&dev);
+    let other: Vec<String> = offered
+        .iter()
+        .filter(|s| **s != original)
+        .take(1)
+        .cloned()
+        .collect();
+    let list = format!("{},{}", other[0], original);
+    let dbdir = tempfile::tempdir().unwrap();
+    let db = dbdir.path().join("r.db");
+    let restore = dbdir.path().join("restore.json");
+    let dir = fs.dir().to_str().unwrap().to_string();
+    let env = |c: &mut Command| {
+        c.env("IOLAB_DB", &db).env("IOLAB_RESTORE_FILE", &restore);
+    };
+    // a normal sweep: each cell ran under its scheduler, the original is back afterwards
+    let mut c = Command::new(bin());
+    c.args([
+        "sweep",
+        "--scheduler",
+        &list,
+        "--threads",
+        "1,2",
+        "--mode",
+        "rndrd",
+        "--dir",
+        &dir,
+        "--files",
+        "1",
+        "--size",
+        "4M",
+        "--time",
+        "0.3",
+        "--direct",
+        "--json",
+    ]);
+    env(&mut c);
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let cells = v["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 4);
+    for cell in cells {
+        let want = cell["cell"]["scheduler"].as_str().unwrap();
+        let id = cell["run_ids"][0].to_string();
+        let mut c = Command::new(bin());
+        c.args(["show", &id, "--json"]);
+        env(&mut c);
+        let doc: serde_json::Value = serde_json::from_slice(&c.output().unwrap().stdout).unwrap();
+        let dev_rec = doc["system"]["block_devices"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["name"] == dev.as_str())
+            .unwrap()
+            .clone();
+        assert_eq!(
+            dev_rec["scheduler"], want,
+            "the run recorded the scheduler it ran under"
+        );
+    }
+    assert_eq!(sched(&dev), original, "restored after the sweep");
+    assert!(!restore.exists(), "no restore record left");
+    // kill -9 in the middle: the record survives, and the next iolab start restores
+    let mut c = Command::new(bin());
+    c.args([
+        "sweep",
+        "--scheduler",
+        &other[0],
+        "--threads",
+        "1,2",
+        "--mode",
+        "rndrd",
+        "--dir",
+        &dir,
+        "--files",
+        "1",
+        "--size",
+        "4M",
+        "--time",
+        "5",
+        "--direct",
+    ]);
+    env(&mut c);
+    let mut child = c
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while sched(&dev) == original && t0.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(sched(&dev), other[0], "switched during the sweep");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert_eq!(sched(&dev), other[0], "a killed iolab cannot restore");
+    assert!(restore.exists());
+    let mut c = Command::new(bin());
+    c.args(["list"]);
+    env(&mut c);
+    let o = c.output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("restored"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(sched(&dev), original, "the next start restored it");
+    assert!(!restore.exists());
+    iolab::fileset::cleanup_dir(fs.dir());
+}
+
+#[test]
+fn scheduler_axis_refuses_what_the_device_does_not_offer() {
+    if let Some(why) = cannot(false) {
+        return skip(
+            "scheduler_axis_refuses_what_the_device_does_not_offer",
+            &why,
+        );
+    }
+    let fs = LoopFs::new(64, "mkfs.ext4 -q -F");
+    let r = iolab(&[
+        "sweep",
+        "--scheduler",
+        "cfq-deluxe",
+        "--threads",
+        "1,2",
+        "--dir",
+        fs.dir().to_str().unwrap(),
+        "--files",
+        "1",
+        "--size",
+        "1M",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("cfq-deluxe") && r.stderr.contains("offers"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn saturation_on_a_throttled_device_finds_the_limit_within_one_step() {
+    if let Some(why) = cannot(true) {
+        return skip(
+            "saturation_on_a_throttled_device_finds_the_limit_within_one_step",
+            &why,
+        );
+    }
+    let fs = LoopFs::new(
+        512,
+        "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0",
+    );
+    let dir = fs.dir().to_str().unwrap().to_string();
+    assert_eq!(
+        iolab(&[
+            "prepare", "--dir", &dir, "--files", "4", "--size", "128M", "--direct", "-q"
+        ])
+        .code,
+        0
+    );
+    let th = Throttle::new(&fs.majmin(), 500, 500);
+    let db = tempfile::tempdir().unwrap();
+    let db = db.path().join("r.db");
+    let r = th.iolab(&[
+        "saturate",
+        "--db",
+        db.to_str().unwrap(),
+        "--target",
+        "p50<=50ms",
+        "--over",
+        "rate=100..1000",
+        "--step",
+        "50",
+        "--json",
+        "--mode",
+        "rndrd",
+        "--direct",
+        "--threads",
+        "4",
+        "--time",
+        "4",
+        "--dir",
+        &dir,
+        "--files",
+        "4",
+        "--size",
+        "128M",
+    ]);
+    drop(th);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let lp = v["last_pass"].as_u64().unwrap() as f64;
+    let ff = v["first_fail"].as_u64().unwrap() as f64;
+    eprintln!("saturation at a 500 IOPS throttle: last pass {lp}, first fail {ff}");
+    assert!(ff - lp <= 50.0 + 1e-9, "resolved to one step: {lp}..{ff}");
+    // Below the limit the median stays at the device's latency; above it the queue (measured
+    // from each I/O's scheduled start) grows without bound.
+    assert!(
+        (450.0..=550.0).contains(&lp) && (500.0..=600.0).contains(&ff),
+        "boundary near 500: {lp}..{ff}"
+    );
+    assert_eq!(iolab(&["cleanup", "--dir", &dir]).code, 0);
+}

@@ -1,0 +1,296 @@
+//! `iolab sweep` and `iolab saturate` without special privileges.
+
+mod common;
+use common::*;
+use std::time::Duration;
+
+fn base(dir: &std::path::Path) -> Vec<String> {
+    [
+        "--dir",
+        dir.to_str().unwrap(),
+        "--files",
+        "2",
+        "--size",
+        "2M",
+        "--engine",
+        "null",
+        "--time",
+        "0.2",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+#[test]
+fn a_sweep_runs_the_cross_product_and_prints_a_matrix() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let mut a = vec![
+        "sweep".to_string(),
+        "--threads".into(),
+        "1,2".into(),
+        "--mode".into(),
+        "rndrd,rndwr,rndrw".into(),
+        "--json".into(),
+    ];
+    a.extend(base(&data));
+    let av: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+    let r = iolab_db(&db, &av);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["schema"], "iolab-sweep/1");
+    let cells = v["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 6);
+    assert_eq!(
+        cells[0]["cell"],
+        serde_json::json!({"threads": "1", "mode": "rndrd"})
+    );
+    assert_eq!(
+        cells[5]["cell"],
+        serde_json::json!({"threads": "2", "mode": "rndrw"})
+    );
+    assert!(
+        cells
+            .iter()
+            .all(|c| c["figures"]["iops"].as_f64().unwrap() > 0.0)
+    );
+    // stored as one experiment, shown as a matrix with the chosen rows, cols and metric
+    let g = v["group"].as_str().unwrap().to_string();
+    let l = iolab_db(&db, &["list", "--json"]).json();
+    assert_eq!(l["runs"].as_array().unwrap().len(), 6);
+    assert!(
+        l["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["group_id"] == 1)
+    );
+    let s = iolab_db(&db, &["show", &g]);
+    assert!(
+        s.stdout.contains("threads \\ mode") && s.stdout.contains("rndrw"),
+        "{}",
+        s.stdout
+    );
+    let mut a2 = vec![
+        "sweep".to_string(),
+        "--threads".into(),
+        "1,2".into(),
+        "--mode".into(),
+        "rndrd".into(),
+        "--metric".into(),
+        "p99".into(),
+        "--rows".into(),
+        "threads".into(),
+    ];
+    a2.extend(base(&data));
+    let av: Vec<&str> = a2.iter().map(|s| s.as_str()).collect();
+    let r = iolab_db(&db, &av);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("p99 in ms"), "{}", r.stdout);
+    assert!(
+        entries(&data).is_empty(),
+        "cells clean up: {:?}",
+        entries(&data)
+    );
+}
+
+#[test]
+fn bad_axes_are_refused_before_anything_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let dir = d.path().to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["sweep", "--threads", "1,,4", "--dir", dir], "--threads"),
+        (&["sweep", "--threads", "8..1", "--dir", dir], "--threads"),
+        (&["sweep", "--size", "1G..x", "--dir", dir], "--size"),
+        (&["sweep", "--mode", "rndrd", "--dir", dir], "no axis"),
+        (
+            &["sweep", "--threads", "1,2", "--rows", "size", "--dir", dir],
+            "--rows",
+        ),
+        (
+            &[
+                "sweep",
+                "--threads",
+                "1,2",
+                "--metric",
+                "speed",
+                "--dir",
+                dir,
+            ],
+            "--metric",
+        ),
+        (&["sweep", "--threads", "0,2", "--dir", dir], "--threads"),
+        (
+            &[
+                "sweep",
+                "--threads",
+                "1,2",
+                "--size",
+                "1000T",
+                "--mode",
+                "rndrd",
+                "--dir",
+                dir,
+            ],
+            "needs",
+        ),
+        (
+            &["sweep", "--threads", "1,2", "--no-save", "--dir", dir],
+            "--no-save",
+        ),
+        (
+            &[
+                "saturate",
+                "--target",
+                "speed>=1",
+                "--over",
+                "rate=1..10",
+                "--dir",
+                dir,
+            ],
+            "--target",
+        ),
+        (
+            &[
+                "saturate",
+                "--target",
+                "iops>=1",
+                "--over",
+                "colour=1..10",
+                "--dir",
+                dir,
+            ],
+            "--over",
+        ),
+        (
+            &[
+                "saturate",
+                "--target",
+                "iops>=1",
+                "--over",
+                "rate=10..1",
+                "--dir",
+                dir,
+            ],
+            "--over",
+        ),
+    ];
+    for (args, needle) in cases {
+        let r = iolab_db(&db, args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(needle), "{args:?}: {}", r.stderr);
+        assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    }
+    let l = iolab_db(&db, &["list", "--json"]).json();
+    assert_eq!(l["runs"].as_array().unwrap().len(), 0, "nothing ran");
+}
+
+#[test]
+fn an_interrupted_sweep_resumes_without_rerunning_finished_cells() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let dstr = data.to_str().unwrap().to_string();
+    let child = std::process::Command::new(bin())
+        .args([
+            "sweep",
+            "--threads",
+            "1,2,3",
+            "--mode",
+            "rndrd",
+            "--dir",
+            &dstr,
+            "--files",
+            "1",
+            "--size",
+            "1M",
+            "--engine",
+            "null",
+            "--time",
+            "1",
+        ])
+        .env("IOLAB_DB", &db)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1600));
+    // SAFETY: signalling our own child
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("--resume g1"));
+    let before: Vec<serde_json::Value> = iolab_db(&db, &["list", "--json"]).json()["runs"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let finished = before.iter().filter(|r| r["interrupted"] == false).count();
+    assert!((1..3).contains(&finished), "{before:?}");
+    let r = iolab_db(&db, &["sweep", "--resume", "g1", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["cells"].as_array().unwrap().len(), 3);
+    let after: Vec<serde_json::Value> = iolab_db(&db, &["list", "--json"]).json()["runs"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let finished_after = after.iter().filter(|r| r["interrupted"] == false).count();
+    assert_eq!(finished_after, 3, "exactly the missing cells ran");
+    assert_eq!(after.len(), before.len() + (3 - finished));
+    assert!(entries(&data).is_empty());
+}
+
+#[test]
+fn saturation_over_offered_load_finds_where_latency_breaks() {
+    // On the null engine the limit is iolab's own pacing: a fixed schedule far above what one
+    // thread can issue makes latency (measured from the schedule) grow without bound.
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let r = iolab_db(
+        &db,
+        &[
+            "saturate",
+            "--target",
+            "p99<=50ms",
+            "--over",
+            "rate=1000..100000000",
+            "--max-steps",
+            "8",
+            "--json",
+            "--mode",
+            "rndrd",
+            "--engine",
+            "null",
+            "--dir",
+            data.to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "1M",
+            "--time",
+            "0.3",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["schema"], "iolab-saturate/1");
+    let pts = v["points"].as_array().unwrap();
+    assert!(pts.len() >= 3 && pts.len() <= 8, "{pts:?}");
+    let lp = v["last_pass"].as_u64().unwrap();
+    let ff = v["first_fail"].as_u64().unwrap();
+    assert!(lp < ff, "{lp} < {ff}");
+    // every point is stored, and show prints the curve again
+    let s = iolab_db(&db, &["show", v["group"].as_str().unwrap()]);
+    assert!(s.stdout.contains("holds up to rate="), "{}", s.stdout);
+}
