@@ -246,7 +246,7 @@ lat = None
 for v in (d.get("types") or {}).values():
     lat = v.get("lat_ns") or lat
 p95 = lat["p95"] / 1e6 if lat else float("nan")
-print(f'{d["tps"]} {p95} {d["transactions"]} {d.get("errors", 0)}')
+print(f'{d["tps"]:.2f} {p95:.4f} {d["transactions"]} {d.get("errors", 0)}')
 EOF
 }
 
@@ -302,6 +302,16 @@ pairs() {
 log "iolab: $IOLAB ($("$IOLAB" --version 2>/dev/null || echo '?')); $(sysbench --version); ${TIME}s per tool per run, $REPEAT run(s) per case; $TABLES table(s) x $TABLE_SIZE rows; threads: $THREADS"
 [[ ${#TIMECMD[@]} -gt 0 ]] || note "/usr/bin/time not found: no CPU-per-transaction columns (Debian: apt-get install -y time)"
 : >"$OUT/results"
+# Both tools share the CPUs with the servers: other load skews the ratios more than anything.
+load_note() { # WHEN
+    local l n
+    l=$(cut -d' ' -f1 /proc/loadavg)
+    n=$(nproc)
+    if python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) >= 0.5 * int(sys.argv[2]) else 1)" "$l" "$n"; then
+        note "load average $l on $n CPUs $1 (these cases are CPU-bound: other load makes the ratios noisy; use REPEAT=3 or more)"
+    fi
+}
+load_note "before the first run"
 for b in $BACKENDS; do
     log "backend $b"
     setup_backend "$b" || continue

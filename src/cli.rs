@@ -45,6 +45,11 @@ pub enum Cmd {
     Sweep(SweepArgs),
     /// Find where a target stops being met: --target 'mibps>=22' --over size=10G..750G.
     Saturate(SaturateArgs),
+    /// Classic suites: iozone (automatic mode), bonnie (Bonnie++), sysbench-fileio (seed 000's
+    /// file benchmark as a sweep).
+    Suite(SuiteArgs),
+    /// Read throughput across the whole device or file, zone by zone (outer vs inner tracks).
+    Zones(ZonesArgs),
     /// List stored runs, newest first.
     List(ListArgs),
     /// Show a stored run (or a group's summary) like the live output.
@@ -311,6 +316,121 @@ pub fn presplit(argv: Vec<String>) -> Vec<String> {
     own.push("--".into());
     own.extend(rest);
     own
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SuiteArgs {
+    #[command(subcommand)]
+    pub which: SuiteCmd,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum SuiteCmd {
+    /// IOZone's automatic mode: file sizes x record sizes, 13 tests, KB/s.
+    Iozone(IozoneArgs),
+    /// Bonnie++: per-char and block I/O, rewrite, seeks, file create/stat/delete.
+    Bonnie(BonnieArgs),
+    /// Seed 000's sysbench fileio benchmark: 64 files, 1/4/16 GiB, 1/4/8 threads, 16 KiB, every
+    /// mode, O_DIRECT.
+    SysbenchFileio(SbFileioArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct IozoneArgs {
+    /// Directory for the test files.
+    #[arg(long, default_value = DEFAULT_DIR)]
+    pub dir: PathBuf,
+    /// Smallest file size (iozone -n).
+    #[arg(long, default_value = "64k", value_parser = size_arg)]
+    pub min_file: u64,
+    /// Largest file size (iozone -g).
+    #[arg(long, default_value = "512M", value_parser = size_arg)]
+    pub max_file: u64,
+    /// Smallest record size (iozone -y).
+    #[arg(long, default_value = "4k", value_parser = size_arg)]
+    pub min_rec: u64,
+    /// Largest record size (iozone -q).
+    #[arg(long, default_value = "16M", value_parser = size_arg)]
+    pub max_rec: u64,
+    /// O_DIRECT (iozone -I).
+    #[arg(long)]
+    pub direct: bool,
+    /// Include fsync in the write timings (iozone -e).
+    #[arg(long)]
+    pub include_flush: bool,
+    /// Write the spreadsheet CSV (iozone -b) to this file.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct BonnieArgs {
+    /// Directory for the test files.
+    #[arg(long, default_value = DEFAULT_DIR)]
+    pub dir: PathBuf,
+    /// File size for the data tests (default: twice the RAM, like Bonnie++).
+    #[arg(long, value_parser = size_arg)]
+    pub size: Option<u64>,
+    /// Chunk size of block I/O.
+    #[arg(long, default_value = "8k", value_parser = size_arg)]
+    pub chunk: u64,
+    /// Files for the create/stat/delete tests, in multiples of 1024 (bonnie -n).
+    #[arg(long, default_value_t = 16)]
+    pub files: u32,
+    /// Random seeks.
+    #[arg(long, default_value_t = 8000)]
+    pub seeks: u32,
+    /// Write the Bonnie++ CSV line to this file.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SbFileioArgs {
+    /// Directory for the file set.
+    #[arg(long, default_value = DEFAULT_DIR)]
+    pub dir: PathBuf,
+    /// Divide the 1/4/16 GiB sizes by this for small disks (16: 64 MiB/256 MiB/1 GiB).
+    #[arg(long, default_value_t = 1)]
+    pub scale: u64,
+    /// Seconds per cell.
+    #[arg(long, default_value_t = 10.0)]
+    pub time: f64,
+    /// Runs per cell.
+    #[arg(long, default_value_t = 1)]
+    pub repeat: u32,
+    /// sync or io_uring.
+    #[arg(long, default_value = "sync")]
+    pub engine: String,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long)]
+    pub label: Option<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ZonesArgs {
+    /// A block device (/dev/sdb) or a file; only read.
+    pub target: PathBuf,
+    /// Number of evenly spaced zones.
+    #[arg(long, default_value_t = 16)]
+    pub zones: u32,
+    /// Bytes read in each zone.
+    #[arg(long, default_value = "64M", value_parser = size_arg)]
+    pub per_zone: u64,
+    /// Read size.
+    #[arg(long, default_value = "1M", value_parser = size_arg)]
+    pub bs: u64,
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -418,34 +418,7 @@ fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32, Error> {
             }
             sweep::check_tuning(&mut axes, &devs)?;
         }
-        // Every cell is checked before anything runs, and the largest file set must fit.
-        let mut need = 0u64;
-        let mut dir = None;
-        for cell in sweep::cross(&axes) {
-            let p = sweep::plan_for(&sweep::cell_args(&fixed, &cell))?;
-            let present: u64 = (0..p.fileset.files)
-                .filter_map(|i| {
-                    std::fs::metadata(iolab::fileset::file_path(&p.fileset.dir, i)).ok()
-                })
-                .map(|m| m.len().min(p.fileset.file_size_bytes))
-                .sum();
-            need = need.max(p.fileset.total_bytes.saturating_sub(present));
-            if p.created_dir {
-                let _ = std::fs::remove_dir(&p.fileset.dir);
-            }
-            dir = Some(p.fileset.dir.clone());
-        }
-        if let Some(d) = &dir
-            && let Some(free) = sysinfo::free_bytes(d)
-            && need > free
-        {
-            return Err(Error::usage(format!(
-                "sweep: its largest file set needs {} in {} but only {} is free; use smaller --size values",
-                iolab::size::human_bytes(need as f64),
-                d.display(),
-                iolab::size::human_bytes(free as f64)
-            )));
-        }
+        sweep::check_cells(&fixed, &axes)?;
         let spec = sweep::SweepSpec {
             fixed,
             axes,
@@ -467,14 +440,26 @@ fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32, Error> {
         );
         (g, spec)
     };
-    let cells = sweep::run_sweep(&mut store, gid, &spec, &stop, a.json)?;
+    finish_sweep(&mut store, gid, &spec, a.json, &stop)
+}
+
+/// Runs a stored sweep and prints its matrix (or JSON).
+fn finish_sweep(
+    store: &mut Store,
+    gid: i64,
+    spec: &iolab::sweep::SweepSpec,
+    json: bool,
+    stop: &AtomicBool,
+) -> Result<i32, Error> {
+    use iolab::sweep;
+    let cells = sweep::run_sweep(store, gid, spec, stop, json)?;
     let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
-    if a.json {
+    if json {
         print_json(
             &serde_json::json!({"schema": "iolab-sweep/1", "group": format!("g{gid}"), "axes": spec.axes, "metric": spec.metric, "cells": cells, "interrupted": interrupted}),
         );
     } else {
-        print_out(&sweep::render_matrix(&spec, &cells));
+        print_out(&sweep::render_matrix(spec, &cells));
         if interrupted {
             print_out(&format!(
                 "interrupted: finished cells are kept; continue with: iolab sweep --resume g{gid}\n"
@@ -486,6 +471,78 @@ fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32, Error> {
     } else {
         0
     })
+}
+
+fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32, Error> {
+    use iolab::sweep;
+    if a.scale == 0 {
+        return Err(Error::usage("--scale must be at least 1"));
+    }
+    let gib = 1u64 << 30;
+    let sizes: Vec<String> = [1, 4, 16]
+        .iter()
+        .map(|g| iolab::size::Bytes(g * gib / a.scale / (1 << 20) * (1 << 20)).to_string())
+        .collect();
+    let fixed: Vec<String> = [
+        "--dir",
+        &a.dir.display().to_string(),
+        "--files",
+        "64",
+        "--bs",
+        "16k",
+        "--direct",
+        "--engine",
+        &a.engine,
+        "--time",
+        &a.time.to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain(
+        a.label
+            .iter()
+            .flat_map(|l| ["--label".to_string(), l.clone()]),
+    )
+    .collect();
+    let axes = vec![
+        sweep::Axis {
+            name: "size".into(),
+            values: sizes,
+        },
+        sweep::Axis {
+            name: "threads".into(),
+            values: vec!["1".into(), "4".into(), "8".into()],
+        },
+        sweep::Axis {
+            name: "mode".into(),
+            values: ["seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        },
+    ];
+    sweep::check_cells(&fixed, &axes)?;
+    let spec = sweep::SweepSpec {
+        fixed,
+        axes,
+        repeat: a.repeat.max(1),
+        rows: Some("threads".into()),
+        cols: Some("mode".into()),
+        metric: "iops".into(),
+    };
+    let mut store = open_store_write(&a.db)?;
+    let gid = store.new_experiment(
+        "sweep",
+        a.label.as_deref().or(Some("sysbench-fileio")),
+        spec.repeat,
+        &serde_json::to_value(&spec).expect("json"),
+    )?;
+    eprintln!(
+        "sysbench-fileio suite stored as group g{gid} ({} cells); resume with: iolab sweep --resume g{gid}",
+        sweep::cross(&spec.axes).len()
+    );
+    let stop = stop_flag();
+    finish_sweep(&mut store, gid, &spec, a.json, &stop)
 }
 
 fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32, Error> {
@@ -576,6 +633,18 @@ fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32, Error> {
     } else {
         0
     })
+}
+
+fn cmd_iozone(_a: &cli::IozoneArgs) -> Result<i32, Error> {
+    Err(Error::failed("iozone: not available in this build"))
+}
+
+fn cmd_bonnie(_a: &cli::BonnieArgs) -> Result<i32, Error> {
+    Err(Error::failed("bonnie: not available in this build"))
+}
+
+fn cmd_zones(_a: &cli::ZonesArgs) -> Result<i32, Error> {
+    Err(Error::failed("zones: not available in this build"))
 }
 
 fn cmd_iostat(a: &cli::IostatArgs) -> Result<i32, Error> {
@@ -883,6 +952,12 @@ fn real_main() -> Result<i32, Error> {
         Cmd::Db(a) => cmd_db(&a),
         Cmd::Sweep(a) => cmd_sweep(&a),
         Cmd::Saturate(a) => cmd_saturate(&a),
+        Cmd::Suite(a) => match &a.which {
+            cli::SuiteCmd::SysbenchFileio(x) => cmd_sysbench_fileio(x),
+            cli::SuiteCmd::Iozone(x) => cmd_iozone(x),
+            cli::SuiteCmd::Bonnie(x) => cmd_bonnie(x),
+        },
+        Cmd::Zones(a) => cmd_zones(&a),
         Cmd::List(a) => {
             let s = open_store(&a.db)?;
             let f = store::Filter {

@@ -366,6 +366,37 @@ pub fn check_tuning(axes: &mut [Axis], devs: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// Checks every cell before anything runs (options parse, values are valid) and that the largest
+/// file set fits in the free space.
+pub fn check_cells(fixed: &[String], axes: &[Axis]) -> Result<()> {
+    let mut need = 0u64;
+    let mut dir = None;
+    for cell in cross(axes) {
+        let p = plan_for(&cell_args(fixed, &cell))?;
+        let present: u64 = (0..p.fileset.files)
+            .filter_map(|i| std::fs::metadata(crate::fileset::file_path(&p.fileset.dir, i)).ok())
+            .map(|m| m.len().min(p.fileset.file_size_bytes))
+            .sum();
+        need = need.max(p.fileset.total_bytes.saturating_sub(present));
+        if p.created_dir {
+            let _ = std::fs::remove_dir(&p.fileset.dir);
+        }
+        dir = Some(p.fileset.dir.clone());
+    }
+    if let Some(d) = &dir
+        && let Some(free) = crate::sysinfo::free_bytes(d)
+        && need > free
+    {
+        return Err(Error::usage(format!(
+            "sweep: its largest file set needs {} in {} but only {} is free; use smaller --size values",
+            crate::size::human_bytes(need as f64),
+            d.display(),
+            crate::size::human_bytes(free as f64)
+        )));
+    }
+    Ok(())
+}
+
 /// Runs (or resumes) a sweep into experiment `gid`. Returns the finished cells in order.
 pub fn run_sweep(
     store: &mut Store,
