@@ -50,6 +50,11 @@ pub enum Cmd {
     Suite(SuiteArgs),
     /// Read throughput across the whole device or file, zone by zone (outer vs inner tracks).
     Zones(ZonesArgs),
+    /// One self-contained HTML report of a run, a group, an experiment, or a comparison
+    /// (several ids, the first is the baseline).
+    Report(ReportArgs),
+    /// One chart as SVG or PNG (--list shows the chart names).
+    Plot(PlotArgs),
     /// List stored runs, newest first.
     List(ListArgs),
     /// Show a stored run (or a group's summary) like the live output.
@@ -431,6 +436,42 @@ pub struct ZonesArgs {
     pub bs: u64,
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Run ids (12) or group ids (g3); several ids make a comparison.
+    #[arg(required = true)]
+    pub ids: Vec<String>,
+    /// The HTML file to write.
+    #[arg(long, short, default_value = "report.html")]
+    pub output: PathBuf,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PlotArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Run ids (12) or group ids (g3); several ids make a comparison.
+    #[arg(required = true)]
+    pub ids: Vec<String>,
+    /// The chart (see --list).
+    #[arg(long)]
+    pub chart: Option<String>,
+    /// Output file: .svg or .png.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+    /// Width in pixels.
+    #[arg(long, default_value_t = 960)]
+    pub width: u32,
+    /// Height in pixels.
+    #[arg(long, default_value_t = 420)]
+    pub height: u32,
+    /// List the charts available for these ids.
+    #[arg(long)]
+    pub list: bool,
 }
 
 #[derive(Args, Debug, Clone)]

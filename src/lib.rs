@@ -1,5 +1,6 @@
 //! iolab: a storage I/O lab for people who run databases. See ARCHITECTURE.md for the map.
 
+pub mod charts;
 pub mod check;
 pub mod cli;
 pub mod compare;
@@ -10,6 +11,7 @@ pub mod fileset;
 pub mod fsyncprobe;
 pub mod hist;
 pub mod history;
+pub mod htmlreport;
 pub mod import;
 pub mod iostat;
 pub mod job;

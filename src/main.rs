@@ -647,6 +647,17 @@ fn cmd_zones(_a: &cli::ZonesArgs) -> Result<i32, Error> {
     Err(Error::failed("zones: not available in this build"))
 }
 
+/// Writes a whole file or nothing: a temporary file beside it, then a rename.
+fn write_atomically(p: &Path, bytes: &[u8], flag: &str) -> Result<(), Error> {
+    let tmp = p.with_extension("iolab-tmp");
+    std::fs::write(&tmp, bytes)
+        .and_then(|_| std::fs::rename(&tmp, p))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            Error::usage(format!("{flag} {}: {e}", p.display()))
+        })
+}
+
 fn cmd_iostat(a: &cli::IostatArgs) -> Result<i32, Error> {
     use iolab::iostat;
     if !(a.interval >= 0.05 && a.interval.is_finite()) {
@@ -958,6 +969,59 @@ fn real_main() -> Result<i32, Error> {
             cli::SuiteCmd::Bonnie(x) => cmd_bonnie(x),
         },
         Cmd::Zones(a) => cmd_zones(&a),
+        Cmd::Report(a) => {
+            let s = open_store(&a.db)?;
+            let refs = cli::parse_refs(&a.ids)?;
+            let html = iolab::htmlreport::html(&s, &refs)?;
+            write_atomically(&a.output, html.as_bytes(), "--output")?;
+            eprintln!("wrote {}", a.output.display());
+            Ok(0)
+        }
+        Cmd::Plot(a) => {
+            let s = open_store(&a.db)?;
+            let refs = cli::parse_refs(&a.ids)?;
+            let charts = iolab::htmlreport::charts_for(&s, &refs)?;
+            if a.list {
+                for c in &charts {
+                    print_out(&format!("{:<22} {}\n", c.name, c.title));
+                }
+                return Ok(0);
+            }
+            let names: Vec<&str> = charts.iter().map(|c| c.name.as_str()).collect();
+            let name = a.chart.as_deref().ok_or_else(|| {
+                Error::usage(format!("--chart: name one of {}", names.join(", ")))
+            })?;
+            let c = charts.iter().find(|c| c.name == name).ok_or_else(|| {
+                Error::usage(format!(
+                    "--chart {name}: not a chart of {}; use one of {}",
+                    a.ids.join(" "),
+                    names.join(", ")
+                ))
+            })?;
+            if !(100..=10000).contains(&a.width) || !(100..=10000).contains(&a.height) {
+                return Err(Error::usage("--width/--height: use 100 to 10000 pixels"));
+            }
+            let out = a
+                .output
+                .clone()
+                .unwrap_or_else(|| format!("{name}.svg").into());
+            let svg = c.svg(a.width, a.height);
+            let bytes = match out.extension().and_then(|e| e.to_str()) {
+                Some("svg") => svg.into_bytes(),
+                Some("png") => {
+                    iolab::charts::png(&svg).map_err(|e| Error::failed(format!("png: {e}")))?
+                }
+                _ => {
+                    return Err(Error::usage(format!(
+                        "--output {}: use a .svg or .png file name",
+                        out.display()
+                    )));
+                }
+            };
+            write_atomically(&out, &bytes, "--output")?;
+            eprintln!("wrote {}", out.display());
+            Ok(0)
+        }
         Cmd::List(a) => {
             let s = open_store(&a.db)?;
             let f = store::Filter {
