@@ -139,7 +139,7 @@ pub fn fmt_num(v: f64) -> String {
 
 /// About five "nice" ticks (1, 2, 5 × 10ⁿ) covering lo..hi.
 pub fn nice_ticks(lo: f64, hi: f64) -> Vec<f64> {
-    if !(hi > lo) {
+    if hi.partial_cmp(&lo) != Some(std::cmp::Ordering::Greater) {
         return vec![lo];
     }
     let raw = (hi - lo) / 5.0;

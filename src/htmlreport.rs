@@ -765,9 +765,9 @@ pub fn html(store: &Store, refs: &[Ref]) -> Result<String> {
         );
     }
     s.push_str("</section>");
-    let _ = write!(
+    let _ = writeln!(
         s,
-        "<footer><p>Made by iolab {} from the results store; every figure above is in <code>iolab show</code> / <code>iolab export</code>.</p></footer></body></html>\n",
+        "<footer><p>Made by iolab {} from the results store; every figure above is in <code>iolab show</code> / <code>iolab export</code>.</p></footer></body></html>",
         env!("CARGO_PKG_VERSION")
     );
     Ok(s)
