@@ -483,11 +483,16 @@ impl Chart {
         }
         for (label, x, y) in &self.markers {
             let (px, py) = (xs.map(*x), ys.map(*y));
+            // labels near the right edge go to the left of the point
+            let (tx, anchor) = if px > left + plot_w * 0.7 {
+                (px - 10.0, "end")
+            } else {
+                (px + 10.0, "start")
+            };
             let _ = write!(
                 s,
-                r##"<circle cx="{px:.1}" cy="{py:.1}" r="7" fill="none" stroke="#59a14f" stroke-width="3"/><text fill="#222" x="{:.1}" y="{:.1}" font-size="11">{}</text>"##,
-                px + 10.0,
-                py - 8.0,
+                r##"<circle cx="{px:.1}" cy="{py:.1}" r="7" fill="none" stroke="#59a14f" stroke-width="3"/><text fill="#222" x="{tx:.1}" y="{:.1}" text-anchor="{anchor}" font-size="11">{}</text>"##,
+                py - 10.0,
                 esc(label)
             );
         }

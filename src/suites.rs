@@ -1,0 +1,1592 @@
+//! Two classic file-system benchmark suites, re-implemented so their numbers can be produced (and
+//! read) the way their users know them: IOzone's automatic mode (`iozone -a`) and Bonnie++.
+//!
+//! # IOzone automatic mode ([`iozone`])
+//!
+//! For every file size from `min_file` to `max_file` and every record size from `min_rec` to
+//! `max_rec` (both doubling), with `record <= file`, one temporary file in `dir` goes through the
+//! tests below in this order, each moving the whole file once (`file / record` records):
+//!
+//! | column | what |
+//! |---|---|
+//! | write | a new file (the old one is unlinked first), records written sequentially |
+//! | rewrite | the same file written again, sequentially |
+//! | read | read sequentially, after evicting the file from the page cache |
+//! | reread | read again right away (served by the page cache: that is the point) |
+//! | random read | every record read once, in a shuffled order (fixed seed), after eviction |
+//! | random write | every record written once, in another shuffled order |
+//! | bkwd read | records read from the last to the first, after eviction |
+//! | record rewrite | the first record written `file / record` times |
+//! | stride read | records 0, 17, 34, … then 1, 18, 35, … until each was read once (a stride of 17 records, iozone's `-j` default), after eviction |
+//! | fwrite, frewrite | write, rewrite through a 64 KiB [`BufWriter`] (iozone's stdio `fwrite`) |
+//! | fread, freread | read (after eviction), read again through a 64 KiB [`BufReader`] |
+//!
+//! "Eviction" is `fdatasync` + `posix_fadvise(DONTNEED)` before the timed part. Reads and writes
+//! use `pread`/`pwrite` at explicit offsets (the kernel sees the same sequential stream as with
+//! `read`/`write`). Opening the file is not timed. A result is in **KB/s with KB = 1024 bytes**
+//! (what iozone prints as "kBytes/sec"): bytes moved / 1024 / seconds, rounded.
+//!
+//! Like iozone without `-e`, a write test ends when the last record was handed to the kernel: the
+//! flush to stable storage is *not* timed. With `include_flush` (iozone `-e`) each write test ends
+//! with an `fsync` inside the timing. The stdio writers always flush their buffer to the kernel
+//! inside the timing.
+//!
+//! Like iozone `-a`, records smaller than 64 KiB are skipped for files larger than 16 MiB (iozone's
+//! `CROSSOVER`, so from the 32 MiB file of the doubling series on): small records on large files
+//! take long and say little. `all_records` turns that off (iozone `-z`).
+//!
+//! With `direct` the file is opened with `O_DIRECT` (aligned buffers, no page cache, no eviction);
+//! the four stdio tests are then not run (`None`), as buffered streams and `O_DIRECT` do not mix.
+//!
+//! # Bonnie++ ([`bonnie`])
+//!
+//! One file of `size` bytes, in `chunk`-sized pieces:
+//!
+//! * **Sequential Output, Per Chr**: the file written one byte per call (`putc`) through a
+//!   `chunk`-sized [`BufWriter`].
+//! * **Block**: written again, `chunk` bytes per `write`.
+//! * **Rewrite**: each chunk read, changed, the position moved back (`lseek`), written.
+//! * **Sequential Input, Per Chr**: read one byte per call (`getc`) through a [`BufReader`].
+//! * **Block**: read `chunk` bytes per `read`.
+//! * **Random Seeks**: 3 threads (bonnie++ uses 3 processes) together do `seeks` reads of a random
+//!   chunk; one read in ten is followed by writing the chunk back changed, like bonnie++.
+//!
+//! Unlike bonnie++, which relies on `size` >= 2 × RAM, the file is evicted from the page cache
+//! (fdatasync + `posix_fadvise(DONTNEED)`, untimed) before Rewrite, each Sequential Input test and
+//! Random Seeks, so a smaller `size` still reads from the device. Writes are not flushed (as in
+//! bonnie++): with a small `size` the output tests measure the page cache.
+//!
+//! Then in a new subdirectory, with `files × 1024` empty files: **Sequential Create** (create the
+//! files in name order), **Read** (stat them in name order, bonnie++'s "Read" of empty files),
+//! **Delete** (in name order), and **Random Create / Read / Delete** (each in its own random order).
+//!
+//! Each test reports: the rate (KiB/s = "K/sec" for the data tests, operations per second for
+//! seeks and files), **%CP**: the process's user + system CPU time during the test (getrusage) /
+//! wall time × 100, and the **latency**: the longest single operation, like bonnie++ 1.9x (for the
+//! per-character tests one operation is one chunk's worth of characters). A test that took less
+//! than 500 ms is "too fast to measure": its rate and %CP are `None`, printed `+++++` / `+++`
+//! like bonnie++; its latency is still reported.
+//!
+//! Both suites remove every file and directory they created, also after an error or a stop. When
+//! `stop` is set they return `Ok` with `interrupted: true` and the results measured so far.
+
+use crate::error::{Error, Result};
+use crate::size::{Bytes, human_bytes};
+use crate::worker::AlignedBuf;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+// ---------------------------------------------------------------------------------------------
+// Shared helpers
+// ---------------------------------------------------------------------------------------------
+
+/// SplitMix64: a tiny generator whose output is fixed by its definition, so shuffles and seek
+/// offsets are the same for the same seed on every machine and version.
+struct SplitMix(u64);
+
+impl SplitMix {
+    #[inline]
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (`n` > 0), by multiply-shift.
+    #[inline]
+    fn below(&mut self, n: u64) -> u64 {
+        ((self.next() as u128 * n as u128) >> 64) as u64
+    }
+}
+
+/// `0..n` in a random order (Fisher-Yates). Built before a timed loop, never inside one.
+fn shuffled(n: u64, seed: u64) -> Vec<u64> {
+    let mut v: Vec<u64> = (0..n).collect();
+    let mut rng = SplitMix(seed);
+    for i in (1..v.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        v.swap(i, j);
+    }
+    v
+}
+
+/// Writes the file's dirty pages back and drops its pages from the page cache.
+fn evict(f: &File) -> io::Result<()> {
+    f.sync_data()?;
+    // SAFETY: advisory call on an open descriptor.
+    unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    Ok(())
+}
+
+/// Marks every 4 KiB page of `buf` with `v`, so no two written records are identical and
+/// deduplicating storage cannot skip them. A few stores per page: cheap enough for a timed loop.
+#[inline]
+fn stamp(buf: &mut [u8], v: u64) {
+    for page in buf.chunks_mut(4096) {
+        if page.len() >= 8 {
+            page[..8].copy_from_slice(&v.to_le_bytes());
+        }
+    }
+}
+
+/// A process-wide counter that keeps the temporary names of concurrent runs apart.
+static RUN_NO: AtomicU32 = AtomicU32::new(0);
+
+fn unique_name(prefix: &str) -> String {
+    format!(
+        "{prefix}.{}.{}",
+        std::process::id(),
+        RUN_NO.fetch_add(1, Relaxed)
+    )
+}
+
+/// Removes the files and directories a suite created when it goes out of scope, whatever happened.
+struct Cleanup {
+    files: Vec<PathBuf>,
+    dirs: Vec<PathBuf>,
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        for f in &self.files {
+            let _ = fs::remove_file(f);
+        }
+        for d in &self.dirs {
+            let _ = fs::remove_dir_all(d);
+        }
+    }
+}
+
+/// `--dir` must be an existing directory.
+fn check_dir(dir: &Path) -> Result<()> {
+    match fs::metadata(dir) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => Err(Error::usage(format!(
+            "--dir {}: not a directory",
+            dir.display()
+        ))),
+        Err(e) => Err(Error::usage(format!("--dir {}: {e}", dir.display()))),
+    }
+}
+
+/// Refuses a run that cannot fit in `dir`, before anything is written.
+fn check_space(dir: &Path, need: u64, flag: &str) -> Result<()> {
+    if std::env::var_os("IOLAB_TEST_SKIP_SPACE_CHECK").is_some() {
+        return Ok(());
+    }
+    if let Some(free) = crate::sysinfo::free_bytes(dir)
+        && need > free
+    {
+        return Err(Error::usage(format!(
+            "{flag}: the test needs {} in --dir {} but only {} is free",
+            human_bytes(need as f64),
+            dir.display(),
+            human_bytes(free as f64)
+        )));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// IOzone
+// ---------------------------------------------------------------------------------------------
+
+/// Test identifiers in column order (the order of [`IozoneRow::kb_per_sec`]).
+pub const IOZONE_TESTS: [&str; 13] = [
+    "write",
+    "rewrite",
+    "read",
+    "reread",
+    "random_read",
+    "random_write",
+    "bkwd_read",
+    "record_rewrite",
+    "stride_read",
+    "fwrite",
+    "frewrite",
+    "fread",
+    "freread",
+];
+
+/// The names iozone gives the same tests in its spreadsheet output (`-R` / `-b`), each followed
+/// by " report" there.
+pub const IOZONE_REPORTS: [&str; 13] = [
+    "Writer",
+    "Re-writer",
+    "Reader",
+    "Re-Reader",
+    "Random read",
+    "Random write",
+    "Backward read",
+    "Record rewrite",
+    "Stride read",
+    "Fwrite",
+    "Re-Fwrite",
+    "Fread",
+    "Re-Fread",
+];
+
+/// Stride of the stride-read test, in records (iozone `-j` default).
+pub const IOZONE_STRIDE: u64 = 17;
+/// Files larger than this skip records smaller than [`IOZONE_LARGE_REC`] (iozone `CROSSOVER`).
+pub const IOZONE_CROSSOVER: u64 = 16 << 20;
+/// The smallest record used for files past [`IOZONE_CROSSOVER`] (iozone `LARGE_REC`).
+pub const IOZONE_LARGE_REC: u64 = 64 << 10;
+/// Buffer of the stdio tests (fwrite, frewrite, fread, freread).
+const STDIO_BUF: usize = 64 << 10;
+/// Seed of the random-read and random-write orders.
+const IOZONE_SEED: u64 = 0x1020_2E5E_ED00;
+
+const W: usize = 0;
+const RW: usize = 1;
+const R: usize = 2;
+const RR: usize = 3;
+const RND_R: usize = 4;
+const RND_W: usize = 5;
+const BKWD: usize = 6;
+const REC_RW: usize = 7;
+const STRIDE_R: usize = 8;
+const FW: usize = 9;
+const FRW: usize = 10;
+const FR: usize = 11;
+const FRR: usize = 12;
+
+/// What [`iozone`] runs. Sizes in bytes, multiples of 1 KiB.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IozoneOpts {
+    /// Directory for the temporary file.
+    pub dir: PathBuf,
+    /// Smallest file size (iozone -n; default 64 KiB).
+    pub min_file: u64,
+    /// Largest file size (iozone -g; default 512 MiB).
+    pub max_file: u64,
+    /// Smallest record size (iozone -y; default 4 KiB).
+    pub min_rec: u64,
+    /// Largest record size (iozone -q; default 16 MiB).
+    pub max_rec: u64,
+    /// O_DIRECT (iozone -I); the stdio tests are skipped.
+    pub direct: bool,
+    /// Time an fsync at the end of each write test (iozone -e).
+    pub include_flush: bool,
+    /// Also small records on files past the crossover (iozone -z).
+    pub all_records: bool,
+}
+
+impl Default for IozoneOpts {
+    fn default() -> Self {
+        IozoneOpts {
+            dir: PathBuf::from("."),
+            min_file: 64 << 10,
+            max_file: 512 << 20,
+            min_rec: 4 << 10,
+            max_rec: 16 << 20,
+            direct: false,
+            include_flush: false,
+            all_records: false,
+        }
+    }
+}
+
+/// One (file size, record size) pair.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IozoneRow {
+    pub file_kb: u64,
+    pub reclen_kb: u64,
+    /// KB/s (KB = 1024 bytes) per test, in the order of [`IozoneResult::tests`]; `None` for a
+    /// test that was not run (the stdio tests with `direct`).
+    pub kb_per_sec: Vec<Option<u64>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IozoneResult {
+    /// Column order: [`IOZONE_TESTS`].
+    pub tests: Vec<String>,
+    pub rows: Vec<IozoneRow>,
+    pub direct: bool,
+    pub include_flush: bool,
+    /// Stopped early: `rows` holds the pairs completed before.
+    pub interrupted: bool,
+}
+
+/// The (file size, record size) pairs [`iozone`] runs, in order, in bytes: file sizes doubling
+/// from `min_file` to `max_file`, for each the records doubling from `min_rec` to `max_rec` that
+/// are no larger than the file, without records under 64 KiB for files over 16 MiB unless
+/// `all_records`.
+pub fn iozone_plan(o: &IozoneOpts) -> Vec<(u64, u64)> {
+    let doubling = |from: u64, to: u64| {
+        std::iter::successors((from > 0).then_some(from), |x| x.checked_mul(2))
+            .take_while(move |&x| x <= to)
+    };
+    let mut v = Vec::new();
+    for f in doubling(o.min_file, o.max_file) {
+        for r in doubling(o.min_rec, o.max_rec.min(f)) {
+            if o.all_records || f <= IOZONE_CROSSOVER || r >= IOZONE_LARGE_REC {
+                v.push((f, r));
+            }
+        }
+    }
+    v
+}
+
+fn iozone_validate(o: &IozoneOpts) -> Result<()> {
+    check_dir(&o.dir)?;
+    for (flag, v) in [
+        ("--min-file", o.min_file),
+        ("--max-file", o.max_file),
+        ("--min-rec", o.min_rec),
+        ("--max-rec", o.max_rec),
+    ] {
+        if v == 0 || !v.is_multiple_of(1024) {
+            return Err(Error::usage(format!(
+                "{flag} must be a positive multiple of 1 KiB (iozone works in kB), got {v} bytes"
+            )));
+        }
+    }
+    if o.min_file > o.max_file {
+        return Err(Error::usage(format!(
+            "--min-file {} is larger than --max-file {}",
+            Bytes(o.min_file),
+            Bytes(o.max_file)
+        )));
+    }
+    if o.min_rec > o.max_rec {
+        return Err(Error::usage(format!(
+            "--min-rec {} is larger than --max-rec {}",
+            Bytes(o.min_rec),
+            Bytes(o.max_rec)
+        )));
+    }
+    if iozone_plan(o).is_empty() {
+        return Err(Error::usage(format!(
+            "--min-rec {} is larger than every file size (up to --max-file {}): nothing to run",
+            Bytes(o.min_rec),
+            Bytes(o.max_file)
+        )));
+    }
+    Ok(())
+}
+
+/// How a test opens the file.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Open {
+    /// Unlink, then create a new file.
+    New,
+    /// The existing file, for writing.
+    Write,
+    /// The existing file, for reading.
+    Read,
+}
+
+fn open(path: &Path, how: Open, direct: bool) -> io::Result<File> {
+    if how == Open::New {
+        match fs::remove_file(path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
+    let mut oo = OpenOptions::new();
+    oo.read(true);
+    match how {
+        Open::New => oo.write(true).create_new(true),
+        Open::Write => oo.write(true),
+        Open::Read => &mut oo,
+    };
+    if direct {
+        oo.custom_flags(libc::O_DIRECT);
+    }
+    oo.open(path)
+}
+
+/// Moves one record per offset with pread/pwrite; the elapsed time, or None when stopped.
+fn pass<const WRITE: bool, I: Iterator<Item = u64>>(
+    f: &File,
+    buf: &mut [u8],
+    offsets: I,
+    flush: bool,
+    stop: &AtomicBool,
+) -> io::Result<Option<Duration>> {
+    let t0 = Instant::now();
+    for (i, off) in offsets.enumerate() {
+        if stop.load(Relaxed) {
+            return Ok(None);
+        }
+        if WRITE {
+            stamp(buf, off ^ ((i as u64) << 40));
+            f.write_all_at(buf, off)?;
+        } else {
+            f.read_exact_at(buf, off)?;
+        }
+    }
+    if WRITE && flush {
+        f.sync_all()?;
+    }
+    Ok(Some(t0.elapsed()))
+}
+
+/// Moves `n` records sequentially through a 64 KiB stdio-like buffer.
+fn stdio_pass<const WRITE: bool>(
+    f: &File,
+    buf: &mut [u8],
+    n: u64,
+    flush: bool,
+    stop: &AtomicBool,
+) -> io::Result<Option<Duration>> {
+    if WRITE {
+        let mut w = BufWriter::with_capacity(STDIO_BUF, f);
+        let t0 = Instant::now();
+        for i in 0..n {
+            if stop.load(Relaxed) {
+                return Ok(None);
+            }
+            stamp(buf, i);
+            w.write_all(buf)?;
+        }
+        w.flush()?;
+        if flush {
+            f.sync_all()?;
+        }
+        Ok(Some(t0.elapsed()))
+    } else {
+        let mut r = BufReader::with_capacity(STDIO_BUF, f);
+        let t0 = Instant::now();
+        for _ in 0..n {
+            if stop.load(Relaxed) {
+                return Ok(None);
+            }
+            r.read_exact(buf)?;
+        }
+        Ok(Some(t0.elapsed()))
+    }
+}
+
+/// Opens the file as `how`, evicts it when `evict_first`, then runs one pread/pwrite pass.
+#[allow(clippy::too_many_arguments)]
+fn io_test<const WRITE: bool, I: Iterator<Item = u64>>(
+    path: &Path,
+    how: Open,
+    direct: bool,
+    evict_first: bool,
+    buf: &mut [u8],
+    offsets: I,
+    flush: bool,
+    stop: &AtomicBool,
+) -> io::Result<Option<Duration>> {
+    let f = open(path, how, direct)?;
+    if evict_first {
+        evict(&f)?;
+    }
+    pass::<WRITE, I>(&f, buf, offsets, flush, stop)
+}
+
+fn stdio_test<const WRITE: bool>(
+    path: &Path,
+    how: Open,
+    evict_first: bool,
+    buf: &mut [u8],
+    n: u64,
+    flush: bool,
+    stop: &AtomicBool,
+) -> io::Result<Option<Duration>> {
+    let f = open(path, how, false)?;
+    if evict_first {
+        evict(&f)?;
+    }
+    stdio_pass::<WRITE>(&f, buf, n, flush, stop)
+}
+
+/// KB/s (KB = 1024 bytes), rounded.
+fn kb_per_sec(bytes: u64, d: Duration) -> u64 {
+    (bytes as f64 / 1024.0 / d.as_secs_f64().max(1e-9)).round() as u64
+}
+
+/// Record offsets of the stride read: 0, s, 2s, … then 1, 1+s, … (s = 17 records), each once.
+fn stride_offsets(n: u64, rec: u64) -> impl Iterator<Item = u64> {
+    (0..IOZONE_STRIDE.min(n)).flat_map(move |start| {
+        (start..n)
+            .step_by(IOZONE_STRIDE as usize)
+            .map(move |i| i * rec)
+    })
+}
+
+/// Bookkeeping shared by the tests of a run.
+struct IozoneRun<'a> {
+    path: &'a Path,
+    dir: &'a Path,
+    direct: bool,
+    flush: bool,
+    stop: &'a AtomicBool,
+    done: u64,
+    total: u64,
+    progress: &'a dyn Fn(u64, u64),
+}
+
+impl IozoneRun<'_> {
+    /// Stores one test's result; false when the test was stopped.
+    fn record(
+        &mut self,
+        vals: &mut [Option<u64>],
+        test: usize,
+        (file, rec, bytes): (u64, u64, u64),
+        r: io::Result<Option<Duration>>,
+    ) -> Result<bool> {
+        match r {
+            Ok(Some(d)) => {
+                vals[test] = Some(kb_per_sec(bytes, d));
+                self.done += bytes;
+                (self.progress)(self.done, self.total);
+                Ok(true)
+            }
+            Ok(None) => Ok(false),
+            Err(e) => Err(Error::failed(format!(
+                "iozone: the {} test ({} file, {} records) in --dir {} failed: {e}",
+                IOZONE_TESTS[test],
+                Bytes(file),
+                Bytes(rec),
+                self.dir.display()
+            ))),
+        }
+    }
+
+    /// All tests of one pair; None when stopped.
+    fn pair(&mut self, buf: &mut [u8], file: u64, rec: u64) -> Result<Option<Vec<Option<u64>>>> {
+        let n = file / rec;
+        let bytes = n * rec;
+        let what = (file, rec, bytes);
+        let b = &mut buf[..rec as usize];
+        let (p, d, fl, s) = (self.path, self.direct, self.flush, self.stop);
+        // Evict before the cold reads; with O_DIRECT there is nothing cached to evict.
+        let ev = !d;
+        let seq = || (0..n).map(move |i| i * rec);
+        let rnd_r = shuffled(n, IOZONE_SEED ^ file ^ rec.rotate_left(32));
+        let rnd_w = shuffled(n, !IOZONE_SEED ^ file ^ rec.rotate_left(32));
+        let mut v = vec![None; IOZONE_TESTS.len()];
+
+        let t = io_test::<true, _>(p, Open::New, d, false, b, seq(), fl, s);
+        if !self.record(&mut v, W, what, t)? {
+            return Ok(None);
+        }
+        let t = io_test::<true, _>(p, Open::Write, d, false, b, seq(), fl, s);
+        if !self.record(&mut v, RW, what, t)? {
+            return Ok(None);
+        }
+        let t = io_test::<false, _>(p, Open::Read, d, ev, b, seq(), false, s);
+        if !self.record(&mut v, R, what, t)? {
+            return Ok(None);
+        }
+        let t = io_test::<false, _>(p, Open::Read, d, false, b, seq(), false, s);
+        if !self.record(&mut v, RR, what, t)? {
+            return Ok(None);
+        }
+        let offs = rnd_r.iter().map(|&i| i * rec);
+        let t = io_test::<false, _>(p, Open::Read, d, ev, b, offs, false, s);
+        if !self.record(&mut v, RND_R, what, t)? {
+            return Ok(None);
+        }
+        let offs = rnd_w.iter().map(|&i| i * rec);
+        let t = io_test::<true, _>(p, Open::Write, d, false, b, offs, fl, s);
+        if !self.record(&mut v, RND_W, what, t)? {
+            return Ok(None);
+        }
+        let offs = (0..n).rev().map(|i| i * rec);
+        let t = io_test::<false, _>(p, Open::Read, d, ev, b, offs, false, s);
+        if !self.record(&mut v, BKWD, what, t)? {
+            return Ok(None);
+        }
+        let offs = std::iter::repeat_n(0, n as usize);
+        let t = io_test::<true, _>(p, Open::Write, d, false, b, offs, fl, s);
+        if !self.record(&mut v, REC_RW, what, t)? {
+            return Ok(None);
+        }
+        let t = io_test::<false, _>(p, Open::Read, d, ev, b, stride_offsets(n, rec), false, s);
+        if !self.record(&mut v, STRIDE_R, what, t)? {
+            return Ok(None);
+        }
+        if d {
+            return Ok(Some(v));
+        }
+        let t = stdio_test::<true>(p, Open::New, false, b, n, fl, s);
+        if !self.record(&mut v, FW, what, t)? {
+            return Ok(None);
+        }
+        let t = stdio_test::<true>(p, Open::Write, false, b, n, fl, s);
+        if !self.record(&mut v, FRW, what, t)? {
+            return Ok(None);
+        }
+        let t = stdio_test::<false>(p, Open::Read, true, b, n, false, s);
+        if !self.record(&mut v, FR, what, t)? {
+            return Ok(None);
+        }
+        let t = stdio_test::<false>(p, Open::Read, false, b, n, false, s);
+        if !self.record(&mut v, FRR, what, t)? {
+            return Ok(None);
+        }
+        Ok(Some(v))
+    }
+}
+
+/// Runs IOzone's automatic mode (see the module documentation). `progress(done, total)` is called
+/// after each test with the bytes moved so far and in all.
+pub fn iozone(
+    o: &IozoneOpts,
+    stop: &AtomicBool,
+    progress: &dyn Fn(u64, u64),
+) -> Result<IozoneResult> {
+    iozone_validate(o)?;
+    let plan = iozone_plan(o);
+    let largest_file = plan.iter().map(|p| p.0).max().unwrap_or(0);
+    let largest_rec = plan.iter().map(|p| p.1).max().unwrap_or(0);
+    check_space(&o.dir, largest_file, "--max-file")?;
+    let path = o.dir.join(unique_name("iolab-iozone") + ".tmp");
+    let _cleanup = Cleanup {
+        files: vec![path.clone()],
+        dirs: vec![],
+    };
+    // Nothing is measured before the file can be created (with O_DIRECT when asked).
+    if let Err(e) = open(&path, Open::New, o.direct) {
+        return Err(if o.direct && e.raw_os_error() == Some(libc::EINVAL) {
+            Error::usage(format!(
+                "--direct: the filesystem of --dir {} ({}) refuses O_DIRECT",
+                o.dir.display(),
+                crate::sysinfo::fs_type(&o.dir)
+            ))
+        } else {
+            Error::usage(format!(
+                "--dir {}: cannot create a file: {e}",
+                o.dir.display()
+            ))
+        });
+    }
+    let mut align = 4096u64;
+    if o.direct {
+        let da = crate::sysinfo::dio_align(Path::new("/sys"), &path);
+        align = da.mem.max(da.offset).max(512);
+        if !o.min_rec.is_multiple_of(da.offset) {
+            return Err(Error::usage(format!(
+                "--min-rec {}: with --direct, records must be multiples of {} (the O_DIRECT alignment in --dir {})",
+                Bytes(o.min_rec),
+                Bytes(da.offset),
+                o.dir.display()
+            )));
+        }
+    }
+    let tests = if o.direct {
+        9
+    } else {
+        IOZONE_TESTS.len() as u64
+    };
+    let total = plan.iter().map(|&(f, r)| f / r * r * tests).sum();
+    let mut buf = AlignedBuf::new(largest_rec as usize, align as usize, 0x10_20_0e);
+    let mut run = IozoneRun {
+        path: &path,
+        dir: &o.dir,
+        direct: o.direct,
+        flush: o.include_flush,
+        stop,
+        done: 0,
+        total,
+        progress,
+    };
+    progress(0, total);
+    let mut res = IozoneResult {
+        tests: IOZONE_TESTS.iter().map(|s| s.to_string()).collect(),
+        rows: Vec::with_capacity(plan.len()),
+        direct: o.direct,
+        include_flush: o.include_flush,
+        interrupted: false,
+    };
+    for (file, rec) in plan {
+        if stop.load(Relaxed) {
+            res.interrupted = true;
+            break;
+        }
+        match run.pair(buf.bytes_mut(), file, rec)? {
+            Some(v) => res.rows.push(IozoneRow {
+                file_kb: file / 1024,
+                reclen_kb: rec / 1024,
+                kb_per_sec: v,
+            }),
+            None => {
+                res.interrupted = true;
+                break;
+            }
+        }
+    }
+    Ok(res)
+}
+
+/// Column widths of iozone's table (kB, reclen, then the 13 tests).
+const IOZONE_WIDTHS: [usize; 15] = [16, 8, 9, 9, 9, 9, 9, 9, 9, 10, 10, 9, 9, 9, 9];
+const IOZONE_HEAD1: [&str; 15] = [
+    "", "", "", "", "", "", "random", "random", "bkwd", "record", "stride", "", "", "", "",
+];
+const IOZONE_HEAD2: [&str; 15] = [
+    "kB", "reclen", "write", "rewrite", "read", "reread", "read", "write", "read", "rewrite",
+    "read", "fwrite", "frewrite", "fread", "freread",
+];
+
+/// iozone's own table: two header lines, then one line per pair, right-aligned, KB/s; a test that
+/// was not run is blank.
+pub fn iozone_table(r: &IozoneResult) -> String {
+    let line = |cells: &mut dyn Iterator<Item = String>| -> String {
+        let mut s = String::new();
+        for (c, w) in cells.zip(IOZONE_WIDTHS) {
+            s.push_str(&format!("{c:>w$}"));
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    let mut out = line(&mut IOZONE_HEAD1.iter().map(|s| s.to_string()));
+    out += &line(&mut IOZONE_HEAD2.iter().map(|s| s.to_string()));
+    for row in &r.rows {
+        let mut cells = [row.file_kb, row.reclen_kb]
+            .into_iter()
+            .map(|v| v.to_string())
+            .chain(
+                (0..IOZONE_TESTS.len())
+                    .map(|i| row.kb_per_sec.get(i).copied().flatten())
+                    .map(|v| v.map(|v| v.to_string()).unwrap_or_default()),
+            );
+        out += &line(&mut cells);
+    }
+    out
+}
+
+/// iozone's spreadsheet output (-R / -b) as CSV: per test a block `"Writer report"`, a header
+/// line `"kB",4,8,…` of record sizes (kB), then one line per file size (kB) with an empty cell
+/// where that record size was not run. Blocks are separated by an empty line.
+pub fn iozone_csv(r: &IozoneResult) -> String {
+    let recs: BTreeSet<u64> = r.rows.iter().map(|x| x.reclen_kb).collect();
+    let files: BTreeSet<u64> = r.rows.iter().map(|x| x.file_kb).collect();
+    let mut blocks = Vec::with_capacity(IOZONE_REPORTS.len());
+    for (t, name) in IOZONE_REPORTS.iter().enumerate() {
+        let mut b = format!("\"{name} report\"\n\"kB\"");
+        for rec in &recs {
+            b += &format!(",{rec}");
+        }
+        b.push('\n');
+        for f in &files {
+            b += &format!("\"{f}\"");
+            for rec in &recs {
+                let v = r
+                    .rows
+                    .iter()
+                    .find(|x| x.file_kb == *f && x.reclen_kb == *rec)
+                    .and_then(|x| x.kb_per_sec.get(t).copied().flatten());
+                b.push(',');
+                if let Some(v) = v {
+                    b += &v.to_string();
+                }
+            }
+            b.push('\n');
+        }
+        blocks.push(b);
+    }
+    blocks.join("\n")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bonnie++
+// ---------------------------------------------------------------------------------------------
+
+/// A test shorter than this is "too fast to measure" (seconds).
+pub const BONNIE_MIN_TIME_S: f64 = 0.5;
+/// Threads doing the random seeks (bonnie++ forks 3 processes).
+pub const BONNIE_SEEK_THREADS: u32 = 3;
+/// bonnie++'s default chunk size; the CSV leaves `io_chunk_size` empty for it, like bonnie++.
+const BONNIE_DEFAULT_CHUNK: u64 = 8 << 10;
+/// The CSV format emulated (bonnie++ 1.98).
+pub const BONNIE_CSV_FORMAT: &str = "1.98";
+
+/// The fields of the bonnie++ 1.98 CSV line, in order.
+pub const BONNIE_CSV_FIELDS: [&str; 48] = [
+    "format_version",
+    "bonnie_version",
+    "name",
+    "concurrency",
+    "seed",
+    "file_size",
+    "io_chunk_size",
+    "putc",
+    "putc_cpu",
+    "put_block",
+    "put_block_cpu",
+    "rewrite",
+    "rewrite_cpu",
+    "getc",
+    "getc_cpu",
+    "get_block",
+    "get_block_cpu",
+    "seeks",
+    "seeks_cpu",
+    "num_files",
+    "max_size",
+    "min_size",
+    "num_dirs",
+    "file_chunk_size",
+    "seq_create",
+    "seq_create_cpu",
+    "seq_stat",
+    "seq_stat_cpu",
+    "seq_del",
+    "seq_del_cpu",
+    "ran_create",
+    "ran_create_cpu",
+    "ran_stat",
+    "ran_stat_cpu",
+    "ran_del",
+    "ran_del_cpu",
+    "putc_latency",
+    "put_block_latency",
+    "rewrite_latency",
+    "getc_latency",
+    "get_block_latency",
+    "seeks_latency",
+    "seq_create_latency",
+    "seq_stat_latency",
+    "seq_del_latency",
+    "ran_create_latency",
+    "ran_stat_latency",
+    "ran_del_latency",
+];
+
+/// What iolab writes where bonnie++ writes its own version: `iolab-<version>`.
+pub fn bonnie_version() -> String {
+    format!("iolab-{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// What [`bonnie`] runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BonnieOpts {
+    /// Directory for the test file and the file-test subdirectory.
+    pub dir: PathBuf,
+    /// Bytes of the data file (bonnie++ -s); a multiple of `chunk`; 0 skips the data tests.
+    /// The default, 2 × RAM like bonnie++, is read from /proc/meminfo (2 GiB when unknown).
+    pub size: u64,
+    /// Bytes per block operation (bonnie++ -s size:chunk; default 8 KiB).
+    pub chunk: u64,
+    /// Files for the file tests, in multiples of 1024 (bonnie++ -n; default 16); 0 skips them.
+    pub files: u32,
+    /// Random seeks in all (bonnie++ default 8000); 0 skips the test.
+    pub seeks: u32,
+    /// Machine name for the report (bonnie++ -m; default: the host name).
+    pub machine: String,
+    /// Seed of the random orders and seek offsets (bonnie++ -z); None: from the clock, like
+    /// bonnie++. The seed used is in the result.
+    pub seed: Option<u64>,
+}
+
+impl Default for BonnieOpts {
+    fn default() -> Self {
+        let ram = crate::sysinfo::meminfo(Path::new("/proc")).map(|(total, _)| total);
+        BonnieOpts {
+            dir: PathBuf::from("."),
+            size: ram
+                .map(|r| r * 2 / (1 << 20) * (1 << 20))
+                .unwrap_or(2 << 30),
+            chunk: BONNIE_DEFAULT_CHUNK,
+            files: 16,
+            seeks: 8000,
+            machine: crate::sysinfo::hostname(),
+            seed: None,
+        }
+    }
+}
+
+/// One bonnie++ test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BonnieStat {
+    /// KiB/s ("K/sec") for the data tests, operations per second for seeks and the file tests;
+    /// None: the test took less than 500 ms, too fast to measure (`+++++`).
+    pub value: Option<f64>,
+    /// User + system CPU time of the process / wall time × 100 (`%CP`); None when too fast.
+    pub cpu_pct: Option<f64>,
+    /// The longest single operation, µs.
+    pub max_latency_us: u64,
+    /// Wall time of the test, s.
+    pub seconds: f64,
+    /// Operations timed: chunks, seeks or files.
+    pub ops: u64,
+}
+
+/// A bonnie++ run. A test that was not run (size or files 0, stopped before it) is None.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BonnieResult {
+    /// `iolab-<version>` (see [`bonnie_version`]).
+    pub version: String,
+    pub machine: String,
+    /// Always 1 (bonnie++ -c).
+    pub concurrency: u32,
+    pub seed: u64,
+    /// Bytes.
+    pub file_size: u64,
+    /// Bytes.
+    pub chunk: u64,
+    /// In multiples of 1024.
+    pub files: u32,
+    pub putc: Option<BonnieStat>,
+    pub put_block: Option<BonnieStat>,
+    pub rewrite: Option<BonnieStat>,
+    pub getc: Option<BonnieStat>,
+    pub get_block: Option<BonnieStat>,
+    pub seeks: Option<BonnieStat>,
+    pub seq_create: Option<BonnieStat>,
+    pub seq_stat: Option<BonnieStat>,
+    pub seq_del: Option<BonnieStat>,
+    pub ran_create: Option<BonnieStat>,
+    pub ran_stat: Option<BonnieStat>,
+    pub ran_del: Option<BonnieStat>,
+    pub interrupted: bool,
+}
+
+/// Process CPU time (user + system), seconds.
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage fills the zeroed struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// Wall time, CPU time and the longest operation of one test.
+struct Meter {
+    t0: Instant,
+    cpu0: f64,
+    max: Duration,
+    ops: u64,
+}
+
+impl Meter {
+    fn start() -> Self {
+        Meter {
+            cpu0: cpu_seconds(),
+            t0: Instant::now(),
+            max: Duration::ZERO,
+            ops: 0,
+        }
+    }
+    /// One operation that began at `t`.
+    #[inline]
+    fn op(&mut self, t: Instant) {
+        let d = t.elapsed();
+        if d > self.max {
+            self.max = d;
+        }
+        self.ops += 1;
+    }
+    /// `amount`: KiB moved (data tests) or operations done.
+    fn finish(self, amount: f64) -> BonnieStat {
+        let secs = self.t0.elapsed().as_secs_f64();
+        let cpu = cpu_seconds() - self.cpu0;
+        let measurable = secs >= BONNIE_MIN_TIME_S;
+        BonnieStat {
+            value: measurable.then(|| amount / secs),
+            cpu_pct: measurable.then(|| (cpu / secs * 100.0).max(0.0)),
+            max_latency_us: self.max.as_micros() as u64,
+            seconds: secs,
+            ops: self.ops,
+        }
+    }
+}
+
+type Step = io::Result<Option<BonnieStat>>;
+
+fn putc_test(path: &Path, size: u64, chunk: u64, stop: &AtomicBool) -> Step {
+    let f = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)?;
+    let mut w = BufWriter::with_capacity(chunk as usize, &f);
+    let mut c = 0u8;
+    let mut m = Meter::start();
+    for _ in 0..size / chunk {
+        if stop.load(Relaxed) {
+            return Ok(None);
+        }
+        let t = Instant::now();
+        for _ in 0..chunk {
+            w.write_all(std::slice::from_ref(&c))?;
+            c = c.wrapping_add(1) & 0x7f;
+        }
+        m.op(t);
+    }
+    w.flush()?;
+    Ok(Some(m.finish(size as f64 / 1024.0)))
+}
+
+fn block_write_test(path: &Path, size: u64, buf: &mut [u8], stop: &AtomicBool) -> Step {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)?;
+    let mut m = Meter::start();
+    for i in 0..size / buf.len() as u64 {
+        if stop.load(Relaxed) {
+            return Ok(None);
+        }
+        stamp(buf, i);
+        let t = Instant::now();
+        f.write_all(buf)?;
+        m.op(t);
+    }
+    Ok(Some(m.finish(size as f64 / 1024.0)))
+}
+
+fn rewrite_test(path: &Path, size: u64, buf: &mut [u8], stop: &AtomicBool) -> Step {
+    let mut f = OpenOptions::new().read(true).write(true).open(path)?;
+    evict(&f)?;
+    let back = SeekFrom::Current(-(buf.len() as i64));
+    let mut m = Meter::start();
+    for _ in 0..size / buf.len() as u64 {
+        if stop.load(Relaxed) {
+            return Ok(None);
+        }
+        let t = Instant::now();
+        f.read_exact(buf)?;
+        buf[0] = buf[0].wrapping_add(1);
+        f.seek(back)?;
+        f.write_all(buf)?;
+        m.op(t);
+    }
+    Ok(Some(m.finish(size as f64 / 1024.0)))
+}
+
+fn getc_test(path: &Path, size: u64, chunk: u64, stop: &AtomicBool) -> Step {
+    let f = File::open(path)?;
+    evict(&f)?;
+    let mut r = BufReader::with_capacity(chunk as usize, &f);
+    let mut c = [0u8; 1];
+    let mut m = Meter::start();
+    for _ in 0..size / chunk {
+        if stop.load(Relaxed) {
+            return Ok(None);
+        }
+        let t = Instant::now();
+        for _ in 0..chunk {
+            if r.read(&mut c)? != 1 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+        }
+        m.op(t);
+    }
+    Ok(Some(m.finish(size as f64 / 1024.0)))
+}
+
+fn block_read_test(path: &Path, size: u64, buf: &mut [u8], stop: &AtomicBool) -> Step {
+    let mut f = File::open(path)?;
+    evict(&f)?;
+    let mut m = Meter::start();
+    for _ in 0..size / buf.len() as u64 {
+        if stop.load(Relaxed) {
+            return Ok(None);
+        }
+        let t = Instant::now();
+        f.read_exact(buf)?;
+        m.op(t);
+    }
+    Ok(Some(m.finish(size as f64 / 1024.0)))
+}
+
+/// One seeker: `n` random chunk reads, one in ten written back changed. (ops, longest op, stopped)
+fn seeker(
+    path: &Path,
+    chunks: u64,
+    chunk: u64,
+    n: u64,
+    seed: u64,
+    stop: &AtomicBool,
+) -> io::Result<(u64, Duration, bool)> {
+    let f = OpenOptions::new().read(true).write(true).open(path)?;
+    let mut buf = vec![0u8; chunk as usize];
+    let mut rng = SplitMix(seed);
+    let mut max = Duration::ZERO;
+    for i in 0..n {
+        if stop.load(Relaxed) {
+            return Ok((i, max, true));
+        }
+        let off = rng.below(chunks) * chunk;
+        let dirty = rng.below(10) == 0;
+        let t = Instant::now();
+        f.read_exact_at(&mut buf, off)?;
+        if dirty {
+            buf[0] = buf[0].wrapping_add(1);
+            f.write_all_at(&buf, off)?;
+        }
+        max = max.max(t.elapsed());
+    }
+    Ok((n, max, false))
+}
+
+fn seeks_test(
+    path: &Path,
+    size: u64,
+    chunk: u64,
+    seeks: u32,
+    seed: u64,
+    stop: &AtomicBool,
+) -> Step {
+    evict(&File::open(path)?)?;
+    let chunks = size / chunk;
+    let k = BONNIE_SEEK_THREADS as u64;
+    let m = Meter::start();
+    let results: Vec<io::Result<(u64, Duration, bool)>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..k)
+            .map(|t| {
+                let n = seeks as u64 / k + u64::from(t < seeks as u64 % k);
+                let seed = seed ^ (t + 1).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+                s.spawn(move || seeker(path, chunks, chunk, n, seed, stop))
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().expect("seek thread panicked"))
+            .collect()
+    });
+    let mut m = m;
+    let mut stopped = false;
+    for r in results {
+        let (ops, max, st) = r?;
+        m.ops += ops;
+        m.max = m.max.max(max);
+        stopped |= st;
+    }
+    if stopped {
+        return Ok(None);
+    }
+    let ops = m.ops as f64;
+    Ok(Some(m.finish(ops)))
+}
+
+#[derive(Clone, Copy)]
+enum FileOp {
+    Create,
+    Stat,
+    Delete,
+}
+
+/// Creates, stats or deletes every file of `names`, in the order given.
+fn file_test(names: &[PathBuf], order: &[u64], op: FileOp, stop: &AtomicBool) -> Step {
+    let mut m = Meter::start();
+    for &i in order {
+        if stop.load(Relaxed) {
+            return Ok(None);
+        }
+        let p = &names[i as usize];
+        let t = Instant::now();
+        match op {
+            FileOp::Create => {
+                OpenOptions::new().write(true).create_new(true).open(p)?;
+            }
+            FileOp::Stat => {
+                fs::metadata(p)?;
+            }
+            FileOp::Delete => fs::remove_file(p)?,
+        }
+        m.op(t);
+    }
+    let n = order.len() as f64;
+    Ok(Some(m.finish(n)))
+}
+
+fn bonnie_validate(o: &BonnieOpts) -> Result<()> {
+    check_dir(&o.dir)?;
+    if o.size == 0 && o.files == 0 {
+        return Err(Error::usage(
+            "--size 0 and --files 0: nothing to run (give a file size, a file count or both)",
+        ));
+    }
+    if o.chunk == 0 {
+        return Err(Error::usage("--chunk must be positive"));
+    }
+    if o.size > 0 && (o.size < o.chunk || !o.size.is_multiple_of(o.chunk)) {
+        return Err(Error::usage(format!(
+            "--size {} must be a positive multiple of --chunk {}",
+            Bytes(o.size),
+            Bytes(o.chunk)
+        )));
+    }
+    if o.files as u64 * 1024 > u32::MAX as u64 {
+        return Err(Error::usage(format!(
+            "--files {} is too many (it counts in multiples of 1024)",
+            o.files
+        )));
+    }
+    check_space(&o.dir, o.size, "--size")
+}
+
+fn bonnie_err(what: &str, dir: &Path, e: io::Error) -> Error {
+    Error::failed(format!(
+        "bonnie: the {what} test in --dir {} failed: {e}",
+        dir.display()
+    ))
+}
+
+/// Runs the Bonnie++ tests (see the module documentation).
+pub fn bonnie(o: &BonnieOpts, stop: &AtomicBool) -> Result<BonnieResult> {
+    bonnie_validate(o)?;
+    let seed = o.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0)
+    });
+    let name = unique_name("iolab-bonnie");
+    let path = o.dir.join(&name);
+    let sub = o.dir.join(name + ".d");
+    let mut cleanup = Cleanup {
+        files: vec![path.clone()],
+        dirs: vec![],
+    };
+    // Nothing is measured before the file and the subdirectory can be created.
+    let cant = |p: &Path, e: io::Error| {
+        Error::usage(format!(
+            "--dir {}: cannot create {}: {e}",
+            o.dir.display(),
+            p.display()
+        ))
+    };
+    if o.size > 0 {
+        File::create(&path).map_err(|e| cant(&path, e))?;
+    }
+    if o.files > 0 {
+        fs::create_dir(&sub).map_err(|e| cant(&sub, e))?;
+        cleanup.dirs.push(sub.clone());
+    }
+    let mut r = BonnieResult {
+        version: bonnie_version(),
+        machine: o.machine.clone(),
+        concurrency: 1,
+        seed,
+        file_size: o.size,
+        chunk: o.chunk,
+        files: o.files,
+        putc: None,
+        put_block: None,
+        rewrite: None,
+        getc: None,
+        get_block: None,
+        seeks: None,
+        seq_create: None,
+        seq_stat: None,
+        seq_del: None,
+        ran_create: None,
+        ran_stat: None,
+        ran_del: None,
+        interrupted: false,
+    };
+    let dir = o.dir.as_path();
+    // Runs one step: stores its result, or marks the run interrupted and returns it.
+    macro_rules! step {
+        ($field:ident, $what:expr, $e:expr) => {
+            match $e.map_err(|e| bonnie_err($what, dir, e))? {
+                Some(s) => r.$field = Some(s),
+                None => {
+                    r.interrupted = true;
+                    return Ok(r);
+                }
+            }
+        };
+    }
+    if o.size > 0 {
+        let mut abuf = AlignedBuf::new(o.chunk as usize, 4096, seed);
+        let buf = &mut abuf.bytes_mut()[..o.chunk as usize];
+        step!(
+            putc,
+            "per-char output",
+            putc_test(&path, o.size, o.chunk, stop)
+        );
+        step!(
+            put_block,
+            "block output",
+            block_write_test(&path, o.size, buf, stop)
+        );
+        step!(rewrite, "rewrite", rewrite_test(&path, o.size, buf, stop));
+        step!(
+            getc,
+            "per-char input",
+            getc_test(&path, o.size, o.chunk, stop)
+        );
+        step!(
+            get_block,
+            "block input",
+            block_read_test(&path, o.size, buf, stop)
+        );
+        if o.seeks > 0 {
+            step!(
+                seeks,
+                "random seeks",
+                seeks_test(&path, o.size, o.chunk, o.seeks, seed, stop)
+            );
+        }
+        let _ = fs::remove_file(&path);
+    }
+    if o.files > 0 {
+        let n = o.files as u64 * 1024;
+        let names: Vec<PathBuf> = (0..n).map(|i| sub.join(format!("{i:010}"))).collect();
+        let seq: Vec<u64> = (0..n).collect();
+        let (rc, rs, rd) = (
+            shuffled(n, seed ^ 0xC4EA),
+            shuffled(n, seed ^ 0x5747),
+            shuffled(n, seed ^ 0xDE1E),
+        );
+        use FileOp::*;
+        step!(
+            seq_create,
+            "sequential create",
+            file_test(&names, &seq, Create, stop)
+        );
+        step!(
+            seq_stat,
+            "sequential stat",
+            file_test(&names, &seq, Stat, stop)
+        );
+        step!(
+            seq_del,
+            "sequential delete",
+            file_test(&names, &seq, Delete, stop)
+        );
+        step!(
+            ran_create,
+            "random create",
+            file_test(&names, &rc, Create, stop)
+        );
+        step!(ran_stat, "random stat", file_test(&names, &rs, Stat, stop));
+        step!(
+            ran_del,
+            "random delete",
+            file_test(&names, &rd, Delete, stop)
+        );
+    }
+    Ok(r)
+}
+
+/// bonnie++'s size notation: whole GiB as `4G`, else MiB as `512M` (KiB as `64k` below 1 MiB).
+fn bonnie_size(b: u64) -> String {
+    if b >= 1 << 30 && b.is_multiple_of(1 << 30) {
+        format!("{}G", b >> 30)
+    } else if b >= 1 << 20 {
+        format!("{}M", b >> 20)
+    } else {
+        format!("{}k", b >> 10)
+    }
+}
+
+/// bonnie++'s latency notation: µs below 100 ms (`8631us`), ms below 100 s (`184ms`), else s.
+pub fn bonnie_latency(us: u64) -> String {
+    if us < 100_000 {
+        format!("{us}us")
+    } else if us < 100_000_000 {
+        format!("{}ms", us / 1000)
+    } else {
+        format!("{}s", us / 1_000_000)
+    }
+}
+
+/// (rate, %CP) as bonnie++ prints them: blank when not run, `+++++`/`+++` when too fast; seeks
+/// with one decimal below 1000/s.
+fn bonnie_cells(s: &Option<BonnieStat>, seeks: bool) -> (String, String) {
+    match s {
+        None => (String::new(), String::new()),
+        Some(BonnieStat {
+            value: Some(v),
+            cpu_pct,
+            ..
+        }) => {
+            let v = if seeks && *v < 1000.0 {
+                format!("{v:.1}")
+            } else {
+                format!("{v:.0}")
+            };
+            (v, format!("{:.0}", cpu_pct.unwrap_or(0.0)))
+        }
+        Some(_) => ("+++++".into(), "+++".into()),
+    }
+}
+
+fn bonnie_lat(s: &Option<BonnieStat>) -> String {
+    s.as_ref()
+        .map(|s| bonnie_latency(s.max_latency_us))
+        .unwrap_or_default()
+}
+
+impl BonnieResult {
+    fn data_tests(&self) -> [(&Option<BonnieStat>, bool); 6] {
+        [
+            (&self.putc, false),
+            (&self.put_block, false),
+            (&self.rewrite, false),
+            (&self.getc, false),
+            (&self.get_block, false),
+            (&self.seeks, true),
+        ]
+    }
+    fn file_tests(&self) -> [&Option<BonnieStat>; 6] {
+        [
+            &self.seq_create,
+            &self.seq_stat,
+            &self.seq_del,
+            &self.ran_create,
+            &self.ran_stat,
+            &self.ran_del,
+        ]
+    }
+}
+
+/// A 19-character left column, then ` value cpu` cells of 10 characters.
+fn bonnie_row(label: &str, cells: &[(String, String)]) -> String {
+    let mut s = format!("{label:<19}");
+    for (v, c) in cells {
+        s += &format!(" {v:>5} {c:>3}");
+    }
+    s.trim_end().to_string() + "\n"
+}
+
+fn bonnie_latency_row(lats: &[String]) -> String {
+    let mut s = format!("{:<19}", "Latency");
+    for l in lats {
+        s += &format!(" {l:>9}");
+    }
+    s.trim_end().to_string() + "\n"
+}
+
+/// The report bonnie++ prints for people: the data block (Sequential Output / Input, Random
+/// Seeks), then the file block (Sequential Create / Random Create), each with its Latency line.
+/// A block whose tests were not run is left out.
+pub fn bonnie_table(r: &BonnieResult) -> String {
+    let version = format!("Version {:<11}", r.version);
+    let mut out = String::new();
+    if r.file_size > 0 {
+        let size = bonnie_size(r.file_size);
+        let size = if r.chunk != BONNIE_DEFAULT_CHUNK {
+            format!("{size}:{}k", r.chunk / 1024)
+        } else {
+            size
+        };
+        let room = 19usize.saturating_sub(size.len() + 1).max(1);
+        let machine: String = r.machine.chars().take(room).collect();
+        out += &format!("{version} ------Sequential Output------ --Sequential Input- --Random-\n");
+        out += &format!(
+            "{:<19} -Per Chr- --Block-- -Rewrite- -Per Chr- --Block-- --Seeks--\n",
+            format!("Concurrency {:>3}", r.concurrency)
+        );
+        out += "Machine        Size K/sec %CP K/sec %CP K/sec %CP K/sec %CP K/sec %CP  /sec %CP\n";
+        let cells: Vec<_> = r
+            .data_tests()
+            .iter()
+            .map(|(s, seeks)| bonnie_cells(s, *seeks))
+            .collect();
+        let label = format!("{machine:<w$}{size:>s$}", w = room, s = 19 - room);
+        out += &bonnie_row(&label, &cells);
+        let lats: Vec<String> = r.data_tests().iter().map(|(s, _)| bonnie_lat(s)).collect();
+        out += &bonnie_latency_row(&lats);
+    }
+    if r.files > 0 {
+        let machine: String = r.machine.chars().take(19).collect();
+        out += &format!("{version} ------Sequential Create------ --------Random Create--------\n");
+        out +=
+            &format!("{machine:<19} -Create-- --Read--- -Delete-- -Create-- --Read--- -Delete--\n");
+        out += "              files  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP\n";
+        let cells: Vec<_> = r
+            .file_tests()
+            .iter()
+            .map(|s| bonnie_cells(s, false))
+            .collect();
+        out += &bonnie_row(&format!("{:>19}", r.files), &cells);
+        let lats: Vec<String> = r.file_tests().iter().map(|s| bonnie_lat(s)).collect();
+        out += &bonnie_latency_row(&lats);
+    }
+    out
+}
+
+/// The bonnie++ 1.98 CSV line (48 fields, see [`BONNIE_CSV_FIELDS`]), newline-terminated.
+/// `bonnie_version` is `iolab-<version>`; tests not run are empty, too fast ones `+++++,+++`;
+/// `io_chunk_size` is empty for the default 8 KiB, as bonnie++ writes it; `max_size`, `min_size`,
+/// `num_dirs` and `file_chunk_size` are empty (empty files in one directory, bonnie++'s default).
+pub fn bonnie_csv(r: &BonnieResult) -> String {
+    let mut f: Vec<String> = vec![
+        BONNIE_CSV_FORMAT.into(),
+        r.version.clone(),
+        r.machine.replace(',', "_"),
+        r.concurrency.to_string(),
+        r.seed.to_string(),
+        if r.file_size > 0 {
+            bonnie_size(r.file_size)
+        } else {
+            String::new()
+        },
+        if r.chunk != BONNIE_DEFAULT_CHUNK {
+            bonnie_size(r.chunk)
+        } else {
+            String::new()
+        },
+    ];
+    for (s, seeks) in r.data_tests() {
+        let (v, c) = bonnie_cells(s, seeks);
+        f.push(v);
+        f.push(c);
+    }
+    f.push(if r.files > 0 {
+        r.files.to_string()
+    } else {
+        String::new()
+    });
+    f.extend(std::iter::repeat_n(String::new(), 4));
+    for s in r.file_tests() {
+        let (v, c) = bonnie_cells(s, false);
+        f.push(v);
+        f.push(c);
+    }
+    for (s, _) in r.data_tests() {
+        f.push(bonnie_lat(s));
+    }
+    for s in r.file_tests() {
+        f.push(bonnie_lat(s));
+    }
+    debug_assert_eq!(f.len(), BONNIE_CSV_FIELDS.len());
+    f.join(",") + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shuffles_are_permutations_and_fixed_by_the_seed() {
+        let a = shuffled(1000, 7);
+        let mut s = a.clone();
+        s.sort();
+        assert_eq!(s, (0..1000).collect::<Vec<_>>());
+        assert_eq!(a, shuffled(1000, 7));
+        assert_ne!(a, shuffled(1000, 8));
+    }
+
+    #[test]
+    fn stride_visits_every_record_once() {
+        for n in [1u64, 5, 17, 18, 64, 100] {
+            let mut v: Vec<u64> = stride_offsets(n, 4096).map(|o| o / 4096).collect();
+            if n > 17 {
+                assert_eq!(&v[..2], &[0, 17]);
+            }
+            v.sort();
+            assert_eq!(v, (0..n).collect::<Vec<_>>(), "n={n}");
+        }
+    }
+
+    #[test]
+    fn bonnie_notations() {
+        assert_eq!(bonnie_latency(8631), "8631us");
+        assert_eq!(bonnie_latency(99_999), "99999us");
+        assert_eq!(bonnie_latency(184_000), "184ms");
+        assert_eq!(bonnie_latency(200_000_000), "200s");
+        assert_eq!(bonnie_size(4 << 30), "4G");
+        assert_eq!(bonnie_size(8196 << 20), "8196M");
+        assert_eq!(bonnie_size(8 << 20), "8M");
+    }
+}

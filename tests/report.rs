@@ -1,0 +1,344 @@
+//! `iolab report` and `iolab plot`: structure snapshots on a fixed stored run, chart validity for
+//! every report type, PNG output, and a headless-Chromium check of each report type.
+
+mod common;
+use common::*;
+use iolab::store::{Ref, Store};
+use std::path::{Path, PathBuf};
+
+const FIXTURE: &str = include_str!("fixtures/report/run.json");
+
+/// A store holding the fixed run twice (as runs 1 and 2, the second relabelled).
+fn fixture_store(dir: &Path) -> PathBuf {
+    let db = dir.join("r.db");
+    let mut s = Store::open(&db).unwrap();
+    for label in ["fixture", "fixture-b"] {
+        let mut v: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
+        v["label"] = label.into();
+        let doc = iolab::result::RunDoc::from_json(&v).unwrap();
+        s.save_run(&doc, &v, None, None).unwrap();
+    }
+    db
+}
+
+/// The shape of a report: section headings, figures with their chart titles, axis labels and
+/// series counts. Stable for a fixed input.
+fn structure(html: &str) -> String {
+    let mut out = Vec::new();
+    for h in html.split("<h2>").skip(1) {
+        out.push(format!("section {}", &h[..h.find("</h2>").unwrap()]));
+    }
+    for f in html.split("<figure id=\"").skip(1) {
+        let id = &f[..f.find('"').unwrap()];
+        let title = f
+            .split("<title id=")
+            .nth(1)
+            .and_then(|t| t.split('>').nth(1))
+            .and_then(|t| t.split('<').next())
+            .unwrap_or("");
+        let labels: Vec<&str> = f
+            .split("class=\"axis-label\"")
+            .skip(1)
+            .map(|x| x.split('>').nth(1).unwrap().split('<').next().unwrap())
+            .collect();
+        let series = f[..f.find("</figure>").unwrap()]
+            .matches("<g class=\"series\"")
+            .count();
+        out.push(format!(
+            "figure {id}: {title} | x: {} | y: {} | series: {series}",
+            labels[0], labels[1]
+        ));
+    }
+    out.join("\n") + "\n"
+}
+
+#[test]
+fn run_report_structure_matches_the_snapshot() {
+    let d = tempfile::tempdir().unwrap();
+    let db = fixture_store(d.path());
+    let s = Store::open(&db).unwrap();
+    let html = iolab::htmlreport::html(&s, &[Ref::Run(1)]).unwrap();
+    let got = structure(&html);
+    let snap = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/report-run.txt");
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&snap, &got).unwrap();
+    }
+    let want = std::fs::read_to_string(&snap).expect("snapshot (UPDATE_SNAPSHOTS=1 writes it)");
+    assert_eq!(
+        got, want,
+        "report structure changed; if intended, run with UPDATE_SNAPSHOTS=1"
+    );
+    // self-contained: no scripts, no external references (the SVG namespace is a name, not a fetch)
+    let body = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
+    assert!(
+        !body.contains("<script")
+            && !body.contains("http://")
+            && !body.contains("https://")
+            && !body.contains("<link")
+            && !body.contains("url(")
+    );
+    // the numbers are the ones `iolab show` prints
+    let show = iolab::history::render_show(&s, 1).unwrap();
+    let esc = show
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    assert!(
+        html.contains(&esc),
+        "the report embeds the show output verbatim"
+    );
+}
+
+fn every_chart_is_complete(charts: &[iolab::charts::Chart], what: &str) {
+    assert!(!charts.is_empty(), "{what}: no charts");
+    for c in charts {
+        c.check().unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert!(
+            c.series.iter().any(|s| !s.points.is_empty()
+                && s.points.iter().all(|p| p.0.is_finite() && p.1.is_finite())),
+            "{what} {}",
+            c.name
+        );
+        let svg = c.svg(900, 400);
+        assert!(
+            svg.contains(&format!(">{}</title>", c.title)),
+            "{what} {}: title",
+            c.name
+        );
+        assert!(
+            svg.contains(&format!(">{}</text>", c.x_label))
+                && svg.contains(&format!(">{}</text>", c.y_label)),
+            "{what} {}: axis labels",
+            c.name
+        );
+    }
+}
+
+/// A store with one of each report type: a run (1), its copy (2), a sweep, a db run.
+fn all_types(dir: &Path) -> (PathBuf, Vec<(&'static str, Vec<String>)>) {
+    let db = fixture_store(dir);
+    let data = dir.join("data");
+    std::fs::create_dir(&data).unwrap();
+    let dstr = data.to_str().unwrap();
+    let r = iolab_db(
+        &db,
+        &[
+            "sweep",
+            "--threads",
+            "1,2",
+            "--mode",
+            "rndrd,rndwr",
+            "--engine",
+            "null",
+            "--dir",
+            dstr,
+            "--files",
+            "1",
+            "--size",
+            "1M",
+            "--time",
+            "0.2",
+            "--json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let g = r.json()["group"].as_str().unwrap().to_string();
+    let r = iolab_db(
+        &db,
+        &[
+            "saturate",
+            "--target",
+            "p99<=50ms",
+            "--over",
+            "rate=1000..100000000",
+            "--max-steps",
+            "4",
+            "--mode",
+            "rndrd",
+            "--engine",
+            "null",
+            "--dir",
+            dstr,
+            "--files",
+            "1",
+            "--size",
+            "1M",
+            "--time",
+            "0.2",
+            "--json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let sat = r.json()["group"].as_str().unwrap().to_string();
+    let r = iolab_db(
+        &db,
+        &[
+            "db",
+            "--test",
+            "update-loop",
+            "--iterations",
+            "200",
+            "--dir",
+            dstr,
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let dbid = r
+        .stderr
+        .split("saved as run ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    (
+        db,
+        vec![
+            ("run", vec!["1".into()]),
+            ("compare", vec!["1".into(), "2".into()]),
+            ("sweep", vec![g]),
+            ("saturate", vec![sat]),
+            ("db", vec![dbid]),
+        ],
+    )
+}
+
+#[test]
+fn every_report_type_has_complete_charts_and_pngs_of_the_requested_size() {
+    let d = tempfile::tempdir().unwrap();
+    let (db, types) = all_types(d.path());
+    let s = Store::open(&db).unwrap();
+    for (what, ids) in &types {
+        let refs = iolab::cli::parse_refs(ids).unwrap();
+        every_chart_is_complete(&iolab::htmlreport::charts_for(&s, &refs).unwrap(), what);
+        let mut a = vec!["report"];
+        a.extend(ids.iter().map(|x| x.as_str()));
+        let out = d.path().join(format!("{what}.html"));
+        a.extend(["-o", out.to_str().unwrap()]);
+        let r = iolab_db(&db, &a);
+        assert_eq!(r.code, 0, "{what}: {}", r.stderr);
+        assert!(std::fs::read_to_string(&out).unwrap().contains("<svg"));
+    }
+    // plot: --list, svg, png of the requested size, bad names
+    let l = iolab_db(&db, &["plot", "1", "--list"]);
+    assert!(
+        l.stdout.contains("latency-percentiles") && l.stdout.contains("timeseries-iops"),
+        "{}",
+        l.stdout
+    );
+    let png = d.path().join("c.png");
+    let r = iolab_db(
+        &db,
+        &[
+            "plot",
+            "1",
+            "--chart",
+            "iops",
+            "-o",
+            png.to_str().unwrap(),
+            "--width",
+            "640",
+            "--height",
+            "300",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&png).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    assert_eq!((reader.info().width, reader.info().height), (640, 300));
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    reader.next_frame(&mut buf).unwrap();
+    let distinct: std::collections::HashSet<&[u8]> = buf.chunks(4).collect();
+    assert!(distinct.len() > 10, "the PNG has content");
+    let svg = d.path().join("c.svg");
+    assert_eq!(
+        iolab_db(
+            &db,
+            &[
+                "plot",
+                "1",
+                "2",
+                "--chart",
+                "compare-iops",
+                "-o",
+                svg.to_str().unwrap()
+            ]
+        )
+        .code,
+        0
+    );
+    assert!(std::fs::read_to_string(&svg).unwrap().starts_with("<svg"));
+    let r = iolab_db(&db, &["plot", "1", "--chart", "nope"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("latency-percentiles"), "{}", r.stderr);
+    let r = iolab_db(&db, &["plot", "1", "--chart", "iops", "-o", "x.gif"]);
+    assert_eq!(r.code, 2);
+}
+
+fn chromium() -> Option<&'static str> {
+    [
+        "/usr/bin/chromium",
+        "/usr/bin/chromium-browser",
+        "/usr/bin/google-chrome",
+    ]
+    .into_iter()
+    .find(|p| Path::new(p).exists())
+}
+
+#[test]
+fn reports_open_in_a_browser_without_errors() {
+    let Some(browser) = chromium() else {
+        return skip(
+            "reports_open_in_a_browser_without_errors",
+            "chromium is not installed (scripts/setup.sh installs it)",
+        );
+    };
+    let d = tempfile::tempdir().unwrap();
+    let (db, types) = all_types(d.path());
+    for (what, ids) in &types {
+        let html = d.path().join(format!("{what}.html"));
+        let mut a = vec!["report"];
+        a.extend(ids.iter().map(|x| x.as_str()));
+        a.extend(["-o", html.to_str().unwrap()]);
+        assert_eq!(iolab_db(&db, &a).code, 0);
+        let shot = d.path().join(format!("{what}.png"));
+        let profile = tempfile::tempdir().unwrap();
+        let o = std::process::Command::new(browser)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--enable-logging=stderr",
+                "--v=0",
+                "--window-size=1200,1600",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(format!("--screenshot={}", shot.display()))
+            .arg(format!("file://{}", html.display()))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(shot.exists(), "{what}: no screenshot: {err}");
+        let console: Vec<&str> = err.lines().filter(|l| l.contains("CONSOLE")).collect();
+        assert!(console.is_empty(), "{what}: console messages: {console:?}");
+        let decoder =
+            png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
+        let mut reader = decoder.read_info().unwrap();
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        let info = reader.next_frame(&mut buf).unwrap();
+        let px = info.color_type.samples();
+        let distinct: std::collections::HashSet<&[u8]> =
+            buf[..info.buffer_size()].chunks(px).collect();
+        assert!(
+            distinct.len() > 50,
+            "{what}: the screenshot is blank ({} colors)",
+            distinct.len()
+        );
+    }
+}

@@ -1,0 +1,515 @@
+//! The IOzone and Bonnie++ suites and the zones reader, on small sizes in a temporary directory.
+//! No root needed.
+
+use iolab::error::Exit;
+use iolab::suites::*;
+use iolab::zones::{zones, zones_table};
+use std::cell::Cell;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+const KIB: u64 = 1 << 10;
+const MIB: u64 = 1 << 20;
+
+fn entries(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+fn small_iozone(dir: &Path) -> IozoneOpts {
+    IozoneOpts {
+        dir: dir.to_path_buf(),
+        min_file: 64 * KIB,
+        max_file: MIB,
+        min_rec: 4 * KIB,
+        max_rec: 64 * KIB,
+        ..IozoneOpts::default()
+    }
+}
+
+#[test]
+fn iozone_plan_is_iozone_auto_mode() {
+    let o = IozoneOpts::default();
+    assert_eq!(
+        (o.min_file, o.max_file, o.min_rec, o.max_rec),
+        (64 * KIB, 512 * MIB, 4 * KIB, 16 * MIB)
+    );
+    let plan = iozone_plan(&o);
+    assert_eq!(plan[0], (64 * KIB, 4 * KIB));
+    assert!(plan.iter().all(|&(f, r)| r <= f));
+    let recs_of = |f: u64| -> Vec<u64> {
+        plan.iter()
+            .filter(|p| p.0 == f)
+            .map(|p| p.1 / KIB)
+            .collect()
+    };
+    assert_eq!(recs_of(64 * KIB), vec![4, 8, 16, 32, 64]);
+    // up to 16 MiB every record size, from 32 MiB on records start at 64 KiB (iozone CROSSOVER)
+    assert_eq!(recs_of(16 * MIB)[0], 4);
+    assert_eq!(recs_of(16 * MIB).len(), 13);
+    assert_eq!(recs_of(32 * MIB)[0], 64);
+    assert_eq!(recs_of(512 * MIB).last(), Some(&(16 * 1024)));
+    assert_eq!(plan.last(), Some(&(512 * MIB, 16 * MIB)));
+    // -z: all record sizes everywhere
+    let z = iozone_plan(&IozoneOpts {
+        all_records: true,
+        ..IozoneOpts::default()
+    });
+    assert!(z.contains(&(512 * MIB, 4 * KIB)));
+}
+
+#[test]
+fn iozone_runs_every_test_and_renders_iozone_output() {
+    let d = tempfile::tempdir().unwrap();
+    let stop = AtomicBool::new(false);
+    let last = Cell::new((0u64, 0u64));
+    let r = iozone(&small_iozone(d.path()), &stop, &|done, total| {
+        last.set((done, total))
+    })
+    .unwrap();
+    assert!(!r.interrupted);
+    assert_eq!(r.tests, IOZONE_TESTS.to_vec());
+    // 5 file sizes (64 KiB .. 1 MiB) × 5 record sizes (4 .. 64 KiB)
+    assert_eq!(r.rows.len(), 25);
+    for row in &r.rows {
+        assert!(row.reclen_kb <= row.file_kb);
+        assert_eq!(row.kb_per_sec.len(), 13);
+        for (t, v) in IOZONE_TESTS.iter().zip(&row.kb_per_sec) {
+            assert!(
+                v.is_some_and(|v| v > 0),
+                "{t} {}/{}: {v:?}",
+                row.file_kb,
+                row.reclen_kb
+            );
+        }
+    }
+    let (done, total) = last.get();
+    assert!(total > 0);
+    assert_eq!(done, total);
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+
+    let table = iozone_table(&r);
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 2 + 25, "{table}");
+    assert_eq!(
+        lines[0].split_whitespace().collect::<Vec<_>>(),
+        ["random", "random", "bkwd", "record", "stride"]
+    );
+    assert_eq!(
+        lines[1].split_whitespace().collect::<Vec<_>>(),
+        [
+            "kB", "reclen", "write", "rewrite", "read", "reread", "read", "write", "read",
+            "rewrite", "read", "fwrite", "frewrite", "fread", "freread"
+        ]
+    );
+    // right-aligned: a number ends where its heading ends
+    assert_eq!(lines[1].find("reclen").unwrap() + 6, 24);
+    assert!(lines[2].starts_with("              64       4 "), "{table}");
+    assert_eq!(lines[2].split_whitespace().count(), 15);
+
+    let csv = iozone_csv(&r);
+    let blocks: Vec<&str> = csv.split("\n\n").collect();
+    assert_eq!(blocks.len(), 13, "{csv}");
+    for (b, name) in blocks.iter().zip(IOZONE_REPORTS) {
+        let l: Vec<&str> = b.lines().collect();
+        assert_eq!(l[0], format!("\"{name} report\""));
+        assert_eq!(l[1], "\"kB\",4,8,16,32,64");
+        assert_eq!(l.len(), 2 + 5);
+        assert!(l[2].starts_with("\"64\","));
+        assert!(l[6].starts_with("\"1024\","));
+        for row in &l[2..] {
+            let cells: Vec<&str> = row.split(',').collect();
+            assert_eq!(cells.len(), 6);
+            assert!(cells[1..].iter().all(|c| c.parse::<u64>().unwrap() > 0));
+        }
+    }
+    assert_eq!(blocks[0].lines().next(), Some("\"Writer report\""));
+    assert_eq!(blocks[12].lines().next(), Some("\"Re-Fread report\""));
+}
+
+#[test]
+fn iozone_csv_leaves_records_not_run_empty() {
+    let row = |f, r, v: Option<u64>| IozoneRow {
+        file_kb: f,
+        reclen_kb: r,
+        kb_per_sec: vec![v; 13],
+    };
+    let r = IozoneResult {
+        tests: IOZONE_TESTS.iter().map(|s| s.to_string()).collect(),
+        rows: vec![row(4, 4, Some(100)), row(8, 4, Some(200)), row(8, 8, None)],
+        direct: false,
+        include_flush: false,
+        interrupted: false,
+    };
+    let csv = iozone_csv(&r);
+    assert!(
+        csv.starts_with(
+            "\"Writer report\"\n\"kB\",4,8\n\"4\",100,\n\"8\",200,\n\n\"Re-writer report\"\n"
+        ),
+        "{csv}"
+    );
+    let table = iozone_table(&r);
+    let l: Vec<&str> = table.lines().collect();
+    assert_eq!(l[4], "               8       8");
+}
+
+#[test]
+fn iozone_direct_skips_the_stdio_tests_or_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let stop = AtomicBool::new(false);
+    let o = IozoneOpts {
+        direct: true,
+        max_file: 256 * KIB,
+        ..small_iozone(d.path())
+    };
+    match iozone(&o, &stop, &|_, _| {}) {
+        Ok(r) => {
+            assert!(!r.rows.is_empty());
+            for row in &r.rows {
+                assert!(row.kb_per_sec[..9].iter().all(|v| v.is_some_and(|v| v > 0)));
+                assert!(row.kb_per_sec[9..].iter().all(|v| v.is_none()));
+            }
+        }
+        // tmpfs and some other filesystems refuse O_DIRECT
+        Err(e) => {
+            assert_eq!(e.exit, Exit::Usage, "{}", e.msg);
+            assert!(
+                e.msg.contains("--direct") || e.msg.contains("--min-rec"),
+                "{}",
+                e.msg
+            );
+        }
+    }
+    assert!(entries(d.path()).is_empty());
+}
+
+#[test]
+fn iozone_stops_early_and_cleans_up() {
+    let d = tempfile::tempdir().unwrap();
+    let stop = AtomicBool::new(false);
+    let r = iozone(&small_iozone(d.path()), &stop, &|done, _| {
+        if done > 0 {
+            stop.store(true, Ordering::Relaxed)
+        }
+    })
+    .unwrap();
+    assert!(r.interrupted);
+    assert!(r.rows.is_empty());
+    assert!(entries(d.path()).is_empty());
+}
+
+#[test]
+fn iozone_refuses_bad_input() {
+    let stop = AtomicBool::new(false);
+    let d = tempfile::tempdir().unwrap();
+    let missing = d.path().join("nope");
+    let e = iozone(&small_iozone(&missing), &stop, &|_, _| {}).unwrap_err();
+    assert_eq!(e.exit, Exit::Usage);
+    assert!(
+        e.msg.contains("--dir") && e.msg.contains("nope"),
+        "{}",
+        e.msg
+    );
+    let o = IozoneOpts {
+        min_file: 2 * MIB,
+        ..small_iozone(d.path())
+    };
+    let e = iozone(&o, &stop, &|_, _| {}).unwrap_err();
+    assert_eq!(e.exit, Exit::Usage);
+    assert!(e.msg.contains("--min-file"), "{}", e.msg);
+    let o = IozoneOpts {
+        min_rec: 1000,
+        ..small_iozone(d.path())
+    };
+    let e = iozone(&o, &stop, &|_, _| {}).unwrap_err();
+    assert!(e.msg.contains("--min-rec"), "{}", e.msg);
+}
+
+fn small_bonnie(dir: &Path) -> BonnieOpts {
+    BonnieOpts {
+        dir: dir.to_path_buf(),
+        size: 8 * MIB,
+        chunk: 8 * KIB,
+        files: 1,
+        seeks: 8000,
+        machine: "testbox".into(),
+        seed: Some(42),
+    }
+}
+
+#[test]
+fn bonnie_runs_every_test_and_renders_bonnie_output() {
+    let d = tempfile::tempdir().unwrap();
+    let stop = AtomicBool::new(false);
+    let r = bonnie(&small_bonnie(d.path()), &stop).unwrap();
+    assert!(!r.interrupted);
+    assert_eq!(r.version, bonnie_version());
+    assert!(r.version.starts_with("iolab-"));
+    let all = [
+        ("putc", &r.putc),
+        ("put_block", &r.put_block),
+        ("rewrite", &r.rewrite),
+        ("getc", &r.getc),
+        ("get_block", &r.get_block),
+        ("seeks", &r.seeks),
+        ("seq_create", &r.seq_create),
+        ("seq_stat", &r.seq_stat),
+        ("seq_del", &r.seq_del),
+        ("ran_create", &r.ran_create),
+        ("ran_stat", &r.ran_stat),
+        ("ran_del", &r.ran_del),
+    ];
+    for (name, s) in all {
+        let s = s.as_ref().unwrap_or_else(|| panic!("{name} not run"));
+        assert!(s.ops > 0, "{name}");
+        match s.value {
+            Some(v) => {
+                assert!(v > 0.0, "{name}: {v}");
+                assert!(s.cpu_pct.is_some_and(|c| c >= 0.0), "{name}");
+                assert!(s.seconds >= BONNIE_MIN_TIME_S, "{name}");
+            }
+            None => {
+                assert!(s.cpu_pct.is_none(), "{name}");
+                assert!(s.seconds < BONNIE_MIN_TIME_S, "{name}");
+            }
+        }
+    }
+    assert_eq!(r.seeks.as_ref().unwrap().ops, 8000);
+    assert_eq!(r.seq_create.as_ref().unwrap().ops, 1024);
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+
+    // 1024 empty files are stat'ed well within 500 ms: too fast to measure
+    assert!(r.seq_stat.as_ref().unwrap().value.is_none());
+
+    let csv = bonnie_csv(&r);
+    assert!(csv.ends_with('\n') && csv.lines().count() == 1);
+    let f: Vec<&str> = csv.trim_end().split(',').collect();
+    assert_eq!(f.len(), 48, "{csv}");
+    assert_eq!(BONNIE_CSV_FIELDS.len(), 48);
+    assert_eq!(
+        &f[..7],
+        ["1.98", &r.version, "testbox", "1", "42", "8M", ""]
+    );
+    assert_eq!(f[19], "1", "num_files");
+    assert_eq!(&f[20..24], ["", "", "", ""]);
+    let seq_stat = BONNIE_CSV_FIELDS
+        .iter()
+        .position(|&n| n == "seq_stat")
+        .unwrap();
+    assert_eq!(&f[seq_stat..seq_stat + 2], ["+++++", "+++"]);
+    for (name, v) in BONNIE_CSV_FIELDS.iter().zip(&f).skip(36) {
+        assert!(name.ends_with("_latency"));
+        assert!(
+            v.ends_with("us") || v.ends_with("ms") || v.ends_with('s'),
+            "{name}: {v}"
+        );
+        assert!(
+            v.trim_end_matches(char::is_alphabetic)
+                .parse::<u64>()
+                .is_ok()
+        );
+    }
+    for (i, name) in BONNIE_CSV_FIELDS.iter().enumerate().take(36).skip(7) {
+        if name.ends_with("_cpu") {
+            assert!(
+                f[i] == "+++" || f[i].parse::<u32>().is_ok(),
+                "{name}: {}",
+                f[i]
+            );
+        } else if *name != "num_files" && i < 24 && i > 19 {
+            assert_eq!(f[i], "");
+        } else if *name != "num_files" {
+            assert!(
+                f[i] == "+++++" || f[i].parse::<f64>().is_ok_and(|v| v > 0.0),
+                "{name}: {}",
+                f[i]
+            );
+        }
+    }
+
+    let t = bonnie_table(&r);
+    for h in [
+        "Version iolab-",
+        "------Sequential Output------ --Sequential Input- --Random-",
+        "-Per Chr- --Block-- -Rewrite- -Per Chr- --Block-- --Seeks--",
+        "Machine        Size K/sec %CP K/sec %CP K/sec %CP K/sec %CP K/sec %CP  /sec %CP",
+        "------Sequential Create------ --------Random Create--------",
+        "-Create-- --Read--- -Delete-- -Create-- --Read--- -Delete--",
+        "              files  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP",
+        "Latency",
+        "+++++ +++",
+    ] {
+        assert!(t.contains(h), "{h}\n{t}");
+    }
+    assert!(
+        t.lines().any(|l| l.starts_with("testbox          8M ")),
+        "{t}"
+    );
+    assert!(
+        t.lines().any(|l| l.starts_with("                  1 ")),
+        "{t}"
+    );
+    assert_eq!(t.lines().filter(|l| l.starts_with("Latency")).count(), 2);
+}
+
+#[test]
+fn bonnie_csv_and_table_of_a_known_result() {
+    let stat = |v: Option<f64>, cpu: f64, lat: u64| {
+        Some(BonnieStat {
+            value: v,
+            cpu_pct: v.map(|_| cpu),
+            max_latency_us: lat,
+            seconds: if v.is_some() { 2.0 } else { 0.1 },
+            ops: 10,
+        })
+    };
+    let r = BonnieResult {
+        version: "iolab-0.1.0".into(),
+        machine: "ceph-admin".into(),
+        concurrency: 1,
+        seed: 1466787633,
+        file_size: 8196 * MIB,
+        chunk: 8 * KIB,
+        files: 16,
+        putc: stat(Some(630.0), 94.0, 12352),
+        put_block: stat(Some(112045.4), 16.0, 1_034_000),
+        rewrite: stat(Some(37432.0), 5.0, 2_232_000),
+        getc: None,
+        get_block: stat(None, 0.0, 45519),
+        seeks: stat(Some(950.66), 9.0, 229_000),
+        seq_create: stat(Some(29005.0), 66.0, 612),
+        seq_stat: stat(None, 0.0, 667),
+        seq_del: stat(Some(30628.0), 57.0, 735),
+        ran_create: stat(Some(26771.0), 36.0, 66),
+        ran_stat: stat(None, 0.0, 32),
+        ran_del: stat(Some(30726.0), 56.0, 63),
+        interrupted: false,
+    };
+    assert_eq!(
+        bonnie_csv(&r),
+        "1.98,iolab-0.1.0,ceph-admin,1,1466787633,8196M,,630,94,112045,16,37432,5,,,+++++,+++,950.7,9,16,,,,,29005,66,+++++,+++,30628,57,26771,36,+++++,+++,30726,56,12352us,1034ms,2232ms,,45519us,229ms,612us,667us,735us,66us,32us,63us\n"
+    );
+    let t = bonnie_table(&r);
+    let expected = "\
+Version iolab-0.1.0 ------Sequential Output------ --Sequential Input- --Random-
+Concurrency   1     -Per Chr- --Block-- -Rewrite- -Per Chr- --Block-- --Seeks--
+Machine        Size K/sec %CP K/sec %CP K/sec %CP K/sec %CP K/sec %CP  /sec %CP
+ceph-admin    8196M   630  94 112045  16 37432   5           +++++ +++ 950.7   9
+Latency               12352us    1034ms    2232ms             45519us     229ms
+Version iolab-0.1.0 ------Sequential Create------ --------Random Create--------
+ceph-admin          -Create-- --Read--- -Delete-- -Create-- --Read--- -Delete--
+              files  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP
+                 16 29005  66 +++++ +++ 30628  57 26771  36 +++++ +++ 30726  56
+Latency                 612us     667us     735us      66us      32us      63us
+";
+    assert_eq!(t, expected, "\n{t}");
+}
+
+#[test]
+fn bonnie_stops_early_and_cleans_up() {
+    let d = tempfile::tempdir().unwrap();
+    let stop = AtomicBool::new(true);
+    let r = bonnie(&small_bonnie(d.path()), &stop).unwrap();
+    assert!(r.interrupted);
+    assert!(r.putc.is_none());
+    assert!(entries(d.path()).is_empty());
+}
+
+#[test]
+fn bonnie_refuses_bad_input() {
+    let stop = AtomicBool::new(false);
+    let d = tempfile::tempdir().unwrap();
+    let e = bonnie(&small_bonnie(&d.path().join("nope")), &stop).unwrap_err();
+    assert_eq!(e.exit, Exit::Usage);
+    assert!(e.msg.contains("--dir"), "{}", e.msg);
+    let o = BonnieOpts {
+        size: 8 * MIB + 1,
+        ..small_bonnie(d.path())
+    };
+    let e = bonnie(&o, &stop).unwrap_err();
+    assert_eq!(e.exit, Exit::Usage);
+    assert!(e.msg.contains("--size"), "{}", e.msg);
+    let o = BonnieOpts {
+        size: 0,
+        files: 0,
+        ..small_bonnie(d.path())
+    };
+    assert_eq!(bonnie(&o, &stop).unwrap_err().exit, Exit::Usage);
+}
+
+#[test]
+fn zones_reads_evenly_spaced_zones_of_a_regular_file() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("disk.img");
+    let data: Vec<u8> = (0..64 * MIB).map(|i| (i * 7 + i / 4096) as u8).collect();
+    std::fs::write(&p, &data).unwrap();
+    let before = std::fs::metadata(&p).unwrap().modified().unwrap();
+    let stop = AtomicBool::new(false);
+
+    let r = zones(&p, 8, 4 * MIB, MIB, &stop).unwrap();
+    assert_eq!(r.zones.len(), 8);
+    assert_eq!(r.size_bytes, 64 * MIB);
+    assert_eq!(r.kind, "regular file");
+    assert_eq!(r.per_zone_bytes, 4 * MIB);
+    assert!(!r.interrupted);
+    assert_eq!(r.zones[0].offset_bytes, 0);
+    for w in r.zones.windows(2) {
+        assert!(w[0].offset_bytes + w[0].bytes <= w[1].offset_bytes, "{w:?}");
+        assert!(w[0].offset_pct < w[1].offset_pct);
+    }
+    for (i, z) in r.zones.iter().enumerate() {
+        assert_eq!(z.index as usize, i);
+        assert_eq!(z.offset_bytes % MIB, 0);
+        assert_eq!(z.bytes, 4 * MIB);
+        assert!(z.mib_per_sec > 0.0 && z.lat_ms_mean > 0.0, "{z:?}");
+    }
+    let last = r.zones.last().unwrap();
+    assert_eq!(last.offset_bytes + last.bytes, 64 * MIB);
+    assert!(r.first_last_ratio.is_some_and(|x| x > 0.0));
+    let t = zones_table(&r);
+    for h in ["zone", "offset", "MiB/s", "mean lat ms", "first/last zone"] {
+        assert!(t.contains(h), "{h}\n{t}");
+    }
+
+    // the default 64 MiB per zone does not fit 8 times: clamped so zones do not overlap
+    let r = zones(&p, 8, 64 * MIB, MIB, &stop).unwrap();
+    assert_eq!(r.per_zone_bytes, 8 * MIB);
+    assert!(
+        r.notes.iter().any(|n| n.contains("--per-zone")),
+        "{:?}",
+        r.notes
+    );
+    let offs: Vec<u64> = r.zones.iter().map(|z| z.offset_bytes).collect();
+    assert_eq!(offs, (0..8).map(|i| i * 8 * MIB).collect::<Vec<_>>());
+
+    // read-only: the file is unchanged
+    assert_eq!(std::fs::metadata(&p).unwrap().modified().unwrap(), before);
+    assert!(std::fs::read(&p).unwrap() == data);
+}
+
+#[test]
+fn zones_refuses_missing_and_unusable_targets() {
+    let stop = AtomicBool::new(false);
+    let d = tempfile::tempdir().unwrap();
+    let missing = d.path().join("no-such-disk");
+    let e = zones(&missing, 16, 64 * MIB, MIB, &stop).unwrap_err();
+    assert_eq!(e.exit, Exit::Usage);
+    assert!(e.msg.contains("no-such-disk"), "{}", e.msg);
+    let e = zones(d.path(), 16, 64 * MIB, MIB, &stop).unwrap_err();
+    assert_eq!(e.exit, Exit::Usage);
+    assert!(
+        e.msg.contains("not a regular file or a block device"),
+        "{}",
+        e.msg
+    );
+    let small = d.path().join("small");
+    std::fs::write(&small, vec![1u8; 4096]).unwrap();
+    let e = zones(&small, 16, 64 * MIB, MIB, &stop).unwrap_err();
+    assert_eq!(e.exit, Exit::Usage);
+    assert_eq!(
+        zones(&small, 0, MIB, MIB, &stop).unwrap_err().exit,
+        Exit::Usage
+    );
+}
