@@ -575,8 +575,16 @@ pub fn experiment_charts(store: &Store, gid: i64) -> Result<Vec<Chart>> {
             name: spec.target.metric.clone(),
             points: pts.iter().map(|p| (p.0, p.1)).collect(),
         });
+        let unit_suffix = if matches!(spec.target.metric.as_str(), "iops" | "mibps") {
+            ""
+        } else {
+            " ms"
+        };
         c.hlines.push((
-            format!("target {}{}", spec.target.op, spec.target.value),
+            format!(
+                "target {}{}{}{unit_suffix}",
+                spec.target.metric, spec.target.op, spec.target.value
+            ),
             spec.target.value,
         ));
         if let Some(p) = pts
