@@ -378,7 +378,9 @@ print("  ".join("-" * x for x in w))
 for r in out:
     print(line(r))
 print("p95: 95th percentile transaction latency (sysbench prints it rounded to 0.01 ms)")
-print("CPU us/tx: the tool's own user+system CPU time (/usr/bin/time, whole process) per transaction")
+print("CPU us/tx: the tool's own user+system CPU time (/usr/bin/time: whole process and the children it waits for)")
+print("  per transaction; it includes start-up (iolab: ~10-20 ms, with its tune2fs/systemd-detect-virt probes),")
+print("  which inflates it where TPS is low (fsync-bound update-index)")
 EOF
 if ((${#NOTES[@]})); then
     echo

@@ -367,6 +367,10 @@ pub struct IozoneArgs {
     #[arg(long)]
     pub csv: Option<PathBuf>,
     #[arg(long)]
+    pub no_save: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[arg(long)]
     pub json: bool,
     #[arg(long, short)]
     pub quiet: bool,
@@ -392,6 +396,10 @@ pub struct BonnieArgs {
     /// Write the Bonnie++ CSV line to this file.
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    #[arg(long)]
+    pub no_save: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
     #[arg(long)]
     pub json: bool,
 }
@@ -434,6 +442,10 @@ pub struct ZonesArgs {
     /// Read size.
     #[arg(long, default_value = "1M", value_parser = size_arg)]
     pub bs: u64,
+    #[arg(long)]
+    pub no_save: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
     #[arg(long)]
     pub json: bool,
 }

@@ -142,7 +142,31 @@ pub fn render_show(store: &Store, id: i64) -> Result<String> {
         s.push_str(&format!(", tags {}", tags.join(" ")));
     }
     s.push('\n');
-    if run.kind == "db" {
+    if run.kind == "suite" {
+        let name = doc
+            .get("suite")
+            .and_then(|x| x.as_str())
+            .unwrap_or("")
+            .to_string();
+        let r = doc.get("result").cloned().unwrap_or_default();
+        let bad = |e: serde_json::Error| {
+            Error::failed(format!("run {id}: stored document cannot be read: {e}"))
+        };
+        match name.as_str() {
+            "iozone" => s.push_str(&crate::suites::iozone_table(
+                &serde_json::from_value(r).map_err(bad)?,
+            )),
+            "bonnie" => {
+                let b: crate::suites::BonnieResult = serde_json::from_value(r).map_err(bad)?;
+                s.push_str(&crate::suites::bonnie_table(&b));
+                s.push_str(&crate::suites::bonnie_csv(&b));
+            }
+            "zones" => s.push_str(&crate::zones::zones_table(
+                &serde_json::from_value(r).map_err(bad)?,
+            )),
+            other => s.push_str(&format!("(a {other} result)\n")),
+        }
+    } else if run.kind == "db" {
         let d: crate::db::DbDoc = serde_json::from_value(doc)
             .map_err(|e| Error::failed(format!("run {id}: stored document cannot be read: {e}")))?;
         s.push_str(&crate::db::render(&d));

@@ -52,6 +52,31 @@ pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
     if kind == "db" {
         return db_charts(store, id);
     }
+    if kind == "suite" {
+        let doc = store.doc(id)?;
+        if doc.get("suite").and_then(|x| x.as_str()) == Some("zones")
+            && let Ok(z) =
+                serde_json::from_value::<crate::zones::ZonesResult>(doc["result"].clone())
+        {
+            let mut c = Chart::new(
+                "zones",
+                &format!("Read throughput across {}", z.target),
+                "offset into the target (%)",
+                "MiB/s",
+                Kind::Line,
+            );
+            c.series.push(Series {
+                name: "MiB/s".into(),
+                points: z
+                    .zones
+                    .iter()
+                    .map(|x| (x.offset_pct, x.mib_per_sec))
+                    .collect(),
+            });
+            return Ok(vec![c].into_iter().filter(|c| c.check().is_ok()).collect());
+        }
+        return Ok(Vec::new());
+    }
     if kind != "run" {
         return Ok(Vec::new());
     }

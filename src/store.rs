@@ -521,6 +521,34 @@ impl Store {
         Ok(id)
     }
 
+    /// Saves a suite or zones result (kind `suite`, `modes` = the suite's name) in one transaction.
+    /// It has no per-mode metrics; `show` renders its document.
+    pub fn save_suite(
+        &mut self,
+        name: &str,
+        doc: &serde_json::Value,
+        host: &str,
+        system: Option<&crate::sysenv::EnvReport>,
+    ) -> Result<i64> {
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        self.conn
+            .execute(
+                "INSERT INTO runs (kind, tool, tool_version, start_time, end_time, host, label, modes, interrupted, doc, env)
+                 VALUES ('suite', 'iolab', ?1, ?2, ?2, ?3, NULL, ?4, ?5, ?6, ?7)",
+                params![
+                    env!("CARGO_PKG_VERSION"),
+                    now,
+                    host,
+                    format!(",{name},"),
+                    doc.get("interrupted").and_then(|v| v.as_bool()).unwrap_or(false),
+                    serde_json::to_string(&serde_json::json!({"suite": name, "result": doc})).expect("json"),
+                    serde_json::to_string(&serde_json::json!({"run": {"host": host}, "system": system})).expect("json"),
+                ],
+            )
+            .map_err(|e| db_err(&self.path, e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
     /// Saves an imported result (fio, sysbench) in one transaction; `doc` is its stored document.
     pub fn save_import(
         &mut self,

@@ -804,3 +804,56 @@ fn saturation_on_a_throttled_device_finds_the_limit_within_one_step() {
     );
     assert_eq!(iolab(&["cleanup", "--dir", &dir]).code, 0);
 }
+
+#[test]
+fn zones_read_a_loop_device_end_to_end_without_writing() {
+    if let Some(why) = cannot(false) {
+        return skip("zones_read_a_loop_device_end_to_end_without_writing", &why);
+    }
+    let fs = LoopFs::new(96, "mkfs.ext4 -q -F");
+    let before = sh(&format!("md5sum {} | cut -d' ' -f1", fs.dev));
+    let db = tempfile::tempdir().unwrap();
+    let db = db.path().join("r.db");
+    let r = iolab_db(
+        &db,
+        &[
+            "zones",
+            &fs.dev,
+            "--zones",
+            "8",
+            "--per-zone",
+            "4M",
+            "--json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["kind"], "block device");
+    assert_eq!(v["size_bytes"], 96u64 << 20);
+    let z = v["zones"].as_array().unwrap();
+    assert_eq!(z.len(), 8);
+    let offs: Vec<u64> = z
+        .iter()
+        .map(|x| x["offset_bytes"].as_u64().unwrap())
+        .collect();
+    assert!(offs.windows(2).all(|w| w[0] < w[1]) && *offs.last().unwrap() + (4 << 20) <= 96 << 20);
+    assert!(z.iter().all(|x| x["mib_per_sec"].as_f64().unwrap() > 0.0));
+    assert_eq!(
+        sh(&format!("md5sum {} | cut -d' ' -f1", fs.dev)),
+        before,
+        "read only"
+    );
+    // stored, shown and charted
+    let l = iolab_db(&db, &["list", "--json"]).json();
+    let id = l["runs"][0]["id"].to_string();
+    assert!(
+        iolab_db(&db, &["show", &id])
+            .stdout
+            .contains("first/last zone")
+    );
+    assert!(
+        iolab_db(&db, &["plot", &id, "--list"])
+            .stdout
+            .contains("zones")
+    );
+}
