@@ -223,7 +223,7 @@ pub trait Conn {
         self.exec("BEGIN")
     }
     /// Runs a workload statement on table `t` (prepared once per connection).
-    fn run(&mut self, q: Q, t: &str, params: &[P]) -> std::result::Result<(), DbErr>;
+    fn run(&mut self, q: Q, t: u32, params: &[P]) -> std::result::Result<(), DbErr>;
     /// Rows of a single-column text query (for settings and checks).
     fn strings(&mut self, sql: &str) -> std::result::Result<Vec<String>, DbErr>;
 }
@@ -252,8 +252,8 @@ impl Conn for Sqlite {
     fn begin(&mut self) -> std::result::Result<(), DbErr> {
         self.exec("BEGIN IMMEDIATE")
     }
-    fn run(&mut self, q: Q, t: &str, params: &[P]) -> std::result::Result<(), DbErr> {
-        let text = sql(q, t).replace('$', "?");
+    fn run(&mut self, q: Q, t: u32, params: &[P]) -> std::result::Result<(), DbErr> {
+        let text = sql(q, &table(t)).replace('$', "?");
         let mut st = self.c.prepare_cached(&text).map_err(sqlite_err)?;
         let vals: Vec<rusqlite::types::Value> = params
             .iter()
@@ -290,7 +290,7 @@ impl Conn for Sqlite {
 
 pub struct Pg {
     c: postgres::Client,
-    stmts: std::collections::HashMap<(Q, String), postgres::Statement>,
+    stmts: std::collections::HashMap<(Q, u32), postgres::Statement>,
 }
 
 fn pg_err(e: postgres::Error) -> DbErr {
@@ -329,13 +329,13 @@ impl Conn for Pg {
     fn exec(&mut self, sql: &str) -> std::result::Result<(), DbErr> {
         self.c.batch_execute(sql).map_err(pg_err)
     }
-    fn run(&mut self, q: Q, t: &str, params: &[P]) -> std::result::Result<(), DbErr> {
-        let key = (q, t.to_string());
+    fn run(&mut self, q: Q, t: u32, params: &[P]) -> std::result::Result<(), DbErr> {
+        let key = (q, t);
         if !self.stmts.contains_key(&key) {
-            let st = self.c.prepare(&sql(q, t)).map_err(pg_err)?;
+            let st = self.c.prepare(&sql(q, &table(t))).map_err(pg_err)?;
             self.stmts.insert(key.clone(), st);
         }
-        let st = &self.stmts[&key];
+        let st = self.stmts[&key].clone();
         let ints: Vec<i64> = params
             .iter()
             .map(|p| if let P::I(i) = p { *i } else { 0 })
@@ -348,7 +348,6 @@ impl Conn for Pg {
                 P::S(s) => s as &(dyn postgres::types::ToSql + Sync),
             })
             .collect();
-        let st = st.clone();
         self.c.query(&st, &args).map(|_| ()).map_err(pg_err)
     }
     fn strings(&mut self, sql: &str) -> std::result::Result<Vec<String>, DbErr> {
@@ -367,7 +366,7 @@ impl Conn for Pg {
 
 pub struct My {
     c: mysql::Conn,
-    stmts: std::collections::HashMap<(Q, String), mysql::Statement>,
+    stmts: std::collections::HashMap<(Q, u32), mysql::Statement>,
 }
 
 fn my_err(e: mysql::Error) -> DbErr {
@@ -393,10 +392,12 @@ impl Conn for My {
         use mysql::prelude::Queryable;
         self.c.query_drop(sql).map_err(my_err)
     }
-    fn run(&mut self, q: Q, t: &str, params: &[P]) -> std::result::Result<(), DbErr> {
+    fn run(&mut self, q: Q, t: u32, params: &[P]) -> std::result::Result<(), DbErr> {
         use mysql::prelude::Queryable;
-        let key = (q, t.to_string());
+        let key = (q, t);
         if !self.stmts.contains_key(&key) {
+            let t = table(t);
+            let t = t.as_str();
             let text = sql(q, t);
             // $2 ... $1 order matters for MySQL's positional ?: UpdateNonIndex binds c first.
             let (text, swap) = if q == Q::UpdateNonIndex {
@@ -1006,11 +1007,11 @@ fn transaction(
     rng: &mut crate::dist::Rng,
     tables: u32,
     size: u64,
-    out: &mut Vec<(Q, String, Vec<P>)>,
+    out: &mut Vec<(Q, u32, Vec<P>)>,
 ) {
     use rand::RngExt;
     out.clear();
-    let t = table(rng.random_range(1..=tables));
+    let t = rng.random_range(1..=tables);
     let id = |rng: &mut crate::dist::Rng| rng.random_range(1..=size.max(1)) as i64;
     match test {
         Test::PointSelect => out.push((Q::PointSelect, t, vec![P::I(id(rng))])),
@@ -1034,21 +1035,21 @@ fn transaction(
         )),
         Test::ReadWrite => {
             for _ in 0..10 {
-                out.push((Q::PointSelect, t.clone(), vec![P::I(id(rng))]));
+                out.push((Q::PointSelect, t, vec![P::I(id(rng))]));
             }
             for q in [Q::RangeSimple, Q::RangeSum, Q::RangeOrder, Q::RangeDistinct] {
                 let a = rng.random_range(1..=size.saturating_sub(99).max(1)) as i64;
-                out.push((q, t.clone(), vec![P::I(a), P::I(a + 99)]));
+                out.push((q, t, vec![P::I(a), P::I(a + 99)]));
             }
-            out.push((Q::UpdateIndex, t.clone(), vec![P::I(id(rng))]));
+            out.push((Q::UpdateIndex, t, vec![P::I(id(rng))]));
             let i = id(rng);
             out.push((
                 Q::UpdateNonIndex,
-                t.clone(),
+                t,
                 vec![P::I(i), P::S(rand_str(rng, 119))],
             ));
             let d = id(rng);
-            out.push((Q::Delete, t.clone(), vec![P::I(d)]));
+            out.push((Q::Delete, t, vec![P::I(d)]));
             out.push((
                 Q::InsertWithId,
                 t,
@@ -1112,7 +1113,7 @@ fn worker(
                     conn.begin()?;
                 }
                 for (q, t, p) in &stmts {
-                    conn.run(*q, t, p)?;
+                    conn.run(*q, *t, p)?;
                     n += 1;
                 }
                 if explicit {

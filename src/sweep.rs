@@ -272,6 +272,21 @@ pub fn metric(f: &Figures, name: &str) -> Option<f64> {
 
 pub const METRIC_NAMES: &str = "iops, mibps, p50, p90, p99, p99.9 or mean (latencies in ms)";
 
+/// The mean of the figures of several repetitions.
+pub fn mean_figures(figs: &[Figures]) -> Figures {
+    let n = figs.len().max(1) as f64;
+    let avg = |f: fn(&Figures) -> f64| figs.iter().map(f).sum::<f64>() / n;
+    Figures {
+        iops: avg(|f| f.iops),
+        mibps: avg(|f| f.mibps),
+        p99_ms: avg(|f| f.p99_ms),
+        p50_ms: avg(|f| f.p50_ms),
+        p90_ms: avg(|f| f.p90_ms),
+        p99_9_ms: avg(|f| f.p99_9_ms),
+        mean_ms: avg(|f| f.mean_ms),
+    }
+}
+
 /// The definition of a sweep, stored with the experiment (enough to resume it).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SweepSpec {
@@ -469,20 +484,10 @@ pub fn run_sweep(
             figs.push(figures(&d));
         }
         if !figs.is_empty() {
-            let n = figs.len() as f64;
-            let avg = |f: fn(&Figures) -> f64| figs.iter().map(f).sum::<f64>() / n;
             out.push(CellOut {
                 cell: cell.clone(),
                 run_ids: ids,
-                figures: Figures {
-                    iops: avg(|f| f.iops),
-                    mibps: avg(|f| f.mibps),
-                    p99_ms: avg(|f| f.p99_ms),
-                    p50_ms: avg(|f| f.p50_ms),
-                    p90_ms: avg(|f| f.p90_ms),
-                    p99_9_ms: avg(|f| f.p99_9_ms),
-                    mean_ms: avg(|f| f.mean_ms),
-                },
+                figures: mean_figures(&figs),
             });
         }
         if stop.load(Ordering::Relaxed) {
@@ -517,20 +522,10 @@ pub fn stored_cells(store: &Store, gid: i64, spec: &SweepSpec) -> Result<Vec<Cel
                 .map_err(|e| Error::failed(format!("run {id}: {e}")))?;
             figs.push(figures(&d));
         }
-        let n = figs.len() as f64;
-        let avg = |f: fn(&Figures) -> f64| figs.iter().map(f).sum::<f64>() / n;
         out.push(CellOut {
             cell,
             run_ids: ids.clone(),
-            figures: Figures {
-                iops: avg(|f| f.iops),
-                mibps: avg(|f| f.mibps),
-                p99_ms: avg(|f| f.p99_ms),
-                p50_ms: avg(|f| f.p50_ms),
-                p90_ms: avg(|f| f.p90_ms),
-                p99_9_ms: avg(|f| f.p99_9_ms),
-                mean_ms: avg(|f| f.mean_ms),
-            },
+            figures: mean_figures(&figs),
         });
     }
     Ok(out)
