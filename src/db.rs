@@ -333,7 +333,7 @@ impl Conn for Pg {
         let key = (q, t);
         if !self.stmts.contains_key(&key) {
             let st = self.c.prepare(&sql(q, &table(t))).map_err(pg_err)?;
-            self.stmts.insert(key.clone(), st);
+            self.stmts.insert(key, st);
         }
         let st = self.stmts[&key].clone();
         let ints: Vec<i64> = params
@@ -400,14 +400,13 @@ impl Conn for My {
             let t = t.as_str();
             let text = sql(q, t);
             // $2 ... $1 order matters for MySQL's positional ?: UpdateNonIndex binds c first.
-            let (text, swap) = if q == Q::UpdateNonIndex {
-                (format!("UPDATE {t} SET c = ? WHERE id = ?"), true)
+            let text = if q == Q::UpdateNonIndex {
+                format!("UPDATE {t} SET c = ? WHERE id = ?")
             } else {
-                (dollar_to_q(&text), false)
+                dollar_to_q(&text)
             };
-            let _ = swap;
             let st = self.c.prep(text).map_err(my_err)?;
-            self.stmts.insert(key.clone(), st);
+            self.stmts.insert(key, st);
         }
         let st = self.stmts[&key].clone();
         let mut vals: Vec<mysql::Value> = params
