@@ -285,7 +285,21 @@ pub fn compare(store: &Store, refs: &[Ref]) -> Result<Comparison> {
         let mut m: SideValues = BTreeMap::new();
         for id in ids {
             let rows = store.metrics(id)?;
-            let labels = cell_labels(&rows);
+            let mut labels = cell_labels(&rows);
+            // A run that is one cell of an experiment is named by its coordinates, so two
+            // sweeps compare cell by cell (and a sweep's cells are not pooled as repetitions).
+            if let Some(serde_json::Value::Object(cell)) = store.cell(id)? {
+                let coords: Vec<String> = cell
+                    .iter()
+                    .filter(|(k, _)| *k != "mode")
+                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+                    .collect();
+                if !coords.is_empty() {
+                    for l in labels.values_mut() {
+                        *l = format!("{} {l}", coords.join(" "));
+                    }
+                }
+            }
             for row in &rows {
                 let key = (labels[&row.cell].clone(), row.op.clone());
                 if !order.contains(&key) {

@@ -857,3 +857,44 @@ fn zones_read_a_loop_device_end_to_end_without_writing() {
             .contains("zones")
     );
 }
+
+#[test]
+fn sqlite_on_a_read_only_or_full_filesystem_fails_clearly() {
+    if let Some(why) = cannot(false) {
+        return skip(
+            "sqlite_on_a_read_only_or_full_filesystem_fails_clearly",
+            &why,
+        );
+    }
+    let ro = Tmpfs::new("size=4m");
+    sh(&format!("mount -o remount,ro {}", ro.path().display()));
+    let r = iolab(&[
+        "db",
+        "--url",
+        &format!("sqlite://{}/x.db", ro.path().display()),
+        "--transactions",
+        "5",
+        "--no-save",
+    ]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("x.db") && r.stderr.trim().lines().count() == 1,
+        "{}",
+        r.stderr
+    );
+    let full = Tmpfs::new("size=1m");
+    let r = iolab(&[
+        "db",
+        "--url",
+        &format!("sqlite://{}/x.db", full.path().display()),
+        "--table-size",
+        "100000",
+        "--transactions",
+        "5",
+        "--no-save",
+        "-q",
+    ]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("full"), "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+}
