@@ -412,30 +412,36 @@ impl Store {
                     continue;
                 }
                 let l = r.lat_ns.as_ref();
-                tx.execute(
-                    "INSERT INTO metrics VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
-                    params![
-                        id,
-                        ci as i64,
-                        c.mode,
-                        k.name(),
-                        c.job.job.threads,
-                        c.job.job.bs_bytes as i64,
-                        r.ops as i64,
-                        r.bytes as i64,
-                        r.iops,
-                        r.bytes_per_sec,
-                        l.map(|x| x.min as f64),
-                        l.map(|x| x.mean),
-                        l.map(|x| x.max as f64),
-                        l.map(|x| x.stddev),
-                        l.map(|x| x.p50 as f64),
-                        l.map(|x| x.p90 as f64),
-                        l.map(|x| x.p95 as f64),
-                        l.map(|x| x.p99 as f64),
-                        l.map(|x| x.p99_9 as f64),
-                        l.map(|x| x.p99_99 as f64),
-                    ],
+                insert_metric(
+                    &tx,
+                    id,
+                    &MetricIn {
+                        cell: ci as i64,
+                        mode: &c.mode,
+                        op: k.name(),
+                        threads: Some(c.job.job.threads as i64),
+                        bs_bytes: Some(c.job.job.bs_bytes as i64),
+                        ops: r.ops as i64,
+                        bytes: r.bytes as i64,
+                        iops: r.iops,
+                        bytes_per_sec: r.bytes_per_sec,
+                        lat: l
+                            .map(|x| {
+                                [
+                                    Some(x.min as f64),
+                                    Some(x.mean),
+                                    Some(x.max as f64),
+                                    Some(x.stddev),
+                                    Some(x.p50 as f64),
+                                    Some(x.p90 as f64),
+                                    Some(x.p95 as f64),
+                                    Some(x.p99 as f64),
+                                    Some(x.p99_9 as f64),
+                                    Some(x.p99_99 as f64),
+                                ]
+                            })
+                            .unwrap_or_default(),
+                    },
                 )
                 .map_err(|e| db_err(&path, e))?;
                 if let Some(h) = c.lat_hists.get(k as usize).filter(|h| h.count() > 0) {
@@ -489,24 +495,36 @@ impl Store {
         }
         for (name, r) in &doc.types {
             let l = r.lat_ns.as_ref();
-            tx.execute(
-                "INSERT INTO metrics (run_id, cell, mode, op, threads, bs_bytes, ops, bytes, iops, bytes_per_sec, lat_min_ns, lat_mean_ns, lat_max_ns, lat_stddev_ns, lat_p50_ns, lat_p95_ns, lat_p99_ns)
-                 VALUES (?1, 0, ?2, ?3, ?4, NULL, ?5, 0, ?6, 0, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
-                params![
-                    id,
-                    doc.test,
-                    name,
-                    doc.job.threads,
-                    r.transactions as i64,
-                    r.tps,
-                    l.map(|x| x.min as f64),
-                    l.map(|x| x.mean),
-                    l.map(|x| x.max as f64),
-                    l.map(|x| x.stddev),
-                    l.map(|x| x.p50 as f64),
-                    l.map(|x| x.p95 as f64),
-                    l.map(|x| x.p99 as f64),
-                ],
+            insert_metric(
+                &tx,
+                id,
+                &MetricIn {
+                    cell: 0,
+                    mode: &doc.test,
+                    op: name,
+                    threads: Some(doc.job.threads as i64),
+                    bs_bytes: None,
+                    ops: r.transactions as i64,
+                    bytes: 0,
+                    iops: r.tps,
+                    bytes_per_sec: 0.0,
+                    lat: l
+                        .map(|x| {
+                            [
+                                Some(x.min as f64),
+                                Some(x.mean),
+                                Some(x.max as f64),
+                                Some(x.stddev),
+                                Some(x.p50 as f64),
+                                None,
+                                Some(x.p95 as f64),
+                                Some(x.p99 as f64),
+                                None,
+                                None,
+                            ]
+                        })
+                        .unwrap_or_default(),
+                },
             )
             .map_err(|e| db_err(&path, e))?;
             if let Some(h) = doc.hist.as_ref().filter(|h| h.count() > 0) {
@@ -584,30 +602,28 @@ impl Store {
         for (ci, c) in imp.cells.iter().enumerate() {
             for o in &c.ops {
                 let l = o.lat_ns.as_ref();
-                tx.execute(
-                    "INSERT INTO metrics VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
-                    params![
-                        id,
-                        ci as i64,
-                        c.mode,
-                        o.op,
-                        c.threads,
-                        c.bs_bytes as i64,
-                        o.ops as i64,
-                        o.bytes as i64,
-                        o.iops,
-                        o.bytes_per_sec,
-                        l.and_then(|x| x.min),
-                        l.and_then(|x| x.mean),
-                        l.and_then(|x| x.max),
-                        l.and_then(|x| x.stddev),
-                        l.and_then(|x| x.p50),
-                        l.and_then(|x| x.p90),
-                        l.and_then(|x| x.p95),
-                        l.and_then(|x| x.p99),
-                        l.and_then(|x| x.p99_9),
-                        l.and_then(|x| x.p99_99),
-                    ],
+                insert_metric(
+                    &tx,
+                    id,
+                    &MetricIn {
+                        cell: ci as i64,
+                        mode: &c.mode,
+                        op: &o.op,
+                        threads: Some(c.threads as i64),
+                        bs_bytes: Some(c.bs_bytes as i64),
+                        ops: o.ops as i64,
+                        bytes: o.bytes as i64,
+                        iops: o.iops,
+                        bytes_per_sec: o.bytes_per_sec,
+                        lat: l
+                            .map(|x| {
+                                [
+                                    x.min, x.mean, x.max, x.stddev, x.p50, x.p90, x.p95, x.p99,
+                                    x.p99_9, x.p99_99,
+                                ]
+                            })
+                            .unwrap_or_default(),
+                    },
                 )
                 .map_err(|e| db_err(&path, format!("cell {ci} op {}: {e}", o.op)))?;
                 if let Some(bins) = &o.hist_bins {
@@ -835,6 +851,30 @@ impl Store {
         tx.execute("DELETE FROM groups WHERE NOT EXISTS (SELECT 1 FROM runs WHERE runs.group_id = groups.id)", []).map_err(|e| db_err(&path, e))?;
         tx.commit().map_err(|e| db_err(&path, e))
     }
+}
+
+/// One row of `metrics`; `lat` in ns: min, mean, max, stddev, p50, p90, p95, p99, p99.9, p99.99.
+struct MetricIn<'a> {
+    cell: i64,
+    mode: &'a str,
+    op: &'a str,
+    threads: Option<i64>,
+    bs_bytes: Option<i64>,
+    ops: i64,
+    bytes: i64,
+    iops: f64,
+    bytes_per_sec: f64,
+    lat: [Option<f64>; 10],
+}
+
+fn insert_metric(tx: &rusqlite::Transaction, run_id: i64, m: &MetricIn) -> rusqlite::Result<usize> {
+    let l = &m.lat;
+    tx.execute(
+        "INSERT INTO metrics (run_id, cell, mode, op, threads, bs_bytes, ops, bytes, iops, bytes_per_sec,
+            lat_min_ns, lat_mean_ns, lat_max_ns, lat_stddev_ns, lat_p50_ns, lat_p90_ns, lat_p95_ns, lat_p99_ns, lat_p99_9_ns, lat_p99_99_ns)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+        params![run_id, m.cell, m.mode, m.op, m.threads, m.bs_bytes, m.ops, m.bytes, m.iops, m.bytes_per_sec, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7], l[8], l[9]],
+    )
 }
 
 /// HdrHistogram V2 with deflate: the standard, compact, portable encoding.
