@@ -559,23 +559,16 @@ pub fn experiment_charts(store: &Store, gid: i64) -> Result<Vec<Chart>> {
     } else if kind == "saturate" {
         let spec: crate::sweep::SaturateSpec =
             serde_json::from_value(spec).map_err(|e| Error::failed(e.to_string()))?;
-        let mut pts = Vec::new();
-        for id in store.group_runs(gid)? {
-            let f = crate::sweep::figures(&run_doc(store, id)?);
-            let v = store
-                .cell(id)?
-                .and_then(|c| {
-                    c.get(&spec.axis)
-                        .and_then(|x| x.as_str().and_then(|x| crate::size::parse_size(x).ok()))
-                })
-                .unwrap_or(0);
-            pts.push((
-                v as f64,
-                crate::sweep::metric(&f, &spec.target.metric).unwrap_or(f64::NAN),
-                spec.target.met(&f),
-            ));
-        }
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let pts: Vec<(f64, f64, bool)> = crate::sweep::stored_points(store, gid, &spec)?
+            .iter()
+            .map(|p| {
+                (
+                    p.value as f64,
+                    crate::sweep::metric(&p.figures, &spec.target.metric).unwrap_or(f64::NAN),
+                    p.passed,
+                )
+            })
+            .collect();
         let unit = if matches!(spec.target.metric.as_str(), "iops" | "mibps") {
             spec.target.metric.clone()
         } else {

@@ -1197,26 +1197,7 @@ fn real_main() -> Result<i32, Error> {
                     } else {
                         let spec: iolab::sweep::SaturateSpec = serde_json::from_value(spec)
                             .map_err(|e| Error::failed(format!("g{g}: {e}")))?;
-                        let mut points = Vec::new();
-                        for id in s.group_runs(g)? {
-                            let d = iolab::result::RunDoc::from_json(&s.doc(id)?)
-                                .map_err(|e| Error::failed(format!("run {id}: {e}")))?;
-                            let f = iolab::sweep::figures(&d);
-                            let v = s
-                                .cell(id)?
-                                .and_then(|c| {
-                                    c.get(&spec.axis).and_then(|x| {
-                                        x.as_str().and_then(|x| iolab::size::parse_size(x).ok())
-                                    })
-                                })
-                                .unwrap_or(0);
-                            points.push(iolab::sweep::Point {
-                                value: v,
-                                run_id: id,
-                                figures: f,
-                                passed: spec.target.met(&f),
-                            });
-                        }
+                        let points = iolab::sweep::stored_points(&s, g, &spec)?;
                         if a.json {
                             print_json(
                                 &serde_json::json!({"schema": "iolab-saturate/1", "group": format!("g{g}"), "spec": spec, "points": points}),

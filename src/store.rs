@@ -163,6 +163,14 @@ pub struct Store {
     pub path: PathBuf,
 }
 
+/// The error for an id the store does not have.
+fn unknown(path: &Path, what: &str) -> Error {
+    Error::usage(format!(
+        "no {what} in {} (iolab list shows the ids)",
+        path.display()
+    ))
+}
+
 fn db_err(path: &Path, e: impl std::fmt::Display) -> Error {
     Error::failed(format!("results store {}: {e}", path.display()))
 }
@@ -335,12 +343,7 @@ impl Store {
             })
             .optional()
             .map_err(|e| db_err(&self.path, e))?
-            .ok_or_else(|| {
-                Error::usage(format!(
-                    "no group g{gid} in {} (iolab list shows the ids)",
-                    self.path.display()
-                ))
-            })?;
+            .ok_or_else(|| unknown(&self.path, &format!("group g{gid}")))?;
         Ok((kind, spec.and_then(|s| serde_json::from_str(&s).ok())))
     }
 
@@ -398,13 +401,7 @@ impl Store {
         )
         .map_err(|e| db_err(&path, e))?;
         let id = tx.last_insert_rowid();
-        for (k, v) in &doc.tags {
-            tx.execute(
-                "INSERT INTO tags (run_id, key, value) VALUES (?1, ?2, ?3)",
-                params![id, k, v],
-            )
-            .map_err(|e| db_err(&path, e))?;
-        }
+        insert_tags(&tx, id, &doc.tags).map_err(|e| db_err(&path, e))?;
         for (ci, c) in doc.runs.iter().enumerate() {
             for k in OpKind::ALL {
                 let r = c.results.get(k);
@@ -486,13 +483,7 @@ impl Store {
         )
         .map_err(|e| db_err(&path, e))?;
         let id = tx.last_insert_rowid();
-        for (k, v) in &doc.tags {
-            tx.execute(
-                "INSERT INTO tags (run_id, key, value) VALUES (?1, ?2, ?3)",
-                params![id, k, v],
-            )
-            .map_err(|e| db_err(&path, e))?;
-        }
+        insert_tags(&tx, id, &doc.tags).map_err(|e| db_err(&path, e))?;
         for (name, r) in &doc.types {
             let l = r.lat_ns.as_ref();
             insert_metric(
@@ -592,13 +583,7 @@ impl Store {
         )
         .map_err(|e| db_err(&path, e))?;
         let id = tx.last_insert_rowid();
-        for (k, v) in tags {
-            tx.execute(
-                "INSERT INTO tags (run_id, key, value) VALUES (?1, ?2, ?3)",
-                params![id, k, v],
-            )
-            .map_err(|e| db_err(&path, e))?;
-        }
+        insert_tags(&tx, id, tags).map_err(|e| db_err(&path, e))?;
         for (ci, c) in imp.cells.iter().enumerate() {
             for o in &c.ops {
                 let l = o.lat_ns.as_ref();
@@ -738,12 +723,7 @@ impl Store {
             })
             .optional()
             .map_err(|e| db_err(&self.path, e))?
-            .ok_or_else(|| {
-                Error::usage(format!(
-                    "no run {id} in {} (iolab list shows the ids)",
-                    self.path.display()
-                ))
-            })?;
+            .ok_or_else(|| unknown(&self.path, &format!("run {id}")))?;
         self.fill_tags(&mut r)?;
         Ok(r)
     }
@@ -830,10 +810,7 @@ impl Store {
             .collect::<rusqlite::Result<Vec<i64>>>()
             .map_err(|e| db_err(&self.path, e))?;
         if ids.is_empty() {
-            return Err(Error::usage(format!(
-                "no group g{gid} in {} (iolab list shows the ids)",
-                self.path.display()
-            )));
+            return Err(unknown(&self.path, &format!("group g{gid}")));
         }
         Ok(ids)
     }
@@ -851,6 +828,20 @@ impl Store {
         tx.execute("DELETE FROM groups WHERE NOT EXISTS (SELECT 1 FROM runs WHERE runs.group_id = groups.id)", []).map_err(|e| db_err(&path, e))?;
         tx.commit().map_err(|e| db_err(&path, e))
     }
+}
+
+fn insert_tags(
+    tx: &rusqlite::Transaction,
+    run_id: i64,
+    tags: &std::collections::BTreeMap<String, String>,
+) -> rusqlite::Result<()> {
+    for (k, v) in tags {
+        tx.execute(
+            "INSERT INTO tags (run_id, key, value) VALUES (?1, ?2, ?3)",
+            params![run_id, k, v],
+        )?;
+    }
+    Ok(())
 }
 
 /// One row of `metrics`; `lat` in ns: min, mean, max, stddev, p50, p90, p95, p99, p99.9, p99.99.

@@ -795,6 +795,31 @@ pub fn saturate(
     Ok(points)
 }
 
+/// The measured points of a stored saturation search, by axis value.
+pub fn stored_points(store: &Store, gid: i64, spec: &SaturateSpec) -> Result<Vec<Point>> {
+    let mut points = Vec::new();
+    for id in store.group_runs(gid)? {
+        let d = RunDoc::from_json(&store.doc(id)?)
+            .map_err(|e| Error::failed(format!("run {id}: {e}")))?;
+        let f = figures(&d);
+        let value = store
+            .cell(id)?
+            .and_then(|c| {
+                c.get(&spec.axis)
+                    .and_then(|x| x.as_str().and_then(|x| parse_size(x).ok()))
+            })
+            .unwrap_or(0);
+        points.push(Point {
+            value,
+            run_id: id,
+            figures: f,
+            passed: spec.target.met(&f),
+        });
+    }
+    points.sort_by_key(|p| p.value);
+    Ok(points)
+}
+
 pub fn render_saturate(spec: &SaturateSpec, points: &[Point]) -> String {
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
