@@ -810,21 +810,29 @@ fn zones_read_a_loop_device_end_to_end_without_writing() {
     if let Some(why) = cannot(false) {
         return skip("zones_read_a_loop_device_end_to_end_without_writing", &why);
     }
-    let fs = LoopFs::new(96, "mkfs.ext4 -q -F");
-    let before = sh(&format!("md5sum {} | cut -d' ' -f1", fs.dev));
+    // An unmounted loop device over an image of real data: nothing else writes to it, so its
+    // checksum shows whether zones wrote anything (a mounted filesystem writes by itself).
+    let img = PathBuf::from(format!(
+        "/dev/shm/iolab-zones-{}-{}.img",
+        std::process::id(),
+        rand_suffix()
+    ));
+    sh(&format!("head -c 96M /dev/urandom > {}", img.display()));
+    let dev = sh(&format!("losetup --find --show {}", img.display()));
+    struct Detach(String, PathBuf);
+    impl Drop for Detach {
+        fn drop(&mut self) {
+            let _ = Command::new("losetup").args(["-d", &self.0]).status();
+            let _ = std::fs::remove_file(&self.1);
+        }
+    }
+    let fs = Detach(dev.clone(), img.clone());
+    let before = sh(&format!("md5sum {} | cut -d' ' -f1", fs.0));
     let db = tempfile::tempdir().unwrap();
     let db = db.path().join("r.db");
     let r = iolab_db(
         &db,
-        &[
-            "zones",
-            &fs.dev,
-            "--zones",
-            "8",
-            "--per-zone",
-            "4M",
-            "--json",
-        ],
+        &["zones", &fs.0, "--zones", "8", "--per-zone", "4M", "--json"],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v = r.json();
@@ -839,7 +847,7 @@ fn zones_read_a_loop_device_end_to_end_without_writing() {
     assert!(offs.windows(2).all(|w| w[0] < w[1]) && *offs.last().unwrap() + (4 << 20) <= 96 << 20);
     assert!(z.iter().all(|x| x["mib_per_sec"].as_f64().unwrap() > 0.0));
     assert_eq!(
-        sh(&format!("md5sum {} | cut -d' ' -f1", fs.dev)),
+        sh(&format!("md5sum {} | cut -d' ' -f1", fs.0)),
         before,
         "read only"
     );
