@@ -1,31 +1,20 @@
 //! iolab: a storage I/O lab for people who run databases. See ARCHITECTURE.md for the map.
+//!
+//! The top-level modules are the stages of the pipeline, lowest first; a module only uses the
+//! ones above it in this list (checked by tests/architecture.rs):
+//! `error`, `model` (document types), `spec` (what to run), `measure` (histograms, statistics,
+//! the device sampler, truth checks), `system` (environment readers, checks, device tuning),
+//! `store` (results store, imports, comparisons), `engine` (workers, file sets, the runner),
+//! `workloads` (databases, suites, zones, experiments), `output` (tables, charts, HTML), `cli`
+//! (flags and plans) and `commands` (one per subcommand).
 
-pub mod charts;
-pub mod check;
 pub mod cli;
-pub mod compare;
-pub mod db;
-pub mod dist;
+pub mod engine;
 pub mod error;
-pub mod fileset;
-pub mod fsyncprobe;
-pub mod hist;
-pub mod history;
-pub mod htmlreport;
-pub mod import;
-pub mod iostat;
-pub mod job;
-pub mod report;
-pub mod result;
-pub mod runner;
-pub mod size;
-pub mod stats;
+pub mod measure;
+pub mod model;
+pub mod output;
+pub mod spec;
 pub mod store;
-pub mod suites;
-pub mod sweep;
-pub mod sysenv;
-pub mod sysinfo;
-pub mod truth;
-pub mod tuning;
-pub mod worker;
-pub mod zones;
+pub mod system;
+pub mod workloads;

@@ -1,8 +1,11 @@
 use clap::Parser;
 use iolab::cli::{self, Cli, Cmd};
+use iolab::engine::{fileset, runner};
 use iolab::error::{Error, Exit};
+use iolab::output::{history, table as report};
+use iolab::store::compare;
 use iolab::store::{self, Store};
-use iolab::{compare, fileset, history, report, runner, sysinfo};
+use iolab::system::fsinfo;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -44,7 +47,7 @@ fn open_store_write(db: &cli::DbArgs) -> Result<Store, Error> {
     Store::open_write(&store::resolve_path(db.db.as_deref()))
 }
 
-fn env_target(a: &cli::EnvArgs) -> Result<(iolab::sysenv::Roots, std::path::PathBuf), Error> {
+fn env_target(a: &cli::EnvArgs) -> Result<(iolab::system::env::Roots, std::path::PathBuf), Error> {
     let path = a.path.clone().unwrap_or_else(|| ".".into());
     if !path.exists() {
         return Err(Error::usage(format!(
@@ -53,14 +56,14 @@ fn env_target(a: &cli::EnvArgs) -> Result<(iolab::sysenv::Roots, std::path::Path
         )));
     }
     let roots = match &a.root {
-        Some(r) => iolab::sysenv::Roots::fixture(r),
-        None => iolab::sysenv::Roots::live(),
+        Some(r) => iolab::system::env::Roots::fixture(r),
+        None => iolab::system::env::Roots::live(),
     };
     Ok((roots, path))
 }
 
 fn cmd_db(a: &cli::DbRunArgs) -> Result<i32, Error> {
-    use iolab::db;
+    use iolab::workloads::db;
     let test: db::Test = a
         .test
         .parse()
@@ -172,10 +175,10 @@ fn cmd_db(a: &cli::DbRunArgs) -> Result<i32, Error> {
     }
     let settings = db::settings(conn.as_mut(), target.backend);
     let system = db::data_dir(&target, &settings)
-        .map(|d| iolab::sysenv::collect(&iolab::sysenv::Roots::live(), Some(&d)));
+        .map(|d| iolab::system::env::collect(&iolab::system::env::Roots::live(), Some(&d)));
     let devices = system
         .as_ref()
-        .map(iolab::iostat::stack_devices)
+        .map(iolab::measure::iostat::stack_devices)
         .unwrap_or_default();
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()
@@ -242,7 +245,7 @@ fn cmd_db(a: &cli::DbRunArgs) -> Result<i32, Error> {
     let interval = std::time::Duration::from_secs(1);
     if test == db::Test::UpdateLoop {
         drop(conn);
-        let (r, dev) = iolab::iostat::with_sampler(&devices, interval, || {
+        let (r, dev) = iolab::measure::iostat::with_sampler(&devices, interval, || {
             db::update_loop(&target, &so, a.iterations, &stop)
         });
         let (u, h) = r?;
@@ -272,8 +275,9 @@ fn cmd_db(a: &cli::DbRunArgs) -> Result<i32, Error> {
             &stop,
         )?;
         drop(conn);
-        let (r, dev) =
-            iolab::iostat::with_sampler(&devices, interval, || db::run_oltp(&target, &job, &stop));
+        let (r, dev) = iolab::measure::iostat::with_sampler(&devices, interval, || {
+            db::run_oltp(&target, &job, &stop)
+        });
         let (dur, outs) = r?;
         db::merge_into(&mut doc, outs, dur);
         doc.device = dev;
@@ -283,7 +287,7 @@ fn cmd_db(a: &cli::DbRunArgs) -> Result<i32, Error> {
     doc.warnings = db::warnings(&doc);
     let json = serde_json::to_value(&doc).expect("json");
     let saved = store.as_mut().map(|s| {
-        s.save_db(&doc, &json, &sysinfo::hostname())
+        s.save_db(&doc, &json, &fsinfo::hostname())
             .map(|id| (id, s.path.clone()))
     });
     if a.json {
@@ -309,7 +313,7 @@ fn cmd_db(a: &cli::DbRunArgs) -> Result<i32, Error> {
 }
 
 fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32, Error> {
-    use iolab::sweep;
+    use iolab::workloads::sweep;
     let mut store = open_store_write(&a.db)?;
     let stop = stop_flag();
     let (gid, spec) = if let Some(r) = &a.resume {
@@ -400,8 +404,10 @@ fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32, Error> {
             .collect();
         if !tuning.is_empty() {
             let probe = sweep::plan_for(&fixed)?;
-            let env =
-                iolab::sysenv::collect(&iolab::sysenv::Roots::live(), Some(&probe.fileset.dir));
+            let env = iolab::system::env::collect(
+                &iolab::system::env::Roots::live(),
+                Some(&probe.fileset.dir),
+            );
             let devs: Vec<String> = env
                 .path
                 .as_ref()
@@ -447,11 +453,11 @@ fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32, Error> {
 fn finish_sweep(
     store: &mut Store,
     gid: i64,
-    spec: &iolab::sweep::SweepSpec,
+    spec: &iolab::workloads::sweep::SweepSpec,
     json: bool,
     stop: &AtomicBool,
 ) -> Result<i32, Error> {
-    use iolab::sweep;
+    use iolab::workloads::sweep;
     let cells = sweep::run_sweep(store, gid, spec, stop, json)?;
     let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
     if json {
@@ -474,14 +480,14 @@ fn finish_sweep(
 }
 
 fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32, Error> {
-    use iolab::sweep;
+    use iolab::workloads::sweep;
     if a.scale == 0 {
         return Err(Error::usage("--scale must be at least 1"));
     }
     let gib = 1u64 << 30;
     let sizes: Vec<String> = [1, 4, 16]
         .iter()
-        .map(|g| iolab::size::Bytes(g * gib / a.scale / (1 << 20) * (1 << 20)).to_string())
+        .map(|g| iolab::model::units::Bytes(g * gib / a.scale / (1 << 20) * (1 << 20)).to_string())
         .collect();
     let fixed: Vec<String> = [
         "--dir",
@@ -546,7 +552,7 @@ fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32, Error> {
 }
 
 fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32, Error> {
-    use iolab::sweep;
+    use iolab::workloads::sweep;
     let target = sweep::Target::parse(&a.target)?;
     let (axis, range) = a.over.split_once('=').ok_or_else(|| {
         Error::usage(format!(
@@ -562,8 +568,9 @@ fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32, Error> {
     let (lo, hi) = range
         .split_once("..")
         .ok_or_else(|| Error::usage(format!("--over '{}': the range is LO..HI", a.over)))?;
-    let num =
-        |s: &str| iolab::size::parse_size(s).map_err(|e| Error::usage(format!("--over: {e}")));
+    let num = |s: &str| {
+        iolab::model::units::parse_size(s).map_err(|e| Error::usage(format!("--over: {e}")))
+    };
     let (lo, hi) = (num(lo)?, num(hi)?);
     if lo == 0 || lo >= hi {
         return Err(Error::usage(format!(
@@ -655,8 +662,9 @@ fn save_suite(
         return Ok(());
     }
     let mut s = open_store_write(db)?;
-    let system = dir.map(|d| iolab::sysenv::collect(&iolab::sysenv::Roots::live(), Some(d)));
-    let id = s.save_suite(name, doc, &sysinfo::hostname(), system.as_ref())?;
+    let system =
+        dir.map(|d| iolab::system::env::collect(&iolab::system::env::Roots::live(), Some(d)));
+    let id = s.save_suite(name, doc, &fsinfo::hostname(), system.as_ref())?;
     eprintln!("saved as run {id} in {}", s.path.display());
     Ok(())
 }
@@ -666,7 +674,7 @@ fn suite_dir(dir: &Path) -> Result<bool, Error> {
 }
 
 fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32, Error> {
-    use iolab::suites;
+    use iolab::workloads::suites;
     let created = suite_dir(&a.dir)?;
     let o = suites::IozoneOpts {
         dir: a.dir.clone(),
@@ -679,7 +687,7 @@ fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32, Error> {
         ..Default::default()
     };
     let stop = stop_flag();
-    let bar = iolab::fileset::progress_bar(1, a.quiet || a.json, "iozone");
+    let bar = iolab::engine::fileset::progress_bar(1, a.quiet || a.json, "iozone");
     let r = suites::iozone(&o, &stop, &|done, total| {
         bar.set_length(total);
         bar.set_position(done);
@@ -710,7 +718,7 @@ fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32, Error> {
 }
 
 fn cmd_bonnie(a: &cli::BonnieArgs) -> Result<i32, Error> {
-    use iolab::suites;
+    use iolab::workloads::suites;
     let created = suite_dir(&a.dir)?;
     let mut o = suites::BonnieOpts {
         dir: a.dir.clone(),
@@ -751,11 +759,11 @@ fn cmd_bonnie(a: &cli::BonnieArgs) -> Result<i32, Error> {
 
 fn cmd_zones(a: &cli::ZonesArgs) -> Result<i32, Error> {
     let stop = stop_flag();
-    let r = iolab::zones::zones(&a.target, a.zones, a.per_zone, a.bs, &stop)?;
+    let r = iolab::workloads::zones::zones(&a.target, a.zones, a.per_zone, a.bs, &stop)?;
     if a.json {
         print_json(&r);
     } else {
-        print_out(&iolab::zones::zones_table(&r));
+        print_out(&iolab::workloads::zones::zones_table(&r));
     }
     save_suite(
         &a.db,
@@ -783,7 +791,7 @@ fn write_atomically(p: &Path, bytes: &[u8], flag: &str) -> Result<(), Error> {
 }
 
 fn cmd_iostat(a: &cli::IostatArgs) -> Result<i32, Error> {
-    use iolab::iostat;
+    use iolab::measure::iostat;
     if !(a.interval >= 0.05 && a.interval.is_finite()) {
         return Err(Error::usage("--interval must be at least 0.05 seconds"));
     }
@@ -835,7 +843,7 @@ fn cmd_iostat(a: &cli::IostatArgs) -> Result<i32, Error> {
             let v = serde_json::json!({"schema": "iolab-iostat/1", "time": now, "t_s": s.t_s, "interval_s": s.dur_s, "cpu": s.cpu, "devices": s.devices});
             print_out(&format!("{}\n", serde_json::to_string(&v).expect("json")));
         } else {
-            print_out(&iolab::report::iostat_text(&now, &s, &devices));
+            print_out(&iolab::output::table::iostat_text(&now, &s, &devices));
         }
         prev = cur;
         n += 1;
@@ -987,7 +995,7 @@ fn real_main() -> Result<i32, Error> {
             let is_default = a.set.dir == Path::new(cli::DEFAULT_DIR);
             cli::check_dir(&a.set.dir, is_default)?;
             let probe = cli::Probe::create(&a.set.dir)?;
-            let dio = sysinfo::dio_align(Path::new("/sys"), &probe.0);
+            let dio = fsinfo::dio_align(Path::new("/sys"), &probe.0);
             if a.direct && !probe.direct_ok() {
                 return Err(Error::usage(format!(
                     "--direct: the filesystem at {} does not support O_DIRECT",
@@ -1010,14 +1018,14 @@ fn real_main() -> Result<i32, Error> {
             print_out(&format!(
                 "prepared {} files of {} in {} ({} written in {:.1} s, {} reused); page cache after eviction: {:.1}% resident\n",
                 spec.files,
-                iolab::size::Bytes(spec.file_size_bytes),
+                iolab::model::units::Bytes(spec.file_size_bytes),
                 spec.dir.display(),
-                iolab::size::human_bytes(r.written_bytes as f64),
+                iolab::model::units::human_bytes(r.written_bytes as f64),
                 r.seconds,
                 r.reused_files,
                 res.pct()
             ));
-            if res.pct() > iolab::truth::EVICT_FAIL_PCT {
+            if res.pct() > iolab::measure::truth::EVICT_FAIL_PCT {
                 eprintln!(
                     "warning [eviction_failed]: {:.1}% of the file set is still in the page cache after fsync + POSIX_FADV_DONTNEED",
                     res.pct()
@@ -1033,29 +1041,29 @@ fn real_main() -> Result<i32, Error> {
         }
         Cmd::Env(a) => {
             let (roots, path) = env_target(&a)?;
-            let e = iolab::sysenv::collect(&roots, Some(&path));
+            let e = iolab::system::env::collect(&roots, Some(&path));
             if a.json {
                 print_json(&e);
             } else {
-                print_out(&iolab::sysenv::render(&e));
+                print_out(&iolab::system::env::render(&e));
             }
             Ok(0)
         }
         Cmd::Check(a) => {
             let (roots, path) = env_target(&a)?;
-            let e = iolab::sysenv::collect(&roots, Some(&path));
-            let findings = iolab::check::check(&e);
+            let e = iolab::system::env::collect(&roots, Some(&path));
+            let findings = iolab::system::check::check(&e);
             if a.json {
                 print_json(
-                    &serde_json::json!({"schema": iolab::check::CHECK_SCHEMA, "path": e.path.as_ref().map(|p| p.path.clone()), "findings": findings}),
+                    &serde_json::json!({"schema": iolab::system::check::CHECK_SCHEMA, "path": e.path.as_ref().map(|p| p.path.clone()), "findings": findings}),
                 );
             } else {
-                print_out(&iolab::check::render(
+                print_out(&iolab::system::check::render(
                     &path.display().to_string(),
                     &findings,
                 ));
             }
-            Ok(if iolab::check::has_warnings(&findings) {
+            Ok(if iolab::system::check::has_warnings(&findings) {
                 1
             } else {
                 0
@@ -1070,13 +1078,13 @@ fn real_main() -> Result<i32, Error> {
             if a.count == 0 {
                 return Err(Error::usage("--count must be at least 1"));
             }
-            let env = iolab::sysenv::collect(&iolab::sysenv::Roots::live(), Some(&dir));
+            let env = iolab::system::env::collect(&iolab::system::env::Roots::live(), Some(&dir));
             let stop = stop_flag();
-            let r = iolab::fsyncprobe::run(&dir, &env, a.count, a.writers, &stop)?;
+            let r = iolab::system::fsyncprobe::run(&dir, &env, a.count, a.writers, &stop)?;
             if a.json {
                 print_json(&r);
             } else {
-                print_out(&iolab::fsyncprobe::render(&r));
+                print_out(&iolab::system::fsyncprobe::render(&r));
             }
             Ok(if r.interrupted {
                 Exit::Interrupted as i32
@@ -1096,7 +1104,7 @@ fn real_main() -> Result<i32, Error> {
         Cmd::Report(a) => {
             let s = open_store(&a.db)?;
             let refs = cli::parse_refs(&a.ids)?;
-            let html = iolab::htmlreport::html(&s, &refs)?;
+            let html = iolab::output::html::html(&s, &refs)?;
             write_atomically(&a.output, html.as_bytes(), "--output")?;
             eprintln!("wrote {}", a.output.display());
             Ok(0)
@@ -1104,7 +1112,7 @@ fn real_main() -> Result<i32, Error> {
         Cmd::Plot(a) => {
             let s = open_store(&a.db)?;
             let refs = cli::parse_refs(&a.ids)?;
-            let charts = iolab::htmlreport::charts_for(&s, &refs)?;
+            let charts = iolab::output::html::charts_for(&s, &refs)?;
             if a.list {
                 for c in &charts {
                     print_out(&format!("{:<22} {}\n", c.name, c.title));
@@ -1132,9 +1140,8 @@ fn real_main() -> Result<i32, Error> {
             let svg = c.svg(a.width, a.height);
             let bytes = match out.extension().and_then(|e| e.to_str()) {
                 Some("svg") => svg.into_bytes(),
-                Some("png") => {
-                    iolab::charts::png(&svg).map_err(|e| Error::failed(format!("png: {e}")))?
-                }
+                Some("png") => iolab::output::charts::png(&svg)
+                    .map_err(|e| Error::failed(format!("png: {e}")))?,
                 _ => {
                     return Err(Error::usage(format!(
                         "--output {}: use a .svg or .png file name",
@@ -1184,26 +1191,27 @@ fn real_main() -> Result<i32, Error> {
                         Error::failed(format!("group g{g}: its definition is missing"))
                     })?;
                     if kind == "sweep" {
-                        let spec: iolab::sweep::SweepSpec = serde_json::from_value(spec)
+                        let spec: iolab::workloads::sweep::SweepSpec = serde_json::from_value(spec)
                             .map_err(|e| Error::failed(format!("g{g}: {e}")))?;
-                        let cells = iolab::sweep::stored_cells(&s, g, &spec)?;
+                        let cells = iolab::workloads::sweep::stored_cells(&s, g, &spec)?;
                         if a.json {
                             print_json(
                                 &serde_json::json!({"schema": "iolab-sweep/1", "group": format!("g{g}"), "axes": spec.axes, "metric": spec.metric, "cells": cells}),
                             );
                         } else {
-                            print_out(&iolab::sweep::render_matrix(&spec, &cells));
+                            print_out(&iolab::workloads::sweep::render_matrix(&spec, &cells));
                         }
                     } else {
-                        let spec: iolab::sweep::SaturateSpec = serde_json::from_value(spec)
-                            .map_err(|e| Error::failed(format!("g{g}: {e}")))?;
-                        let points = iolab::sweep::stored_points(&s, g, &spec)?;
+                        let spec: iolab::workloads::sweep::SaturateSpec =
+                            serde_json::from_value(spec)
+                                .map_err(|e| Error::failed(format!("g{g}: {e}")))?;
+                        let points = iolab::workloads::sweep::stored_points(&s, g, &spec)?;
                         if a.json {
                             print_json(
                                 &serde_json::json!({"schema": "iolab-saturate/1", "group": format!("g{g}"), "spec": spec, "points": points}),
                             );
                         } else {
-                            print_out(&iolab::sweep::render_saturate(&spec, &points));
+                            print_out(&iolab::workloads::sweep::render_saturate(&spec, &points));
                         }
                     }
                 }
@@ -1295,7 +1303,7 @@ fn real_main() -> Result<i32, Error> {
         Cmd::Import(a) => {
             let mut s = open_store_write(&a.db)?;
             let tags = cli::parse_tags(&a.tags)?;
-            let host = a.host.clone().unwrap_or_else(sysinfo::hostname);
+            let host = a.host.clone().unwrap_or_else(fsinfo::hostname);
             // Parse everything first: nothing is imported when one file is bad.
             let mut parsed = Vec::new();
             for f in &a.files {
@@ -1308,7 +1316,7 @@ fn real_main() -> Result<i32, Error> {
                     std::fs::read_to_string(f)
                         .map_err(|e| Error::usage(format!("{}: {e}", f.display())))?
                 };
-                let imp = iolab::import::parse(&text)
+                let imp = iolab::store::import::parse(&text)
                     .map_err(|e| Error::usage(format!("{}: {e}", f.display())))?;
                 parsed.push((f.clone(), imp));
             }
@@ -1331,7 +1339,7 @@ fn real_main() -> Result<i32, Error> {
 
 fn main() {
     // Settings a killed iolab left switched (scheduler, read-ahead) are put back first.
-    for line in iolab::tuning::replay_pending() {
+    for line in iolab::system::tuning::replay_pending() {
         eprintln!("iolab: {line}");
     }
     let code = match real_main() {

@@ -1,8 +1,8 @@
 //! `iolab env` / `iolab check` against fixture trees: fake /proc, /sys and /etc laid out the way
 //! the kernel lays them out, read through `Roots::fixture`. No tools run, nothing needs root.
 
-use iolab::check::{self, Finding, Severity};
-use iolab::sysenv::{self, EnvReport, Roots};
+use iolab::system::check::{self, Finding, Severity};
+use iolab::system::env::{self as sysenv, EnvReport, Roots};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

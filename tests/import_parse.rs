@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use iolab::import::{Cell, Imported, OpSummary, parse};
+use iolab::store::import::{Cell, Imported, OpSummary, parse};
 
 fn fixture(name: &str) -> Imported {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -15,7 +15,7 @@ fn fixture_store(dir: &Path) -> PathBuf {
     for label in ["fixture", "fixture-b"] {
         let mut v: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
         v["label"] = label.into();
-        let doc = iolab::result::RunDoc::from_json(&v).unwrap();
+        let doc = iolab::model::run::RunDoc::from_json(&v).unwrap();
         s.save_run(&doc, &v, None, None).unwrap();
     }
     db
@@ -57,7 +57,7 @@ fn run_report_structure_matches_the_snapshot() {
     let d = tempfile::tempdir().unwrap();
     let db = fixture_store(d.path());
     let s = Store::open(&db).unwrap();
-    let html = iolab::htmlreport::html(&s, &[Ref::Run(1)]).unwrap();
+    let html = iolab::output::html::html(&s, &[Ref::Run(1)]).unwrap();
     let got = structure(&html);
     let snap = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/report-run.txt");
     if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
@@ -78,7 +78,7 @@ fn run_report_structure_matches_the_snapshot() {
             && !body.contains("url(")
     );
     // the numbers are the ones `iolab show` prints
-    let show = iolab::history::render_show(&s, 1).unwrap();
+    let show = iolab::output::history::render_show(&s, 1).unwrap();
     let esc = show
         .replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -89,7 +89,7 @@ fn run_report_structure_matches_the_snapshot() {
     );
 }
 
-fn every_chart_is_complete(charts: &[iolab::charts::Chart], what: &str) {
+fn every_chart_is_complete(charts: &[iolab::output::charts::Chart], what: &str) {
     assert!(!charts.is_empty(), "{what}: no charts");
     for c in charts {
         c.check().unwrap_or_else(|e| panic!("{what}: {e}"));
@@ -211,7 +211,7 @@ fn every_report_type_has_complete_charts_and_pngs_of_the_requested_size() {
     let s = Store::open(&db).unwrap();
     for (what, ids) in &types {
         let refs = iolab::cli::parse_refs(ids).unwrap();
-        every_chart_is_complete(&iolab::htmlreport::charts_for(&s, &refs).unwrap(), what);
+        every_chart_is_complete(&iolab::output::html::charts_for(&s, &refs).unwrap(), what);
         let mut a = vec!["report"];
         a.extend(ids.iter().map(|x| x.as_str()));
         let out = d.path().join(format!("{what}.html"));

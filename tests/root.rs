@@ -578,7 +578,7 @@ fn fsync_probe_gives_a_verdict_on_a_loop_device() {
 
 fn sched(dev: &str) -> String {
     let s = std::fs::read_to_string(format!("/sys/block/{dev}/queue/scheduler")).unwrap();
-    iolab::sysenv::bracketed(s.trim()).unwrap_or_default()
+    iolab::system::env::bracketed(s.trim()).unwrap_or_default()
 }
 
 #[test]
@@ -591,7 +591,7 @@ fn scheduler_sweep_switches_and_always_restores() {
         "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0",
     );
     let dev = fs.dev.trim_start_matches("/dev/").to_string();
-    let offered = iolab::tuning::schedulers(&dev);
+    let offered = iolab::system::tuning::schedulers(&dev);
     if offered.len() < 2 {
         return skip(
             "scheduler_sweep_switches_and_always_restores",
@@ -708,7 +708,7 @@ fn scheduler_sweep_switches_and_always_restores() {
     );
     assert_eq!(sched(&dev), original, "the next start restored it");
     assert!(!restore.exists());
-    iolab::fileset::cleanup_dir(fs.dir());
+    iolab::engine::fileset::cleanup_dir(fs.dir());
 }
 
 #[test]

@@ -194,8 +194,8 @@ fn prepare_leaves_full_files_out_of_the_page_cache_and_run_reuses_them() {
         assert_eq!(md.len(), 2 << 20);
         assert!(md.blocks() * 512 >= md.len(), "iolab-file.{i} is sparse");
         let f = std::fs::File::open(&p).unwrap();
-        let resident = iolab::fileset::resident_bytes(&f, md.len()).unwrap();
-        let fs = iolab::sysinfo::fs_type(d.path());
+        let resident = iolab::engine::fileset::resident_bytes(&f, md.len()).unwrap();
+        let fs = iolab::system::fsinfo::fs_type(d.path());
         if fs != "tmpfs" {
             assert!(
                 resident * 100 <= md.len(),
@@ -258,7 +258,7 @@ fn seqwr_leaves_a_user_prepared_set_complete() {
         ],
     );
     assert_eq!(ops(&v["runs"][1], "read"), 10);
-    let st = iolab::fileset::status(&iolab::job::FileSetSpec {
+    let st = iolab::engine::fileset::status(&iolab::model::job::FileSetSpec {
         dir: d.path().into(),
         files: 2,
         total_bytes: 2 << 20,
@@ -462,7 +462,7 @@ fn buffered_small_sets_warn_about_the_page_cache_and_unsynced_writes() {
 #[test]
 fn warm_reads_the_set_into_the_cache() {
     let d = tempfile::tempdir().unwrap();
-    if iolab::sysinfo::fs_type(d.path()) == "tmpfs" {
+    if iolab::system::fsinfo::fs_type(d.path()) == "tmpfs" {
         return skip("warm_reads_the_set_into_the_cache", "temp dir is tmpfs");
     }
     let v = rj(d.path(), &["--mode", "rndrd", "--ops", "50", "--warm"]);
@@ -542,7 +542,7 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_2() {
 #[test]
 fn tmpfs_cannot_be_evicted_and_the_run_says_so() {
     let shm = std::path::Path::new("/dev/shm");
-    if iolab::sysinfo::fs_type(shm) != "tmpfs" {
+    if iolab::system::fsinfo::fs_type(shm) != "tmpfs" {
         return skip(
             "tmpfs_cannot_be_evicted_and_the_run_says_so",
             "/dev/shm is not tmpfs here",

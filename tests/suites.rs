@@ -2,8 +2,8 @@
 //! No root needed.
 
 use iolab::error::Exit;
-use iolab::suites::*;
-use iolab::zones::{zones, zones_table};
+use iolab::workloads::suites::*;
+use iolab::workloads::zones::{zones, zones_table};
 use std::cell::Cell;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};

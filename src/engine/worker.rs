@@ -9,9 +9,9 @@
 //! engine so the choice is made once per phase; io_uring has its own loop with `iodepth` I/Os in
 //! flight.
 
-use crate::dist::{OffsetGen, Rng, thread_rng};
-use crate::job::{EngineKind, FsyncMode, Job, Limit, Mode};
-use crate::stats::{OpKind, ThreadStats};
+use crate::measure::stats::{OpKind, ThreadStats};
+use crate::model::job::{EngineKind, FsyncMode, Job, Limit, Mode};
+use crate::spec::dist::{OffsetGen, Rng, thread_rng};
 use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -763,7 +763,7 @@ pub fn run_worker(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::job::{Distribution, OpenFlags};
+    use crate::model::job::{Distribution, OpenFlags};
 
     fn job(mode: Mode, threads: u32) -> Job {
         Job {

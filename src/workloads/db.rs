@@ -2,8 +2,8 @@
 //! stored like file runs (docs/db.md).
 
 use crate::error::{Error, Result};
-use crate::hist::{IntervalHist, LatHist, SparseHist};
-use crate::result::Warning;
+use crate::measure::hist::{IntervalHist, LatHist, SparseHist};
+use crate::model::run::Warning;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -666,7 +666,7 @@ fn create_sql(b: Backend, t: &str) -> String {
 }
 
 /// sysbench-like random strings: groups of 11 digits separated by dashes.
-pub fn rand_str(rng: &mut crate::dist::Rng, len: usize) -> String {
+pub fn rand_str(rng: &mut crate::spec::dist::Rng, len: usize) -> String {
     use rand::RngExt;
     let mut s = String::with_capacity(len);
     while s.len() < len {
@@ -753,13 +753,13 @@ pub fn prepare(
             )));
         }
     }
-    let bar = crate::fileset::progress_bar(tables as u64 * size, quiet, "load rows");
+    let bar = crate::engine::fileset::progress_bar(tables as u64 * size, quiet, "load rows");
     bar.set_style(
         indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} rows, eta {eta}")
             .expect("template")
             .progress_chars("=> "),
     );
-    let mut rng = crate::dist::thread_rng(42, 0);
+    let mut rng = crate::spec::dist::thread_rng(42, 0);
     use rand::RngExt;
     for i in 1..=tables {
         let t = table(i);
@@ -982,8 +982,8 @@ pub struct DbDoc {
     pub types: BTreeMap<String, TypeResult>,
     pub timeseries: Vec<DbPoint>,
     pub update_loop: Option<UpdateLoop>,
-    pub device: Option<crate::iostat::DeviceReport>,
-    pub system: Option<crate::sysenv::EnvReport>,
+    pub device: Option<crate::measure::iostat::DeviceReport>,
+    pub system: Option<crate::system::env::EnvReport>,
     pub warnings: Vec<Warning>,
     pub interrupted: bool,
     #[serde(skip)]
@@ -1003,7 +1003,7 @@ struct ThreadOut {
 /// Statements of one transaction of `test`.
 fn transaction(
     test: Test,
-    rng: &mut crate::dist::Rng,
+    rng: &mut crate::spec::dist::Rng,
     tables: u32,
     size: u64,
     out: &mut Vec<(Q, u32, Vec<P>)>,
@@ -1011,7 +1011,7 @@ fn transaction(
     use rand::RngExt;
     out.clear();
     let t = rng.random_range(1..=tables);
-    let id = |rng: &mut crate::dist::Rng| rng.random_range(1..=size.max(1)) as i64;
+    let id = |rng: &mut crate::spec::dist::Rng| rng.random_range(1..=size.max(1)) as i64;
     match test {
         Test::PointSelect => out.push((Q::PointSelect, t, vec![P::I(id(rng))])),
         Test::UpdateIndex => out.push((Q::UpdateIndex, t, vec![P::I(id(rng))])),
@@ -1079,7 +1079,7 @@ fn worker(
         page_size: 4096,
     });
     let mut conn = connect(target, &so).map_err(|e| e.msg)?;
-    let mut rng = crate::dist::thread_rng(job.seed, thread);
+    let mut rng = crate::spec::dist::thread_rng(job.seed, thread);
     let mut o = ThreadOut {
         lat: LatHist::new(),
         tx: 0,
@@ -1459,7 +1459,7 @@ pub fn render(d: &DbDoc) -> String {
             let l = |f: fn(&Lat) -> f64| {
                 r.lat_ns
                     .as_ref()
-                    .map(|x| crate::report::fmt_ns(f(x)))
+                    .map(|x| crate::output::table::fmt_ns(f(x)))
                     .unwrap_or_default()
             };
             t.add_row(vec![
@@ -1530,7 +1530,7 @@ mod tests {
 
     #[test]
     fn read_write_is_sysbench_shaped() {
-        let mut rng = crate::dist::thread_rng(1, 0);
+        let mut rng = crate::spec::dist::thread_rng(1, 0);
         let mut v = Vec::new();
         transaction(Test::ReadWrite, &mut rng, 4, 1000, &mut v);
         assert_eq!(v.len(), 18);

@@ -3,9 +3,9 @@
 //! (docs/fsync-probe.md).
 
 use crate::error::{Error, Result};
-use crate::hist::LatHist;
-use crate::result::LatNs;
-use crate::sysenv::{EnvReport, find};
+use crate::measure::hist::LatHist;
+use crate::model::run::LatNs;
+use crate::system::env::{EnvReport, find};
 use serde::Serialize;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -274,7 +274,7 @@ pub fn run(
 }
 
 pub fn render(r: &ProbeReport) -> String {
-    use crate::report::fmt_ns;
+    use crate::output::table::fmt_ns;
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
     t.set_header(vec!["test", "n", "min", "p50", "p90", "p99", "max"]);

@@ -3,10 +3,10 @@
 //! Every file iolab creates is `DIR/iolab-file.N`; cleanup removes only those names, so iolab
 //! never deletes or writes anything else in `--dir`.
 
+use crate::engine::worker::AlignedBuf;
 use crate::error::{Error, Result};
-use crate::job::FileSetSpec;
-use crate::size::human_bytes;
-use crate::worker::AlignedBuf;
+use crate::model::job::FileSetSpec;
+use crate::model::units::human_bytes;
 use std::fs::{self, File, OpenOptions};
 use std::io::IsTerminal;
 use std::os::fd::AsRawFd;
@@ -91,7 +91,7 @@ pub fn prepare(
             seconds: 0.0,
         });
     }
-    let free = crate::sysinfo::free_bytes(&spec.dir).unwrap_or(u64::MAX);
+    let free = crate::system::fsinfo::free_bytes(&spec.dir).unwrap_or(u64::MAX);
     // Files being rewritten give their current space back.
     let reclaim: u64 = todo
         .iter()

@@ -5,7 +5,7 @@
 //! map ranks to blocks with a fixed multiplicative permutation, so the hot blocks are spread over
 //! all files instead of sitting at the start of the first one (fio scrambles its ranks the same way).
 
-use crate::job::Distribution;
+use crate::model::job::Distribution;
 use rand::{RngExt, SeedableRng};
 use rand_distr::{Distribution as _, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;

@@ -1,8 +1,8 @@
 //! Result documents: what `iolab run --json` prints (schema `iolab-run/1`, docs/results.md).
 
-use crate::hist::{LatHist, PERCENTILES, SparseHist};
-use crate::job::{FileSetSpec, Job};
-use crate::stats::{Merged, OpKind, OpTotals, errno_name};
+use crate::measure::hist::{LatHist, PERCENTILES, SparseHist};
+use crate::measure::stats::{Merged, OpKind, OpTotals, errno_name};
+use crate::model::job::{FileSetSpec, Job};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -178,7 +178,7 @@ pub struct CellResult {
     pub interrupted: bool,
     /// What the devices under --dir did meanwhile (iostat -x figures), when they could be found.
     #[serde(default)]
-    pub device: Option<crate::iostat::DeviceReport>,
+    pub device: Option<crate::measure::iostat::DeviceReport>,
     /// The merged latency histograms (read, write, fsync), kept for the results store; not part
     /// of the JSON document.
     #[serde(skip)]
@@ -196,8 +196,8 @@ impl CellResult {
     ) -> CellResult {
         let [r, w, f] = &merged.op;
         let time_limit = match job.job.limit {
-            crate::job::Limit::TimeS(t) => Some(t),
-            crate::job::Limit::Ops(_) => None,
+            crate::model::job::Limit::TimeS(t) => Some(t),
+            crate::model::job::Limit::Ops(_) => None,
         };
         let (window_s, fixed_window) = match time_limit {
             Some(t) if !interrupted && duration_s >= t => (t, true),
@@ -215,7 +215,7 @@ impl CellResult {
         let n = (span.ceil() as usize)
             .max(1)
             .min(merged.series.len().max(1));
-        let mut groups: Vec<Vec<&crate::stats::Interval>> = vec![Vec::new(); n];
+        let mut groups: Vec<Vec<&crate::measure::stats::Interval>> = vec![Vec::new(); n];
         for (i, ivs) in merged.series.iter().enumerate() {
             groups[i.min(n - 1)].extend(ivs.iter());
         }
@@ -322,7 +322,7 @@ pub struct RunDoc {
     pub env: RunEnv,
     /// The `iolab env` snapshot for --dir taken when the run started (schema iolab-env/1).
     #[serde(default)]
-    pub system: Option<crate::sysenv::EnvReport>,
+    pub system: Option<crate::system::env::EnvReport>,
     pub prepare: PrepareInfo,
     /// Warnings about the run as a whole (each cell also has its own).
     pub warnings: Vec<Warning>,

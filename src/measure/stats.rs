@@ -1,6 +1,6 @@
 //! Per-thread statistics, kept by each worker without locks and merged once at the end.
 
-use crate::hist::{IntervalHist, LatHist, SparseHist};
+use crate::measure::hist::{IntervalHist, LatHist, SparseHist};
 use std::ops::AddAssign;
 
 /// Operation types that are measured separately.

@@ -1,9 +1,9 @@
 //! Rendering what the results store holds: list, show, compare, export, repetition summaries.
 
-use crate::compare::{Comparison, METRICS, Stat, cell_labels, metric_value};
 use crate::error::{Error, Result};
-use crate::report::fmt_ns;
-use crate::result::RunDoc;
+use crate::model::run::RunDoc;
+use crate::output::table::fmt_ns;
+use crate::store::compare::{Comparison, METRICS, Stat, cell_labels, metric_value};
 use crate::store::{MetricRow, RunRow, Store};
 use comfy_table::{CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use serde::Serialize;
@@ -100,7 +100,7 @@ pub fn metrics_table(rows: &[MetricRow]) -> Table {
             },
             if first {
                 r.bs_bytes
-                    .map(|b| crate::size::Bytes(b as u64).to_string())
+                    .map(|b| crate::model::units::Bytes(b as u64).to_string())
                     .unwrap_or_default()
             } else {
                 String::new()
@@ -153,27 +153,28 @@ pub fn render_show(store: &Store, id: i64) -> Result<String> {
             Error::failed(format!("run {id}: stored document cannot be read: {e}"))
         };
         match name.as_str() {
-            "iozone" => s.push_str(&crate::suites::iozone_table(
+            "iozone" => s.push_str(&crate::workloads::suites::iozone_table(
                 &serde_json::from_value(r).map_err(bad)?,
             )),
             "bonnie" => {
-                let b: crate::suites::BonnieResult = serde_json::from_value(r).map_err(bad)?;
-                s.push_str(&crate::suites::bonnie_table(&b));
-                s.push_str(&crate::suites::bonnie_csv(&b));
+                let b: crate::workloads::suites::BonnieResult =
+                    serde_json::from_value(r).map_err(bad)?;
+                s.push_str(&crate::workloads::suites::bonnie_table(&b));
+                s.push_str(&crate::workloads::suites::bonnie_csv(&b));
             }
-            "zones" => s.push_str(&crate::zones::zones_table(
+            "zones" => s.push_str(&crate::workloads::zones::zones_table(
                 &serde_json::from_value(r).map_err(bad)?,
             )),
             other => s.push_str(&format!("(a {other} result)\n")),
         }
     } else if run.kind == "db" {
-        let d: crate::db::DbDoc = serde_json::from_value(doc)
+        let d: crate::workloads::db::DbDoc = serde_json::from_value(doc)
             .map_err(|e| Error::failed(format!("run {id}: stored document cannot be read: {e}")))?;
-        s.push_str(&crate::db::render(&d));
+        s.push_str(&crate::workloads::db::render(&d));
     } else if run.kind == "run" {
         let d = RunDoc::from_json(&doc)
             .map_err(|e| Error::failed(format!("run {id}: stored document cannot be read: {e}")))?;
-        s.push_str(&crate::report::render(&d));
+        s.push_str(&crate::output::table::render(&d));
     } else {
         s.push_str(&format!(
             "imported from {} {}\n",

@@ -1,11 +1,13 @@
 //! Command-line definition (clap) and its translation into plain [`Plan`]s. Clap types stop here.
 
+use crate::engine::runner::Plan;
 use crate::error::{Error, Result};
-use crate::job::{Distribution, EngineKind, FileSetSpec, FsyncMode, Job, Limit, Mode, OpenFlags};
-use crate::result::Warning;
-use crate::runner::Plan;
-use crate::size::{Bytes, parse_size};
-use crate::sysinfo;
+use crate::model::job::{
+    Distribution, EngineKind, FileSetSpec, FsyncMode, Job, Limit, Mode, OpenFlags,
+};
+use crate::model::run::Warning;
+use crate::model::units::{Bytes, parse_size};
+use crate::system::fsinfo;
 use clap::{Args, Parser, Subcommand};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -882,10 +884,10 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         e
     };
     let probe = Probe::create(&a.set.dir).map_err(undo_dir)?;
-    let dio = sysinfo::dio_align(Path::new("/sys"), &probe.0);
+    let dio = fsinfo::dio_align(Path::new("/sys"), &probe.0);
     let direct_ok = probe.direct_ok();
     drop(probe);
-    let fs = sysinfo::fs_type(&a.set.dir);
+    let fs = fsinfo::fs_type(&a.set.dir);
     let mut notes = Vec::new();
     let seed = a.seed.unwrap_or_else(|| {
         std::time::SystemTime::now()

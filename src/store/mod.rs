@@ -10,11 +10,14 @@
 //! older versions are migrated in place, newer ones refused. WAL mode and a busy timeout let
 //! several iolab processes save at once. Each run is saved in one transaction.
 
+pub mod compare;
+pub mod import;
+
 use crate::error::{Error, Result};
-use crate::hist::LatHist;
-use crate::import::Imported;
-use crate::result::RunDoc;
-use crate::stats::OpKind;
+use crate::measure::hist::LatHist;
+use crate::measure::stats::OpKind;
+use crate::model::run::RunDoc;
+use crate::store::import::Imported;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
 use std::path::{Path, PathBuf};
 
@@ -457,7 +460,7 @@ impl Store {
     /// Saves an `iolab db` run in one transaction; `json` is the document as printed.
     pub fn save_db(
         &mut self,
-        doc: &crate::db::DbDoc,
+        doc: &crate::workloads::db::DbDoc,
         json: &serde_json::Value,
         host: &str,
     ) -> Result<i64> {
@@ -537,7 +540,7 @@ impl Store {
         name: &str,
         doc: &serde_json::Value,
         host: &str,
-        system: Option<&crate::sysenv::EnvReport>,
+        system: Option<&crate::system::env::EnvReport>,
     ) -> Result<i64> {
         let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
         self.conn
@@ -615,7 +618,8 @@ impl Store {
                     let mut h = LatHist::new();
                     for &(v, n) in bins {
                         for _ in 0..n.min(1) {}
-                        let _ = h.h.record_n(v.clamp(1, crate::hist::MAX_TRACKED_NS), n);
+                        let _ =
+                            h.h.record_n(v.clamp(1, crate::measure::hist::MAX_TRACKED_NS), n);
                     }
                     if h.count() > 0 {
                         tx.execute(

@@ -1,8 +1,8 @@
 //! Truth checks: warnings for results that would measure something other than the device.
 
-use crate::job::{EngineKind, Job};
-use crate::result::{CellResult, RunEnv, Warning};
-use crate::size::human_bytes;
+use crate::model::job::{EngineKind, Job};
+use crate::model::run::{CellResult, RunEnv, Warning};
+use crate::model::units::human_bytes;
 
 /// Residency above this percentage after eviction counts as a failed eviction.
 pub const EVICT_FAIL_PCT: f64 = 1.0;

@@ -1,13 +1,13 @@
 //! Runs a plan: the file set, then each cell (evict, open, spawn workers, merge, check).
 
+use crate::engine::fileset::{self, file_path};
+use crate::engine::worker::{MapPtr, Progress, Shared, run_worker};
 use crate::error::{Error, Result};
-use crate::fileset::{self, file_path};
-use crate::job::{EngineKind, FileSetSpec, Job, Limit, Mode};
-use crate::result::{CellJob, CellResult, Cpu, PrepareInfo, RunDoc, RunEnv, Warning};
-use crate::stats::{self, ThreadStats};
-use crate::sysinfo;
-use crate::truth;
-use crate::worker::{MapPtr, Progress, Shared, run_worker};
+use crate::measure::stats::{self, ThreadStats};
+use crate::measure::truth;
+use crate::model::job::{EngineKind, FileSetSpec, Job, Limit, Mode};
+use crate::model::run::{CellJob, CellResult, Cpu, PrepareInfo, RunDoc, RunEnv, Warning};
+use crate::system::fsinfo;
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::IsTerminal;
@@ -36,7 +36,7 @@ pub struct Plan {
     pub quiet: bool,
     /// Interval of the device sampler.
     pub iostat_interval: Duration,
-    pub dio: sysinfo::DioAlign,
+    pub dio: fsinfo::DioAlign,
 }
 
 fn now_rfc3339() -> String {
@@ -52,18 +52,18 @@ fn rusage() -> (f64, f64) {
 }
 
 /// Environment facts for --dir.
-pub fn run_env(dir: &Path, dio: sysinfo::DioAlign) -> (RunEnv, Option<f64>) {
+pub fn run_env(dir: &Path, dio: fsinfo::DioAlign) -> (RunEnv, Option<f64>) {
     let sys = Path::new("/sys");
-    let bd = sysinfo::block_dev_for_path(sys, dir);
+    let bd = fsinfo::block_dev_for_path(sys, dir);
     let link = bd.as_ref().and_then(|b| b.link_bytes_per_sec());
     let env = RunEnv {
-        host: sysinfo::hostname(),
-        kernel: sysinfo::kernel_release(),
-        fs_type: sysinfo::fs_type(dir),
+        host: fsinfo::hostname(),
+        kernel: fsinfo::kernel_release(),
+        fs_type: fsinfo::fs_type(dir),
         device: bd.as_ref().map(|b| b.name.clone()),
         device_rotational: bd.as_ref().and_then(|b| b.rotational()),
         device_link: link.as_ref().map(|l| l.1.clone()),
-        mem_total_bytes: sysinfo::meminfo(Path::new("/proc")).map(|m| m.0),
+        mem_total_bytes: fsinfo::meminfo(Path::new("/proc")).map(|m| m.0),
         dio_mem_align_bytes: dio.mem,
         dio_offset_align_bytes: dio.offset,
     };
@@ -204,7 +204,7 @@ fn run_cell(
         let sampler = (!devices.is_empty()).then(|| {
             let cell_done = &cell_done;
             s.spawn(move || {
-                crate::iostat::sample_until(
+                crate::measure::iostat::sample_until(
                     Path::new("/proc"),
                     devices,
                     plan.iostat_interval,
@@ -323,14 +323,14 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
     let spec = &plan.fileset;
     let start_time = now_rfc3339();
     let (env, link_bps) = run_env(&spec.dir, plan.dio);
-    let system = Some(crate::sysenv::collect(
-        &crate::sysenv::Roots::live(),
+    let system = Some(crate::system::env::collect(
+        &crate::system::env::Roots::live(),
         Some(&spec.dir),
     ));
     // The whole stack under --dir: partition, dm/md, physical disks.
     let devices = system
         .as_ref()
-        .map(crate::iostat::stack_devices)
+        .map(crate::measure::iostat::stack_devices)
         .unwrap_or_default();
     let existed = fileset::status(spec).complete(spec);
     let needs_data = |m: Mode| m != Mode::Seqwr;
@@ -441,7 +441,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         }
     }
     let doc = RunDoc {
-        schema: crate::result::RUN_SCHEMA.to_string(),
+        schema: crate::model::run::RUN_SCHEMA.to_string(),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
         start_time,
         end_time: now_rfc3339(),

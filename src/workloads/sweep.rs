@@ -3,8 +3,8 @@
 //! being met). Both run each cell in-process through the normal `run` path (docs/experiments.md).
 
 use crate::error::{Error, Result};
-use crate::result::RunDoc;
-use crate::size::parse_size;
+use crate::model::run::RunDoc;
+use crate::model::units::parse_size;
 use crate::store::Store;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -47,7 +47,7 @@ pub fn expand(flag: &str, v: &str) -> Result<Vec<String>> {
             || b.chars().any(|c| c.is_ascii_alphabetic());
         let fmt = |x: u64| {
             if sized {
-                crate::size::Bytes(x).to_string()
+                crate::model::units::Bytes(x).to_string()
             } else {
                 x.to_string()
             }
@@ -195,7 +195,7 @@ fn sysfs_attr(axis: &str) -> &'static str {
 }
 
 /// Parses `iolab run` arguments with clap into a plan.
-pub fn plan_for(args: &[String]) -> Result<crate::runner::Plan> {
+pub fn plan_for(args: &[String]) -> Result<crate::engine::runner::Plan> {
     use clap::Parser;
     let mut argv = vec!["iolab".to_string(), "run".to_string()];
     argv.extend(args.iter().cloned());
@@ -313,7 +313,8 @@ fn key(c: &BTreeMap<String, String>) -> String {
 /// Devices whose settings tuning axes switch: the physical disks under --dir.
 fn tuning_devices(fixed: &[String]) -> Result<Vec<String>> {
     let plan = plan_for(fixed)?;
-    let env = crate::sysenv::collect(&crate::sysenv::Roots::live(), Some(&plan.fileset.dir));
+    let env =
+        crate::system::env::collect(&crate::system::env::Roots::live(), Some(&plan.fileset.dir));
     let devs: Vec<String> = env
         .path
         .as_ref()
@@ -354,7 +355,7 @@ pub fn check_tuning(axes: &mut [Axis], devs: &[String]) -> Result<()> {
             )));
         }
         if ax.name == "scheduler" {
-            let offered = crate::tuning::schedulers(&devs[0]);
+            let offered = crate::system::tuning::schedulers(&devs[0]);
             if ax.values == ["all"] {
                 ax.values = offered.clone();
             }
@@ -389,7 +390,9 @@ pub fn check_cells(fixed: &[String], axes: &[Axis]) -> Result<()> {
     for cell in cross(axes) {
         let p = plan_for(&cell_args(fixed, &cell))?;
         let present: u64 = (0..p.fileset.files)
-            .filter_map(|i| std::fs::metadata(crate::fileset::file_path(&p.fileset.dir, i)).ok())
+            .filter_map(|i| {
+                std::fs::metadata(crate::engine::fileset::file_path(&p.fileset.dir, i)).ok()
+            })
             .map(|m| m.len().min(p.fileset.file_size_bytes))
             .sum();
         need = need.max(p.fileset.total_bytes.saturating_sub(present));
@@ -399,14 +402,14 @@ pub fn check_cells(fixed: &[String], axes: &[Axis]) -> Result<()> {
         dir = Some(p.fileset.dir.clone());
     }
     if let Some(d) = &dir
-        && let Some(free) = crate::sysinfo::free_bytes(d)
+        && let Some(free) = crate::system::fsinfo::free_bytes(d)
         && need > free
     {
         return Err(Error::usage(format!(
             "sweep: its largest file set needs {} in {} but only {} is free; use smaller --size values",
-            crate::size::human_bytes(need as f64),
+            crate::model::units::human_bytes(need as f64),
             d.display(),
-            crate::size::human_bytes(free as f64)
+            crate::model::units::human_bytes(free as f64)
         )));
     }
     Ok(())
@@ -443,7 +446,7 @@ pub fn run_sweep(
                 .saturating_sub(done.get(&key(c)).map_or(0, |v| v.len() as u32)) as u64
         })
         .sum();
-    let bar = crate::fileset::progress_bar(total, quiet, "sweep");
+    let bar = crate::engine::fileset::progress_bar(total, quiet, "sweep");
     bar.set_style(
         indicatif::ProgressStyle::with_template(
             "{prefix} [{bar:30}] {pos}/{len} cells, {elapsed} elapsed, eta {eta}  {msg}",
@@ -451,7 +454,7 @@ pub fn run_sweep(
         .expect("template")
         .progress_chars("=> "),
     );
-    let mut tuner = crate::tuning::Tuner::default();
+    let mut tuner = crate::system::tuning::Tuner::default();
     let mut out = Vec::new();
     let mut seq = store.group_runs(gid).map(|v| v.len() as u32).unwrap_or(0);
     for cell in &cells {
@@ -466,7 +469,7 @@ pub fn run_sweep(
             let desc: Vec<String> = cell.iter().map(|(a, v)| format!("{a}={v}")).collect();
             bar.set_message(desc.join(" "));
             let plan = plan_for(&cell_args(&spec.fixed, cell))?;
-            let doc = crate::runner::run(&plan, stop, |_| {})?;
+            let doc = crate::engine::runner::run(&plan, stop, |_| {})?;
             let json = doc.to_json();
             seq += 1;
             let cj = serde_json::to_value(cell).expect("json");
@@ -715,7 +718,7 @@ pub fn saturate(
             return Ok(None);
         }
         let v = if sized {
-            crate::size::Bytes(x).to_string()
+            crate::model::units::Bytes(x).to_string()
         } else {
             x.to_string()
         };
@@ -728,7 +731,7 @@ pub fn saturate(
         if plan.cells.len() != 1 {
             return Err(Error::usage("saturate: give exactly one --mode"));
         }
-        let doc = crate::runner::run(&plan, stop, |_| {})?;
+        let doc = crate::engine::runner::run(&plan, stop, |_| {})?;
         seq += 1;
         let id = store.save_run(
             &doc,
@@ -836,7 +839,7 @@ pub fn render_saturate(spec: &SaturateSpec, points: &[Point]) -> String {
     pts.sort_by_key(|p| p.value);
     let show = |x: u64| {
         if spec.axis == "size" {
-            crate::size::Bytes(x).to_string()
+            crate::model::units::Bytes(x).to_string()
         } else {
             x.to_string()
         }

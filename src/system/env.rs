@@ -985,7 +985,7 @@ pub const VOLATILE: &[&str] = &[
 ];
 
 fn gib(b: u64) -> String {
-    crate::size::human_bytes(b as f64)
+    crate::model::units::human_bytes(b as f64)
 }
 
 fn o<T: ToString>(v: &Option<T>) -> String {
@@ -1297,7 +1297,7 @@ pub fn find<'a>(e: &'a EnvReport, name: &str) -> Option<&'a BlockDevice> {
 /// path are left out.
 pub fn comparable(e: &EnvReport) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    let mut put = |k: &str, v: serde_json::Value| crate::compare::flatten(k, &v, &mut out);
+    let mut put = |k: &str, v: serde_json::Value| crate::store::compare::flatten(k, &v, &mut out);
     let p = &e.platform;
     put("platform.kernel", p.kernel.clone().into());
     put(

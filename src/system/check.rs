@@ -1,8 +1,8 @@
 //! `iolab check`: findings about the storage setup that the seed articles warn about, each with
 //! its evidence, why it matters for a database, and the fix (docs/check.md).
 
-use crate::size::human_bytes;
-use crate::sysenv::{BlockDevice, EnvReport, find};
+use crate::model::units::human_bytes;
+use crate::system::env::{BlockDevice, EnvReport, find};
 use serde::{Deserialize, Serialize};
 
 pub const CHECK_SCHEMA: &str = "iolab-check/1";
@@ -104,7 +104,7 @@ pub fn check(e: &EnvReport) -> Vec<Finding> {
     };
 
     // Partition alignment: every partition in the stack (or on the devices).
-    let parts: Vec<(&BlockDevice, &crate::sysenv::Partition)> = match ps {
+    let parts: Vec<(&BlockDevice, &crate::system::env::Partition)> = match ps {
         Some(p) => p
             .stack
             .iter()

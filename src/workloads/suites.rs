@@ -70,9 +70,9 @@
 //! Both suites remove every file and directory they created, also after an error or a stop. When
 //! `stop` is set they return `Ok` with `interrupted: true` and the results measured so far.
 
+use crate::engine::worker::AlignedBuf;
 use crate::error::{Error, Result};
-use crate::size::{Bytes, human_bytes};
-use crate::worker::AlignedBuf;
+use crate::model::units::{Bytes, human_bytes};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
@@ -182,7 +182,7 @@ fn check_space(dir: &Path, need: u64, flag: &str) -> Result<()> {
     if std::env::var_os("IOLAB_TEST_SKIP_SPACE_CHECK").is_some() {
         return Ok(());
     }
-    if let Some(free) = crate::sysinfo::free_bytes(dir)
+    if let Some(free) = crate::system::fsinfo::free_bytes(dir)
         && need > free
     {
         return Err(Error::usage(format!(
@@ -655,7 +655,7 @@ pub fn iozone(
             Error::usage(format!(
                 "--direct: the filesystem of --dir {} ({}) refuses O_DIRECT",
                 o.dir.display(),
-                crate::sysinfo::fs_type(&o.dir)
+                crate::system::fsinfo::fs_type(&o.dir)
             ))
         } else {
             Error::usage(format!(
@@ -666,7 +666,7 @@ pub fn iozone(
     }
     let mut align = 4096u64;
     if o.direct {
-        let da = crate::sysinfo::dio_align(Path::new("/sys"), &path);
+        let da = crate::system::fsinfo::dio_align(Path::new("/sys"), &path);
         align = da.mem.max(da.offset).max(512);
         if !o.min_rec.is_multiple_of(da.offset) {
             return Err(Error::usage(format!(
@@ -884,7 +884,7 @@ pub struct BonnieOpts {
 
 impl Default for BonnieOpts {
     fn default() -> Self {
-        let ram = crate::sysinfo::meminfo(Path::new("/proc")).map(|(total, _)| total);
+        let ram = crate::system::fsinfo::meminfo(Path::new("/proc")).map(|(total, _)| total);
         BonnieOpts {
             dir: PathBuf::from("."),
             size: ram
@@ -893,7 +893,7 @@ impl Default for BonnieOpts {
             chunk: BONNIE_DEFAULT_CHUNK,
             files: 16,
             seeks: 8000,
-            machine: crate::sysinfo::hostname(),
+            machine: crate::system::fsinfo::hostname(),
             seed: None,
         }
     }

@@ -1,8 +1,8 @@
 //! Human-readable output: the summary table and the warnings.
 
-use crate::result::{CellResult, RunDoc};
-use crate::size::{Bytes, human_bytes};
-use crate::stats::OpKind;
+use crate::measure::stats::OpKind;
+use crate::model::run::{CellResult, RunDoc};
+use crate::model::units::{Bytes, human_bytes};
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
 /// A latency in nanoseconds, with a unit chosen for people: `812 ns`, `95.3 µs`, `12.4 ms`, `1.20 s`.
@@ -47,8 +47,9 @@ pub fn summary_table(cells: &[CellResult]) -> Table {
                 continue;
             }
             let lat = r.lat_ns.as_ref();
-            let l =
-                |f: fn(&crate::result::LatNs) -> f64| lat.map(|x| fmt_ns(f(x))).unwrap_or_default();
+            let l = |f: fn(&crate::model::run::LatNs) -> f64| {
+                lat.map(|x| fmt_ns(f(x))).unwrap_or_default()
+            };
             let mut mode = c.mode.clone();
             if c.interrupted {
                 mode.push_str(" (partial)");
@@ -211,7 +212,7 @@ pub fn header(doc: &RunDoc) -> String {
     if doc
         .runs
         .iter()
-        .all(|c| c.job.job.engine == crate::job::EngineKind::Null)
+        .all(|c| c.job.job.engine == crate::model::job::EngineKind::Null)
     {
         s.push_str("null engine: no I/O was issued and no files were used; the figures are iolab's own cost per operation\n");
     } else if p.written_bytes > 0 {
@@ -245,7 +246,7 @@ pub fn render(doc: &RunDoc) -> String {
         s.push_str("interrupted: the figures above cover what was measured before the stop\n");
     }
     // One line per warning code: the first message, and how many other modes had the same.
-    let mut all: Vec<&crate::result::Warning> = Vec::new();
+    let mut all: Vec<&crate::model::run::Warning> = Vec::new();
     for w in doc
         .warnings
         .iter()
@@ -262,7 +263,8 @@ pub fn render(doc: &RunDoc) -> String {
         }
     }
     for code in codes {
-        let same: Vec<&&crate::result::Warning> = all.iter().filter(|w| w.code == code).collect();
+        let same: Vec<&&crate::model::run::Warning> =
+            all.iter().filter(|w| w.code == code).collect();
         s.push_str(&format!("warning [{code}]: {}", same[0].message));
         if same.len() > 1 {
             s.push_str(&format!(
@@ -276,7 +278,7 @@ pub fn render(doc: &RunDoc) -> String {
 }
 
 /// One `iolab iostat` report, laid out like `iostat -x`.
-pub fn iostat_text(time: &str, s: &crate::iostat::Sample, devices: &[String]) -> String {
+pub fn iostat_text(time: &str, s: &crate::measure::iostat::Sample, devices: &[String]) -> String {
     let c = &s.cpu;
     let mut out = format!(
         "{time}  avg-cpu: %user {:.2} %nice {:.2} %system {:.2} %iowait {:.2} %steal {:.2} %idle {:.2}\n",

@@ -1,10 +1,10 @@
 //! `iolab report` (one self-contained HTML file) and `iolab plot` (one chart as SVG or PNG).
 //! Every number shown comes from the same stored documents and renderers as `iolab show`.
 
-use crate::charts::{CSS, Chart, Kind, Series};
-use crate::compare::{Comparison, cell_labels};
 use crate::error::{Error, Result};
-use crate::result::RunDoc;
+use crate::model::run::RunDoc;
+use crate::output::charts::{CSS, Chart, Kind, Series};
+use crate::store::compare::{Comparison, cell_labels};
 use crate::store::{Ref, Store};
 use std::fmt::Write;
 
@@ -37,7 +37,7 @@ fn labels(doc: &RunDoc) -> Vec<String> {
                     "{}/{}t/{}",
                     c.mode,
                     c.job.job.threads,
-                    crate::size::Bytes(c.job.job.bs_bytes)
+                    crate::model::units::Bytes(c.job.job.bs_bytes)
                 )
             } else {
                 c.mode.clone()
@@ -55,8 +55,9 @@ pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
     if kind == "suite" {
         let doc = store.doc(id)?;
         if doc.get("suite").and_then(|x| x.as_str()) == Some("zones")
-            && let Ok(z) =
-                serde_json::from_value::<crate::zones::ZonesResult>(doc["result"].clone())
+            && let Ok(z) = serde_json::from_value::<crate::workloads::zones::ZonesResult>(
+                doc["result"].clone(),
+            )
         {
             let mut c = Chart::new(
                 "zones",
@@ -88,7 +89,7 @@ pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
             "iops",
             "Operations per second by mode",
             "IOPS (operations/s)",
-            (|r: &crate::result::OpResult| r.iops) as fn(&crate::result::OpResult) -> f64,
+            (|r: &crate::model::run::OpResult| r.iops) as fn(&crate::model::run::OpResult) -> f64,
         ),
         (
             "mibps",
@@ -304,7 +305,7 @@ pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
 }
 
 fn db_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
-    let d: crate::db::DbDoc = serde_json::from_value(store.doc(id)?)
+    let d: crate::workloads::db::DbDoc = serde_json::from_value(store.doc(id)?)
         .map_err(|e| Error::failed(format!("run {id}: {e}")))?;
     let mut out = Vec::new();
     let types: Vec<String> = d.types.keys().cloned().collect();
@@ -341,7 +342,7 @@ fn db_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
     for (name, f) in [
         (
             "p50",
-            (|l: &crate::db::Lat| l.p50) as fn(&crate::db::Lat) -> u64,
+            (|l: &crate::workloads::db::Lat| l.p50) as fn(&crate::workloads::db::Lat) -> u64,
         ),
         ("p95", |l| l.p95),
         ("p99", |l| l.p99),
@@ -428,7 +429,7 @@ pub fn compare_charts(c: &Comparison) -> Vec<Chart> {
             "p99 latency (ms)",
         ),
     ] {
-        let rows: Vec<&crate::compare::Row> =
+        let rows: Vec<&crate::store::compare::Row> =
             c.rows.iter().filter(|r| r.metric == metric).collect();
         if rows.is_empty() {
             continue;
@@ -489,24 +490,27 @@ pub fn experiment_charts(store: &Store, gid: i64) -> Result<Vec<Chart>> {
     let spec = spec.ok_or_else(|| Error::failed(format!("g{gid}: no definition")))?;
     let mut out = Vec::new();
     if kind == "sweep" {
-        let spec: crate::sweep::SweepSpec =
+        let spec: crate::workloads::sweep::SweepSpec =
             serde_json::from_value(spec).map_err(|e| Error::failed(e.to_string()))?;
-        let cells = crate::sweep::stored_cells(store, gid, &spec)?;
+        let cells = crate::workloads::sweep::stored_cells(store, gid, &spec)?;
         let unit = match spec.metric.as_str() {
             "iops" => "IOPS (reads + writes)",
             "mibps" => "MiB/s (reads + writes)",
             _ => "latency (ms)",
         };
         for ax in &spec.axes {
-            let numeric = ax.values.iter().all(|v| crate::size::parse_size(v).is_ok());
+            let numeric = ax
+                .values
+                .iter()
+                .all(|v| crate::model::units::parse_size(v).is_ok());
             let xval = |v: &str| {
                 if numeric {
-                    crate::size::parse_size(v).unwrap_or(0) as f64
+                    crate::model::units::parse_size(v).unwrap_or(0) as f64
                 } else {
                     ax.values.iter().position(|x| x == v).unwrap_or(0) as f64
                 }
             };
-            let others: Vec<crate::sweep::Axis> = spec
+            let others: Vec<crate::workloads::sweep::Axis> = spec
                 .axes
                 .iter()
                 .filter(|a| a.name != ax.name)
@@ -530,7 +534,7 @@ pub fn experiment_charts(store: &Store, gid: i64) -> Result<Vec<Chart>> {
             } else {
                 c.categories = ax.values.clone();
             }
-            for combo in crate::sweep::cross(&others) {
+            for combo in crate::workloads::sweep::cross(&others) {
                 let name: Vec<String> = combo.iter().map(|(k, v)| format!("{k}={v}")).collect();
                 let pts: Vec<(f64, f64)> = ax
                     .values
@@ -540,7 +544,10 @@ pub fn experiment_charts(store: &Store, gid: i64) -> Result<Vec<Chart>> {
                             c.cell.get(&ax.name) == Some(v)
                                 && combo.iter().all(|(k, vv)| c.cell.get(k) == Some(vv))
                         })?;
-                        Some((xval(v), crate::sweep::metric(&cell.figures, &spec.metric)?))
+                        Some((
+                            xval(v),
+                            crate::workloads::sweep::metric(&cell.figures, &spec.metric)?,
+                        ))
                     })
                     .collect();
                 if !pts.is_empty() {
@@ -557,14 +564,15 @@ pub fn experiment_charts(store: &Store, gid: i64) -> Result<Vec<Chart>> {
             out.push(c);
         }
     } else if kind == "saturate" {
-        let spec: crate::sweep::SaturateSpec =
+        let spec: crate::workloads::sweep::SaturateSpec =
             serde_json::from_value(spec).map_err(|e| Error::failed(e.to_string()))?;
-        let pts: Vec<(f64, f64, bool)> = crate::sweep::stored_points(store, gid, &spec)?
+        let pts: Vec<(f64, f64, bool)> = crate::workloads::sweep::stored_points(store, gid, &spec)?
             .iter()
             .map(|p| {
                 (
                     p.value as f64,
-                    crate::sweep::metric(&p.figures, &spec.target.metric).unwrap_or(f64::NAN),
+                    crate::workloads::sweep::metric(&p.figures, &spec.target.metric)
+                        .unwrap_or(f64::NAN),
                     p.passed,
                 )
             })
@@ -614,9 +622,9 @@ pub fn experiment_charts(store: &Store, gid: i64) -> Result<Vec<Chart>> {
                 format!(
                     "last pass: {}",
                     if spec.axis == "size" {
-                        crate::size::Bytes(p.0 as u64).to_string()
+                        crate::model::units::Bytes(p.0 as u64).to_string()
                     } else {
-                        crate::charts::fmt_num(p.0)
+                        crate::output::charts::fmt_num(p.0)
                     }
                 ),
                 p.0,
@@ -639,14 +647,16 @@ pub fn charts_for(store: &Store, refs: &[Ref]) -> Result<Vec<Chart>> {
             let ids = store.group_runs(*g)?;
             run_charts(store, ids[0])
         }
-        _ => Ok(compare_charts(&crate::compare::compare(store, refs)?)),
+        _ => Ok(compare_charts(&crate::store::compare::compare(
+            store, refs,
+        )?)),
     }
 }
 
 fn header(store: &Store, id: i64, s: &mut String) -> Result<()> {
     let r = store.run(id)?;
     let doc = store.doc(id)?;
-    let sys: Option<crate::sysenv::EnvReport> = doc
+    let sys: Option<crate::system::env::EnvReport> = doc
         .get("system")
         .and_then(|x| serde_json::from_value(x.clone()).ok());
     let _ = write!(
@@ -685,7 +695,7 @@ fn header(store: &Store, id: i64, s: &mut String) -> Result<()> {
             let scheds: Vec<String> = p
                 .physical_disks
                 .iter()
-                .filter_map(|d| crate::sysenv::find(sys, d))
+                .filter_map(|d| crate::system::env::find(sys, d))
                 .map(|b| {
                     format!(
                         "{}: {}",
@@ -699,7 +709,7 @@ fn header(store: &Store, id: i64, s: &mut String) -> Result<()> {
     }
     s.push_str("</dl>");
     if let Some(sys) = &sys {
-        let f = crate::check::check(sys);
+        let f = crate::system::check::check(sys);
         if !f.is_empty() {
             s.push_str("<details open><summary>iolab check findings for this storage</summary><ul class=\"findings\">");
             for x in f {
@@ -753,25 +763,28 @@ pub fn html(store: &Store, refs: &[Ref]) -> Result<String> {
     s.push_str("</header>");
     // the numbers, exactly as `iolab show` / `iolab compare` print them
     let text = match refs {
-        [Ref::Run(id)] => crate::history::render_show(store, *id)?,
+        [Ref::Run(id)] => crate::output::history::render_show(store, *id)?,
         [Ref::Group(g)] => match store.experiment(*g)?.0.as_str() {
             "sweep" => {
-                let spec: crate::sweep::SweepSpec =
+                let spec: crate::workloads::sweep::SweepSpec =
                     serde_json::from_value(store.experiment(*g)?.1.unwrap_or_default())
                         .map_err(|e| Error::failed(e.to_string()))?;
-                crate::sweep::render_matrix(&spec, &crate::sweep::stored_cells(store, *g, &spec)?)
+                crate::workloads::sweep::render_matrix(
+                    &spec,
+                    &crate::workloads::sweep::stored_cells(store, *g, &spec)?,
+                )
             }
             _ => {
                 let ids = store.group_runs(*g)?;
-                let mut t = crate::history::render_summary(
-                    &crate::history::group_summary(store, &ids)?,
+                let mut t = crate::output::history::render_summary(
+                    &crate::output::history::group_summary(store, &ids)?,
                     ids.len(),
                 );
-                t.push_str(&crate::history::render_show(store, ids[0])?);
+                t.push_str(&crate::output::history::render_show(store, ids[0])?);
                 t
             }
         },
-        _ => crate::history::render_compare(&crate::compare::compare(store, refs)?),
+        _ => crate::output::history::render_compare(&crate::store::compare::compare(store, refs)?),
     };
     let _ = write!(
         s,

@@ -83,7 +83,7 @@ fn write_record(path: &Path, entries: &[Saved]) -> std::io::Result<()> {
 fn current(path: &Path) -> std::io::Result<String> {
     let s = std::fs::read_to_string(path)?;
     let s = s.trim();
-    Ok(crate::sysenv::bracketed(s).unwrap_or_else(|| s.to_string()))
+    Ok(crate::system::env::bracketed(s).unwrap_or_else(|| s.to_string()))
 }
 
 fn write_value(path: &Path, v: &str) -> std::io::Result<()> {

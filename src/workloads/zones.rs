@@ -17,9 +17,9 @@
 //! * `first_last_ratio`: MiB/s of the first zone / MiB/s of the last zone ("outer vs inner
 //!   tracks"; well above 1 on a rotating disk, about 1 on an SSD).
 
+use crate::engine::worker::AlignedBuf;
 use crate::error::{Error, Result};
-use crate::size::{Bytes, human_bytes};
-use crate::worker::AlignedBuf;
+use crate::model::units::{Bytes, human_bytes};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;

@@ -368,7 +368,7 @@ pub fn with_sampler<T>(
 }
 
 /// The devices of the stack under a path, top-down, from an env snapshot.
-pub fn stack_devices(e: &crate::sysenv::EnvReport) -> Vec<String> {
+pub fn stack_devices(e: &crate::system::env::EnvReport) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     if let Some(ps) = &e.path {
         for n in ps

@@ -120,7 +120,7 @@ pub fn cell_labels(rows: &[MetricRow]) -> BTreeMap<i64, String> {
                     "{}/{}t/{}",
                     r.mode,
                     r.threads.unwrap_or(0),
-                    crate::size::Bytes(r.bs_bytes.unwrap_or(0) as u64)
+                    crate::model::units::Bytes(r.bs_bytes.unwrap_or(0) as u64)
                 )
             } else {
                 r.mode.clone()
@@ -239,9 +239,9 @@ fn settings(store: &Store, id: i64) -> Result<BTreeMap<String, String>> {
             (Some(run), system) => {
                 flatten("env", run, &mut out);
                 if let Some(sys) = system.and_then(|s| {
-                    serde_json::from_value::<crate::sysenv::EnvReport>(s.clone()).ok()
+                    serde_json::from_value::<crate::system::env::EnvReport>(s.clone()).ok()
                 }) {
-                    for (k, v) in crate::sysenv::comparable(&sys) {
+                    for (k, v) in crate::system::env::comparable(&sys) {
                         out.insert(format!("env.{k}"), v);
                     }
                 }
