@@ -6,6 +6,7 @@ use iolab::output::{history, table as report};
 use iolab::store::compare;
 use iolab::store::{self, Store};
 use iolab::system::fsinfo;
+use iolab::workloads::sweep::RunOptions;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -353,7 +354,7 @@ fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32, Error> {
                 "--repeat: give it to the sweep once (runs per cell)",
             ));
         }
-        let (fixed, mut axes) = sweep::split_axes(&a.run_args)?;
+        let (fixed, mut axes) = sweep::split_axes(&cli::RunParser, &a.run_args)?;
         for (name, v) in [
             ("scheduler", &a.scheduler),
             ("read-ahead", &a.read_ahead),
@@ -403,7 +404,7 @@ fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32, Error> {
             .filter(|x| sweep::TUNING.contains(&x.name.as_str()))
             .collect();
         if !tuning.is_empty() {
-            let probe = sweep::plan_for(&fixed)?;
+            let probe = cli::RunParser.plan(&fixed)?;
             let env = iolab::system::env::collect(
                 &iolab::system::env::Roots::live(),
                 Some(&probe.fileset.dir),
@@ -424,7 +425,7 @@ fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32, Error> {
             }
             sweep::check_tuning(&mut axes, &devs)?;
         }
-        sweep::check_cells(&fixed, &axes)?;
+        sweep::check_cells(&cli::RunParser, &fixed, &axes)?;
         let spec = sweep::SweepSpec {
             fixed,
             axes,
@@ -458,7 +459,7 @@ fn finish_sweep(
     stop: &AtomicBool,
 ) -> Result<i32, Error> {
     use iolab::workloads::sweep;
-    let cells = sweep::run_sweep(store, gid, spec, stop, json)?;
+    let cells = sweep::run_sweep(&cli::RunParser, store, gid, spec, stop, json)?;
     let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
     if json {
         print_json(
@@ -527,7 +528,7 @@ fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32, Error> {
                 .collect(),
         },
     ];
-    sweep::check_cells(&fixed, &axes)?;
+    sweep::check_cells(&cli::RunParser, &fixed, &axes)?;
     let spec = sweep::SweepSpec {
         fixed,
         axes,
@@ -587,7 +588,7 @@ fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32, Error> {
             "--no-save: every step of a saturation search is stored",
         ));
     }
-    let (fixed, axes) = sweep::split_axes(&a.run_args)?;
+    let (fixed, axes) = sweep::split_axes(&cli::RunParser, &a.run_args)?;
     if !axes.is_empty() {
         return Err(Error::usage(format!(
             "saturate: --{} is a list; only --over varies",
@@ -612,7 +613,7 @@ fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32, Error> {
     // validate the run options once before measuring anything
     let mut probe_cell = std::collections::BTreeMap::new();
     probe_cell.insert(spec.axis.clone(), lo.to_string());
-    let probe = sweep::plan_for(&sweep::cell_args(&spec.fixed, &probe_cell))?;
+    let probe = cli::RunParser.plan(&sweep::cell_args(&spec.fixed, &probe_cell))?;
     if probe.created_dir {
         let _ = std::fs::remove_dir(&probe.fileset.dir);
     }
@@ -623,7 +624,7 @@ fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32, Error> {
         &serde_json::to_value(&spec).expect("json"),
     )?;
     let stop = stop_flag();
-    let points = sweep::saturate(&mut store, gid, &spec, &stop, a.json)?;
+    let points = sweep::saturate(&cli::RunParser, &mut store, gid, &spec, &stop, a.json)?;
     let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
     let last_pass = points.iter().filter(|p| p.passed).map(|p| p.value).max();
     let first_fail = points.iter().filter(|p| !p.passed).map(|p| p.value).min();

@@ -1039,3 +1039,54 @@ pub fn parse_refs(ids: &[String]) -> Result<Vec<crate::store::Ref>> {
         .map(|s| s.parse().map_err(Error::usage))
         .collect()
 }
+
+// ------------------------------------------------------------ run options for sweeps
+
+/// Flags of `iolab run` that take a value (from clap's own definition).
+fn value_flags() -> Vec<String> {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    let run = cmd.find_subcommand("run").expect("run subcommand");
+    run.get_arguments()
+        .filter(|a| a.get_action().takes_values() && a.get_long().is_some())
+        .map(|a| format!("--{}", a.get_long().unwrap()))
+        .collect()
+}
+
+/// Parses `iolab run` arguments with clap into a plan.
+fn plan_for(args: &[String]) -> Result<Plan> {
+    use clap::Parser;
+    let mut argv = vec!["iolab".to_string(), "run".to_string()];
+    argv.extend(args.iter().cloned());
+    let cli = Cli::try_parse_from(&argv).map_err(|e| {
+        let m = e.to_string();
+        Error::usage(
+            m.lines()
+                .next()
+                .unwrap_or("invalid run options")
+                .trim_start_matches("error: ")
+                .to_string(),
+        )
+    })?;
+    match cli.cmd {
+        Cmd::Run(mut r) => {
+            r.quiet = true;
+            let mut p = plan_run(&r)?;
+            p.quiet = true;
+            Ok(p)
+        }
+        _ => unreachable!("parsed as run"),
+    }
+}
+
+/// `iolab run`'s option parser, for sweeps and saturation searches.
+pub struct RunParser;
+
+impl crate::workloads::sweep::RunOptions for RunParser {
+    fn value_flags(&self) -> Vec<String> {
+        value_flags()
+    }
+    fn plan(&self, args: &[String]) -> Result<Plan> {
+        plan_for(args)
+    }
+}

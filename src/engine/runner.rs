@@ -268,7 +268,7 @@ fn run_cell(
         job: job.clone(),
         fileset: spec.clone(),
     };
-    let mut cell = CellResult::build(cj, &merged, duration, cpu, resident_pct, interrupted);
+    let mut cell = stats::cell_result(cj, &merged, duration, cpu, resident_pct, interrupted);
     cell.device = device;
     cell.warnings = truth::check_cell(job, spec.total_bytes, env, link_bps, &cell, plan.warm);
     Ok(cell)

@@ -1,6 +1,7 @@
 //! Device and CPU figures from /proc/diskstats and /proc/stat, computed like sysstat's `iostat -x`
 //! (docs/iostat.md): the sampler that runs beside every workload, and `iolab iostat`.
 
+pub use crate::model::device::{CpuPct, DeviceReport, Iostat, Sample};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -81,33 +82,6 @@ pub fn delta(new: u64, old: u64) -> u64 {
     } else {
         new.wrapping_sub(old)
     }
-}
-
-/// The iostat -x figures of one device over one interval.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Iostat {
-    pub r_s: f64,
-    pub w_s: f64,
-    pub rkb_s: f64,
-    pub wkb_s: f64,
-    pub rrqm_s: f64,
-    pub wrqm_s: f64,
-    pub rrqm_pct: f64,
-    pub wrqm_pct: f64,
-    pub r_await_ms: f64,
-    pub w_await_ms: f64,
-    pub aqu_sz: f64,
-    pub rareq_sz_kb: f64,
-    pub wareq_sz_kb: f64,
-    pub svctm_ms: f64,
-    pub util_pct: f64,
-    pub d_s: Option<f64>,
-    pub dkb_s: Option<f64>,
-    pub d_await_ms: Option<f64>,
-    pub f_s: Option<f64>,
-    pub f_await_ms: Option<f64>,
-    /// I/Os in flight at the end of the interval (pt-diskstats in_prg)
-    pub in_flight: u64,
 }
 
 fn per(x: u64, secs: f64) -> f64 {
@@ -208,17 +182,6 @@ pub fn read_cpu(proc_root: &Path) -> CpuStat {
         .unwrap_or_default()
 }
 
-/// iostat's avg-cpu figures, in percent of all CPUs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct CpuPct {
-    pub user: f64,
-    pub nice: f64,
-    pub system: f64,
-    pub iowait: f64,
-    pub steal: f64,
-    pub idle: f64,
-}
-
 /// Like iostat: guest time is taken out of user and nice; %system includes irq and softirq.
 pub fn cpu_pct(o: &CpuStat, n: &CpuStat) -> CpuPct {
     let d = |a: u64, b: u64| delta(a, b) as f64;
@@ -261,16 +224,6 @@ pub fn reading(proc_root: &Path, devices: &[String]) -> Reading {
     }
 }
 
-/// One interval of the device time series.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Sample {
-    /// end of the interval, seconds after the end of the ramp
-    pub t_s: f64,
-    pub dur_s: f64,
-    pub devices: BTreeMap<String, Iostat>,
-    pub cpu: CpuPct,
-}
-
 pub fn between(a: &Reading, b: &Reading, t0: Instant) -> Sample {
     let secs = b.at.saturating_duration_since(a.at).as_secs_f64();
     let devices = b
@@ -284,17 +237,6 @@ pub fn between(a: &Reading, b: &Reading, t0: Instant) -> Sample {
         devices,
         cpu: cpu_pct(&a.cpu, &b.cpu),
     }
-}
-
-/// The device figures of one measured cell: the time series and the summary over the window.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DeviceReport {
-    /// the devices watched: the whole stack under --dir (partition, dm/md, physical disks)
-    pub devices: Vec<String>,
-    pub interval_s: f64,
-    /// from the end of the ramp to the end of the cell
-    pub summary: Sample,
-    pub timeseries: Vec<Sample>,
 }
 
 /// Samples the devices every `interval` from `start` until `stop` is set; returns the report.
@@ -367,23 +309,7 @@ pub fn with_sampler<T>(
     })
 }
 
-/// The devices of the stack under a path, top-down, from an env snapshot.
-pub fn stack_devices(e: &crate::system::env::EnvReport) -> Vec<String> {
-    let mut v: Vec<String> = Vec::new();
-    if let Some(ps) = &e.path {
-        for n in ps
-            .stack
-            .iter()
-            .map(|l| &l.name)
-            .chain(ps.physical_disks.iter())
-        {
-            if !v.contains(n) {
-                v.push(n.clone());
-            }
-        }
-    }
-    v
-}
+pub use crate::model::env::stack_devices;
 
 #[cfg(test)]
 mod tests {

@@ -1,26 +1,10 @@
 //! Per-thread statistics, kept by each worker without locks and merged once at the end.
 
 use crate::measure::hist::{IntervalHist, LatHist, SparseHist};
+use crate::model::run::{CellJob, CellResult, Cpu, LatNs, OpResult, Results, TsOp, TsPoint};
 use std::ops::AddAssign;
 
-/// Operation types that are measured separately.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OpKind {
-    Read = 0,
-    Write = 1,
-    Fsync = 2,
-}
-
-impl OpKind {
-    pub const ALL: [OpKind; 3] = [OpKind::Read, OpKind::Write, OpKind::Fsync];
-    pub fn name(self) -> &'static str {
-        match self {
-            OpKind::Read => "read",
-            OpKind::Write => "write",
-            OpKind::Fsync => "fsync",
-        }
-    }
-}
+pub use crate::model::run::OpKind;
 
 /// Largest errno tracked individually; anything above is counted under this index.
 pub const MAX_ERRNO: usize = 160;
@@ -214,6 +198,124 @@ pub fn errno_name(e: i32) -> String {
         _ => return format!("errno {e}"),
     };
     n.to_string()
+}
+
+/// Rates over `window_s`: with a fixed window (time-limited runs) they count what completed
+/// inside it; otherwise everything.
+pub fn op_result(t: &OpTotals, window_s: f64, fixed_window: bool) -> OpResult {
+    let per = |x: u64| {
+        if window_s > 0.0 {
+            x as f64 / window_s
+        } else {
+            0.0
+        }
+    };
+    let (o, b) = if fixed_window {
+        (t.ops_in_window, t.bytes_in_window)
+    } else {
+        (t.ops, t.bytes)
+    };
+    OpResult {
+        ops: t.ops,
+        bytes: t.bytes,
+        iops: per(o),
+        bytes_per_sec: per(b),
+        lat_ns: LatNs::from_hist(&t.lat),
+    }
+}
+
+/// The result of one measured cell from its merged per-thread statistics.
+pub fn cell_result(
+    job: CellJob,
+    merged: &Merged,
+    duration_s: f64,
+    cpu: Cpu,
+    resident_pct: f64,
+    interrupted: bool,
+) -> CellResult {
+    let [r, w, f] = &merged.op;
+    let time_limit = match job.job.limit {
+        crate::model::job::Limit::TimeS(t) => Some(t),
+        crate::model::job::Limit::Ops(_) => None,
+    };
+    let (window_s, fixed_window) = match time_limit {
+        Some(t) if !interrupted && duration_s >= t => (t, true),
+        _ => (duration_s, false),
+    };
+    let results = Results {
+        read: op_result(r, window_s, fixed_window),
+        write: op_result(w, window_s, fixed_window),
+        fsync: op_result(f, window_s, fixed_window),
+    };
+    // Intervals of the window; with a fixed window, operations that completed after it (at
+    // most threads × iodepth) are counted in its last interval rather than in a sliver of
+    // their own.
+    let span = if fixed_window { window_s } else { duration_s };
+    let n = (span.ceil() as usize)
+        .max(1)
+        .min(merged.series.len().max(1));
+    let mut groups: Vec<Vec<&Interval>> = vec![Vec::new(); n];
+    for (i, ivs) in merged.series.iter().enumerate() {
+        groups[i.min(n - 1)].extend(ivs.iter());
+    }
+    if merged.series.is_empty() {
+        groups.clear();
+    }
+    let last = groups.len();
+    let timeseries = groups
+        .iter()
+        .enumerate()
+        .map(|(i, ivs)| {
+            let dur = if i + 1 == last {
+                (span - i as f64).clamp(1e-3, 1.0)
+            } else {
+                1.0
+            };
+            let op = |k: usize| -> Option<TsOp> {
+                let ops: u64 = ivs.iter().map(|iv| iv.ops[k]).sum();
+                if ops == 0 {
+                    return None;
+                }
+                let bytes: u64 = ivs.iter().map(|iv| iv.bytes[k]).sum();
+                let parts: Vec<&SparseHist> = ivs.iter().map(|iv| &iv.lat[k]).collect();
+                let p = SparseHist::merged_percentiles(&parts, &[50.0, 99.0]);
+                Some(TsOp {
+                    ops,
+                    iops: ops as f64 / dur,
+                    bytes_per_sec: bytes as f64 / dur,
+                    p50_ns: p[0],
+                    p99_ns: p[1],
+                })
+            };
+            TsPoint {
+                t_s: i as f64,
+                dur_s: dur,
+                read: op(0),
+                write: op(1),
+                fsync: op(2),
+            }
+        })
+        .collect();
+    let errors = merged
+        .errors
+        .iter()
+        .map(|(e, c)| (errno_name(*e), *c))
+        .collect();
+    CellResult {
+        mode: job.job.mode.name().to_string(),
+        job,
+        duration_s,
+        window_s,
+        results,
+        cpu,
+        timeseries,
+        errors,
+        cache_resident_pct_at_start: resident_pct,
+        warnings: Vec::new(),
+        interrupted,
+        device: None,
+        lat_hists: merged.op.iter().map(|o| o.lat.clone()).collect(),
+    }
 }
 
 #[cfg(test)]

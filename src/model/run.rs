@@ -1,10 +1,28 @@
 //! Result documents: what `iolab run --json` prints (schema `iolab-run/1`, docs/results.md).
 
-use crate::measure::hist::{LatHist, PERCENTILES, SparseHist};
-use crate::measure::stats::{Merged, OpKind, OpTotals, errno_name};
+use crate::model::hist::{LatHist, PERCENTILES};
 use crate::model::job::{FileSetSpec, Job};
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+/// Operation types that are measured separately.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    Read = 0,
+    Write = 1,
+    Fsync = 2,
+}
+
+impl OpKind {
+    pub const ALL: [OpKind; 3] = [OpKind::Read, OpKind::Write, OpKind::Fsync];
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+            OpKind::Fsync => "fsync",
+        }
+    }
+}
 
 pub const RUN_SCHEMA: &str = "iolab-run/1";
 
@@ -53,32 +71,6 @@ pub struct OpResult {
     pub bytes_per_sec: f64,
     /// null when ops is 0
     pub lat_ns: Option<LatNs>,
-}
-
-impl OpResult {
-    /// Rates over `window_s`: with a fixed window (time-limited runs) they count what completed
-    /// inside it; otherwise everything.
-    fn from_totals(t: &OpTotals, window_s: f64, fixed_window: bool) -> OpResult {
-        let per = |x: u64| {
-            if window_s > 0.0 {
-                x as f64 / window_s
-            } else {
-                0.0
-            }
-        };
-        let (o, b) = if fixed_window {
-            (t.ops_in_window, t.bytes_in_window)
-        } else {
-            (t.ops, t.bytes)
-        };
-        OpResult {
-            ops: t.ops,
-            bytes: t.bytes,
-            iops: per(o),
-            bytes_per_sec: per(b),
-            lat_ns: LatNs::from_hist(&t.lat),
-        }
-    }
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
@@ -178,7 +170,7 @@ pub struct CellResult {
     pub interrupted: bool,
     /// What the devices under --dir did meanwhile (iostat -x figures), when they could be found.
     #[serde(default)]
-    pub device: Option<crate::measure::iostat::DeviceReport>,
+    pub device: Option<crate::model::device::DeviceReport>,
     /// The merged latency histograms (read, write, fsync), kept for the results store; not part
     /// of the JSON document.
     #[serde(skip)]
@@ -186,99 +178,6 @@ pub struct CellResult {
 }
 
 impl CellResult {
-    pub fn build(
-        job: CellJob,
-        merged: &Merged,
-        duration_s: f64,
-        cpu: Cpu,
-        resident_pct: f64,
-        interrupted: bool,
-    ) -> CellResult {
-        let [r, w, f] = &merged.op;
-        let time_limit = match job.job.limit {
-            crate::model::job::Limit::TimeS(t) => Some(t),
-            crate::model::job::Limit::Ops(_) => None,
-        };
-        let (window_s, fixed_window) = match time_limit {
-            Some(t) if !interrupted && duration_s >= t => (t, true),
-            _ => (duration_s, false),
-        };
-        let results = Results {
-            read: OpResult::from_totals(r, window_s, fixed_window),
-            write: OpResult::from_totals(w, window_s, fixed_window),
-            fsync: OpResult::from_totals(f, window_s, fixed_window),
-        };
-        // Intervals of the window; with a fixed window, operations that completed after it (at
-        // most threads × iodepth) are counted in its last interval rather than in a sliver of
-        // their own.
-        let span = if fixed_window { window_s } else { duration_s };
-        let n = (span.ceil() as usize)
-            .max(1)
-            .min(merged.series.len().max(1));
-        let mut groups: Vec<Vec<&crate::measure::stats::Interval>> = vec![Vec::new(); n];
-        for (i, ivs) in merged.series.iter().enumerate() {
-            groups[i.min(n - 1)].extend(ivs.iter());
-        }
-        if merged.series.is_empty() {
-            groups.clear();
-        }
-        let last = groups.len();
-        let timeseries = groups
-            .iter()
-            .enumerate()
-            .map(|(i, ivs)| {
-                let dur = if i + 1 == last {
-                    (span - i as f64).clamp(1e-3, 1.0)
-                } else {
-                    1.0
-                };
-                let op = |k: usize| -> Option<TsOp> {
-                    let ops: u64 = ivs.iter().map(|iv| iv.ops[k]).sum();
-                    if ops == 0 {
-                        return None;
-                    }
-                    let bytes: u64 = ivs.iter().map(|iv| iv.bytes[k]).sum();
-                    let parts: Vec<&SparseHist> = ivs.iter().map(|iv| &iv.lat[k]).collect();
-                    let p = SparseHist::merged_percentiles(&parts, &[50.0, 99.0]);
-                    Some(TsOp {
-                        ops,
-                        iops: ops as f64 / dur,
-                        bytes_per_sec: bytes as f64 / dur,
-                        p50_ns: p[0],
-                        p99_ns: p[1],
-                    })
-                };
-                TsPoint {
-                    t_s: i as f64,
-                    dur_s: dur,
-                    read: op(0),
-                    write: op(1),
-                    fsync: op(2),
-                }
-            })
-            .collect();
-        let errors = merged
-            .errors
-            .iter()
-            .map(|(e, c)| (errno_name(*e), *c))
-            .collect();
-        CellResult {
-            mode: job.job.mode.name().to_string(),
-            job,
-            duration_s,
-            window_s,
-            results,
-            cpu,
-            timeseries,
-            errors,
-            cache_resident_pct_at_start: resident_pct,
-            warnings: Vec::new(),
-            interrupted,
-            device: None,
-            lat_hists: merged.op.iter().map(|o| o.lat.clone()).collect(),
-        }
-    }
-
     pub fn total_errors(&self) -> u64 {
         self.errors.values().sum()
     }
@@ -322,7 +221,7 @@ pub struct RunDoc {
     pub env: RunEnv,
     /// The `iolab env` snapshot for --dir taken when the run started (schema iolab-env/1).
     #[serde(default)]
-    pub system: Option<crate::system::env::EnvReport>,
+    pub system: Option<crate::model::env::EnvReport>,
     pub prepare: PrepareInfo,
     /// Warnings about the run as a whole (each cell also has its own).
     pub warnings: Vec<Warning>,

@@ -5,18 +5,7 @@ use crate::model::run::{CellResult, RunDoc};
 use crate::model::units::{Bytes, human_bytes};
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
-/// A latency in nanoseconds, with a unit chosen for people: `812 ns`, `95.3 µs`, `12.4 ms`, `1.20 s`.
-pub fn fmt_ns(ns: f64) -> String {
-    if ns < 1_000.0 {
-        format!("{ns:.0} ns")
-    } else if ns < 1_000_000.0 {
-        format!("{:.1} µs", ns / 1e3)
-    } else if ns < 1_000_000_000.0 {
-        format!("{:.2} ms", ns / 1e6)
-    } else {
-        format!("{:.2} s", ns / 1e9)
-    }
-}
+pub use crate::model::units::fmt_ns;
 
 /// One row per mode × operation type.
 pub fn summary_table(cells: &[CellResult]) -> Table {

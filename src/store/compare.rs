@@ -179,27 +179,7 @@ pub struct Comparison {
 
 pub const COMPARE_SCHEMA: &str = "iolab-compare/1";
 
-/// Flattens a JSON object into dotted keys.
-pub fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, String>) {
-    match v {
-        serde_json::Value::Object(m) => {
-            for (k, x) in m {
-                let key = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                flatten(&key, x, out);
-            }
-        }
-        serde_json::Value::String(s) => {
-            out.insert(prefix.to_string(), s.clone());
-        }
-        other => {
-            out.insert(prefix.to_string(), other.to_string());
-        }
-    }
-}
+pub use crate::system::env::flatten;
 
 /// Settings and environment of a run, flattened: `job.threads`, `env.kernel`, ...
 fn settings(store: &Store, id: i64) -> Result<BTreeMap<String, String>> {

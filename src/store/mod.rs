@@ -460,7 +460,7 @@ impl Store {
     /// Saves an `iolab db` run in one transaction; `json` is the document as printed.
     pub fn save_db(
         &mut self,
-        doc: &crate::workloads::db::DbDoc,
+        doc: &crate::model::db::DbDoc,
         json: &serde_json::Value,
         host: &str,
     ) -> Result<i64> {

@@ -2,12 +2,10 @@
 //! are installed, standard tools; never required). Every reader takes [`Roots`], so tests can feed
 //! fixture trees instead of the live system. Schema `iolab-env/1` (docs/env.md).
 
-use serde::{Deserialize, Serialize};
+pub use crate::model::env::*;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-
-pub const ENV_SCHEMA: &str = "iolab-env/1";
 
 /// Where /proc, /sys and /etc are (the live system: "/proc", "/sys", "/etc").
 #[derive(Debug, Clone)]
@@ -60,191 +58,6 @@ fn tool(cmd: &str, args: &[&str]) -> Option<String> {
     o.status
         .success()
         .then(|| String::from_utf8_lossy(&o.stdout).into_owned())
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Virtualization {
-    /// The CPU reports the `hypervisor` flag.
-    pub hypervisor_flag: bool,
-    pub dmi_vendor: Option<String>,
-    pub dmi_product: Option<String>,
-    /// docker, podman, lxc, kubernetes, ... when inside a container
-    pub container: Option<String>,
-    /// What this adds up to: e.g. "kvm", "vmware", "virtual machine", "container: docker", "none seen"
-    pub verdict: String,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Platform {
-    pub host: String,
-    pub kernel: String,
-    pub distribution: Option<String>,
-    pub arch: String,
-    pub virtualization: Virtualization,
-    pub uptime_s: Option<f64>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Cpu {
-    pub model: Option<String>,
-    pub sockets: u32,
-    pub cores: u32,
-    pub threads: u32,
-    pub mhz: Option<f64>,
-    /// e.g. "L1d 32K", "L2 512K", "L3 32768K"
-    pub caches: Vec<String>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Memory {
-    pub total_bytes: u64,
-    pub available_bytes: u64,
-    pub swap_total_bytes: u64,
-    pub swap_free_bytes: u64,
-    /// One line per DIMM from dmidecode, when it works (root).
-    pub dimms: Vec<String>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Kernel {
-    pub numa_nodes: u32,
-    /// transparent_hugepage/enabled and defrag, current value
-    pub thp_enabled: Option<String>,
-    pub thp_defrag: Option<String>,
-    pub vm_dirty_ratio: Option<u64>,
-    pub vm_dirty_background_ratio: Option<u64>,
-    pub vm_dirty_bytes: Option<u64>,
-    pub vm_dirty_background_bytes: Option<u64>,
-    pub vm_dirty_expire_centisecs: Option<u64>,
-    pub vm_dirty_writeback_centisecs: Option<u64>,
-    pub vm_swappiness: Option<u64>,
-    pub net_core_rmem_max: Option<u64>,
-    pub net_core_wmem_max: Option<u64>,
-    pub net_ipv4_tcp_rmem: Option<String>,
-    pub net_ipv4_tcp_wmem: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Partition {
-    pub name: String,
-    /// devices built on this partition (md, dm)
-    #[serde(default)]
-    pub holders: Vec<String>,
-    pub start_sector: u64,
-    pub start_bytes: u64,
-    pub size_bytes: u64,
-    pub alignment_offset: Option<u64>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct MdRaid {
-    pub level: Option<String>,
-    pub chunk_bytes: Option<u64>,
-    pub raid_disks: Option<u32>,
-    pub members: Vec<String>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct BlockDevice {
-    pub name: String,
-    /// disk, nvme, virtio, loop, dm, md, zram, ...
-    pub kind: String,
-    pub size_bytes: u64,
-    pub model: Option<String>,
-    pub vendor: Option<String>,
-    pub rotational: Option<bool>,
-    pub logical_block_size: Option<u64>,
-    pub physical_block_size: Option<u64>,
-    pub minimum_io_size: Option<u64>,
-    pub optimal_io_size: Option<u64>,
-    /// every scheduler offered; `scheduler` is the one in use
-    pub schedulers: Vec<String>,
-    pub scheduler: Option<String>,
-    pub nr_requests: Option<u64>,
-    pub read_ahead_kb: Option<u64>,
-    /// "write back" or "write through"
-    pub write_cache: Option<String>,
-    /// the device accepts FUA writes (queue/fua)
-    pub fua: Option<bool>,
-    pub max_sectors_kb: Option<u64>,
-    pub discard: bool,
-    /// SCSI queue depth (device/queue_depth)
-    pub queue_depth: Option<u64>,
-    pub partitions: Vec<Partition>,
-    /// devices this one is built on (dm, md)
-    pub slaves: Vec<String>,
-    /// devices built on this one
-    pub holders: Vec<String>,
-    /// device-mapper name (vg-lv for LVM) and whether it is LVM
-    pub dm_name: Option<String>,
-    pub lvm: bool,
-    pub md: Option<MdRaid>,
-    pub loop_backing_file: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Mount {
-    pub source: String,
-    pub mountpoint: String,
-    pub fstype: String,
-    /// per-mount and superblock options together
-    pub options: Vec<String>,
-    /// "major:minor" of the device
-    pub dev: String,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct FsInfo {
-    pub fstype: String,
-    pub block_size: Option<u64>,
-    pub total_bytes: Option<u64>,
-    pub free_bytes: Option<u64>,
-    /// xfs stripe unit and width in bytes (0 = none)
-    pub xfs_sunit_bytes: Option<u64>,
-    pub xfs_swidth_bytes: Option<u64>,
-    /// xfs: "inode64" or "inode32"
-    pub xfs_inode_mode: Option<String>,
-    /// ext4 RAID stride and stripe width in filesystem blocks
-    pub ext4_stride_blocks: Option<u64>,
-    pub ext4_stripe_width_blocks: Option<u64>,
-    /// write barriers (cache flushes) on: false with nobarrier / barrier=0
-    pub barriers: bool,
-}
-
-/// One layer under a path: partition, dm, md, loop or disk.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Layer {
-    pub name: String,
-    pub kind: String,
-    /// nesting depth: 0 = the device the filesystem is on
-    pub depth: u32,
-    pub detail: String,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct PathStack {
-    pub path: String,
-    pub mountpoint: String,
-    pub mount_options: Vec<String>,
-    pub fs: FsInfo,
-    /// The device the filesystem is on, then what it is built on, down to the physical disks.
-    pub stack: Vec<Layer>,
-    pub physical_disks: Vec<String>,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct EnvReport {
-    pub schema: String,
-    pub platform: Platform,
-    pub cpu: Cpu,
-    pub memory: Memory,
-    pub kernel: Kernel,
-    pub block_devices: Vec<BlockDevice>,
-    /// RAID controllers seen on the PCI bus (class 0x0104), with their cache policy when a
-    /// vendor tool is installed.
-    pub raid_controllers: Vec<String>,
-    pub mounts: Vec<Mount>,
-    pub path: Option<PathStack>,
 }
 
 fn platform(r: &Roots) -> Platform {
@@ -1291,13 +1104,35 @@ pub fn find<'a>(e: &'a EnvReport, name: &str) -> Option<&'a BlockDevice> {
     e.block_devices.iter().find(|b| b.name == name)
 }
 
+/// Flattens a JSON object into dotted keys.
+pub fn flatten(prefix: &str, v: &serde_json::Value, out: &mut BTreeMap<String, String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&key, x, out);
+            }
+        }
+        serde_json::Value::String(s) => {
+            out.insert(prefix.to_string(), s.clone());
+        }
+        other => {
+            out.insert(prefix.to_string(), other.to_string());
+        }
+    }
+}
+
 /// The settings of a snapshot that describe the setup, flattened (`kernel.vm_dirty_ratio`,
 /// `device.vda.scheduler`, `path.mount_options`): what "what changed" compares. Readings that
 /// change by themselves (uptime, free memory and space) and devices outside the stack under the
 /// path are left out.
 pub fn comparable(e: &EnvReport) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    let mut put = |k: &str, v: serde_json::Value| crate::store::compare::flatten(k, &v, &mut out);
+    let mut put = |k: &str, v: serde_json::Value| flatten(k, &v, &mut out);
     let p = &e.platform;
     put("platform.kernel", p.kernel.clone().into());
     put(

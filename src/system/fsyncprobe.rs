@@ -274,7 +274,7 @@ pub fn run(
 }
 
 pub fn render(r: &ProbeReport) -> String {
-    use crate::output::table::fmt_ns;
+    use crate::model::units::fmt_ns;
     let mut t = comfy_table::Table::new();
     t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
     t.set_header(vec!["test", "n", "min", "p50", "p90", "p99", "max"]);

@@ -3,78 +3,16 @@
 
 use crate::error::{Error, Result};
 use crate::measure::hist::{IntervalHist, LatHist, SparseHist};
+pub use crate::model::db::*;
 use crate::model::run::Warning;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-pub const DB_SCHEMA: &str = "iolab-db/1";
 /// Layout version of iolab's tables; a different one is refused, not silently reused.
 pub const TABLE_LAYOUT: i64 = 1;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Backend {
-    Sqlite,
-    Postgres,
-    Mysql,
-}
-
-impl Backend {
-    pub fn name(self) -> &'static str {
-        match self {
-            Backend::Sqlite => "sqlite",
-            Backend::Postgres => "postgres",
-            Backend::Mysql => "mysql",
-        }
-    }
-}
-
-/// The workloads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Test {
-    UpdateLoop,
-    PointSelect,
-    UpdateIndex,
-    UpdateNonIndex,
-    Insert,
-    ReadWrite,
-}
-
-impl std::str::FromStr for Test {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Test, String> {
-        Ok(match s {
-            "update-loop" => Test::UpdateLoop,
-            "point-select" => Test::PointSelect,
-            "update-index" => Test::UpdateIndex,
-            "update-non-index" => Test::UpdateNonIndex,
-            "insert" => Test::Insert,
-            "read-write" => Test::ReadWrite,
-            _ => {
-                return Err(format!(
-                    "'{s}' is not a test: use update-loop, point-select, update-index, update-non-index, insert or read-write"
-                ));
-            }
-        })
-    }
-}
-
-impl Test {
-    pub fn name(self) -> &'static str {
-        match self {
-            Test::UpdateLoop => "update-loop",
-            Test::PointSelect => "point-select",
-            Test::UpdateIndex => "update-index",
-            Test::UpdateNonIndex => "update-non-index",
-            Test::Insert => "insert",
-            Test::ReadWrite => "read-write",
-        }
-    }
-}
 
 /// Where to connect, parsed from --url.
 #[derive(Debug, Clone)]
@@ -455,14 +393,6 @@ fn dollar_to_q(s: &str) -> String {
     out
 }
 
-/// SQLite settings exposed as options.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct SqliteOpts {
-    pub journal_mode: String,
-    pub synchronous: String,
-    pub page_size: u32,
-}
-
 /// Opens a connection; errors name the server and say what is wrong.
 pub fn connect(t: &Target, so: &SqliteOpts) -> Result<Box<dyn Conn + Send>> {
     let fail =
@@ -835,36 +765,6 @@ pub fn cleanup(c: &mut dyn Conn, b: Backend, max_tables: u32) -> Result<u32> {
 
 // ---------------------------------------------------------------- the workload
 
-/// Everything `iolab db` resolved.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct DbJob {
-    pub test: Test,
-    pub backend: Backend,
-    /// the URL without its password
-    pub url: String,
-    pub threads: u32,
-    pub tables: u32,
-    pub table_size: u64,
-    /// "explicit" (BEGIN ... COMMIT per transaction) or "auto" (every statement commits)
-    pub trx: String,
-    pub time_s: Option<f64>,
-    pub transactions: Option<u64>,
-    pub iterations: u64,
-    pub seed: u64,
-    pub sqlite: Option<SqliteOpts>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Lat {
-    pub min: u64,
-    pub mean: f64,
-    pub max: u64,
-    pub stddev: f64,
-    pub p50: u64,
-    pub p95: u64,
-    pub p99: u64,
-}
-
 /// The latency summary of a histogram (None when empty).
 pub fn lat_of(h: &LatHist) -> Option<Lat> {
     Lat::of(h)
@@ -900,94 +800,6 @@ pub fn warnings(d: &DbDoc) -> Vec<Warning> {
         w.push(Warning::new("virtualized", format!("running in {}: the host may absorb flushes and make commits look impossibly fast (seed 003)", sys.platform.virtualization.verdict)));
     }
     w
-}
-
-impl Lat {
-    fn of(h: &LatHist) -> Option<Lat> {
-        (h.count() > 0).then(|| Lat {
-            min: h.h.min(),
-            mean: h.h.mean(),
-            max: h.h.max(),
-            stddev: h.h.stdev(),
-            p50: h.percentile(50.0),
-            p95: h.percentile(95.0),
-            p99: h.percentile(99.0),
-        })
-    }
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct TypeResult {
-    pub transactions: u64,
-    pub tps: f64,
-    pub lat_ns: Option<Lat>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct DbPoint {
-    pub t_s: f64,
-    pub tps: f64,
-    pub qps: f64,
-    pub p50_ns: Option<u64>,
-    pub p99_ns: Option<u64>,
-}
-
-/// Seed 003's report of the update loop, in seconds.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct UpdateLoop {
-    pub start_time: String,
-    pub finish_time: String,
-    pub iterations: u64,
-    pub total_time_s: f64,
-    pub initialisation_time_s: f64,
-    pub finalisation_time_s: f64,
-    pub benchmark_loop_s: f64,
-    pub benchmark_sum_s: f64,
-    pub min_s: f64,
-    pub average_s: f64,
-    pub max_s: f64,
-    pub median_s: f64,
-    pub stddev_s: f64,
-    pub p95_s: f64,
-    pub p99_s: f64,
-    /// every timed update, in seconds (for recomputation and the report's histogram)
-    pub timings_s: Vec<f64>,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct DbDoc {
-    pub schema: String,
-    pub iolab_version: String,
-    pub start_time: String,
-    pub end_time: String,
-    pub label: Option<String>,
-    pub tags: BTreeMap<String, String>,
-    pub test: String,
-    pub backend: String,
-    pub job: DbJob,
-    /// the server's (or SQLite's) storage settings
-    pub settings: BTreeMap<String, String>,
-    pub duration_s: f64,
-    pub tps: f64,
-    pub qps: f64,
-    pub transactions: u64,
-    pub queries: u64,
-    /// failed transactions (after retries), by message
-    pub errors: u64,
-    pub error_messages: BTreeMap<String, u64>,
-    /// transactions rolled back and retried (deadlocks, serialization failures, busy)
-    pub retries: u64,
-    pub reconnects: u64,
-    /// per transaction type
-    pub types: BTreeMap<String, TypeResult>,
-    pub timeseries: Vec<DbPoint>,
-    pub update_loop: Option<UpdateLoop>,
-    pub device: Option<crate::measure::iostat::DeviceReport>,
-    pub system: Option<crate::system::env::EnvReport>,
-    pub warnings: Vec<Warning>,
-    pub interrupted: bool,
-    #[serde(skip)]
-    pub hist: Option<LatHist>,
 }
 
 struct ThreadOut {
@@ -1459,7 +1271,7 @@ pub fn render(d: &DbDoc) -> String {
             let l = |f: fn(&Lat) -> f64| {
                 r.lat_ns
                     .as_ref()
-                    .map(|x| crate::output::table::fmt_ns(f(x)))
+                    .map(|x| crate::model::units::fmt_ns(f(x)))
                     .unwrap_or_default()
             };
             t.add_row(vec![

@@ -13,6 +13,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// Run options that are never axes: their values contain commas of their own.
 const NOT_AXES: &[&str] = &["--open-flags", "--dir", "--label", "--tag", "--db"];
 
+/// What a sweep needs from `iolab run`'s option parser: which flags take a value (so they can be
+/// axes) and how run arguments become a plan. The CLI provides it ([`crate::cli::RunParser`]), so
+/// this layer does not depend on clap's definitions.
+pub trait RunOptions {
+    /// Long flags of `iolab run` that take a value, e.g. `--threads`.
+    fn value_flags(&self) -> Vec<String>;
+    /// Parses `iolab run` arguments into a plan.
+    fn plan(&self, args: &[String]) -> Result<crate::engine::runner::Plan>;
+}
+
 /// An axis: a run option and its values, in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Axis {
@@ -97,20 +107,9 @@ pub fn expand(flag: &str, v: &str) -> Result<Vec<String>> {
     Ok(vals)
 }
 
-/// Flags of `iolab run` that take a value (from clap's own definition).
-pub fn value_flags() -> Vec<String> {
-    use clap::CommandFactory;
-    let cmd = crate::cli::Cli::command();
-    let run = cmd.find_subcommand("run").expect("run subcommand");
-    run.get_arguments()
-        .filter(|a| a.get_action().takes_values() && a.get_long().is_some())
-        .map(|a| format!("--{}", a.get_long().unwrap()))
-        .collect()
-}
-
 /// Splits run arguments into the fixed ones and the axes.
-pub fn split_axes(args: &[String]) -> Result<(Vec<String>, Vec<Axis>)> {
-    let takes = value_flags();
+pub fn split_axes(ro: &dyn RunOptions, args: &[String]) -> Result<(Vec<String>, Vec<Axis>)> {
+    let takes = ro.value_flags();
     let mut fixed = Vec::new();
     let mut axes = Vec::new();
     let mut i = 0;
@@ -191,32 +190,6 @@ fn sysfs_attr(axis: &str) -> &'static str {
         "scheduler" => "scheduler",
         "read-ahead" => "read_ahead_kb",
         _ => "nr_requests",
-    }
-}
-
-/// Parses `iolab run` arguments with clap into a plan.
-pub fn plan_for(args: &[String]) -> Result<crate::engine::runner::Plan> {
-    use clap::Parser;
-    let mut argv = vec!["iolab".to_string(), "run".to_string()];
-    argv.extend(args.iter().cloned());
-    let cli = crate::cli::Cli::try_parse_from(&argv).map_err(|e| {
-        let m = e.to_string();
-        Error::usage(
-            m.lines()
-                .next()
-                .unwrap_or("invalid run options")
-                .trim_start_matches("error: ")
-                .to_string(),
-        )
-    })?;
-    match cli.cmd {
-        crate::cli::Cmd::Run(mut r) => {
-            r.quiet = true;
-            let mut p = crate::cli::plan_run(&r)?;
-            p.quiet = true;
-            Ok(p)
-        }
-        _ => unreachable!("parsed as run"),
     }
 }
 
@@ -311,8 +284,8 @@ fn key(c: &BTreeMap<String, String>) -> String {
 }
 
 /// Devices whose settings tuning axes switch: the physical disks under --dir.
-fn tuning_devices(fixed: &[String]) -> Result<Vec<String>> {
-    let plan = plan_for(fixed)?;
+fn tuning_devices(ro: &dyn RunOptions, fixed: &[String]) -> Result<Vec<String>> {
+    let plan = ro.plan(fixed)?;
     let env =
         crate::system::env::collect(&crate::system::env::Roots::live(), Some(&plan.fileset.dir));
     let devs: Vec<String> = env
@@ -384,11 +357,11 @@ pub fn check_tuning(axes: &mut [Axis], devs: &[String]) -> Result<()> {
 
 /// Checks every cell before anything runs (options parse, values are valid) and that the largest
 /// file set fits in the free space.
-pub fn check_cells(fixed: &[String], axes: &[Axis]) -> Result<()> {
+pub fn check_cells(ro: &dyn RunOptions, fixed: &[String], axes: &[Axis]) -> Result<()> {
     let mut need = 0u64;
     let mut dir = None;
     for cell in cross(axes) {
-        let p = plan_for(&cell_args(fixed, &cell))?;
+        let p = ro.plan(&cell_args(fixed, &cell))?;
         let present: u64 = (0..p.fileset.files)
             .filter_map(|i| {
                 std::fs::metadata(crate::engine::fileset::file_path(&p.fileset.dir, i)).ok()
@@ -417,6 +390,7 @@ pub fn check_cells(fixed: &[String], axes: &[Axis]) -> Result<()> {
 
 /// Runs (or resumes) a sweep into experiment `gid`. Returns the finished cells in order.
 pub fn run_sweep(
+    ro: &dyn RunOptions,
     store: &mut Store,
     gid: i64,
     spec: &SweepSpec,
@@ -426,7 +400,7 @@ pub fn run_sweep(
     let cells = cross(&spec.axes);
     let tuned = spec.axes.iter().any(|a| TUNING.contains(&a.name.as_str()));
     let devs = if tuned {
-        tuning_devices(&spec.fixed)?
+        tuning_devices(ro, &spec.fixed)?
     } else {
         Vec::new()
     };
@@ -468,7 +442,7 @@ pub fn run_sweep(
             }
             let desc: Vec<String> = cell.iter().map(|(a, v)| format!("{a}={v}")).collect();
             bar.set_message(desc.join(" "));
-            let plan = plan_for(&cell_args(&spec.fixed, cell))?;
+            let plan = ro.plan(&cell_args(&spec.fixed, cell))?;
             let doc = crate::engine::runner::run(&plan, stop, |_| {})?;
             let json = doc.to_json();
             seq += 1;
@@ -704,6 +678,7 @@ pub struct SaturateSpec {
 /// Bisection over the axis: the largest value that still meets the target (the target is
 /// assumed to get harder as the value grows: more data, more offered load).
 pub fn saturate(
+    ro: &dyn RunOptions,
     store: &mut Store,
     gid: i64,
     spec: &SaturateSpec,
@@ -727,7 +702,7 @@ pub fn saturate(
         }
         let mut cell = BTreeMap::new();
         cell.insert(spec.axis.clone(), v);
-        let plan = plan_for(&cell_args(&spec.fixed, &cell))?;
+        let plan = ro.plan(&cell_args(&spec.fixed, &cell))?;
         if plan.cells.len() != 1 {
             return Err(Error::usage("saturate: give exactly one --mode"));
         }
@@ -937,7 +912,18 @@ mod tests {
         .iter()
         .map(|s| s.to_string())
         .collect();
-        let (fixed, axes) = split_axes(&args).unwrap();
+        struct Flags;
+        impl RunOptions for Flags {
+            fn value_flags(&self) -> Vec<String> {
+                ["--threads", "--size", "--mode", "--open-flags"]
+                    .map(String::from)
+                    .to_vec()
+            }
+            fn plan(&self, _: &[String]) -> Result<crate::engine::runner::Plan> {
+                unreachable!("not planned in this test")
+            }
+        }
+        let (fixed, axes) = split_axes(&Flags, &args).unwrap();
         assert_eq!(
             fixed,
             vec!["--mode", "rndrd", "--direct", "--open-flags", "sync,dsync"]
