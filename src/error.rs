@@ -9,6 +9,10 @@ pub enum Exit {
     Failed = 1,
     /// Bad input: an invalid flag value, a missing or unusable path. Nothing was written.
     Usage = 2,
+    /// A run completed (and was printed and saved) but some I/O operations failed.
+    IoErrors = 3,
+    /// A run completed and was printed, but could not be saved to the results store.
+    NotSaved = 4,
     /// Interrupted by Ctrl-C / SIGINT / SIGTERM; what was measured so far was printed.
     Interrupted = 130,
 }

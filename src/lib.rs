@@ -9,6 +9,7 @@
 //! (flags and plans) and `commands` (one per subcommand).
 
 pub mod cli;
+pub mod commands;
 pub mod engine;
 pub mod error;
 pub mod measure;

@@ -4,7 +4,12 @@
 pub mod db;
 pub mod device;
 pub mod env;
+pub mod experiment;
 pub mod hist;
+pub mod import;
 pub mod job;
 pub mod run;
+pub mod stored;
+pub mod suite;
 pub mod units;
+pub mod zones;

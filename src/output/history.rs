@@ -1,7 +1,6 @@
 //! Rendering what the results store holds: list, show, compare, export, repetition summaries.
 
 use crate::error::{Error, Result};
-use crate::model::run::RunDoc;
 use crate::output::table::fmt_ns;
 use crate::store::compare::{Comparison, METRICS, Stat, cell_labels, metric_value};
 use crate::store::{MetricRow, RunRow, Store};
@@ -128,7 +127,6 @@ pub fn metrics_table(rows: &[MetricRow]) -> Table {
 /// `iolab show ID`: the stored run rendered like the live output.
 pub fn render_show(store: &Store, id: i64) -> Result<String> {
     let run = store.run(id)?;
-    let doc = store.doc(id)?;
     let mut s = format!("run {id}");
     if let Some(g) = run.group_id {
         s.push_str(&format!(" (group g{g})"));
@@ -142,46 +140,26 @@ pub fn render_show(store: &Store, id: i64) -> Result<String> {
         s.push_str(&format!(", tags {}", tags.join(" ")));
     }
     s.push('\n');
-    if run.kind == "suite" {
-        let name = doc
-            .get("suite")
-            .and_then(|x| x.as_str())
-            .unwrap_or("")
-            .to_string();
-        let r = doc.get("result").cloned().unwrap_or_default();
-        let bad = |e: serde_json::Error| {
-            Error::failed(format!("run {id}: stored document cannot be read: {e}"))
-        };
-        match name.as_str() {
-            "iozone" => s.push_str(&crate::workloads::suites::iozone_table(
-                &serde_json::from_value(r).map_err(bad)?,
-            )),
-            "bonnie" => {
-                let b: crate::workloads::suites::BonnieResult =
-                    serde_json::from_value(r).map_err(bad)?;
+    use crate::model::stored::{StoredDoc, SuiteDoc};
+    match store.stored_doc(id)? {
+        StoredDoc::Suite(sd) => match *sd {
+            SuiteDoc::Iozone(r) => s.push_str(&crate::workloads::suites::iozone_table(&r)),
+            SuiteDoc::Bonnie(b) => {
                 s.push_str(&crate::workloads::suites::bonnie_table(&b));
                 s.push_str(&crate::workloads::suites::bonnie_csv(&b));
             }
-            "zones" => s.push_str(&crate::workloads::zones::zones_table(
-                &serde_json::from_value(r).map_err(bad)?,
-            )),
-            other => s.push_str(&format!("(a {other} result)\n")),
+            SuiteDoc::Zones(z) => s.push_str(&crate::workloads::zones::zones_table(&z)),
+        },
+        StoredDoc::Db(d) => s.push_str(&crate::workloads::db::render(&d)),
+        StoredDoc::Run(d) => s.push_str(&crate::output::table::render(&d)),
+        StoredDoc::Import(_) | StoredDoc::Experiment(_) => {
+            s.push_str(&format!(
+                "imported from {} {}\n",
+                run.tool, run.tool_version
+            ));
+            s.push_str(&metrics_table(&store.metrics(id)?).to_string());
+            s.push('\n');
         }
-    } else if run.kind == "db" {
-        let d: crate::workloads::db::DbDoc = serde_json::from_value(doc)
-            .map_err(|e| Error::failed(format!("run {id}: stored document cannot be read: {e}")))?;
-        s.push_str(&crate::workloads::db::render(&d));
-    } else if run.kind == "run" {
-        let d = RunDoc::from_json(&doc)
-            .map_err(|e| Error::failed(format!("run {id}: stored document cannot be read: {e}")))?;
-        s.push_str(&crate::output::table::render(&d));
-    } else {
-        s.push_str(&format!(
-            "imported from {} {}\n",
-            run.tool, run.tool_version
-        ));
-        s.push_str(&metrics_table(&store.metrics(id)?).to_string());
-        s.push('\n');
     }
     Ok(s)
 }

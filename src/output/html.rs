@@ -19,10 +19,6 @@ fn nines(p: f64) -> f64 {
     -(1.0 - p / 100.0).log10()
 }
 
-fn run_doc(store: &Store, id: i64) -> Result<RunDoc> {
-    RunDoc::from_json(&store.doc(id)?).map_err(|e| Error::failed(format!("run {id}: {e}")))
-}
-
 /// Mode labels of a run's cells, as `compare` names them.
 fn labels(doc: &RunDoc) -> Vec<String> {
     let mut count = std::collections::BTreeMap::new();
@@ -48,17 +44,14 @@ fn labels(doc: &RunDoc) -> Vec<String> {
 
 /// The charts of one stored run (file run or database run).
 pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
-    let kind = store.run(id)?.kind;
-    if kind == "db" {
-        return db_charts(store, id);
-    }
-    if kind == "suite" {
-        let doc = store.doc(id)?;
-        if doc.get("suite").and_then(|x| x.as_str()) == Some("zones")
-            && let Ok(z) = serde_json::from_value::<crate::workloads::zones::ZonesResult>(
-                doc["result"].clone(),
-            )
-        {
+    use crate::model::stored::{StoredDoc, SuiteDoc};
+    let doc = match store.stored_doc(id)? {
+        StoredDoc::Run(d) => *d,
+        StoredDoc::Db(_) => return db_charts(store, id),
+        StoredDoc::Suite(sd) => {
+            let SuiteDoc::Zones(z) = *sd else {
+                return Ok(Vec::new());
+            };
             let mut c = Chart::new(
                 "zones",
                 &format!("Read throughput across {}", z.target),
@@ -76,12 +69,8 @@ pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
             });
             return Ok(vec![c].into_iter().filter(|c| c.check().is_ok()).collect());
         }
-        return Ok(Vec::new());
-    }
-    if kind != "run" {
-        return Ok(Vec::new());
-    }
-    let doc = run_doc(store, id)?;
+        StoredDoc::Import(_) | StoredDoc::Experiment(_) => return Ok(Vec::new()),
+    };
     let names = labels(&doc);
     let mut out = Vec::new();
     for (name, title, ylab, f) in [

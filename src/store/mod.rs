@@ -746,6 +746,41 @@ impl Store {
         })
     }
 
+    /// The stored document of run `id`, typed by its kind: the one place that maps the kind
+    /// strings of the `runs` table to document types.
+    pub fn stored_doc(&self, id: i64) -> Result<crate::model::stored::StoredDoc> {
+        use crate::model::stored::{StoredDoc, SuiteDoc};
+        let kind = self.run(id)?.kind;
+        let doc = self.doc(id)?;
+        let bad = |e: serde_json::Error| {
+            Error::failed(format!("run {id}: stored document cannot be read: {e}"))
+        };
+        Ok(match kind.as_str() {
+            "run" => StoredDoc::Run(Box::new(RunDoc::from_json(&doc).map_err(bad)?)),
+            "db" => StoredDoc::Db(Box::new(serde_json::from_value(doc).map_err(bad)?)),
+            "import" => StoredDoc::Import(Box::new(serde_json::from_value(doc).map_err(bad)?)),
+            "suite" => {
+                let name = doc.get("suite").and_then(|x| x.as_str()).unwrap_or("");
+                let r = doc.get("result").cloned().unwrap_or_default();
+                StoredDoc::Suite(Box::new(match name {
+                    "iozone" => SuiteDoc::Iozone(serde_json::from_value(r).map_err(bad)?),
+                    "bonnie" => SuiteDoc::Bonnie(serde_json::from_value(r).map_err(bad)?),
+                    "zones" => SuiteDoc::Zones(serde_json::from_value(r).map_err(bad)?),
+                    other => {
+                        return Err(Error::failed(format!(
+                            "run {id}: a suite named {other:?}, which this iolab does not know"
+                        )));
+                    }
+                }))
+            }
+            other => {
+                return Err(Error::failed(format!(
+                    "run {id}: a stored kind {other:?}, which this iolab does not know"
+                )));
+            }
+        })
+    }
+
     pub fn env(&self, id: i64) -> Result<Option<serde_json::Value>> {
         let s: Option<String> = self
             .conn

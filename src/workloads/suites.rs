@@ -72,8 +72,8 @@
 
 use crate::engine::worker::AlignedBuf;
 use crate::error::{Error, Result};
+pub use crate::model::suite::*;
 use crate::model::units::{Bytes, human_bytes};
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
@@ -258,63 +258,6 @@ const FW: usize = 9;
 const FRW: usize = 10;
 const FR: usize = 11;
 const FRR: usize = 12;
-
-/// What [`iozone`] runs. Sizes in bytes, multiples of 1 KiB.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IozoneOpts {
-    /// Directory for the temporary file.
-    pub dir: PathBuf,
-    /// Smallest file size (iozone -n; default 64 KiB).
-    pub min_file: u64,
-    /// Largest file size (iozone -g; default 512 MiB).
-    pub max_file: u64,
-    /// Smallest record size (iozone -y; default 4 KiB).
-    pub min_rec: u64,
-    /// Largest record size (iozone -q; default 16 MiB).
-    pub max_rec: u64,
-    /// O_DIRECT (iozone -I); the stdio tests are skipped.
-    pub direct: bool,
-    /// Time an fsync at the end of each write test (iozone -e).
-    pub include_flush: bool,
-    /// Also small records on files past the crossover (iozone -z).
-    pub all_records: bool,
-}
-
-impl Default for IozoneOpts {
-    fn default() -> Self {
-        IozoneOpts {
-            dir: PathBuf::from("."),
-            min_file: 64 << 10,
-            max_file: 512 << 20,
-            min_rec: 4 << 10,
-            max_rec: 16 << 20,
-            direct: false,
-            include_flush: false,
-            all_records: false,
-        }
-    }
-}
-
-/// One (file size, record size) pair.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IozoneRow {
-    pub file_kb: u64,
-    pub reclen_kb: u64,
-    /// KB/s (KB = 1024 bytes) per test, in the order of [`IozoneResult::tests`]; `None` for a
-    /// test that was not run (the stdio tests with `direct`).
-    pub kb_per_sec: Vec<Option<u64>>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct IozoneResult {
-    /// Column order: [`IOZONE_TESTS`].
-    pub tests: Vec<String>,
-    pub rows: Vec<IozoneRow>,
-    pub direct: bool,
-    pub include_flush: bool,
-    /// Stopped early: `rows` holds the pairs completed before.
-    pub interrupted: bool,
-}
 
 /// The (file size, record size) pairs [`iozone`] runs, in order, in bytes: file sizes doubling
 /// from `min_file` to `max_file`, for each the records doubling from `min_rec` to `max_rec` that
@@ -861,90 +804,6 @@ pub fn bonnie_version() -> String {
     format!("iolab-{}", env!("CARGO_PKG_VERSION"))
 }
 
-/// What [`bonnie`] runs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BonnieOpts {
-    /// Directory for the test file and the file-test subdirectory.
-    pub dir: PathBuf,
-    /// Bytes of the data file (bonnie++ -s); a multiple of `chunk`; 0 skips the data tests.
-    /// The default, 2 × RAM like bonnie++, is read from /proc/meminfo (2 GiB when unknown).
-    pub size: u64,
-    /// Bytes per block operation (bonnie++ -s size:chunk; default 8 KiB).
-    pub chunk: u64,
-    /// Files for the file tests, in multiples of 1024 (bonnie++ -n; default 16); 0 skips them.
-    pub files: u32,
-    /// Random seeks in all (bonnie++ default 8000); 0 skips the test.
-    pub seeks: u32,
-    /// Machine name for the report (bonnie++ -m; default: the host name).
-    pub machine: String,
-    /// Seed of the random orders and seek offsets (bonnie++ -z); None: from the clock, like
-    /// bonnie++. The seed used is in the result.
-    pub seed: Option<u64>,
-}
-
-impl Default for BonnieOpts {
-    fn default() -> Self {
-        let ram = crate::system::fsinfo::meminfo(Path::new("/proc")).map(|(total, _)| total);
-        BonnieOpts {
-            dir: PathBuf::from("."),
-            size: ram
-                .map(|r| r * 2 / (1 << 20) * (1 << 20))
-                .unwrap_or(2 << 30),
-            chunk: BONNIE_DEFAULT_CHUNK,
-            files: 16,
-            seeks: 8000,
-            machine: crate::system::fsinfo::hostname(),
-            seed: None,
-        }
-    }
-}
-
-/// One bonnie++ test.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BonnieStat {
-    /// KiB/s ("K/sec") for the data tests, operations per second for seeks and the file tests;
-    /// None: the test took less than 500 ms, too fast to measure (`+++++`).
-    pub value: Option<f64>,
-    /// User + system CPU time of the process / wall time × 100 (`%CP`); None when too fast.
-    pub cpu_pct: Option<f64>,
-    /// The longest single operation, µs.
-    pub max_latency_us: u64,
-    /// Wall time of the test, s.
-    pub seconds: f64,
-    /// Operations timed: chunks, seeks or files.
-    pub ops: u64,
-}
-
-/// A bonnie++ run. A test that was not run (size or files 0, stopped before it) is None.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BonnieResult {
-    /// `iolab-<version>` (see [`bonnie_version`]).
-    pub version: String,
-    pub machine: String,
-    /// Always 1 (bonnie++ -c).
-    pub concurrency: u32,
-    pub seed: u64,
-    /// Bytes.
-    pub file_size: u64,
-    /// Bytes.
-    pub chunk: u64,
-    /// In multiples of 1024.
-    pub files: u32,
-    pub putc: Option<BonnieStat>,
-    pub put_block: Option<BonnieStat>,
-    pub rewrite: Option<BonnieStat>,
-    pub getc: Option<BonnieStat>,
-    pub get_block: Option<BonnieStat>,
-    pub seeks: Option<BonnieStat>,
-    pub seq_create: Option<BonnieStat>,
-    pub seq_stat: Option<BonnieStat>,
-    pub seq_del: Option<BonnieStat>,
-    pub ran_create: Option<BonnieStat>,
-    pub ran_stat: Option<BonnieStat>,
-    pub ran_del: Option<BonnieStat>,
-    pub interrupted: bool,
-}
-
 /// Process CPU time (user + system), seconds.
 fn cpu_seconds() -> f64 {
     // SAFETY: getrusage fills the zeroed struct.
@@ -1416,29 +1275,6 @@ fn bonnie_lat(s: &Option<BonnieStat>) -> String {
         .unwrap_or_default()
 }
 
-impl BonnieResult {
-    fn data_tests(&self) -> [(&Option<BonnieStat>, bool); 6] {
-        [
-            (&self.putc, false),
-            (&self.put_block, false),
-            (&self.rewrite, false),
-            (&self.getc, false),
-            (&self.get_block, false),
-            (&self.seeks, true),
-        ]
-    }
-    fn file_tests(&self) -> [&Option<BonnieStat>; 6] {
-        [
-            &self.seq_create,
-            &self.seq_stat,
-            &self.seq_del,
-            &self.ran_create,
-            &self.ran_stat,
-            &self.ran_del,
-        ]
-    }
-}
-
 /// A 19-character left column, then ` value cpu` cells of 10 characters.
 fn bonnie_row(label: &str, cells: &[(String, String)]) -> String {
     let mut s = format!("{label:<19}");
@@ -1551,6 +1387,38 @@ pub fn bonnie_csv(r: &BonnieResult) -> String {
     }
     debug_assert_eq!(f.len(), BONNIE_CSV_FIELDS.len());
     f.join(",") + "\n"
+}
+
+impl Default for IozoneOpts {
+    fn default() -> Self {
+        IozoneOpts {
+            dir: PathBuf::from("."),
+            min_file: 64 << 10,
+            max_file: 512 << 20,
+            min_rec: 4 << 10,
+            max_rec: 16 << 20,
+            direct: false,
+            include_flush: false,
+            all_records: false,
+        }
+    }
+}
+
+impl Default for BonnieOpts {
+    fn default() -> Self {
+        let ram = crate::system::fsinfo::meminfo(Path::new("/proc")).map(|(total, _)| total);
+        BonnieOpts {
+            dir: PathBuf::from("."),
+            size: ram
+                .map(|r| r * 2 / (1 << 20) * (1 << 20))
+                .unwrap_or(2 << 30),
+            chunk: BONNIE_DEFAULT_CHUNK,
+            files: 16,
+            seeks: 8000,
+            machine: crate::system::fsinfo::hostname(),
+            seed: None,
+        }
+    }
 }
 
 #[cfg(test)]

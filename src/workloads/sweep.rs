@@ -3,10 +3,10 @@
 //! being met). Both run each cell in-process through the normal `run` path (docs/experiments.md).
 
 use crate::error::{Error, Result};
+pub use crate::model::experiment::*;
 use crate::model::run::RunDoc;
 use crate::model::units::parse_size;
 use crate::store::Store;
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -21,14 +21,6 @@ pub trait RunOptions {
     fn value_flags(&self) -> Vec<String>;
     /// Parses `iolab run` arguments into a plan.
     fn plan(&self, args: &[String]) -> Result<crate::engine::runner::Plan>;
-}
-
-/// An axis: a run option and its values, in order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Axis {
-    /// "threads", "size", "mode", "scheduler", ...
-    pub name: String,
-    pub values: Vec<String>,
 }
 
 /// Expands one option value: `a,b,c`; `a..b` (doubling: 1..32 = 1,2,4,8,16,32; sizes too:
@@ -193,20 +185,6 @@ fn sysfs_attr(axis: &str) -> &'static str {
     }
 }
 
-/// Headline figures of one run (all modes of it together).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Figures {
-    pub iops: f64,
-    pub mibps: f64,
-    /// worst p99 of reads and writes, ms
-    pub p99_ms: f64,
-    pub p50_ms: f64,
-    pub p90_ms: f64,
-    pub p99_9_ms: f64,
-    /// mean latency over reads and writes, ms
-    pub mean_ms: f64,
-}
-
 pub fn figures(doc: &RunDoc) -> Figures {
     let mut f = Figures::default();
     let mut n = 0.0;
@@ -258,25 +236,6 @@ pub fn mean_figures(figs: &[Figures]) -> Figures {
         p99_9_ms: avg(|f| f.p99_9_ms),
         mean_ms: avg(|f| f.mean_ms),
     }
-}
-
-/// The definition of a sweep, stored with the experiment (enough to resume it).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct SweepSpec {
-    pub fixed: Vec<String>,
-    pub axes: Vec<Axis>,
-    pub repeat: u32,
-    pub rows: Option<String>,
-    pub cols: Option<String>,
-    pub metric: String,
-}
-
-/// One finished cell.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct CellOut {
-    pub cell: BTreeMap<String, String>,
-    pub run_ids: Vec<i64>,
-    pub figures: Figures,
 }
 
 fn key(c: &BTreeMap<String, String>) -> String {
@@ -591,15 +550,6 @@ pub fn render_matrix(spec: &SweepSpec, cells: &[CellOut]) -> String {
 
 // ---------------------------------------------------------------- saturation search
 
-/// A target such as `mibps>=22`, `p99<=10ms`, `iops>=1000`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Target {
-    pub metric: String,
-    pub op: String,
-    /// in the metric's unit (ms for latencies)
-    pub value: f64,
-}
-
 impl Target {
     pub fn parse(s: &str) -> Result<Target> {
         let bad = || {
@@ -653,26 +603,6 @@ impl Target {
 
 fn metric_names() -> [&'static str; 7] {
     ["iops", "mibps", "p50", "p90", "p99", "p99.9", "mean"]
-}
-
-/// One evaluated point of a saturation search.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Point {
-    pub value: u64,
-    pub run_id: i64,
-    pub figures: Figures,
-    pub passed: bool,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct SaturateSpec {
-    pub fixed: Vec<String>,
-    pub axis: String,
-    pub lo: u64,
-    pub hi: u64,
-    pub step: u64,
-    pub max_steps: u32,
-    pub target: Target,
 }
 
 /// Bisection over the axis: the largest value that still meets the target (the target is

@@ -1,0 +1,328 @@
+use super::*;
+
+pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
+    use crate::workloads::sweep;
+    let mut store = open_store_write(&a.db)?;
+    let stop = stop_flag();
+    let (gid, spec) = if let Some(r) = &a.resume {
+        let g = match r.parse::<store::Ref>().map_err(Error::usage)? {
+            store::Ref::Group(g) => g,
+            store::Ref::Run(_) => {
+                return Err(Error::usage(format!(
+                    "--resume {r}: give the sweep's group id, e.g. g4"
+                )));
+            }
+        };
+        let (kind, spec) = store.experiment(g)?;
+        let spec: sweep::SweepSpec = spec
+            .filter(|_| kind == "sweep")
+            .and_then(|s| serde_json::from_value(s).ok())
+            .ok_or_else(|| Error::usage(format!("--resume {r}: not a sweep")))?;
+        if !a.run_args.is_empty() {
+            return Err(Error::usage(
+                "--resume: give no other run options; the sweep's own are used",
+            ));
+        }
+        (g, spec)
+    } else {
+        if a.repeat == 0 {
+            return Err(Error::usage("--repeat must be at least 1"));
+        }
+        if a.run_args.iter().any(|x| x == "--no-save") {
+            return Err(Error::usage(
+                "--no-save: a sweep is stored as one experiment (it is what makes --resume possible)",
+            ));
+        }
+        if a.run_args
+            .iter()
+            .any(|x| x == "--repeat" || x.starts_with("--repeat="))
+        {
+            return Err(Error::usage(
+                "--repeat: give it to the sweep once (runs per cell)",
+            ));
+        }
+        let (fixed, mut axes) = sweep::split_axes(&cli::RunParser, &a.run_args)?;
+        for (name, v) in [
+            ("scheduler", &a.scheduler),
+            ("read-ahead", &a.read_ahead),
+            ("nr-requests", &a.nr_requests),
+        ] {
+            if let Some(v) = v {
+                let vals = if v == "all" {
+                    vec!["all".to_string()]
+                } else {
+                    sweep::expand(&format!("--{name}"), v)?
+                };
+                // device settings go outermost: fewer switches
+                axes.insert(
+                    0,
+                    sweep::Axis {
+                        name: name.into(),
+                        values: vals,
+                    },
+                );
+            }
+        }
+        if axes.is_empty() {
+            return Err(Error::usage(
+                "sweep: no axis: give at least one run option as a list or range (e.g. --threads 1,4,8 or --size 1G..16G)",
+            ));
+        }
+        if sweep::metric(&sweep::Figures::default(), &a.metric).is_none() {
+            return Err(Error::usage(format!(
+                "--metric '{}': use {}",
+                a.metric,
+                sweep::METRIC_NAMES
+            )));
+        }
+        for (flag, v) in [("--rows", &a.rows), ("--cols", &a.cols)] {
+            if let Some(v) = v
+                && !axes.iter().any(|x| &x.name == v)
+            {
+                let names: Vec<&str> = axes.iter().map(|x| x.name.as_str()).collect();
+                return Err(Error::usage(format!(
+                    "{flag} '{v}': not an axis of this sweep (axes: {})",
+                    names.join(", ")
+                )));
+            }
+        }
+        let tuning: Vec<&sweep::Axis> = axes
+            .iter()
+            .filter(|x| sweep::TUNING.contains(&x.name.as_str()))
+            .collect();
+        if !tuning.is_empty() {
+            let probe = cli::RunParser.plan(&fixed)?;
+            let env = crate::system::env::collect(
+                &crate::system::env::Roots::live(),
+                Some(&probe.fileset.dir),
+            );
+            let devs: Vec<String> = env
+                .path
+                .as_ref()
+                .map(|p| p.physical_disks.clone())
+                .unwrap_or_default();
+            if probe.created_dir {
+                let _ = std::fs::remove_dir(&probe.fileset.dir);
+            }
+            if devs.is_empty() {
+                return Err(Error::usage(format!(
+                    "--scheduler/--read-ahead/--nr-requests: no block device under {}",
+                    probe.fileset.dir.display()
+                )));
+            }
+            sweep::check_tuning(&mut axes, &devs)?;
+        }
+        sweep::check_cells(&cli::RunParser, &fixed, &axes)?;
+        let spec = sweep::SweepSpec {
+            fixed,
+            axes,
+            repeat: a.repeat,
+            rows: a.rows.clone(),
+            cols: a.cols.clone(),
+            metric: a.metric.clone(),
+        };
+        let g = store.new_experiment(
+            "sweep",
+            a.label.as_deref(),
+            a.repeat,
+            &serde_json::to_value(&spec).expect("json"),
+        )?;
+        eprintln!(
+            "sweep stored as group g{g} ({} cells x {} runs); resume with: iolab sweep --resume g{g}",
+            sweep::cross(&spec.axes).len(),
+            spec.repeat
+        );
+        (g, spec)
+    };
+    finish_sweep(&mut store, gid, &spec, a.json, &stop)
+}
+/// Runs a stored sweep and prints its matrix (or JSON).
+fn finish_sweep(
+    store: &mut Store,
+    gid: i64,
+    spec: &crate::workloads::sweep::SweepSpec,
+    json: bool,
+    stop: &AtomicBool,
+) -> Result<i32> {
+    use crate::workloads::sweep;
+    let cells = sweep::run_sweep(&cli::RunParser, store, gid, spec, stop, json)?;
+    let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
+    if json {
+        print_json(
+            &serde_json::json!({"schema": "iolab-sweep/1", "group": format!("g{gid}"), "axes": spec.axes, "metric": spec.metric, "cells": cells, "interrupted": interrupted}),
+        );
+    } else {
+        print_out(&sweep::render_matrix(spec, &cells));
+        if interrupted {
+            print_out(&format!(
+                "interrupted: finished cells are kept; continue with: iolab sweep --resume g{gid}\n"
+            ));
+        }
+    }
+    Ok(if interrupted {
+        Exit::Interrupted as i32
+    } else {
+        0
+    })
+}
+pub fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32> {
+    use crate::workloads::sweep;
+    if a.scale == 0 {
+        return Err(Error::usage("--scale must be at least 1"));
+    }
+    let gib = 1u64 << 30;
+    let sizes: Vec<String> = [1, 4, 16]
+        .iter()
+        .map(|g| crate::model::units::Bytes(g * gib / a.scale / (1 << 20) * (1 << 20)).to_string())
+        .collect();
+    let fixed: Vec<String> = [
+        "--dir",
+        &a.dir.display().to_string(),
+        "--files",
+        "64",
+        "--bs",
+        "16k",
+        "--direct",
+        "--engine",
+        &a.engine,
+        "--time",
+        &a.time.to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .chain(
+        a.label
+            .iter()
+            .flat_map(|l| ["--label".to_string(), l.clone()]),
+    )
+    .collect();
+    let axes = vec![
+        sweep::Axis {
+            name: "size".into(),
+            values: sizes,
+        },
+        sweep::Axis {
+            name: "threads".into(),
+            values: vec!["1".into(), "4".into(), "8".into()],
+        },
+        sweep::Axis {
+            name: "mode".into(),
+            values: ["seqwr", "seqrewr", "seqrd", "rndrd", "rndwr", "rndrw"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        },
+    ];
+    sweep::check_cells(&cli::RunParser, &fixed, &axes)?;
+    let spec = sweep::SweepSpec {
+        fixed,
+        axes,
+        repeat: a.repeat.max(1),
+        rows: Some("threads".into()),
+        cols: Some("mode".into()),
+        metric: "iops".into(),
+    };
+    let mut store = open_store_write(&a.db)?;
+    let gid = store.new_experiment(
+        "sweep",
+        a.label.as_deref().or(Some("sysbench-fileio")),
+        spec.repeat,
+        &serde_json::to_value(&spec).expect("json"),
+    )?;
+    eprintln!(
+        "sysbench-fileio suite stored as group g{gid} ({} cells); resume with: iolab sweep --resume g{gid}",
+        sweep::cross(&spec.axes).len()
+    );
+    let stop = stop_flag();
+    finish_sweep(&mut store, gid, &spec, a.json, &stop)
+}
+pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
+    use crate::workloads::sweep;
+    let target = sweep::Target::parse(&a.target)?;
+    let (axis, range) = a.over.split_once('=').ok_or_else(|| {
+        Error::usage(format!(
+            "--over '{}': use AXIS=LO..HI, e.g. size=10G..750G or rate=100..5000",
+            a.over
+        ))
+    })?;
+    if !["size", "rate", "threads", "iodepth", "files"].contains(&axis) {
+        return Err(Error::usage(format!(
+            "--over {axis}: search over size, rate, threads, iodepth or files"
+        )));
+    }
+    let (lo, hi) = range
+        .split_once("..")
+        .ok_or_else(|| Error::usage(format!("--over '{}': the range is LO..HI", a.over)))?;
+    let num = |s: &str| {
+        crate::model::units::parse_size(s).map_err(|e| Error::usage(format!("--over: {e}")))
+    };
+    let (lo, hi) = (num(lo)?, num(hi)?);
+    if lo == 0 || lo >= hi {
+        return Err(Error::usage(format!(
+            "--over '{}': need 0 < LO < HI",
+            a.over
+        )));
+    }
+    let step = match &a.step {
+        Some(s) => num(s)?.max(1),
+        None => ((hi - lo) / 32).max(1),
+    };
+    if a.run_args.iter().any(|x| x == "--no-save") {
+        return Err(Error::usage(
+            "--no-save: every step of a saturation search is stored",
+        ));
+    }
+    let (fixed, axes) = sweep::split_axes(&cli::RunParser, &a.run_args)?;
+    if !axes.is_empty() {
+        return Err(Error::usage(format!(
+            "saturate: --{} is a list; only --over varies",
+            axes[0].name
+        )));
+    }
+    if fixed.iter().any(|x| x == &format!("--{axis}")) {
+        return Err(Error::usage(format!(
+            "--{axis}: it is the axis of --over; do not also fix it"
+        )));
+    }
+    let mut store = open_store_write(&a.db)?;
+    let spec = sweep::SaturateSpec {
+        fixed,
+        axis: axis.into(),
+        lo,
+        hi,
+        step,
+        max_steps: a.max_steps.max(2),
+        target,
+    };
+    // validate the run options once before measuring anything
+    let mut probe_cell = std::collections::BTreeMap::new();
+    probe_cell.insert(spec.axis.clone(), lo.to_string());
+    let probe = cli::RunParser.plan(&sweep::cell_args(&spec.fixed, &probe_cell))?;
+    if probe.created_dir {
+        let _ = std::fs::remove_dir(&probe.fileset.dir);
+    }
+    let gid = store.new_experiment(
+        "saturate",
+        a.label.as_deref(),
+        1,
+        &serde_json::to_value(&spec).expect("json"),
+    )?;
+    let stop = stop_flag();
+    let points = sweep::saturate(&cli::RunParser, &mut store, gid, &spec, &stop, a.json)?;
+    let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
+    let last_pass = points.iter().filter(|p| p.passed).map(|p| p.value).max();
+    let first_fail = points.iter().filter(|p| !p.passed).map(|p| p.value).min();
+    if a.json {
+        print_json(
+            &serde_json::json!({"schema": "iolab-saturate/1", "group": format!("g{gid}"), "spec": spec, "points": points, "last_pass": last_pass, "first_fail": first_fail, "interrupted": interrupted}),
+        );
+    } else {
+        print_out(&sweep::render_saturate(&spec, &points));
+    }
+    eprintln!("stored as group g{gid}");
+    Ok(if interrupted {
+        Exit::Interrupted as i32
+    } else {
+        0
+    })
+}

@@ -1,0 +1,62 @@
+use super::*;
+
+pub fn cmd_iostat(a: &cli::IostatArgs) -> Result<i32> {
+    use crate::measure::iostat;
+    if !(a.interval >= 0.05 && a.interval.is_finite()) {
+        return Err(Error::usage("--interval must be at least 0.05 seconds"));
+    }
+    let proc_root = Path::new("/proc");
+    let all = iostat::read_diskstats(proc_root);
+    let devices: Vec<String> = if a.devices.is_empty() {
+        all.iter()
+            .filter(|(_, d)| d.rd_ios + d.wr_ios > 0)
+            .map(|(k, _)| k.clone())
+            .collect()
+    } else {
+        let mut v = Vec::new();
+        for d in &a.devices {
+            let n = d.trim_start_matches("/dev/").to_string();
+            if !all.contains_key(&n) {
+                let known: Vec<&String> = all.keys().collect();
+                return Err(Error::usage(format!(
+                    "{d}: no such block device in /proc/diskstats (known: {})",
+                    known
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            v.push(n);
+        }
+        v
+    };
+    let stop = stop_flag();
+    let interval = std::time::Duration::from_secs_f64(a.interval);
+    let mut prev = iostat::reading(proc_root, &devices);
+    let t0 = prev.at;
+    let mut n = 0u64;
+    while a.count.is_none_or(|c| n < c) {
+        let next = prev.at + interval;
+        while std::time::Instant::now() < next {
+            if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Ok(0);
+            }
+            std::thread::sleep(
+                (next - std::time::Instant::now()).min(std::time::Duration::from_millis(50)),
+            );
+        }
+        let cur = iostat::reading(proc_root, &devices);
+        let s = iostat::between(&prev, &cur, t0);
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        if a.json {
+            let v = serde_json::json!({"schema": "iolab-iostat/1", "time": now, "t_s": s.t_s, "interval_s": s.dur_s, "cpu": s.cpu, "devices": s.devices});
+            print_out(&format!("{}\n", serde_json::to_string(&v).expect("json")));
+        } else {
+            print_out(&crate::output::table::iostat_text(&now, &s, &devices));
+        }
+        prev = cur;
+        n += 1;
+    }
+    Ok(0)
+}

@@ -1,0 +1,139 @@
+//! One file per subcommand. Each takes its parsed arguments and returns an exit code; what they
+//! print goes through [`print_out`] / [`print_json`] (or [`emit`] for documents). `main.rs` only
+//! parses, dispatches and exits.
+
+use crate::cli::{self, Cli, Cmd};
+use crate::engine::{fileset, runner};
+use crate::error::{Error, Exit, Result};
+use crate::output::{history, table as report};
+use crate::store::compare;
+use crate::store::{self, Store};
+use crate::system::fsinfo;
+use crate::workloads::sweep::RunOptions;
+use clap::Parser;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+mod charts;
+mod db;
+mod experiment;
+mod iostat;
+mod prepare;
+mod run;
+mod stored;
+mod suite;
+mod system;
+
+pub fn stop_flag() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // A second signal ends the process at once.
+        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&stop));
+        let _ = signal_hook::flag::register(sig, Arc::clone(&stop));
+    }
+    stop
+}
+pub fn print_out(s: &str) {
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (iolab run | head) is a normal end.
+    let _ = out.write_all(s.as_bytes()).and_then(|_| out.flush());
+}
+pub fn print_json(v: &impl serde::Serialize) {
+    print_out(&format!(
+        "{}\n",
+        serde_json::to_string_pretty(v).expect("json")
+    ));
+}
+pub fn open_store(db: &cli::DbArgs) -> Result<Store> {
+    Store::open(&store::resolve_path(db.db.as_deref()))
+}
+pub fn open_store_write(db: &cli::DbArgs) -> Result<Store> {
+    Store::open_write(&store::resolve_path(db.db.as_deref()))
+}
+pub fn env_target(a: &cli::EnvArgs) -> Result<(crate::system::env::Roots, std::path::PathBuf)> {
+    let path = a.path.clone().unwrap_or_else(|| ".".into());
+    if !path.exists() {
+        return Err(Error::usage(format!(
+            "{}: no such file or directory",
+            path.display()
+        )));
+    }
+    let roots = match &a.root {
+        Some(r) => crate::system::env::Roots::fixture(r),
+        None => crate::system::env::Roots::live(),
+    };
+    Ok((roots, path))
+}
+pub fn write_side_file(p: &Option<std::path::PathBuf>, text: &str) -> Result<()> {
+    if let Some(p) = p {
+        write_atomically(p, text.as_bytes(), "--csv")?;
+        eprintln!("wrote {}", p.display());
+    }
+    Ok(())
+}
+/// Writes a whole file or nothing: a temporary file beside it, then a rename.
+pub fn write_atomically(p: &Path, bytes: &[u8], flag: &str) -> Result<()> {
+    let tmp = p.with_extension("iolab-tmp");
+    std::fs::write(&tmp, bytes)
+        .and_then(|_| std::fs::rename(&tmp, p))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            Error::usage(format!("{flag} {}: {e}", p.display()))
+        })
+}
+
+/// Parses the process arguments and runs the subcommand; returns the exit code.
+pub fn run_cli() -> Result<i32> {
+    let cli = match Cli::try_parse_from(cli::presplit(std::env::args().collect())) {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind as K;
+            if matches!(
+                e.kind(),
+                K::DisplayHelp | K::DisplayVersion | K::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                let _ = e.print();
+                return Ok(if e.kind() == K::DisplayHelpOnMissingArgumentOrSubcommand {
+                    Exit::Usage as i32
+                } else {
+                    0
+                });
+            }
+            let msg = e.to_string();
+            let line = msg
+                .lines()
+                .next()
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ");
+            return Err(Error::usage(line.to_string()));
+        }
+    };
+    match cli.cmd {
+        Cmd::Run(a) => run::cmd_run(&a),
+        Cmd::Prepare(a) => prepare::prepare(&a),
+        Cmd::Cleanup(a) => prepare::cleanup(&a),
+        Cmd::Env(a) => system::env(&a),
+        Cmd::Check(a) => system::check(&a),
+        Cmd::Iostat(a) => iostat::cmd_iostat(&a),
+        Cmd::FsyncProbe(a) => system::fsync_probe(&a),
+        Cmd::Db(a) => db::cmd_db(&a),
+        Cmd::Sweep(a) => experiment::cmd_sweep(&a),
+        Cmd::Saturate(a) => experiment::cmd_saturate(&a),
+        Cmd::Suite(a) => match &a.which {
+            cli::SuiteCmd::SysbenchFileio(x) => experiment::cmd_sysbench_fileio(x),
+            cli::SuiteCmd::Iozone(x) => suite::cmd_iozone(x),
+            cli::SuiteCmd::Bonnie(x) => suite::cmd_bonnie(x),
+        },
+        Cmd::Zones(a) => suite::cmd_zones(&a),
+        Cmd::Report(a) => charts::report(&a),
+        Cmd::Plot(a) => charts::plot(&a),
+        Cmd::List(a) => stored::list(&a),
+        Cmd::Show(a) => stored::show(&a),
+        Cmd::Delete(a) => stored::delete(&a),
+        Cmd::Compare(a) => stored::compare(&a),
+        Cmd::Export(a) => stored::export(&a),
+        Cmd::Import(a) => stored::import(&a),
+    }
+}

@@ -1,0 +1,51 @@
+use super::*;
+
+pub fn prepare(a: &cli::PrepareArgs) -> Result<i32> {
+    let is_default = a.set.dir == Path::new(cli::DEFAULT_DIR);
+    cli::check_dir(&a.set.dir, is_default)?;
+    let probe = cli::Probe::create(&a.set.dir)?;
+    let dio = fsinfo::dio_align(Path::new("/sys"), &probe.0);
+    if a.direct && !probe.direct_ok() {
+        return Err(Error::usage(format!(
+            "--direct: the filesystem at {} does not support O_DIRECT",
+            a.set.dir.display()
+        )));
+    }
+    drop(probe);
+    let bs = a.set.bs.unwrap_or(16384);
+    if a.direct && !bs.is_multiple_of(dio.offset) {
+        return Err(Error::usage(format!(
+            "--bs {bs} is not a multiple of {} bytes, the O_DIRECT alignment",
+            dio.offset
+        )));
+    }
+    let spec = cli::fileset_spec(&a.set, bs)?;
+    let stop = stop_flag();
+    let r = fileset::prepare(&spec, a.direct, dio.mem, &stop, a.quiet)?;
+    let res =
+        fileset::evict(&spec).map_err(|e| Error::failed(format!("evicting the file set: {e}")))?;
+    print_out(&format!(
+        "prepared {} files of {} in {} ({} written in {:.1} s, {} reused); page cache after eviction: {:.1}% resident\n",
+        spec.files,
+        crate::model::units::Bytes(spec.file_size_bytes),
+        spec.dir.display(),
+        crate::model::units::human_bytes(r.written_bytes as f64),
+        r.seconds,
+        r.reused_files,
+        res.pct()
+    ));
+    if res.pct() > crate::measure::truth::EVICT_FAIL_PCT {
+        eprintln!(
+            "warning [eviction_failed]: {:.1}% of the file set is still in the page cache after fsync + POSIX_FADV_DONTNEED",
+            res.pct()
+        );
+    }
+    Ok(0)
+}
+
+pub fn cleanup(a: &cli::FileSetArgs) -> Result<i32> {
+    cli::check_dir(&a.dir, false)?;
+    let n = fileset::cleanup_dir(&a.dir);
+    print_out(&format!("removed {n} files from {}\n", a.dir.display()));
+    Ok(0)
+}

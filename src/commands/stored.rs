@@ -1,0 +1,182 @@
+use super::*;
+
+pub fn list(a: &cli::ListArgs) -> Result<i32> {
+    let s = open_store(&a.db)?;
+    let f = store::Filter {
+        label: a.label.clone(),
+        tags: cli::parse_tags(&a.tags)?.into_iter().collect(),
+        mode: a.mode.clone(),
+        host: a.host.clone(),
+        since: a.since.as_deref().map(cli::parse_since).transpose()?,
+        limit: Some(a.limit),
+    };
+    let rows = s.list(&f)?;
+    if a.json {
+        print_json(&serde_json::json!({"schema": "iolab-list/1", "runs": rows}));
+    } else {
+        print_out(&history::render_list(&s, &rows)?);
+    }
+    Ok(0)
+}
+
+pub fn show(a: &cli::ShowArgs) -> Result<i32> {
+    let s = open_store(&a.db)?;
+    let r: store::Ref = a.id.parse().map_err(Error::usage)?;
+    match r {
+        store::Ref::Run(id) => {
+            if a.json {
+                s.run(id)?;
+                print_json(&s.doc(id)?);
+            } else {
+                print_out(&history::render_show(&s, id)?);
+            }
+        }
+        store::Ref::Group(g) if matches!(s.experiment(g)?.0.as_str(), "sweep" | "saturate") => {
+            let (kind, spec) = s.experiment(g)?;
+            let spec = spec
+                .ok_or_else(|| Error::failed(format!("group g{g}: its definition is missing")))?;
+            if kind == "sweep" {
+                let spec: crate::workloads::sweep::SweepSpec = serde_json::from_value(spec)
+                    .map_err(|e| Error::failed(format!("g{g}: {e}")))?;
+                let cells = crate::workloads::sweep::stored_cells(&s, g, &spec)?;
+                if a.json {
+                    print_json(
+                        &serde_json::json!({"schema": "iolab-sweep/1", "group": format!("g{g}"), "axes": spec.axes, "metric": spec.metric, "cells": cells}),
+                    );
+                } else {
+                    print_out(&crate::workloads::sweep::render_matrix(&spec, &cells));
+                }
+            } else {
+                let spec: crate::workloads::sweep::SaturateSpec = serde_json::from_value(spec)
+                    .map_err(|e| Error::failed(format!("g{g}: {e}")))?;
+                let points = crate::workloads::sweep::stored_points(&s, g, &spec)?;
+                if a.json {
+                    print_json(
+                        &serde_json::json!({"schema": "iolab-saturate/1", "group": format!("g{g}"), "spec": spec, "points": points}),
+                    );
+                } else {
+                    print_out(&crate::workloads::sweep::render_saturate(&spec, &points));
+                }
+            }
+        }
+        store::Ref::Group(g) => {
+            let ids = s.group_runs(g)?;
+            let rows = history::group_summary(&s, &ids)?;
+            if a.json {
+                print_json(
+                    &serde_json::json!({"schema": "iolab-group/1", "group": format!("g{g}"), "run_ids": ids, "summary": rows}),
+                );
+            } else {
+                print_out(&format!(
+                    "group g{g}: runs {}\n",
+                    ids.iter()
+                        .map(|i| i.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+                print_out(&history::render_summary(&rows, ids.len()));
+            }
+        }
+    }
+    Ok(0)
+}
+
+pub fn delete(a: &cli::DeleteArgs) -> Result<i32> {
+    let mut s = open_store_write(&a.db)?;
+    let refs = cli::parse_refs(&a.ids)?;
+    // Check them all first: nothing is deleted when one id is unknown.
+    let mut ids = Vec::new();
+    for r in &refs {
+        ids.extend(s.resolve(*r)?);
+    }
+    for id in &ids {
+        s.delete(*id)?;
+    }
+    print_out(&format!(
+        "deleted {} run{}\n",
+        ids.len(),
+        if ids.len() == 1 { "" } else { "s" }
+    ));
+    Ok(0)
+}
+
+pub fn compare(a: &cli::CompareArgs) -> Result<i32> {
+    let s = open_store(&a.db)?;
+    let refs = cli::parse_refs(&a.ids)?;
+    let c = compare::compare(&s, &refs)?;
+    if a.json {
+        print_json(&c);
+    } else {
+        print_out(&history::render_compare(&c));
+    }
+    Ok(0)
+}
+
+pub fn export(a: &cli::ExportArgs) -> Result<i32> {
+    let s = open_store(&a.db)?;
+    let mut ids = Vec::new();
+    for r in cli::parse_refs(&a.ids)? {
+        ids.extend(s.resolve(r)?);
+    }
+    let mut buf: Vec<u8> = Vec::new();
+    match a.format.as_str() {
+        "json" => {
+            buf = format!(
+                "{}\n",
+                serde_json::to_string_pretty(&history::export_json(&s, &ids)?).expect("json")
+            )
+            .into_bytes()
+        }
+        "csv" => history::export_csv(&s, &ids, &mut buf)?,
+        other => return Err(Error::usage(format!("--format '{other}': use json or csv"))),
+    }
+    match &a.output {
+        // Written whole to a temporary file, then renamed: never half a file.
+        Some(p) => {
+            let tmp = p.with_extension("iolab-tmp");
+            std::fs::write(&tmp, &buf)
+                .and_then(|_| std::fs::rename(&tmp, p))
+                .map_err(|e| {
+                    let _ = std::fs::remove_file(&tmp);
+                    Error::failed(format!("--output {}: {e}", p.display()))
+                })?;
+            eprintln!("exported {} runs to {}", ids.len(), p.display());
+        }
+        None => print_out(&String::from_utf8_lossy(&buf)),
+    }
+    Ok(0)
+}
+
+pub fn import(a: &cli::ImportArgs) -> Result<i32> {
+    let mut s = open_store_write(&a.db)?;
+    let tags = cli::parse_tags(&a.tags)?;
+    let host = a.host.clone().unwrap_or_else(fsinfo::hostname);
+    // Parse everything first: nothing is imported when one file is bad.
+    let mut parsed = Vec::new();
+    for f in &a.files {
+        let text = if f.as_os_str() == "-" {
+            let mut t = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut t)
+                .map_err(|e| Error::usage(format!("stdin: {e}")))?;
+            t
+        } else {
+            std::fs::read_to_string(f).map_err(|e| Error::usage(format!("{}: {e}", f.display())))?
+        };
+        let imp = crate::store::import::parse(&text)
+            .map_err(|e| Error::usage(format!("{}: {e}", f.display())))?;
+        parsed.push((f.clone(), imp));
+    }
+    for (f, imp) in parsed {
+        let doc = serde_json::json!({"schema": "iolab-import/1", "tool": imp.tool, "tool_version": imp.tool_version, "start_time": imp.start_time, "source_file": f, "options": imp.options, "cells": imp.cells});
+        let id = s.save_import(&imp, &doc, &host, a.label.as_deref(), &tags)?;
+        print_out(&format!(
+            "imported {} as run {id} ({} {}, {} job{})\n",
+            f.display(),
+            imp.tool,
+            imp.tool_version,
+            imp.cells.len(),
+            if imp.cells.len() == 1 { "" } else { "s" }
+        ));
+    }
+    Ok(0)
+}

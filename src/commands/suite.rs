@@ -1,0 +1,126 @@
+use super::*;
+
+/// Stores a suite or zones result unless --no-save; says where.
+fn save_suite(
+    db: &cli::DbArgs,
+    no_save: bool,
+    name: &str,
+    doc: &serde_json::Value,
+    dir: Option<&Path>,
+) -> Result<()> {
+    if no_save {
+        return Ok(());
+    }
+    let mut s = open_store_write(db)?;
+    let system =
+        dir.map(|d| crate::system::env::collect(&crate::system::env::Roots::live(), Some(d)));
+    let id = s.save_suite(name, doc, &fsinfo::hostname(), system.as_ref())?;
+    eprintln!("saved as run {id} in {}", s.path.display());
+    Ok(())
+}
+fn suite_dir(dir: &Path) -> Result<bool> {
+    cli::check_dir(dir, dir == Path::new(cli::DEFAULT_DIR))
+}
+pub fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32> {
+    use crate::workloads::suites;
+    let created = suite_dir(&a.dir)?;
+    let o = suites::IozoneOpts {
+        dir: a.dir.clone(),
+        min_file: a.min_file,
+        max_file: a.max_file,
+        min_rec: a.min_rec,
+        max_rec: a.max_rec,
+        direct: a.direct,
+        include_flush: a.include_flush,
+        ..Default::default()
+    };
+    let stop = stop_flag();
+    let bar = crate::engine::fileset::progress_bar(1, a.quiet || a.json, "iozone");
+    let r = suites::iozone(&o, &stop, &|done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    });
+    bar.finish_and_clear();
+    if created {
+        let _ = std::fs::remove_dir(&a.dir);
+    }
+    let r = r?;
+    if a.json {
+        print_json(&r);
+    } else {
+        print_out(&suites::iozone_table(&r));
+    }
+    write_side_file(&a.csv, &suites::iozone_csv(&r))?;
+    save_suite(
+        &a.db,
+        a.no_save,
+        "iozone",
+        &serde_json::to_value(&r).expect("json"),
+        Some(&a.dir),
+    )?;
+    Ok(if r.interrupted {
+        Exit::Interrupted as i32
+    } else {
+        0
+    })
+}
+pub fn cmd_bonnie(a: &cli::BonnieArgs) -> Result<i32> {
+    use crate::workloads::suites;
+    let created = suite_dir(&a.dir)?;
+    let mut o = suites::BonnieOpts {
+        dir: a.dir.clone(),
+        chunk: a.chunk,
+        files: a.files,
+        seeks: a.seeks,
+        ..Default::default()
+    };
+    if let Some(s) = a.size {
+        o.size = s;
+    }
+    let stop = stop_flag();
+    let r = suites::bonnie(&o, &stop);
+    if created {
+        let _ = std::fs::remove_dir(&a.dir);
+    }
+    let r = r?;
+    if a.json {
+        print_json(&r);
+    } else {
+        print_out(&suites::bonnie_table(&r));
+        print_out(&suites::bonnie_csv(&r));
+    }
+    write_side_file(&a.csv, &suites::bonnie_csv(&r))?;
+    save_suite(
+        &a.db,
+        a.no_save,
+        "bonnie",
+        &serde_json::to_value(&r).expect("json"),
+        Some(&a.dir),
+    )?;
+    Ok(if r.interrupted {
+        Exit::Interrupted as i32
+    } else {
+        0
+    })
+}
+pub fn cmd_zones(a: &cli::ZonesArgs) -> Result<i32> {
+    let stop = stop_flag();
+    let r = crate::workloads::zones::zones(&a.target, a.zones, a.per_zone, a.bs, &stop)?;
+    if a.json {
+        print_json(&r);
+    } else {
+        print_out(&crate::workloads::zones::zones_table(&r));
+    }
+    save_suite(
+        &a.db,
+        a.no_save,
+        "zones",
+        &serde_json::to_value(&r).expect("json"),
+        None,
+    )?;
+    Ok(if r.interrupted {
+        Exit::Interrupted as i32
+    } else {
+        0
+    })
+}

@@ -1,0 +1,56 @@
+use super::*;
+
+pub fn env(a: &cli::EnvArgs) -> Result<i32> {
+    let (roots, path) = env_target(a)?;
+    let e = crate::system::env::collect(&roots, Some(&path));
+    if a.json {
+        print_json(&e);
+    } else {
+        print_out(&crate::system::env::render(&e));
+    }
+    Ok(0)
+}
+
+pub fn check(a: &cli::EnvArgs) -> Result<i32> {
+    let (roots, path) = env_target(a)?;
+    let e = crate::system::env::collect(&roots, Some(&path));
+    let findings = crate::system::check::check(&e);
+    if a.json {
+        print_json(
+            &serde_json::json!({"schema": crate::system::check::CHECK_SCHEMA, "path": e.path.as_ref().map(|p| p.path.clone()), "findings": findings}),
+        );
+    } else {
+        print_out(&crate::system::check::render(
+            &path.display().to_string(),
+            &findings,
+        ));
+    }
+    Ok(if crate::system::check::has_warnings(&findings) {
+        1
+    } else {
+        0
+    })
+}
+
+pub fn fsync_probe(a: &cli::FsyncProbeArgs) -> Result<i32> {
+    let dir = a.path.clone().unwrap_or_else(|| ".".into());
+    if !dir.is_dir() {
+        return Err(Error::usage(format!("{}: not a directory", dir.display())));
+    }
+    if a.count == 0 {
+        return Err(Error::usage("--count must be at least 1"));
+    }
+    let env = crate::system::env::collect(&crate::system::env::Roots::live(), Some(&dir));
+    let stop = stop_flag();
+    let r = crate::system::fsyncprobe::run(&dir, &env, a.count, a.writers, &stop)?;
+    if a.json {
+        print_json(&r);
+    } else {
+        print_out(&crate::system::fsyncprobe::render(&r));
+    }
+    Ok(if r.interrupted {
+        Exit::Interrupted as i32
+    } else {
+        0
+    })
+}

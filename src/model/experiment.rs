@@ -1,0 +1,75 @@
+//! Experiments as stored: a sweep's axes and cells, a saturation search's target and points
+//! (docs/experiments.md).
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// An axis: a run option and its values, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Axis {
+    /// "threads", "size", "mode", "scheduler", ...
+    pub name: String,
+    pub values: Vec<String>,
+}
+
+/// Headline figures of one run (all modes of it together).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    pub iops: f64,
+    pub mibps: f64,
+    /// worst p99 of reads and writes, ms
+    pub p99_ms: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p99_9_ms: f64,
+    /// mean latency over reads and writes, ms
+    pub mean_ms: f64,
+}
+
+/// The definition of a sweep, stored with the experiment (enough to resume it).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SweepSpec {
+    pub fixed: Vec<String>,
+    pub axes: Vec<Axis>,
+    pub repeat: u32,
+    pub rows: Option<String>,
+    pub cols: Option<String>,
+    pub metric: String,
+}
+
+/// One finished cell.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CellOut {
+    pub cell: BTreeMap<String, String>,
+    pub run_ids: Vec<i64>,
+    pub figures: Figures,
+}
+
+/// A target such as `mibps>=22`, `p99<=10ms`, `iops>=1000`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    pub metric: String,
+    pub op: String,
+    /// in the metric's unit (ms for latencies)
+    pub value: f64,
+}
+
+/// One evaluated point of a saturation search.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Point {
+    pub value: u64,
+    pub run_id: i64,
+    pub figures: Figures,
+    pub passed: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SaturateSpec {
+    pub fixed: Vec<String>,
+    pub axis: String,
+    pub lo: u64,
+    pub hi: u64,
+    pub step: u64,
+    pub max_steps: u32,
+    pub target: Target,
+}

@@ -1,0 +1,40 @@
+//! `iolab zones` results: read throughput across a device or file, zone by zone.
+
+use serde::{Deserialize, Serialize};
+
+/// One zone's read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ZoneStat {
+    /// 0-based, from the start of the target.
+    pub index: u32,
+    /// Where the zone starts, bytes.
+    pub offset_bytes: u64,
+    /// `offset_bytes` / target size × 100.
+    pub offset_pct: f64,
+    /// Bytes read in the zone.
+    pub bytes: u64,
+    /// MiB/s (MiB = 2²⁰ bytes).
+    pub mib_per_sec: f64,
+    /// Mean latency of one `bs` read, ms.
+    pub lat_ms_mean: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ZonesResult {
+    pub target: String,
+    /// "block device" or "regular file".
+    pub kind: String,
+    pub size_bytes: u64,
+    pub bs: u64,
+    /// Bytes read per zone after clamping (the last zone reads on to the end).
+    pub per_zone_bytes: u64,
+    /// Read with O_DIRECT (else buffered, see `notes`).
+    pub direct: bool,
+    /// What was changed from the request and why.
+    pub notes: Vec<String>,
+    pub zones: Vec<ZoneStat>,
+    /// First zone MiB/s / last zone MiB/s (outer vs inner tracks); None with fewer than 2 zones.
+    pub first_last_ratio: Option<f64>,
+    /// Stopped early: `zones` holds the zones read before.
+    pub interrupted: bool,
+}
