@@ -228,11 +228,7 @@ pub fn cmd_db(a: &cli::DbRunArgs) -> Result<i32> {
         s.save_db(&doc, &json, &fsinfo::hostname())
             .map(|id| (id, s.path.clone()))
     });
-    if a.json {
-        print_json(&json);
-    } else {
-        print_out(&db::render(&doc));
-    }
+    emit(&doc, a.json);
     match saved {
         Some(Ok((id, p))) => eprintln!("saved as run {id} in {}", p.display()),
         Some(Err(e)) => {

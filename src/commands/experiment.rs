@@ -147,17 +147,17 @@ fn finish_sweep(
     use crate::workloads::sweep;
     let cells = sweep::run_sweep(&cli::RunParser, store, gid, spec, stop, json)?;
     let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
-    if json {
-        print_json(
-            &serde_json::json!({"schema": "iolab-sweep/1", "group": format!("g{gid}"), "axes": spec.axes, "metric": spec.metric, "cells": cells, "interrupted": interrupted}),
-        );
-    } else {
-        print_out(&sweep::render_matrix(spec, &cells));
-        if interrupted {
-            print_out(&format!(
-                "interrupted: finished cells are kept; continue with: iolab sweep --resume g{gid}\n"
-            ));
-        }
+    let doc = crate::output::document::SweepDoc {
+        gid,
+        spec,
+        cells: &cells,
+        interrupted: Some(interrupted),
+    };
+    emit(&doc, json);
+    if !json && interrupted {
+        print_out(&format!(
+            "interrupted: finished cells are kept; continue with: iolab sweep --resume g{gid}\n"
+        ));
     }
     Ok(if interrupted {
         Exit::Interrupted as i32
@@ -310,15 +310,13 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
     let stop = stop_flag();
     let points = sweep::saturate(&cli::RunParser, &mut store, gid, &spec, &stop, a.json)?;
     let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
-    let last_pass = points.iter().filter(|p| p.passed).map(|p| p.value).max();
-    let first_fail = points.iter().filter(|p| !p.passed).map(|p| p.value).min();
-    if a.json {
-        print_json(
-            &serde_json::json!({"schema": "iolab-saturate/1", "group": format!("g{gid}"), "spec": spec, "points": points, "last_pass": last_pass, "first_fail": first_fail, "interrupted": interrupted}),
-        );
-    } else {
-        print_out(&sweep::render_saturate(&spec, &points));
-    }
+    let doc = crate::output::document::SaturateDoc {
+        gid,
+        spec: &spec,
+        points: &points,
+        interrupted: Some(interrupted),
+    };
+    emit(&doc, a.json);
     eprintln!("stored as group g{gid}");
     Ok(if interrupted {
         Exit::Interrupted as i32

@@ -5,7 +5,7 @@
 use crate::cli::{self, Cli, Cmd};
 use crate::engine::{fileset, runner};
 use crate::error::{Error, Exit, Result};
-use crate::output::{history, table as report};
+use crate::output::history;
 use crate::store::compare;
 use crate::store::{self, Store};
 use crate::system::fsinfo;
@@ -46,6 +46,11 @@ pub fn print_json(v: &impl serde::Serialize) {
         serde_json::to_string_pretty(v).expect("json")
     ));
 }
+/// Prints a document as JSON (`--json`) or as text: the one place where commands choose.
+pub fn emit(doc: &dyn crate::output::document::Document, json: bool) {
+    print_out(&crate::output::document::rendered(doc, json));
+}
+
 pub fn open_store(db: &cli::DbArgs) -> Result<Store> {
     Store::open(&store::resolve_path(db.db.as_deref()))
 }

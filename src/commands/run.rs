@@ -35,11 +35,7 @@ pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
             }
         }
         if reps == 1 {
-            if a.json {
-                print_json(&json);
-            } else {
-                print_out(&report::render(&doc));
-            }
+            emit(&doc, a.json);
         } else if !a.json {
             let head: Vec<String> = doc
                 .runs

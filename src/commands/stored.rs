@@ -22,62 +22,7 @@ pub fn list(a: &cli::ListArgs) -> Result<i32> {
 pub fn show(a: &cli::ShowArgs) -> Result<i32> {
     let s = open_store(&a.db)?;
     let r: store::Ref = a.id.parse().map_err(Error::usage)?;
-    match r {
-        store::Ref::Run(id) => {
-            if a.json {
-                s.run(id)?;
-                print_json(&s.doc(id)?);
-            } else {
-                print_out(&history::render_show(&s, id)?);
-            }
-        }
-        store::Ref::Group(g) if matches!(s.experiment(g)?.0.as_str(), "sweep" | "saturate") => {
-            let (kind, spec) = s.experiment(g)?;
-            let spec = spec
-                .ok_or_else(|| Error::failed(format!("group g{g}: its definition is missing")))?;
-            if kind == "sweep" {
-                let spec: crate::workloads::sweep::SweepSpec = serde_json::from_value(spec)
-                    .map_err(|e| Error::failed(format!("g{g}: {e}")))?;
-                let cells = crate::workloads::sweep::stored_cells(&s, g, &spec)?;
-                if a.json {
-                    print_json(
-                        &serde_json::json!({"schema": "iolab-sweep/1", "group": format!("g{g}"), "axes": spec.axes, "metric": spec.metric, "cells": cells}),
-                    );
-                } else {
-                    print_out(&crate::workloads::sweep::render_matrix(&spec, &cells));
-                }
-            } else {
-                let spec: crate::workloads::sweep::SaturateSpec = serde_json::from_value(spec)
-                    .map_err(|e| Error::failed(format!("g{g}: {e}")))?;
-                let points = crate::workloads::sweep::stored_points(&s, g, &spec)?;
-                if a.json {
-                    print_json(
-                        &serde_json::json!({"schema": "iolab-saturate/1", "group": format!("g{g}"), "spec": spec, "points": points}),
-                    );
-                } else {
-                    print_out(&crate::workloads::sweep::render_saturate(&spec, &points));
-                }
-            }
-        }
-        store::Ref::Group(g) => {
-            let ids = s.group_runs(g)?;
-            let rows = history::group_summary(&s, &ids)?;
-            if a.json {
-                print_json(
-                    &serde_json::json!({"schema": "iolab-group/1", "group": format!("g{g}"), "run_ids": ids, "summary": rows}),
-                );
-            } else {
-                print_out(&format!(
-                    "group g{g}: runs {}\n",
-                    ids.iter()
-                        .map(|i| i.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-                print_out(&history::render_summary(&rows, ids.len()));
-            }
-        }
-    }
+    emit(&crate::output::document::resolve(&s, r)?, a.json);
     Ok(0)
 }
 
@@ -104,11 +49,7 @@ pub fn compare(a: &cli::CompareArgs) -> Result<i32> {
     let s = open_store(&a.db)?;
     let refs = cli::parse_refs(&a.ids)?;
     let c = compare::compare(&s, &refs)?;
-    if a.json {
-        print_json(&c);
-    } else {
-        print_out(&history::render_compare(&c));
-    }
+    emit(&c, a.json);
     Ok(0)
 }
 

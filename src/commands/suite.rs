@@ -45,11 +45,7 @@ pub fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32> {
         let _ = std::fs::remove_dir(&a.dir);
     }
     let r = r?;
-    if a.json {
-        print_json(&r);
-    } else {
-        print_out(&suites::iozone_table(&r));
-    }
+    emit(&r, a.json);
     write_side_file(&a.csv, &suites::iozone_csv(&r))?;
     save_suite(
         &a.db,
@@ -83,12 +79,7 @@ pub fn cmd_bonnie(a: &cli::BonnieArgs) -> Result<i32> {
         let _ = std::fs::remove_dir(&a.dir);
     }
     let r = r?;
-    if a.json {
-        print_json(&r);
-    } else {
-        print_out(&suites::bonnie_table(&r));
-        print_out(&suites::bonnie_csv(&r));
-    }
+    emit(&r, a.json);
     write_side_file(&a.csv, &suites::bonnie_csv(&r))?;
     save_suite(
         &a.db,
@@ -106,11 +97,7 @@ pub fn cmd_bonnie(a: &cli::BonnieArgs) -> Result<i32> {
 pub fn cmd_zones(a: &cli::ZonesArgs) -> Result<i32> {
     let stop = stop_flag();
     let r = crate::workloads::zones::zones(&a.target, a.zones, a.per_zone, a.bs, &stop)?;
-    if a.json {
-        print_json(&r);
-    } else {
-        print_out(&crate::workloads::zones::zones_table(&r));
-    }
+    emit(&r, a.json);
     save_suite(
         &a.db,
         a.no_save,

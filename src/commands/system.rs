@@ -3,11 +3,7 @@ use super::*;
 pub fn env(a: &cli::EnvArgs) -> Result<i32> {
     let (roots, path) = env_target(a)?;
     let e = crate::system::env::collect(&roots, Some(&path));
-    if a.json {
-        print_json(&e);
-    } else {
-        print_out(&crate::system::env::render(&e));
-    }
+    emit(&e, a.json);
     Ok(0)
 }
 
@@ -43,11 +39,7 @@ pub fn fsync_probe(a: &cli::FsyncProbeArgs) -> Result<i32> {
     let env = crate::system::env::collect(&crate::system::env::Roots::live(), Some(&dir));
     let stop = stop_flag();
     let r = crate::system::fsyncprobe::run(&dir, &env, a.count, a.writers, &stop)?;
-    if a.json {
-        print_json(&r);
-    } else {
-        print_out(&crate::system::fsyncprobe::render(&r));
-    }
+    emit(&r, a.json);
     Ok(if r.interrupted {
         Exit::Interrupted as i32
     } else {

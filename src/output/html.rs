@@ -628,14 +628,7 @@ pub fn experiment_charts(store: &Store, gid: i64) -> Result<Vec<Chart>> {
 /// All charts for a report target, by name.
 pub fn charts_for(store: &Store, refs: &[Ref]) -> Result<Vec<Chart>> {
     match refs {
-        [Ref::Run(id)] => run_charts(store, *id),
-        [Ref::Group(g)] if matches!(store.experiment(*g)?.0.as_str(), "sweep" | "saturate") => {
-            experiment_charts(store, *g)
-        }
-        [Ref::Group(g)] => {
-            let ids = store.group_runs(*g)?;
-            run_charts(store, ids[0])
-        }
+        [r] => Ok(crate::output::document::resolve(store, *r)?.charts),
         _ => Ok(compare_charts(&crate::store::compare::compare(
             store, refs,
         )?)),
@@ -730,16 +723,32 @@ li.Critical{color:#b00}li.Warn{color:#a60}
 /// The whole report.
 pub fn html(store: &Store, refs: &[Ref]) -> Result<String> {
     let mut s = String::new();
-    let title = match refs {
-        [Ref::Run(id)] => format!("iolab report: run {id}"),
-        [Ref::Group(g)] => format!("iolab report: group g{g}"),
-        _ => format!(
-            "iolab report: {} compared",
-            refs.iter()
-                .map(|r| r.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+    // One reference: exactly what `iolab show` prints for it; several: `iolab compare`.
+    let (title, first_run, text, charts) = match refs {
+        [r] => {
+            let shown = crate::output::document::resolve(store, *r)?;
+            (
+                format!("iolab report: {}", shown.title),
+                shown.first_run,
+                shown.text,
+                shown.charts,
+            )
+        }
+        _ => {
+            let c = crate::store::compare::compare(store, refs)?;
+            (
+                format!(
+                    "iolab report: {} compared",
+                    refs.iter()
+                        .map(|r| r.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                store.resolve(refs[0])?[0],
+                crate::output::history::render_compare(&c),
+                compare_charts(&c),
+            )
+        }
     };
     let _ = write!(
         s,
@@ -747,40 +756,13 @@ pub fn html(store: &Store, refs: &[Ref]) -> Result<String> {
         esc(&title),
         esc(&title)
     );
-    let first_run = store.resolve(refs[0])?[0];
     header(store, first_run, &mut s)?;
     s.push_str("</header>");
-    // the numbers, exactly as `iolab show` / `iolab compare` print them
-    let text = match refs {
-        [Ref::Run(id)] => crate::output::history::render_show(store, *id)?,
-        [Ref::Group(g)] => match store.experiment(*g)?.0.as_str() {
-            "sweep" => {
-                let spec: crate::workloads::sweep::SweepSpec =
-                    serde_json::from_value(store.experiment(*g)?.1.unwrap_or_default())
-                        .map_err(|e| Error::failed(e.to_string()))?;
-                crate::workloads::sweep::render_matrix(
-                    &spec,
-                    &crate::workloads::sweep::stored_cells(store, *g, &spec)?,
-                )
-            }
-            _ => {
-                let ids = store.group_runs(*g)?;
-                let mut t = crate::output::history::render_summary(
-                    &crate::output::history::group_summary(store, &ids)?,
-                    ids.len(),
-                );
-                t.push_str(&crate::output::history::render_show(store, ids[0])?);
-                t
-            }
-        },
-        _ => crate::output::history::render_compare(&crate::store::compare::compare(store, refs)?),
-    };
     let _ = write!(
         s,
         "<section><h2>Results</h2><pre class=\"table\">{}</pre></section>",
         esc(&text)
     );
-    let charts = charts_for(store, refs)?;
     s.push_str("<section><h2>Charts</h2>");
     for c in &charts {
         let _ = write!(

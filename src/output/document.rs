@@ -1,0 +1,271 @@
+//! The documents iolab prints, behind one trait, and the one resolver from a stored reference
+//! (`12`, `g3`) to what `show`, `report` and `plot` present: the same text, the same JSON and the
+//! same charts for every stored kind.
+
+use crate::error::{Error, Result};
+use crate::model::db::DbDoc;
+use crate::model::env::EnvReport;
+use crate::model::experiment::{CellOut, Point, SaturateSpec, SweepSpec};
+use crate::model::run::RunDoc;
+use crate::model::suite::{BonnieResult, IozoneResult};
+use crate::model::zones::ZonesResult;
+use crate::output::charts::Chart;
+use crate::store::compare::Comparison;
+use crate::store::{Ref, Store};
+use crate::system::fsyncprobe::ProbeReport;
+use serde_json::{Value, json};
+
+/// A document a command prints: as JSON with `--json`, else as text for people.
+pub trait Document {
+    /// The JSON document (with its `schema` field where the kind has one; docs/results.md).
+    fn json(&self) -> Value;
+    /// The text a person reads.
+    fn text(&self) -> String;
+}
+
+/// The document as the user asked for it: pretty JSON (one trailing newline) or text.
+pub fn rendered(doc: &dyn Document, json: bool) -> String {
+    if json {
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&doc.json()).unwrap_or_default()
+        )
+    } else {
+        doc.text()
+    }
+}
+
+fn to_json(v: &impl serde::Serialize) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+impl Document for RunDoc {
+    fn json(&self) -> Value {
+        self.to_json()
+    }
+    fn text(&self) -> String {
+        crate::output::table::render(self)
+    }
+}
+
+impl Document for DbDoc {
+    fn json(&self) -> Value {
+        to_json(self)
+    }
+    fn text(&self) -> String {
+        crate::workloads::db::render(self)
+    }
+}
+
+impl Document for EnvReport {
+    fn json(&self) -> Value {
+        to_json(self)
+    }
+    fn text(&self) -> String {
+        crate::system::env::render(self)
+    }
+}
+
+impl Document for ProbeReport {
+    fn json(&self) -> Value {
+        to_json(self)
+    }
+    fn text(&self) -> String {
+        crate::system::fsyncprobe::render(self)
+    }
+}
+
+impl Document for IozoneResult {
+    fn json(&self) -> Value {
+        to_json(self)
+    }
+    fn text(&self) -> String {
+        crate::workloads::suites::iozone_table(self)
+    }
+}
+
+impl Document for BonnieResult {
+    fn json(&self) -> Value {
+        to_json(self)
+    }
+    fn text(&self) -> String {
+        let mut s = crate::workloads::suites::bonnie_table(self);
+        s.push_str(&crate::workloads::suites::bonnie_csv(self));
+        s
+    }
+}
+
+impl Document for ZonesResult {
+    fn json(&self) -> Value {
+        to_json(self)
+    }
+    fn text(&self) -> String {
+        crate::workloads::zones::zones_table(self)
+    }
+}
+
+impl Document for Comparison {
+    fn json(&self) -> Value {
+        to_json(self)
+    }
+    fn text(&self) -> String {
+        crate::output::history::render_compare(self)
+    }
+}
+
+/// A finished or stored sweep (`iolab-sweep/1`).
+pub struct SweepDoc<'a> {
+    pub gid: i64,
+    pub spec: &'a SweepSpec,
+    pub cells: &'a [CellOut],
+    /// Some when the sweep just ran (stored sweeps do not say).
+    pub interrupted: Option<bool>,
+}
+
+impl Document for SweepDoc<'_> {
+    fn json(&self) -> Value {
+        let mut v = json!({"schema": "iolab-sweep/1", "group": format!("g{}", self.gid), "axes": self.spec.axes, "metric": self.spec.metric, "cells": self.cells});
+        if let Some(i) = self.interrupted {
+            v["interrupted"] = i.into();
+        }
+        v
+    }
+    fn text(&self) -> String {
+        crate::workloads::sweep::render_matrix(self.spec, self.cells)
+    }
+}
+
+/// A finished or stored saturation search (`iolab-saturate/1`).
+pub struct SaturateDoc<'a> {
+    pub gid: i64,
+    pub spec: &'a SaturateSpec,
+    pub points: &'a [Point],
+    /// Some when the search just ran.
+    pub interrupted: Option<bool>,
+}
+
+impl Document for SaturateDoc<'_> {
+    fn json(&self) -> Value {
+        let last_pass = self
+            .points
+            .iter()
+            .filter(|p| p.passed)
+            .map(|p| p.value)
+            .max();
+        let first_fail = self
+            .points
+            .iter()
+            .filter(|p| !p.passed)
+            .map(|p| p.value)
+            .min();
+        let mut v = json!({"schema": "iolab-saturate/1", "group": format!("g{}", self.gid), "spec": self.spec, "points": self.points, "last_pass": last_pass, "first_fail": first_fail});
+        if let Some(i) = self.interrupted {
+            v["interrupted"] = i.into();
+        }
+        v
+    }
+    fn text(&self) -> String {
+        crate::workloads::sweep::render_saturate(self.spec, self.points)
+    }
+}
+
+/// What one reference names in the store, read once: its JSON, its text and its charts. `show`,
+/// `report` and `plot` all present this, so they cannot drift apart.
+pub struct Shown {
+    /// "run 12", "group g3"
+    pub title: String,
+    /// The first run behind the reference (for the report's header).
+    pub first_run: i64,
+    pub json: Value,
+    pub text: String,
+    pub charts: Vec<Chart>,
+}
+
+impl Document for Shown {
+    fn json(&self) -> Value {
+        self.json.clone()
+    }
+    fn text(&self) -> String {
+        self.text.clone()
+    }
+}
+
+/// Resolves a reference to what is shown for it.
+pub fn resolve(store: &Store, r: Ref) -> Result<Shown> {
+    use crate::output::history;
+    match r {
+        Ref::Run(id) => {
+            store.run(id)?; // an unknown id is a usage error, named as such
+            let json = store.doc(id)?;
+            Ok(Shown {
+                title: format!("run {id}"),
+                first_run: id,
+                json,
+                text: history::render_show(store, id)?,
+                charts: crate::output::html::run_charts(store, id)?,
+            })
+        }
+        Ref::Group(g) => {
+            let (kind, spec) = store.experiment(g)?;
+            let ids = store.group_runs(g)?;
+            let first_run = *ids
+                .first()
+                .ok_or_else(|| Error::failed(format!("group g{g} has no runs")))?;
+            let title = format!("group g{g}");
+            let spec_of = || {
+                spec.clone()
+                    .ok_or_else(|| Error::failed(format!("group g{g}: its definition is missing")))
+            };
+            let bad = |e: serde_json::Error| Error::failed(format!("g{g}: {e}"));
+            match kind.as_str() {
+                "sweep" => {
+                    let spec: SweepSpec = serde_json::from_value(spec_of()?).map_err(bad)?;
+                    let cells = crate::workloads::sweep::stored_cells(store, g, &spec)?;
+                    let d = SweepDoc {
+                        gid: g,
+                        spec: &spec,
+                        cells: &cells,
+                        interrupted: None,
+                    };
+                    Ok(Shown {
+                        title,
+                        first_run,
+                        json: d.json(),
+                        text: d.text(),
+                        charts: crate::output::html::experiment_charts(store, g)?,
+                    })
+                }
+                "saturate" => {
+                    let spec: SaturateSpec = serde_json::from_value(spec_of()?).map_err(bad)?;
+                    let points = crate::workloads::sweep::stored_points(store, g, &spec)?;
+                    let d = SaturateDoc {
+                        gid: g,
+                        spec: &spec,
+                        points: &points,
+                        interrupted: None,
+                    };
+                    Ok(Shown {
+                        title,
+                        first_run,
+                        json: d.json(),
+                        text: d.text(),
+                        charts: crate::output::html::experiment_charts(store, g)?,
+                    })
+                }
+                _ => {
+                    let rows = history::group_summary(store, &ids)?;
+                    let list: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
+                    let mut text = format!("group g{g}: runs {}\n", list.join(", "));
+                    text.push_str(&history::render_summary(&rows, ids.len()));
+                    Ok(Shown {
+                        title,
+                        first_run,
+                        json: json!({"schema": "iolab-group/1", "group": format!("g{g}"), "run_ids": ids, "summary": rows}),
+                        text,
+                        charts: crate::output::html::run_charts(store, first_run)?,
+                    })
+                }
+            }
+        }
+    }
+}
