@@ -8,11 +8,7 @@ use crate::store::compare::{Comparison, cell_labels};
 use crate::store::{Ref, Store};
 use std::fmt::Write;
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
+use crate::output::charts::esc;
 
 /// Percentile p (50..99.99) on a "nines" axis: 50 → 0.3, 90 → 1, 99 → 2, 99.9 → 3, 99.99 → 4.
 fn nines(p: f64) -> f64 {
