@@ -706,3 +706,112 @@ fn ctrl_c_prints_partial_results_and_cleans_up() {
         entries(d.path())
     );
 }
+
+/// The cells of the table rows of `text` (lines with `┆`), trimmed, with the op column carried
+/// down from the row above when blank (`op_col` is its index).
+fn table_rows(text: &str, op_col: usize) -> Vec<Vec<String>> {
+    let mut op = String::new();
+    text.lines()
+        .filter(|l| l.contains('┆'))
+        .map(|l| {
+            let mut cells: Vec<String> = l
+                .trim_matches(|c| c == '│' || c == ' ')
+                .split('┆')
+                .map(|c| c.trim().to_string())
+                .collect();
+            if cells[op_col].is_empty() {
+                cells[op_col] = op.clone();
+            }
+            op = cells[op_col].clone();
+            cells
+        })
+        .collect()
+}
+
+#[test]
+fn fsync_rows_show_no_mibps_and_end_of_mode_fsyncs_no_rate() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    let db = d.path().join("r.db");
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--files",
+            "2",
+            "--size",
+            "2M",
+            "--mode",
+            "rndwr",
+            "--engine",
+            "null",
+            "--time",
+            "0.3",
+            "-q",
+        ];
+        a.extend_from_slice(extra);
+        let r = iolab_db(&db, &a);
+        assert_eq!(r.code, 0, "{a:?}: {}", r.stderr);
+        r.stdout
+    };
+    // the run table: mode thr bs op ops IOPS MiB/s ...
+    let end = run(&["--fsync-freq", "0", "--no-save"]);
+    let rows = table_rows(&end, 3);
+    let f = rows
+        .iter()
+        .find(|r| r[3].starts_with("fsync"))
+        .unwrap_or_else(|| panic!("an fsync row: {end}"));
+    assert_ne!(f[4], "0", "end-of-mode fsyncs are counted: {end}");
+    assert_eq!(
+        (f[5].as_str(), f[6].as_str()),
+        ("-", "-"),
+        "end-of-mode fsyncs: no IOPS, no MiB/s: {end}"
+    );
+    assert!(!f[7].is_empty() && f[7] != "-", "but a latency: {end}");
+    let freq = run(&["--fsync-freq", "10", "--no-save"]);
+    let rows = table_rows(&freq, 3);
+    let f = rows.iter().find(|r| r[3].starts_with("fsync")).unwrap();
+    assert!(
+        f[5].parse::<f64>().unwrap() > 0.0,
+        "fsyncs during the mode have a rate: {freq}"
+    );
+    assert_eq!(f[6], "-", "but no MiB/s: {freq}");
+    // the repetition summary (mode op metric ...) and compare (mode op metric ...)
+    for (fsync_freq, group) in [("0", "g1"), ("10", "g2")] {
+        let out = run(&["--fsync-freq", fsync_freq, "--repeat", "2"]);
+        let metrics: Vec<String> = table_rows(&out, 1)
+            .into_iter()
+            .filter(|r| r[1] == "fsync")
+            .map(|r| r[2].clone())
+            .collect();
+        assert!(metrics.contains(&"p99".to_string()), "{out}");
+        assert!(!metrics.contains(&"MiB/s".to_string()), "{out}");
+        assert_eq!(
+            metrics.contains(&"IOPS".to_string()),
+            fsync_freq != "0",
+            "{out}"
+        );
+        let show = iolab_db(&db, &["show", group]).stdout;
+        assert!(!show.contains("0.00 ±0.00"), "{show}");
+    }
+    let r = iolab_db(&db, &["compare", "g1", "g2"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let metrics: Vec<String> = table_rows(&r.stdout, 1)
+        .into_iter()
+        .filter(|r| r[1] == "fsync")
+        .map(|r| format!("{} {}", r[2], r[3]))
+        .collect();
+    assert!(
+        metrics.iter().all(|m| !m.starts_with("MiB/s")),
+        "{}",
+        r.stdout
+    );
+    let iops = metrics.iter().find(|m| m.starts_with("IOPS")).unwrap();
+    assert!(
+        iops.starts_with("IOPS -"),
+        "g1 has no fsync rate: {}",
+        r.stdout
+    );
+}

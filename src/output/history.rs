@@ -241,7 +241,21 @@ pub fn render_compare(c: &Comparison) -> String {
     .into_iter()
     .collect();
     let mut last = (String::new(), String::new());
-    for r in &c.rows {
+    // fsyncs move no bytes: no MiB/s row; end-of-mode fsyncs (stored with a rate of 0) have no
+    // IOPS either
+    let fsync_no_rate = |r: &crate::store::compare::Row, st: &Stat| {
+        r.op == "fsync" && r.metric == "iops" && st.mean == 0.0
+    };
+    for r in c
+        .rows
+        .iter()
+        .filter(|r| !(r.op == "fsync" && r.metric == "mib_per_sec"))
+        .filter(|r| {
+            !r.sides
+                .iter()
+                .all(|x| x.stat.is_none_or(|st| fsync_no_rate(r, &st)))
+        })
+    {
         let first = (r.cell.clone(), r.op.clone()) != last;
         last = (r.cell.clone(), r.op.clone());
         let mut row = vec![
@@ -257,10 +271,17 @@ pub fn render_compare(c: &Comparison) -> String {
             row.push(
                 cmp.stat
                     .as_ref()
+                    .filter(|st| !fsync_no_rate(r, st))
                     .map(|st| fmt_stat(&r.metric, st))
                     .unwrap_or_else(|| "-".into()),
             );
-            if i > 0 {
+            let no_rate = r
+                .sides
+                .iter()
+                .any(|x| x.stat.is_some_and(|st| fsync_no_rate(r, &st)));
+            if i > 0 && no_rate {
+                row.push("-".into());
+            } else if i > 0 {
                 let d = cmp
                     .delta_pct
                     .map(|d| format!("{d:+.1}%"))
@@ -398,13 +419,36 @@ pub fn group_summary(store: &Store, ids: &[i64]) -> Result<Vec<SummaryRow>> {
     for &id in ids {
         let rows = store.metrics(id)?;
         let labels = cell_labels(&rows);
+        // cells whose fsyncs all came at the end of the mode: no fsync rate to summarize
+        let end_only: Vec<i64> = match store.run(id)?.kind.as_str() {
+            "run" => RunDoc::from_json(&store.doc(id)?)
+                .map(|d| {
+                    d.runs
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, c)| {
+                            crate::output::table::end_only_fsyncs(
+                                c,
+                                crate::measure::stats::OpKind::Fsync,
+                            )
+                        })
+                        .map(|(i, _)| i as i64)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
         for r in &rows {
             let key = (labels[&r.cell].clone(), r.op.clone());
             if !order.contains(&key) {
                 order.push(key.clone());
             }
             for (name, _) in METRICS {
+                // fsyncs move no bytes, and end-of-mode fsyncs have no rate
+                let no_rate = r.op == "fsync"
+                    && (name == "mib_per_sec" || (name == "iops" && end_only.contains(&r.cell)));
                 if matches!(name, "iops" | "mib_per_sec" | "lat_mean_ns" | "lat_p99_ns")
+                    && !no_rate
                     && let Some(v) = metric_value(r, name)
                 {
                     vals.entry((key.0.clone(), key.1.clone(), name))
