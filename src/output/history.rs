@@ -302,6 +302,7 @@ pub fn render_compare(c: &Comparison) -> String {
     let reps = c.sides.iter().all(|x| x.run_ids.len() > 1);
     if reps {
         s.push_str("values: mean ±95% CI over repetitions; * = significant (Welch's t-test, p < 0.05); ~noise = the difference is within the noise\n");
+        s.push_str(&few_repetitions_note(c));
     } else {
         s.push_str("single runs: differences cannot be tested for significance; use --repeat N for both sides\n");
     }
@@ -320,6 +321,49 @@ pub fn render_compare(c: &Comparison) -> String {
                 .collect();
             s.push_str(&format!("  {}: {}\n", ch.field, vals.join(" → ")));
         }
+    }
+    s
+}
+
+/// Below this many repetitions a side's 95% CI is so wide that most differences read as noise.
+const FEW_REPETITIONS: usize = 5;
+
+/// Why few repetitions call differences noise: for each small n present, how many standard
+/// errors the 95% CI reaches either side of the mean (Student's t quantile for n − 1 degrees of
+/// freedom: 12.71 for n = 2, 4.30 for n = 3), and what `--repeat 5` would give.
+fn few_repetitions_note(c: &Comparison) -> String {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let t = |n: usize| {
+        StudentsT::new(0.0, 1.0, (n - 1) as f64)
+            .map(|d| d.inverse_cdf(0.975))
+            .unwrap_or(f64::NAN)
+    };
+    // the repetitions each side has, per compared value
+    let mut by_n: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
+    for (i, side) in c.sides.iter().enumerate() {
+        let ns: std::collections::BTreeSet<usize> = c
+            .rows
+            .iter()
+            .filter_map(|r| r.sides.get(i).and_then(|x| x.stat).map(|st| st.n))
+            .collect();
+        for n in ns.into_iter().filter(|n| (2..FEW_REPETITIONS).contains(n)) {
+            by_n.entry(n).or_default().push(&side.reference);
+        }
+    }
+    let mut s = String::new();
+    for (n, sides) in &by_n {
+        let df = n - 1;
+        s.push_str(&format!(
+            "note: with n={n} repetitions ({}) the 95% CI reaches {:.1} standard errors either side of the mean (Student's t for {df} degree{} of freedom: {:.3}), so only large differences show as significant",
+            sides.join(", "),
+            t(*n),
+            if df == 1 { "" } else { "s" },
+            t(*n)
+        ));
+        s.push_str(&format!(
+            "; use --repeat {FEW_REPETITIONS} or more ({:.1} standard errors at n={FEW_REPETITIONS})\n",
+            t(FEW_REPETITIONS)
+        ));
     }
     s
 }
