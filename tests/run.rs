@@ -815,3 +815,53 @@ fn fsync_rows_show_no_mibps_and_end_of_mode_fsyncs_no_rate() {
         r.stdout
     );
 }
+
+#[test]
+fn readme_and_docs_commands_work_as_root_without_sudo() {
+    // a fresh Debian container runs as root and has no sudo; scripts/setup.sh elevates itself
+    // only when it is not root
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let setup = std::fs::read_to_string(root.join("scripts/setup.sh")).unwrap();
+    assert!(
+        setup.contains("id -u") && setup.contains("SUDO=\"sudo\""),
+        "setup.sh elevates only when needed"
+    );
+    let mut files = vec![root.join("README.md")];
+    for e in std::fs::read_dir(root.join("docs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "md") {
+            files.push(p);
+        }
+    }
+    let mut first = None;
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let mut in_code = false;
+        for (i, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("```") {
+                in_code = !in_code;
+                continue;
+            }
+            if !in_code {
+                continue;
+            }
+            let cmd = line.trim_start().trim_start_matches("$ ");
+            if first.is_none() && f.ends_with("README.md") && !cmd.is_empty() {
+                first = Some(cmd.to_string());
+            }
+            for part in cmd.split(['&', '|', ';']) {
+                assert!(
+                    !part.trim_start().starts_with("sudo "),
+                    "{}:{}: `{line}` fails as root in a container without sudo",
+                    f.display(),
+                    i + 1
+                );
+            }
+        }
+    }
+    let first = first.expect("README has a first command");
+    assert!(
+        first.starts_with("bash scripts/setup.sh && cargo run --release -- run"),
+        "{first}"
+    );
+}
