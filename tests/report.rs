@@ -342,3 +342,210 @@ fn reports_open_in_a_browser_without_errors() {
         );
     }
 }
+
+/// The numbers of one SVG attribute, e.g. `num(el, "x1")`.
+fn num(el: &str, name: &str) -> f64 {
+    let k = format!(" {name}=\"");
+    let el = format!(" {el}");
+    let i = el.find(&k).unwrap_or_else(|| panic!("no {name} in {el}")) + k.len();
+    el[i..i + el[i..].find('"').unwrap()].parse().unwrap()
+}
+
+/// The straight segments of an SVG path of absolute M, L, H, V and Z commands.
+fn segments(d: &str) -> Vec<((f64, f64), (f64, f64))> {
+    let mut toks: Vec<String> = Vec::new();
+    for c in d.chars() {
+        if c.is_ascii_alphabetic() {
+            toks.push(c.to_string());
+            toks.push(String::new());
+        } else if c == ' ' || c == ',' {
+            toks.push(String::new());
+        } else {
+            toks.last_mut().unwrap().push(c);
+        }
+    }
+    let toks: Vec<&str> = toks
+        .iter()
+        .map(|t| t.as_str())
+        .filter(|t| !t.is_empty())
+        .collect();
+    let (mut out, mut cur, mut start, mut i) = (Vec::new(), (0.0, 0.0), (0.0, 0.0), 0);
+    let n = |i: usize| -> f64 { toks[i].parse().unwrap() };
+    while i < toks.len() {
+        let next = match toks[i] {
+            "M" => {
+                cur = (n(i + 1), n(i + 2));
+                start = cur;
+                i += 3;
+                continue;
+            }
+            "L" => {
+                i += 3;
+                (n(i - 2), n(i - 1))
+            }
+            "H" => {
+                i += 2;
+                (n(i - 1), cur.1)
+            }
+            "V" => {
+                i += 2;
+                (cur.0, n(i - 1))
+            }
+            "Z" => {
+                i += 1;
+                start
+            }
+            other => panic!("path command {other} in {d}"),
+        };
+        out.push((cur, next));
+        cur = next;
+    }
+    out
+}
+
+#[test]
+fn compare_chart_whiskers_stay_inside_the_plot_and_off_the_legend() {
+    use iolab::store::compare::{Cmp, Comparison, Row, Side, Stat};
+    let side = |r: &str| Side {
+        reference: r.into(),
+        run_ids: vec![1, 2],
+        tool: "iolab".into(),
+        label: None,
+        start_time: "2025-01-01T00:00:00Z".into(),
+    };
+    let cmp = |mean: f64, ci: f64, verdict: &str| Cmp {
+        stat: Some(Stat {
+            n: 2,
+            mean,
+            stddev: ci / 12.706 * 2f64.sqrt(),
+            ci95: Some(ci),
+            cv_pct: 100.0 * ci / 12.706 * 2f64.sqrt() / mean,
+        }),
+        delta_pct: (verdict != "baseline").then_some(5.0),
+        p_value: None,
+        verdict: verdict.into(),
+    };
+    // 95% CIs far wider than the means (n = 2): the low ends reach far below zero
+    let c = Comparison {
+        schema: "iolab-compare/1".into(),
+        sides: vec![side("g1"), side("g2"), side("g3")],
+        rows: ["rndrd read", "rndwr write", "seqwr write"]
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| {
+                let m = 1000.0 * (i + 1) as f64;
+                Row {
+                    cell: cell.split(' ').next().unwrap().into(),
+                    op: cell.split(' ').nth(1).unwrap().into(),
+                    metric: "iops".into(),
+                    unit: "1/s".into(),
+                    sides: vec![
+                        cmp(m, m * 6.0, "baseline"),
+                        cmp(m * 1.05, m * 3.0, "within noise"),
+                        cmp(m * 0.9, m * 0.05, "within noise"),
+                    ],
+                }
+            })
+            .collect(),
+        not_comparable: Vec::new(),
+        changes: Vec::new(),
+    };
+    let charts = iolab::output::html::compare_charts(&c);
+    let ch = charts.iter().find(|c| c.name == "compare-iops").unwrap();
+    for (w, h) in [(960, 420), (640, 300), (900, 400)] {
+        let svg = ch.svg(w, h);
+        // the plot rectangle, from the two axis lines
+        let axes: Vec<&str> = svg
+            .split("<line class=\"axis\"")
+            .skip(1)
+            .map(|x| &x[..x.find("/>").unwrap()])
+            .collect();
+        let (left, top, bottom) = (num(axes[0], "x1"), num(axes[0], "y1"), num(axes[0], "y2"));
+        let right = num(axes[1], "x2");
+        // the legend box: its swatches and their names (about 7 px per character)
+        let mut legend = (
+            f64::INFINITY,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NEG_INFINITY,
+        );
+        for part in svg.split("<rect ").skip(1) {
+            let el = &part[..part.find('>').unwrap()];
+            if !el.contains("width=\"12\" height=\"12\"") {
+                continue;
+            }
+            let (x, y) = (num(el, "x"), num(el, "y"));
+            let text = &part[part.find("<text").unwrap()..];
+            let tel = &text[..text.find('>').unwrap()];
+            let name = &text[text.find('>').unwrap() + 1..text.find("</text>").unwrap()];
+            let (tx, ty) = (num(tel, "x"), num(tel, "y"));
+            legend.0 = legend.0.min(x);
+            legend.1 = legend.1.min(y.min(ty - 12.0));
+            legend.2 = legend.2.max(tx + 7.0 * name.chars().count() as f64);
+            legend.3 = legend.3.max((y + 12.0).max(ty + 3.0));
+        }
+        assert!(legend.0.is_finite(), "{w}x{h}: a legend: {svg}");
+        // every whisker: the paths inside the series groups (bars are rects, labels texts)
+        let mut whiskers = 0;
+        for g in svg.split("<g class=\"series\"").skip(1) {
+            let g = &g[..g.find("</g>").unwrap()];
+            for p in g.split("<path").skip(1) {
+                let el = &p[..p.find('>').unwrap()];
+                let d = &el[el.find(" d=\"").unwrap() + 4..];
+                let d = &d[..d.find('"').unwrap()];
+                whiskers += 1;
+                for (a, b) in segments(d) {
+                    for (x, y) in [a, b] {
+                        assert!(
+                            x >= left - 0.05
+                                && x <= right + 0.05
+                                && y >= top - 0.05
+                                && y <= bottom + 0.05,
+                            "{w}x{h}: whisker point ({x}, {y}) outside the plot ({left}..{right}, {top}..{bottom}): {el}"
+                        );
+                    }
+                    let (x0, x1) = (a.0.min(b.0), a.0.max(b.0));
+                    let (y0, y1) = (a.1.min(b.1), a.1.max(b.1));
+                    assert!(
+                        x1 < legend.0 || x0 > legend.2 || y1 < legend.1 || y0 > legend.3,
+                        "{w}x{h}: whisker {el} crosses the legend {legend:?}"
+                    );
+                }
+            }
+        }
+        assert_eq!(whiskers, 9, "{w}x{h}: one whisker per bar");
+        assert!(
+            svg.contains("whisker clipped") && svg.contains("95% CI clipped"),
+            "{w}x{h}: a cut whisker is marked"
+        );
+    }
+}
+
+#[test]
+fn labels_and_tags_with_quotes_and_angle_brackets_are_escaped_in_the_report() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let mut s = Store::open(&db).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
+    v["label"] = "Qq\"Zz<Ww>'Yy&".into();
+    v["tags"] = serde_json::json!({"Kk\"<": "Vv\"<Xx>'"});
+    let doc = iolab::model::run::RunDoc::from_json(&v).unwrap();
+    s.save_run(&doc, &v, None, None).unwrap();
+    let html = iolab::output::html::html(&s, &[Ref::Run(1)]).unwrap();
+    assert!(
+        html.contains("label Qq&quot;Zz&lt;Ww&gt;&#39;Yy&amp;"),
+        "the label is escaped, quotes included"
+    );
+    assert!(
+        html.contains("Kk&quot;&lt;=Vv&quot;&lt;Xx&gt;&#39;"),
+        "the tag is escaped, quotes included"
+    );
+    for raw in ["Qq\"", "Zz<", "Ww>'", "Kk\"", "Vv\"", "<Xx>"] {
+        assert!(!html.contains(raw), "{raw} appears unescaped");
+    }
+    // the one escaping function
+    assert_eq!(
+        iolab::output::charts::esc("<a href=\"x\">'&'</a>"),
+        "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+    );
+}

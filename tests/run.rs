@@ -706,3 +706,162 @@ fn ctrl_c_prints_partial_results_and_cleans_up() {
         entries(d.path())
     );
 }
+
+/// The cells of the table rows of `text` (lines with `┆`), trimmed, with the op column carried
+/// down from the row above when blank (`op_col` is its index).
+fn table_rows(text: &str, op_col: usize) -> Vec<Vec<String>> {
+    let mut op = String::new();
+    text.lines()
+        .filter(|l| l.contains('┆'))
+        .map(|l| {
+            let mut cells: Vec<String> = l
+                .trim_matches(|c| c == '│' || c == ' ')
+                .split('┆')
+                .map(|c| c.trim().to_string())
+                .collect();
+            if cells[op_col].is_empty() {
+                cells[op_col] = op.clone();
+            }
+            op = cells[op_col].clone();
+            cells
+        })
+        .collect()
+}
+
+#[test]
+fn fsync_rows_show_no_mibps_and_end_of_mode_fsyncs_no_rate() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    let db = d.path().join("r.db");
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--files",
+            "2",
+            "--size",
+            "2M",
+            "--mode",
+            "rndwr",
+            "--engine",
+            "null",
+            "--time",
+            "0.3",
+            "-q",
+        ];
+        a.extend_from_slice(extra);
+        let r = iolab_db(&db, &a);
+        assert_eq!(r.code, 0, "{a:?}: {}", r.stderr);
+        r.stdout
+    };
+    // the run table: mode thr bs op ops IOPS MiB/s ...
+    let end = run(&["--fsync-freq", "0", "--no-save"]);
+    let rows = table_rows(&end, 3);
+    let f = rows
+        .iter()
+        .find(|r| r[3].starts_with("fsync"))
+        .unwrap_or_else(|| panic!("an fsync row: {end}"));
+    assert_ne!(f[4], "0", "end-of-mode fsyncs are counted: {end}");
+    assert_eq!(
+        (f[5].as_str(), f[6].as_str()),
+        ("-", "-"),
+        "end-of-mode fsyncs: no IOPS, no MiB/s: {end}"
+    );
+    assert!(!f[7].is_empty() && f[7] != "-", "but a latency: {end}");
+    let freq = run(&["--fsync-freq", "10", "--no-save"]);
+    let rows = table_rows(&freq, 3);
+    let f = rows.iter().find(|r| r[3].starts_with("fsync")).unwrap();
+    assert!(
+        f[5].parse::<f64>().unwrap() > 0.0,
+        "fsyncs during the mode have a rate: {freq}"
+    );
+    assert_eq!(f[6], "-", "but no MiB/s: {freq}");
+    // the repetition summary (mode op metric ...) and compare (mode op metric ...)
+    for (fsync_freq, group) in [("0", "g1"), ("10", "g2")] {
+        let out = run(&["--fsync-freq", fsync_freq, "--repeat", "2"]);
+        let metrics: Vec<String> = table_rows(&out, 1)
+            .into_iter()
+            .filter(|r| r[1] == "fsync")
+            .map(|r| r[2].clone())
+            .collect();
+        assert!(metrics.contains(&"p99".to_string()), "{out}");
+        assert!(!metrics.contains(&"MiB/s".to_string()), "{out}");
+        assert_eq!(
+            metrics.contains(&"IOPS".to_string()),
+            fsync_freq != "0",
+            "{out}"
+        );
+        let show = iolab_db(&db, &["show", group]).stdout;
+        assert!(!show.contains("0.00 ±0.00"), "{show}");
+    }
+    let r = iolab_db(&db, &["compare", "g1", "g2"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let metrics: Vec<String> = table_rows(&r.stdout, 1)
+        .into_iter()
+        .filter(|r| r[1] == "fsync")
+        .map(|r| format!("{} {}", r[2], r[3]))
+        .collect();
+    assert!(
+        metrics.iter().all(|m| !m.starts_with("MiB/s")),
+        "{}",
+        r.stdout
+    );
+    let iops = metrics.iter().find(|m| m.starts_with("IOPS")).unwrap();
+    assert!(
+        iops.starts_with("IOPS -"),
+        "g1 has no fsync rate: {}",
+        r.stdout
+    );
+}
+
+#[test]
+fn readme_and_docs_commands_work_as_root_without_sudo() {
+    // a fresh Debian container runs as root and has no sudo; scripts/setup.sh elevates itself
+    // only when it is not root
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let setup = std::fs::read_to_string(root.join("scripts/setup.sh")).unwrap();
+    assert!(
+        setup.contains("id -u") && setup.contains("SUDO=\"sudo\""),
+        "setup.sh elevates only when needed"
+    );
+    let mut files = vec![root.join("README.md")];
+    for e in std::fs::read_dir(root.join("docs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "md") {
+            files.push(p);
+        }
+    }
+    let mut first = None;
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let mut in_code = false;
+        for (i, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("```") {
+                in_code = !in_code;
+                continue;
+            }
+            if !in_code {
+                continue;
+            }
+            let cmd = line.trim_start().trim_start_matches("$ ");
+            if first.is_none() && f.ends_with("README.md") && !cmd.is_empty() {
+                first = Some(cmd.to_string());
+            }
+            for part in cmd.split(['&', '|', ';']) {
+                assert!(
+                    !part.trim_start().starts_with("sudo "),
+                    "{}:{}: `{line}` fails as root in a container without sudo",
+                    f.display(),
+                    i + 1
+                );
+            }
+        }
+    }
+    let first = first.expect("README has a first command");
+    assert!(
+        first.starts_with("bash scripts/setup.sh && cargo run --release -- run"),
+        "{first}"
+    );
+}

@@ -728,3 +728,45 @@ fn unknown_ids_are_refused() {
         "delete 1 42 deleted nothing"
     );
 }
+
+#[test]
+fn compare_with_few_repetitions_says_how_wide_the_interval_is() {
+    let lab = Lab::new();
+    let group = |repeat: &str| {
+        let r = lab.run(&[
+            "--mode", "rndrd", "--engine", "null", "--time", "0.2", "--repeat", repeat,
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    };
+    group("2"); // g1
+    group("2"); // g2
+    group("3"); // g3
+    let text = lab.ok(&["compare", "g1", "g2"]).stdout;
+    let note = text
+        .lines()
+        .find(|l| l.starts_with("note: with n=2"))
+        .unwrap_or_else(|| panic!("a note on n=2: {text}"));
+    assert!(
+        note.contains("(g1, g2)")
+            && note.contains("12.7 standard errors")
+            && note.contains("12.706")
+            && note.contains("1 degree of freedom")
+            && note.contains("--repeat 5"),
+        "{note}"
+    );
+    // the width follows the t quantile of the n present: 4.303 for n = 3
+    let text = lab.ok(&["compare", "g1", "g3"]).stdout;
+    assert!(
+        text.contains("n=2 repetitions (g1)") && text.contains("12.7 standard errors"),
+        "{text}"
+    );
+    assert!(
+        text.contains("n=3 repetitions (g3)")
+            && text.contains("4.3 standard errors")
+            && text.contains("2 degrees of freedom: 4.303"),
+        "{text}"
+    );
+    // single runs get the single-run line, not this note
+    let text = lab.ok(&["compare", "1", "3"]).stdout;
+    assert!(!text.contains("note: with n="), "{text}");
+}

@@ -101,11 +101,21 @@ pub const CSS: &str = ".iolab-chart{font-family:DejaVu Sans,Helvetica,Arial,sans
 @media (prefers-color-scheme: dark){.iolab-chart text{fill:#e6e6e6}.iolab-chart .axis{stroke:#e6e6e6}.iolab-chart .grid{stroke:#444}.iolab-chart .bg{fill:#1e1e1e}}
 @media print{.iolab-chart text{fill:#000}.iolab-chart .axis{stroke:#000}.iolab-chart .grid{stroke:#ccc}.iolab-chart .bg{fill:#fff}}";
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+/// Escapes text for HTML and SVG, in element content and in quoted attribute values alike:
+/// `&`, `<`, `>`, `"` and `'`. The one escaping function of the charts and the report.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A number for a tick label: 1.5k, 20M, 0.25.
@@ -411,16 +421,14 @@ impl Chart {
                         );
                         let ci = x as usize;
                         if let Some(Some(e)) = self.errors.get(si).and_then(|v| v.get(ci)) {
-                            let (ya, yb) = (ys.map(y - e), ys.map(y + e));
                             let mx = cx + (bw - 2.0) / 2.0;
-                            let _ = write!(
-                                s,
-                                r##"<path class="axis" stroke="#222" d="M{mx:.1} {ya:.1}V{yb:.1}M{:.1} {ya:.1}H{:.1}M{:.1} {yb:.1}H{:.1}"/>"##,
-                                mx - 4.0,
-                                mx + 4.0,
-                                mx - 4.0,
-                                mx + 4.0
-                            );
+                            s.push_str(&whisker(
+                                mx,
+                                ys.map(y - e),
+                                ys.map(y + e),
+                                top,
+                                top + plot_h,
+                            ));
                         }
                         if let Some(Some(label)) = self.bar_labels.get(si).and_then(|v| v.get(ci)) {
                             let _ = write!(
@@ -515,6 +523,50 @@ impl Chart {
         s.push_str("</svg>");
         s
     }
+}
+
+/// An error bar at `mx` from `ya` (the low end) to `yb` (the high end), in pixels, kept inside the
+/// plot's `top..bottom`. The axis range covers the high ends, but a bar chart starts at zero (or
+/// a log axis at its lowest decade), so a wide interval can reach below it; such an end is cut at
+/// the plot edge and drawn as an open arrowhead instead of a cap, and the whisker says so in its
+/// tooltip, so it never runs into the tick labels or the legend below the plot.
+fn whisker(mx: f64, ya: f64, yb: f64, top: f64, bottom: f64) -> String {
+    // a NaN end (an undefined interval) is treated as beyond the plot
+    let clamp = |y: f64| {
+        if y.is_nan() {
+            bottom
+        } else {
+            y.clamp(top, bottom)
+        }
+    };
+    let (lo, hi) = (clamp(ya), clamp(yb));
+    let (lo_cut, hi_cut) = (lo != ya, hi != yb);
+    let mut d = format!("M{mx:.1} {lo:.1}V{hi:.1}");
+    for (y, cut, dir) in [(lo, lo_cut, -1.0), (hi, hi_cut, 1.0)] {
+        if cut {
+            // an arrowhead pointing out of the plot, its tip on the edge
+            let _ = write!(
+                d,
+                "M{:.1} {:.1}L{mx:.1} {y:.1}L{:.1} {:.1}",
+                mx - 4.0,
+                y + 6.0 * dir,
+                mx + 4.0,
+                y + 6.0 * dir
+            );
+        } else {
+            let _ = write!(d, "M{:.1} {y:.1}H{:.1}", mx - 4.0, mx + 4.0);
+        }
+    }
+    let note = match (lo_cut, hi_cut) {
+        (false, false) => String::new(),
+        (true, false) => "<title>95% CI clipped: its low end is below the axis</title>".into(),
+        (false, true) => "<title>95% CI clipped: its high end is above the axis</title>".into(),
+        (true, true) => "<title>95% CI clipped at both ends of the axis</title>".into(),
+    };
+    format!(
+        r##"<path class="axis whisker{}" stroke="#222" fill="none" d="{d}">{note}</path>"##,
+        if lo_cut || hi_cut { " clipped" } else { "" }
+    )
 }
 
 /// Rasterizes an SVG to a PNG of the SVG's own size.

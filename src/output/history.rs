@@ -219,7 +219,21 @@ pub fn render_compare(c: &Comparison) -> String {
     .into_iter()
     .collect();
     let mut last = (String::new(), String::new());
-    for r in &c.rows {
+    // fsyncs move no bytes: no MiB/s row; end-of-mode fsyncs (stored with a rate of 0) have no
+    // IOPS either
+    let fsync_no_rate = |r: &crate::store::compare::Row, st: &Stat| {
+        r.op == "fsync" && r.metric == "iops" && st.mean == 0.0
+    };
+    for r in c
+        .rows
+        .iter()
+        .filter(|r| !(r.op == "fsync" && r.metric == "mib_per_sec"))
+        .filter(|r| {
+            !r.sides
+                .iter()
+                .all(|x| x.stat.is_none_or(|st| fsync_no_rate(r, &st)))
+        })
+    {
         let first = (r.cell.clone(), r.op.clone()) != last;
         last = (r.cell.clone(), r.op.clone());
         let mut row = vec![
@@ -235,10 +249,17 @@ pub fn render_compare(c: &Comparison) -> String {
             row.push(
                 cmp.stat
                     .as_ref()
+                    .filter(|st| !fsync_no_rate(r, st))
                     .map(|st| fmt_stat(&r.metric, st))
                     .unwrap_or_else(|| "-".into()),
             );
-            if i > 0 {
+            let no_rate = r
+                .sides
+                .iter()
+                .any(|x| x.stat.is_some_and(|st| fsync_no_rate(r, &st)));
+            if i > 0 && no_rate {
+                row.push("-".into());
+            } else if i > 0 {
                 let d = cmp
                     .delta_pct
                     .map(|d| format!("{d:+.1}%"))
@@ -259,6 +280,7 @@ pub fn render_compare(c: &Comparison) -> String {
     let reps = c.sides.iter().all(|x| x.run_ids.len() > 1);
     if reps {
         s.push_str("values: mean ±95% CI over repetitions; * = significant (Welch's t-test, p < 0.05); ~noise = the difference is within the noise\n");
+        s.push_str(&few_repetitions_note(c));
     } else {
         s.push_str("single runs: differences cannot be tested for significance; use --repeat N for both sides\n");
     }
@@ -277,6 +299,49 @@ pub fn render_compare(c: &Comparison) -> String {
                 .collect();
             s.push_str(&format!("  {}: {}\n", ch.field, vals.join(" → ")));
         }
+    }
+    s
+}
+
+/// Below this many repetitions a side's 95% CI is so wide that most differences read as noise.
+const FEW_REPETITIONS: usize = 5;
+
+/// Why few repetitions call differences noise: for each small n present, how many standard
+/// errors the 95% CI reaches either side of the mean (Student's t quantile for n − 1 degrees of
+/// freedom: 12.71 for n = 2, 4.30 for n = 3), and what `--repeat 5` would give.
+fn few_repetitions_note(c: &Comparison) -> String {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let t = |n: usize| {
+        StudentsT::new(0.0, 1.0, (n - 1) as f64)
+            .map(|d| d.inverse_cdf(0.975))
+            .unwrap_or(f64::NAN)
+    };
+    // the repetitions each side has, per compared value
+    let mut by_n: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
+    for (i, side) in c.sides.iter().enumerate() {
+        let ns: std::collections::BTreeSet<usize> = c
+            .rows
+            .iter()
+            .filter_map(|r| r.sides.get(i).and_then(|x| x.stat).map(|st| st.n))
+            .collect();
+        for n in ns.into_iter().filter(|n| (2..FEW_REPETITIONS).contains(n)) {
+            by_n.entry(n).or_default().push(&side.reference);
+        }
+    }
+    let mut s = String::new();
+    for (n, sides) in &by_n {
+        let df = n - 1;
+        s.push_str(&format!(
+            "note: with n={n} repetitions ({}) the 95% CI reaches {:.1} standard errors either side of the mean (Student's t for {df} degree{} of freedom: {:.3}), so only large differences show as significant",
+            sides.join(", "),
+            t(*n),
+            if df == 1 { "" } else { "s" },
+            t(*n)
+        ));
+        s.push_str(&format!(
+            "; use --repeat {FEW_REPETITIONS} or more ({:.1} standard errors at n={FEW_REPETITIONS})\n",
+            t(FEW_REPETITIONS)
+        ));
     }
     s
 }
@@ -376,13 +441,36 @@ pub fn group_summary(store: &Store, ids: &[i64]) -> Result<Vec<SummaryRow>> {
     for &id in ids {
         let rows = store.metrics(id)?;
         let labels = cell_labels(&rows);
+        // cells whose fsyncs all came at the end of the mode: no fsync rate to summarize
+        let end_only: Vec<i64> = match store.run(id)?.kind.as_str() {
+            "run" => RunDoc::from_json(&store.doc(id)?)
+                .map(|d| {
+                    d.runs
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, c)| {
+                            crate::output::table::end_only_fsyncs(
+                                c,
+                                crate::measure::stats::OpKind::Fsync,
+                            )
+                        })
+                        .map(|(i, _)| i as i64)
+                        .collect()
+                })
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
         for r in &rows {
             let key = (labels[&r.cell].clone(), r.op.clone());
             if !order.contains(&key) {
                 order.push(key.clone());
             }
             for (name, _) in METRICS {
+                // fsyncs move no bytes, and end-of-mode fsyncs have no rate
+                let no_rate = r.op == "fsync"
+                    && (name == "mib_per_sec" || (name == "iops" && end_only.contains(&r.cell)));
                 if matches!(name, "iops" | "mib_per_sec" | "lat_mean_ns" | "lat_p99_ns")
+                    && !no_rate
                     && let Some(v) = metric_value(r, name)
                 {
                     vals.entry((key.0.clone(), key.1.clone(), name))

@@ -8,11 +8,7 @@ use crate::store::compare::{Comparison, cell_labels};
 use crate::store::{Ref, Store};
 use std::fmt::Write;
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-}
+use crate::output::charts::esc;
 
 /// Percentile p (50..99.99) on a "nines" axis: 50 → 0.3, 90 → 1, 99 → 2, 99.9 → 3, 99.99 → 4.
 fn nines(p: f64) -> f64 {
@@ -418,8 +414,20 @@ pub fn compare_charts(c: &Comparison) -> Vec<Chart> {
             "p99 latency (ms)",
         ),
     ] {
-        let rows: Vec<&crate::store::compare::Row> =
-            c.rows.iter().filter(|r| r.metric == metric).collect();
+        // fsyncs move no bytes, and end-of-mode fsyncs (stored with a rate of 0) have no rate
+        let no_rate = |r: &crate::store::compare::Row| {
+            r.op == "fsync"
+                && (metric == "mib_per_sec"
+                    || (metric == "iops"
+                        && r.sides
+                            .iter()
+                            .any(|x| x.stat.is_some_and(|s| s.mean == 0.0))))
+        };
+        let rows: Vec<&crate::store::compare::Row> = c
+            .rows
+            .iter()
+            .filter(|r| r.metric == metric && !no_rate(r))
+            .collect();
         if rows.is_empty() {
             continue;
         }

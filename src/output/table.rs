@@ -7,6 +7,13 @@ use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_C
 
 pub use crate::model::units::fmt_ns;
 
+/// Whether `k` of cell `c` is fsync and its fsyncs are only the end-of-mode ones (--fsync-end,
+/// no --fsync-freq or --fsync-all): they come after the measured window, so they have a count
+/// and latencies but no meaningful rate.
+pub fn end_only_fsyncs(c: &CellResult, k: OpKind) -> bool {
+    k == OpKind::Fsync && c.job.job.fsync_freq == 0 && !c.job.job.fsync_all
+}
+
 /// One row per mode × operation type.
 pub fn summary_table(cells: &[CellResult]) -> Table {
     let mut t = Table::new();
@@ -43,6 +50,10 @@ pub fn summary_table(cells: &[CellResult]) -> Table {
             if c.interrupted {
                 mode.push_str(" (partial)");
             }
+            // fsyncs carry no bytes; without --fsync-freq or --fsync-all the only fsyncs are the
+            // ones at the end of the mode (--fsync-end), after the measured window: a count and
+            // latencies, but no rate
+            let end_only = end_only_fsyncs(c, k);
             t.add_row(vec![
                 if first { mode } else { String::new() },
                 if first {
@@ -55,9 +66,17 @@ pub fn summary_table(cells: &[CellResult]) -> Table {
                 } else {
                     String::new()
                 },
-                k.name().to_string(),
+                if end_only {
+                    format!("{} (end)", k.name())
+                } else {
+                    k.name().to_string()
+                },
                 r.ops.to_string(),
-                format!("{:.0}", r.iops),
+                if end_only {
+                    "-".into()
+                } else {
+                    format!("{:.0}", r.iops)
+                },
                 if k == OpKind::Fsync {
                     "-".into()
                 } else {
@@ -226,6 +245,13 @@ pub fn render(doc: &RunDoc) -> String {
     let mut s = header(doc);
     s.push_str(&summary_table(&doc.runs).to_string());
     s.push('\n');
+    if doc
+        .runs
+        .iter()
+        .any(|c| c.results.fsync.ops > 0 && end_only_fsyncs(c, OpKind::Fsync))
+    {
+        s.push_str("fsync (end): the fsyncs of the files still dirty at the end of a mode (--fsync-end), after the measured window: a count and latencies, no rate (--fsync-freq N measures fsyncs during the mode)\n");
+    }
     if let Some(t) = device_table(&doc.runs) {
         s.push_str("device figures over the measured window (iostat -x; kB = 1024 bytes, await in ms, rareq/wareq-sz in kB):\n");
         s.push_str(&t.to_string());
