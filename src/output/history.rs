@@ -442,22 +442,16 @@ pub fn group_summary(store: &Store, ids: &[i64]) -> Result<Vec<SummaryRow>> {
         let rows = store.metrics(id)?;
         let labels = cell_labels(&rows);
         // cells whose fsyncs all came at the end of the mode: no fsync rate to summarize
-        let end_only: Vec<i64> = match store.run(id)?.kind.as_str() {
-            "run" => RunDoc::from_json(&store.doc(id)?)
-                .map(|d| {
-                    d.runs
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, c)| {
-                            crate::output::table::end_only_fsyncs(
-                                c,
-                                crate::measure::stats::OpKind::Fsync,
-                            )
-                        })
-                        .map(|(i, _)| i as i64)
-                        .collect()
+        let end_only: Vec<i64> = match store.stored_doc(id) {
+            Ok(crate::model::stored::StoredDoc::Run(d)) => d
+                .runs
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| {
+                    crate::output::table::end_only_fsyncs(c, crate::measure::stats::OpKind::Fsync)
                 })
-                .unwrap_or_default(),
+                .map(|(i, _)| i as i64)
+                .collect(),
             _ => Vec::new(),
         };
         for r in &rows {
