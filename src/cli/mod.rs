@@ -889,12 +889,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
     drop(probe);
     let fs = fsinfo::fs_type(&a.set.dir);
     let mut notes = Vec::new();
-    let seed = a.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64 & ((1 << 53) - 1)) // exact in JSON readers that use doubles
-            .unwrap_or(1)
-    });
+    let seed = a.seed.unwrap_or_else(crate::spec::dist::seed_from_clock);
     let limit = match (a.ops, a.time) {
         (Some(n), _) => Limit::Ops(n),
         (None, Some(t)) => Limit::TimeS(t),

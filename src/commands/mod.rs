@@ -78,16 +78,7 @@ pub fn write_side_file(p: &Option<std::path::PathBuf>, text: &str) -> Result<()>
     }
     Ok(())
 }
-/// Writes a whole file or nothing: a temporary file beside it, then a rename.
-pub fn write_atomically(p: &Path, bytes: &[u8], flag: &str) -> Result<()> {
-    let tmp = p.with_extension("iolab-tmp");
-    std::fs::write(&tmp, bytes)
-        .and_then(|_| std::fs::rename(&tmp, p))
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            Error::usage(format!("{flag} {}: {e}", p.display()))
-        })
-}
+pub use crate::output::write_atomically;
 
 /// Parses the process arguments and runs the subcommand; returns the exit code.
 pub fn run_cli() -> Result<i32> {

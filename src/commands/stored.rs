@@ -74,13 +74,7 @@ pub fn export(a: &cli::ExportArgs) -> Result<i32> {
     match &a.output {
         // Written whole to a temporary file, then renamed: never half a file.
         Some(p) => {
-            let tmp = p.with_extension("iolab-tmp");
-            std::fs::write(&tmp, &buf)
-                .and_then(|_| std::fs::rename(&tmp, p))
-                .map_err(|e| {
-                    let _ = std::fs::remove_file(&tmp);
-                    Error::failed(format!("--output {}: {e}", p.display()))
-                })?;
+            write_atomically(p, &buf, "--output")?;
             eprintln!("exported {} runs to {}", ids.len(), p.display());
         }
         None => print_out(&String::from_utf8_lossy(&buf)),

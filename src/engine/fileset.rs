@@ -313,6 +313,42 @@ pub fn resident_bytes(f: &File, len: u64) -> std::io::Result<u64> {
     Ok(vec.iter().filter(|&&b| b & 1 == 1).count() as u64 * page)
 }
 
+/// What to write back before dropping a file's pages from the page cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteBack {
+    /// Nothing (a file that was only read); dirty pages stay cached.
+    No,
+    /// `fdatasync`: the data, and metadata only as far as needed to read it back.
+    Data,
+    /// `fsync`: data and all metadata.
+    All,
+}
+
+/// Page-cache eviction, the one primitive behind the file set, the suites and zones: writes
+/// `f` back as `wb` says, then drops its cached pages in `offset..offset + len` (`len` 0: to the
+/// end) with `posix_fadvise(POSIX_FADV_DONTNEED)`. Dirty pages cannot be dropped, which is why
+/// writers write back first; [`resident_bytes`] (mincore) verifies what remained.
+pub fn drop_cached(f: &File, wb: WriteBack, offset: u64, len: u64) -> std::io::Result<()> {
+    match wb {
+        WriteBack::No => {}
+        WriteBack::Data => f.sync_data()?,
+        WriteBack::All => f.sync_all()?,
+    }
+    // SAFETY: an advisory call on an open descriptor; it reads no memory of ours.
+    let r = unsafe {
+        libc::posix_fadvise(
+            f.as_raw_fd(),
+            offset as libc::off_t,
+            len as libc::off_t,
+            libc::POSIX_FADV_DONTNEED,
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::from_raw_os_error(r));
+    }
+    Ok(())
+}
+
 /// Writes back and drops the set from the page cache (fsync, then posix_fadvise DONTNEED), then
 /// measures what is still resident with mincore.
 pub fn evict(spec: &FileSetSpec) -> std::io::Result<Residency> {
@@ -325,9 +361,7 @@ pub fn evict(spec: &FileSetSpec) -> std::io::Result<Residency> {
             Err(e) => return Err(e),
         };
         let len = f.metadata()?.len();
-        f.sync_all()?;
-        // SAFETY: advisory call on an open fd.
-        unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        drop_cached(&f, WriteBack::All, 0, 0)?;
         res.resident_bytes += resident_bytes(&f, len)?;
         res.total_bytes += len;
     }

@@ -5,3 +5,28 @@ pub mod document;
 pub mod history;
 pub mod html;
 pub mod table;
+
+use crate::error::{Error, Result};
+use std::io::Write;
+use std::path::Path;
+
+/// Writes a whole file or nothing: a temporary file in the same directory, synced, then renamed
+/// over `path` (tempfile's `persist`). A failure names `flag` and the path (exit 2: the path the
+/// user gave cannot be written) and leaves no temporary file behind.
+pub fn write_atomically(path: &Path, bytes: &[u8], flag: &str) -> Result<()> {
+    let bad = |e: &dyn std::fmt::Display| Error::usage(format!("{flag} {}: {e}", path.display()));
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".iolab-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| bad(&e))?;
+    tmp.write_all(bytes)
+        .and_then(|_| tmp.as_file().sync_all())
+        .map_err(|e| bad(&e))?;
+    tmp.persist(path).map_err(|e| bad(&e.error))?;
+    Ok(())
+}

@@ -79,6 +79,16 @@ impl OffsetGen {
     }
 }
 
+/// A seed for runs that were not given `--seed`: the clock's nanoseconds, cut to 53 bits so JSON
+/// readers that use doubles read it back exactly. It is recorded in the result, so the run can
+/// be repeated with `--seed`.
+pub fn seed_from_clock() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64 & ((1 << 53) - 1))
+        .unwrap_or(1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

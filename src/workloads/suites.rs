@@ -70,6 +70,7 @@
 //! Both suites remove every file and directory they created, also after an error or a stop. When
 //! `stop` is set they return `Ok` with `interrupted: true` and the results measured so far.
 
+use crate::engine::fileset::WriteBack;
 use crate::engine::worker::AlignedBuf;
 use crate::error::{Error, Result};
 pub use crate::model::suite::*;
@@ -77,7 +78,6 @@ use crate::model::units::{Bytes, human_bytes};
 use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
@@ -87,30 +87,27 @@ use std::time::{Duration, Instant};
 // Shared helpers
 // ---------------------------------------------------------------------------------------------
 
-/// SplitMix64: a tiny generator whose output is fixed by its definition, so shuffles and seek
-/// offsets are the same for the same seed on every machine and version.
-struct SplitMix(u64);
+/// A generator whose output is fixed by its definition (SplitMix64), so shuffles and seek offsets
+/// are the same for the same seed on every machine and version.
+struct SplitMix(rand_xoshiro::SplitMix64);
 
 impl SplitMix {
-    #[inline]
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+    fn new(seed: u64) -> SplitMix {
+        use rand::SeedableRng;
+        SplitMix(rand_xoshiro::SplitMix64::seed_from_u64(seed))
     }
     /// Uniform in `0..n` (`n` > 0), by multiply-shift.
     #[inline]
     fn below(&mut self, n: u64) -> u64 {
-        ((self.next() as u128 * n as u128) >> 64) as u64
+        use rand::Rng;
+        ((self.0.next_u64() as u128 * n as u128) >> 64) as u64
     }
 }
 
 /// `0..n` in a random order (Fisher-Yates). Built before a timed loop, never inside one.
 fn shuffled(n: u64, seed: u64) -> Vec<u64> {
     let mut v: Vec<u64> = (0..n).collect();
-    let mut rng = SplitMix(seed);
+    let mut rng = SplitMix::new(seed);
     for i in (1..v.len()).rev() {
         let j = rng.below(i as u64 + 1) as usize;
         v.swap(i, j);
@@ -120,10 +117,7 @@ fn shuffled(n: u64, seed: u64) -> Vec<u64> {
 
 /// Writes the file's dirty pages back and drops its pages from the page cache.
 fn evict(f: &File) -> io::Result<()> {
-    f.sync_data()?;
-    // SAFETY: advisory call on an open descriptor.
-    unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-    Ok(())
+    crate::engine::fileset::drop_cached(f, WriteBack::Data, 0, 0)
 }
 
 /// Marks every 4 KiB page of `buf` with `v`, so no two written records are identical and
@@ -965,7 +959,7 @@ fn seeker(
 ) -> io::Result<(u64, Duration, bool)> {
     let f = OpenOptions::new().read(true).write(true).open(path)?;
     let mut buf = vec![0u8; chunk as usize];
-    let mut rng = SplitMix(seed);
+    let mut rng = SplitMix::new(seed);
     let mut max = Duration::ZERO;
     for i in 0..n {
         if stop.load(Relaxed) {
@@ -1090,12 +1084,7 @@ fn bonnie_err(what: &str, dir: &Path, e: io::Error) -> Error {
 /// Runs the Bonnie++ tests (see the module documentation).
 pub fn bonnie(o: &BonnieOpts, stop: &AtomicBool) -> Result<BonnieResult> {
     bonnie_validate(o)?;
-    let seed = o.seed.unwrap_or_else(|| {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0)
-    });
+    let seed = o.seed.unwrap_or_else(crate::spec::dist::seed_from_clock);
     let name = unique_name("iolab-bonnie");
     let path = o.dir.join(&name);
     let sub = o.dir.join(name + ".d");

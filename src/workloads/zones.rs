@@ -169,15 +169,13 @@ pub fn zones(
         };
         let end = if i + 1 == zones { size } else { start + per };
         if !direct {
-            // SAFETY: advisory call on an open descriptor.
-            unsafe {
-                libc::posix_fadvise(
-                    f.as_raw_fd(),
-                    start as i64,
-                    (end - start) as i64,
-                    libc::POSIX_FADV_DONTNEED,
-                )
-            };
+            // Read-only: nothing to write back; pages dirty in the cache stay (noted above).
+            let _ = crate::engine::fileset::drop_cached(
+                &f,
+                crate::engine::fileset::WriteBack::No,
+                start,
+                end - start,
+            );
         }
         let (mut off, mut reads, mut busy) = (start, 0u64, Duration::ZERO);
         let t0 = Instant::now();
