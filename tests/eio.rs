@@ -2,8 +2,9 @@
 //! passthrough filesystem that fails or delays read requests.
 //!
 //! Needs root, /dev/fuse, gcc, pkg-config and the fuse3 development files; without them each
-//! test prints a `SKIP:` line to stderr and passes.
+//! test skips through `common::skip` (a `SKIP:` line, or a failure under `CI=true`).
 
+mod common;
 use serde_json::Value;
 use std::fs;
 use std::io::Read;
@@ -48,11 +49,11 @@ fn skip_reason() -> Option<String> {
     None
 }
 
+/// Returns from the test `$test` through `common::skip` when the FUSE tests cannot run here.
 macro_rules! skip_unless_fuse {
-    () => {
+    ($test:expr) => {
         if let Some(why) = skip_reason() {
-            eprintln!("SKIP: {why}");
-            return;
+            return common::skip($test, &why);
         }
     };
 }
@@ -229,7 +230,7 @@ fn json(o: &Output) -> Value {
 
 #[test]
 fn eio_is_counted_reported_and_the_run_finishes() {
-    skip_unless_fuse!();
+    skip_unless_fuse!("eio_is_counted_reported_and_the_run_finishes");
     // Reads of the first MiB of iolab-file.0 fail; writes (prepare) are not affected.
     let fs = FaultFs::mount(&[
         ("FAULTFS_MATCH", "iolab-file.0"),
@@ -321,7 +322,7 @@ fn eio_is_counted_reported_and_the_run_finishes() {
 
 #[test]
 fn injected_read_latency_shows_in_p50() {
-    skip_unless_fuse!();
+    skip_unless_fuse!("injected_read_latency_shows_in_p50");
     // Every read request of the set waits 2 ms; no errors.
     let fs = FaultFs::mount(&[
         ("FAULTFS_MATCH", "iolab-file."),

@@ -1,6 +1,8 @@
 //! Parses real fio / sysbench result files (tests/fixtures/import/) and, where the tools are
 //! installed, fresh output from short live runs.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -235,8 +237,10 @@ fn run_in(dir: &Path, tool: &str, args: &[&str]) -> String {
 #[test]
 fn live_fio() {
     if !have("fio") {
-        eprintln!("SKIP: live_fio: fio is not installed");
-        return;
+        return common::skip(
+            "live_fio",
+            "fio is not installed (scripts/setup.sh installs it)",
+        );
     }
     let dir = tempfile::tempdir().unwrap();
     let file: PathBuf = dir.path().join("live.dat");
@@ -273,8 +277,10 @@ fn live_fio() {
 #[test]
 fn live_sysbench() {
     if !have("sysbench") {
-        eprintln!("SKIP: live_sysbench: sysbench is not installed");
-        return;
+        return common::skip(
+            "live_sysbench",
+            "sysbench is not installed (scripts/setup.sh installs it)",
+        );
     }
     let dir = tempfile::tempdir().unwrap();
     let common = ["fileio", "--file-num=2", "--file-total-size=8M"];

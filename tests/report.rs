@@ -549,3 +549,260 @@ fn labels_and_tags_with_quotes_and_angle_brackets_are_escaped_in_the_report() {
         "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
     );
 }
+
+// --- `iolab report ID` embeds what `iolab show ID` prints, for every stored kind ---
+
+/// Undoes the report's HTML escaping (`&`, `<`, `>`; quotes for safety).
+fn unescape(html: &str) -> String {
+    html.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+}
+
+/// A store and a data directory in a temporary directory.
+struct Kind {
+    d: tempfile::TempDir,
+}
+
+impl Kind {
+    fn new() -> Kind {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("data")).unwrap();
+        Kind { d }
+    }
+    fn db(&self) -> PathBuf {
+        self.d.path().join("r.db")
+    }
+    fn data(&self) -> String {
+        self.d.path().join("data").to_str().unwrap().to_string()
+    }
+    /// Runs iolab on this store; asserts exit 0.
+    fn ok(&self, args: &[&str]) -> Run {
+        let r = iolab_db(&self.db(), args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        r
+    }
+    /// The id in `saved as run N` / `saved as group gN` on stderr.
+    fn saved(&self, args: &[&str]) -> String {
+        let r = self.ok(args);
+        let id = r
+            .stderr
+            .split("saved as ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{args:?}: no `saved as` in {}", r.stderr));
+        let id = id.trim_start_matches("run ").trim_start_matches("group ");
+        id.split([' ', '\n']).next().unwrap().to_string()
+    }
+    /// The group of a --json sweep or saturate.
+    fn group(&self, args: &[&str]) -> String {
+        self.ok(args).json()["group"].as_str().unwrap().to_string()
+    }
+    /// `iolab show ID` must appear, after undoing the HTML escaping, in `iolab report ID`.
+    fn report_embeds_show(&self, id: &str) {
+        let show = self.ok(&["show", id]).stdout;
+        assert!(!show.trim().is_empty(), "show {id} printed nothing");
+        let out = self.d.path().join("report.html");
+        self.ok(&["report", id, "-o", out.to_str().unwrap()]);
+        let text = unescape(&std::fs::read_to_string(&out).unwrap());
+        let results = text
+            .split("<pre class=\"table\">")
+            .nth(1)
+            .and_then(|t| t.split("</pre>").next())
+            .unwrap_or("(no <pre class=\"table\"> in the report)");
+        assert!(
+            text.contains(&show),
+            "`iolab show {id}` is not in `iolab report {id}`\n--- show:\n{show}\n--- report (Results):\n{results}"
+        );
+    }
+}
+
+#[test]
+fn report_embeds_show_of_a_file_run() {
+    let k = Kind::new();
+    let id = k.saved(&[
+        "run",
+        "--dir",
+        &k.data(),
+        "--files",
+        "1",
+        "--size",
+        "1M",
+        "--mode",
+        "rndrd",
+        "--ops",
+        "50",
+    ]);
+    k.report_embeds_show(&id);
+}
+
+#[test]
+fn report_embeds_show_of_a_repeat_group() {
+    let k = Kind::new();
+    let g = k.saved(&[
+        "run",
+        "--dir",
+        &k.data(),
+        "--files",
+        "1",
+        "--size",
+        "1M",
+        "--mode",
+        "rndrd",
+        "--engine",
+        "null",
+        "--time",
+        "0.1",
+        "--repeat",
+        "2",
+    ]);
+    assert!(g.starts_with('g'), "{g}");
+    k.report_embeds_show(&g);
+}
+
+#[test]
+fn report_embeds_show_of_a_db_run_on_sqlite() {
+    let k = Kind::new();
+    let id = k.saved(&[
+        "db",
+        "--dir",
+        &k.data(),
+        "--table-size",
+        "100",
+        "--transactions",
+        "20",
+    ]);
+    k.report_embeds_show(&id);
+}
+
+#[test]
+fn report_embeds_show_of_an_iozone_run() {
+    let k = Kind::new();
+    let id = k.saved(&[
+        "suite",
+        "iozone",
+        "--dir",
+        &k.data(),
+        "--min-file",
+        "64k",
+        "--max-file",
+        "128k",
+        "--min-rec",
+        "4k",
+        "--max-rec",
+        "8k",
+        "-q",
+    ]);
+    k.report_embeds_show(&id);
+}
+
+#[test]
+fn report_embeds_show_of_a_bonnie_run() {
+    let k = Kind::new();
+    let id = k.saved(&[
+        "suite",
+        "bonnie",
+        "--dir",
+        &k.data(),
+        "--size",
+        "8M",
+        "--files",
+        "1",
+    ]);
+    k.report_embeds_show(&id);
+}
+
+#[test]
+fn report_embeds_show_of_a_zones_run() {
+    let k = Kind::new();
+    let f = k.d.path().join("disk.img");
+    std::fs::write(&f, vec![7u8; 4 << 20]).unwrap();
+    let id = k.saved(&[
+        "zones",
+        f.to_str().unwrap(),
+        "--zones",
+        "4",
+        "--per-zone",
+        "256k",
+        "--bs",
+        "64k",
+    ]);
+    k.report_embeds_show(&id);
+}
+
+#[test]
+fn report_embeds_show_of_a_sweep() {
+    let k = Kind::new();
+    let g = k.group(&[
+        "sweep",
+        "--threads",
+        "1,2",
+        "--mode",
+        "rndrd,rndwr",
+        "--engine",
+        "null",
+        "--dir",
+        &k.data(),
+        "--files",
+        "1",
+        "--size",
+        "1M",
+        "--time",
+        "0.1",
+        "--json",
+    ]);
+    k.report_embeds_show(&g);
+}
+
+#[test]
+fn report_embeds_show_of_a_saturation() {
+    let k = Kind::new();
+    let g = k.group(&[
+        "saturate",
+        "--target",
+        "p99<=50ms",
+        "--over",
+        "rate=1000..100000000",
+        "--max-steps",
+        "3",
+        "--mode",
+        "rndrd",
+        "--engine",
+        "null",
+        "--dir",
+        &k.data(),
+        "--files",
+        "1",
+        "--size",
+        "1M",
+        "--time",
+        "0.1",
+        "--json",
+    ]);
+    k.report_embeds_show(&g);
+}
+
+fn import_fixture(name: &str) {
+    let k = Kind::new();
+    let f = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import")
+        .join(name);
+    let out = k.ok(&["import", f.to_str().unwrap()]).stdout;
+    let id = out
+        .split(" as run ")
+        .nth(1)
+        .and_then(|t| t.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no `as run N` in {out}"));
+    k.report_embeds_show(id);
+}
+
+#[test]
+fn report_embeds_show_of_a_fio_import() {
+    import_fixture("fio-randrw-jsonplus.json");
+}
+
+#[test]
+fn report_embeds_show_of_a_sysbench_import() {
+    import_fixture("sysbench-rndrw.txt");
+}

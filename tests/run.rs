@@ -3,7 +3,6 @@
 mod common;
 use common::*;
 use std::os::unix::fs::MetadataExt;
-use std::time::Duration;
 
 const SMALL: &[&str] = &["--files", "4", "--size", "4M"];
 
@@ -461,9 +460,16 @@ fn buffered_small_sets_warn_about_the_page_cache_and_unsynced_writes() {
 
 #[test]
 fn warm_reads_the_set_into_the_cache() {
-    let d = tempfile::tempdir().unwrap();
+    let mut d = tempfile::tempdir().unwrap();
     if iolab::system::fsinfo::fs_type(d.path()) == "tmpfs" {
-        return skip("warm_reads_the_set_into_the_cache", "temp dir is tmpfs");
+        // a tmpfs cannot be evicted; the target directory is on real storage
+        d = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    }
+    if iolab::system::fsinfo::fs_type(d.path()) == "tmpfs" {
+        return skip(
+            "warm_reads_the_set_into_the_cache",
+            "the temp dir and the target dir are tmpfs",
+        );
     }
     let v = rj(d.path(), &["--mode", "rndrd", "--ops", "50", "--warm"]);
     assert!(v["cache_resident_pct_at_start"].as_f64().unwrap() > 90.0);
@@ -573,25 +579,33 @@ fn tmpfs_cannot_be_evicted_and_the_run_says_so() {
 
 #[test]
 fn read_only_dir_is_refused_for_non_root() {
-    if is_root() {
-        return skip(
-            "read_only_dir_is_refused_for_non_root",
-            "root ignores permissions (tests/root.rs covers a read-only mount)",
-        );
-    }
     let d = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        d.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o555),
-    )
-    .unwrap();
-    let r = err(&[
-        "run",
-        "--dir",
-        d.path().to_str().unwrap(),
-        "--mode",
-        "rndrd",
-    ]);
+    let ro = d.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::set_permissions(&ro, std::os::unix::fs::PermissionsExt::from_mode(0o555)).unwrap();
+    let args = ["run", "--dir", ro.to_str().unwrap(), "--mode", "rndrd"];
+    let r = if is_root() {
+        // Root ignores permissions: iolab runs as nobody, with a store it may write.
+        let home = d.path().join("nobody");
+        std::fs::create_dir(&home).unwrap();
+        std::os::unix::fs::chown(&home, Some(NOBODY), Some(NOBODY)).unwrap();
+        std::fs::set_permissions(
+            d.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
+        let r = to_run(
+            as_nobody(&mut std::process::Command::new(bin()))
+                .args(args)
+                .env("IOLAB_DB", home.join("results.db"))
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(r.stderr.trim().lines().count(), 1, "one line: {}", r.stderr);
+        r
+    } else {
+        err(&args)
+    };
     assert_eq!(r.code, 2);
     assert!(
         r.stderr.contains("--dir") && r.stderr.contains("not writable"),
@@ -661,8 +675,9 @@ fn default_profile_runs_the_database_cells() {
 #[test]
 fn ctrl_c_prints_partial_results_and_cleans_up() {
     let d = tempfile::tempdir().unwrap();
-    let child = std::process::Command::new(bin())
-        .args([
+    // With --json -q nothing is printed before the end: wait until a worker thread has read.
+    let out = interrupt_when(
+        std::process::Command::new(bin()).args([
             "run",
             "--dir",
             d.path().to_str().unwrap(),
@@ -677,15 +692,10 @@ fn ctrl_c_prints_partial_results_and_cleans_up() {
             "--json",
             "--no-save",
             "-q",
-        ])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
+        ]),
+        "a read by an iolab-w worker thread",
+        |pid, _| thread_has_read(pid, "iolab-w"),
+    );
     assert_eq!(
         out.status.code(),
         Some(130),

@@ -2,7 +2,6 @@
 
 mod common;
 use common::*;
-use std::time::Duration;
 
 fn base(dir: &std::path::Path) -> Vec<String> {
     [
@@ -196,33 +195,38 @@ fn an_interrupted_sweep_resumes_without_rerunning_finished_cells() {
     let data = d.path().join("data");
     std::fs::create_dir(&data).unwrap();
     let dstr = data.to_str().unwrap().to_string();
-    let child = std::process::Command::new(bin())
-        .args([
-            "sweep",
-            "--threads",
-            "1,2,3",
-            "--mode",
-            "rndrd",
-            "--dir",
-            &dstr,
-            "--files",
-            "1",
-            "--size",
-            "1M",
-            "--engine",
-            "null",
-            "--time",
-            "1",
-        ])
-        .env("IOLAB_DB", &db)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(1600));
-    // SAFETY: signalling our own child
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let o = child.wait_with_output().unwrap();
+    // Stop once the sweep is stored and its first cell (of 1 s each) is saved.
+    let o = interrupt_when(
+        std::process::Command::new(bin())
+            .args([
+                "sweep",
+                "--threads",
+                "1,2,3",
+                "--mode",
+                "rndrd",
+                "--dir",
+                &dstr,
+                "--files",
+                "1",
+                "--size",
+                "1M",
+                "--engine",
+                "null",
+                "--time",
+                "1",
+            ])
+            .env("IOLAB_DB", &db),
+        "`sweep stored as group g1` on stderr and a finished cell in the store",
+        |_, e| {
+            e.contains("sweep stored as group g1") && {
+                let l = iolab_db(&db, &["list", "--json"]);
+                l.code == 0
+                    && l.json()["runs"]
+                        .as_array()
+                        .is_some_and(|v| v.iter().any(|r| r["interrupted"] == false))
+            }
+        },
+    );
     assert_eq!(
         o.status.code(),
         Some(130),

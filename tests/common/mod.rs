@@ -1,8 +1,11 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_iolab")
@@ -13,9 +16,125 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// Prints the skip line that scripts/test.sh counts.
+/// Whether this is CI (`CI=true`), where every test must really run.
+pub fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+/// The one way a test skips: prints `SKIP: <test>: <reason>` on a line of its own (the line
+/// scripts/test.sh counts; the leading newline ends cargo's progress dots). Under `CI=true` a
+/// skip is a failure instead: CI has root, loop devices, cgroups, FUSE, the servers and Chromium.
+/// Call it as `return skip(...)`.
 pub fn skip(test: &str, reason: &str) {
-    eprintln!("SKIP: {test}: {reason}");
+    if in_ci() {
+        panic!("CI=true: this test must run here: {test}: {reason}");
+    }
+    eprintln!("\nSKIP: {test}: {reason}");
+}
+
+/// Runs `cmd` as the unprivileged user nobody (uid/gid 65534, no supplementary groups), for
+/// checks that root would pass by ignoring permissions.
+pub fn as_nobody(cmd: &mut Command) -> &mut Command {
+    std::os::unix::process::CommandExt::uid(cmd, NOBODY);
+    std::os::unix::process::CommandExt::gid(cmd, NOBODY)
+}
+
+pub const NOBODY: u32 = 65534;
+
+/// Longest [`interrupt_when`] waits for its condition.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Spawns `cmd` with stdout and stderr piped, waits until `ready(pid, stderr so far)` holds
+/// (polled every 20 ms, at most [`READY_TIMEOUT`]), sends SIGINT (Ctrl-C) and returns the output.
+/// The test fails with `what` in the message when the child ends first or the condition never
+/// holds. Replaces a fixed sleep before the signal: slow machines wait longer, fast ones less.
+pub fn interrupt_when(
+    cmd: &mut Command,
+    what: &str,
+    mut ready: impl FnMut(u32, &str) -> bool,
+) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn iolab");
+    let pid = child.id();
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let stdout = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = out.read_to_end(&mut v);
+        v
+    });
+    let stderr = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&stderr);
+    let err_reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = err.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            sink.lock().unwrap().extend_from_slice(&buf[..n]);
+        }
+    });
+    let text = || String::from_utf8_lossy(&stderr.lock().unwrap()).into_owned();
+    let t0 = Instant::now();
+    loop {
+        if ready(pid, &text()) {
+            break;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            let _ = err_reader.join();
+            panic!("iolab ended ({status}) before {what}; stderr:\n{}", text());
+        }
+        if t0.elapsed() > READY_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = err_reader.join();
+            panic!(
+                "no {what} within {} s; stderr:\n{}",
+                READY_TIMEOUT.as_secs(),
+                text()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: signalling our own child, which has not been waited for (it is still running or a
+    // zombie), so the pid is still ours.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    err_reader.join().unwrap();
+    let stderr = std::mem::take(&mut *stderr.lock().unwrap());
+    Output {
+        status,
+        stdout: stdout.join().unwrap(),
+        stderr,
+    }
+}
+
+/// [`interrupt_when`] the child has printed `needle` on stderr.
+pub fn interrupt_after_stderr(cmd: &mut Command, needle: &str) -> Output {
+    interrupt_when(cmd, &format!("`{needle}` on stderr"), |_, e| {
+        e.contains(needle)
+    })
+}
+
+/// Whether a thread of process `pid` whose name starts with `prefix` (iolab's I/O workers are
+/// `iolab-w0`, `iolab-w1`, ...) has completed a read system call: measuring has begun and at
+/// least one operation is in. From /proc/PID/task/TID/{comm,io}.
+pub fn thread_has_read(pid: u32, prefix: &str) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.flatten().any(|t| {
+        let comm = std::fs::read_to_string(t.path().join("comm")).unwrap_or_default();
+        comm.starts_with(prefix)
+            && std::fs::read_to_string(t.path().join("io"))
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| l.strip_prefix("syscr:"))
+                .any(|n| n.trim().parse::<u64>().is_ok_and(|n| n > 0))
+    })
 }
 
 pub struct Run {
@@ -35,7 +154,8 @@ impl Run {
     }
 }
 
-fn to_run(o: Output) -> Run {
+/// The exit code and text of a finished command.
+pub fn to_run(o: Output) -> Run {
     Run {
         code: o.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
