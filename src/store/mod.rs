@@ -383,27 +383,25 @@ impl Store {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| db_err(&path, e))?;
-        let modes: Vec<&str> = doc.runs.iter().map(|c| c.mode.as_str()).collect();
-        tx.execute(
-            "INSERT INTO runs (kind, tool, tool_version, start_time, end_time, host, label, modes, interrupted, doc, env, group_id, seq, cell)
-             VALUES ('run', 'iolab', ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            params![
-                doc.iolab_version,
-                doc.start_time,
-                doc.end_time,
-                doc.env.host,
-                doc.label,
-                format!(",{},", modes.join(",")),
-                doc.interrupted,
-                serde_json::to_string(json).expect("json"),
-                serde_json::to_string(&serde_json::json!({"run": doc.env, "system": doc.system})).expect("json"),
-                group.map(|g| g.0),
-                group.map(|g| g.1),
-                cell.map(|c| serde_json::to_string(c).expect("json")),
-            ],
+        let id = insert_run(
+            &tx,
+            &RunIn {
+                kind: "run",
+                tool: "iolab",
+                tool_version: &doc.iolab_version,
+                start_time: &doc.start_time,
+                end_time: Some(&doc.end_time),
+                host: &doc.env.host,
+                label: doc.label.as_deref(),
+                modes: doc.runs.iter().map(|c| c.mode.as_str()).collect(),
+                interrupted: doc.interrupted,
+                doc: json,
+                env: Some(serde_json::json!({"run": doc.env, "system": doc.system})),
+                group,
+                cell,
+            },
         )
         .map_err(|e| db_err(&path, e))?;
-        let id = tx.last_insert_rowid();
         insert_tags(&tx, id, &doc.tags).map_err(|e| db_err(&path, e))?;
         for (ci, c) in doc.runs.iter().enumerate() {
             for k in OpKind::ALL {
@@ -469,23 +467,27 @@ impl Store {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| db_err(&path, e))?;
-        tx.execute(
-            "INSERT INTO runs (kind, tool, tool_version, start_time, end_time, host, label, modes, interrupted, doc, env)
-             VALUES ('db', 'iolab', ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![
-                doc.iolab_version,
-                doc.start_time,
-                doc.end_time,
+        let id = insert_run(
+            &tx,
+            &RunIn {
+                kind: "db",
+                tool: "iolab",
+                tool_version: &doc.iolab_version,
+                start_time: &doc.start_time,
+                end_time: Some(&doc.end_time),
                 host,
-                doc.label,
-                format!(",{},", doc.test),
-                doc.interrupted,
-                serde_json::to_string(json).expect("json"),
-                serde_json::to_string(&serde_json::json!({"run": {"host": host, "backend": doc.backend, "settings": doc.settings}, "system": doc.system})).expect("json"),
-            ],
+                label: doc.label.as_deref(),
+                modes: vec![doc.test.as_str()],
+                interrupted: doc.interrupted,
+                doc: json,
+                env: Some(
+                    serde_json::json!({"run": {"host": host, "backend": doc.backend, "settings": doc.settings}, "system": doc.system}),
+                ),
+                group: None,
+                cell: None,
+            },
         )
         .map_err(|e| db_err(&path, e))?;
-        let id = tx.last_insert_rowid();
         insert_tags(&tx, id, &doc.tags).map_err(|e| db_err(&path, e))?;
         for (name, r) in &doc.types {
             let l = r.lat_ns.as_ref();
@@ -543,22 +545,28 @@ impl Store {
         system: Option<&crate::system::env::EnvReport>,
     ) -> Result<i64> {
         let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        self.conn
-            .execute(
-                "INSERT INTO runs (kind, tool, tool_version, start_time, end_time, host, label, modes, interrupted, doc, env)
-                 VALUES ('suite', 'iolab', ?1, ?2, ?2, ?3, NULL, ?4, ?5, ?6, ?7)",
-                params![
-                    env!("CARGO_PKG_VERSION"),
-                    now,
-                    host,
-                    format!(",{name},"),
-                    doc.get("interrupted").and_then(|v| v.as_bool()).unwrap_or(false),
-                    serde_json::to_string(&serde_json::json!({"suite": name, "result": doc})).expect("json"),
-                    serde_json::to_string(&serde_json::json!({"run": {"host": host}, "system": system})).expect("json"),
-                ],
-            )
-            .map_err(|e| db_err(&self.path, e))?;
-        Ok(self.conn.last_insert_rowid())
+        insert_run(
+            &self.conn,
+            &RunIn {
+                kind: "suite",
+                tool: "iolab",
+                tool_version: env!("CARGO_PKG_VERSION"),
+                start_time: &now,
+                end_time: Some(&now),
+                host,
+                label: None,
+                modes: vec![name],
+                interrupted: doc
+                    .get("interrupted")
+                    .and_then(|v| v.as_bool())
+                    .unwrap_or(false),
+                doc: &serde_json::json!({"suite": name, "result": doc}),
+                env: Some(serde_json::json!({"run": {"host": host}, "system": system})),
+                group: None,
+                cell: None,
+            },
+        )
+        .map_err(|e| db_err(&self.path, e))
     }
 
     /// Saves an imported result (fio, sysbench) in one transaction; `doc` is its stored document.
@@ -575,17 +583,28 @@ impl Store {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| db_err(&path, e))?;
-        let modes: Vec<&str> = imp.cells.iter().map(|c| c.mode.as_str()).collect();
         let start = imp.start_time.clone().unwrap_or_else(|| {
             chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
         });
-        tx.execute(
-            "INSERT INTO runs (kind, tool, tool_version, start_time, end_time, host, label, modes, interrupted, doc, env)
-             VALUES ('import', ?1, ?2, ?3, NULL, ?4, ?5, ?6, 0, ?7, NULL)",
-            params![imp.tool, imp.tool_version, start, host, label, format!(",{},", modes.join(",")), serde_json::to_string(doc).expect("json")],
+        let id = insert_run(
+            &tx,
+            &RunIn {
+                kind: "import",
+                tool: &imp.tool,
+                tool_version: &imp.tool_version,
+                start_time: &start,
+                end_time: None,
+                host,
+                label,
+                modes: imp.cells.iter().map(|c| c.mode.as_str()).collect(),
+                interrupted: false,
+                doc,
+                env: None,
+                group: None,
+                cell: None,
+            },
         )
         .map_err(|e| db_err(&path, e))?;
-        let id = tx.last_insert_rowid();
         insert_tags(&tx, id, tags).map_err(|e| db_err(&path, e))?;
         for (ci, c) in imp.cells.iter().enumerate() {
             for o in &c.ops {
@@ -867,6 +886,53 @@ impl Store {
         tx.execute("DELETE FROM groups WHERE NOT EXISTS (SELECT 1 FROM runs WHERE runs.group_id = groups.id)", []).map_err(|e| db_err(&path, e))?;
         tx.commit().map_err(|e| db_err(&path, e))
     }
+}
+
+/// One row of `runs`, whatever made it (run, db, suite, import).
+struct RunIn<'a> {
+    kind: &'a str,
+    tool: &'a str,
+    tool_version: &'a str,
+    start_time: &'a str,
+    end_time: Option<&'a str>,
+    host: &'a str,
+    label: Option<&'a str>,
+    modes: Vec<&'a str>,
+    interrupted: bool,
+    /// the document as printed
+    doc: &'a serde_json::Value,
+    /// what `compare` diffs: `{"run": ..., "system": ...}`
+    env: Option<serde_json::Value>,
+    /// experiment or repetition group, and the run's place in it
+    group: Option<(i64, u32)>,
+    /// an experiment cell's coordinates
+    cell: Option<&'a serde_json::Value>,
+}
+
+/// The one `INSERT INTO runs`; returns the new run id.
+fn insert_run(c: &rusqlite::Connection, r: &RunIn) -> rusqlite::Result<i64> {
+    let json = |v: &serde_json::Value| serde_json::to_string(v).unwrap_or_default();
+    c.execute(
+        "INSERT INTO runs (kind, tool, tool_version, start_time, end_time, host, label, modes, interrupted, doc, env, group_id, seq, cell)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        params![
+            r.kind,
+            r.tool,
+            r.tool_version,
+            r.start_time,
+            r.end_time,
+            r.host,
+            r.label,
+            format!(",{},", r.modes.join(",")),
+            r.interrupted,
+            json(r.doc),
+            r.env.as_ref().map(json),
+            r.group.map(|g| g.0),
+            r.group.map(|g| g.1),
+            r.cell.map(json),
+        ],
+    )?;
+    Ok(c.last_insert_rowid())
 }
 
 fn insert_tags(
