@@ -770,3 +770,59 @@ fn compare_with_few_repetitions_says_how_wide_the_interval_is() {
     let text = lab.ok(&["compare", "1", "3"]).stdout;
     assert!(!text.contains("note: with n="), "{text}");
 }
+
+/// A store written before imports took the `cells[].results.<op>` shape (schema
+/// `iolab-import/1`, `cells[].ops[]`; tests/fixtures/store/v3-imports.db: a fio json+ import, a
+/// sysbench import and a null-engine run) is read by show, compare, export and report, and its
+/// imports export in today's shape, with the same figures as a fresh import of the same file.
+#[test]
+fn imports_stored_in_the_old_shape_read_as_today() {
+    let lab = Lab::new();
+    std::fs::create_dir_all(lab.db.parent().unwrap()).unwrap();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    std::fs::copy(fixtures.join("store/v3-imports.db"), &lab.db).unwrap();
+    let old: String = Connection::open(&lab.db)
+        .unwrap()
+        .query_row("SELECT doc FROM runs WHERE id = 1", [], |r| r.get(0))
+        .unwrap();
+    assert!(
+        old.contains("\"iolab-import/1\""),
+        "the fixture holds an old import"
+    );
+    for id in ["1", "2", "3"] {
+        let r = lab.ok(&["show", id]);
+        assert!(!r.stdout.is_empty(), "show {id}");
+    }
+    assert!(
+        lab.ok(&["show", "1"]).stdout.contains("16575"),
+        "fio read IOPS"
+    );
+    // a fresh import of the same fio file: today's shape, same figures
+    let f = fixtures.join("import/fio-randrw-jsonplus.json");
+    let r = lab.ok(&["import", f.to_str().unwrap()]);
+    assert!(r.stdout.contains("as run 4"), "{}", r.stdout);
+    let ex = lab.ok(&["export", "1", "4", "--format", "json"]).json();
+    let (old, new) = (&ex["runs"][0]["doc"], &ex["runs"][1]["doc"]);
+    for d in [old, new] {
+        assert_eq!(d["schema"], "iolab-import/2", "{d}");
+        let read = &d["cells"][0]["results"]["read"];
+        assert_eq!(read["ops"], 33199, "{read}");
+        assert!(read["iops"].as_f64().unwrap() > 16000.0, "{read}");
+        assert!(read["lat_ns"]["p99"].as_f64().is_some(), "{read}");
+        assert!(
+            d["cells"][0].get("ops").is_none(),
+            "no ops[] in today's shape"
+        );
+    }
+    assert_eq!(
+        old["cells"], new["cells"],
+        "the old import reads as the new one"
+    );
+    // compare the old and the new import: the same workload, no change
+    let c = lab.ok(&["compare", "1", "4", "--json"]).json();
+    let rows = c["rows"].as_array().expect("rows");
+    assert!(!rows.is_empty(), "{c}");
+    let report = lab.db.with_file_name("r.html");
+    lab.ok(&["report", "1", "-o", report.to_str().unwrap()]);
+    assert!(std::fs::read_to_string(&report).unwrap().contains("16575"));
+}

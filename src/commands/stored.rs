@@ -102,7 +102,7 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
         parsed.push((f.clone(), imp));
     }
     for (f, imp) in parsed {
-        let doc = serde_json::json!({"schema": "iolab-import/1", "tool": imp.tool, "tool_version": imp.tool_version, "start_time": imp.start_time, "source_file": f, "options": imp.options, "cells": imp.cells});
+        let doc = imp.to_doc(&f.display().to_string());
         let id = s.save_import(&imp, &doc, &host, a.label.as_deref(), &tags)?;
         print_out(&format!(
             "imported {} as run {id} ({} {}, {} job{})\n",

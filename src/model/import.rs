@@ -68,3 +68,76 @@ pub struct Imported {
     pub options: serde_json::Value,
     pub cells: Vec<Cell>,
 }
+
+/// Schema of the stored import document: `cells[].results.<op>`, the shape of every other stored
+/// measurement (docs/results.md). `iolab-import/1` (`cells[].ops[]`) is still read.
+pub const IMPORT_SCHEMA: &str = "iolab-import/2";
+
+/// The order ops are listed in when a document names them by key.
+const OP_ORDER: [&str; 5] = ["read", "write", "trim", "fsync", "events"];
+
+impl Imported {
+    /// The stored document: `schema`, the tool, `source_file`, and `cells[]` each with
+    /// `results.<op>.{ops, bytes, iops, bytes_per_sec, lat_ns, hist_bins}`.
+    pub fn to_doc(&self, source_file: &str) -> serde_json::Value {
+        let cells: Vec<serde_json::Value> = self
+            .cells
+            .iter()
+            .map(|c| {
+                let mut results = serde_json::Map::new();
+                for o in &c.ops {
+                    let mut v = serde_json::to_value(o).unwrap_or_default();
+                    if let Some(m) = v.as_object_mut() {
+                        m.remove("op");
+                    }
+                    results.insert(o.op.clone(), v);
+                }
+                serde_json::json!({
+                    "name": c.name, "mode": c.mode, "threads": c.threads, "iodepth": c.iodepth,
+                    "bs_bytes": c.bs_bytes, "direct": c.direct, "engine": c.engine,
+                    "duration_s": c.duration_s, "options": c.options, "results": results,
+                })
+            })
+            .collect();
+        serde_json::json!({
+            "schema": IMPORT_SCHEMA, "tool": self.tool, "tool_version": self.tool_version,
+            "start_time": self.start_time, "source_file": source_file, "options": self.options,
+            "cells": cells,
+        })
+    }
+
+    /// Reads a stored import document of either schema (`iolab-import/2` with
+    /// `cells[].results.<op>`, or `iolab-import/1` with `cells[].ops[]`).
+    pub fn from_doc(doc: &serde_json::Value) -> Result<Imported, serde_json::Error> {
+        let mut doc = doc.clone();
+        if let Some(cells) = doc.get_mut("cells").and_then(|c| c.as_array_mut()) {
+            for c in cells {
+                let Some(obj) = c.as_object_mut() else {
+                    continue;
+                };
+                let Some(results) = obj.remove("results") else {
+                    continue; // iolab-import/1: already `ops[]`
+                };
+                let mut ops: Vec<(usize, serde_json::Value)> = Vec::new();
+                if let serde_json::Value::Object(m) = results {
+                    for (name, mut v) in m {
+                        if let Some(o) = v.as_object_mut() {
+                            o.insert("op".into(), name.clone().into());
+                        }
+                        let rank = OP_ORDER
+                            .iter()
+                            .position(|x| *x == name)
+                            .unwrap_or(OP_ORDER.len());
+                        ops.push((rank, v));
+                    }
+                }
+                ops.sort_by_key(|(r, _)| *r);
+                obj.insert(
+                    "ops".into(),
+                    ops.into_iter().map(|(_, v)| v).collect::<Vec<_>>().into(),
+                );
+            }
+        }
+        serde_json::from_value(doc)
+    }
+}

@@ -777,7 +777,7 @@ impl Store {
         Ok(match kind.as_str() {
             "run" => StoredDoc::Run(Box::new(RunDoc::from_json(&doc).map_err(bad)?)),
             "db" => StoredDoc::Db(Box::new(serde_json::from_value(doc).map_err(bad)?)),
-            "import" => StoredDoc::Import(Box::new(serde_json::from_value(doc).map_err(bad)?)),
+            "import" => StoredDoc::Import(Box::new(Imported::from_doc(&doc).map_err(bad)?)),
             "suite" => {
                 let name = doc.get("suite").and_then(|x| x.as_str()).unwrap_or("");
                 let r = doc.get("result").cloned().unwrap_or_default();
