@@ -1,7 +1,8 @@
 //! Runs a plan: the file set, then each cell (evict, open, spawn workers, merge, check).
 
 use crate::engine::fileset::{self, file_path};
-use crate::engine::worker::{MapPtr, Progress, Shared, run_worker};
+use crate::engine::run_worker;
+use crate::engine::worker::{MapPtr, Progress, Shared};
 use crate::error::{Error, Result};
 use crate::measure::stats::{self, ThreadStats};
 use crate::measure::truth;
