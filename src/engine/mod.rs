@@ -1,5 +1,92 @@
-//! Issuing I/O: the file set, the worker loop and its engines, and the runner that drives a plan.
+//! Issuing I/O: the file set, the worker loops and their engines, and the runner that drives a
+//! plan.
+//!
+//! The engine layer reads like fio's `ioengine_ops`: [`ops`] is the contract (capability flags
+//! and the calls a loop makes), each engine is one file implementing it, and the registry below
+//! has one line per engine. Adding an engine: a new file, an `EngineKind` variant, one line here.
 
 pub mod fileset;
+pub mod mmap;
+pub mod null;
+pub mod opgen;
+pub mod ops;
+pub mod psync;
 pub mod runner;
+pub mod uring;
 pub mod worker;
+
+use crate::measure::stats::ThreadStats;
+use crate::model::job::EngineKind;
+pub use ops::{Caps, Direct};
+use ops::{QueueEngine, SyncEngine};
+use worker::{Progress, Shared, run_queue, run_sync};
+
+/// Declares the engines: for each, its kind, the loop it runs in and its type. Generates the
+/// list [`ENGINES`], the lookup [`caps`] and the dispatch [`run_worker`] from one table, so the
+/// three cannot disagree.
+macro_rules! registry {
+    ($($kind:ident => $run:ident::<$ty:ty>,)*) => {
+        /// Every engine's capabilities, in `--engine` order.
+        pub const ENGINES: &[Caps] = &[$(<$ty>::CAPS),*];
+
+        /// The capabilities of an engine.
+        pub fn caps(kind: EngineKind) -> &'static Caps {
+            match kind {
+                $(EngineKind::$kind => &<$ty>::CAPS,)*
+            }
+        }
+
+        /// Runs one worker with the job's engine: the engine is chosen here, once per phase, and
+        /// its loop is monomorphized for it.
+        pub fn run_worker(
+            sh: &Shared,
+            thread: u32,
+            files: u32,
+            prog: &Progress,
+        ) -> std::io::Result<ThreadStats> {
+            match sh.job.engine {
+                $(EngineKind::$kind => $run::<$ty>(sh, thread, files, prog),)*
+            }
+        }
+    };
+}
+
+registry! {
+    Sync => run_sync::<psync::Psync>,
+    IoUring => run_queue::<uring::Uring>,
+    Mmap => run_sync::<mmap::Mmap>,
+    Null => run_sync::<null::Null>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_registered_engine_is_named_as_its_kind() {
+        assert_eq!(ENGINES.len(), 4);
+        for c in ENGINES {
+            let kind: EngineKind = c.name.parse().unwrap();
+            assert_eq!(kind.name(), c.name);
+            assert_eq!(caps(kind), c);
+        }
+    }
+
+    #[test]
+    fn capability_flags_are_consistent() {
+        for c in ENGINES {
+            assert!(c.needs_files || !c.needs_mapping, "{}: maps files", c.name);
+            assert!(
+                c.needs_files || !c.counts_errors,
+                "{}: errors without I/O",
+                c.name
+            );
+            assert_eq!(
+                c.direct == Direct::Ignored,
+                !c.needs_files,
+                "{}: --direct matters exactly when files are opened",
+                c.name
+            );
+        }
+    }
+}

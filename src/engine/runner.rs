@@ -1,11 +1,12 @@
 //! Runs a plan: the file set, then each cell (evict, open, spawn workers, merge, check).
 
 use crate::engine::fileset::{self, file_path};
-use crate::engine::worker::{MapPtr, Progress, Shared, run_worker};
+use crate::engine::worker::{MapPtr, Progress, Shared};
+use crate::engine::{caps, run_worker};
 use crate::error::{Error, Result};
 use crate::measure::stats::{self, ThreadStats};
 use crate::measure::truth;
-use crate::model::job::{EngineKind, FileSetSpec, Job, Limit, Mode};
+use crate::model::job::{FileSetSpec, Job, Limit, Mode};
 use crate::model::run::{CellJob, CellResult, Cpu, PrepareInfo, RunDoc, RunEnv, Warning};
 use crate::system::fsinfo;
 use std::collections::BTreeMap;
@@ -164,13 +165,14 @@ fn run_cell(
     devices: &[String],
 ) -> Result<CellResult> {
     let spec = &plan.fileset;
-    let files = if job.engine == EngineKind::Null {
-        Vec::new()
-    } else {
+    let engine = caps(job.engine);
+    let files = if engine.needs_files {
         open_files(spec, job)?
+    } else {
+        Vec::new()
     };
     let fds: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
-    let maps = if job.engine == EngineKind::Mmap {
+    let maps = if engine.needs_mapping {
         map_files(&files, spec.file_size_bytes)?
     } else {
         Maps(Vec::new())
@@ -346,8 +348,8 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        if job.engine == EngineKind::Null {
-            // No I/O: no files needed, none written.
+        if !caps(job.engine).needs_files {
+            // No files needed, none written.
             first = false;
             match run_cell(plan, job, &env, link_bps, stop, 0.0, &devices) {
                 Ok(cell) => {

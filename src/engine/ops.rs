@@ -1,0 +1,99 @@
+//! The engine contract, after fio's `ioengine_ops`: what an engine declares ([`Caps`]) and the
+//! calls a worker loop makes on it.
+//!
+//! An engine is one type in one file. It implements [`SyncEngine`] when each call completes one
+//! operation (the worker then runs [`run_sync`](super::worker::run_sync)), or [`QueueEngine`] when
+//! it keeps up to `--iodepth` operations in flight ([`run_queue`](super::worker::run_queue)). Its
+//! [`Caps`] are read once per phase, by the runner (which files to open or map) and by the tests
+//! (which cases apply); the worker loops are monomorphized per engine, so no I/O goes through a
+//! virtual call.
+
+use super::worker::Shared;
+use crate::measure::stats::OpKind;
+use std::time::Duration;
+
+/// What `--direct` (O_DIRECT) does with an engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direct {
+    /// The files are opened with O_DIRECT and I/O bypasses the page cache.
+    Honoured,
+    /// `--direct` is a usage error: the engine always goes through the page cache (mappings).
+    Refused,
+    /// Accepted and without effect: the engine touches no file.
+    Ignored,
+}
+
+/// What an engine is and can do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    /// The `--engine` name, as `EngineKind::name` spells it.
+    pub name: &'static str,
+    /// Reads and writes the data files: the runner prepares the file set and opens every file
+    /// for each cell. False: no file set is prepared, opened or written.
+    pub needs_files: bool,
+    /// Works on shared read-write mappings of the files, which the runner creates and removes.
+    pub needs_mapping: bool,
+    /// What `--direct` does.
+    pub direct: Direct,
+    /// Keeps up to `--iodepth` operations in flight per thread ([`QueueEngine`]); false: one at
+    /// a time ([`SyncEngine`]), and `--iodepth` is ignored.
+    pub async_queue: bool,
+    /// A failed or short read, write or fsync reaches the results as an error count. False for
+    /// an engine whose operations cannot fail (null) or whose failures cannot be caught (an I/O
+    /// error on a mapping arrives as SIGBUS).
+    pub counts_errors: bool,
+}
+
+/// An engine that completes one operation per call (pread, a memory copy, nothing).
+///
+/// Results: `Ok(())` for a whole transfer, `Err(errno)` for a failure, `Err(0)` for a short one.
+pub trait SyncEngine<'a>: Sized {
+    const CAPS: Caps;
+    /// Sets the engine up for one worker thread (once per phase).
+    fn open(sh: &Shared<'a>) -> std::io::Result<Self>;
+    /// Reads `buf.len()` bytes of `file` at `off`.
+    fn read(&mut self, file: u32, off: u64, buf: &mut [u8]) -> Result<(), i32>;
+    /// Writes `buf` to `file` at `off`.
+    fn write(&mut self, file: u32, off: u64, buf: &[u8]) -> Result<(), i32>;
+    /// Makes the writes to `file` durable (`--fsync-mode` where the engine has a choice).
+    fn fsync(&mut self, file: u32) -> Result<(), i32>;
+}
+
+/// An engine with operations in flight: queue, then commit and wait, then reap (fio's queue,
+/// commit, getevents and event). Each operation carries a tag that comes back with its result.
+pub trait QueueEngine<'a>: Sized {
+    const CAPS: Caps;
+    /// Sets the engine up for one worker thread with room for `depth` operations in flight and
+    /// one more fsync (once per phase).
+    fn open(sh: &Shared<'a>, depth: u32) -> std::io::Result<Self>;
+    /// Queues a read or write of `len` bytes at `buf`; nothing is submitted yet.
+    ///
+    /// # Safety
+    /// `buf` must stay valid for `len` bytes, and untouched, until the operation's completion
+    /// has been reaped.
+    unsafe fn queue_io(
+        &mut self,
+        kind: OpKind,
+        file: u32,
+        off: u64,
+        buf: *mut u8,
+        len: u32,
+        tag: u64,
+    );
+    /// Queues an fsync of `file`.
+    fn queue_fsync(&mut self, file: u32, tag: u64);
+    /// Submits everything queued and waits until at least `min` operations have completed, or
+    /// until `timeout` passes. It may fail with ETIME (the timeout passed) or EINTR (a signal):
+    /// neither is a failure of the engine, the caller reaps what there is and carries on.
+    fn commit_and_wait(&mut self, min: u32, timeout: Option<Duration>) -> std::io::Result<()>;
+    /// Hands every completion available now to `each` as (tag, result), the result being the
+    /// bytes transferred or a negative errno. Does not wait.
+    fn reap(&mut self, each: impl FnMut(u64, i32));
+}
+
+/// errno of the last failed libc call.
+pub(crate) fn errno() -> i32 {
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
+}

@@ -1,0 +1,78 @@
+//! `--engine sync` (alias psync): pread(2) and pwrite(2), one I/O at a time per thread.
+
+use super::ops::{Caps, Direct, SyncEngine, errno};
+use super::worker::Shared;
+use crate::model::job::FsyncMode;
+use std::os::fd::RawFd;
+
+pub struct Psync<'a> {
+    fds: &'a [RawFd],
+    mode: FsyncMode,
+}
+
+impl<'a> SyncEngine<'a> for Psync<'a> {
+    const CAPS: Caps = Caps {
+        name: "sync",
+        needs_files: true,
+        needs_mapping: false,
+        direct: Direct::Honoured,
+        async_queue: false,
+        counts_errors: true,
+    };
+
+    fn open(sh: &Shared<'a>) -> std::io::Result<Self> {
+        Ok(Psync {
+            fds: sh.fds,
+            mode: sh.job.fsync_mode,
+        })
+    }
+
+    #[inline]
+    fn read(&mut self, file: u32, off: u64, buf: &mut [u8]) -> Result<(), i32> {
+        // SAFETY: buf is valid for buf.len() bytes; fd is open for the phase.
+        let r = unsafe {
+            libc::pread64(
+                self.fds[file as usize],
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                off as i64,
+            )
+        };
+        match r {
+            r if r < 0 => Err(errno()),
+            r if r as usize != buf.len() => Err(0),
+            _ => Ok(()),
+        }
+    }
+
+    #[inline]
+    fn write(&mut self, file: u32, off: u64, buf: &[u8]) -> Result<(), i32> {
+        // SAFETY: as above.
+        let r = unsafe {
+            libc::pwrite64(
+                self.fds[file as usize],
+                buf.as_ptr().cast(),
+                buf.len(),
+                off as i64,
+            )
+        };
+        match r {
+            r if r < 0 => Err(errno()),
+            r if r as usize != buf.len() => Err(0),
+            _ => Ok(()),
+        }
+    }
+
+    #[inline]
+    fn fsync(&mut self, file: u32) -> Result<(), i32> {
+        let fd = self.fds[file as usize];
+        // SAFETY: plain syscalls on an open fd.
+        let r = unsafe {
+            match self.mode {
+                FsyncMode::Fsync => libc::fsync(fd),
+                FsyncMode::Fdatasync => libc::fdatasync(fd),
+            }
+        };
+        if r < 0 { Err(errno()) } else { Ok(()) }
+    }
+}
