@@ -591,7 +591,7 @@ fn scheduler_sweep_switches_and_always_restores() {
         "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0",
     );
     let dev = fs.dev.trim_start_matches("/dev/").to_string();
-    let offered = iolab::system::tuning::schedulers(&dev);
+    let offered = iolab::system::tuning::schedulers(&iolab::system::env::Roots::live(), &dev);
     if offered.len() < 2 {
         return skip(
             "scheduler_sweep_switches_and_always_restores",

@@ -875,3 +875,23 @@ fn readme_and_docs_commands_work_as_root_without_sudo() {
         "{first}"
     );
 }
+
+/// The null engine touches no file: with --keep it still writes no file set (it used to complete
+/// the "kept" set at the end of the run, writing every file it had not needed).
+#[test]
+fn null_engine_with_keep_writes_no_files() {
+    let d = tempfile::tempdir().unwrap();
+    let v = run_json(
+        d.path(),
+        &[
+            "--engine", "null", "--mode", "rndwr", "--ops", "100", "--keep", "--size", "8M",
+        ],
+    );
+    assert_eq!(ops(&v, "write"), 100, "{v}");
+    assert_eq!(v["prepare"]["written_bytes"], 0, "{}", v["prepare"]);
+    assert!(
+        entries(d.path()).is_empty(),
+        "files left: {:?}",
+        entries(d.path())
+    );
+}

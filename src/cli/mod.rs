@@ -1,5 +1,6 @@
 //! Command-line definition (clap) and its translation into plain [`Plan`]s. Clap types stop here.
 
+use crate::engine::Direct;
 use crate::engine::runner::Plan;
 use crate::error::{Error, Result};
 use crate::model::job::{
@@ -850,10 +851,12 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
     if a.set.bs == Some(0) {
         return Err(Error::usage("--bs must be at least 1 byte"));
     }
-    if a.direct && engine == EngineKind::Mmap {
-        return Err(Error::usage(
-            "--direct cannot be used with --engine mmap (mappings always go through the page cache)",
-        ));
+    let caps = crate::engine::caps(engine);
+    if a.direct && caps.direct == Direct::Refused {
+        return Err(Error::usage(format!(
+            "--direct cannot be used with --engine {} (it always goes through the page cache); use --engine sync or io_uring",
+            caps.name
+        )));
     }
     let modes: Option<Vec<Mode>> = match &a.mode {
         None => None,
@@ -884,7 +887,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         e
     };
     let probe = Probe::create(&a.set.dir).map_err(undo_dir)?;
-    let dio = fsinfo::dio_align(Path::new("/sys"), &probe.0);
+    let dio = fsinfo::dio_align(&crate::system::env::Roots::live().sys, &probe.0);
     let direct_ok = probe.direct_ok();
     drop(probe);
     let fs = fsinfo::fs_type(&a.set.dir);
@@ -924,9 +927,9 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             .collect(),
         None => {
             // The default database storage profile.
-            let direct =
-                a.direct || (direct_ok && engine != EngineKind::Mmap && engine != EngineKind::Null);
-            if !direct && !a.direct && engine != EngineKind::Null && engine != EngineKind::Mmap {
+            let honoured = caps.direct == Direct::Honoured;
+            let direct = a.direct || (direct_ok && honoured);
+            if !direct && !a.direct && honoured {
                 notes.push(Warning::new(
                     "direct_unsupported",
                     format!("the filesystem at {} ({fs}) does not support O_DIRECT: the default profile runs buffered, through the page cache", a.set.dir.display()),
@@ -976,8 +979,21 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             }
         }
     }
-    if engine != EngineKind::IoUring && a.iodepth > 1 {
-        notes.push(Warning::new("iodepth_ignored", format!("--iodepth {} only applies to --engine io_uring; {} keeps one I/O in flight per thread", a.iodepth, engine.name())));
+    if !caps.async_queue && a.iodepth > 1 {
+        let queued: Vec<&str> = crate::engine::ENGINES
+            .iter()
+            .filter(|c| c.async_queue)
+            .map(|c| c.name)
+            .collect();
+        notes.push(Warning::new(
+            "iodepth_ignored",
+            format!(
+                "--iodepth {} only applies to --engine {}; {} keeps one I/O in flight per thread",
+                a.iodepth,
+                queued.join(" or "),
+                engine.name()
+            ),
+        ));
     }
     let unit = cells.iter().map(|c| c.bs_bytes).max().unwrap_or(16384);
     let fileset = fileset_spec(&a.set, unit).map_err(undo_dir)?;
@@ -993,6 +1009,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         quiet: a.quiet || a.json,
         iostat_interval: std::time::Duration::from_secs_f64(a.iostat_interval),
         dio,
+        roots: crate::system::env::Roots::live(),
     })
 }
 

@@ -183,9 +183,12 @@ pub fn cmd_db(a: &cli::DbRunArgs) -> Result<i32> {
     let interval = std::time::Duration::from_secs(1);
     if test == db::Test::UpdateLoop {
         drop(conn);
-        let (r, dev) = crate::measure::iostat::with_sampler(&devices, interval, || {
-            db::update_loop(&target, &so, a.iterations, &stop)
-        });
+        let (r, dev) = crate::measure::iostat::with_sampler(
+            &crate::system::env::Roots::live().proc,
+            &devices,
+            interval,
+            || db::update_loop(&target, &so, a.iterations, &stop),
+        );
         let (u, h) = r?;
         doc.device = dev;
         doc.duration_s = u.benchmark_loop_s;
@@ -213,9 +216,12 @@ pub fn cmd_db(a: &cli::DbRunArgs) -> Result<i32> {
             &stop,
         )?;
         drop(conn);
-        let (r, dev) = crate::measure::iostat::with_sampler(&devices, interval, || {
-            db::run_oltp(&target, &job, &stop)
-        });
+        let (r, dev) = crate::measure::iostat::with_sampler(
+            &crate::system::env::Roots::live().proc,
+            &devices,
+            interval,
+            || db::run_oltp(&target, &job, &stop),
+        );
         let (dur, outs) = r?;
         db::merge_into(&mut doc, outs, dur);
         doc.device = dev;

@@ -5,7 +5,8 @@ pub fn cmd_iostat(a: &cli::IostatArgs) -> Result<i32> {
     if !(a.interval >= 0.05 && a.interval.is_finite()) {
         return Err(Error::usage("--interval must be at least 0.05 seconds"));
     }
-    let proc_root = Path::new("/proc");
+    let roots = crate::system::env::Roots::live();
+    let proc_root = roots.proc.as_path();
     let all = iostat::read_diskstats(proc_root);
     let devices: Vec<String> = if a.devices.is_empty() {
         all.iter()

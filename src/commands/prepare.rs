@@ -4,7 +4,7 @@ pub fn prepare(a: &cli::PrepareArgs) -> Result<i32> {
     let is_default = a.set.dir == Path::new(cli::DEFAULT_DIR);
     cli::check_dir(&a.set.dir, is_default)?;
     let probe = cli::Probe::create(&a.set.dir)?;
-    let dio = fsinfo::dio_align(Path::new("/sys"), &probe.0);
+    let dio = fsinfo::dio_align(&crate::system::env::Roots::live().sys, &probe.0);
     if a.direct && !probe.direct_ok() {
         return Err(Error::usage(format!(
             "--direct: the filesystem at {} does not support O_DIRECT",

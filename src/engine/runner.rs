@@ -8,6 +8,7 @@ use crate::measure::stats::{self, ThreadStats};
 use crate::measure::truth;
 use crate::model::job::{FileSetSpec, Job, Limit, Mode};
 use crate::model::run::{CellJob, CellResult, Cpu, PrepareInfo, RunDoc, RunEnv, Warning};
+use crate::system::env::Roots;
 use crate::system::fsinfo;
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -38,6 +39,8 @@ pub struct Plan {
     /// Interval of the device sampler.
     pub iostat_interval: Duration,
     pub dio: fsinfo::DioAlign,
+    /// Where /proc and /sys are read from (the live system; fixture trees in tests).
+    pub roots: Roots,
 }
 
 fn now_rfc3339() -> String {
@@ -53,9 +56,8 @@ fn rusage() -> (f64, f64) {
 }
 
 /// Environment facts for --dir.
-pub fn run_env(dir: &Path, dio: fsinfo::DioAlign) -> (RunEnv, Option<f64>) {
-    let sys = Path::new("/sys");
-    let bd = fsinfo::block_dev_for_path(sys, dir);
+pub fn run_env(roots: &Roots, dir: &Path, dio: fsinfo::DioAlign) -> (RunEnv, Option<f64>) {
+    let bd = fsinfo::block_dev_for_path(&roots.sys, dir);
     let link = bd.as_ref().and_then(|b| b.link_bytes_per_sec());
     let env = RunEnv {
         host: fsinfo::hostname(),
@@ -64,7 +66,7 @@ pub fn run_env(dir: &Path, dio: fsinfo::DioAlign) -> (RunEnv, Option<f64>) {
         device: bd.as_ref().map(|b| b.name.clone()),
         device_rotational: bd.as_ref().and_then(|b| b.rotational()),
         device_link: link.as_ref().map(|l| l.1.clone()),
-        mem_total_bytes: fsinfo::meminfo(Path::new("/proc")).map(|m| m.0),
+        mem_total_bytes: fsinfo::meminfo(&roots.proc).map(|m| m.0),
         dio_mem_align_bytes: dio.mem,
         dio_offset_align_bytes: dio.offset,
     };
@@ -207,7 +209,7 @@ fn run_cell(
             let cell_done = &cell_done;
             s.spawn(move || {
                 crate::measure::iostat::sample_until(
-                    Path::new("/proc"),
+                    &plan.roots.proc,
                     devices,
                     plan.iostat_interval,
                     measure_start,
@@ -324,11 +326,8 @@ fn monitor(
 pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult)) -> Result<RunDoc> {
     let spec = &plan.fileset;
     let start_time = now_rfc3339();
-    let (env, link_bps) = run_env(&spec.dir, plan.dio);
-    let system = Some(crate::system::env::collect(
-        &crate::system::env::Roots::live(),
-        Some(&spec.dir),
-    ));
+    let (env, link_bps) = run_env(&plan.roots, &spec.dir, plan.dio);
+    let system = Some(crate::system::env::collect(&plan.roots, Some(&spec.dir)));
     // The whole stack under --dir: partition, dm/md, physical disks.
     let devices = system
         .as_ref()
@@ -428,7 +427,13 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
     let interrupted = stop.load(Ordering::Relaxed);
     // Leave the set as we found it: a set that existed (or is kept) is completed again after a
     // seqwr emptied it; a set this run created is removed unless --keep.
-    if (existed || plan.keep)
+    // An engine that touches no file (null) leaves the set alone: nothing to complete.
+    let touches_files = plan
+        .cells
+        .iter()
+        .any(|c| crate::engine::caps(c.engine).needs_files);
+    if touches_files
+        && (existed || plan.keep)
         && !interrupted
         && outcome.is_ok()
         && !fileset::status(spec).complete(spec)

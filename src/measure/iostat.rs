@@ -292,6 +292,7 @@ pub fn sample_until(
 
 /// Runs `f` with the device sampler beside it (from now until `f` returns).
 pub fn with_sampler<T>(
+    proc_root: &Path,
     devices: &[String],
     interval: Duration,
     f: impl FnOnce() -> T,
@@ -301,8 +302,7 @@ pub fn with_sampler<T>(
     }
     let done = AtomicBool::new(false);
     std::thread::scope(|s| {
-        let h =
-            s.spawn(|| sample_until(Path::new("/proc"), devices, interval, Instant::now(), &done));
+        let h = s.spawn(|| sample_until(proc_root, devices, interval, Instant::now(), &done));
         let r = f();
         done.store(true, Ordering::Relaxed);
         (r, Some(h.join().expect("sampler panicked")))

@@ -220,7 +220,7 @@ pub fn header(doc: &RunDoc) -> String {
     if doc
         .runs
         .iter()
-        .all(|c| c.job.job.engine == crate::model::job::EngineKind::Null)
+        .all(|c| !crate::engine::caps(c.job.job.engine).needs_files)
     {
         s.push_str("null engine: no I/O was issued and no files were used; the figures are iolab's own cost per operation\n");
     } else if p.written_bytes > 0 {

@@ -130,23 +130,31 @@ pub fn replay_pending() -> Vec<String> {
 /// Changes settings and restores them when dropped.
 pub struct Tuner {
     record: PathBuf,
+    /// sysfs, from the [`Roots`](crate::system::env::Roots) it was made with
+    sys: PathBuf,
     saved: Vec<Saved>,
 }
 
 impl Default for Tuner {
     fn default() -> Self {
-        Tuner {
-            record: record_path(),
-            saved: Vec::new(),
-        }
+        Tuner::with_roots(&crate::system::env::Roots::live())
     }
 }
 
 impl Tuner {
+    /// A tuner for the devices under `roots.sys`.
+    pub fn with_roots(roots: &crate::system::env::Roots) -> Tuner {
+        Tuner {
+            record: record_path(),
+            sys: roots.sys.clone(),
+            saved: Vec::new(),
+        }
+    }
+
     /// Sets `attr` (scheduler, read_ahead_kb, nr_requests) of block device `dev` to `value`.
     /// `flag` names the option for error messages.
     pub fn set(&mut self, dev: &str, attr: &str, value: &str, flag: &str) -> Result<()> {
-        let path = PathBuf::from(format!("/sys/block/{dev}/queue/{attr}"));
+        let path = self.sys.join(format!("block/{dev}/queue/{attr}"));
         if self.saved.is_empty()
             && let Some(rec) = read_record(&self.record)
             && rec.pid != std::process::id()
@@ -222,8 +230,8 @@ impl Drop for Tuner {
 }
 
 /// The schedulers a device offers.
-pub fn schedulers(dev: &str) -> Vec<String> {
-    std::fs::read_to_string(format!("/sys/block/{dev}/queue/scheduler"))
+pub fn schedulers(roots: &crate::system::env::Roots, dev: &str) -> Vec<String> {
+    std::fs::read_to_string(roots.sys.join(format!("block/{dev}/queue/scheduler")))
         .map(|s| {
             s.split_whitespace()
                 .map(|x| x.trim_matches(|c| c == '[' || c == ']').to_string())

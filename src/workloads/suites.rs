@@ -603,7 +603,7 @@ pub fn iozone(
     }
     let mut align = 4096u64;
     if o.direct {
-        let da = crate::system::fsinfo::dio_align(Path::new("/sys"), &path);
+        let da = crate::system::fsinfo::dio_align(&crate::system::env::Roots::live().sys, &path);
         align = da.mem.max(da.offset).max(512);
         if !o.min_rec.is_multiple_of(da.offset) {
             return Err(Error::usage(format!(
@@ -1395,7 +1395,8 @@ impl Default for IozoneOpts {
 
 impl Default for BonnieOpts {
     fn default() -> Self {
-        let ram = crate::system::fsinfo::meminfo(Path::new("/proc")).map(|(total, _)| total);
+        let ram = crate::system::fsinfo::meminfo(&crate::system::env::Roots::live().proc)
+            .map(|(total, _)| total);
         BonnieOpts {
             dir: PathBuf::from("."),
             size: ram

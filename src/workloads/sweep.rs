@@ -245,8 +245,7 @@ fn key(c: &BTreeMap<String, String>) -> String {
 /// Devices whose settings tuning axes switch: the physical disks under --dir.
 fn tuning_devices(ro: &dyn RunOptions, fixed: &[String]) -> Result<Vec<String>> {
     let plan = ro.plan(fixed)?;
-    let env =
-        crate::system::env::collect(&crate::system::env::Roots::live(), Some(&plan.fileset.dir));
+    let env = crate::system::env::collect(&plan.roots, Some(&plan.fileset.dir));
     let devs: Vec<String> = env
         .path
         .as_ref()
@@ -254,7 +253,10 @@ fn tuning_devices(ro: &dyn RunOptions, fixed: &[String]) -> Result<Vec<String>> 
             p.physical_disks
                 .iter()
                 .filter(|d| {
-                    std::path::Path::new(&format!("/sys/block/{d}/queue/scheduler")).exists()
+                    plan.roots
+                        .sys
+                        .join(format!("block/{d}/queue/scheduler"))
+                        .exists()
                 })
                 .cloned()
                 .collect()
@@ -287,7 +289,8 @@ pub fn check_tuning(axes: &mut [Axis], devs: &[String]) -> Result<()> {
             )));
         }
         if ax.name == "scheduler" {
-            let offered = crate::system::tuning::schedulers(&devs[0]);
+            let offered =
+                crate::system::tuning::schedulers(&crate::system::env::Roots::live(), &devs[0]);
             if ax.values == ["all"] {
                 ax.values = offered.clone();
             }
