@@ -528,6 +528,17 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_2() {
             "--dir",
         ),
         (&["run", "--dir", dir, "--time", "1", "--ops", "5"], "--ops"),
+        // counts and intervals are typed in the flag definitions: the same words everywhere
+        (&["run", "--dir", dir, "--iodepth", "0"], "--iodepth"),
+        (&["run", "--dir", dir, "--bs", "0"], "--bs"),
+        (
+            &["run", "--dir", dir, "--iostat-interval", "0.01"],
+            "--iostat-interval",
+        ),
+        (&["db", "--transactions", "0"], "--transactions"),
+        (&["iostat", "--interval", "0"], "--interval"),
+        (&["fsync-probe", "--count", "0"], "--count"),
+        (&["sweep", "--repeat", "0", "--threads", "1,2"], "--repeat"),
     ];
     for (args, flag) in cases {
         let r = err(args);
@@ -535,6 +546,12 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_2() {
         assert!(
             r.stderr.contains(flag),
             "{args:?}: message should name {flag}: {}",
+            r.stderr
+        );
+        assert_eq!(
+            r.stderr.lines().count(),
+            1,
+            "{args:?}: one line: {}",
             r.stderr
         );
     }

@@ -6,19 +6,6 @@ pub fn cmd_db(a: &cli::DbRunArgs) -> Result<i32> {
         .test
         .parse()
         .map_err(|e: String| Error::usage(format!("--test: {e}")))?;
-    for (v, name) in [
-        (a.threads as u64, "--threads"),
-        (a.tables as u64, "--tables"),
-        (a.table_size, "--table-size"),
-        (a.iterations, "--iterations"),
-    ] {
-        if v == 0 {
-            return Err(Error::usage(format!("{name} must be at least 1")));
-        }
-    }
-    if a.transactions == Some(0) {
-        return Err(Error::usage("--transactions must be at least 1"));
-    }
     if let Some(t) = a.time
         && !(t > 0.0 && t.is_finite())
     {

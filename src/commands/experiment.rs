@@ -25,9 +25,6 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
         }
         (g, spec)
     } else {
-        if a.repeat == 0 {
-            return Err(Error::usage("--repeat must be at least 1"));
-        }
         if a.run_args.iter().any(|x| x == "--no-save") {
             return Err(Error::usage(
                 "--no-save: a sweep is stored as one experiment (it is what makes --resume possible)",
@@ -167,9 +164,6 @@ fn finish_sweep(
 }
 pub fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32> {
     use crate::workloads::sweep;
-    if a.scale == 0 {
-        return Err(Error::usage("--scale must be at least 1"));
-    }
     let gib = 1u64 << 30;
     let sizes: Vec<String> = [1, 4, 16]
         .iter()

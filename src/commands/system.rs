@@ -33,9 +33,6 @@ pub fn fsync_probe(a: &cli::FsyncProbeArgs) -> Result<i32> {
     if !dir.is_dir() {
         return Err(Error::usage(format!("{}: not a directory", dir.display())));
     }
-    if a.count == 0 {
-        return Err(Error::usage("--count must be at least 1"));
-    }
     let env = crate::system::env::collect(&crate::system::env::Roots::live(), Some(&dir));
     let stop = stop_flag();
     let r = crate::system::fsyncprobe::run(&dir, &env, a.count, a.writers, &stop)?;

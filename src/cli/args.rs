@@ -1,0 +1,725 @@
+//! The clap definition of every subcommand and flag. Values are typed and range-checked here
+//! (value parsers), so plan building starts from valid numbers.
+
+use super::*;
+use clap::{Args, Parser, Subcommand};
+
+pub const DEFAULT_DIR: &str = "./iolab-data";
+
+#[derive(Parser, Debug)]
+#[command(name = "iolab", version, about = "A storage I/O lab for people who run databases", long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Run file-set workloads (prepares and cleans up the files when they are not there).
+    /// With no --mode: a one-minute database storage profile.
+    Run(Box<RunArgs>),
+    /// Create the file set and evict it from the page cache.
+    Prepare(PrepareArgs),
+    /// Remove the file set (only iolab-file.N files in --dir).
+    Cleanup(FileSetArgs),
+    /// A system summary for storage: platform, CPU, memory, kernel settings, block devices,
+    /// filesystems, and the stack under PATH.
+    Env(EnvArgs),
+    /// Check the storage setup for what the seed articles warn about (exit 1 on warnings).
+    Check(EnvArgs),
+    /// Live device figures like `iostat -x` / pt-diskstats (no benchmark needed).
+    Iostat(IostatArgs),
+    /// Do flushes reach stable storage? fsync/fdatasync latency against the device's physics.
+    FsyncProbe(FsyncProbeArgs),
+    /// Database workloads: update-loop and sysbench-OLTP-like tests on SQLite (default),
+    /// PostgreSQL or MariaDB/MySQL. `iolab db prepare|run|cleanup`.
+    Db(Box<DbRunArgs>),
+    /// Sweep run options over lists or ranges (--threads 1,4,8 --size 1G..16G); also
+    /// --scheduler/--read-ahead/--nr-requests as axes. Stored as one experiment; resumable.
+    Sweep(SweepArgs),
+    /// Find where a target stops being met: --target 'mibps>=22' --over size=10G..750G.
+    Saturate(SaturateArgs),
+    /// Classic suites: iozone (automatic mode), bonnie (Bonnie++), sysbench-fileio (seed 000's
+    /// file benchmark as a sweep).
+    Suite(SuiteArgs),
+    /// Read throughput across the whole device or file, zone by zone (outer vs inner tracks).
+    Zones(ZonesArgs),
+    /// One self-contained HTML report of a run, a group, an experiment, or a comparison
+    /// (several ids, the first is the baseline).
+    Report(ReportArgs),
+    /// One chart as SVG or PNG (--list shows the chart names).
+    Plot(PlotArgs),
+    /// List stored runs, newest first.
+    List(ListArgs),
+    /// Show a stored run (or a group's summary) like the live output.
+    Show(ShowArgs),
+    /// Delete stored runs (ids) or groups (gN).
+    Delete(DeleteArgs),
+    /// Compare runs or groups; the first is the baseline.
+    Compare(CompareArgs),
+    /// Export stored runs as JSON or CSV.
+    Export(ExportArgs),
+    /// Import fio JSON (json or json+) or sysbench fileio output into the results store.
+    Import(ImportArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct DbArgs {
+    /// The results store (default: $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db, else ~/.local/share/iolab/results.db).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct EnvArgs {
+    /// A path whose storage stack to describe (default: the current directory).
+    pub path: Option<PathBuf>,
+    /// Print JSON (schema iolab-env/1, or iolab-check/1 for check).
+    #[arg(long)]
+    pub json: bool,
+    /// Read /proc, /sys and /etc below this directory instead of the live system (fixture trees).
+    #[arg(long, hide = true)]
+    pub root: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct IostatArgs {
+    /// Devices (sda, nvme0n1, /dev/dm-0); default: every device that has done I/O.
+    pub devices: Vec<String>,
+    /// Seconds between reports.
+    #[arg(long, short, default_value_t = 1.0, value_parser = interval_s)]
+    pub interval: f64,
+    /// Stop after this many reports (default: until Ctrl-C).
+    #[arg(long, short, value_parser = at_least_one::<u64>)]
+    pub count: Option<u64>,
+    /// One JSON object per interval (NDJSON, schema iolab-iostat/1).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct FsyncProbeArgs {
+    /// A directory on the storage to probe (default: the current directory).
+    pub path: Option<PathBuf>,
+    /// Write + sync operations per test.
+    #[arg(long, default_value_t = 200, value_parser = at_least_one::<u64>)]
+    pub count: u64,
+    /// Other threads writing meanwhile, for the last test (0 = skip it).
+    #[arg(long, default_value_t = 2)]
+    pub writers: u32,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct DbRunArgs {
+    /// run (default), prepare (create and load the tables) or cleanup (drop iolab's tables).
+    #[arg(value_parser = ["run", "prepare", "cleanup"], default_value = "run")]
+    pub action: String,
+    /// sqlite:///path/file.db, postgres://user:pass@host:port/db (or ?host=/socket/dir),
+    /// mysql://user:pass@host:port/db. Default: an SQLite database iolab.db under --dir.
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Directory for the default SQLite database.
+    #[arg(long, default_value = DEFAULT_DIR)]
+    pub dir: PathBuf,
+    /// update-loop, point-select, update-index, update-non-index, insert, read-write.
+    #[arg(long, default_value = "read-write")]
+    pub test: String,
+    /// UPDATEs in the update-loop test.
+    #[arg(long, default_value_t = 1000, value_parser = at_least_one::<u64>)]
+    pub iterations: u64,
+    /// Tables for the OLTP tests.
+    #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>)]
+    pub tables: u32,
+    /// Rows per table.
+    #[arg(long, default_value_t = 10000, value_parser = at_least_one::<u64>)]
+    pub table_size: u64,
+    /// Client connections (threads).
+    #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>)]
+    pub threads: u32,
+    /// Seconds to run (default 10).
+    #[arg(long, conflicts_with = "transactions")]
+    pub time: Option<f64>,
+    /// Exact number of transactions in total.
+    #[arg(long, value_parser = at_least_one::<u64>)]
+    pub transactions: Option<u64>,
+    /// explicit (BEGIN ... COMMIT around each transaction; default for read-write) or auto
+    /// (each statement commits by itself; default for the single-statement tests).
+    #[arg(long)]
+    pub trx: Option<String>,
+    /// Shorthand for --trx auto.
+    #[arg(long, conflicts_with = "trx")]
+    pub autocommit: bool,
+    /// SQLite journal_mode (delete, truncate, persist, wal, memory, off).
+    #[arg(long, default_value = "wal")]
+    pub journal_mode: String,
+    /// SQLite synchronous (off, normal, full, extra).
+    #[arg(long, default_value = "full")]
+    pub synchronous: String,
+    /// SQLite page_size in bytes (for a new database).
+    #[arg(long, default_value_t = 4096)]
+    pub page_size: u32,
+    /// Seed for random rows and ids.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long)]
+    pub no_save: bool,
+    #[arg(long)]
+    pub label: Option<String>,
+    #[arg(long = "tag", value_name = "K=V")]
+    pub tags: Vec<String>,
+    #[arg(long, short)]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+/// Options of `iolab sweep` itself; every other option is a run option (any of them may be a
+/// list or range).
+#[derive(Args, Debug, Clone)]
+pub struct SweepArgs {
+    /// Axis for the rows of the matrix (default: the first axis).
+    #[arg(long)]
+    pub rows: Option<String>,
+    /// Axis for the columns (default: the second axis).
+    #[arg(long)]
+    pub cols: Option<String>,
+    /// The figure in the matrix: iops, mibps, p50, p90, p99, p99.9, mean.
+    #[arg(long, default_value = "iops")]
+    pub metric: String,
+    /// Continue an interrupted sweep (its group id, e.g. g4): finished cells are not run again.
+    #[arg(long)]
+    pub resume: Option<String>,
+    /// Runs per cell.
+    #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>)]
+    pub repeat: u32,
+    /// Schedulers to compare (list, or all): switched on the disks under --dir and restored.
+    #[arg(long)]
+    pub scheduler: Option<String>,
+    /// read_ahead_kb values to compare (switched and restored).
+    #[arg(long)]
+    pub read_ahead: Option<String>,
+    /// nr_requests values to compare (switched and restored).
+    #[arg(long)]
+    pub nr_requests: Option<String>,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long)]
+    pub label: Option<String>,
+    #[arg(long = "tag", value_name = "K=V")]
+    pub tags: Vec<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// The run options (after --; iolab puts them there for you).
+    #[arg(last = true, hide = true)]
+    pub run_args: Vec<String>,
+}
+
+/// Options of `iolab saturate` itself; every other option is a run option.
+#[derive(Args, Debug, Clone)]
+pub struct SaturateArgs {
+    /// The target: mibps>=22, p99<=10ms, iops>=1000 (metrics: iops, mibps, p50, p90, p99, p99.9, mean).
+    #[arg(long)]
+    pub target: String,
+    /// The axis and its range: size=10G..750G, rate=100..5000, threads=1..64.
+    #[arg(long)]
+    pub over: String,
+    /// Resolution: stop when the boundary is known to within this (default: 1/32 of the range).
+    #[arg(long)]
+    pub step: Option<String>,
+    /// At most this many measurements.
+    #[arg(long, default_value_t = 12)]
+    pub max_steps: u32,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long)]
+    pub label: Option<String>,
+    #[arg(long = "tag", value_name = "K=V")]
+    pub tags: Vec<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[arg(last = true, hide = true)]
+    pub run_args: Vec<String>,
+}
+
+/// For `sweep` and `saturate`: moves their own options first and every other option behind
+/// `--`, so clap parses the run options later, per cell.
+pub fn presplit(argv: Vec<String>) -> Vec<String> {
+    let Some(cmd) = argv.get(1).cloned() else {
+        return argv;
+    };
+    let (own_v, own_b): (&[&str], &[&str]) = match cmd.as_str() {
+        "sweep" => (
+            &[
+                "--rows",
+                "--cols",
+                "--metric",
+                "--resume",
+                "--repeat",
+                "--scheduler",
+                "--read-ahead",
+                "--nr-requests",
+                "--label",
+                "--tag",
+                "--db",
+            ],
+            &["--json", "--help", "-h"],
+        ),
+        "saturate" => (
+            &[
+                "--target",
+                "--over",
+                "--step",
+                "--max-steps",
+                "--label",
+                "--tag",
+                "--db",
+            ],
+            &["--json", "--help", "-h"],
+        ),
+        _ => return argv,
+    };
+    let mut own = vec![argv[0].clone(), cmd];
+    let mut rest = Vec::new();
+    let mut i = 2;
+    while i < argv.len() {
+        let a = &argv[i];
+        if a == "--" {
+            rest.extend(argv[i + 1..].iter().cloned());
+            break;
+        }
+        let flag = a.split('=').next().unwrap_or("");
+        if own_b.contains(&a.as_str()) {
+            own.push(a.clone());
+        } else if own_v.contains(&flag) {
+            own.push(a.clone());
+            if !a.contains('=') && i + 1 < argv.len() {
+                i += 1;
+                own.push(argv[i].clone());
+            }
+            // labels and tags also go to every run
+            if flag == "--label" || flag == "--tag" {
+                rest.push(own[own.len() - if a.contains('=') { 1 } else { 2 }].clone());
+                if !a.contains('=') {
+                    rest.push(own[own.len() - 1].clone());
+                }
+            }
+        } else {
+            rest.push(a.clone());
+        }
+        i += 1;
+    }
+    own.push("--".into());
+    own.extend(rest);
+    own
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SuiteArgs {
+    #[command(subcommand)]
+    pub which: SuiteCmd,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum SuiteCmd {
+    /// IOZone's automatic mode: file sizes x record sizes, 13 tests, KB/s.
+    Iozone(IozoneArgs),
+    /// Bonnie++: per-char and block I/O, rewrite, seeks, file create/stat/delete.
+    Bonnie(BonnieArgs),
+    /// Seed 000's sysbench fileio benchmark: 64 files, 1/4/16 GiB, 1/4/8 threads, 16 KiB, every
+    /// mode, O_DIRECT.
+    SysbenchFileio(SbFileioArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct IozoneArgs {
+    /// Directory for the test files.
+    #[arg(long, default_value = DEFAULT_DIR)]
+    pub dir: PathBuf,
+    /// Smallest file size (iozone -n).
+    #[arg(long, default_value = "64k", value_parser = size_arg)]
+    pub min_file: u64,
+    /// Largest file size (iozone -g).
+    #[arg(long, default_value = "512M", value_parser = size_arg)]
+    pub max_file: u64,
+    /// Smallest record size (iozone -y).
+    #[arg(long, default_value = "4k", value_parser = size_arg)]
+    pub min_rec: u64,
+    /// Largest record size (iozone -q).
+    #[arg(long, default_value = "16M", value_parser = size_arg)]
+    pub max_rec: u64,
+    /// O_DIRECT (iozone -I).
+    #[arg(long)]
+    pub direct: bool,
+    /// Include fsync in the write timings (iozone -e).
+    #[arg(long)]
+    pub include_flush: bool,
+    /// Write the spreadsheet CSV (iozone -b) to this file.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    #[arg(long)]
+    pub no_save: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct BonnieArgs {
+    /// Directory for the test files.
+    #[arg(long, default_value = DEFAULT_DIR)]
+    pub dir: PathBuf,
+    /// File size for the data tests (default: twice the RAM, like Bonnie++).
+    #[arg(long, value_parser = size_arg)]
+    pub size: Option<u64>,
+    /// Chunk size of block I/O.
+    #[arg(long, default_value = "8k", value_parser = size_arg)]
+    pub chunk: u64,
+    /// Files for the create/stat/delete tests, in multiples of 1024 (bonnie -n); 0 skips them.
+    #[arg(long, default_value_t = 16)]
+    pub files: u32,
+    /// Random seeks.
+    #[arg(long, default_value_t = 8000)]
+    pub seeks: u32,
+    /// Write the Bonnie++ CSV line to this file.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    #[arg(long)]
+    pub no_save: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SbFileioArgs {
+    /// Directory for the file set.
+    #[arg(long, default_value = DEFAULT_DIR)]
+    pub dir: PathBuf,
+    /// Divide the 1/4/16 GiB sizes by this for small disks (16: 64 MiB/256 MiB/1 GiB).
+    #[arg(long, default_value_t = 1, value_parser = at_least_one::<u64>)]
+    pub scale: u64,
+    /// Seconds per cell.
+    #[arg(long, default_value_t = 10.0)]
+    pub time: f64,
+    /// Runs per cell.
+    #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>)]
+    pub repeat: u32,
+    /// sync or io_uring.
+    #[arg(long, default_value = "sync")]
+    pub engine: String,
+    #[arg(long)]
+    pub json: bool,
+    #[arg(long)]
+    pub label: Option<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ZonesArgs {
+    /// A block device (/dev/sdb) or a file; only read.
+    pub target: PathBuf,
+    /// Number of evenly spaced zones.
+    #[arg(long, default_value_t = 16)]
+    pub zones: u32,
+    /// Bytes read in each zone.
+    #[arg(long, default_value = "64M", value_parser = size_arg)]
+    pub per_zone: u64,
+    /// Read size.
+    #[arg(long, default_value = "1M", value_parser = size_arg)]
+    pub bs: u64,
+    #[arg(long)]
+    pub no_save: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ReportArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Run ids (12) or group ids (g3); several ids make a comparison.
+    #[arg(required = true)]
+    pub ids: Vec<String>,
+    /// The HTML file to write.
+    #[arg(long, short, default_value = "report.html")]
+    pub output: PathBuf,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PlotArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Run ids (12) or group ids (g3); several ids make a comparison.
+    #[arg(required = true)]
+    pub ids: Vec<String>,
+    /// The chart (see --list).
+    #[arg(long)]
+    pub chart: Option<String>,
+    /// Output file: .svg or .png.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+    /// Width in pixels.
+    #[arg(long, default_value_t = 960)]
+    pub width: u32,
+    /// Height in pixels.
+    #[arg(long, default_value_t = 420)]
+    pub height: u32,
+    /// List the charts available for these ids.
+    #[arg(long)]
+    pub list: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ListArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Only runs with this label.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Only runs with this tag (repeatable: all must match).
+    #[arg(long = "tag", value_name = "K=V")]
+    pub tags: Vec<String>,
+    /// Only runs that include this mode.
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Only runs from this host.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Only runs since: a date (2026-11-01), an RFC 3339 time, or an age (30m, 24h, 7d).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// At most this many runs.
+    #[arg(long, default_value_t = 50)]
+    pub limit: usize,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ShowArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// A run id (12) or a group id (g3).
+    pub id: String,
+    /// Print the stored JSON document (the same one `run --json` printed).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct DeleteArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Run ids (12) or group ids (g3).
+    #[arg(required = true)]
+    pub ids: Vec<String>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Run ids (12) or group ids (g3); the first is the baseline.
+    #[arg(required = true, num_args = 2..)]
+    pub ids: Vec<String>,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Run ids (12) or group ids (g3).
+    #[arg(required = true)]
+    pub ids: Vec<String>,
+    /// json or csv.
+    #[arg(long, default_value = "json")]
+    pub format: String,
+    /// Write to this file instead of stdout.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ImportArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Result files (fio --output-format=json/json+, or sysbench fileio run output); - = stdin.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// A label for the imported runs.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// A tag K=V (repeatable).
+    #[arg(long = "tag", value_name = "K=V")]
+    pub tags: Vec<String>,
+    /// The host the results came from (default: this host).
+    #[arg(long)]
+    pub host: Option<String>,
+}
+
+fn size_arg(s: &str) -> std::result::Result<u64, String> {
+    parse_size(s).map_err(|e| e.to_string())
+}
+
+/// A size of at least one byte (`--bs`).
+fn block_size(s: &str) -> std::result::Result<u64, String> {
+    match size_arg(s)? {
+        0 => Err("must be at least 1 byte".into()),
+        v => Ok(v),
+    }
+}
+
+/// A count of at least 1 (`--threads`, `--files`, `--ops`, ...): typed here, so no command checks
+/// for 0 by hand.
+fn at_least_one<T>(s: &str) -> std::result::Result<T, String>
+where
+    T: std::str::FromStr + PartialOrd + From<u8>,
+    T::Err: std::fmt::Display,
+{
+    let v: T = s.trim().parse().map_err(|e: T::Err| e.to_string())?;
+    if v < T::from(1) {
+        return Err("must be at least 1".into());
+    }
+    Ok(v)
+}
+
+/// A sampling interval in seconds: at least 0.05 (`--interval`, `--iostat-interval`).
+fn interval_s(s: &str) -> std::result::Result<f64, String> {
+    let v: f64 = s.trim().parse().map_err(|e| format!("{e}"))?;
+    if !(v >= 0.05 && v.is_finite()) {
+        return Err("must be at least 0.05 seconds".into());
+    }
+    Ok(v)
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct FileSetArgs {
+    /// Directory for the file set (created when it is the default and missing).
+    #[arg(long, default_value = DEFAULT_DIR)]
+    pub dir: PathBuf,
+    /// Number of files in the set.
+    #[arg(long, default_value_t = 64, value_parser = at_least_one::<u32>)]
+    pub files: u32,
+    /// Total size of the set: bytes, or with K/M/G/T (powers of 1024): 1G, 1GiB, 512M.
+    #[arg(long, default_value = "1GiB", value_parser = size_arg)]
+    pub size: u64,
+    /// Block size of each I/O (16KiB = an InnoDB page): 4k, 16KiB, 1M ...
+    #[arg(long, value_parser = block_size)]
+    pub bs: Option<u64>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PrepareArgs {
+    #[command(flatten)]
+    pub set: FileSetArgs,
+    /// Write the files with O_DIRECT.
+    #[arg(long)]
+    pub direct: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub set: FileSetArgs,
+    /// Test mode(s), comma separated: seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw.
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Reads per write for rndrw.
+    #[arg(long, default_value_t = 1.5)]
+    pub rw_ratio: f64,
+    /// How I/O is issued: sync (pread/pwrite), io_uring, mmap, null (no I/O).
+    #[arg(long, default_value = "sync")]
+    pub engine: String,
+    /// I/Os in flight per thread (io_uring).
+    #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>)]
+    pub iodepth: u32,
+    /// Worker threads.
+    #[arg(long, value_parser = at_least_one::<u32>)]
+    pub threads: Option<u32>,
+    /// Use O_DIRECT (bypass the page cache).
+    #[arg(long)]
+    pub direct: bool,
+    /// Extra open flags: sync, dsync or sync,dsync.
+    #[arg(long, default_value = "")]
+    pub open_flags: String,
+    /// fsync a file after this many writes to it (per thread); 0 = never.
+    #[arg(long, default_value_t = 100)]
+    pub fsync_freq: u32,
+    /// fsync after every write.
+    #[arg(long)]
+    pub fsync_all: bool,
+    /// fsync every written file at the end of each mode (default on; --fsync-end=false or
+    /// --no-fsync-end turns it off).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true", value_name = "BOOL")]
+    pub fsync_end: bool,
+    #[arg(long, hide = true)]
+    pub no_fsync_end: bool,
+    /// fsync or fdatasync.
+    #[arg(long, default_value = "fsync")]
+    pub fsync_mode: String,
+    /// Random offsets: uniform, zipf:THETA, pareto:H.
+    #[arg(long, default_value = "uniform")]
+    pub distribution: String,
+    /// Seed for random offsets (default: from the clock; recorded in the results).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Total offered load in I/Os per second; latency is then measured from each I/O's
+    /// scheduled start.
+    #[arg(long, value_parser = at_least_one::<u64>)]
+    pub rate: Option<u64>,
+    /// Seconds to measure each mode (default 10; 6 per step in the default profile).
+    #[arg(long, conflicts_with = "ops")]
+    pub time: Option<f64>,
+    /// Exact total number of reads+writes across all threads (fsyncs come on top).
+    #[arg(long, value_parser = at_least_one::<u64>)]
+    pub ops: Option<u64>,
+    /// Seconds of warm-up before measuring (not counted).
+    #[arg(long, default_value_t = 0.0)]
+    pub ramp: f64,
+    /// Keep the file set after the run.
+    #[arg(long)]
+    pub keep: bool,
+    /// Measure a warm cache: instead of evicting the files from the page cache before each mode,
+    /// read them into it (buffered runs then measure memory, on purpose).
+    #[arg(long, conflicts_with = "direct")]
+    pub warm: bool,
+    /// Print one JSON document (schema iolab-run/1) instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Do not save the run in the results store.
+    #[arg(long)]
+    pub no_save: bool,
+    /// Run the whole job N times (caches evicted before each) and store the runs as one group.
+    #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>)]
+    pub repeat: u32,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// A label for this run.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// A tag K=V (repeatable).
+    #[arg(long = "tag", value_name = "K=V")]
+    pub tags: Vec<String>,
+    /// No progress bars or live line.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Seconds between samples of the device figures (iostat -x) taken beside the workload.
+    #[arg(long, default_value_t = 1.0, value_parser = interval_s)]
+    pub iostat_interval: f64,
+}

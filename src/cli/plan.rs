@@ -1,0 +1,328 @@
+//! From parsed flags to a [`Plan`]: the checks that need the filesystem (--dir, O_DIRECT probe,
+//! alignment, free space) and the resolution of defaults (the database storage profile).
+
+use super::*;
+
+/// Checks --dir: it must exist (the default is created) and be a writable directory.
+/// Returns whether it was created.
+pub fn check_dir(dir: &Path, create_missing: bool) -> Result<bool> {
+    let mut created = false;
+    match std::fs::metadata(dir) {
+        Ok(md) if md.is_dir() => {}
+        Ok(_) => {
+            return Err(Error::usage(format!(
+                "--dir {}: not a directory",
+                dir.display()
+            )));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if !create_missing {
+                return Err(Error::usage(format!(
+                    "--dir {}: no such directory; create it first or pick an existing one",
+                    dir.display()
+                )));
+            }
+            std::fs::create_dir(dir).map_err(|e| {
+                Error::usage(format!("--dir {}: cannot create it: {e}", dir.display()))
+            })?;
+            created = true;
+        }
+        Err(e) => return Err(Error::usage(format!("--dir {}: {e}", dir.display()))),
+    }
+    Ok(created)
+}
+
+/// A probe file in --dir, removed on drop; used to test writability and O_DIRECT.
+pub struct Probe(pub PathBuf);
+
+impl Probe {
+    pub fn create(dir: &Path) -> Result<Probe> {
+        let p = dir.join(format!(".iolab-probe-{}", std::process::id()));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&p)
+            .map_err(|e| {
+                let why = match e.raw_os_error() {
+                    Some(libc::EROFS) => "read-only file system".to_string(),
+                    Some(libc::EACCES) | Some(libc::EPERM) => "permission denied".to_string(),
+                    _ => e.to_string(),
+                };
+                Error::usage(format!("--dir {}: not writable ({why})", dir.display()))
+            })?;
+        Ok(Probe(p))
+    }
+    /// Whether the filesystem accepts O_DIRECT opens.
+    pub fn direct_ok(&self) -> bool {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(&self.0)
+            .is_ok()
+    }
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+pub fn parse_tags(tags: &[String]) -> Result<BTreeMap<String, String>> {
+    tags.iter()
+        .map(|t| match t.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
+            _ => Err(Error::usage(format!("--tag '{t}': use KEY=VALUE"))),
+        })
+        .collect()
+}
+
+fn flag<T: std::str::FromStr<Err = String>>(name: &str, v: &str) -> Result<T> {
+    v.parse()
+        .map_err(|e: String| Error::usage(format!("{name}: {e}")))
+}
+
+/// The file-set spec: size split over files, each rounded down to a multiple of `unit`.
+pub fn fileset_spec(set: &FileSetArgs, unit: u64) -> Result<FileSetSpec> {
+    let per = set.size / set.files as u64 / unit * unit;
+    if per == 0 {
+        return Err(Error::usage(format!(
+            "--size {} over --files {} gives {} per file, less than one block of {}; use a larger --size or fewer --files",
+            Bytes(set.size),
+            set.files,
+            Bytes(set.size / set.files as u64),
+            Bytes(unit)
+        )));
+    }
+    Ok(FileSetSpec {
+        dir: set.dir.clone(),
+        files: set.files,
+        total_bytes: per * set.files as u64,
+        file_size_bytes: per,
+    })
+}
+
+/// Translates `iolab run` flags into a plan; checks everything before anything is written.
+pub fn plan_run(a: &RunArgs) -> Result<Plan> {
+    let engine: EngineKind = flag("--engine", &a.engine)?;
+    let fsync_mode: FsyncMode = flag("--fsync-mode", &a.fsync_mode)?;
+    let distribution: Distribution = flag("--distribution", &a.distribution)?;
+    let open_flags: OpenFlags = flag("--open-flags", &a.open_flags)?;
+    let tags = parse_tags(&a.tags)?;
+    if a.rw_ratio.is_nan() || a.rw_ratio <= 0.0 {
+        return Err(Error::usage(
+            "--rw-ratio must be a positive number of reads per write (e.g. 1.5)",
+        ));
+    }
+    if let Some(t) = a.time
+        && !(t > 0.0 && t.is_finite())
+    {
+        return Err(Error::usage("--time must be a positive number of seconds"));
+    }
+    if !(a.ramp >= 0.0 && a.ramp.is_finite()) {
+        return Err(Error::usage(
+            "--ramp must be zero or a positive number of seconds",
+        ));
+    }
+    let caps = crate::engine::caps(engine);
+    if a.direct && caps.direct == Direct::Refused {
+        return Err(Error::usage(format!(
+            "--direct cannot be used with --engine {} (it always goes through the page cache); use --engine sync or io_uring",
+            caps.name
+        )));
+    }
+    let modes: Option<Vec<Mode>> = match &a.mode {
+        None => None,
+        Some(m) => {
+            let v: Vec<Mode> = m
+                .split(',')
+                .filter(|s| !s.trim().is_empty())
+                .map(|s| flag("--mode", s))
+                .collect::<Result<_>>()?;
+            if v.is_empty() {
+                return Err(Error::usage(
+                    "--mode: give at least one of seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw",
+                ));
+            }
+            Some(v)
+        }
+    };
+    if engine == EngineKind::IoUring {
+        io_uring::IoUring::new(2)
+            .map_err(|e| Error::usage(format!("--engine io_uring: io_uring is not available on this kernel or is disabled ({e}); use --engine sync")))?;
+    }
+    let is_default_dir = a.set.dir == Path::new(DEFAULT_DIR);
+    let created_dir = check_dir(&a.set.dir, is_default_dir)?;
+    let undo_dir = |e: Error| {
+        if created_dir {
+            let _ = std::fs::remove_dir(&a.set.dir);
+        }
+        e
+    };
+    let probe = Probe::create(&a.set.dir).map_err(undo_dir)?;
+    let dio = fsinfo::dio_align(&crate::system::env::Roots::live().sys, &probe.0);
+    let direct_ok = probe.direct_ok();
+    drop(probe);
+    let fs = fsinfo::fs_type(&a.set.dir);
+    let mut notes = Vec::new();
+    let seed = a.seed.unwrap_or_else(crate::spec::dist::seed_from_clock);
+    let limit = match (a.ops, a.time) {
+        (Some(n), _) => Limit::Ops(n),
+        (None, Some(t)) => Limit::TimeS(t),
+        (None, None) => Limit::TimeS(if modes.is_none() { 6.0 } else { 10.0 }),
+    };
+    let base = Job {
+        mode: Mode::Rndrd,
+        engine,
+        threads: a.threads.unwrap_or(1),
+        iodepth: a.iodepth,
+        bs_bytes: a.set.bs.unwrap_or(16384),
+        direct: a.direct,
+        open_flags,
+        fsync_freq: a.fsync_freq,
+        fsync_all: a.fsync_all,
+        fsync_end: a.fsync_end && !a.no_fsync_end,
+        fsync_mode,
+        rw_ratio: a.rw_ratio,
+        distribution,
+        seed,
+        rate_iops: a.rate,
+        limit,
+        ramp_s: a.ramp,
+    };
+    let cells: Vec<Job> = match modes {
+        Some(ms) => ms
+            .into_iter()
+            .map(|mode| Job {
+                mode,
+                ..base.clone()
+            })
+            .collect(),
+        None => {
+            // The default database storage profile.
+            let honoured = caps.direct == Direct::Honoured;
+            let direct = a.direct || (direct_ok && honoured);
+            if !direct && !a.direct && honoured {
+                notes.push(Warning::new(
+                    "direct_unsupported",
+                    format!("the filesystem at {} ({fs}) does not support O_DIRECT: the default profile runs buffered, through the page cache", a.set.dir.display()),
+                ));
+            }
+            let mut v = Vec::new();
+            for mode in [Mode::Rndrd, Mode::Rndwr, Mode::Rndrw] {
+                for threads in [1, 8] {
+                    v.push(Job {
+                        mode,
+                        threads,
+                        bs_bytes: 16384,
+                        direct,
+                        ..base.clone()
+                    });
+                }
+            }
+            for mode in [Mode::Seqrd, Mode::Seqwr] {
+                v.push(Job {
+                    mode,
+                    threads: 1,
+                    bs_bytes: 1 << 20,
+                    direct,
+                    ..base.clone()
+                });
+            }
+            v
+        }
+    };
+    if cells.iter().any(|c| c.direct) {
+        if !direct_ok {
+            return Err(undo_dir(Error::usage(format!(
+                "--direct: the filesystem at {} ({fs}) does not support O_DIRECT; run without --direct (results then include the page cache)",
+                a.set.dir.display()
+            ))));
+        }
+        for c in &cells {
+            if c.direct && c.bs_bytes % dio.offset != 0 {
+                return Err(undo_dir(Error::usage(format!(
+                    "--bs {} is not a multiple of {} bytes, the O_DIRECT alignment of {} ({}); use a multiple such as {}",
+                    c.bs_bytes,
+                    dio.offset,
+                    a.set.dir.display(),
+                    dio.source,
+                    Bytes(dio.offset.max(4096))
+                ))));
+            }
+        }
+    }
+    if !caps.async_queue && a.iodepth > 1 {
+        let queued: Vec<&str> = crate::engine::ENGINES
+            .iter()
+            .filter(|c| c.async_queue)
+            .map(|c| c.name)
+            .collect();
+        notes.push(Warning::new(
+            "iodepth_ignored",
+            format!(
+                "--iodepth {} only applies to --engine {}; {} keeps one I/O in flight per thread",
+                a.iodepth,
+                queued.join(" or "),
+                engine.name()
+            ),
+        ));
+    }
+    let unit = cells.iter().map(|c| c.bs_bytes).max().unwrap_or(16384);
+    let fileset = fileset_spec(&a.set, unit).map_err(undo_dir)?;
+    Ok(Plan {
+        fileset,
+        cells,
+        keep: a.keep,
+        warm: a.warm,
+        created_dir,
+        label: a.label.clone(),
+        tags,
+        notes,
+        quiet: a.quiet || a.json,
+        iostat_interval: std::time::Duration::from_secs_f64(a.iostat_interval),
+        dio,
+        roots: crate::system::env::Roots::live(),
+    })
+}
+
+/// `--since`: a date, an RFC 3339 time or an age (30m, 24h, 7d), as an RFC 3339 UTC bound.
+pub fn parse_since(s: &str) -> Result<String> {
+    let bad = || {
+        Error::usage(format!(
+            "--since '{s}': use a date (2026-11-01), an RFC 3339 time (2026-11-01T12:00:00Z) or an age (30m, 24h, 7d)"
+        ))
+    };
+    let t = s.trim();
+    if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(t) {
+        return Ok(dt
+            .with_timezone(&chrono::Utc)
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+    }
+    if let Ok(d) = chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d") {
+        let dt = d.and_hms_opt(0, 0, 0).ok_or_else(bad)?.and_utc();
+        return Ok(dt.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+    }
+    let split = t.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+    let (n, unit) = t.split_at(split);
+    let n: i64 = n.parse().map_err(|_| bad())?;
+    let secs = match unit {
+        "s" => n,
+        "m" | "min" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86400,
+        "w" => n * 7 * 86400,
+        _ => return Err(bad()),
+    };
+    let dt = chrono::Utc::now() - chrono::Duration::seconds(secs);
+    Ok(dt.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+}
+
+/// Parses run/group references.
+pub fn parse_refs(ids: &[String]) -> Result<Vec<crate::store::Ref>> {
+    ids.iter()
+        .map(|s| s.parse().map_err(Error::usage))
+        .collect()
+}
