@@ -10,7 +10,6 @@ use crate::model::job::{FileSetSpec, Job, Limit, Mode};
 use crate::model::run::{CellJob, CellResult, Cpu, PrepareInfo, RunDoc, RunEnv, Warning};
 use crate::system::env::Roots;
 use crate::system::fsinfo;
-use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::IsTerminal;
 use std::os::fd::{AsRawFd, RawFd};
@@ -19,29 +18,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// Everything `iolab run` resolved from its flags.
-#[derive(Debug, Clone)]
-pub struct Plan {
-    pub fileset: FileSetSpec,
-    pub cells: Vec<Job>,
-    /// Keep the file set afterwards even if this run created it.
-    pub keep: bool,
-    /// Read the set into the page cache before each cell instead of evicting it.
-    pub warm: bool,
-    /// The run created --dir (the default ./iolab-data): remove it again when empty.
-    pub created_dir: bool,
-    pub label: Option<String>,
-    pub tags: BTreeMap<String, String>,
-    /// Warnings known before running (e.g. O_DIRECT unavailable for the default job).
-    pub notes: Vec<Warning>,
-    /// No progress bars or live lines.
-    pub quiet: bool,
-    /// Interval of the device sampler.
-    pub iostat_interval: Duration,
-    pub dio: fsinfo::DioAlign,
-    /// Where /proc and /sys are read from (the live system; fixture trees in tests).
-    pub roots: Roots,
-}
+pub use crate::spec::plan::Plan;
 
 fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
@@ -56,7 +33,11 @@ fn rusage() -> (f64, f64) {
 }
 
 /// Environment facts for --dir.
-pub fn run_env(roots: &Roots, dir: &Path, dio: fsinfo::DioAlign) -> (RunEnv, Option<f64>) {
+pub fn run_env(
+    roots: &Roots,
+    dir: &Path,
+    dio: crate::spec::plan::DioAlign,
+) -> (RunEnv, Option<f64>) {
     let bd = fsinfo::block_dev_for_path(&roots.sys, dir);
     let link = bd.as_ref().and_then(|b| b.link_bytes_per_sec());
     let env = RunEnv {

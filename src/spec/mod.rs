@@ -1,3 +1,6 @@
-//! What to run: offset distributions and the per-thread random generator.
+//! What to run and where: the plan, offset distributions and the per-thread random generator,
+//! seeds, and the roots the system is read from.
 
 pub mod dist;
+pub mod plan;
+pub mod roots;

@@ -5,38 +5,9 @@
 pub use crate::model::env::*;
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// Where /proc, /sys and /etc are (the live system: "/proc", "/sys", "/etc").
-#[derive(Debug, Clone)]
-pub struct Roots {
-    pub proc: PathBuf,
-    pub sys: PathBuf,
-    pub etc: PathBuf,
-    /// Whether external tools (xfs_info, tune2fs, dmidecode, lspci, storcli ...) may be run:
-    /// only on the live system.
-    pub tools: bool,
-}
-
-impl Roots {
-    pub fn live() -> Roots {
-        Roots {
-            proc: "/proc".into(),
-            sys: "/sys".into(),
-            etc: "/etc".into(),
-            tools: true,
-        }
-    }
-    /// A fixture tree with proc/, sys/ and etc/ below `base`; no tools are run.
-    pub fn fixture(base: &Path) -> Roots {
-        Roots {
-            proc: base.join("proc"),
-            sys: base.join("sys"),
-            etc: base.join("etc"),
-            tools: false,
-        }
-    }
-}
+pub use crate::spec::roots::Roots;
 
 fn read(p: &Path) -> Option<String> {
     fs::read_to_string(p)

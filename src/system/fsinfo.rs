@@ -5,17 +5,7 @@ use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-/// Alignment O_DIRECT needs for a file, from statx(STATX_DIOALIGN) (Linux 6.1+), else from the
-/// block device's logical block size, else 4096.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DioAlign {
-    /// Buffer address alignment in bytes.
-    pub mem: u64,
-    /// File offset and length alignment in bytes.
-    pub offset: u64,
-    /// Where the numbers came from.
-    pub source: &'static str,
-}
+pub use crate::spec::plan::DioAlign;
 
 const STATX_DIOALIGN: u32 = 0x2000;
 

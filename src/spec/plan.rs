@@ -1,0 +1,43 @@
+//! A plan: everything `iolab run` resolved from its flags, the input of the runner.
+
+use crate::model::job::{FileSetSpec, Job};
+use crate::model::run::Warning;
+use crate::spec::roots::Roots;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Everything `iolab run` resolved from its flags.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub fileset: FileSetSpec,
+    pub cells: Vec<Job>,
+    /// Keep the file set afterwards even if this run created it.
+    pub keep: bool,
+    /// Read the set into the page cache before each cell instead of evicting it.
+    pub warm: bool,
+    /// The run created --dir (the default ./iolab-data): remove it again when empty.
+    pub created_dir: bool,
+    pub label: Option<String>,
+    pub tags: BTreeMap<String, String>,
+    /// Warnings known before running (e.g. O_DIRECT unavailable for the default job).
+    pub notes: Vec<Warning>,
+    /// No progress bars or live lines.
+    pub quiet: bool,
+    /// Interval of the device sampler.
+    pub iostat_interval: Duration,
+    pub dio: DioAlign,
+    /// Where /proc and /sys are read from (the live system; fixture trees in tests).
+    pub roots: Roots,
+}
+
+/// Alignment O_DIRECT needs for a file, from statx(STATX_DIOALIGN) (Linux 6.1+), else from the
+/// block device's logical block size, else 4096.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DioAlign {
+    /// Buffer address alignment in bytes.
+    pub mem: u64,
+    /// File offset and length alignment in bytes.
+    pub offset: u64,
+    /// Where the numbers came from.
+    pub source: &'static str,
+}
