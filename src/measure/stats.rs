@@ -1,7 +1,7 @@
 //! Per-thread statistics, kept by each worker without locks and merged once at the end.
 
 use crate::measure::hist::{IntervalHist, LatHist, SparseHist};
-use crate::model::run::{CellJob, CellResult, Cpu, LatNs, OpResult, Results, TsOp, TsPoint};
+use crate::model::run::{CellJob, CellResult, Cpu, LatSummary, OpResult, Results, TsOp, TsPoint};
 use std::ops::AddAssign;
 
 pub use crate::model::run::OpKind;
@@ -220,7 +220,7 @@ pub fn op_result(t: &OpTotals, window_s: f64, fixed_window: bool) -> OpResult {
         bytes: t.bytes,
         iops: per(o),
         bytes_per_sec: per(b),
-        lat_ns: LatNs::from_hist(&t.lat),
+        lat_ns: LatSummary::from_hist(&t.lat),
     }
 }
 

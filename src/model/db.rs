@@ -97,36 +97,13 @@ pub struct DbJob {
     pub sqlite: Option<SqliteOpts>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Lat {
-    pub min: u64,
-    pub mean: f64,
-    pub max: u64,
-    pub stddev: f64,
-    pub p50: u64,
-    pub p95: u64,
-    pub p99: u64,
-}
-
-impl Lat {
-    pub fn of(h: &LatHist) -> Option<Lat> {
-        (h.count() > 0).then(|| Lat {
-            min: h.h.min(),
-            mean: h.h.mean(),
-            max: h.h.max(),
-            stddev: h.h.stdev(),
-            p50: h.percentile(50.0),
-            p95: h.percentile(95.0),
-            p99: h.percentile(99.0),
-        })
-    }
-}
+use crate::model::lat::LatSummary;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct TypeResult {
     pub transactions: u64,
     pub tps: f64,
-    pub lat_ns: Option<Lat>,
+    pub lat_ns: Option<LatSummary>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

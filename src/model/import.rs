@@ -2,26 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Latency summary in nanoseconds; None where the tool does not report it.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Lat {
-    pub min: Option<f64>,
-    pub mean: Option<f64>,
-    pub max: Option<f64>,
-    pub stddev: Option<f64>,
-    pub p50: Option<f64>,
-    pub p90: Option<f64>,
-    pub p95: Option<f64>,
-    pub p99: Option<f64>,
-    pub p99_9: Option<f64>,
-    pub p99_99: Option<f64>,
-}
-
-impl Lat {
-    pub fn is_empty(&self) -> bool {
-        *self == Lat::default()
-    }
-}
+pub use crate::model::lat::ReportedLat;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct OpSummary {
@@ -32,7 +13,7 @@ pub struct OpSummary {
     pub bytes: u64,
     pub iops: f64,
     pub bytes_per_sec: f64,
-    pub lat_ns: Option<Lat>,
+    pub lat_ns: Option<ReportedLat>,
     /// Latency histogram rebuilt from fio json+ `clat_ns.bins` / `lat_ns.bins` (value_ns -> count), when present.
     /// Serialized as a list of [value_ns, count] pairs; None otherwise.
     pub hist_bins: Option<Vec<(u64, u64)>>,

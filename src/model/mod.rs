@@ -8,6 +8,7 @@ pub mod experiment;
 pub mod hist;
 pub mod import;
 pub mod job;
+pub mod lat;
 pub mod run;
 pub mod stored;
 pub mod suite;

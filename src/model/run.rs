@@ -1,6 +1,6 @@
 //! Result documents: what `iolab run --json` prints (schema `iolab-run/1`, docs/results.md).
 
-use crate::model::hist::{LatHist, PERCENTILES};
+use crate::model::hist::LatHist;
 use crate::model::job::{FileSetSpec, Job};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -26,41 +26,7 @@ impl OpKind {
 
 pub const RUN_SCHEMA: &str = "iolab-run/1";
 
-/// Latency summary in nanoseconds.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
-pub struct LatNs {
-    pub min: u64,
-    pub mean: f64,
-    pub max: u64,
-    pub stddev: f64,
-    pub p50: u64,
-    pub p90: u64,
-    pub p95: u64,
-    pub p99: u64,
-    pub p99_9: u64,
-    pub p99_99: u64,
-}
-
-impl LatNs {
-    pub fn from_hist(h: &LatHist) -> Option<LatNs> {
-        if h.count() == 0 {
-            return None;
-        }
-        let p: Vec<u64> = PERCENTILES.iter().map(|(q, _)| h.percentile(*q)).collect();
-        Some(LatNs {
-            min: h.h.min(),
-            mean: h.h.mean(),
-            max: h.h.max(),
-            stddev: h.h.stdev(),
-            p50: p[0],
-            p90: p[1],
-            p95: p[2],
-            p99: p[3],
-            p99_9: p[4],
-            p99_99: p[5],
-        })
-    }
-}
+pub use crate::model::lat::LatSummary;
 
 /// One operation type's totals.
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
@@ -70,7 +36,7 @@ pub struct OpResult {
     pub iops: f64,
     pub bytes_per_sec: f64,
     /// null when ops is 0
-    pub lat_ns: Option<LatNs>,
+    pub lat_ns: Option<LatSummary>,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]

@@ -327,7 +327,8 @@ fn db_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
     for (name, f) in [
         (
             "p50",
-            (|l: &crate::workloads::db::Lat| l.p50) as fn(&crate::workloads::db::Lat) -> u64,
+            (|l: &crate::model::lat::LatSummary| l.p50)
+                as fn(&crate::model::lat::LatSummary) -> u64,
         ),
         ("p95", |l| l.p95),
         ("p99", |l| l.p99),

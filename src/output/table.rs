@@ -43,7 +43,7 @@ pub fn summary_table(cells: &[CellResult]) -> Table {
                 continue;
             }
             let lat = r.lat_ns.as_ref();
-            let l = |f: fn(&crate::model::run::LatNs) -> f64| {
+            let l = |f: fn(&crate::model::run::LatSummary) -> f64| {
                 lat.map(|x| fmt_ns(f(x))).unwrap_or_default()
             };
             let mut mode = c.mode.clone();

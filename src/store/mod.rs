@@ -423,22 +423,7 @@ impl Store {
                         bytes: r.bytes as i64,
                         iops: r.iops,
                         bytes_per_sec: r.bytes_per_sec,
-                        lat: l
-                            .map(|x| {
-                                [
-                                    Some(x.min as f64),
-                                    Some(x.mean),
-                                    Some(x.max as f64),
-                                    Some(x.stddev),
-                                    Some(x.p50 as f64),
-                                    Some(x.p90 as f64),
-                                    Some(x.p95 as f64),
-                                    Some(x.p99 as f64),
-                                    Some(x.p99_9 as f64),
-                                    Some(x.p99_99 as f64),
-                                ]
-                            })
-                            .unwrap_or_default(),
+                        lat: l.map(|x| x.columns()).unwrap_or_default(),
                     },
                 )
                 .map_err(|e| db_err(&path, e))?;
@@ -504,22 +489,7 @@ impl Store {
                     bytes: 0,
                     iops: r.tps,
                     bytes_per_sec: 0.0,
-                    lat: l
-                        .map(|x| {
-                            [
-                                Some(x.min as f64),
-                                Some(x.mean),
-                                Some(x.max as f64),
-                                Some(x.stddev),
-                                Some(x.p50 as f64),
-                                None,
-                                Some(x.p95 as f64),
-                                Some(x.p99 as f64),
-                                None,
-                                None,
-                            ]
-                        })
-                        .unwrap_or_default(),
+                    lat: l.map(|x| x.columns()).unwrap_or_default(),
                 },
             )
             .map_err(|e| db_err(&path, e))?;
@@ -622,14 +592,7 @@ impl Store {
                         bytes: o.bytes as i64,
                         iops: o.iops,
                         bytes_per_sec: o.bytes_per_sec,
-                        lat: l
-                            .map(|x| {
-                                [
-                                    x.min, x.mean, x.max, x.stddev, x.p50, x.p90, x.p95, x.p99,
-                                    x.p99_9, x.p99_99,
-                                ]
-                            })
-                            .unwrap_or_default(),
+                        lat: l.map(|x| x.columns()).unwrap_or_default(),
                     },
                 )
                 .map_err(|e| db_err(&path, format!("cell {ci} op {}: {e}", o.op)))?;

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::measure::hist::LatHist;
-use crate::model::run::LatNs;
+use crate::model::run::LatSummary;
 use crate::system::env::{EnvReport, find};
 use serde::Serialize;
 use std::fs::{File, OpenOptions};
@@ -28,7 +28,7 @@ pub struct ProbeTest {
     pub background_writers: u32,
     pub n: u64,
     /// latency of write + sync, in ns
-    pub lat_ns: LatNs,
+    pub lat_ns: LatSummary,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -181,7 +181,7 @@ pub fn run(
         .map_err(|e| Error::failed(format!("fsync-probe: {e}")))?;
     let mut tests = Vec::new();
     let mut push = |name: String, size: u64, data_only: bool, writers: u32, h: LatHist| {
-        if let Some(lat_ns) = LatNs::from_hist(&h) {
+        if let Some(lat_ns) = LatSummary::from_hist(&h) {
             tests.push(ProbeTest {
                 name,
                 write_bytes: size,

@@ -237,7 +237,7 @@ pub(super) fn fio_bool(s: &str) -> Option<bool> {
 
 /// Fills the percentile fields of `lat` from a fio "percentile" object.
 pub(super) fn fio_percentiles(
-    lat: &mut Lat,
+    lat: &mut ReportedLat,
     pct: &Map<String, Value>,
     path: &str,
 ) -> Result<(), ImportError> {
@@ -283,12 +283,12 @@ pub(super) fn fio_bins(bins: &Map<String, Value>, path: &str) -> Result<Bins, Im
 pub(super) fn fio_lat(
     dir: &Map<String, Value>,
     path: &str,
-) -> Result<(Option<Lat>, Option<Bins>), ImportError> {
+) -> Result<(Option<ReportedLat>, Option<Bins>), ImportError> {
     let lat_path = key_path(path, "lat_ns");
     let clat_path = key_path(path, "clat_ns");
     let lat_ns = opt_obj(dir, path, "lat_ns")?;
     let clat_ns = opt_obj(dir, path, "clat_ns")?;
-    let mut lat = Lat::default();
+    let mut lat = ReportedLat::default();
     if let Some((stats, p)) = lat_ns
         .map(|o| (o, &lat_path))
         .or(clat_ns.map(|o| (o, &clat_path)))

@@ -94,7 +94,7 @@ pub fn parse_sysbench_fileio(text: &str) -> Result<Imported, ImportError> {
     let (mut reads_s, mut writes_s, mut fsyncs_s) = (None, None, None);
     let (mut read_mib, mut written_mib) = (None, None);
     let (mut total_time, mut events) = (None, None);
-    let mut lat = Lat::default();
+    let mut lat = ReportedLat::default();
 
     for (idx, raw) in lines.iter().enumerate() {
         let ln = idx + 1;

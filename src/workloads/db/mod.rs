@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::measure::hist::{IntervalHist, LatHist, SparseHist};
 pub use crate::model::db::*;
+use crate::model::lat::LatSummary;
 use crate::model::run::Warning;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -474,8 +475,8 @@ pub fn cleanup(c: &mut dyn Conn, b: Backend, max_tables: u32) -> Result<u32> {
 // ---------------------------------------------------------------- the workload
 
 /// The latency summary of a histogram (None when empty).
-pub fn lat_of(h: &LatHist) -> Option<Lat> {
-    Lat::of(h)
+pub fn lat_of(h: &LatHist) -> Option<LatSummary> {
+    LatSummary::from_hist(h)
 }
 
 /// Warnings about a database run.
@@ -871,7 +872,7 @@ pub fn merge_into(doc: &mut DbDoc, outs: Vec<ThreadOutPub>, dur: f64) {
         TypeResult {
             transactions: doc.transactions,
             tps: doc.tps,
-            lat_ns: Lat::of(&lat),
+            lat_ns: LatSummary::from_hist(&lat),
         },
     );
     doc.hist = Some(lat);
@@ -976,7 +977,7 @@ pub fn render(d: &DbDoc) -> String {
             "max",
         ]);
         for (name, r) in &d.types {
-            let l = |f: fn(&Lat) -> f64| {
+            let l = |f: fn(&LatSummary) -> f64| {
                 r.lat_ns
                     .as_ref()
                     .map(|x| crate::model::units::fmt_ns(f(x)))
