@@ -883,7 +883,7 @@ fn collect_raid10_md_lvm_xfs() {
     // kernel_default_read_ahead_of_md_is_not_flagged)
 
     // the text report shows the stack
-    let text = sysenv::render(&e);
+    let text = iolab::output::env::render(&e);
     assert!(
         text.contains("md0 md RAID raid10: chunk 524288 bytes, 4 disks"),
         "{text}"
@@ -973,7 +973,7 @@ fn collect_virtio_kvm_guest() {
         [layer("partition", "vda1", 0), layer("virtio", "vda", 1)]
     );
     assert_eq!(e.path.as_ref().unwrap().physical_disks, ["vda"]);
-    assert!(sysenv::render(&e).contains("kvm/qemu (hypervisor flag: yes, DMI: QEMU"));
+    assert!(iolab::output::env::render(&e).contains("kvm/qemu (hypervisor flag: yes, DMI: QEMU"));
 }
 
 #[test]
@@ -990,7 +990,10 @@ fn collect_dos_partition_at_63() {
         layers(&e),
         [layer("partition", "sdb1", 0), layer("disk", "sdb", 1)]
     );
-    assert!(sysenv::render(&e).contains("sdb partition sdb1: start sector 63 (not 1 MiB aligned)"));
+    assert!(
+        iolab::output::env::render(&e)
+            .contains("sdb partition sdb1: start sector 63 (not 1 MiB aligned)")
+    );
 }
 
 #[test]

@@ -2,8 +2,9 @@
 //! No root needed.
 
 use iolab::error::Exit;
+use iolab::output::suites::{bonnie_csv, bonnie_table, iozone_csv, iozone_table, zones_table};
 use iolab::workloads::suites::*;
-use iolab::workloads::zones::{zones, zones_table};
+use iolab::workloads::zones::zones;
 use std::cell::Cell;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};

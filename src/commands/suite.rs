@@ -46,7 +46,7 @@ pub fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32> {
     }
     let r = r?;
     emit(&r, a.json);
-    write_side_file(&a.csv, &suites::iozone_csv(&r))?;
+    write_side_file(&a.csv, &crate::output::suites::iozone_csv(&r))?;
     save_suite(
         &a.db,
         a.no_save,
@@ -80,7 +80,7 @@ pub fn cmd_bonnie(a: &cli::BonnieArgs) -> Result<i32> {
     }
     let r = r?;
     emit(&r, a.json);
-    write_side_file(&a.csv, &suites::bonnie_csv(&r))?;
+    write_side_file(&a.csv, &crate::output::suites::bonnie_csv(&r))?;
     save_suite(
         &a.db,
         a.no_save,

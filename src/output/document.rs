@@ -53,7 +53,7 @@ impl Document for DbDoc {
         to_json(self)
     }
     fn text(&self) -> String {
-        crate::workloads::db::render(self)
+        crate::output::db::render(self)
     }
 }
 
@@ -62,7 +62,7 @@ impl Document for EnvReport {
         to_json(self)
     }
     fn text(&self) -> String {
-        crate::system::env::render(self)
+        crate::output::env::render(self)
     }
 }
 
@@ -80,7 +80,7 @@ impl Document for IozoneResult {
         to_json(self)
     }
     fn text(&self) -> String {
-        crate::workloads::suites::iozone_table(self)
+        crate::output::suites::iozone_table(self)
     }
 }
 
@@ -89,8 +89,8 @@ impl Document for BonnieResult {
         to_json(self)
     }
     fn text(&self) -> String {
-        let mut s = crate::workloads::suites::bonnie_table(self);
-        s.push_str(&crate::workloads::suites::bonnie_csv(self));
+        let mut s = crate::output::suites::bonnie_table(self);
+        s.push_str(&crate::output::suites::bonnie_csv(self));
         s
     }
 }
@@ -100,7 +100,7 @@ impl Document for ZonesResult {
         to_json(self)
     }
     fn text(&self) -> String {
-        crate::workloads::zones::zones_table(self)
+        crate::output::suites::zones_table(self)
     }
 }
 
@@ -131,7 +131,7 @@ impl Document for SweepDoc<'_> {
         v
     }
     fn text(&self) -> String {
-        crate::workloads::sweep::render_matrix(self.spec, self.cells)
+        crate::output::experiment::render_matrix(self.spec, self.cells)
     }
 }
 
@@ -165,7 +165,7 @@ impl Document for SaturateDoc<'_> {
         v
     }
     fn text(&self) -> String {
-        crate::workloads::sweep::render_saturate(self.spec, self.points)
+        crate::output::experiment::render_saturate(self.spec, self.points)
     }
 }
 

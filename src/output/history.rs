@@ -143,14 +143,14 @@ pub fn render_show(store: &Store, id: i64) -> Result<String> {
     use crate::model::stored::{StoredDoc, SuiteDoc};
     match store.stored_doc(id)? {
         StoredDoc::Suite(sd) => match *sd {
-            SuiteDoc::Iozone(r) => s.push_str(&crate::workloads::suites::iozone_table(&r)),
+            SuiteDoc::Iozone(r) => s.push_str(&crate::output::suites::iozone_table(&r)),
             SuiteDoc::Bonnie(b) => {
-                s.push_str(&crate::workloads::suites::bonnie_table(&b));
-                s.push_str(&crate::workloads::suites::bonnie_csv(&b));
+                s.push_str(&crate::output::suites::bonnie_table(&b));
+                s.push_str(&crate::output::suites::bonnie_csv(&b));
             }
-            SuiteDoc::Zones(z) => s.push_str(&crate::workloads::zones::zones_table(&z)),
+            SuiteDoc::Zones(z) => s.push_str(&crate::output::suites::zones_table(&z)),
         },
-        StoredDoc::Db(d) => s.push_str(&crate::workloads::db::render(&d)),
+        StoredDoc::Db(d) => s.push_str(&crate::output::db::render(&d)),
         StoredDoc::Run(d) => s.push_str(&crate::output::table::render(&d)),
         StoredDoc::Import(_) | StoredDoc::Experiment(_) => {
             s.push_str(&format!(

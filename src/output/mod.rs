@@ -1,9 +1,13 @@
 //! Output: text tables, stored-run rendering, SVG/PNG charts and the HTML report.
 
 pub mod charts;
+pub mod db;
 pub mod document;
+pub mod env;
+pub mod experiment;
 pub mod history;
 pub mod html;
+pub mod suites;
 pub mod table;
 
 use crate::error::{Error, Result};

@@ -75,7 +75,6 @@ use crate::engine::worker::AlignedBuf;
 use crate::error::{Error, Result};
 pub use crate::model::suite::*;
 use crate::model::units::{Bytes, human_bytes};
-use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -659,75 +658,6 @@ pub fn iozone(
     Ok(res)
 }
 
-/// Column widths of iozone's table (kB, reclen, then the 13 tests).
-const IOZONE_WIDTHS: [usize; 15] = [16, 8, 9, 9, 9, 9, 9, 9, 9, 10, 10, 9, 9, 9, 9];
-const IOZONE_HEAD1: [&str; 15] = [
-    "", "", "", "", "", "", "random", "random", "bkwd", "record", "stride", "", "", "", "",
-];
-const IOZONE_HEAD2: [&str; 15] = [
-    "kB", "reclen", "write", "rewrite", "read", "reread", "read", "write", "read", "rewrite",
-    "read", "fwrite", "frewrite", "fread", "freread",
-];
-
-/// iozone's own table: two header lines, then one line per pair, right-aligned, KB/s; a test that
-/// was not run is blank.
-pub fn iozone_table(r: &IozoneResult) -> String {
-    let line = |cells: &mut dyn Iterator<Item = String>| -> String {
-        let mut s = String::new();
-        for (c, w) in cells.zip(IOZONE_WIDTHS) {
-            s.push_str(&format!("{c:>w$}"));
-        }
-        s.trim_end().to_string() + "\n"
-    };
-    let mut out = line(&mut IOZONE_HEAD1.iter().map(|s| s.to_string()));
-    out += &line(&mut IOZONE_HEAD2.iter().map(|s| s.to_string()));
-    for row in &r.rows {
-        let mut cells = [row.file_kb, row.reclen_kb]
-            .into_iter()
-            .map(|v| v.to_string())
-            .chain(
-                (0..IOZONE_TESTS.len())
-                    .map(|i| row.kb_per_sec.get(i).copied().flatten())
-                    .map(|v| v.map(|v| v.to_string()).unwrap_or_default()),
-            );
-        out += &line(&mut cells);
-    }
-    out
-}
-
-/// iozone's spreadsheet output (-R / -b) as CSV: per test a block `"Writer report"`, a header
-/// line `"kB",4,8,…` of record sizes (kB), then one line per file size (kB) with an empty cell
-/// where that record size was not run. Blocks are separated by an empty line.
-pub fn iozone_csv(r: &IozoneResult) -> String {
-    let recs: BTreeSet<u64> = r.rows.iter().map(|x| x.reclen_kb).collect();
-    let files: BTreeSet<u64> = r.rows.iter().map(|x| x.file_kb).collect();
-    let mut blocks = Vec::with_capacity(IOZONE_REPORTS.len());
-    for (t, name) in IOZONE_REPORTS.iter().enumerate() {
-        let mut b = format!("\"{name} report\"\n\"kB\"");
-        for rec in &recs {
-            b += &format!(",{rec}");
-        }
-        b.push('\n');
-        for f in &files {
-            b += &format!("\"{f}\"");
-            for rec in &recs {
-                let v = r
-                    .rows
-                    .iter()
-                    .find(|x| x.file_kb == *f && x.reclen_kb == *rec)
-                    .and_then(|x| x.kb_per_sec.get(t).copied().flatten());
-                b.push(',');
-                if let Some(v) = v {
-                    b += &v.to_string();
-                }
-            }
-            b.push('\n');
-        }
-        blocks.push(b);
-    }
-    blocks.join("\n")
-}
-
 // ---------------------------------------------------------------------------------------------
 // Bonnie++
 // ---------------------------------------------------------------------------------------------
@@ -737,7 +667,7 @@ pub const BONNIE_MIN_TIME_S: f64 = 0.5;
 /// Threads doing the random seeks (bonnie++ forks 3 processes).
 pub const BONNIE_SEEK_THREADS: u32 = 3;
 /// bonnie++'s default chunk size; the CSV leaves `io_chunk_size` empty for it, like bonnie++.
-const BONNIE_DEFAULT_CHUNK: u64 = 8 << 10;
+pub const BONNIE_DEFAULT_CHUNK: u64 = 8 << 10;
 /// The CSV format emulated (bonnie++ 1.98).
 pub const BONNIE_CSV_FORMAT: &str = "1.98";
 
@@ -1215,169 +1145,6 @@ pub fn bonnie(o: &BonnieOpts, stop: &AtomicBool) -> Result<BonnieResult> {
     Ok(r)
 }
 
-/// bonnie++'s size notation: whole GiB as `4G`, else MiB as `512M` (KiB as `64k` below 1 MiB).
-fn bonnie_size(b: u64) -> String {
-    if b >= 1 << 30 && b.is_multiple_of(1 << 30) {
-        format!("{}G", b >> 30)
-    } else if b >= 1 << 20 {
-        format!("{}M", b >> 20)
-    } else {
-        format!("{}k", b >> 10)
-    }
-}
-
-/// bonnie++'s latency notation: µs below 100 ms (`8631us`), ms below 100 s (`184ms`), else s.
-pub fn bonnie_latency(us: u64) -> String {
-    if us < 100_000 {
-        format!("{us}us")
-    } else if us < 100_000_000 {
-        format!("{}ms", us / 1000)
-    } else {
-        format!("{}s", us / 1_000_000)
-    }
-}
-
-/// (rate, %CP) as bonnie++ prints them: blank when not run, `+++++`/`+++` when too fast; seeks
-/// with one decimal below 1000/s.
-fn bonnie_cells(s: &Option<BonnieStat>, seeks: bool) -> (String, String) {
-    match s {
-        None => (String::new(), String::new()),
-        Some(BonnieStat {
-            value: Some(v),
-            cpu_pct,
-            ..
-        }) => {
-            let v = if seeks && *v < 1000.0 {
-                format!("{v:.1}")
-            } else {
-                format!("{v:.0}")
-            };
-            (v, format!("{:.0}", cpu_pct.unwrap_or(0.0)))
-        }
-        Some(_) => ("+++++".into(), "+++".into()),
-    }
-}
-
-fn bonnie_lat(s: &Option<BonnieStat>) -> String {
-    s.as_ref()
-        .map(|s| bonnie_latency(s.max_latency_us))
-        .unwrap_or_default()
-}
-
-/// A 19-character left column, then ` value cpu` cells of 10 characters.
-fn bonnie_row(label: &str, cells: &[(String, String)]) -> String {
-    let mut s = format!("{label:<19}");
-    for (v, c) in cells {
-        s += &format!(" {v:>5} {c:>3}");
-    }
-    s.trim_end().to_string() + "\n"
-}
-
-fn bonnie_latency_row(lats: &[String]) -> String {
-    let mut s = format!("{:<19}", "Latency");
-    for l in lats {
-        s += &format!(" {l:>9}");
-    }
-    s.trim_end().to_string() + "\n"
-}
-
-/// The report bonnie++ prints for people: the data block (Sequential Output / Input, Random
-/// Seeks), then the file block (Sequential Create / Random Create), each with its Latency line.
-/// A block whose tests were not run is left out.
-pub fn bonnie_table(r: &BonnieResult) -> String {
-    let version = format!("Version {:<11}", r.version);
-    let mut out = String::new();
-    if r.file_size > 0 {
-        let size = bonnie_size(r.file_size);
-        let size = if r.chunk != BONNIE_DEFAULT_CHUNK {
-            format!("{size}:{}k", r.chunk / 1024)
-        } else {
-            size
-        };
-        let room = 19usize.saturating_sub(size.len() + 1).max(1);
-        let machine: String = r.machine.chars().take(room).collect();
-        out += &format!("{version} ------Sequential Output------ --Sequential Input- --Random-\n");
-        out += &format!(
-            "{:<19} -Per Chr- --Block-- -Rewrite- -Per Chr- --Block-- --Seeks--\n",
-            format!("Concurrency {:>3}", r.concurrency)
-        );
-        out += "Machine        Size K/sec %CP K/sec %CP K/sec %CP K/sec %CP K/sec %CP  /sec %CP\n";
-        let cells: Vec<_> = r
-            .data_tests()
-            .iter()
-            .map(|(s, seeks)| bonnie_cells(s, *seeks))
-            .collect();
-        let label = format!("{machine:<w$}{size:>s$}", w = room, s = 19 - room);
-        out += &bonnie_row(&label, &cells);
-        let lats: Vec<String> = r.data_tests().iter().map(|(s, _)| bonnie_lat(s)).collect();
-        out += &bonnie_latency_row(&lats);
-    }
-    if r.files > 0 {
-        let machine: String = r.machine.chars().take(19).collect();
-        out += &format!("{version} ------Sequential Create------ --------Random Create--------\n");
-        out +=
-            &format!("{machine:<19} -Create-- --Read--- -Delete-- -Create-- --Read--- -Delete--\n");
-        out += "              files  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP  /sec %CP\n";
-        let cells: Vec<_> = r
-            .file_tests()
-            .iter()
-            .map(|s| bonnie_cells(s, false))
-            .collect();
-        out += &bonnie_row(&format!("{:>19}", r.files), &cells);
-        let lats: Vec<String> = r.file_tests().iter().map(|s| bonnie_lat(s)).collect();
-        out += &bonnie_latency_row(&lats);
-    }
-    out
-}
-
-/// The bonnie++ 1.98 CSV line (48 fields, see [`BONNIE_CSV_FIELDS`]), newline-terminated.
-/// `bonnie_version` is `iolab-<version>`; tests not run are empty, too fast ones `+++++,+++`;
-/// `io_chunk_size` is empty for the default 8 KiB, as bonnie++ writes it; `max_size`, `min_size`,
-/// `num_dirs` and `file_chunk_size` are empty (empty files in one directory, bonnie++'s default).
-pub fn bonnie_csv(r: &BonnieResult) -> String {
-    let mut f: Vec<String> = vec![
-        BONNIE_CSV_FORMAT.into(),
-        r.version.clone(),
-        r.machine.replace(',', "_"),
-        r.concurrency.to_string(),
-        r.seed.to_string(),
-        if r.file_size > 0 {
-            bonnie_size(r.file_size)
-        } else {
-            String::new()
-        },
-        if r.chunk != BONNIE_DEFAULT_CHUNK {
-            bonnie_size(r.chunk)
-        } else {
-            String::new()
-        },
-    ];
-    for (s, seeks) in r.data_tests() {
-        let (v, c) = bonnie_cells(s, seeks);
-        f.push(v);
-        f.push(c);
-    }
-    f.push(if r.files > 0 {
-        r.files.to_string()
-    } else {
-        String::new()
-    });
-    f.extend(std::iter::repeat_n(String::new(), 4));
-    for s in r.file_tests() {
-        let (v, c) = bonnie_cells(s, false);
-        f.push(v);
-        f.push(c);
-    }
-    for (s, _) in r.data_tests() {
-        f.push(bonnie_lat(s));
-    }
-    for s in r.file_tests() {
-        f.push(bonnie_lat(s));
-    }
-    debug_assert_eq!(f.len(), BONNIE_CSV_FIELDS.len());
-    f.join(",") + "\n"
-}
-
 impl Default for IozoneOpts {
     fn default() -> Self {
         IozoneOpts {
@@ -1435,16 +1202,5 @@ mod tests {
             v.sort();
             assert_eq!(v, (0..n).collect::<Vec<_>>(), "n={n}");
         }
-    }
-
-    #[test]
-    fn bonnie_notations() {
-        assert_eq!(bonnie_latency(8631), "8631us");
-        assert_eq!(bonnie_latency(99_999), "99999us");
-        assert_eq!(bonnie_latency(184_000), "184ms");
-        assert_eq!(bonnie_latency(200_000_000), "200s");
-        assert_eq!(bonnie_size(4 << 30), "4G");
-        assert_eq!(bonnie_size(8196 << 20), "8196M");
-        assert_eq!(bonnie_size(8 << 20), "8M");
     }
 }
