@@ -45,20 +45,18 @@ pub fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32> {
         let _ = std::fs::remove_dir(&a.dir);
     }
     let r = r?;
-    emit(&r, a.json);
-    write_side_file(&a.csv, &crate::output::suites::iozone_csv(&r))?;
-    save_suite(
+    let csv = crate::output::suites::iozone_csv(&r);
+    finish_suite(
+        &r,
+        "iozone",
+        r.interrupted,
+        &csv,
+        a.json,
+        &a.csv,
         &a.db,
         a.no_save,
-        "iozone",
-        &serde_json::to_value(&r).expect("json"),
-        Some(&a.dir),
-    )?;
-    Ok(if r.interrupted {
-        Exit::Interrupted as i32
-    } else {
-        0
-    })
+        &a.dir,
+    )
 }
 pub fn cmd_bonnie(a: &cli::BonnieArgs) -> Result<i32> {
     use crate::workloads::suites;
@@ -79,20 +77,18 @@ pub fn cmd_bonnie(a: &cli::BonnieArgs) -> Result<i32> {
         let _ = std::fs::remove_dir(&a.dir);
     }
     let r = r?;
-    emit(&r, a.json);
-    write_side_file(&a.csv, &crate::output::suites::bonnie_csv(&r))?;
-    save_suite(
+    let csv = crate::output::suites::bonnie_csv(&r);
+    finish_suite(
+        &r,
+        "bonnie",
+        r.interrupted,
+        &csv,
+        a.json,
+        &a.csv,
         &a.db,
         a.no_save,
-        "bonnie",
-        &serde_json::to_value(&r).expect("json"),
-        Some(&a.dir),
-    )?;
-    Ok(if r.interrupted {
-        Exit::Interrupted as i32
-    } else {
-        0
-    })
+        &a.dir,
+    )
 }
 pub fn cmd_zones(a: &cli::ZonesArgs) -> Result<i32> {
     let stop = stop_flag();
@@ -106,6 +102,36 @@ pub fn cmd_zones(a: &cli::ZonesArgs) -> Result<i32> {
         None,
     )?;
     Ok(if r.interrupted {
+        Exit::Interrupted as i32
+    } else {
+        0
+    })
+}
+
+/// Prints a suite's result, writes its CSV where asked (`--csv`), stores it, and gives the exit
+/// code (130 when interrupted).
+#[allow(clippy::too_many_arguments)]
+fn finish_suite<D: crate::output::document::Document + serde::Serialize>(
+    r: &D,
+    name: &str,
+    interrupted: bool,
+    csv: &str,
+    json: bool,
+    csv_path: &Option<std::path::PathBuf>,
+    db: &cli::DbArgs,
+    no_save: bool,
+    dir: &Path,
+) -> Result<i32> {
+    emit(r, json);
+    write_side_file(csv_path, csv)?;
+    save_suite(
+        db,
+        no_save,
+        name,
+        &serde_json::to_value(r).unwrap_or_default(),
+        Some(dir),
+    )?;
+    Ok(if interrupted {
         Exit::Interrupted as i32
     } else {
         0

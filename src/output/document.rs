@@ -39,48 +39,35 @@ fn to_json(v: &impl serde::Serialize) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
+/// Documents whose JSON is their serde form and whose text is one render function.
+macro_rules! document {
+    ($($ty:ty => $render:path,)*) => {
+        $(impl Document for $ty {
+            fn json(&self) -> Value {
+                to_json(self)
+            }
+            fn text(&self) -> String {
+                $render(self)
+            }
+        })*
+    };
+}
+
+document! {
+    DbDoc => crate::output::db::render,
+    EnvReport => crate::output::env::render,
+    ProbeReport => crate::system::fsyncprobe::render,
+    IozoneResult => crate::output::suites::iozone_table,
+    ZonesResult => crate::output::suites::zones_table,
+    Comparison => crate::output::history::render_compare,
+}
+
 impl Document for RunDoc {
     fn json(&self) -> Value {
         self.to_json()
     }
     fn text(&self) -> String {
         crate::output::table::render(self)
-    }
-}
-
-impl Document for DbDoc {
-    fn json(&self) -> Value {
-        to_json(self)
-    }
-    fn text(&self) -> String {
-        crate::output::db::render(self)
-    }
-}
-
-impl Document for EnvReport {
-    fn json(&self) -> Value {
-        to_json(self)
-    }
-    fn text(&self) -> String {
-        crate::output::env::render(self)
-    }
-}
-
-impl Document for ProbeReport {
-    fn json(&self) -> Value {
-        to_json(self)
-    }
-    fn text(&self) -> String {
-        crate::system::fsyncprobe::render(self)
-    }
-}
-
-impl Document for IozoneResult {
-    fn json(&self) -> Value {
-        to_json(self)
-    }
-    fn text(&self) -> String {
-        crate::output::suites::iozone_table(self)
     }
 }
 
@@ -92,24 +79,6 @@ impl Document for BonnieResult {
         let mut s = crate::output::suites::bonnie_table(self);
         s.push_str(&crate::output::suites::bonnie_csv(self));
         s
-    }
-}
-
-impl Document for ZonesResult {
-    fn json(&self) -> Value {
-        to_json(self)
-    }
-    fn text(&self) -> String {
-        crate::output::suites::zones_table(self)
-    }
-}
-
-impl Document for Comparison {
-    fn json(&self) -> Value {
-        to_json(self)
-    }
-    fn text(&self) -> String {
-        crate::output::history::render_compare(self)
     }
 }
 

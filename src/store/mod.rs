@@ -379,10 +379,7 @@ impl Store {
         cell: Option<&serde_json::Value>,
     ) -> Result<i64> {
         let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| db_err(&path, e))?;
+        let tx = self.begin()?;
         let id = insert_run(
             &tx,
             &RunIn {
@@ -440,6 +437,14 @@ impl Store {
         Ok(id)
     }
 
+    /// A write transaction that takes the lock at once (no deadlock between two savers).
+    fn begin(&mut self) -> Result<rusqlite::Transaction<'_>> {
+        let path = self.path.clone();
+        self.conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| db_err(&path, e))
+    }
+
     /// Saves an `iolab db` run in one transaction; `json` is the document as printed.
     pub fn save_db(
         &mut self,
@@ -448,10 +453,7 @@ impl Store {
         host: &str,
     ) -> Result<i64> {
         let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| db_err(&path, e))?;
+        let tx = self.begin()?;
         let id = insert_run(
             &tx,
             &RunIn {
@@ -549,10 +551,7 @@ impl Store {
         tags: &std::collections::BTreeMap<String, String>,
     ) -> Result<i64> {
         let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| db_err(&path, e))?;
+        let tx = self.begin()?;
         let start = imp.start_time.clone().unwrap_or_else(|| {
             chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
         });
@@ -840,10 +839,7 @@ impl Store {
     pub fn delete(&mut self, id: i64) -> Result<()> {
         self.run(id)?;
         let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| db_err(&path, e))?;
+        let tx = self.begin()?;
         tx.execute("DELETE FROM runs WHERE id = ?1", [id])
             .map_err(|e| db_err(&path, e))?;
         tx.execute("DELETE FROM groups WHERE NOT EXISTS (SELECT 1 FROM runs WHERE runs.group_id = groups.id)", []).map_err(|e| db_err(&path, e))?;
