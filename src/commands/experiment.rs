@@ -162,6 +162,7 @@ fn finish_sweep(
         0
     })
 }
+
 pub fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32> {
     use crate::workloads::sweep;
     let gib = 1u64 << 30;
@@ -230,6 +231,7 @@ pub fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32> {
     let stop = stop_flag();
     finish_sweep(&mut store, gid, &spec, a.json, &stop)
 }
+
 pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
     use crate::workloads::sweep;
     let target = sweep::Target::parse(&a.target)?;

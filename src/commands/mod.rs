@@ -26,6 +26,8 @@ mod stored;
 mod suite;
 mod system;
 
+/// A flag Ctrl-C (SIGINT) and SIGTERM set, so a run stops, prints and saves what it measured; a
+/// second signal ends the process at once with 130.
 pub fn stop_flag() -> Arc<AtomicBool> {
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
@@ -35,17 +37,22 @@ pub fn stop_flag() -> Arc<AtomicBool> {
     }
     stop
 }
+
+/// Writes to stdout; a closed pipe is not an error.
 pub fn print_out(s: &str) {
     let mut out = std::io::stdout().lock();
     // A closed pipe (iolab run | head) is a normal end.
     let _ = out.write_all(s.as_bytes()).and_then(|_| out.flush());
 }
+
+/// Pretty JSON on stdout, for outputs that are not documents of their own (lists, exports).
 pub fn print_json(v: &impl serde::Serialize) {
     print_out(&format!(
         "{}\n",
         serde_json::to_string_pretty(v).expect("json")
     ));
 }
+
 /// Prints a document as JSON (`--json`) or as text: the one place where commands choose.
 pub fn emit(doc: &dyn crate::output::document::Document, json: bool) {
     print_out(&crate::output::document::rendered(doc, json));
@@ -54,9 +61,12 @@ pub fn emit(doc: &dyn crate::output::document::Document, json: bool) {
 pub fn open_store(db: &cli::DbArgs) -> Result<Store> {
     Store::open(&store::resolve_path(db.db.as_deref()))
 }
+
 pub fn open_store_write(db: &cli::DbArgs) -> Result<Store> {
     Store::open_write(&store::resolve_path(db.db.as_deref()))
 }
+
+/// The roots and path `iolab env` / `iolab check` describe (`--root` for a fixture tree).
 pub fn env_target(a: &cli::EnvArgs) -> Result<(crate::system::env::Roots, std::path::PathBuf)> {
     let path = a.path.clone().unwrap_or_else(|| ".".into());
     if !path.exists() {
@@ -71,6 +81,8 @@ pub fn env_target(a: &cli::EnvArgs) -> Result<(crate::system::env::Roots, std::p
     };
     Ok((roots, path))
 }
+
+/// Writes a side file (`--csv`) whole or not at all, and says where.
 pub fn write_side_file(p: &Option<std::path::PathBuf>, text: &str) -> Result<()> {
     if let Some(p) = p {
         write_atomically(p, text.as_bytes(), "--csv")?;

@@ -18,9 +18,11 @@ fn save_suite(
     eprintln!("saved as run {id} in {}", s.path.display());
     Ok(())
 }
+
 fn suite_dir(dir: &Path) -> Result<bool> {
     cli::check_dir(dir, dir == Path::new(cli::DEFAULT_DIR))
 }
+
 pub fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32> {
     use crate::workloads::suites;
     let created = suite_dir(&a.dir)?;
@@ -58,6 +60,7 @@ pub fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32> {
         &a.dir,
     )
 }
+
 pub fn cmd_bonnie(a: &cli::BonnieArgs) -> Result<i32> {
     use crate::workloads::suites;
     let created = suite_dir(&a.dir)?;
@@ -90,6 +93,7 @@ pub fn cmd_bonnie(a: &cli::BonnieArgs) -> Result<i32> {
         &a.dir,
     )
 }
+
 pub fn cmd_zones(a: &cli::ZonesArgs) -> Result<i32> {
     let stop = stop_flag();
     let r = crate::workloads::zones::zones(&a.target, a.zones, a.per_zone, a.bs, &stop)?;
