@@ -826,3 +826,66 @@ fn imports_stored_in_the_old_shape_read_as_today() {
     lab.ok(&["report", "1", "-o", report.to_str().unwrap()]);
     assert!(std::fs::read_to_string(&report).unwrap().contains("16575"));
 }
+
+/// Zones results are stored as metrics rows too (docs/results.md, "One measurement shape"): one
+/// cell per zone, so two reads of the same target compare zone by zone and export as CSV.
+#[test]
+fn zones_runs_compare_and_export_zone_by_zone() {
+    let lab = Lab::new();
+    let img = lab.dir.join("disk.img");
+    std::fs::write(&img, vec![9u8; 8 << 20]).unwrap();
+    let args = [
+        "zones",
+        img.to_str().unwrap(),
+        "--zones",
+        "4",
+        "--per-zone",
+        "1M",
+        "--bs",
+        "256k",
+    ];
+    for id in ["1", "2"] {
+        let r = lab.ok(&args);
+        assert!(
+            r.stderr.contains(&format!("saved as run {id}")),
+            "{}",
+            r.stderr
+        );
+    }
+    let c = lab.ok(&["compare", "1", "2", "--json"]).json();
+    let rows = c["rows"].as_array().expect("rows");
+    for z in ["zone 00", "zone 01", "zone 02", "zone 03"] {
+        for metric in ["iops", "mib_per_sec", "lat_mean_ns"] {
+            let row = rows
+                .iter()
+                .find(|r| r["cell"] == z && r["op"] == "read" && r["metric"] == metric)
+                .unwrap_or_else(|| panic!("no {metric} row for {z}: {c}"));
+            assert!(row["sides"][1]["delta_pct"].is_number(), "{row}");
+        }
+    }
+    let text = lab.ok(&["compare", "1", "2"]).stdout;
+    assert!(text.contains("zone 03"), "{text}");
+
+    let csv = lab.ok(&["export", "1", "--format", "csv"]).stdout;
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), 1 + 4, "{csv}");
+    let head: Vec<&str> = lines[0].split(',').collect();
+    let col = |l: &str, name: &str| -> String {
+        let i = head.iter().position(|h| *h == name).unwrap();
+        l.split(',').nth(i).unwrap().to_string()
+    };
+    for (i, l) in lines[1..].iter().enumerate() {
+        assert_eq!(col(l, "mode"), format!("zone {i:02}"));
+        assert_eq!(col(l, "op"), "read");
+        assert_eq!(col(l, "bs_bytes"), "262144");
+        assert_eq!(col(l, "bytes"), (1u64 << 20).to_string());
+        assert_eq!(col(l, "ops"), "4");
+        assert!(col(l, "lat_mean_ns").parse::<f64>().unwrap() > 0.0, "{l}");
+    }
+    // show still renders the zones document
+    let show = lab.ok(&["show", "1"]).stdout;
+    assert!(
+        show.contains("first/last") || show.contains("zone"),
+        "{show}"
+    );
+}

@@ -1,6 +1,8 @@
 //! The IOzone and Bonnie++ suites and the zones reader, on small sizes in a temporary directory.
 //! No root needed.
 
+mod common;
+
 use iolab::error::Exit;
 use iolab::output::suites::{bonnie_csv, bonnie_table, iozone_csv, iozone_table, zones_table};
 use iolab::workloads::suites::*;
@@ -513,4 +515,322 @@ fn zones_refuses_missing_and_unusable_targets() {
         zones(&small, 0, MIB, MIB, &stop).unwrap_err().exit,
         Exit::Usage
     );
+}
+
+// ---- suites as metrics rows: compare and export (docs/results.md, "One measurement shape") ----
+
+#[test]
+fn iozone_metric_rows_are_one_cell_per_file_record_and_test() {
+    let r = IozoneResult {
+        tests: IOZONE_TESTS.iter().map(|s| s.to_string()).collect(),
+        rows: vec![
+            IozoneRow {
+                file_kb: 64,
+                reclen_kb: 4,
+                kb_per_sec: (1..=13).map(|i| Some(i * 1000)).collect(),
+            },
+            IozoneRow {
+                file_kb: 128,
+                reclen_kb: 4,
+                // the stdio tests not run (--direct)
+                kb_per_sec: (1..=13).map(|i| (i <= 9).then_some(2048)).collect(),
+            },
+        ],
+        direct: false,
+        include_flush: false,
+        interrupted: false,
+    };
+    let m = r.metric_rows();
+    assert_eq!(m.len(), 13 + 9);
+    let names: Vec<&str> = m.iter().map(|x| x.mode.as_str()).collect();
+    let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+    assert_eq!(m[0].mode, "write file=64KiB rec=4KiB");
+    assert_eq!(m[13].mode, "write file=128KiB rec=4KiB");
+    for (x, t) in m.iter().zip(IOZONE_TESTS) {
+        assert!(x.mode.starts_with(&format!("{t} ")), "{}", x.mode);
+        let op = if t.contains("write") { "write" } else { "read" };
+        assert_eq!(x.op, op, "{t}");
+    }
+    let random_read = &m[4];
+    assert_eq!(random_read.mode, "random_read file=64KiB rec=4KiB");
+    assert_eq!(random_read.op, "read");
+    assert_eq!(m[7].mode, "record_rewrite file=64KiB rec=4KiB");
+    assert_eq!(m[7].op, "write");
+    // 5000 KB/s, KB = 1024 bytes; 16 records of 4 KiB each
+    assert_eq!(random_read.bytes_per_sec, 5000.0 * 1024.0);
+    assert_eq!(random_read.iops, 5000.0 / 4.0);
+    assert_eq!(random_read.bs_bytes, Some(4096));
+    assert_eq!((random_read.ops, random_read.bytes), (16, 65536));
+    assert_eq!(random_read.threads, Some(1));
+    assert_eq!(
+        (random_read.lat_mean_ns, random_read.lat_max_ns),
+        (None, None)
+    );
+    assert!(m[13..].iter().all(|x| x.ops == 32 && x.bytes == 128 * 1024));
+}
+
+#[test]
+fn bonnie_and_zones_metric_rows() {
+    let stat = |v: Option<f64>, lat: u64, ops: u64| {
+        Some(BonnieStat {
+            value: v,
+            cpu_pct: v.map(|_| 10.0),
+            max_latency_us: lat,
+            seconds: if v.is_some() { 2.0 } else { 0.25 },
+            ops,
+        })
+    };
+    let r = BonnieResult {
+        version: "iolab-0.1.0".into(),
+        machine: "m".into(),
+        concurrency: 1,
+        seed: 1,
+        file_size: 8 * MIB,
+        chunk: 8 * KIB,
+        files: 1,
+        putc: stat(Some(630.0), 12352, 1024),
+        put_block: stat(Some(4096.0), 100, 1024),
+        rewrite: None,
+        getc: None,
+        get_block: stat(None, 7, 1024),
+        seeks: stat(Some(950.5), 229_000, 8000),
+        seq_create: stat(Some(29005.0), 612, 1024),
+        seq_stat: stat(None, 5, 1024),
+        seq_del: None,
+        ran_create: None,
+        ran_stat: None,
+        ran_del: None,
+        interrupted: false,
+    };
+    let m = r.metric_rows();
+    let names: Vec<(&str, &str)> = m.iter().map(|x| (x.mode.as_str(), x.op)).collect();
+    assert_eq!(
+        names,
+        [
+            ("putc", "write"),
+            ("put_block", "write"),
+            ("get_block", "read"),
+            ("seeks", "seek"),
+            ("seq_create", "create"),
+            ("seq_stat", "stat")
+        ]
+    );
+    // K/sec × 1024; chunks per second
+    assert_eq!(m[1].bytes_per_sec, 4096.0 * 1024.0);
+    assert_eq!(m[1].iops, 512.0);
+    assert_eq!(
+        (m[1].ops, m[1].bytes, m[1].bs_bytes),
+        (1024, 8 * MIB, Some(8 * KIB))
+    );
+    // latency: the maximum, µs → ns
+    assert_eq!(m[0].lat_max_ns, Some(12_352_000.0));
+    assert_eq!(m[0].lat_mean_ns, None);
+    // too fast for bonnie++ (+++++): the rate of its operations over its wall time
+    assert_eq!(m[2].bytes_per_sec, 8.0 * MIB as f64 / 0.25);
+    assert_eq!(m[5].iops, 1024.0 / 0.25);
+    // seeks and file tests: operations per second, no bytes
+    assert_eq!((m[3].iops, m[3].bytes, m[3].bytes_per_sec), (950.5, 0, 0.0));
+    assert_eq!(m[3].threads, Some(BONNIE_SEEK_THREADS));
+    assert_eq!((m[4].iops, m[4].bs_bytes), (29005.0, None));
+
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("disk.img");
+    std::fs::write(&p, vec![3u8; 8 << 20]).unwrap();
+    let z = zones(&p, 4, MIB, 256 * KIB, &AtomicBool::new(false)).unwrap();
+    let m = z.metric_rows();
+    assert_eq!(m.len(), 4);
+    for (i, (x, zs)) in m.iter().zip(&z.zones).enumerate() {
+        assert_eq!(x.mode, format!("zone {i:02}"));
+        assert_eq!(x.op, "read");
+        assert_eq!(x.bytes, zs.bytes);
+        assert_eq!(x.ops, zs.bytes.div_ceil(256 * KIB));
+        assert_eq!(x.bytes_per_sec, zs.mib_per_sec * MIB as f64);
+        assert!((x.iops - x.bytes_per_sec / (256 * KIB) as f64).abs() < 1e-6 * x.iops);
+        assert_eq!(x.lat_mean_ns, Some(zs.lat_ms_mean * 1e6));
+    }
+}
+
+/// Runs `iolab ARGS --db DB` and returns the new run's id ("saved as run N").
+fn saved(db: &Path, args: &[&str]) -> String {
+    let r = common::iolab_db(db, args);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    r.stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("saved as run "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("not saved: {}", r.stderr))
+        .to_string()
+}
+
+/// `compare A B --json` succeeds and every cell of `cells` has IOPS and MiB/s rows with deltas.
+fn compares(db: &Path, a: &str, b: &str, cells: &[&str]) -> serde_json::Value {
+    let r = common::iolab_db(db, &["compare", a, b]);
+    assert_eq!(r.code, 0, "compare {a} {b}: {}", r.stderr);
+    for c in cells {
+        assert!(r.stdout.contains(c), "{c}:\n{}", r.stdout);
+    }
+    let r = common::iolab_db(db, &["compare", a, b, "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let c = r.json();
+    let rows = c["rows"].as_array().expect("rows");
+    for cell in cells {
+        let iops = rows
+            .iter()
+            .find(|r| r["cell"] == *cell && r["metric"] == "iops")
+            .unwrap_or_else(|| panic!("no IOPS row for {cell}: {c}"));
+        assert!(iops["sides"][1]["delta_pct"].is_number(), "{iops}");
+        assert_eq!(iops["sides"][1]["verdict"], "no repetitions");
+    }
+    assert!(c["not_comparable"].as_array().unwrap().is_empty(), "{c}");
+    c
+}
+
+/// CSV export of a run: its data rows, each by column name (no field of a suite row is quoted).
+fn export_rows(db: &Path, id: &str) -> Vec<std::collections::BTreeMap<String, String>> {
+    let r = common::iolab_db(db, &["export", id, "--format", "csv"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let mut lines = r.stdout.lines();
+    let head: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    lines
+        .map(|l| {
+            head.iter()
+                .zip(l.split(','))
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn iozone_runs_compare_and_export_cell_by_cell() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let dir = d.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    let args = [
+        "suite",
+        "iozone",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--min-file",
+        "64k",
+        "--max-file",
+        "128k",
+        "--min-rec",
+        "4k",
+        "--max-rec",
+        "8k",
+        "-q",
+    ];
+    let a = saved(&db, &args);
+    let b = saved(&db, &args);
+    compares(
+        &db,
+        &a,
+        &b,
+        &[
+            "write file=64KiB rec=4KiB",
+            "write file=128KiB rec=8KiB",
+            "random_read file=128KiB rec=4KiB",
+            "record_rewrite file=64KiB rec=8KiB",
+            "freread file=128KiB rec=8KiB",
+        ],
+    );
+    // 2 file sizes × 2 records × 13 tests
+    let rows = export_rows(&db, &a);
+    assert_eq!(rows.len(), 2 * 2 * 13);
+    let w = rows
+        .iter()
+        .find(|r| r["mode"] == "write file=128KiB rec=8KiB")
+        .expect("the write row");
+    assert_eq!(
+        (
+            w["op"].as_str(),
+            w["threads"].as_str(),
+            w["bs_bytes"].as_str()
+        ),
+        ("write", "1", "8192")
+    );
+    assert_eq!((w["ops"].as_str(), w["bytes"].as_str()), ("16", "131072"));
+    let bps: f64 = w["bytes_per_sec"].parse().unwrap();
+    let iops: f64 = w["iops"].parse().unwrap();
+    assert!(bps > 0.0 && bps % 1024.0 == 0.0, "KB/s × 1024: {bps}");
+    assert!((iops - bps / 8192.0).abs() < 1e-6 * iops);
+
+    // show still renders the document: iozone's table, no metrics table
+    let stored: serde_json::Value = {
+        let r = common::iolab_db(&db, &["export", &a, "--format", "json"]);
+        r.json()["runs"][0]["doc"]["result"].clone()
+    };
+    let r: IozoneResult = serde_json::from_value(stored).unwrap();
+    let show = common::iolab_db(&db, &["show", &a]);
+    assert_eq!(show.code, 0, "{}", show.stderr);
+    let body = show.stdout.split_once('\n').unwrap().1;
+    assert_eq!(body, iozone_table(&r));
+}
+
+#[test]
+fn bonnie_runs_compare_and_export_test_by_test() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let dir = d.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    let args = [
+        "suite",
+        "bonnie",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--size",
+        "8M",
+        "--files",
+        "1",
+        "--seeks",
+        "2000",
+    ];
+    let a = saved(&db, &args);
+    let b = saved(&db, &args);
+    let tests = [
+        "putc",
+        "put_block",
+        "rewrite",
+        "getc",
+        "get_block",
+        "seeks",
+        "seq_create",
+        "seq_stat",
+        "seq_del",
+        "ran_create",
+        "ran_stat",
+        "ran_del",
+    ];
+    compares(&db, &a, &b, &tests);
+    let rows = export_rows(&db, &a);
+    let modes: Vec<&str> = rows.iter().map(|r| r["mode"].as_str()).collect();
+    assert_eq!(modes, tests);
+    let seeks = &rows[5];
+    assert_eq!(seeks["op"], "seek");
+    assert_eq!(seeks["threads"], BONNIE_SEEK_THREADS.to_string());
+    assert_eq!(seeks["ops"], "2000");
+    for r in &rows {
+        let max: f64 = r["lat_max_ns"].parse().unwrap();
+        assert!(max >= 0.0 && max % 1000.0 == 0.0, "µs × 1000: {r:?}");
+        assert!(r["iops"].parse::<f64>().unwrap() > 0.0, "{r:?}");
+    }
+    let block = &rows[1];
+    assert_eq!(
+        (block["op"].as_str(), block["bs_bytes"].as_str()),
+        ("write", "8192")
+    );
+    assert_eq!(block["bytes"], (8 * MIB).to_string());
+
+    // show still renders the document: bonnie's table and CSV line
+    let stored = common::iolab_db(&db, &["export", &a, "--format", "json"]).json()["runs"][0]
+        ["doc"]["result"]
+        .clone();
+    let r: BonnieResult = serde_json::from_value(stored).unwrap();
+    let show = common::iolab_db(&db, &["show", &a]);
+    assert_eq!(show.code, 0, "{}", show.stderr);
+    let body = show.stdout.split_once('\n').unwrap().1;
+    assert_eq!(body, format!("{}{}", bonnie_table(&r), bonnie_csv(&r)));
 }

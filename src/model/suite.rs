@@ -134,3 +134,140 @@ impl BonnieResult {
         ]
     }
 }
+
+/// One figure of a suite or zones result in the shape of a stored `metrics` row
+/// (docs/results.md, "One measurement shape"): what `compare` and `export --format csv` read.
+/// Plain data; the store writes one row per value, numbering the cells in this order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SuiteMetric {
+    /// The cell's name, unique within one result (`compare` matches cells by it):
+    /// `write file=64KiB rec=4KiB`, `put_block`, `zone 03`.
+    pub mode: String,
+    /// `read` or `write`; bonnie++'s `seek`, `create`, `stat`, `delete`.
+    pub op: &'static str,
+    pub threads: Option<u32>,
+    /// Bytes per operation.
+    pub bs_bytes: Option<u64>,
+    pub ops: u64,
+    pub bytes: u64,
+    /// Operations per second.
+    pub iops: f64,
+    pub bytes_per_sec: f64,
+    /// ns; only where the suite measures it.
+    pub lat_mean_ns: Option<f64>,
+    /// ns; only where the suite measures it.
+    pub lat_max_ns: Option<f64>,
+}
+
+/// Bytes per IOZone/Bonnie++ KB (both mean KiB).
+const KB: f64 = 1024.0;
+
+/// Threads of bonnie++'s random seeks test: `workloads::suites::BONNIE_SEEK_THREADS`, which
+/// model cannot name (tests/suites.rs keeps the two equal).
+const SEEK_THREADS: u32 = 3;
+
+impl IozoneResult {
+    /// One cell per (file size, record size, test) that ran, in row order then test order.
+    /// mode `TEST file=SIZE rec=SIZE` (TEST as in [`IozoneResult::tests`]); op `write` for the
+    /// tests whose name says write, else `read`; one thread; `bs_bytes` = the record size.
+    /// `bytes_per_sec` = KB/s × 1024; every test moves the file in records, so `ops` = file /
+    /// record size, `bytes` = ops × record size (what iozone moves, not counted), `iops` =
+    /// bytes_per_sec / record size. IOZone measures no latency.
+    pub fn metric_rows(&self) -> Vec<SuiteMetric> {
+        let mut out = Vec::new();
+        for row in &self.rows {
+            let rec = row.reclen_kb * 1024;
+            let file = crate::model::units::Bytes(row.file_kb * 1024);
+            let recs = row.file_kb.checked_div(row.reclen_kb).unwrap_or(0);
+            for (test, v) in self.tests.iter().zip(&row.kb_per_sec) {
+                let Some(kbs) = v else { continue };
+                let bytes_per_sec = *kbs as f64 * KB;
+                out.push(SuiteMetric {
+                    mode: format!("{test} file={file} rec={}", crate::model::units::Bytes(rec)),
+                    op: if test.contains("write") {
+                        "write"
+                    } else {
+                        "read"
+                    },
+                    threads: Some(1),
+                    bs_bytes: Some(rec),
+                    ops: recs,
+                    bytes: recs * rec,
+                    iops: if rec > 0 {
+                        bytes_per_sec / rec as f64
+                    } else {
+                        0.0
+                    },
+                    bytes_per_sec,
+                    lat_mean_ns: None,
+                    lat_max_ns: None,
+                });
+            }
+        }
+        out
+    }
+}
+
+impl BonnieResult {
+    /// One cell per test that ran, mode = the test's field name (`putc`, `put_block`, `rewrite`,
+    /// `getc`, `get_block`, `seeks`, `seq_create`, `seq_stat`, `seq_del`, `ran_create`,
+    /// `ran_stat`, `ran_del`).
+    ///
+    /// Data tests: op `write` (putc, put_block, rewrite: bonnie++ counts rewrite, a read and a
+    /// write back of each chunk, as output) or `read` (getc, get_block); `bs_bytes` = chunk,
+    /// `ops` = chunks, `bytes` = ops × chunk, `bytes_per_sec` = K/sec × 1024, `iops` =
+    /// bytes_per_sec / chunk. Seeks: op `seek`, `iops` = seeks/sec, bytes 0, 3 threads. File
+    /// tests: op `create`, `stat` or `delete`, `iops` = files/sec, bytes 0. Latency: bonnie++'s
+    /// maximum (µs × 1000 = ns) as `lat_max_ns`; it reports no mean. A test too fast for
+    /// bonnie++ to rate (`+++++`, under 0.5 s) keeps the rate of its operations over its wall
+    /// time, which is what K/sec would have been.
+    pub fn metric_rows(&self) -> Vec<SuiteMetric> {
+        let chunk = self.chunk;
+        let tests: [(&str, &Option<BonnieStat>, &'static str); 12] = [
+            ("putc", &self.putc, "write"),
+            ("put_block", &self.put_block, "write"),
+            ("rewrite", &self.rewrite, "write"),
+            ("getc", &self.getc, "read"),
+            ("get_block", &self.get_block, "read"),
+            ("seeks", &self.seeks, "seek"),
+            ("seq_create", &self.seq_create, "create"),
+            ("seq_stat", &self.seq_stat, "stat"),
+            ("seq_del", &self.seq_del, "delete"),
+            ("ran_create", &self.ran_create, "create"),
+            ("ran_stat", &self.ran_stat, "stat"),
+            ("ran_del", &self.ran_del, "delete"),
+        ];
+        let mut out = Vec::new();
+        for (name, s, op) in tests {
+            let Some(s) = s else { continue };
+            let data = matches!(op, "read" | "write");
+            // the figure bonnie++ prints (K/sec or /sec), else the same from ops and time
+            let secs = s.seconds.max(1e-9);
+            let (bytes, bytes_per_sec, iops) = if data {
+                let bytes = s.ops * chunk;
+                let bps = s.value.map_or(bytes as f64 / secs, |k| k * KB);
+                let iops = if chunk > 0 { bps / chunk as f64 } else { 0.0 };
+                (bytes, bps, iops)
+            } else {
+                (0, 0.0, s.value.unwrap_or(s.ops as f64 / secs))
+            };
+            out.push(SuiteMetric {
+                mode: name.to_string(),
+                op,
+                threads: Some(if name == "seeks" {
+                    SEEK_THREADS
+                } else {
+                    self.concurrency.max(1)
+                }),
+                bs_bytes: (data || name == "seeks").then_some(chunk),
+                ops: s.ops,
+                bytes,
+                iops,
+                bytes_per_sec,
+                lat_mean_ns: None,
+                lat_max_ns: Some(s.max_latency_us as f64 * 1000.0),
+            });
+        }
+        out
+    }
+}

@@ -38,3 +38,39 @@ pub struct ZonesResult {
     /// Stopped early: `zones` holds the zones read before.
     pub interrupted: bool,
 }
+
+impl ZonesResult {
+    /// One cell per zone read, mode `zone NN` (the 0-based index, two digits), op `read`, one
+    /// thread, `bs_bytes` = bs; `bytes` as read, `ops` = bytes / bs rounded up (the reads, the
+    /// last one possibly short), `bytes_per_sec` = MiB/s × 1048576, `iops` = ops over the same
+    /// time, `lat_mean_ns` = mean latency ms × 10⁶.
+    pub fn metric_rows(&self) -> Vec<crate::model::suite::SuiteMetric> {
+        self.zones
+            .iter()
+            .map(|z| {
+                let bytes_per_sec = z.mib_per_sec * 1_048_576.0;
+                let ops = if self.bs > 0 {
+                    z.bytes.div_ceil(self.bs)
+                } else {
+                    0
+                };
+                crate::model::suite::SuiteMetric {
+                    mode: format!("zone {:02}", z.index),
+                    op: "read",
+                    threads: Some(1),
+                    bs_bytes: Some(self.bs),
+                    ops,
+                    bytes: z.bytes,
+                    iops: if z.bytes > 0 {
+                        ops as f64 * bytes_per_sec / z.bytes as f64
+                    } else {
+                        0.0
+                    },
+                    bytes_per_sec,
+                    lat_mean_ns: Some(z.lat_ms_mean * 1e6),
+                    lat_max_ns: None,
+                }
+            })
+            .collect()
+    }
+}

@@ -507,8 +507,9 @@ impl Store {
         Ok(id)
     }
 
-    /// Saves a suite or zones result (kind `suite`, `modes` = the suite's name) in one transaction.
-    /// It has no per-mode metrics; `show` renders its document.
+    /// Saves a suite or zones result (kind `suite`, `modes` = the suite's name) in one transaction:
+    /// the document, which `show` renders, and one `metrics` row per figure
+    /// ([`Store::suite_metrics`]), which `compare` and `export` read.
     pub fn save_suite(
         &mut self,
         name: &str,
@@ -516,9 +517,15 @@ impl Store {
         host: &str,
         system: Option<&crate::system::env::EnvReport>,
     ) -> Result<i64> {
+        let path = self.path.clone();
+        let metrics = Self::suite_metrics(name, doc)?;
         let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        insert_run(
-            &self.conn,
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| db_err(&path, e))?;
+        let id = insert_run(
+            &tx,
             &RunIn {
                 kind: "suite",
                 tool: "iolab",
@@ -538,7 +545,67 @@ impl Store {
                 cell: None,
             },
         )
-        .map_err(|e| db_err(&self.path, e))
+        .map_err(|e| db_err(&path, e))?;
+        for (ci, m) in metrics.iter().enumerate() {
+            insert_metric(
+                &tx,
+                id,
+                &MetricIn {
+                    cell: ci as i64,
+                    mode: &m.mode,
+                    op: m.op,
+                    threads: m.threads.map(i64::from),
+                    bs_bytes: m.bs_bytes.map(|b| b as i64),
+                    ops: m.ops as i64,
+                    bytes: m.bytes as i64,
+                    iops: m.iops,
+                    bytes_per_sec: m.bytes_per_sec,
+                    lat: [
+                        None,
+                        m.lat_mean_ns,
+                        m.lat_max_ns,
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                    ],
+                },
+            )
+            .map_err(|e| db_err(&path, format!("{name} {}: {e}", m.mode)))?;
+        }
+        tx.commit().map_err(|e| db_err(&path, e))?;
+        Ok(id)
+    }
+
+    /// The `metrics` rows of a suite or zones result document (`result` of kind `suite`), by the
+    /// suite's name: the model's `metric_rows` of IOZone, Bonnie++ or zones.
+    pub fn suite_metrics(
+        name: &str,
+        doc: &serde_json::Value,
+    ) -> Result<Vec<crate::model::suite::SuiteMetric>> {
+        use crate::model::{suite, zones};
+        let bad =
+            |e: serde_json::Error| Error::failed(format!("{name} result cannot be read: {e}"));
+        let r = doc.clone();
+        Ok(match name {
+            "iozone" => serde_json::from_value::<suite::IozoneResult>(r)
+                .map_err(bad)?
+                .metric_rows(),
+            "bonnie" => serde_json::from_value::<suite::BonnieResult>(r)
+                .map_err(bad)?
+                .metric_rows(),
+            "zones" => serde_json::from_value::<zones::ZonesResult>(r)
+                .map_err(bad)?
+                .metric_rows(),
+            other => {
+                return Err(Error::failed(format!(
+                    "a suite named {other:?}, which this iolab does not know"
+                )));
+            }
+        })
     }
 
     /// Saves an imported result (fio, sysbench) in one transaction; `doc` is its stored document.
