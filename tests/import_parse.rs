@@ -210,6 +210,43 @@ fn sysbench_seqrd_direct() {
     check_rate(c, op(c, "read"));
 }
 
+/// Every recorded output in tests/fixtures/import/ parses to exactly the document saved in its
+/// `NAME.expected.json` snapshot (taken from the hand-walking fio parser before it was replaced
+/// by serde structs, so the two parsers agree on every fixture). The comparison is on the
+/// serialized text, so floats are compared bit for bit, and the start time in UTC. `IOLAB_BLESS=1` rewrites the snapshots.
+#[test]
+fn every_fixture_matches_its_snapshot() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| !n.ends_with(".expected.json"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 5, "{names:?}");
+    let bless = std::env::var_os("IOLAB_BLESS").is_some();
+    for name in names {
+        let stem = name.rsplit_once('.').map_or(name.as_str(), |(s, _)| s);
+        let snap = dir.join(format!("{stem}.expected.json"));
+        let mut imp = fixture(&name);
+        // fio's start time is printed in the local time zone: compare the instant, in UTC
+        imp.start_time = imp.start_time.map(|t| {
+            chrono::DateTime::parse_from_rfc3339(&t)
+                .unwrap_or_else(|e| panic!("{name}: start_time {t:?}: {e}"))
+                .with_timezone(&chrono::Utc)
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+        });
+        let got = serde_json::to_string_pretty(&imp).unwrap() + "\n";
+        if bless {
+            std::fs::write(&snap, &got).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&snap)
+            .unwrap_or_else(|e| panic!("{}: {e} (IOLAB_BLESS=1 writes it)", snap.display()));
+        assert_eq!(got, want, "{name}: output differs from {}", snap.display());
+    }
+}
+
 // ---- live runs ----
 
 fn have(tool: &str) -> bool {
