@@ -210,6 +210,216 @@ fn sysbench_seqrd_direct() {
     check_rate(c, op(c, "read"));
 }
 
+/// Every recorded output in tests/fixtures/import/ parses to exactly the document saved in its
+/// `NAME.expected.json` snapshot (taken from the hand-walking fio parser before it was replaced
+/// by serde structs, so the two parsers agree on every fixture). The comparison is on the
+/// serialized text, so floats are compared bit for bit, and the start time in UTC. `IOLAB_BLESS=1` rewrites the snapshots.
+#[test]
+fn every_fixture_matches_its_snapshot() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import");
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| !n.ends_with(".expected.json"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 5, "{names:?}");
+    let bless = std::env::var_os("IOLAB_BLESS").is_some();
+    for name in names {
+        let stem = name.rsplit_once('.').map_or(name.as_str(), |(s, _)| s);
+        let snap = dir.join(format!("{stem}.expected.json"));
+        let mut imp = fixture(&name);
+        // fio's start time is printed in the local time zone: compare the instant, in UTC
+        imp.start_time = imp.start_time.map(|t| {
+            chrono::DateTime::parse_from_rfc3339(&t)
+                .unwrap_or_else(|e| panic!("{name}: start_time {t:?}: {e}"))
+                .with_timezone(&chrono::Utc)
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+        });
+        let got = serde_json::to_string_pretty(&imp).unwrap() + "\n";
+        if bless {
+            std::fs::write(&snap, &got).unwrap();
+            continue;
+        }
+        let want = std::fs::read_to_string(&snap)
+            .unwrap_or_else(|e| panic!("{}: {e} (IOLAB_BLESS=1 writes it)", snap.display()));
+        assert_eq!(got, want, "{name}: output differs from {}", snap.display());
+    }
+}
+
+/// The json+ fixture as a JSON value, to break in one place.
+fn jsonplus() -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import/fio-randrw-jsonplus.json");
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap()
+}
+
+/// The error message of importing the json+ fixture after `edit`.
+fn broken(edit: impl FnOnce(&mut serde_json::Value)) -> String {
+    let mut v = jsonplus();
+    edit(&mut v);
+    match parse(&serde_json::to_string_pretty(&v).unwrap()) {
+        Ok(imp) => panic!("imported: {imp:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// A change to a fio document.
+type Edit = Box<dyn FnOnce(&mut serde_json::Value)>;
+
+fn remove(v: &mut serde_json::Value, key: &str) {
+    v.as_object_mut().unwrap().remove(key).expect(key);
+}
+
+#[test]
+fn fio_errors_name_the_path_and_the_kinds() {
+    use serde_json::json;
+    let cases: Vec<(Edit, &str)> = vec![
+        (
+            Box::new(|v| v["jobs"][0]["read"]["iops"] = json!("fast")),
+            "jobs[0].read.iops: expected a number, found a string",
+        ),
+        (
+            Box::new(|v| remove(&mut v["jobs"][0], "write")),
+            "jobs[0].write: missing",
+        ),
+        (
+            Box::new(|v| remove(&mut v["jobs"][0], "jobname")),
+            "jobs[0].jobname: missing",
+        ),
+        (
+            Box::new(|v| remove(&mut v["jobs"][0]["sync"], "total_ios")),
+            "jobs[0].sync.total_ios: missing",
+        ),
+        (
+            Box::new(|v| remove(&mut v["jobs"][0]["read"], "runtime")),
+            "jobs[0].read.runtime: missing",
+        ),
+        (
+            Box::new(|v| remove(&mut v["jobs"][0]["write"], "bw_bytes")),
+            "jobs[0].write.bw_bytes: missing",
+        ),
+        (
+            Box::new(|v| v["fio version"] = json!(null)),
+            "[\"fio version\"]: expected a string, found null",
+        ),
+        (
+            Box::new(|v| v["fio version"] = json!(3.33)),
+            "[\"fio version\"]: expected a string, found a number",
+        ),
+        (
+            Box::new(|v| v["global options"] = json!("bs=4k")),
+            "[\"global options\"]: expected an object, found a string",
+        ),
+        (
+            Box::new(|v| v["jobs"] = json!({})),
+            "jobs: expected an array, found an object",
+        ),
+        (
+            Box::new(|v| v["jobs"] = json!([])),
+            "jobs: no jobs in the result",
+        ),
+        (
+            Box::new(|v| v["jobs"][0] = json!(true)),
+            "jobs[0]: expected an object, found a boolean",
+        ),
+        // an array is not read as the fields of a direction in order
+        (
+            Box::new(|v| v["jobs"][0]["read"] = json!([1, 2, 3])),
+            "jobs[0].read: expected an object, found an array",
+        ),
+        (
+            Box::new(|v| v["jobs"][0]["read"]["clat_ns"] = json!(null)),
+            "jobs[0].read.clat_ns: expected an object, found null",
+        ),
+        (
+            Box::new(|v| v["jobs"][0]["read"]["total_ios"] = json!(-1)),
+            "jobs[0].read.total_ios: expected a non-negative integer, found -1",
+        ),
+        (
+            Box::new(|v| v["jobs"][0]["read"]["io_bytes"] = json!(1.5)),
+            "jobs[0].read.io_bytes: expected a non-negative integer, found 1.5",
+        ),
+        (
+            Box::new(|v| v["jobs"][0]["job options"]["bs"] = json!(["4k"])),
+            "jobs[0][\"job options\"].bs: expected a string, found an array",
+        ),
+        (
+            Box::new(|v| v["jobs"][0]["job options"]["numjobs"] = json!("two")),
+            "jobs[0][\"job options\"].numjobs: cannot parse numjobs \"two\"",
+        ),
+        (
+            Box::new(|v| v["jobs"][0]["read"]["clat_ns"]["bins"]["12x"] = json!(1)),
+            "jobs[0].read.clat_ns.bins[\"12x\"]: bin key is not an integer",
+        ),
+        (
+            Box::new(|v| v["jobs"][0]["write"]["clat_ns"]["bins"]["1024"] = json!("many")),
+            "jobs[0].write.clat_ns.bins[\"1024\"]: expected a non-negative integer, found a string",
+        ),
+        (
+            Box::new(|v| v["jobs"][0]["sync"]["lat_ns"]["percentile"]["99.000000"] = json!(null)),
+            "jobs[0].sync.lat_ns.percentile[\"99.000000\"]: expected a number, found null",
+        ),
+        (
+            Box::new(|v| v["jobs"][0]["read"]["clat_ns"]["percentile"]["p50"] = json!(1)),
+            "jobs[0].read.clat_ns.percentile.p50: percentile key is not a number",
+        ),
+    ];
+    for (edit, want) in cases {
+        assert_eq!(broken(edit), format!("fio JSON: {want}"));
+    }
+}
+
+#[test]
+fn fio_lenient_where_the_old_parser_was() {
+    use serde_json::json;
+    let want = serde_json::to_value(fixture("fio-randrw-jsonplus.json")).unwrap();
+    let same = |edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut v = jsonplus();
+        edit(&mut v);
+        let imp = parse(&serde_json::to_string(&v).unwrap()).unwrap();
+        serde_json::to_value(imp).unwrap()
+    };
+    // a direction that did no I/O needs only total_ios
+    assert_eq!(
+        same(&|v| {
+            let trim = v["jobs"][0]["trim"].as_object_mut().unwrap();
+            trim.retain(|k, _| k == "total_ios");
+        }),
+        want
+    );
+    // no trim at all (older fio), no sync, keys iolab does not read of any kind
+    assert_eq!(
+        same(&|v| {
+            let job = v["jobs"][0].as_object_mut().unwrap();
+            job.remove("trim");
+            job.insert("usr_cpu".into(), json!("n/a"));
+            job["read"]["slat_ns"] = json!(null);
+            v["disk_util"] = json!(7);
+        }),
+        want
+    );
+    // a group id or time stamp of another kind is ignored, as before
+    let mut other = same(&|v| v["jobs"][0]["groupid"] = json!("0"));
+    assert_eq!(other["cells"][0]["threads"], 2);
+    other = same(&|v| {
+        v["timestamp_ms"] = json!("soon");
+        v["timestamp"] = json!(null);
+        v["time"] = json!(1);
+    });
+    assert_eq!(other["start_time"], serde_json::Value::Null);
+    // numbers and booleans in job options are read as fio's strings
+    other = same(&|v| {
+        v["jobs"][0]["job options"]["numjobs"] = json!(2);
+        v["jobs"][0]["job options"]["direct"] = json!(true);
+    });
+    assert_eq!(
+        (&other["cells"][0]["threads"], &other["cells"][0]["direct"]),
+        (&json!(2), &json!(true))
+    );
+}
+
 // ---- live runs ----
 
 fn have(tool: &str) -> bool {

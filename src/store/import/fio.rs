@@ -1,5 +1,9 @@
 //! fio JSON and json+ output (`--output-format=json` / `json+`).
 
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
 use super::*;
 // ---------------------------------------------------------------------------------------------
 // fio
@@ -71,78 +75,6 @@ pub(super) fn type_name(v: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
-}
-
-pub(super) fn as_obj<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>, ImportError> {
-    v.as_object()
-        .ok_or_else(|| fio_err(path, format!("expected an object, found {}", type_name(v))))
-}
-
-pub(super) fn req<'a>(
-    obj: &'a Map<String, Value>,
-    parent: &str,
-    key: &str,
-) -> Result<&'a Value, ImportError> {
-    obj.get(key)
-        .ok_or_else(|| fio_err(&key_path(parent, key), "missing"))
-}
-
-pub(super) fn num_f64(v: &Value, path: &str) -> Result<f64, ImportError> {
-    v.as_f64()
-        .ok_or_else(|| fio_err(path, format!("expected a number, found {}", type_name(v))))
-}
-
-pub(super) fn num_u64(v: &Value, path: &str) -> Result<u64, ImportError> {
-    if let Some(n) = v.as_u64() {
-        return Ok(n);
-    }
-    match v.as_f64() {
-        Some(f) if f >= 0.0 && f.fract() == 0.0 && f < u64::MAX as f64 => Ok(f as u64),
-        Some(f) => Err(fio_err(
-            path,
-            format!("expected a non-negative integer, found {f}"),
-        )),
-        None => Err(fio_err(
-            path,
-            format!("expected a non-negative integer, found {}", type_name(v)),
-        )),
-    }
-}
-
-pub(super) fn req_f64(
-    obj: &Map<String, Value>,
-    parent: &str,
-    key: &str,
-) -> Result<f64, ImportError> {
-    num_f64(req(obj, parent, key)?, &key_path(parent, key))
-}
-
-pub(super) fn req_u64(
-    obj: &Map<String, Value>,
-    parent: &str,
-    key: &str,
-) -> Result<u64, ImportError> {
-    num_u64(req(obj, parent, key)?, &key_path(parent, key))
-}
-
-pub(super) fn opt_f64(
-    obj: &Map<String, Value>,
-    parent: &str,
-    key: &str,
-) -> Result<Option<f64>, ImportError> {
-    obj.get(key)
-        .map(|v| num_f64(v, &key_path(parent, key)))
-        .transpose()
-}
-
-pub(super) fn opt_obj<'a>(
-    obj: &'a Map<String, Value>,
-    parent: &str,
-    key: &str,
-) -> Result<Option<&'a Map<String, Value>>, ImportError> {
-    obj.get(key)
-        .map(|v| as_obj(v, &key_path(parent, key)))
-        .transpose()
 }
 
 /// Parses a fio size ("4k", "16k", "1m", "64KiB", "4096", "1.5m"); fio's k is 1024.
@@ -235,18 +167,404 @@ pub(super) fn fio_bool(s: &str) -> Option<bool> {
     }
 }
 
-/// Fills the percentile fields of `lat` from a fio "percentile" object.
+// ---------------------------------------------------------------------------------------------
+// fio's document, as serde structs
+// ---------------------------------------------------------------------------------------------
+
+/// The top of fio's JSON document, as far as the import reads it. Keys fio prints that the
+/// import does not use (`disk_util`, per job `error`, `elapsed`, `usr_cpu`, `iodepth_level`,
+/// `latency_*`, per direction `slat_ns`, `bw_*`, `iops_*`, per latency `N`, ...) are not
+/// mirrored: serde skips them unread.
+///
+/// Every field goes through one of the [`de`] functions, so a value of the wrong kind is
+/// reported as "expected a number, found a string" and a missing key as "missing"; the JSON
+/// path comes from `serde_path_to_error` (see [`path_error`]).
+#[derive(Debug, Deserialize)]
+pub(super) struct FioOutput {
+    #[serde(rename = "fio version", deserialize_with = "de::text")]
+    pub fio_version: String,
+    /// Unix time in seconds; ignored unless a positive integer (as `timestamp_ms`)
+    #[serde(default, deserialize_with = "de::loose_i64")]
+    pub timestamp: Option<i64>,
+    #[serde(default, deserialize_with = "de::loose_i64")]
+    pub timestamp_ms: Option<i64>,
+    /// Local time as text ("Tue Nov 14 22:13:20 2023"), the only time older fio prints
+    #[serde(default, deserialize_with = "de::loose_str")]
+    pub time: Option<String>,
+    /// Options given before the first job or in `[global]`; values are strings ("4k", "1"),
+    /// kept as JSON values because they are stored as given
+    #[serde(rename = "global options", default, deserialize_with = "de::opt_obj")]
+    pub global_options: Option<Map<String, Value>>,
+    #[serde(deserialize_with = "de::objs")]
+    pub jobs: Vec<FioJob>,
+}
+
+/// One entry of `jobs`: a thread, or with group_reporting a whole group.
+#[derive(Debug, Deserialize)]
+pub(super) struct FioJob {
+    #[serde(deserialize_with = "de::text")]
+    pub jobname: String,
+    /// Used to tell group_reporting from separate threads; ignored unless an integer
+    #[serde(default, deserialize_with = "de::loose_u64")]
+    pub groupid: Option<u64>,
+    #[serde(rename = "job options", default, deserialize_with = "de::opt_obj")]
+    pub job_options: Option<Map<String, Value>>,
+    #[serde(deserialize_with = "de::obj")]
+    pub read: FioDir,
+    #[serde(deserialize_with = "de::obj")]
+    pub write: FioDir,
+    /// Absent in output of fio before trim support in JSON
+    #[serde(default, deserialize_with = "de::opt_obj")]
+    pub trim: Option<FioDir>,
+    #[serde(default, deserialize_with = "de::opt_obj")]
+    pub sync: Option<FioSync>,
+    /// ms, summed over the threads of a group
+    #[serde(default, deserialize_with = "de::opt_num")]
+    pub job_runtime: Option<f64>,
+}
+
+/// `read`, `write` or `trim` of a job. Only `total_ios` is always needed: the rest is required
+/// (reported as "missing" then) only for a direction that did I/O.
+#[derive(Debug, Deserialize)]
+pub(super) struct FioDir {
+    #[serde(deserialize_with = "de::count")]
+    pub total_ios: u64,
+    #[serde(default, deserialize_with = "de::opt_count")]
+    pub io_bytes: Option<u64>,
+    /// bytes/s
+    #[serde(default, deserialize_with = "de::opt_num")]
+    pub bw_bytes: Option<f64>,
+    #[serde(default, deserialize_with = "de::opt_num")]
+    pub iops: Option<f64>,
+    /// ms, wall time (the longest thread under group_reporting)
+    #[serde(default, deserialize_with = "de::opt_num")]
+    pub runtime: Option<f64>,
+    /// submission to completion
+    #[serde(default, deserialize_with = "de::opt_obj")]
+    pub lat_ns: Option<FioLat>,
+    /// completion latency (json+ bins and percentiles are here unless lat_percentiles=1)
+    #[serde(default, deserialize_with = "de::opt_obj")]
+    pub clat_ns: Option<FioLat>,
+}
+
+/// `sync` of a job: the fsyncs (fio prints `total_ios` and `lat_ns`).
+#[derive(Debug, Deserialize)]
+pub(super) struct FioSync {
+    #[serde(deserialize_with = "de::count")]
+    pub total_ios: u64,
+    #[serde(default, deserialize_with = "de::opt_obj")]
+    pub lat_ns: Option<FioLat>,
+    #[serde(default, deserialize_with = "de::opt_obj")]
+    pub clat_ns: Option<FioLat>,
+}
+
+/// `lat_ns` / `clat_ns`: ns.
+#[derive(Debug, Deserialize)]
+pub(super) struct FioLat {
+    #[serde(default, deserialize_with = "de::opt_num")]
+    pub min: Option<f64>,
+    #[serde(default, deserialize_with = "de::opt_num")]
+    pub max: Option<f64>,
+    #[serde(default, deserialize_with = "de::opt_num")]
+    pub mean: Option<f64>,
+    #[serde(default, deserialize_with = "de::opt_num")]
+    pub stddev: Option<f64>,
+    /// "99.900000" -> ns
+    #[serde(default, deserialize_with = "de::opt_nums")]
+    pub percentile: Option<BTreeMap<String, f64>>,
+    /// json+ only: bucket value in ns ("1024") -> count
+    #[serde(default, deserialize_with = "de::opt_counts")]
+    pub bins: Option<BTreeMap<String, u64>>,
+}
+
+/// The kinds of JSON value fio prints, as serde `deserialize_with` functions whose errors read
+/// "expected a number, found a string" (the kind found, not the value). Each asks the
+/// deserializer for any value and rejects the wrong kinds itself: with a plain `f64` or a
+/// derived struct serde would say "invalid type: string \"x\", expected f64", and a struct would
+/// also accept an array of its fields.
+pub(super) mod de {
+    use std::collections::BTreeMap;
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+    use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+    use serde_json::Value;
+
+    fn wrong<E: de::Error>(expected: &str, found: &str) -> E {
+        E::custom(format_args!("expected {expected}, found {found}"))
+    }
+
+    /// The `visit_*` methods of a visitor that refuse a kind of value.
+    macro_rules! reject {
+        ($de:lifetime, $what:expr; $($kind:ident),*) => { $(reject!(@$kind $de, $what);)* };
+        (@boolean $de:lifetime, $what:expr) => {
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Err(wrong($what, "a boolean"))
+            }
+        };
+        (@number $de:lifetime, $what:expr) => {
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Err(wrong($what, "a number"))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Err(wrong($what, "a number"))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Err(wrong($what, "a number"))
+            }
+        };
+        (@string $de:lifetime, $what:expr) => {
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Err(wrong($what, "a string"))
+            }
+        };
+        (@null $de:lifetime, $what:expr) => {
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Err(wrong($what, "null"))
+            }
+        };
+        (@array $de:lifetime, $what:expr) => {
+            fn visit_seq<A: SeqAccess<$de>>(self, _: A) -> Result<Self::Value, A::Error> {
+                Err(wrong($what, "an array"))
+            }
+        };
+        (@object $de:lifetime, $what:expr) => {
+            fn visit_map<A: MapAccess<$de>>(self, _: A) -> Result<Self::Value, A::Error> {
+                Err(wrong($what, "an object"))
+            }
+        };
+    }
+
+    /// A JSON object holding a `T` (a struct, or a map of keys to values).
+    pub struct Obj<T>(pub T);
+
+    impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V<T>(PhantomData<T>);
+            impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+                type Value = Obj<T>;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("an object")
+                }
+                // The map access is the one serde_path_to_error tracks, so the keys inside
+                // the object still extend the path.
+                fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Obj<T>, A::Error> {
+                    T::deserialize(MapAccessDeserializer::new(map)).map(Obj)
+                }
+                reject!('de, "an object"; boolean, number, string, null, array);
+            }
+            d.deserialize_any(V(PhantomData))
+        }
+    }
+
+    /// A JSON array of `T`.
+    struct List<T>(Vec<T>);
+
+    impl<'de, T: Deserialize<'de>> Deserialize<'de> for List<T> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V<T>(PhantomData<T>);
+            impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+                type Value = List<T>;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("an array")
+                }
+                fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<List<T>, A::Error> {
+                    Vec::deserialize(SeqAccessDeserializer::new(seq)).map(List)
+                }
+                reject!('de, "an array"; boolean, number, string, null, object);
+            }
+            d.deserialize_any(V(PhantomData))
+        }
+    }
+
+    /// Any JSON number, as f64.
+    struct Num(f64);
+
+    impl<'de> Deserialize<'de> for Num {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Num;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("a number")
+                }
+                fn visit_i64<E: de::Error>(self, v: i64) -> Result<Num, E> {
+                    Ok(Num(v as f64))
+                }
+                fn visit_u64<E: de::Error>(self, v: u64) -> Result<Num, E> {
+                    Ok(Num(v as f64))
+                }
+                fn visit_f64<E: de::Error>(self, v: f64) -> Result<Num, E> {
+                    Ok(Num(v))
+                }
+                reject!('de, "a number"; boolean, string, null, array, object);
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    /// A non-negative integer; a float with no fraction (`3.0`) counts as one.
+    struct Count(u64);
+
+    impl<'de> Deserialize<'de> for Count {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            const WHAT: &str = "a non-negative integer";
+            impl<'de> Visitor<'de> for V {
+                type Value = Count;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str(WHAT)
+                }
+                fn visit_u64<E: de::Error>(self, v: u64) -> Result<Count, E> {
+                    Ok(Count(v))
+                }
+                fn visit_i64<E: de::Error>(self, v: i64) -> Result<Count, E> {
+                    match u64::try_from(v) {
+                        Ok(n) => Ok(Count(n)),
+                        Err(_) => self.visit_f64(v as f64),
+                    }
+                }
+                fn visit_f64<E: de::Error>(self, f: f64) -> Result<Count, E> {
+                    if f >= 0.0 && f.fract() == 0.0 && f < u64::MAX as f64 {
+                        Ok(Count(f as u64))
+                    } else {
+                        Err(E::custom(format_args!("expected {WHAT}, found {f}")))
+                    }
+                }
+                reject!('de, WHAT; boolean, string, null, array, object);
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    /// A JSON string.
+    struct Text(String);
+
+    impl<'de> Deserialize<'de> for Text {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct V;
+            impl<'de> Visitor<'de> for V {
+                type Value = Text;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("a string")
+                }
+                fn visit_str<E: de::Error>(self, v: &str) -> Result<Text, E> {
+                    Ok(Text(v.to_string()))
+                }
+                reject!('de, "a string"; boolean, number, null, array, object);
+            }
+            d.deserialize_any(V)
+        }
+    }
+
+    // The functions named in `deserialize_with`. An `opt_` one is only called for a key that is
+    // there (the field has `#[serde(default)]`), so `null` is a wrong kind, not an absent key.
+
+    pub fn text<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+        Text::deserialize(d).map(|t| t.0)
+    }
+
+    pub fn opt_num<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+        Num::deserialize(d).map(|n| Some(n.0))
+    }
+
+    pub fn count<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+        Count::deserialize(d).map(|n| n.0)
+    }
+
+    pub fn opt_count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        count(d).map(Some)
+    }
+
+    pub fn obj<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, D::Error> {
+        Obj::deserialize(d).map(|o| o.0)
+    }
+
+    pub fn opt_obj<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+    ) -> Result<Option<T>, D::Error> {
+        obj(d).map(Some)
+    }
+
+    /// An array of objects.
+    pub fn objs<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+        List::<Obj<T>>::deserialize(d).map(|l| l.0.into_iter().map(|o| o.0).collect())
+    }
+
+    /// An object of numbers.
+    pub fn opt_nums<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<BTreeMap<String, f64>>, D::Error> {
+        let m: BTreeMap<String, Num> = obj(d)?;
+        Ok(Some(m.into_iter().map(|(k, v)| (k, v.0)).collect()))
+    }
+
+    /// An object of non-negative integers.
+    pub fn opt_counts<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<BTreeMap<String, u64>>, D::Error> {
+        let m: BTreeMap<String, Count> = obj(d)?;
+        Ok(Some(m.into_iter().map(|(k, v)| (k, v.0)).collect()))
+    }
+
+    // Values only used when they have the expected kind, and otherwise ignored (the start time,
+    // the group id): any JSON value is accepted.
+
+    pub fn loose_i64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+        Value::deserialize(d).map(|v| v.as_i64())
+    }
+
+    pub fn loose_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        Value::deserialize(d).map(|v| v.as_u64())
+    }
+
+    pub fn loose_str<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        Value::deserialize(d).map(|v| v.as_str().map(str::to_string))
+    }
+}
+
+/// A serde error with its path, in the form of iolab's fio errors: `jobs[0].read.iops`,
+/// `jobs[0]["job options"].bs` (serde_path_to_error would print `jobs[0].job options.bs`), `$`
+/// for the document itself; serde's "missing field `x`" (reported at the object that lacks
+/// it) becomes "missing" at the path of the key.
+fn path_error(e: serde_path_to_error::Error<serde_json::Error>) -> ImportError {
+    use serde_path_to_error::Segment;
+    let mut path = String::new();
+    for seg in e.path() {
+        path = match seg {
+            Segment::Seq { index } => format!("{path}[{index}]"),
+            Segment::Map { key } | Segment::Enum { variant: key } => key_path(&path, key),
+            Segment::Unknown => format!("{path}[?]"),
+        };
+    }
+    // Deserializing from a Value, the error has no line/column: its text is the bare message.
+    let msg = e.into_inner().to_string();
+    if let Some(key) = msg
+        .strip_prefix("missing field `")
+        .and_then(|m| m.strip_suffix('`'))
+    {
+        return fio_err(&key_path(&path, key), "missing");
+    }
+    fio_err(if path.is_empty() { "$" } else { &path }, msg)
+}
+
+/// A key the import needs that fio left out.
+fn need<T>(v: Option<T>, parent: &str, key: &str) -> Result<T, ImportError> {
+    v.ok_or_else(|| fio_err(&key_path(parent, key), "missing"))
+}
+
+/// Fills the percentile fields of `lat` from a fio "percentile" object at `path`.
 pub(super) fn fio_percentiles(
     lat: &mut ReportedLat,
-    pct: &Map<String, Value>,
+    pct: &BTreeMap<String, f64>,
     path: &str,
 ) -> Result<(), ImportError> {
-    for (k, v) in pct {
+    for (k, &val) in pct {
         let p: f64 = k
             .trim()
             .parse()
             .map_err(|_| fio_err(&key_path(path, k), "percentile key is not a number"))?;
-        let val = num_f64(v, &key_path(path, k))?;
         let slot = match p {
             _ if (p - 50.0).abs() < 1e-6 => &mut lat.p50,
             _ if (p - 90.0).abs() < 1e-6 => &mut lat.p90,
@@ -264,111 +582,70 @@ pub(super) fn fio_percentiles(
 /// json+ latency bins: (value_ns, count), sorted by value.
 pub(super) type Bins = Vec<(u64, u64)>;
 
-pub(super) fn fio_bins(bins: &Map<String, Value>, path: &str) -> Result<Bins, ImportError> {
+pub(super) fn fio_bins(bins: &BTreeMap<String, u64>, path: &str) -> Result<Bins, ImportError> {
     let mut out = Vec::with_capacity(bins.len());
-    for (k, v) in bins {
+    for (k, &count) in bins {
         let value: u64 = k
             .trim()
             .parse()
             .map_err(|_| fio_err(&key_path(path, k), "bin key is not an integer"))?;
-        out.push((value, num_u64(v, &key_path(path, k))?));
+        out.push((value, count));
     }
     out.sort_unstable();
     Ok(out)
 }
 
-/// Latency summary and json+ bins of one fio direction (or the "sync" object).
+/// Latency summary and json+ bins of one fio direction (or the "sync" object) at `path`.
 /// min/mean/max/stddev from `lat_ns` (`clat_ns` when there is no `lat_ns`); percentiles and bins
 /// from `lat_ns` when present there, else from `clat_ns`.
 pub(super) fn fio_lat(
-    dir: &Map<String, Value>,
+    lat_ns: Option<&FioLat>,
+    clat_ns: Option<&FioLat>,
     path: &str,
 ) -> Result<(Option<ReportedLat>, Option<Bins>), ImportError> {
-    let lat_path = key_path(path, "lat_ns");
-    let clat_path = key_path(path, "clat_ns");
-    let lat_ns = opt_obj(dir, path, "lat_ns")?;
-    let clat_ns = opt_obj(dir, path, "clat_ns")?;
     let mut lat = ReportedLat::default();
-    if let Some((stats, p)) = lat_ns
-        .map(|o| (o, &lat_path))
-        .or(clat_ns.map(|o| (o, &clat_path)))
-    {
-        lat.min = opt_f64(stats, p, "min")?;
-        lat.mean = opt_f64(stats, p, "mean")?;
-        lat.max = opt_f64(stats, p, "max")?;
-        lat.stddev = opt_f64(stats, p, "stddev")?;
+    if let Some(stats) = lat_ns.or(clat_ns) {
+        lat.min = stats.min;
+        lat.mean = stats.mean;
+        lat.max = stats.max;
+        lat.stddev = stats.stddev;
     }
-    let mut pct_src = None;
-    let mut bins_src = None;
-    for (o, p) in [(lat_ns, &lat_path), (clat_ns, &clat_path)] {
-        let Some(o) = o else { continue };
-        if pct_src.is_none()
-            && let Some(pct) = opt_obj(o, p, "percentile")?
-        {
-            pct_src = Some((pct, key_path(p, "percentile")));
-        }
-        if bins_src.is_none()
-            && let Some(b) = opt_obj(o, p, "bins")?
-        {
-            bins_src = Some((b, key_path(p, "bins")));
-        }
+    let sources = [(lat_ns, "lat_ns"), (clat_ns, "clat_ns")];
+    let pct = sources
+        .iter()
+        .find_map(|&(o, key)| Some((o?.percentile.as_ref()?, key)));
+    if let Some((pct, key)) = pct {
+        fio_percentiles(&mut lat, pct, &key_path(&key_path(path, key), "percentile"))?;
     }
-    if let Some((pct, p)) = pct_src {
-        fio_percentiles(&mut lat, pct, &p)?;
-    }
-    let bins = bins_src.map(|(b, p)| fio_bins(b, &p)).transpose()?;
+    let bins = sources
+        .iter()
+        .find_map(|&(o, key)| Some((o?.bins.as_ref()?, key)))
+        .map(|(b, key)| fio_bins(b, &key_path(&key_path(path, key), "bins")))
+        .transpose()?;
     Ok(((!lat.is_empty()).then_some(lat), bins))
 }
 
 /// Parses fio `--output-format=json` or `json+` output. Leading non-JSON lines are skipped.
 pub fn parse_fio_json(text: &str) -> Result<Imported, ImportError> {
     let start = json_start(text).ok_or_else(|| fio_err("$", "no JSON object found"))?;
+    // The whole document is read first, so a syntax error is reported (with the line and column
+    // in the whole input) before any missing or mistyped key.
     let doc = read_json(text, start)?;
-    let top = as_obj(&doc, "$")?;
-    let version = match req(top, "", "fio version")? {
-        Value::String(s) => s.clone(),
-        other => {
-            return Err(fio_err(
-                "[\"fio version\"]",
-                format!("expected a string, found {}", type_name(other)),
-            ));
-        }
-    };
-    let start_time = fio_start_time(top);
-    let global = opt_obj(top, "", "global options")?;
-    let jobs = match req(top, "", "jobs")? {
-        Value::Array(a) => a,
-        other => {
-            return Err(fio_err(
-                "jobs",
-                format!("expected an array, found {}", type_name(other)),
-            ));
-        }
-    };
-    if jobs.is_empty() {
+    let de::Obj(fio) =
+        serde_path_to_error::deserialize::<_, de::Obj<FioOutput>>(doc).map_err(path_error)?;
+    if fio.jobs.is_empty() {
         return Err(fio_err("jobs", "no jobs in the result"));
     }
+    let start_time = fio_start_time(&fio);
+    let global = fio.global_options.as_ref();
     // With group_reporting fio prints one entry per group; without it one per thread. The
     // "group_reporting" flag itself is not printed, so count the entries of each group.
-    let groupids: Vec<Option<u64>> = jobs
-        .iter()
-        .map(|j| j.get("groupid").and_then(Value::as_u64))
-        .collect();
-    let mut cells = Vec::with_capacity(jobs.len());
-    for (i, job) in jobs.iter().enumerate() {
+    let groupids: Vec<Option<u64>> = fio.jobs.iter().map(|j| j.groupid).collect();
+    let mut cells = Vec::with_capacity(fio.jobs.len());
+    for (i, job) in fio.jobs.iter().enumerate() {
         let jp = format!("jobs[{i}]");
-        let job = as_obj(job, &jp)?;
-        let name = match req(job, &jp, "jobname")? {
-            Value::String(s) => s.clone(),
-            other => {
-                return Err(fio_err(
-                    &key_path(&jp, "jobname"),
-                    format!("expected a string, found {}", type_name(other)),
-                ));
-            }
-        };
         let job_opts_path = key_path(&jp, "job options");
-        let job_opts = opt_obj(job, &jp, "job options")?;
+        let job_opts = job.job_options.as_ref();
         let opt = |keys: &[&str]| fio_opt(job_opts, &job_opts_path, global, keys);
 
         let mode = fio_mode(&opt(&["rw", "readwrite"])?.map_or("read".into(), |(s, _)| s));
@@ -413,70 +690,64 @@ pub fn parse_fio_json(text: &str) -> Result<Imported, ImportError> {
         // group_reporting); "job_runtime" is summed over the threads of a group.
         let mut dirs = Vec::new();
         let mut runtime_ms: f64 = 0.0;
-        for (key, required) in [("read", true), ("write", true), ("trim", false)] {
-            let dp = key_path(&jp, key);
-            let dir = if required {
-                as_obj(req(job, &jp, key)?, &dp)?
-            } else {
-                match opt_obj(job, &jp, key)? {
-                    Some(d) => d,
-                    None => continue,
-                }
-            };
-            let total = req_u64(dir, &dp, "total_ios")?;
-            if total == 0 {
+        for (key, dir) in [
+            ("read", Some(&job.read)),
+            ("write", Some(&job.write)),
+            ("trim", job.trim.as_ref()),
+        ] {
+            let Some(dir) = dir else { continue };
+            if dir.total_ios == 0 {
                 continue;
             }
-            runtime_ms = runtime_ms.max(req_f64(dir, &dp, "runtime")?);
-            dirs.push((key, dir, dp, total));
+            let dp = key_path(&jp, key);
+            runtime_ms = runtime_ms.max(need(dir.runtime, &dp, "runtime")?);
+            dirs.push((key, dir, dp));
         }
         let duration_s = if runtime_ms > 0.0 {
             runtime_ms / 1000.0
         } else {
-            match job.get("job_runtime") {
-                Some(v) => num_f64(v, &key_path(&jp, "job_runtime"))? / 1000.0 / f64::from(threads),
-                None => 0.0,
-            }
+            job.job_runtime
+                .map_or(0.0, |ms| ms / 1000.0 / f64::from(threads))
         };
         let mut ops = Vec::new();
-        for (key, dir, dp, total) in dirs {
-            let (lat_ns, hist_bins) = fio_lat(dir, &dp)?;
+        for (key, dir, dp) in dirs {
+            let (lat_ns, hist_bins) = fio_lat(dir.lat_ns.as_ref(), dir.clat_ns.as_ref(), &dp)?;
             ops.push(OpSummary {
                 op: key.to_string(),
-                ops: total,
-                bytes: req_u64(dir, &dp, "io_bytes")?,
-                iops: req_f64(dir, &dp, "iops")?,
-                bytes_per_sec: req_f64(dir, &dp, "bw_bytes")?,
+                ops: dir.total_ios,
+                bytes: need(dir.io_bytes, &dp, "io_bytes")?,
+                iops: need(dir.iops, &dp, "iops")?,
+                bytes_per_sec: need(dir.bw_bytes, &dp, "bw_bytes")?,
                 lat_ns,
                 hist_bins,
             });
         }
-        if let Some(sync) = opt_obj(job, &jp, "sync")? {
+        if let Some(sync) = &job.sync
+            && sync.total_ios > 0
+        {
             let sp = key_path(&jp, "sync");
-            let total = req_u64(sync, &sp, "total_ios")?;
-            if total > 0 {
-                let (lat_ns, hist_bins) = fio_lat(sync, &sp)?;
-                ops.push(OpSummary {
-                    op: "fsync".into(),
-                    ops: total,
-                    bytes: 0,
-                    iops: if duration_s > 0.0 {
-                        total as f64 / duration_s
-                    } else {
-                        0.0
-                    },
-                    bytes_per_sec: 0.0,
-                    lat_ns,
-                    hist_bins,
-                });
-            }
+            let (lat_ns, hist_bins) = fio_lat(sync.lat_ns.as_ref(), sync.clat_ns.as_ref(), &sp)?;
+            let total = sync.total_ios;
+            ops.push(OpSummary {
+                op: "fsync".into(),
+                ops: total,
+                bytes: 0,
+                iops: if duration_s > 0.0 {
+                    total as f64 / duration_s
+                } else {
+                    0.0
+                },
+                bytes_per_sec: 0.0,
+                lat_ns,
+                hist_bins,
+            });
         }
         let mut options = global.cloned().unwrap_or_default();
         if let Some(j) = job_opts {
-            options.extend(j.iter().map(|(k, v)| (k.clone(), v.clone())));
+            options.extend(j.clone());
         }
         cells.push(Cell {
-            name,
+            name: job.jobname.clone(),
             mode,
             threads,
             iodepth,
@@ -490,15 +761,15 @@ pub fn parse_fio_json(text: &str) -> Result<Imported, ImportError> {
     }
     Ok(Imported {
         tool: "fio".into(),
-        tool_version: version,
+        tool_version: fio.fio_version,
         start_time,
-        options: Value::Object(global.cloned().unwrap_or_default()),
+        options: Value::Object(fio.global_options.unwrap_or_default()),
         cells,
     })
 }
 
 /// fio's start time: "timestamp_ms" / "timestamp" (Unix time), else "time" (local time text).
-pub(super) fn fio_start_time(top: &Map<String, Value>) -> Option<String> {
+pub(super) fn fio_start_time(fio: &FioOutput) -> Option<String> {
     use chrono::{DateTime, Local, NaiveDateTime, SecondsFormat, TimeZone};
     let from_ms = |ms: i64| {
         DateTime::from_timestamp_millis(ms).map(|t| {
@@ -506,21 +777,13 @@ pub(super) fn fio_start_time(top: &Map<String, Value>) -> Option<String> {
                 .to_rfc3339_opts(SecondsFormat::Millis, true)
         })
     };
-    if let Some(ms) = top
-        .get("timestamp_ms")
-        .and_then(Value::as_i64)
-        .filter(|&x| x > 0)
-    {
+    if let Some(ms) = fio.timestamp_ms.filter(|&x| x > 0) {
         return from_ms(ms);
     }
-    if let Some(s) = top
-        .get("timestamp")
-        .and_then(Value::as_i64)
-        .filter(|&x| x > 0)
-    {
+    if let Some(s) = fio.timestamp.filter(|&x| x > 0) {
         return from_ms(s.checked_mul(1000)?);
     }
-    let text = top.get("time")?.as_str()?;
+    let text = fio.time.as_deref()?;
     let naive = NaiveDateTime::parse_from_str(text.trim(), "%a %b %e %H:%M:%S %Y").ok()?;
     Local
         .from_local_datetime(&naive)

@@ -354,11 +354,12 @@ mod tests {
         assert_eq!(t.timestamp(), 1700000000);
         // no timestamp: the "time" text (local time) is used
         let text = r#"{"fio version": "fio-3.1", "time": "Tue Nov 14 22:13:20 2023", "jobs": []}"#;
-        let top: Value = serde_json::from_str(text).unwrap();
-        let s = fio_start_time(top.as_object().unwrap()).unwrap();
+        let top: FioOutput = serde_json::from_str(text).unwrap();
+        let s = fio_start_time(&top).unwrap();
         assert!(s.starts_with("2023-11-14T22:13:20"), "{s}");
-        let top = json!({ "fio version": "x" });
-        assert_eq!(fio_start_time(top.as_object().unwrap()), None);
+        let top: FioOutput =
+            serde_json::from_value(json!({ "fio version": "x", "jobs": [] })).unwrap();
+        assert_eq!(fio_start_time(&top), None);
     }
 
     #[test]
