@@ -1667,6 +1667,80 @@ fn clean_nvme_box_has_no_findings() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Every rule of the table fires on some fixture
+// ---------------------------------------------------------------------------------------------
+
+/// One report per kind of trouble the tests above build: between them every rule of
+/// `check::RULES` must fire (`every_rule_fires_on_a_fixture`; tests/check_docs.rs points here).
+fn rule_fixtures() -> Vec<(&'static str, EnvReport)> {
+    let mut nobarrier = Fx::new();
+    let sect = 1_953_525_168u64;
+    nobarrier
+        .disk("sda", "8:0", sect, &DiskSpec::sata_hdd())
+        .partition("sda", "sda1", "8:1", 2048, sect - 2048)
+        .mount("8:1", "/db", "ext4", "rw,noatime", "rw,nobarrier");
+    let mut read_ahead = nvme_ext4("rw,noatime", "[none] mq-deadline");
+    read_ahead.set_queue("nvme0n1", "read_ahead_kb", "4096");
+    let mut swap = Fx::new();
+    swap.meminfo(64 * GIB_KIB, 60 * GIB_KIB, 8 * GIB_KIB, 8 * GIB_KIB);
+    vec![
+        (
+            "md raid0 on partitions at sector 63",
+            md_on_partitions(63, 524288).report("/data", "9:0"),
+        ),
+        ("DOS disk", dos_disk().report("/srv/db", "8:17")),
+        (
+            "xfs without sunit/swidth, inode32, on LVM on md raid10",
+            raid10_lvm("rw,attr2,inode32,logbufs=8,logbsize=256k,noquota")
+                .report("/var/lib/mysql", "253:0"),
+        ),
+        (
+            "ext4 nobarrier on a SATA disk",
+            nobarrier.report("/db", "8:1"),
+        ),
+        (
+            "NVMe with atime and bfq",
+            nvme_ext4("rw", "mq-deadline kyber [bfq] none").report("/", "259:1"),
+        ),
+        (
+            "NVMe with 4 MiB read-ahead",
+            read_ahead.report("/", "259:1"),
+        ),
+        ("KVM guest", kvm_guest().report("/", "252:1")),
+        ("bare metal with swap", swap.report_system()),
+    ]
+}
+
+#[test]
+fn every_rule_fires_on_a_fixture() {
+    let mut fired = std::collections::BTreeSet::new();
+    for (name, e) in rule_fixtures() {
+        for x in check::check(&e) {
+            let rule = check::RULES
+                .iter()
+                .find(|r| r.id == x.id)
+                .unwrap_or_else(|| panic!("{name}: {} is not in RULES", x.id));
+            assert_eq!(x.severity, rule.severity, "{name}: {x:?}");
+            // every placeholder of the templates was filled
+            assert!(
+                !x.why.contains('{') && !x.fix.contains('{'),
+                "{name}: {x:#?}"
+            );
+            fired.insert(rule.id);
+        }
+    }
+    let missing: Vec<&str> = check::RULES
+        .iter()
+        .map(|r| r.id)
+        .filter(|id| !fired.contains(id))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rules no fixture fires: {missing:?} (add one to rule_fixtures)"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
 // Mount selection in path_stack_for
 // ---------------------------------------------------------------------------------------------
 

@@ -1,8 +1,14 @@
-//! `iolab check`: findings about the storage setup that the seed articles warn about, each with
-//! its evidence, why it matters for a database, and the fix (docs/check.md).
+//! `iolab check`: findings about the storage setup that hurt a database, each with its evidence,
+//! why it matters and the fix (docs/check.md).
+//!
+//! The rules are a table, [`RULES`]: each [`Rule`] holds its id, severity, a one-line title, the
+//! why and the fix as text, and a function that inspects the [`EnvReport`] and returns a [`Hit`]
+//! (subject, evidence, values for the `{name}` placeholders of the texts) for each place it fires.
+//! [`check`] runs the table; [`rules_markdown`] renders it for docs/check.md, and
+//! tests/check_docs.rs keeps the two equal.
 
 use crate::model::units::human_bytes;
-use crate::system::env::{BlockDevice, EnvReport, find};
+use crate::system::env::{BlockDevice, EnvReport, Partition, find};
 use serde::{Deserialize, Serialize};
 
 pub const CHECK_SCHEMA: &str = "iolab-check/1";
@@ -13,6 +19,17 @@ pub enum Severity {
     Info,
     Warn,
     Critical,
+}
+
+impl Severity {
+    /// The name in JSON and in docs/check.md.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warn => "warn",
+            Severity::Critical => "critical",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,22 +44,283 @@ pub struct Finding {
     pub fix: String,
 }
 
-fn f(
-    id: &str,
-    severity: Severity,
-    subject: &str,
-    evidence: String,
-    why: &str,
-    fix: String,
-) -> Finding {
-    Finding {
-        id: id.into(),
-        severity,
-        subject: subject.into(),
-        evidence,
-        why: why.into(),
-        fix,
+/// One rule of `iolab check`: its texts as data and the function that finds where it fires.
+pub struct Rule {
+    /// Stable identifier: the `id` of its findings.
+    pub id: &'static str,
+    pub severity: Severity,
+    /// One line: what the rule looks at and when it fires.
+    pub title: &'static str,
+    /// Why it matters for a database; `{name}` is filled from the hit's `vars`.
+    pub why: &'static str,
+    /// The fix: one template, or one per case (the hit's `fix` picks it); `{name}` is filled
+    /// from the hit's `vars`.
+    pub fix: &'static [Fix],
+    /// Every place the rule fires in the report.
+    pub inspect: fn(&EnvReport) -> Vec<Hit>,
+}
+
+/// A fix template and the case it is for ("" when the rule has only one).
+pub struct Fix {
+    pub case: &'static str,
+    pub template: &'static str,
+}
+
+/// One place a rule fires.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hit {
+    /// What it is about: a device, a partition, a mount point, "system".
+    pub subject: String,
+    /// What was read (the numbers).
+    pub evidence: String,
+    /// Which of the rule's fixes applies (an index into `Rule::fix`).
+    pub fix: usize,
+    /// Values for the `{name}` placeholders of the why and fix templates.
+    pub vars: Vec<(&'static str, String)>,
+}
+
+impl Hit {
+    fn new(subject: &str, evidence: String) -> Hit {
+        Hit {
+            subject: subject.into(),
+            evidence,
+            fix: 0,
+            vars: Vec::new(),
+        }
     }
+
+    fn var(mut self, name: &'static str, value: impl ToString) -> Hit {
+        self.vars.push((name, value.to_string()));
+        self
+    }
+
+    fn fix(mut self, case: usize) -> Hit {
+        self.fix = case;
+        self
+    }
+}
+
+impl Rule {
+    /// This rule's findings for the report.
+    pub fn findings(&self, e: &EnvReport) -> Vec<Finding> {
+        (self.inspect)(e)
+            .into_iter()
+            .map(|h| Finding {
+                id: self.id.into(),
+                severity: self.severity,
+                why: fill(self.why, &h.vars),
+                fix: self
+                    .fix
+                    .get(h.fix)
+                    .map(|f| fill(f.template, &h.vars))
+                    .unwrap_or_default(),
+                subject: h.subject,
+                evidence: h.evidence,
+            })
+            .collect()
+    }
+}
+
+/// `template` with each `{name}` replaced by its value in `vars`; an unknown name stays as it is.
+fn fill(template: &str, vars: &[(&str, String)]) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            out.push_str(&rest[open..]);
+            rest = "";
+            break;
+        };
+        let name = &after[..close];
+        match vars.iter().find(|(k, _)| *k == name) {
+            Some((_, v)) => out.push_str(v),
+            None => out.push_str(&rest[open..open + close + 2]),
+        }
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Every rule, in the order its findings are listed (before sorting by severity).
+pub static RULES: &[Rule] = &[
+    Rule {
+        id: "partition_misaligned_stripe",
+        severity: Severity::Critical,
+        title: "a partition under PATH starts at an offset that is not a multiple of the RAID stripe unit (md chunk, or the device's minimum_io_size when it reports a stripe)",
+        why: "a misaligned partition makes many I/Os straddle two stripe units, so one database page costs two disk operations: misalignment has been measured to cost up to 15% of random reads and 23% of random writes",
+        fix: &[Fix {
+            case: "",
+            template: "re-create the partition starting at a multiple of {stripe_unit_bytes} bytes (parted/sfdisk start at 2048 sectors = 1 MiB, a multiple of common chunk sizes), then restore the data",
+        }],
+        inspect: partition_misaligned_stripe,
+    },
+    Rule {
+        id: "partition_misaligned",
+        severity: Severity::Warn,
+        title: "a partition starts at an offset that is not a multiple of 1 MiB (e.g. the old sector 63), and no stripe finding covers it",
+        why: "partitions not aligned to 1 MiB (the old DOS default starts at sector 63) straddle physical 4 KiB sectors, SSD pages and RAID stripes: misalignment has been measured to cost up to 15% on random reads and 23% on random writes",
+        fix: &[Fix {
+            case: "",
+            template: "re-create the partition starting at sector 2048 (1 MiB); current fdisk, parted and sfdisk do this by default",
+        }],
+        inspect: partition_misaligned,
+    },
+    Rule {
+        id: "fs_stripe_mismatch",
+        severity: Severity::Warn,
+        title: "xfs sunit/swidth or ext4 stride/stripe_width differ from the md chunk × data disks, or from minimum/optimal_io_size (a value the filesystem does not tell is not compared; none at all is a mismatch)",
+        why: "the filesystem places files and its log on stripe boundaries only when it knows the geometry; otherwise allocations and writes straddle stripes and a RAID5/6 pays read-modify-write",
+        fix: &[
+            Fix {
+                case: "xfs",
+                template: "mkfs.xfs -d su={stripe_unit_bytes},sw={stripe_units_per_width} (or mount -o sunit={sunit_sectors},swidth={swidth_sectors})",
+            },
+            Fix {
+                case: "ext4, ext3",
+                template: "tune2fs -E stride={stride_blocks},stripe_width={stripe_width_blocks}",
+            },
+        ],
+        inspect: fs_stripe_mismatch,
+    },
+    Rule {
+        id: "xfs_inode32_large",
+        severity: Severity::Warn,
+        title: "xfs mounted `inode32` on a filesystem larger than 1 TiB",
+        why: "with inode32 all inodes must live in the first 1 TiB: new files, and the data placed near them, crowd the start of the device, and file creation can fail with ENOSPC while space is free",
+        fix: &[Fix {
+            case: "",
+            template: "mount with inode64 (the default since Linux 3.7)",
+        }],
+        inspect: xfs_inode32_large,
+    },
+    Rule {
+        id: "volatile_cache_no_barriers",
+        severity: Severity::Critical,
+        title: "mounted `nobarrier`/`barrier=0` while a disk below has a volatile (write back) cache",
+        why: "without cache flushes an fsync returns while the data is still in the disk's volatile cache: a power loss loses committed transactions and can corrupt the database, and every benchmark looks faster than the storage really is",
+        fix: &[Fix {
+            case: "",
+            template: "remount with barriers on (remove nobarrier / barrier=0), or use a controller with a battery- or flash-backed cache and set it to write back there",
+        }],
+        inspect: volatile_cache_no_barriers,
+    },
+    Rule {
+        id: "atime_updates",
+        severity: Severity::Warn,
+        title: "the mount updates access times on every read (`strictatime`, or no `noatime`/`relatime`/`lazytime`)",
+        why: "each read then also writes an inode update: extra writes and journal traffic for a database that reads all day",
+        fix: &[Fix {
+            case: "",
+            template: "mount {mountpoint} with noatime (or at least relatime)",
+        }],
+        inspect: atime_updates,
+    },
+    Rule {
+        id: "scheduler_reordering",
+        severity: Severity::Warn,
+        title: "bfq or cfq on an NVMe device, on a disk behind a hardware RAID controller (where noop/none measured about 20% faster), or on a non-rotational device",
+        why: "{scheduler} reorders and idles to share a disk fairly between processes; on {device_class} it adds latency and caps concurrency",
+        fix: &[Fix {
+            case: "",
+            template: "echo {scheduler_choice} > /sys/block/{device}/queue/scheduler (and make it permanent with a udev rule)",
+        }],
+        inspect: scheduler_reordering,
+    },
+    Rule {
+        id: "read_ahead_large",
+        severity: Severity::Warn,
+        title: "read_ahead_kb on a device under PATH above 256, or above 2 × optimal_io_size (what the kernel itself gives a striped device) when that is more",
+        why: "a database reads pages at random; each cache miss can drag in up to that much more data, wasting disk time and evicting useful pages",
+        fix: &[Fix {
+            case: "",
+            template: "blockdev --setra 256 /dev/{device} (= 128 KiB) for devices that hold database files",
+        }],
+        inspect: read_ahead_large,
+    },
+    Rule {
+        id: "volatile_write_cache",
+        severity: Severity::Info,
+        title: "a disk below has a volatile (write back) cache and barriers are on: durability depends on flushes, fsync latency measures them",
+        why: "durability then depends on the cache flushes fsync issues; fsync latency measures the flush, and a device or hypervisor that acknowledges flushes without doing them makes results look impossibly good",
+        fix: &[Fix {
+            case: "",
+            template: "measure fsync latency (iolab run --mode rndwr --fsync-all --direct) and compare it with what the device can physically do; keep barriers on",
+        }],
+        inspect: volatile_write_cache,
+    },
+    Rule {
+        id: "virtualized",
+        severity: Severity::Warn,
+        title: "running in a VM or container (hypervisor CPU flag, DMI vendor, systemd-detect-virt, container markers): the host may cache reads and absorb flushes",
+        why: "the hypervisor or host may cache reads and absorb writes and flushes: VMs have been seen reporting results that were impossible for their disks. Figures describe the virtual disk, not the hardware",
+        fix: &[Fix {
+            case: "",
+            template: "compare with the physical limits (fsync latency, link speed), check the host's cache mode (e.g. cache=none for KVM), and benchmark on bare metal when the hardware is the question",
+        }],
+        inspect: virtualized,
+    },
+    Rule {
+        id: "dirty_limit_large",
+        severity: Severity::Warn,
+        title: "more than 2 GiB of dirty pages may accumulate (vm.dirty_bytes, else vm.dirty_ratio × available memory)",
+        why: "when that much is dirty, writers block and an fsync waits behind unrelated writeback: multi-second stalls for the database",
+        fix: &[Fix {
+            case: "",
+            template: "set vm.dirty_background_bytes (e.g. 64 MiB) and vm.dirty_bytes (e.g. 256 MiB-1 GiB) in /etc/sysctl.d/",
+        }],
+        inspect: dirty_limit_large,
+    },
+    Rule {
+        id: "swap_eager",
+        severity: Severity::Warn,
+        title: "swap configured with vm.swappiness above 10",
+        why: "a database sizes its buffer pool to most of memory; an eager kernel swaps parts of it out to keep page cache, and every access to a swapped page is a random disk read",
+        fix: &[Fix {
+            case: "",
+            template: "set vm.swappiness to 1-10 (sysctl -w vm.swappiness=1; persist in /etc/sysctl.d/)",
+        }],
+        inspect: swap_eager,
+    },
+];
+
+/// All findings for the report (and the stack under its path, when it has one), most severe
+/// first; within a severity in the order of `RULES`.
+pub fn check(e: &EnvReport) -> Vec<Finding> {
+    let mut out: Vec<Finding> = RULES.iter().flat_map(|r| r.findings(e)).collect();
+    out.sort_by_key(|x| std::cmp::Reverse(x.severity));
+    out
+}
+
+/// The rule list of docs/check.md: one table row per rule (id, severity, what it looks at, why,
+/// fix), from `RULES`.
+pub fn rules_markdown() -> String {
+    let cell = |s: &str| s.replace('|', "\\|");
+    let mut s = String::from("| id | severity | looks at | why | fix |\n|---|---|---|---|---|\n");
+    for r in RULES {
+        let fix: Vec<String> = r
+            .fix
+            .iter()
+            .map(|f| {
+                if f.case.is_empty() {
+                    cell(f.template)
+                } else {
+                    format!("*{}:* {}", f.case, cell(f.template))
+                }
+            })
+            .collect();
+        s.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} |\n",
+            r.id,
+            r.severity.name(),
+            cell(r.title),
+            cell(r.why),
+            fix.join("<br>")
+        ));
+    }
+    s
 }
 
 const MIB: u64 = 1 << 20;
@@ -85,26 +363,30 @@ fn expected_stripe(dev: &BlockDevice) -> Option<(u64, u64, String)> {
     }
 }
 
-/// All findings for the report (and the stack under its path, when it has one).
-pub fn check(e: &EnvReport) -> Vec<Finding> {
-    let mut out = Vec::new();
-    let ps = e.path.as_ref();
-    // devices in the stack under the path (or every device when there is none)
-    let stack_devs: Vec<&BlockDevice> = match ps {
+/// Devices in the stack under the path (or every device when there is none).
+fn stack_devs(e: &EnvReport) -> Vec<&BlockDevice> {
+    match e.path.as_ref() {
         Some(p) => p.stack.iter().filter_map(|l| find(e, &l.name)).collect(),
         None => e.block_devices.iter().collect(),
-    };
-    let physical: Vec<&BlockDevice> = match ps {
+    }
+}
+
+/// The physical disks under the path (or every device built on nothing when there is none).
+fn physical(e: &EnvReport) -> Vec<&BlockDevice> {
+    match e.path.as_ref() {
         Some(p) => p.physical_disks.iter().filter_map(|n| find(e, n)).collect(),
         None => e
             .block_devices
             .iter()
             .filter(|b| b.slaves.is_empty())
             .collect(),
-    };
+    }
+}
 
-    // Partition alignment: every partition in the stack (or on the devices).
-    let parts: Vec<(&BlockDevice, &crate::system::env::Partition)> = match ps {
+/// Every partition in the stack under the path (or on the devices), with the stripe unit it
+/// should respect: its disk's own geometry, or an array above it.
+fn partitions(e: &EnvReport) -> Vec<(&Partition, Option<u64>)> {
+    let parts: Vec<(&BlockDevice, &Partition)> = match e.path.as_ref() {
         Some(p) => p
             .stack
             .iter()
@@ -124,204 +406,289 @@ pub fn check(e: &EnvReport) -> Vec<Finding> {
             .flat_map(|b| b.partitions.iter().map(move |x| (b, x)))
             .collect(),
     };
-    for (disk, p) in parts {
-        // the stripe the partition should respect: the disk's own geometry, or an array above it
-        let stripe = expected_stripe(disk).map(|s| s.0).or_else(|| {
-            disk.holders
-                .iter()
-                .chain(stack_devs.iter().map(|d| &d.name))
-                .filter_map(|h| find(e, h))
-                .find_map(expected_stripe)
-                .map(|s| s.0)
-        });
-        if let Some(su) = stripe
-            && p.start_bytes % su != 0
-        {
-            out.push(f(
-                "partition_misaligned_stripe",
-                Severity::Critical,
-                &p.name,
-                format!("{} starts at sector {} = {} bytes, not a multiple of the {su}-byte RAID stripe unit", p.name, p.start_sector, p.start_bytes),
-                "a misaligned partition makes many I/Os straddle two stripe units, so one database page costs two disk operations: seed 000 measured up to 15% fewer random reads and 23% fewer random writes",
-                format!("re-create the partition starting at a multiple of {su} bytes (parted/sfdisk start at 2048 sectors = 1 MiB, a multiple of common chunk sizes), then restore the data"),
-            ));
-        } else if p.start_bytes % MIB != 0 {
-            out.push(f(
-                "partition_misaligned",
-                Severity::Warn,
-                &p.name,
-                format!("{} starts at sector {} = {} bytes, not a multiple of 1 MiB", p.name, p.start_sector, p.start_bytes),
-                "partitions not aligned to 1 MiB (the old DOS default starts at sector 63) straddle physical 4 KiB sectors, SSD pages and RAID stripes: seed 000 measured up to 15% on random reads and 23% on random writes",
-                "re-create the partition starting at sector 2048 (1 MiB); current fdisk, parted and sfdisk do this by default".into(),
-            ));
-        }
-    }
+    let stack = stack_devs(e);
+    parts
+        .into_iter()
+        .map(|(disk, p)| {
+            let stripe = expected_stripe(disk).map(|s| s.0).or_else(|| {
+                disk.holders
+                    .iter()
+                    .chain(stack.iter().map(|d| &d.name))
+                    .filter_map(|h| find(e, h))
+                    .find_map(expected_stripe)
+                    .map(|s| s.0)
+            });
+            (p, stripe)
+        })
+        .collect()
+}
 
-    if let Some(p) = ps {
-        let fs = &p.fs;
-        // Filesystem stripe geometry against the device's.
-        if let Some(dev) = p
-            .stack
+/// Whether the partition starts off its stripe unit.
+fn off_stripe(p: &Partition, stripe: Option<u64>) -> Option<u64> {
+    stripe.filter(|su| !p.start_bytes.is_multiple_of(*su))
+}
+
+fn partition_misaligned_stripe(e: &EnvReport) -> Vec<Hit> {
+    partitions(e)
+        .into_iter()
+        .filter_map(|(p, stripe)| {
+            let su = off_stripe(p, stripe)?;
+            Some(
+                Hit::new(
+                    &p.name,
+                    format!(
+                        "{} starts at sector {} = {} bytes, not a multiple of the {su}-byte RAID stripe unit",
+                        p.name, p.start_sector, p.start_bytes
+                    ),
+                )
+                .var("stripe_unit_bytes", su),
+            )
+        })
+        .collect()
+}
+
+fn partition_misaligned(e: &EnvReport) -> Vec<Hit> {
+    partitions(e)
+        .into_iter()
+        // the stripe finding replaces this one
+        .filter(|(p, stripe)| off_stripe(p, *stripe).is_none() && p.start_bytes % MIB != 0)
+        .map(|(p, _)| {
+            Hit::new(
+                &p.name,
+                format!(
+                    "{} starts at sector {} = {} bytes, not a multiple of 1 MiB",
+                    p.name, p.start_sector, p.start_bytes
+                ),
+            )
+        })
+        .collect()
+}
+
+fn fs_stripe_mismatch(e: &EnvReport) -> Vec<Hit> {
+    let Some(p) = e.path.as_ref() else {
+        return Vec::new();
+    };
+    let fs = &p.fs;
+    let Some((su, sw, src)) = p
+        .stack
+        .iter()
+        .find(|l| l.kind != "partition")
+        .and_then(|l| find(e, &l.name))
+        .and_then(expected_stripe)
+    else {
+        return Vec::new();
+    };
+    let bs = fs.block_size.unwrap_or(4096);
+    let (fix, have) = match fs.fstype.as_str() {
+        "xfs" => (
+            0,
+            (
+                fs.xfs_sunit_bytes.unwrap_or(0),
+                fs.xfs_swidth_bytes.unwrap_or(0),
+            ),
+        ),
+        "ext4" | "ext3" => (
+            1,
+            (
+                fs.ext4_stride_blocks.unwrap_or(0) * bs,
+                fs.ext4_stripe_width_blocks.unwrap_or(0) * bs,
+            ),
+        ),
+        _ => return Vec::new(),
+    };
+    let (hsu, hsw) = have;
+    // A value the filesystem does not tell (0: e.g. ext4's stride without tune2fs) is not a
+    // mismatch; only known values are compared.
+    if !((hsu != 0 && hsu != su) || (hsw != 0 && hsw != sw) || (hsu == 0 && hsw == 0)) {
+        return Vec::new();
+    }
+    vec![
+        Hit::new(
+            &p.mountpoint,
+            format!(
+                "{} has stripe unit {hsu} / width {hsw} bytes; the storage has {su} / {sw} ({src})",
+                fs.fstype
+            ),
+        )
+        .fix(fix)
+        .var("stripe_unit_bytes", su)
+        .var("stripe_units_per_width", sw / su.max(1))
+        .var("sunit_sectors", su / 512)
+        .var("swidth_sectors", sw / 512)
+        .var("stride_blocks", su / bs)
+        .var("stripe_width_blocks", sw / bs),
+    ]
+}
+
+fn xfs_inode32_large(e: &EnvReport) -> Vec<Hit> {
+    let Some(p) = e.path.as_ref() else {
+        return Vec::new();
+    };
+    let fs = &p.fs;
+    if fs.fstype == "xfs"
+        && fs.xfs_inode_mode.as_deref() == Some("inode32")
+        && fs.total_bytes.unwrap_or(0) > TIB
+    {
+        vec![Hit::new(
+            &p.mountpoint,
+            format!(
+                "xfs mounted inode32 on {} (more than 1 TiB)",
+                human_bytes(fs.total_bytes.unwrap_or(0) as f64)
+            ),
+        )]
+    } else {
+        Vec::new()
+    }
+}
+
+fn volatile_cache_no_barriers(e: &EnvReport) -> Vec<Hit> {
+    let Some(p) = e.path.as_ref().filter(|p| !p.fs.barriers) else {
+        return Vec::new();
+    };
+    physical(e)
+        .into_iter()
+        .filter(|d| d.write_cache.as_deref() == Some("write back"))
+        .map(|d| {
+            Hit::new(
+                &p.mountpoint,
+                format!(
+                    "{} is mounted without barriers (nobarrier/barrier=0) and {} has a volatile write cache (write back)",
+                    p.mountpoint, d.name
+                ),
+            )
+        })
+        .collect()
+}
+
+fn atime_updates(e: &EnvReport) -> Vec<Hit> {
+    let Some(p) = e.path.as_ref() else {
+        return Vec::new();
+    };
+    let opts = &p.mount_options;
+    let strict = opts.iter().any(|o| o == "strictatime");
+    if !strict
+        && opts
             .iter()
-            .find(|l| l.kind != "partition")
-            .and_then(|l| find(e, &l.name))
-            && let Some((su, sw, src)) = expected_stripe(dev)
-        {
-            let bs = fs.block_size.unwrap_or(4096);
-            let have = match fs.fstype.as_str() {
-                "xfs" => Some((
-                    fs.xfs_sunit_bytes.unwrap_or(0),
-                    fs.xfs_swidth_bytes.unwrap_or(0),
-                )),
-                "ext4" | "ext3" => Some((
-                    fs.ext4_stride_blocks.unwrap_or(0) * bs,
-                    fs.ext4_stripe_width_blocks.unwrap_or(0) * bs,
-                )),
-                _ => None,
-            };
-            // A value the filesystem does not tell (0: e.g. ext4's stride without tune2fs) is not
-            // a mismatch; only known values are compared.
-            if let Some((hsu, hsw)) = have
-                && ((hsu != 0 && hsu != su) || (hsw != 0 && hsw != sw) || (hsu == 0 && hsw == 0))
-            {
-                out.push(f(
-                    "fs_stripe_mismatch",
-                    Severity::Warn,
-                    &p.mountpoint,
-                    format!("{} has stripe unit {hsu} / width {hsw} bytes; the storage has {su} / {sw} ({src})", fs.fstype, ),
-                    "the filesystem places files and its log on stripe boundaries only when it knows the geometry; otherwise allocations and writes straddle stripes and a RAID5/6 pays read-modify-write (seed 000)",
-                    if fs.fstype == "xfs" {
-                        format!("mkfs.xfs -d su={su},sw={} (or mount -o sunit={},swidth={})", sw / su.max(1), su / 512, sw / 512)
-                    } else {
-                        format!("tune2fs -E stride={},stripe_width={}", su / bs, sw / bs)
-                    },
-                ));
-            }
-        }
-        // xfs inode32 on a large device
-        if fs.fstype == "xfs"
-            && fs.xfs_inode_mode.as_deref() == Some("inode32")
-            && fs.total_bytes.unwrap_or(0) > TIB
-        {
-            out.push(f(
-                "xfs_inode32_large",
-                Severity::Warn,
-                &p.mountpoint,
-                format!("xfs mounted inode32 on {} (more than 1 TiB)", human_bytes(fs.total_bytes.unwrap_or(0) as f64)),
-                "with inode32 all inodes must live in the first 1 TiB: new files, and the data placed near them, crowd the start of the device, and file creation can fail with ENOSPC while space is free (seed 000)",
-                "mount with inode64 (the default since Linux 3.7)".into(),
-            ));
-        }
-        if !fs.barriers {
-            for d in &physical {
-                if d.write_cache.as_deref() == Some("write back") {
-                    out.push(f(
-                        "volatile_cache_no_barriers",
-                        Severity::Critical,
-                        &p.mountpoint,
-                        format!("{} is mounted without barriers (nobarrier/barrier=0) and {} has a volatile write cache (write back)", p.mountpoint, d.name),
-                        "without cache flushes an fsync returns while the data is still in the disk's volatile cache: a power loss loses committed transactions and can corrupt the database, and every benchmark looks faster than the storage really is",
-                        "remount with barriers on (remove nobarrier / barrier=0), or use a controller with a battery- or flash-backed cache and set it to write back there".into(),
-                    ));
-                }
-            }
-        }
-        // atime updates
-        let opts = &p.mount_options;
-        if opts.iter().any(|o| o == "strictatime")
-            || !opts
-                .iter()
-                .any(|o| o == "noatime" || o == "relatime" || o == "lazytime")
-        {
-            out.push(f(
-                "atime_updates",
-                Severity::Warn,
-                &p.mountpoint,
-                format!("{} is mounted with {} (every read updates the access time)", p.mountpoint, if opts.iter().any(|o| o == "strictatime") { "strictatime" } else { "atime" }),
-                "each read then also writes an inode update: extra writes and journal traffic for a database that reads all day",
-                format!("mount {} with noatime (or at least relatime)", p.mountpoint),
-            ));
-        }
+            .any(|o| o == "noatime" || o == "relatime" || o == "lazytime")
+    {
+        return Vec::new();
     }
+    vec![
+        Hit::new(
+            &p.mountpoint,
+            format!(
+                "{} is mounted with {} (every read updates the access time)",
+                p.mountpoint,
+                if strict { "strictatime" } else { "atime" }
+            ),
+        )
+        .var("mountpoint", &p.mountpoint),
+    ]
+}
 
-    // Schedulers.
+fn scheduler_reordering(e: &EnvReport) -> Vec<Hit> {
     let hw_raid = !e.raid_controllers.is_empty();
-    for d in &physical {
+    let mut out = Vec::new();
+    for d in physical(e) {
         let Some(s) = d.scheduler.as_deref() else {
             continue;
         };
         if s != "bfq" && s != "cfq" {
             continue;
         }
-        let why_dev = if d.kind == "nvme" {
-            Some("an NVMe device, whose own queues schedule far better than a host-side fair queue")
+        let class = if d.kind == "nvme" {
+            "an NVMe device, whose own queues schedule far better than a host-side fair queue"
         } else if hw_raid && d.kind == "disk" {
-            Some(
-                "a device behind a hardware RAID controller: one device to Linux but many spindles, which the fair queue starves by serving one process at a time (seed 004: noop/none about 20% faster)",
-            )
+            "a device behind a hardware RAID controller: one device to Linux but many spindles, which the fair queue starves by serving one process at a time (noop/none measured about 20% faster)"
         } else if d.rotational == Some(false) {
-            Some("a non-rotational device, where there is no seek to save")
+            "a non-rotational device, where there is no seek to save"
         } else {
-            None
+            continue;
         };
-        if let Some(w) = why_dev {
-            out.push(f(
-                "scheduler_reordering",
-                Severity::Warn,
+        out.push(
+            Hit::new(
                 &d.name,
-                format!("{} uses the {s} scheduler (offered: {})", d.name, d.schedulers.join(" ")),
-                &format!("{s} reorders and idles to share a disk fairly between processes; on {w} it adds latency and caps concurrency"),
                 format!(
-                    "echo {} > /sys/block/{}/queue/scheduler (and make it permanent with a udev rule)",
-                    if d.kind == "nvme" { "none" } else { "mq-deadline" },
-                    d.name
+                    "{} uses the {s} scheduler (offered: {})",
+                    d.name,
+                    d.schedulers.join(" ")
                 ),
-            ));
-        }
+            )
+            .var("scheduler", s)
+            .var("device_class", class)
+            .var(
+                "scheduler_choice",
+                if d.kind == "nvme" {
+                    "none"
+                } else {
+                    "mq-deadline"
+                },
+            )
+            .var("device", &d.name),
+        );
     }
-    // Read-ahead on the devices in the stack.
-    for d in &stack_devs {
-        // The kernel itself gives striped devices 2 × their optimal I/O size of read-ahead.
-        let limit = 256.max(2 * d.optimal_io_size.unwrap_or(0) / 1024);
-        if let Some(ra) = d.read_ahead_kb
-            && ra > limit
-        {
-            out.push(f(
-                "read_ahead_large",
-                Severity::Warn,
+    out
+}
+
+fn read_ahead_large(e: &EnvReport) -> Vec<Hit> {
+    stack_devs(e)
+        .into_iter()
+        .filter_map(|d| {
+            // The kernel itself gives striped devices 2 × their optimal I/O size of read-ahead.
+            let limit = 256.max(2 * d.optimal_io_size.unwrap_or(0) / 1024);
+            let ra = d.read_ahead_kb.filter(|ra| *ra > limit)?;
+            Some(
+                Hit::new(&d.name, format!("{} read_ahead_kb = {ra}", d.name))
+                    .var("device", &d.name),
+            )
+        })
+        .collect()
+}
+
+fn volatile_write_cache(e: &EnvReport) -> Vec<Hit> {
+    if !e.path.as_ref().is_none_or(|p| p.fs.barriers) {
+        return Vec::new();
+    }
+    physical(e)
+        .into_iter()
+        .filter(|d| d.write_cache.as_deref() == Some("write back"))
+        .map(|d| {
+            Hit::new(
                 &d.name,
-                format!("{} read_ahead_kb = {ra}", d.name),
-                "a database reads pages at random; each cache miss can drag in up to that much more data, wasting disk time and evicting useful pages",
-                format!("blockdev --setra {} /dev/{} (= 128 KiB) for devices that hold database files", 256, d.name),
-            ));
-        }
-    }
-    // Volatile write cache on the physical disks: flushes must reach it.
-    for d in &physical {
-        if d.write_cache.as_deref() == Some("write back") && ps.is_none_or(|p| p.fs.barriers) {
-            out.push(f(
-                "volatile_write_cache",
-                Severity::Info,
-                &d.name,
-                format!("{} has a volatile write cache (write back){}", d.name, if d.fua == Some(false) { ", no FUA: every commit costs a full cache flush" } else { "" }),
-                "durability then depends on the cache flushes fsync issues; fsync latency measures the flush, and a device or hypervisor that acknowledges flushes without doing them makes results look impossibly good",
-                "measure fsync latency (iolab run --mode rndwr --fsync-all --direct) and compare it with what the device can physically do; keep barriers on".into(),
-            ));
-        }
-    }
-    // Virtualization.
+                format!(
+                    "{} has a volatile write cache (write back){}",
+                    d.name,
+                    if d.fua == Some(false) {
+                        ", no FUA: every commit costs a full cache flush"
+                    } else {
+                        ""
+                    }
+                ),
+            )
+        })
+        .collect()
+}
+
+fn virtualized(e: &EnvReport) -> Vec<Hit> {
     let v = &e.platform.virtualization;
-    if v.verdict != "none seen" {
-        out.push(f(
-            "virtualized",
-            Severity::Warn,
-            "system",
-            format!("running in {} (hypervisor flag: {}{})", v.verdict, v.hypervisor_flag, v.dmi_vendor.as_ref().map(|x| format!(", DMI vendor {x}")).unwrap_or_default()),
-            "the hypervisor or host may cache reads and absorb writes and flushes: seed 003 saw a VM report results that were impossible for its disks. Figures describe the virtual disk, not the hardware",
-            "compare with the physical limits (fsync latency, link speed), check the host's cache mode (e.g. cache=none for KVM), and benchmark on bare metal when the hardware is the question".into(),
-        ));
+    if v.verdict == "none seen" {
+        return Vec::new();
     }
-    // Dirty page limits.
+    vec![Hit::new(
+        "system",
+        format!(
+            "running in {} (hypervisor flag: {}{})",
+            v.verdict,
+            v.hypervisor_flag,
+            v.dmi_vendor
+                .as_ref()
+                .map(|x| format!(", DMI vendor {x}"))
+                .unwrap_or_default()
+        ),
+    )]
+}
+
+fn dirty_limit_large(e: &EnvReport) -> Vec<Hit> {
     let k = &e.kernel;
     let mem = e.memory.available_bytes.max(1);
     let limit = match (k.vm_dirty_bytes, k.vm_dirty_ratio) {
@@ -329,37 +696,36 @@ pub fn check(e: &EnvReport) -> Vec<Finding> {
         (_, Some(r)) => Some(mem / 100 * r),
         _ => None,
     };
-    if let Some(l) = limit
-        && l > 2 << 30
-    {
-        out.push(f(
-            "dirty_limit_large",
-            Severity::Warn,
-            "system",
-            format!(
-                "the kernel lets {} of dirty pages accumulate (vm.dirty_ratio {} of {} available, vm.dirty_bytes {}): at 200 MB/s that is {:.0} s of writeback",
-                human_bytes(l as f64),
-                k.vm_dirty_ratio.map(|x| format!("{x}%")).unwrap_or_else(|| "-".into()),
-                human_bytes(mem as f64),
-                k.vm_dirty_bytes.unwrap_or(0),
-                l as f64 / 200e6
-            ),
-            "when that much is dirty, writers block and an fsync waits behind unrelated writeback: multi-second stalls for the database (seed 002)",
-            "set vm.dirty_background_bytes (e.g. 64 MiB) and vm.dirty_bytes (e.g. 256 MiB-1 GiB) in /etc/sysctl.d/".into(),
-        ));
+    let Some(l) = limit.filter(|l| *l > 2 << 30) else {
+        return Vec::new();
+    };
+    vec![Hit::new(
+        "system",
+        format!(
+            "the kernel lets {} of dirty pages accumulate (vm.dirty_ratio {} of {} available, vm.dirty_bytes {}): at 200 MB/s that is {:.0} s of writeback",
+            human_bytes(l as f64),
+            k.vm_dirty_ratio
+                .map(|x| format!("{x}%"))
+                .unwrap_or_else(|| "-".into()),
+            human_bytes(mem as f64),
+            k.vm_dirty_bytes.unwrap_or(0),
+            l as f64 / 200e6
+        ),
+    )]
+}
+
+fn swap_eager(e: &EnvReport) -> Vec<Hit> {
+    let swappiness = e.kernel.vm_swappiness.unwrap_or(60);
+    if e.memory.swap_total_bytes == 0 || swappiness <= 10 {
+        return Vec::new();
     }
-    if e.memory.swap_total_bytes > 0 && k.vm_swappiness.unwrap_or(60) > 10 {
-        out.push(f(
-            "swap_eager",
-            Severity::Warn,
-            "system",
-            format!("{} of swap with vm.swappiness = {}", human_bytes(e.memory.swap_total_bytes as f64), k.vm_swappiness.unwrap_or(60)),
-            "a database sizes its buffer pool to most of memory; an eager kernel swaps parts of it out to keep page cache, and every access to a swapped page is a random disk read",
-            "set vm.swappiness to 1-10 (sysctl -w vm.swappiness=1; persist in /etc/sysctl.d/)".into(),
-        ));
-    }
-    out.sort_by_key(|x| std::cmp::Reverse(x.severity));
-    out
+    vec![Hit::new(
+        "system",
+        format!(
+            "{} of swap with vm.swappiness = {swappiness}",
+            human_bytes(e.memory.swap_total_bytes as f64)
+        ),
+    )]
 }
 
 /// Whether the findings warrant exit code 1.
@@ -388,4 +754,44 @@ pub fn render(path: &str, findings: &[Finding]) -> String {
         ));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fill_replaces_known_names_and_keeps_the_rest() {
+        let vars = [("a", "1".to_string()), ("bb", "two".to_string())];
+        assert_eq!(fill("x {a} y {bb}{a}", &vars), "x 1 y two1");
+        assert_eq!(fill("{unknown} {a}", &vars), "{unknown} 1");
+        assert_eq!(fill("open { no close", &vars), "open { no close");
+        assert_eq!(fill("", &vars), "");
+    }
+
+    #[test]
+    fn rule_ids_are_unique_and_every_rule_has_a_fix() {
+        let mut ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), RULES.len());
+        for r in RULES {
+            assert!(!r.fix.is_empty(), "{}", r.id);
+            assert!(
+                r.fix.len() == 1 || r.fix.iter().all(|f| !f.case.is_empty()),
+                "{}",
+                r.id
+            );
+            assert!(!r.title.contains('\n') && !r.why.contains('\n'), "{}", r.id);
+        }
+    }
+
+    #[test]
+    fn rules_markdown_has_a_row_per_rule() {
+        let md = rules_markdown();
+        assert_eq!(md.lines().count(), 2 + RULES.len());
+        for r in RULES {
+            assert!(md.contains(&format!("| `{}` | {} |", r.id, r.severity.name())));
+        }
+    }
 }
