@@ -912,3 +912,60 @@ fn null_engine_with_keep_writes_no_files() {
         entries(d.path())
     );
 }
+
+/// Help, warnings and findings name the effect, never the articles iolab was started from
+/// ("seed 000" and the like mean nothing to a user).
+#[test]
+fn help_and_messages_name_effects_not_source_articles() {
+    let top = iolab(&["--help"]);
+    let mut texts = vec![top.stdout.clone()];
+    let subs = [
+        "run",
+        "prepare",
+        "cleanup",
+        "env",
+        "check",
+        "iostat",
+        "fsync-probe",
+        "db",
+        "sweep",
+        "saturate",
+        "suite",
+        "zones",
+        "report",
+        "plot",
+        "list",
+        "show",
+        "delete",
+        "compare",
+        "export",
+        "import",
+    ];
+    for s in subs {
+        texts.push(iolab(&[s, "--help"]).stdout);
+    }
+    for s in ["iozone", "bonnie", "sysbench-fileio"] {
+        texts.push(iolab(&["suite", s, "--help"]).stdout);
+    }
+    for t in &texts {
+        assert!(!t.is_empty(), "help printed");
+        assert!(!t.to_lowercase().contains("seed 00"), "{t}");
+    }
+    // and every string the binary can print: the sources' literals and doc comments (help)
+    let mut stack = vec![std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let text = std::fs::read_to_string(&p).unwrap().to_lowercase();
+                assert!(
+                    !text.contains("seed 00"),
+                    "{} names a source article",
+                    p.display()
+                );
+            }
+        }
+    }
+}

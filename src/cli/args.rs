@@ -25,7 +25,7 @@ pub enum Cmd {
     /// A system summary for storage: platform, CPU, memory, kernel settings, block devices,
     /// filesystems, and the stack under PATH.
     Env(EnvArgs),
-    /// Check the storage setup for what the seed articles warn about (exit 1 on warnings).
+    /// Check the storage setup for known pitfalls: misaligned partitions, stripe mismatches, schedulers, read-ahead, write caches, dirty limits, virtualization (exit 1 on warnings).
     Check(EnvArgs),
     /// Live device figures like `iostat -x` / pt-diskstats (no benchmark needed).
     Iostat(IostatArgs),
@@ -39,8 +39,8 @@ pub enum Cmd {
     Sweep(SweepArgs),
     /// Find where a target stops being met: --target 'mibps>=22' --over size=10G..750G.
     Saturate(SaturateArgs),
-    /// Classic suites: iozone (automatic mode), bonnie (Bonnie++), sysbench-fileio (seed 000's
-    /// file benchmark as a sweep).
+    /// Classic suites: iozone (automatic mode), bonnie (Bonnie++), sysbench-fileio (sysbench's
+    /// file benchmark as a stored sweep).
     Suite(SuiteArgs),
     /// Read throughput across the whole device or file, zone by zone (outer vs inner tracks).
     Zones(ZonesArgs),
@@ -329,7 +329,7 @@ pub enum SuiteCmd {
     Iozone(IozoneArgs),
     /// Bonnie++: per-char and block I/O, rewrite, seeks, file create/stat/delete.
     Bonnie(BonnieArgs),
-    /// Seed 000's sysbench fileio benchmark: 64 files, 1/4/16 GiB, 1/4/8 threads, 16 KiB, every
+    /// The classic sysbench fileio file benchmark (the MySQL storage comparison): 64 files, 1/4/16 GiB, 1/4/8 threads, 16 KiB, every
     /// mode, O_DIRECT.
     SysbenchFileio(SbFileioArgs),
 }

@@ -115,7 +115,7 @@ pub struct DbPoint {
     pub p99_ns: Option<u64>,
 }
 
-/// Seed 003's report of the update loop, in seconds.
+/// The update loop's report (the single-row autocommit UPDATE timing that exposes flush cost), in seconds.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct UpdateLoop {
     pub start_time: String,

@@ -208,7 +208,7 @@ pub fn run(
             );
         }
     }
-    // The same while other threads write without syncing (seed 002: an fsync can wait for
+    // The same while other threads write without syncing (an fsync can wait for
     // unrelated dirty data of the same filesystem).
     if writers > 0 && !stop.load(Ordering::Relaxed) {
         let done = AtomicBool::new(false);

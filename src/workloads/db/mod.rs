@@ -506,7 +506,7 @@ pub fn warnings(d: &DbDoc) -> Vec<Warning> {
     if let Some(sys) = &d.system
         && sys.platform.virtualization.verdict != "none seen"
     {
-        w.push(Warning::new("virtualized", format!("running in {}: the host may absorb flushes and make commits look impossibly fast (seed 003)", sys.platform.virtualization.verdict)));
+        w.push(Warning::new("virtualized", format!("running in {}: the host may absorb flushes and make commits look impossibly fast (a VM that caches writes reports commit rates its disks cannot do)", sys.platform.virtualization.verdict)));
     }
     w
 }
@@ -699,7 +699,7 @@ fn worker(
     Ok(o)
 }
 
-/// The update loop of seed 003: one row, `iterations` autocommitted UPDATEs of it, each timed.
+/// The update loop (the classic "is my commit really durable" test): one row, `iterations` autocommitted UPDATEs of it, each timed.
 pub fn update_loop(
     target: &Target,
     so: &SqliteOpts,
