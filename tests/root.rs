@@ -497,11 +497,15 @@ fn device_figures_match_the_throttle_and_iostat() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // Four threads keep the throttled device busy, so the device (not a CPU-starved single
+    // thread on a loaded machine) sets the rate the sampler and iostat must agree on.
     let mut a = vec![
         "run",
         "--mode",
         "rndrd",
         "--direct",
+        "--threads",
+        "4",
         "--time",
         "5",
         "--ramp",
