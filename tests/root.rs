@@ -910,3 +910,90 @@ fn sqlite_on_a_read_only_or_full_filesystem_fails_clearly() {
     assert!(r.stderr.contains("full"), "{}", r.stderr);
     assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
 }
+
+/// `--rate` on a device throttled to 500 IOPS: at half the limit the paced latency is the
+/// device's own (close to the unthrottled, unpaced latency: the pacer's lateness is not charged
+/// to the device), and at twice the limit latency measured from the schedule keeps growing
+/// (coordinated omission stays corrected) without being blamed on the pacer.
+#[test]
+fn paced_latency_matches_the_device_below_the_limit_and_grows_above_it() {
+    let name = "paced_latency_matches_the_device_below_the_limit_and_grows_above_it";
+    if let Some(why) = cannot(true) {
+        return skip(name, &why);
+    }
+    let fs = LoopFs::new(
+        512,
+        "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0",
+    );
+    let dir = fs.dir().to_str().unwrap().to_string();
+    let set = ["--dir", dir.as_str(), "--files", "4", "--size", "128M"];
+    let mut a = vec!["prepare", "--direct", "-q"];
+    a.extend_from_slice(&set);
+    let r = iolab(&a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let args = |rate: Option<&'static str>, time: &'static str| {
+        let mut a = vec!["run", "--mode", "rndrd", "--direct", "--threads", "1"];
+        if let Some(r) = rate {
+            a.extend_from_slice(&["--rate", r]);
+        }
+        a.extend_from_slice(&["--time", time, "--json", "--no-save", "-q", "--seed", "5"]);
+        a.extend_from_slice(&set);
+        a
+    };
+    let lat = |v: &serde_json::Value, p: &str| v["results"]["read"]["lat_ns"][p].as_u64().unwrap();
+    // The device at low load: unthrottled, one I/O at a time.
+    let r = iolab(&args(None, "2"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let free = r.json();
+    assert!(free["schedule_lag_ns"].is_null());
+    let th = Throttle::new(&fs.majmin(), 500, 500);
+    let r = th.iolab(&args(Some("250"), "4"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let half = r.json();
+    let r = th.iolab(&args(Some("1000"), "4"));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let over = r.json();
+    drop(th);
+    let lag_half = &half["schedule_lag_ns"];
+    eprintln!(
+        "unpaced p50 {} ns; 250 IOPS p50 {} p99 {} (lag p50 {} p99 {}); 1000 IOPS p50 {} p99 {} (lag p99 {})",
+        lat(&free, "p50"),
+        lat(&half, "p50"),
+        lat(&half, "p99"),
+        lag_half["p50"],
+        lag_half["p99"],
+        lat(&over, "p50"),
+        lat(&over, "p99"),
+        over["schedule_lag_ns"]["p99"],
+    );
+    assert!(
+        lat(&half, "p50") <= 3 * lat(&free, "p50"),
+        "paced at half the limit: p50 {} vs unpaced {}",
+        lat(&half, "p50"),
+        lat(&free, "p50")
+    );
+    // One operation every 4 ms: the pacer keeps it to a small part of that.
+    assert!(lag_half["p50"].as_u64().unwrap() < 1_000_000, "{lag_half}");
+    // Twice the limit: the backlog, counted from the schedule, grows all along.
+    assert!(
+        lat(&over, "p99") > 5 * lat(&half, "p99"),
+        "2x overload p99 {} vs half-load p99 {}",
+        lat(&over, "p99"),
+        lat(&half, "p99")
+    );
+    let ts = over["timeseries"].as_array().unwrap();
+    let p50_at = |i: usize| ts[i]["read"]["p50_ns"].as_u64().unwrap();
+    assert!(
+        p50_at(ts.len() - 1) > 2 * p50_at(0),
+        "latency grows over the run: {ts:?}"
+    );
+    // That backlog is the device's: the pacer is not blamed for it.
+    let codes: Vec<&str> = over["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w["code"].as_str())
+        .collect();
+    assert!(!codes.contains(&"pacing_lag"), "{codes:?}");
+    assert_eq!(iolab(&["cleanup", "--dir", &dir]).code, 0);
+}

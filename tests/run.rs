@@ -969,3 +969,81 @@ fn help_and_messages_name_effects_not_source_articles() {
         }
     }
 }
+
+/// `--rate` keeps its schedule: a paced cell reports how late iolab itself issued its operations
+/// behind the schedule (`schedule_lag_ns`), which on a fast target is a small part of the interval
+/// between them, for the sync loop and the queue loop; an unpaced cell has null there.
+#[test]
+fn paced_runs_report_a_small_schedule_lag() {
+    let d = tempfile::tempdir().unwrap();
+    // One operation every 1 ms per thread.
+    for engine in ["null", "io_uring"] {
+        let v = run_json(
+            d.path(),
+            &[
+                "--engine", engine, "--mode", "rndrd", "--rate", "1000", "--ops", "1000", "--size",
+                "4M", "--files", "1", "--seed", "1",
+            ],
+        );
+        assert_eq!(ops(&v, "read"), 1000, "{v}");
+        let lag = &v["schedule_lag_ns"];
+        assert!(lag.is_object(), "{engine}: schedule_lag_ns missing: {v}");
+        let (p50, p99, max) = (
+            lag["p50"].as_u64().unwrap(),
+            lag["p99"].as_u64().unwrap(),
+            lag["max"].as_u64().unwrap(),
+        );
+        eprintln!("{engine} at 1000 IOPS: schedule lag p50 {p50} ns, p99 {p99} ns");
+        assert!(p50 <= p99 && p99 <= max, "{lag}");
+        // Generous for a loaded machine: a fifth of the 1 ms interval.
+        assert!(p50 < 200_000, "{engine}: schedule lag p50 {p50} ns");
+        // The latency is measured from the schedule and includes the lag: never below it.
+        let lat = v["results"]["read"]["lat_ns"]["p50"].as_u64().unwrap();
+        assert!(
+            lat >= p50,
+            "{engine}: latency p50 {lat} below the lag p50 {p50}"
+        );
+    }
+    // Not paced: the field is there and null.
+    let v = run_json(
+        d.path(),
+        &["--engine", "null", "--mode", "rndrd", "--ops", "1000"],
+    );
+    let obj = v.as_object().unwrap();
+    assert!(obj.contains_key("schedule_lag_ns"), "{v}");
+    assert!(v["schedule_lag_ns"].is_null(), "{v}");
+    // Several modes: each cell has its own; the text names it.
+    let v = run_json(
+        d.path(),
+        &[
+            "--engine",
+            "null",
+            "--mode",
+            "rndrd,rndwr",
+            "--rate",
+            "2000",
+            "--ops",
+            "200",
+        ],
+    );
+    for c in v["runs"].as_array().unwrap() {
+        assert!(c["schedule_lag_ns"]["p50"].is_u64(), "{c}");
+    }
+    let r = iolab(&[
+        "run",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--no-save",
+        "-q",
+        "--engine",
+        "null",
+        "--mode",
+        "rndrd",
+        "--rate",
+        "2000",
+        "--ops",
+        "200",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("schedule lag"), "{}", r.stdout);
+}

@@ -99,7 +99,17 @@ impl Drop for AlignedBuf {
     }
 }
 
+/// How long before a slot the pacer stops sleeping and spins on the clock. Covers the
+/// thread's wakeup latency with the timer slack at its minimum (tens of µs on an idle machine,
+/// more on a loaded one); measured in docs/measurement.md#paced-latency.
+const SPIN_BEFORE: Duration = Duration::from_micros(100);
+
 /// Paces issue times for `--rate` (per thread), or lets everything go at once.
+///
+/// Latency is measured from the schedule, so the schedule has to be kept: a slot is waited for
+/// by sleeping until [`SPIN_BEFORE`] ahead of it and spinning (re-reading the clock) for the
+/// rest, with the thread's timer slack set to its minimum once. Per I/O that is at most one
+/// sleep and some clock reads: no allocation, no lock.
 struct Pacer {
     interval: Option<Duration>,
     next: Instant,
@@ -107,6 +117,9 @@ struct Pacer {
 
 impl Pacer {
     fn new(sh: &Shared, thread_rate: Option<f64>) -> Self {
+        if thread_rate.is_some() {
+            set_min_timer_slack();
+        }
         Pacer {
             interval: thread_rate.map(|r| Duration::from_secs_f64(1.0 / r)),
             next: sh.start,
@@ -123,6 +136,43 @@ impl Pacer {
             self.next += i;
         }
     }
+    /// Waits until `slot` (`now` is a recent clock reading); returns the clock reading that
+    /// ended the wait, at or just after `slot`.
+    #[inline]
+    fn wait(slot: Instant, mut now: Instant) -> Instant {
+        if let Some(d) = slot.checked_duration_since(now)
+            && d > SPIN_BEFORE
+        {
+            std::thread::sleep(d - SPIN_BEFORE);
+            now = Instant::now();
+        }
+        while now < slot {
+            std::hint::spin_loop();
+            now = Instant::now();
+        }
+        now
+    }
+}
+
+/// Sets this thread's timer slack to 1 ns (the default 50 µs would make every sleep of the
+/// pacer end up to 50 µs late). Only the calling thread is affected; a refusal is harmless (the
+/// spin absorbs it).
+fn set_min_timer_slack() {
+    // SAFETY: PR_SET_TIMERSLACK takes one integer argument and touches no memory of ours.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+    }
+}
+
+/// The generator's own lateness for one paced operation issued at `t0`, scheduled at `sched`,
+/// that the thread was free to issue at `ready` (the previous completion); `prev` is the
+/// previous operation's. It is how long the operation waited after the later of its slot and
+/// `ready`, plus as much of the previous operation's lag as it is still behind by: a backlog that
+/// iolab's own stall left (a preempted thread) is iolab's, a backlog behind a busy or saturated
+/// device is not, and stays only in the latency.
+#[inline]
+fn lag_ns(sched: Instant, ready: Instant, t0: Instant, prev: u64) -> u64 {
+    ns_since(sched.max(ready), t0) + ns_since(sched, ready).min(prev)
 }
 
 fn thread_rate(job: &Job) -> Option<f64> {
@@ -158,6 +208,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
     let quota = thread_quota(job, thread);
     let mut done_in_window = 0u64;
     let mut pacer = Pacer::new(sh, thread_rate(job));
+    let mut prev_lag = 0u64;
     let (mut p_ops, mut p_bytes) = (0u64, 0u64);
     let mut now = Instant::now();
     loop {
@@ -167,14 +218,13 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
         {
             break;
         }
+        let ready = now;
         let next = g.next_op();
         let sched = pacer.peek();
-        if let Some(s) = sched
-            && s > now
-        {
-            std::thread::sleep(s - now);
-        }
-        let t0 = Instant::now();
+        let t0 = match sched {
+            Some(s) if s > now => Pacer::wait(s, now),
+            _ => Instant::now(),
+        };
         let (kind, bytes, res) = match next {
             Next::Io {
                 kind: OpKind::Read,
@@ -198,8 +248,18 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
             pacer.advance();
         }
         let issued = sched.unwrap_or(t0);
+        let mut lag = None;
+        if let Some(s) = sched
+            && kind != OpKind::Fsync
+        {
+            prev_lag = lag_ns(s, ready, t0, prev_lag);
+            lag = Some(prev_lag);
+        }
         if issued < sh.measure_start {
             continue;
+        }
+        if let Some(l) = lag {
+            st.record_lag(l);
         }
         match res {
             Ok(()) => {
@@ -275,6 +335,9 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     let mut pacer = Pacer::new(sh, thread_rate(job));
     let (mut p_ops, mut p_bytes) = (0u64, 0u64);
     let mut carry: Option<Next> = None;
+    // The carried operation is ready and only waits for its slot (lag counts from the slot).
+    let mut waits_for_slot = false;
+    let mut prev_lag = 0u64;
     let mut stopping = false;
 
     // Reaps every available completion; returns how many.
@@ -349,6 +412,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 && s > t
             {
                 carry = Some(next);
+                waits_for_slot = true;
                 wait_until = Some(s);
                 break;
             }
@@ -370,7 +434,16 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             unsafe { eng.queue_io(kind, file, off, ptr, bs as u32, slot as u64) };
             inflight += 1;
             pacer.advance();
+            let waited = std::mem::take(&mut waits_for_slot);
+            if let Some(s) = sched {
+                // Free to go since this pass began (`now`), unless it waited for its slot.
+                let ready = if waited { s } else { now };
+                prev_lag = lag_ns(s, ready, t, prev_lag);
+            }
             if issued >= sh.measure_start {
+                if sched.is_some() {
+                    st.record_lag(prev_lag);
+                }
                 issued_in_window += 1;
                 if quota.is_some_and(|q| issued_in_window >= q) {
                     stopping = true;
@@ -382,17 +455,32 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 break;
             }
             if let Some(w) = wait_until {
-                let now = Instant::now();
-                if w > now {
-                    std::thread::sleep(w - now);
-                }
+                Pacer::wait(w, Instant::now());
             }
             continue;
         }
-        let timeout = match wait_until {
-            Some(w) if !stopping => Some(w.saturating_duration_since(Instant::now())),
-            _ => None,
-        };
+        // Until shortly before the next slot, wait for a completion; then submit what is
+        // queued and spin to the slot, reaping completions as they come (no system call).
+        let mut timeout = None;
+        if let Some(w) = wait_until.filter(|_| !stopping) {
+            let left = w.saturating_duration_since(Instant::now());
+            if left <= SPIN_BEFORE {
+                match eng.commit_and_wait(0, None) {
+                    Ok(()) => {}
+                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                    Err(e) => return Err(e),
+                }
+                loop {
+                    inflight -= reap(&mut eng, &mut slots, &mut free, &mut st);
+                    if Instant::now() >= w {
+                        break;
+                    }
+                    std::hint::spin_loop();
+                }
+                continue;
+            }
+            timeout = Some(left - SPIN_BEFORE);
+        }
         match eng.commit_and_wait(1, timeout) {
             Ok(()) => {}
             Err(e)

@@ -46,6 +46,9 @@ pub struct ThreadStats {
     pub errors: Box<[u64; MAX_ERRNO + 1]>,
     /// Closed one-second intervals, from the start of the measured window.
     pub series: Vec<Interval>,
+    /// With `--rate`: how late each read or write was issued by iolab itself, behind its
+    /// scheduled start (the pacer's lateness, not the device's; see `schedule_lag_ns`).
+    pub lag: LatHist,
     cur: [IntervalHist; 3],
     cur_ops: [u64; 3],
     cur_bytes: [u64; 3],
@@ -66,6 +69,7 @@ impl ThreadStats {
             op: Default::default(),
             errors: Box::new([0; MAX_ERRNO + 1]),
             series: Vec::with_capacity(64),
+            lag: LatHist::new(),
             cur: Default::default(),
             cur_ops: [0; 3],
             cur_bytes: [0; 3],
@@ -94,6 +98,12 @@ impl ThreadStats {
         self.cur_ops[k] += 1;
         self.cur_bytes[k] += bytes;
         self.cur[k].record(lat_ns);
+    }
+
+    /// Records the schedule lag of one paced operation (ns). Never allocates.
+    #[inline]
+    pub fn record_lag(&mut self, lag_ns: u64) {
+        self.lag.record(lag_ns);
     }
 
     #[inline]
@@ -146,6 +156,8 @@ pub struct Merged {
     pub errors: Vec<(i32, u64)>,
     /// For each second: per-thread intervals (to merge histograms per second).
     pub series: Vec<Vec<Interval>>,
+    /// Schedule lag of paced operations, all threads (empty when not paced).
+    pub lag: LatHist,
 }
 
 pub fn merge(threads: Vec<ThreadStats>) -> Merged {
@@ -153,7 +165,9 @@ pub fn merge(threads: Vec<ThreadStats>) -> Merged {
     let mut errs = [0u64; MAX_ERRNO + 1];
     let secs = threads.iter().map(|t| t.series.len()).max().unwrap_or(0);
     let mut series: Vec<Vec<Interval>> = (0..secs).map(|_| Vec::new()).collect();
+    let mut lag = LatHist::new();
     for t in threads {
+        lag.merge(&t.lag);
         for (dst, src) in op.iter_mut().zip(t.op.iter()) {
             *dst += src;
         }
@@ -170,7 +184,12 @@ pub fn merge(threads: Vec<ThreadStats>) -> Merged {
         .filter(|(_, c)| **c > 0)
         .map(|(i, c)| (i as i32, *c))
         .collect();
-    Merged { op, errors, series }
+    Merged {
+        op,
+        errors,
+        series,
+        lag,
+    }
 }
 
 /// The symbolic name of common errnos ("EIO"), or "errno N".
@@ -307,6 +326,8 @@ pub fn cell_result(
         duration_s,
         window_s,
         results,
+        // Empty, so null, when the cell was not paced.
+        schedule_lag_ns: LatSummary::from_hist(&merged.lag),
         cpu,
         timeseries,
         errors,

@@ -2,10 +2,16 @@
 
 use crate::model::job::{EngineKind, Job};
 use crate::model::run::{CellResult, RunEnv, Warning};
-use crate::model::units::human_bytes;
+use crate::model::units::{fmt_ns, human_bytes};
 
 /// Residency above this percentage after eviction counts as a failed eviction.
 pub const EVICT_FAIL_PCT: f64 = 1.0;
+
+/// A schedule lag p99 above this share of the latency p99 means the pacer, not the device, shapes
+/// the tail (`pacing_lag`).
+pub const PACING_LAG_SHARE: f64 = 0.10;
+/// ...unless it is below this (ns): a few µs of loop and clock overhead are always there.
+pub const PACING_LAG_FLOOR_NS: u64 = 5_000;
 
 /// Warnings about one measured cell.
 pub fn check_cell(
@@ -104,6 +110,9 @@ pub fn check_cell(
             ));
         }
     }
+    if let Some(x) = pacing_lag(job, cell) {
+        w.push(x);
+    }
     let errs = cell.total_errors();
     if errs > 0 {
         let list: Vec<String> = cell
@@ -121,4 +130,32 @@ pub fn check_cell(
         ));
     }
     w
+}
+
+/// `pacing_lag`: with `--rate`, iolab issued operations late enough behind their schedule that
+/// its own lateness, which the latency (measured from the schedule) includes, rivals the device's.
+pub fn pacing_lag(job: &Job, cell: &CellResult) -> Option<Warning> {
+    let rate = job.rate_iops? as f64;
+    let lag = cell.schedule_lag_ns.as_ref()?;
+    let lat_p99 = [&cell.results.read, &cell.results.write]
+        .iter()
+        .filter_map(|r| r.lat_ns.as_ref().map(|l| l.p99))
+        .max()?;
+    let interval_ns = (1e9 * job.threads.max(1) as f64 / rate) as u64;
+    // Not "lag above the interval": above saturation a stall's lag stays carried in a backlog
+    // that never drains, yet the device's backlog still dwarfs it.
+    if lag.p99 < PACING_LAG_FLOOR_NS || lag.p99 as f64 <= PACING_LAG_SHARE * lat_p99 as f64 {
+        return None;
+    }
+    Some(Warning::new(
+        "pacing_lag",
+        format!(
+            "{}: iolab itself issued the paced operations late: schedule lag p50 {} p99 {} against a latency p99 of {} (one operation every {} per thread). Latency is measured from the schedule, so this lateness of the generator (CPU contention, wakeups, too many threads per core) is counted as device latency. Use fewer threads per core, a lower --rate, or --engine io_uring with fewer threads and a deeper --iodepth",
+            job.mode,
+            fmt_ns(lag.p50 as f64),
+            fmt_ns(lag.p99 as f64),
+            fmt_ns(lat_p99 as f64),
+            fmt_ns(interval_ns as f64)
+        ),
+    ))
 }

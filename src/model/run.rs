@@ -126,6 +126,10 @@ pub struct CellResult {
     /// else `duration_s`.
     pub window_s: f64,
     pub results: Results,
+    /// With `--rate`: how late iolab itself issued each read or write behind its scheduled
+    /// start (the pacer's lateness, counted in `lat_ns` too); null when not paced.
+    #[serde(default)]
+    pub schedule_lag_ns: Option<LatSummary>,
     pub cpu: Cpu,
     pub timeseries: Vec<TsPoint>,
     /// Failed operations by error name ("EIO", "short I/O", ...).
@@ -211,6 +215,7 @@ impl RunDoc {
                 "duration_s",
                 "window_s",
                 "results",
+                "schedule_lag_ns",
                 "cpu",
                 "timeseries",
                 "errors",

@@ -252,6 +252,17 @@ pub fn render(doc: &RunDoc) -> String {
     {
         s.push_str("fsync (end): the fsyncs of the files still dirty at the end of a mode (--fsync-end), after the measured window: a count and latencies, no rate (--fsync-freq N measures fsyncs during the mode)\n");
     }
+    for c in &doc.runs {
+        if let Some(l) = &c.schedule_lag_ns {
+            s.push_str(&format!(
+                "{}: schedule lag (iolab issuing behind the --rate schedule, included in the latencies): p50 {} p99 {} max {}\n",
+                c.mode,
+                fmt_ns(l.p50 as f64),
+                fmt_ns(l.p99 as f64),
+                fmt_ns(l.max as f64)
+            ));
+        }
+    }
     if let Some(t) = device_table(&doc.runs) {
         s.push_str("device figures over the measured window (iostat -x; kB = 1024 bytes, await in ms, rareq/wareq-sz in kB):\n");
         s.push_str(&t.to_string());
