@@ -997,3 +997,32 @@ fn paced_latency_matches_the_device_below_the_limit_and_grows_above_it() {
     assert!(!codes.contains(&"pacing_lag"), "{codes:?}");
     assert_eq!(iolab(&["cleanup", "--dir", &dir]).code, 0);
 }
+
+#[test]
+fn env_of_a_block_device_path_describes_that_device() {
+    if let Some(why) = cannot(false) {
+        return skip("env_of_a_block_device_path_describes_that_device", &why);
+    }
+    let img = PathBuf::from(format!(
+        "/var/tmp/iolab-envdev-{}-{}.img",
+        std::process::id(),
+        rand_suffix()
+    ));
+    sh(&format!("truncate -s 64M {}", img.display()));
+    let dev = sh(&format!("losetup --find --show {}", img.display()));
+    struct Detach(String, PathBuf);
+    impl Drop for Detach {
+        fn drop(&mut self) {
+            let _ = Command::new("losetup").args(["-d", &self.0]).status();
+            let _ = std::fs::remove_file(&self.1);
+        }
+    }
+    let d = Detach(dev.clone(), img);
+    let r = iolab(&["env", &d.0, "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let name = dev.trim_start_matches("/dev/");
+    assert_eq!(v["path"]["stack"][0]["name"], name, "{}", v["path"]);
+    assert_ne!(v["path"]["fs"]["fstype"], "devtmpfs", "{}", v["path"]);
+    assert_eq!(v["path"]["fs"]["total_bytes"], 64u64 << 20, "{}", v["path"]);
+}

@@ -722,11 +722,13 @@ fn ctrl_c_prints_partial_results_and_cleans_up() {
     let v: serde_json::Value =
         serde_json::from_slice(&out.stdout).expect("partial results as JSON");
     assert_eq!(v["interrupted"], true);
+    // Two modes asked: the multi-mode layout, with the one measured before the stop.
+    let c = &v["runs"][0];
     assert!(
-        ops(&v, "read") > 0,
+        ops(c, "read") > 0,
         "what was measured before the stop is reported"
     );
-    assert!(v["duration_s"].as_f64().unwrap() < 10.0);
+    assert!(c["duration_s"].as_f64().unwrap() < 10.0);
     assert!(
         entries(d.path()).is_empty(),
         "cleaned up: {:?}",
@@ -910,6 +912,376 @@ fn null_engine_with_keep_writes_no_files() {
         entries(d.path()).is_empty(),
         "files left: {:?}",
         entries(d.path())
+    );
+}
+
+/// `cmd` with its address space limited to `bytes` (RLIMIT_AS): a thread stack that does not fit
+/// fails to start, as on a machine out of threads or memory, without growing this machine's.
+fn limit_as(cmd: &mut std::process::Command, bytes: u64) -> &mut std::process::Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe; it only lowers the child's own limit.
+    unsafe {
+        cmd.pre_exec(move || {
+            let rl = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &rl) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    }
+}
+
+fn run_small(d: &std::path::Path, extra: &[&str]) -> Vec<String> {
+    let mut a: Vec<String> = ["run", "--dir", d.to_str().unwrap(), "--no-save", "-q"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    a.extend(with(extra));
+    a
+}
+
+#[test]
+fn threads_beyond_the_system_limits_are_refused_up_front() {
+    let d = tempfile::tempdir().unwrap();
+    let r = to_run(
+        limit_as(
+            std::process::Command::new(bin())
+                .args(run_small(
+                    d.path(),
+                    &["--mode", "rndrd", "--threads", "100000", "--time", "1"],
+                ))
+                .env("IOLAB_DB", test_db()),
+            4 << 30,
+        )
+        .output()
+        .unwrap(),
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--threads 100000") && r.stderr.contains("at most"),
+        "{}",
+        r.stderr
+    );
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
+
+#[test]
+fn a_worker_thread_that_cannot_start_fails_the_run_without_a_panic() {
+    if !is_root() {
+        return skip(
+            "a_worker_thread_that_cannot_start_fails_the_run_without_a_panic",
+            "needs root to run iolab as nobody under RLIMIT_NPROC",
+        );
+    }
+    let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        d.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    // As nobody with at most 40 threads (RLIMIT_NPROC binds users other than root).
+    let limited = |skip_check: bool| {
+        let mut c = std::process::Command::new(bin());
+        c.args(run_small(
+            d.path(),
+            &["--mode", "rndrd", "--threads", "200", "--time", "1"],
+        ));
+        if skip_check {
+            c.env("IOLAB_TEST_SKIP_THREAD_CHECK", "1");
+        }
+        as_nobody(&mut c);
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setrlimit is async-signal-safe; it only lowers the child's own limit.
+        unsafe {
+            c.pre_exec(|| {
+                let rl = libc::rlimit {
+                    rlim_cur: 40,
+                    rlim_max: 40,
+                };
+                if libc::setrlimit(libc::RLIMIT_NPROC, &rl) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        to_run(c.output().unwrap())
+    };
+    // Up front: refused, naming the limit.
+    let r = limited(false);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("RLIMIT_NPROC"), "{}", r.stderr);
+    // Past the check, a thread start fails midway: an error (exit 1), files removed, no panic.
+    let r = limited(true);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    assert!(r.stderr.contains("--threads 200"), "{}", r.stderr);
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
+
+#[test]
+fn ctrl_c_during_prepare_saves_nothing_and_says_what_was_prepared() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("r.db");
+    let dir = d.path().join("set");
+    std::fs::create_dir(&dir).unwrap();
+    let first = dir.join("iolab-file.0");
+    let out = interrupt_when(
+        std::process::Command::new(bin())
+            .args([
+                "run",
+                "--dir",
+                dir.to_str().unwrap(),
+                "--files",
+                "2",
+                "--size",
+                "4G",
+                "--mode",
+                "rndrd",
+                "--time",
+                "30",
+            ])
+            .env("IOLAB_DB", &store)
+            .env("IOLAB_TEST_SKIP_SPACE_CHECK", "1"),
+        "the first data file in --dir",
+        |_, _| first.exists(),
+    );
+    let r = to_run(out);
+    assert_eq!(r.code, 130, "{}", r.stderr);
+    assert!(r.stdout.is_empty(), "no table: {}", r.stdout);
+    assert!(!r.stderr.contains("null engine"), "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("prepare") && r.stderr.contains("removed"),
+        "{}",
+        r.stderr
+    );
+    assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
+    if store.exists() {
+        let l = iolab_db(&store, &["list", "--json"]).json();
+        assert_eq!(l["runs"].as_array().map_or(0, |a| a.len()), 0, "{l}");
+    }
+}
+
+#[test]
+fn an_interrupted_multi_mode_run_keeps_the_multi_mode_document() {
+    let d = tempfile::tempdir().unwrap();
+    let out = interrupt_when(
+        std::process::Command::new(bin()).args(run_small(
+            d.path(),
+            &["--mode", "rndrd,rndwr", "--time", "30", "--json"],
+        )),
+        "a read by an iolab-w worker thread",
+        |pid, _| thread_has_read(pid, "iolab-w"),
+    );
+    let r = to_run(out);
+    assert_eq!(r.code, 130, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["interrupted"], true);
+    assert_eq!(v["runs"].as_array().map(|a| a.len()), Some(1), "{v}");
+    assert_eq!(v["job"]["modes"], serde_json::json!(["rndrd"]), "{v}");
+    assert!(v["runs"][0]["results"]["read"]["ops"].as_u64().unwrap() > 0);
+}
+
+fn fingerprint(dir: &std::path::Path) -> Vec<(String, u64, u64, i64)> {
+    entries(dir)
+        .into_iter()
+        .map(|n| {
+            let md = std::fs::metadata(dir.join(&n)).unwrap();
+            (
+                n,
+                md.ino(),
+                md.len(),
+                md.mtime_nsec() + md.mtime() * 1_000_000_000,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_prepared_set_of_other_sizes_is_refused_and_never_removed() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let p = iolab(&[
+        "prepare", "--dir", dir, "--files", "4", "--size", "8M", "-q",
+    ]);
+    assert_eq!(p.code, 0, "{}", p.stderr);
+    let before = fingerprint(d.path());
+    assert_eq!(before.len(), 4);
+    // Other sizes: refused, nothing rewritten or removed.
+    let r = iolab(&[
+        "run",
+        "--dir",
+        dir,
+        "--files",
+        "4",
+        "--size",
+        "16M",
+        "--mode",
+        "rndrd",
+        "--ops",
+        "10",
+        "--no-save",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--size") && r.stderr.contains("iolab cleanup --dir"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(fingerprint(d.path()), before);
+    // An incomplete set (one file cut short): refused too, left as it is.
+    let f1 = d.path().join("iolab-file.1");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&f1)
+        .unwrap()
+        .set_len(1 << 20)
+        .unwrap();
+    let before = fingerprint(d.path());
+    let r = iolab(&[
+        "run",
+        "--dir",
+        dir,
+        "--files",
+        "4",
+        "--size",
+        "8M",
+        "--mode",
+        "rndrd",
+        "--ops",
+        "10",
+        "--no-save",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(fingerprint(d.path()), before);
+    // A set with a missing file is completed and kept: the run did not create it.
+    std::fs::remove_file(&f1).unwrap();
+    let r = iolab(&[
+        "run",
+        "--dir",
+        dir,
+        "--files",
+        "4",
+        "--size",
+        "8M",
+        "--mode",
+        "rndrd",
+        "--ops",
+        "10",
+        "--no-save",
+        "-q",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let after = fingerprint(d.path());
+    assert_eq!(after.len(), 4, "{after:?}");
+    assert!(after.iter().all(|f| f.2 == 2 << 20), "{after:?}");
+    assert!(iolab(&["cleanup", "--dir", dir]).code == 0);
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
+
+#[test]
+fn a_second_run_in_the_same_dir_is_refused_while_the_first_holds_it() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap().to_string();
+    let mut second = None;
+    let out = interrupt_when(
+        std::process::Command::new(bin())
+            .args(run_small(d.path(), &["--mode", "rndrd", "--time", "60"])),
+        "a read by an iolab-w worker thread",
+        |pid, _| {
+            if !thread_has_read(pid, "iolab-w") {
+                return false;
+            }
+            second = Some((
+                pid,
+                iolab(&[
+                    "run",
+                    "--dir",
+                    &dir,
+                    "--files",
+                    "4",
+                    "--size",
+                    "4M",
+                    "--mode",
+                    "rndwr",
+                    "--ops",
+                    "10",
+                    "--no-save",
+                    "-q",
+                ]),
+            ));
+            true
+        },
+    );
+    assert_eq!(out.status.code(), Some(130));
+    let (pid, r) = second.unwrap();
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("in use") && r.stderr.contains(&format!("pid {pid}")),
+        "{}",
+        r.stderr
+    );
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
+
+#[test]
+fn pseudo_filesystems_and_block_devices_are_refused_as_dir() {
+    for (dir, word) in [("/dev", "devtmpfs"), ("/proc", "proc"), ("/sys", "sysfs")] {
+        if !std::path::Path::new(dir).is_dir() {
+            continue;
+        }
+        let before = entries(std::path::Path::new(dir)).len();
+        let r = iolab(&[
+            "run",
+            "--dir",
+            dir,
+            "--files",
+            "1",
+            "--size",
+            "1M",
+            "--ops",
+            "1",
+            "--no-save",
+        ]);
+        assert_eq!(r.code, 2, "{dir}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("not storage") && r.stderr.contains(word),
+            "{dir}: {}",
+            r.stderr
+        );
+        if dir == "/dev" {
+            assert!(!std::path::Path::new("/dev/iolab-file.0").exists());
+            assert_eq!(entries(std::path::Path::new(dir)).len(), before);
+        }
+    }
+    let dev = std::fs::read_dir("/sys/class/block")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| format!("/dev/{}", e.file_name().to_string_lossy()))
+        .find(|p| {
+            use std::os::unix::fs::FileTypeExt;
+            std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device())
+        });
+    let Some(dev) = dev else {
+        return skip(
+            "pseudo_filesystems_and_block_devices_are_refused_as_dir",
+            "no block device node in /dev",
+        );
+    };
+    let r = iolab(&["run", "--dir", &dev, "--no-save"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("block device") && r.stderr.contains("iolab zones"),
+        "{}",
+        r.stderr
     );
 }
 

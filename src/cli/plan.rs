@@ -6,9 +6,24 @@ use super::*;
 /// Checks --dir: it must exist (the default is created) and be a writable directory.
 /// Returns whether it was created.
 pub fn check_dir(dir: &Path, create_missing: bool) -> Result<bool> {
+    use std::os::unix::fs::FileTypeExt;
     let mut created = false;
     match std::fs::metadata(dir) {
-        Ok(md) if md.is_dir() => {}
+        Ok(md) if md.is_dir() => {
+            if let Some(why) = fsinfo::not_storage(&crate::system::env::Roots::live().proc, dir) {
+                return Err(Error::usage(format!(
+                    "--dir {}: not storage: it is on {why}; pass a directory on a filesystem on the device to measure",
+                    dir.display()
+                )));
+            }
+        }
+        Ok(md) if md.file_type().is_block_device() => {
+            return Err(Error::usage(format!(
+                "--dir {}: a block device, not a directory: a device is a target of its own (`iolab zones {}` measures it today; a raw-device mode will come), while run and prepare measure a file set; to use this device for them, mount a filesystem on it and pass a directory there (--dir /mnt/x)",
+                dir.display(),
+                dir.display()
+            )));
+        }
         Ok(_) => {
             return Err(Error::usage(format!(
                 "--dir {}: not a directory",
@@ -270,6 +285,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             ),
         ));
     }
+    check_threads(&cells)?;
     let unit = cells.iter().map(|c| c.bs_bytes).max().unwrap_or(16384);
     let fileset = fileset_spec(&a.set, unit).map_err(undo_dir)?;
     Ok(Plan {
@@ -286,6 +302,48 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         dio,
         roots: crate::system::env::Roots::live(),
     })
+}
+
+/// What one worker thread costs besides its I/O buffers: the stack it touches, its latency
+/// histograms (whole-run and per second) and its statistics, measured as the growth of the
+/// peak resident set per worker (docs/measurement.md).
+pub const WORKER_FIXED_BYTES: u64 = 900 * 1024;
+
+/// Refuses a --threads that the system cannot start (thread limits) or hold (memory), before
+/// anything is written: a thread that fails to start would fail the run midway.
+fn check_threads(cells: &[Job]) -> Result<()> {
+    let Some(job) = cells.iter().max_by_key(|c| c.threads) else {
+        return Ok(());
+    };
+    // Tests reach the failure of a thread start behind this check with it.
+    if std::env::var_os("IOLAB_TEST_SKIP_THREAD_CHECK").is_some() {
+        return Ok(());
+    }
+    let n = job.threads as u64;
+    let roots = crate::system::env::Roots::live();
+    // The sampler and the main thread come on top of the workers.
+    let mut fits: Option<(u64, String)> = fsinfo::thread_room(&roots.proc, &roots.sys)
+        .map(|(room, why)| (room.saturating_sub(2), why));
+    let per = WORKER_FIXED_BYTES + job.bs_bytes * job.iodepth as u64;
+    if let Some((_, avail)) = fsinfo::meminfo(&roots.proc) {
+        let m = avail / per;
+        if fits.as_ref().is_none_or(|f| m < f.0) {
+            fits = Some((
+                m,
+                format!(
+                    "{} of memory available at about {} per worker",
+                    Bytes(avail),
+                    Bytes(per)
+                ),
+            ));
+        }
+    }
+    match fits {
+        Some((max, why)) if n > max => Err(Error::usage(format!(
+            "--threads {n}: at most {max} worker threads fit on this system ({why}); use --threads {max} or fewer"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// `--since`: a date, an RFC 3339 time or an age (30m, 24h, 7d), as an RFC 3339 UTC bound.

@@ -21,7 +21,10 @@ pub fn prepare(a: &cli::PrepareArgs) -> Result<i32> {
     }
     let spec = cli::fileset_spec(&a.set, bs)?;
     let stop = stop_flag();
-    let r = fileset::prepare(&spec, a.direct, dio.mem, &stop, a.quiet)?;
+    // One iolab at a time on a set; a set of other sizes is refused, never rewritten.
+    let _lock = fileset::lock(&spec.dir)?;
+    fileset::check_sizes(&spec)?;
+    let r = fileset::prepare(&spec, a.direct, dio.mem, &stop, a.quiet, false)?;
     let res =
         fileset::evict(&spec).map_err(|e| Error::failed(format!("evicting the file set: {e}")))?;
     print_out(&format!(
@@ -45,6 +48,7 @@ pub fn prepare(a: &cli::PrepareArgs) -> Result<i32> {
 
 pub fn cleanup(a: &cli::FileSetArgs) -> Result<i32> {
     cli::check_dir(&a.dir, false)?;
+    let _lock = fileset::lock(&a.dir)?;
     let n = fileset::cleanup_dir(&a.dir);
     print_out(&format!("removed {n} files from {}\n", a.dir.display()));
     Ok(0)

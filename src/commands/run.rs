@@ -1,18 +1,71 @@
 use super::*;
+use crate::model::run::RunDoc;
 
 pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
     let mut plan = cli::plan_run(a)?;
     // Open the store first: a store that cannot take the results should not cost a benchmark.
-    let mut db = if a.no_save {
+    let db = if a.no_save {
         None
     } else {
         Some(open_store(&a.db)?)
     };
     let stop = stop_flag();
     let reps = a.repeat.max(1);
-    let existed = fileset::status(&plan.fileset).complete(&plan.fileset);
+    // One iolab at a time on a file set, for the whole run (all repetitions and the cleanup).
+    let lock = match fileset::lock(&plan.fileset.dir) {
+        Ok(l) => l,
+        Err(e) => {
+            if plan.created_dir {
+                let _ = std::fs::remove_dir(&plan.fileset.dir);
+            }
+            return Err(e);
+        }
+    };
+    let (created_dir, keep) = (plan.created_dir, plan.keep);
+    let r = run_locked(a, &mut plan, db, &stop, reps);
+    drop(lock);
+    // The lock file was the last thing in a --dir this run created.
+    if created_dir && !keep {
+        let _ = std::fs::remove_dir(&plan.fileset.dir);
+    }
+    r
+}
+
+/// The run document as printed and stored: a run of several modes keeps its multi-mode layout
+/// (`runs[]`, `job.modes`) also when an interruption left one measured mode.
+struct Printed<'a> {
+    doc: &'a RunDoc,
+    multi: bool,
+}
+
+impl crate::output::document::Document for Printed<'_> {
+    fn json(&self) -> serde_json::Value {
+        let single = self.doc.to_json();
+        if !self.multi || self.doc.runs.len() != 1 {
+            return single;
+        }
+        let mut v = serde_json::to_value(self.doc).unwrap_or_default();
+        v["warnings"] = single["warnings"].clone();
+        let c = &self.doc.runs[0];
+        let mut job = serde_json::to_value(&c.job.fileset).unwrap_or_default();
+        job["modes"] = serde_json::json!([c.mode]);
+        v["job"] = job;
+        v
+    }
+    fn text(&self) -> String {
+        crate::output::document::Document::text(self.doc)
+    }
+}
+
+fn run_locked(
+    a: &cli::RunArgs,
+    plan: &mut crate::spec::plan::Plan,
+    mut db: Option<Store>,
+    stop: &AtomicBool,
+    reps: u32,
+) -> Result<i32> {
+    let existed = fileset::status(&plan.fileset).present_files > 0;
     let keep = plan.keep;
-    let created_dir = plan.created_dir;
     if reps > 1 {
         // Keep the set between repetitions; it is removed after the last one if this run made it.
         plan.keep = true;
@@ -25,9 +78,26 @@ pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
     let mut saved_ids = Vec::new();
     let mut not_saved: Option<String> = None;
     let mut worst = 0;
+    let multi = plan.cells.len() > 1;
     for i in 0..reps {
-        let doc = runner::run(&plan, &stop, |_| {})?;
-        let json = doc.to_json();
+        let doc = match runner::run(plan, stop, |_| {}) {
+            Ok(d) => d,
+            Err(e) => {
+                if reps > 1 && !existed && !keep {
+                    // The set kept between repetitions goes too, as on any failure.
+                    fileset::cleanup(&plan.fileset);
+                }
+                if i > 0 && e.exit == Exit::Interrupted {
+                    // Earlier repetitions were measured and saved.
+                    eprintln!("iolab: {e}");
+                    worst = Exit::Interrupted as i32;
+                    break;
+                }
+                return Err(e);
+            }
+        };
+        let printed = Printed { doc: &doc, multi };
+        let json = crate::output::document::Document::json(&printed);
         if let Some(s) = &mut db {
             match s.save_run(&doc, &json, group.map(|g| (g, i + 1)), None) {
                 Ok(id) => saved_ids.push(id),
@@ -35,7 +105,7 @@ pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
             }
         }
         if reps == 1 {
-            emit(&doc, a.json);
+            emit(&printed, a.json);
         } else if !a.json {
             let head: Vec<String> = doc
                 .runs
@@ -69,9 +139,6 @@ pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
     if reps > 1 {
         if !existed && !keep {
             fileset::cleanup(&plan.fileset);
-            if created_dir {
-                let _ = std::fs::remove_dir(&plan.fileset.dir);
-            }
         }
         if let (Some(s), Some(g)) = (&db, group) {
             let rows = history::group_summary(s, &saved_ids)?;

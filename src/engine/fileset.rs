@@ -53,6 +53,133 @@ pub fn status(spec: &FileSetSpec) -> SetStatus {
     s
 }
 
+/// Refuses a set in `--dir` whose files do not have this run's sizes (like sysbench: "Size of
+/// file ... is 11.5MiB, but at least 16MiB is expected"): iolab never rewrites or removes files
+/// it did not create. A file of the right size that is sparse (a seqwr left it emptied) is
+/// completed in place by prepare.
+pub fn check_sizes(spec: &FileSetSpec) -> Result<()> {
+    for i in 0..spec.files {
+        let p = file_path(&spec.dir, i);
+        let Ok(md) = fs::metadata(&p) else { continue };
+        if md.is_file() && md.len() == spec.file_size_bytes {
+            continue;
+        }
+        let d = spec.dir.display();
+        return Err(Error::usage(format!(
+            "--size/--files: {} is {}, but {} is expected (--size {} over --files {}): --dir {d} holds a file set prepared with other sizes or left incomplete, and iolab does not rewrite a set it did not create; run with the --size and --files it was prepared with, or remove it with `iolab cleanup --dir {d}` and run again",
+            p.display(),
+            if md.is_file() {
+                human_bytes(md.len() as f64)
+            } else {
+                "not a regular file".into()
+            },
+            human_bytes(spec.file_size_bytes as f64),
+            human_bytes(spec.total_bytes as f64),
+            spec.files,
+        )));
+    }
+    Ok(())
+}
+
+/// The lock file of a file set: `DIR/.iolab-lock`, flock(2)ed for the whole run, prepare or
+/// cleanup, holding the holder's pid and command line.
+pub const LOCK_NAME: &str = ".iolab-lock";
+
+/// How long a second iolab waits for the lock of a set before it refuses.
+pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// An exclusive lock on the file set in a directory, released (and the lock file removed when
+/// this holder created it) on drop.
+#[derive(Debug)]
+pub struct SetLock {
+    file: File,
+    path: PathBuf,
+    created: bool,
+}
+
+impl Drop for SetLock {
+    fn drop(&mut self) {
+        // Unlinked while still locked: a waiter that then gets the lock of the removed file sees
+        // that the path no longer names it and starts over.
+        if self.created {
+            let _ = fs::remove_file(&self.path);
+        }
+        // SAFETY: unlocking our own open descriptor (closing it would too).
+        unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+/// Takes the lock of the set in `dir`, waiting up to [`LOCK_WAIT`] for another iolab to finish;
+/// then refuses with one line naming the holder (pid and command line from the lock file).
+pub fn lock(dir: &Path) -> Result<SetLock> {
+    use std::io::{Read, Write};
+    let path = dir.join(LOCK_NAME);
+    let t0 = std::time::Instant::now();
+    let fail = |e: std::io::Error| {
+        Error::failed(format!("locking the file set ({}): {e}", path.display()))
+    };
+    loop {
+        let (mut file, created) = match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(f) => (f, true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                match OpenOptions::new().read(true).write(true).open(&path) {
+                    Ok(f) => (f, false),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                    Err(e) => return Err(fail(e)),
+                }
+            }
+            Err(e) => return Err(fail(e)),
+        };
+        // SAFETY: flock on our own open descriptor.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            // The holder before us may have removed the file meanwhile: then lock the new one.
+            let same = match (fs::metadata(&path), file.metadata()) {
+                (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+                _ => false,
+            };
+            if !same {
+                continue;
+            }
+            let cmd = std::env::args().collect::<Vec<_>>().join(" ");
+            let _ = file
+                .set_len(0)
+                .and_then(|_| write!(file, "{}\n{cmd}\n", std::process::id()));
+            return Ok(SetLock {
+                file,
+                path,
+                created,
+            });
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            return Err(fail(e));
+        }
+        if t0.elapsed() >= LOCK_WAIT {
+            let mut s = String::new();
+            let _ = file.read_to_string(&mut s);
+            let mut l = s.lines();
+            let pid = l.next().unwrap_or("").trim();
+            let cmd = l.next().unwrap_or("").trim();
+            let who = match (pid.is_empty(), cmd.is_empty()) {
+                (true, _) => "another iolab".to_string(),
+                (false, true) => format!("another iolab (pid {pid})"),
+                (false, false) => format!("another iolab (pid {pid}: {cmd})"),
+            };
+            return Err(Error::failed(format!(
+                "--dir {}: the file set is in use by {who}, which holds {}; wait for it to end or use another --dir",
+                dir.display(),
+                path.display()
+            )));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 /// What prepare did.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PrepareReport {
@@ -65,23 +192,35 @@ fn is_nospace(e: &std::io::Error) -> bool {
     matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT))
 }
 
-/// Writes every missing or wrong-sized file with real (non-zero, non-repeating) data, in parallel
-/// across files, with O_DIRECT when `direct`, then fsyncs each file.
-/// On ENOSPC or interruption every file of the set is removed again.
+/// Writes every missing or incomplete file with real (non-zero, non-repeating) data, in parallel
+/// across files, with O_DIRECT when `direct`, then fsyncs each file. A file that exists is
+/// completed in place, never removed.
+/// On ENOSPC, a failure or interruption the files this prepare created are removed again (with
+/// `keep`, on interruption only those it had not finished); the error says what was prepared.
 pub fn prepare(
     spec: &FileSetSpec,
     direct: bool,
     mem_align: u64,
     stop: &AtomicBool,
     quiet: bool,
+    keep: bool,
 ) -> Result<PrepareReport> {
     let t0 = std::time::Instant::now();
-    let todo: Vec<u32> = (0..spec.files)
-        .filter(|&i| match fs::metadata(file_path(&spec.dir, i)) {
-            Ok(md) => !(md.len() == spec.file_size_bytes && md.blocks() * 512 >= md.len()),
-            Err(_) => true,
-        })
-        .collect();
+    let mut todo: Vec<u32> = Vec::new();
+    let mut created: Vec<bool> = Vec::new();
+    for i in 0..spec.files {
+        match fs::metadata(file_path(&spec.dir, i)) {
+            Ok(md) if md.len() == spec.file_size_bytes && md.blocks() * 512 >= md.len() => {}
+            Ok(_) => {
+                todo.push(i);
+                created.push(false);
+            }
+            Err(_) => {
+                todo.push(i);
+                created.push(true);
+            }
+        }
+    }
     let reused = spec.files - todo.len() as u32;
     let need = todo.len() as u64 * spec.file_size_bytes;
     if need == 0 {
@@ -112,6 +251,7 @@ pub fn prepare(
     let next = AtomicU32::new(0);
     let written = AtomicU64::new(0);
     let failed = AtomicBool::new(false);
+    let done: Vec<AtomicBool> = todo.iter().map(|_| AtomicBool::new(false)).collect();
     let workers = (std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(2)
@@ -119,10 +259,14 @@ pub fn prepare(
     .clamp(1, 16)
     .min(todo.len());
     let results: Vec<std::io::Result<()>> = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..workers)
-            .map(|w| {
-                let (todo, next, written, failed, bar) = (&todo, &next, &written, &failed, &bar);
-                s.spawn(move || -> std::io::Result<()> {
+        let mut hs = Vec::new();
+        let mut spawn_err = None;
+        for w in 0..workers {
+            let (todo, next, written, failed, bar, done) =
+                (&todo, &next, &written, &failed, &bar, &done);
+            let h = std::thread::Builder::new()
+                .name(format!("iolab-prep{w}"))
+                .spawn_scoped(s, move || -> std::io::Result<()> {
                     let mut buf =
                         AlignedBuf::new(CHUNK, mem_align.max(4096) as usize, 0x5eed ^ w as u64);
                     let mut chunk_no = 0u64;
@@ -144,33 +288,87 @@ pub fn prepare(
                             bar,
                             written,
                         );
-                        if r.is_err() {
-                            failed.store(true, Ordering::Relaxed);
-                            return r;
+                        match r {
+                            Ok(true) => done[k].store(true, Ordering::Relaxed),
+                            Ok(false) => {}
+                            Err(e) => {
+                                failed.store(true, Ordering::Relaxed);
+                                return Err(e);
+                            }
                         }
                     }
-                })
+                });
+            match h {
+                Ok(h) => hs.push(h),
+                Err(e) => {
+                    // Fewer writers than planned: the ones running stop, and prepare fails.
+                    failed.store(true, Ordering::Relaxed);
+                    spawn_err = Some(e);
+                    break;
+                }
+            }
+        }
+        let mut r: Vec<std::io::Result<()>> = hs
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(std::io::Error::other("prepare thread panicked")))
             })
             .collect();
-        hs.into_iter()
-            .map(|h| h.join().expect("prepare thread panicked"))
-            .collect()
+        if let Some(e) = spawn_err {
+            r.push(Err(std::io::Error::new(
+                e.kind(),
+                format!("starting a prepare thread: {e}"),
+            )));
+        }
+        r
     });
     bar.finish_and_clear();
     let err = results.into_iter().find_map(|r| r.err());
-    if stop.load(Ordering::Relaxed) {
-        cleanup(spec);
-        return Err(Error::interrupted(
-            "interrupted during prepare; the partly written file set was removed",
-        ));
-    }
-    if let Some(e) = err {
-        cleanup(spec);
+    let interrupted = stop.load(Ordering::Relaxed);
+    let finished = done.iter().filter(|d| d.load(Ordering::Relaxed)).count();
+    let wrote = written.load(Ordering::Relaxed);
+    if interrupted || err.is_some() {
+        // Remove what this prepare created (with --keep on interruption: what it left unfinished).
+        let mut removed = 0;
+        for (k, &i) in todo.iter().enumerate() {
+            let keep_it = keep && err.is_none() && done[k].load(Ordering::Relaxed);
+            if created[k] && !keep_it && fs::remove_file(file_path(&spec.dir, i)).is_ok() {
+                removed += 1;
+            }
+        }
+        let kept = reused as usize
+            + todo
+                .iter()
+                .enumerate()
+                .filter(|&(k, _)| !created[k] || (keep && done[k].load(Ordering::Relaxed)))
+                .count();
+        let what = format!(
+            "{finished} of {} files ({} of {}) were prepared in {}; {}",
+            todo.len(),
+            human_bytes(wrote as f64),
+            human_bytes(need as f64),
+            spec.dir.display(),
+            match (removed, kept) {
+                (0, 0) => "nothing was left behind".to_string(),
+                (r, 0) => format!("the {r} files this run created were removed"),
+                (0, k) => format!("{k} files of the set were kept"),
+                (r, k) => format!(
+                    "the {r} files this run created and left unfinished were removed, {k} files of the set were kept"
+                ),
+            }
+        );
+        if interrupted && err.is_none() {
+            return Err(Error::interrupted(format!(
+                "interrupted during prepare, before measuring began (nothing saved): {what}"
+            )));
+        }
+        let e = err.expect("an error when not interrupted");
         if is_nospace(&e) {
             return Err(Error::failed(format!(
-                "prepare: no space left in --dir {} after writing {}: the set needs {} ({} files of {}); {} was free before prepare. The partly written set was removed",
+                "prepare: no space left in --dir {} after writing {}: the set needs {} ({} files of {}); {} was free before prepare. {what}",
                 spec.dir.display(),
-                human_bytes(written.load(Ordering::Relaxed) as f64),
+                human_bytes(wrote as f64),
                 human_bytes(need as f64),
                 todo.len(),
                 human_bytes(spec.file_size_bytes as f64),
@@ -178,17 +376,18 @@ pub fn prepare(
             )));
         }
         return Err(Error::failed(format!(
-            "prepare: writing the file set in {} failed: {e}; the partly written set was removed",
+            "prepare: writing the file set in {} failed: {e}; {what}",
             spec.dir.display()
         )));
     }
     Ok(PrepareReport {
-        written_bytes: written.load(Ordering::Relaxed),
+        written_bytes: wrote,
         reused_files: reused,
         seconds: t0.elapsed().as_secs_f64(),
     })
 }
 
+/// Writes file `i` whole; Ok(false) when stopped before the end.
 #[allow(clippy::too_many_arguments)]
 fn write_file(
     spec: &FileSetSpec,
@@ -199,17 +398,21 @@ fn write_file(
     stop: &AtomicBool,
     bar: &indicatif::ProgressBar,
     written: &AtomicU64,
-) -> std::io::Result<()> {
+) -> std::io::Result<bool> {
     let mut oo = OpenOptions::new();
-    oo.write(true).create(true).truncate(true);
+    // In place: a file that exists (an incomplete one of a set) is completed, never truncated.
+    oo.write(true).create(true);
     if direct {
         oo.custom_flags(libc::O_DIRECT);
     }
     let f = oo.open(file_path(&spec.dir, i))?;
+    if f.metadata()?.len() > spec.file_size_bytes {
+        f.set_len(spec.file_size_bytes)?;
+    }
     let mut off = 0u64;
     while off < spec.file_size_bytes {
         if stop.load(Ordering::Relaxed) {
-            return Ok(());
+            return Ok(false);
         }
         let n = ((spec.file_size_bytes - off) as usize).min(CHUNK);
         // Make every chunk different so deduplicating or compressing storage cannot cheat.
@@ -243,7 +446,7 @@ fn write_file(
         written.fetch_add(n as u64, Ordering::Relaxed);
     }
     f.sync_all()?;
-    Ok(())
+    Ok(true)
 }
 
 pub fn progress_bar(len: u64, quiet: bool, what: &str) -> indicatif::ProgressBar {
@@ -383,11 +586,15 @@ pub fn warm(spec: &FileSetSpec) -> std::io::Result<Residency> {
     Ok(res)
 }
 
-/// Removes every `iolab-file.N` in the directory (and nothing else). Returns how many.
+/// Removes the files of this set (`iolab-file.0` .. `iolab-file.<files-1>`) and nothing else.
+/// Returns how many.
 pub fn cleanup(spec: &FileSetSpec) -> u32 {
-    cleanup_dir(&spec.dir)
+    (0..spec.files)
+        .filter(|&i| fs::remove_file(file_path(&spec.dir, i)).is_ok())
+        .count() as u32
 }
 
+/// Removes every `iolab-file.N` in the directory (and nothing else). Returns how many.
 pub fn cleanup_dir(dir: &Path) -> u32 {
     let mut n = 0;
     if let Ok(rd) = fs::read_dir(dir) {
@@ -425,7 +632,7 @@ mod tests {
         let s = spec(d.path(), 3, 256 * 1024);
         let stop = AtomicBool::new(false);
         assert_eq!(status(&s).ready_files, 0);
-        let r = prepare(&s, false, 4096, &stop, true).unwrap();
+        let r = prepare(&s, false, 4096, &stop, true, false).unwrap();
         assert_eq!(r.written_bytes, 3 * 256 * 1024);
         assert!(status(&s).complete(&s));
         for i in 0..3 {
@@ -437,11 +644,11 @@ mod tests {
                 "real data, not zeros"
             );
         }
-        let r2 = prepare(&s, false, 4096, &stop, true).unwrap();
+        let r2 = prepare(&s, false, 4096, &stop, true, false).unwrap();
         assert_eq!((r2.written_bytes, r2.reused_files), (0, 3));
         // a wrong-sized file is rewritten
         fs::write(file_path(d.path(), 1), b"short").unwrap();
-        let r3 = prepare(&s, false, 4096, &stop, true).unwrap();
+        let r3 = prepare(&s, false, 4096, &stop, true, false).unwrap();
         assert_eq!((r3.written_bytes, r3.reused_files), (256 * 1024, 2));
     }
 

@@ -186,19 +186,27 @@ fn run_cell(
     let mut device = None;
     let results: Vec<std::io::Result<ThreadStats>> = std::thread::scope(|s| {
         // The device sampler: one read of /proc/diskstats and /proc/stat per interval.
-        let sampler = (!devices.is_empty()).then(|| {
-            let cell_done = &cell_done;
-            s.spawn(move || {
-                crate::measure::iostat::sample_until(
-                    &plan.roots.proc,
-                    devices,
-                    plan.iostat_interval,
-                    measure_start,
-                    cell_done,
-                )
+        let sampler = match (!devices.is_empty())
+            .then(|| {
+                let cell_done = &cell_done;
+                std::thread::Builder::new()
+                    .name("iolab-iostat".into())
+                    .spawn_scoped(s, move || {
+                        crate::measure::iostat::sample_until(
+                            &plan.roots.proc,
+                            devices,
+                            plan.iostat_interval,
+                            measure_start,
+                            cell_done,
+                        )
+                    })
             })
-        });
-        let handles: Vec<_> = (0..job.threads)
+            .transpose()
+        {
+            Ok(h) => h,
+            Err(e) => return Err(e),
+        };
+        let handles = (0..job.threads)
             .map(|t| {
                 let (sh, prog, finished) = (&sh, &progress[t as usize], &finished);
                 std::thread::Builder::new()
@@ -214,9 +222,18 @@ fn run_cell(
                         finished.fetch_add(1, Ordering::Release);
                         r
                     })
-                    .expect("spawn worker thread")
             })
-            .collect();
+            .collect::<std::io::Result<Vec<_>>>();
+        // A thread that cannot be started (the system's thread or memory limit) fails the cell:
+        // the workers already running are stopped and joined, never a panic.
+        let handles = match handles {
+            Ok(h) => h,
+            Err(e) => {
+                sh.stop.store(true, Ordering::Relaxed);
+                cell_done.store(true, Ordering::Relaxed);
+                return Err(e);
+            }
+        };
         if live {
             monitor(job, &progress, &finished, measure_start, deadline);
         }
@@ -226,8 +243,14 @@ fn run_cell(
             .collect();
         cell_done.store(true, Ordering::Relaxed);
         device = sampler.map(|h| h.join().expect("sampler panicked"));
-        r
-    });
+        Ok(r)
+    })
+    .map_err(|e| {
+        Error::failed(format!(
+            "--threads {}: starting worker thread failed ({e}); the system's limit on threads or memory is lower than its figures said: use fewer --threads",
+            job.threads
+        ))
+    })?;
     let end = Instant::now();
     let (u1, s1) = rusage();
     drop(maps);
@@ -314,7 +337,18 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         .as_ref()
         .map(crate::measure::iostat::stack_devices)
         .unwrap_or_default();
-    let existed = fileset::status(spec).complete(spec);
+    // An engine that touches no file (null) leaves the set alone.
+    let touches_files = plan
+        .cells
+        .iter()
+        .any(|c| crate::engine::caps(c.engine).needs_files);
+    if touches_files {
+        // A set of other sizes is refused before anything is written (never rewritten).
+        fileset::check_sizes(spec)?;
+    }
+    // The set is this run's (removed at the end unless --keep) only when none of its files was
+    // there before; a set that was there, even incomplete, is completed and kept.
+    let existed = fileset::status(spec).present_files > 0;
     let needs_data = |m: Mode| m != Mode::Seqwr;
     let mut prep = PrepareInfo {
         direct: plan.cells.iter().any(|c| c.direct),
@@ -345,7 +379,14 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         }
         let st = fileset::status(spec);
         if !st.complete(spec) && (needs_data(job.mode) || first) {
-            match fileset::prepare(spec, prep.direct, plan.dio.mem, stop, plan.quiet) {
+            match fileset::prepare(
+                spec,
+                prep.direct,
+                plan.dio.mem,
+                stop,
+                plan.quiet,
+                plan.keep || existed,
+            ) {
                 Ok(r) => {
                     if first {
                         prep.written_bytes = r.written_bytes;
@@ -408,11 +449,6 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
     let interrupted = stop.load(Ordering::Relaxed);
     // Leave the set as we found it: a set that existed (or is kept) is completed again after a
     // seqwr emptied it; a set this run created is removed unless --keep.
-    // An engine that touches no file (null) leaves the set alone: nothing to complete.
-    let touches_files = plan
-        .cells
-        .iter()
-        .any(|c| crate::engine::caps(c.engine).needs_files);
     if touches_files
         && (existed || plan.keep)
         && !interrupted
@@ -420,13 +456,43 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         && !fileset::status(spec).complete(spec)
     {
         let never = AtomicBool::new(false);
-        outcome = fileset::prepare(spec, prep.direct, plan.dio.mem, &never, plan.quiet).map(|_| ());
+        outcome =
+            fileset::prepare(spec, prep.direct, plan.dio.mem, &never, plan.quiet, true).map(|_| ());
     }
+    let removed = !existed && !plan.keep && touches_files;
     if !existed && !plan.keep {
         fileset::cleanup(spec);
         if plan.created_dir {
             let _ = std::fs::remove_dir(&spec.dir);
         }
+    }
+    if interrupted
+        && runs.is_empty()
+        && outcome
+            .as_ref()
+            .err()
+            .is_none_or(|e| e.exit == crate::error::Exit::Interrupted)
+    {
+        // Nothing was measured: no document, nothing to save; one line on what was prepared.
+        return Err(match outcome {
+            Err(e) if e.exit == crate::error::Exit::Interrupted => e,
+            _ if !touches_files => Error::interrupted(
+                "interrupted before measuring began (nothing saved); no files were used",
+            ),
+            _ => Error::interrupted(format!(
+                "interrupted before measuring began (nothing saved): the file set ({} files, {}) in {} {}",
+                spec.files,
+                crate::model::units::human_bytes(spec.total_bytes as f64),
+                spec.dir.display(),
+                if removed {
+                    "was prepared by this run and removed again"
+                } else if existed {
+                    "was there before and was kept"
+                } else {
+                    "was prepared and kept (--keep)"
+                }
+            )),
+        });
     }
     let doc = RunDoc {
         schema: crate::model::run::RUN_SCHEMA.to_string(),

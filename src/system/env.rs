@@ -728,9 +728,29 @@ fn find_size(r: &Roots, name: &str) -> Option<u64> {
 
 /// The live stack under `path`.
 pub fn path_stack(r: &Roots, path: &Path, all: &[Mount]) -> Option<PathStack> {
-    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let abs = fs::canonicalize(path).ok()?;
-    let dev = fs::metadata(&abs).ok()?.dev();
+    let md = fs::metadata(&abs).ok()?;
+    if md.file_type().is_block_device() {
+        // A block device path describes that device (its stack and queue settings), not the
+        // devtmpfs its node lives on; where it is mounted, that filesystem too.
+        let key = format!("{}:{}", libc::major(md.rdev()), libc::minor(md.rdev()));
+        let (stack, physical_disks) = stack_of(r, &key);
+        let m = all.iter().find(|m| m.dev == key);
+        let mut fs = m.map(|m| fs_info(r, m, None)).unwrap_or_default();
+        if fs.total_bytes.is_none() {
+            fs.total_bytes = stack.first().and_then(|l| find_size(r, &l.name));
+        }
+        return Some(PathStack {
+            path: abs.to_string_lossy().into_owned(),
+            mountpoint: m.map(|m| m.mountpoint.clone()).unwrap_or_default(),
+            mount_options: m.map(|m| m.options.clone()).unwrap_or_default(),
+            fs,
+            stack,
+            physical_disks,
+        });
+    }
+    let dev = md.dev();
     let key = format!("{}:{}", libc::major(dev), libc::minor(dev));
     path_stack_for(r, &abs, &key, all)
 }

@@ -202,6 +202,129 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
     Some(s.f_bavail * s.f_frsize)
 }
 
+/// The filesystem type of the mount holding `path`, by name, from `<proc>/self/mountinfo`
+/// (statfs cannot tell devtmpfs from tmpfs).
+pub fn mount_fstype(proc_root: &Path, path: &Path) -> Option<String> {
+    let dev = fs::metadata(path).ok()?.dev();
+    let key = format!("{}:{}", libc::major(dev), libc::minor(dev));
+    let mi = fs::read_to_string(proc_root.join("self/mountinfo")).ok()?;
+    mi.lines().find_map(|l| {
+        let mut f = l.split(' ');
+        if f.nth(2)? != key {
+            return None;
+        }
+        let (_, after) = l.split_once(" - ")?;
+        after.split(' ').next().map(str::to_string)
+    })
+}
+
+/// Why `path` is on a filesystem that is not storage (proc, sysfs, cgroup, devtmpfs, ...), or
+/// None: writing a file set there measures nothing, and may fill memory or upset the kernel.
+pub fn not_storage(proc_root: &Path, path: &Path) -> Option<&'static str> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statfs fills the zeroed struct.
+    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut s) } != 0 {
+        return None;
+    }
+    let why = match s.f_type as i64 {
+        0x9fa0 => Some("proc, the kernel's process information"),
+        0x6265_6572 => Some("sysfs, the kernel's device and driver settings"),
+        0x0027_e0eb => Some("cgroup (v1), the kernel's control groups"),
+        0x6367_7270 => Some("cgroup2, the kernel's control groups"),
+        0x1cd1 => Some("devpts, pseudo-terminals"),
+        0x6462_6720 => Some("debugfs, kernel debugging"),
+        0x7472_6163 => Some("tracefs, kernel tracing"),
+        0x7363_6673 => Some("securityfs"),
+        0xcafe_4a11 => Some("bpf, the BPF filesystem"),
+        0x6265_6570 => Some("configfs, kernel configuration"),
+        0x6e73_6673 => Some("nsfs, namespaces"),
+        _ => None,
+    };
+    why.or_else(|| {
+        (mount_fstype(proc_root, path).as_deref() == Some("devtmpfs"))
+            .then_some("devtmpfs, the kernel's device nodes (in memory)")
+    })
+}
+
+/// How many more threads this process may start, and what bounds it: the smallest of
+/// kernel.threads-max and kernel.pid_max minus the threads that exist, the pids.max of our
+/// cgroup (v2) minus its pids.current, and RLIMIT_NPROC minus our user's threads (not for
+/// root, whom the kernel does not hold to it).
+pub fn thread_room(proc_root: &Path, sys_root: &Path) -> Option<(u64, String)> {
+    let mut best: Option<(u64, String)> = None;
+    let mut bound = |room: u64, why: String| {
+        if best.as_ref().is_none_or(|b| room < b.0) {
+            best = Some((room, why));
+        }
+    };
+    // /proc/loadavg: "0.00 0.01 0.05 2/345 6789": 345 threads exist.
+    let existing = read_trim(&proc_root.join("loadavg"))
+        .and_then(|l| l.split(' ').nth(3)?.split('/').nth(1)?.parse::<u64>().ok());
+    if let Some(n) = existing {
+        for k in ["threads-max", "pid_max"] {
+            if let Some(max) = read_u64(&proc_root.join("sys/kernel").join(k)) {
+                bound(
+                    max.saturating_sub(n),
+                    format!("kernel.{k} {max} with {n} threads running"),
+                );
+            }
+        }
+    }
+    let cg = fs::read_to_string(proc_root.join("self/cgroup")).unwrap_or_default();
+    if let Some(rel) = cg.lines().find_map(|l| l.strip_prefix("0::")) {
+        let d = sys_root.join("fs/cgroup").join(rel.trim_start_matches('/'));
+        if let (Some(max), Some(cur)) = (
+            read_u64(&d.join("pids.max")),
+            read_u64(&d.join("pids.current")),
+        ) {
+            bound(
+                max.saturating_sub(cur),
+                format!("the cgroup's pids.max {max} with {cur} in use"),
+            );
+        }
+    }
+    // SAFETY: geteuid and getrlimit have no preconditions; getrlimit fills the zeroed struct.
+    let mut rl: libc::rlimit = unsafe { std::mem::zeroed() };
+    if unsafe { libc::geteuid() } != 0
+        && unsafe { libc::getrlimit(libc::RLIMIT_NPROC, &mut rl) } == 0
+        && rl.rlim_cur != libc::RLIM_INFINITY
+    {
+        // SAFETY: getuid has no preconditions.
+        let uid = unsafe { libc::getuid() };
+        let mine: u64 = fs::read_dir(proc_root)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+            })
+            .filter_map(|e| fs::read_to_string(e.path().join("status")).ok())
+            .filter(|st| {
+                st.lines()
+                    .find_map(|l| l.strip_prefix("Uid:"))
+                    .and_then(|u| u.split_whitespace().next()?.parse::<u32>().ok())
+                    == Some(uid)
+            })
+            .filter_map(|st| {
+                st.lines()
+                    .find_map(|l| l.strip_prefix("Threads:"))
+                    .and_then(|n| n.trim().parse::<u64>().ok())
+            })
+            .sum();
+        let max = rl.rlim_cur;
+        bound(
+            max.saturating_sub(mine),
+            format!("RLIMIT_NPROC (ulimit -u) {max} with {mine} threads of this user"),
+        );
+    }
+    best
+}
+
 /// This host's name.
 pub fn hostname() -> String {
     read_trim(Path::new("/proc/sys/kernel/hostname")).unwrap_or_else(|| "unknown".into())
