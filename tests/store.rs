@@ -889,3 +889,81 @@ fn zones_runs_compare_and_export_zone_by_zone() {
         "{show}"
     );
 }
+
+/// Every stored kind comes out of `export --format json` with its measurements in one shape,
+/// `cells[].results.<op>.{ops, bytes, iops, bytes_per_sec, lat_ns}`, beside its own document: a
+/// file run, an import, a database run and an IOZone suite.
+#[test]
+fn export_gives_every_stored_kind_the_same_cells_shape() {
+    let lab = Lab::new();
+    let data = lab.dir.to_str().unwrap().to_string();
+    let run = lab.saved(&["--engine", "null", "--mode", "rndrw", "--ops", "400"]);
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/fio-randread.json");
+    lab.ok(&["import", f.to_str().unwrap()]);
+    lab.ok(&[
+        "db",
+        "--test",
+        "update-loop",
+        "--iterations",
+        "50",
+        "--dir",
+        &data,
+        "-q",
+    ]);
+    lab.ok(&[
+        "suite",
+        "iozone",
+        "--dir",
+        &data,
+        "--min-file",
+        "64k",
+        "--max-file",
+        "64k",
+        "--min-rec",
+        "4k",
+        "--max-rec",
+        "4k",
+        "-q",
+    ]);
+    let ex = lab
+        .ok(&["export", "1", "2", "3", "4", "--format", "json"])
+        .json();
+    let runs = ex["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4);
+    let kinds: Vec<&str> = runs.iter().map(|r| r["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["run", "import", "db", "suite"]);
+    for r in runs {
+        let cells = r["cells"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no cells: {r}"));
+        assert!(!cells.is_empty(), "{}: no cells", r["kind"]);
+        for c in cells {
+            let results = c["results"].as_object().expect("results");
+            assert!(!results.is_empty(), "{c}");
+            for (op, m) in results {
+                for k in ["ops", "bytes", "iops", "bytes_per_sec"] {
+                    assert!(m[k].is_number(), "{} {op}.{k}: {m}", r["kind"]);
+                }
+                assert!(m["lat_ns"].is_object(), "{} {op}.lat_ns: {m}", r["kind"]);
+            }
+        }
+    }
+    // the run's cells are its modes' results, exactly
+    assert_eq!(run, 1);
+    let doc = &runs[0]["doc"];
+    let read = &runs[0]["cells"][0]["results"]["read"];
+    assert_eq!(read["ops"], doc["results"]["read"]["ops"]);
+    assert_eq!(
+        read["lat_ns"]["p99"].as_f64(),
+        doc["results"]["read"]["lat_ns"]["p99"].as_f64()
+    );
+    // a db run's cells are its transaction types, TPS as iops
+    let db = &runs[2];
+    let t = db["cells"][0]["results"].as_object().unwrap();
+    let (name, m) = t.iter().next().unwrap();
+    assert_eq!(
+        m["iops"].as_f64(),
+        db["doc"]["types"][name]["tps"].as_f64(),
+        "{name}"
+    );
+}

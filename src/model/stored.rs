@@ -70,3 +70,26 @@ impl StoredDoc {
         }
     }
 }
+
+/// One operation type of a measured cell, the same for every stored kind:
+/// `results.<op>.{ops, bytes, iops, bytes_per_sec, lat_ns}` (docs/results.md).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct OpMeasure {
+    pub ops: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bytes_per_sec: f64,
+    /// in ns; a field is null where the tool did not report it
+    pub lat_ns: crate::model::lat::ReportedLat,
+}
+
+/// One measured cell of any stored kind (a mode of a run, a job of an import, a transaction type
+/// of a db run, an IOZone file×record×test, a Bonnie++ test, a zone).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MeasuredCell {
+    pub cell: i64,
+    pub mode: String,
+    pub threads: Option<i64>,
+    pub bs_bytes: Option<i64>,
+    pub results: std::collections::BTreeMap<String, OpMeasure>,
+}

@@ -433,7 +433,7 @@ pub fn export_json(store: &Store, ids: &[i64]) -> Result<serde_json::Value> {
                 .unwrap_or("");
             doc = imp.to_doc(source);
         }
-        runs.push(serde_json::json!({"id": id, "group_id": r.group_id, "kind": r.kind, "tool": r.tool, "tool_version": r.tool_version, "label": r.label, "tags": r.tags, "doc": doc}));
+        runs.push(serde_json::json!({"id": id, "group_id": r.group_id, "kind": r.kind, "tool": r.tool, "tool_version": r.tool_version, "label": r.label, "tags": r.tags, "cells": store.cells(id)?, "doc": doc}));
     }
     Ok(serde_json::json!({"schema": "iolab-export/1", "runs": runs}))
 }

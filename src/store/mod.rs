@@ -837,6 +837,49 @@ impl Store {
         Ok(s.and_then(|s| serde_json::from_str(&s).ok()))
     }
 
+    /// The measured cells of run `id` in the one shape every stored kind shares
+    /// (`cells[].results.<op>`), from its metrics rows.
+    pub fn cells(&self, id: i64) -> Result<Vec<crate::model::stored::MeasuredCell>> {
+        use crate::model::stored::{MeasuredCell, OpMeasure};
+        let mut out: Vec<MeasuredCell> = Vec::new();
+        for m in self.metrics(id)? {
+            if out.last().is_none_or(|c| c.cell != m.cell) {
+                out.push(MeasuredCell {
+                    cell: m.cell,
+                    mode: m.mode.clone(),
+                    threads: m.threads,
+                    bs_bytes: m.bs_bytes,
+                    results: Default::default(),
+                });
+            }
+            let lat = crate::model::lat::ReportedLat {
+                min: m.lat_min_ns,
+                mean: m.lat_mean_ns,
+                max: m.lat_max_ns,
+                stddev: m.lat_stddev_ns,
+                p50: m.lat_p50_ns,
+                p90: m.lat_p90_ns,
+                p95: m.lat_p95_ns,
+                p99: m.lat_p99_ns,
+                p99_9: m.lat_p99_9_ns,
+                p99_99: m.lat_p99_99_ns,
+            };
+            if let Some(c) = out.last_mut() {
+                c.results.insert(
+                    m.op.clone(),
+                    OpMeasure {
+                        ops: m.ops.max(0) as u64,
+                        bytes: m.bytes.max(0) as u64,
+                        iops: m.iops,
+                        bytes_per_sec: m.bytes_per_sec,
+                        lat_ns: lat,
+                    },
+                );
+            }
+        }
+        Ok(out)
+    }
+
     pub fn metrics(&self, id: i64) -> Result<Vec<MetricRow>> {
         let mut st = self.conn.prepare_cached("SELECT * FROM metrics WHERE run_id = ?1 ORDER BY cell, CASE op WHEN 'read' THEN 0 WHEN 'write' THEN 1 WHEN 'fsync' THEN 2 ELSE 3 END").map_err(|e| db_err(&self.path, e))?;
         st.query_map([id], |r| {
