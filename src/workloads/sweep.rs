@@ -405,7 +405,13 @@ pub fn run_sweep(
             let desc: Vec<String> = cell.iter().map(|(a, v)| format!("{a}={v}")).collect();
             bar.set_message(desc.join(" "));
             let plan = ro.plan(&cell_args(&spec.fixed, cell))?;
-            let doc = crate::engine::runner::run(&plan, stop, |_| {})?;
+            let doc = match crate::engine::runner::run(&plan, stop, |_| {}) {
+                Ok(d) => d,
+                // Stopped before this cell measured anything: nothing to save; the sweep ends
+                // here with its finished cells, resumable.
+                Err(e) if e.exit == crate::error::Exit::Interrupted => break,
+                Err(e) => return Err(e),
+            };
             let json = doc.to_json();
             seq += 1;
             let cj = serde_json::to_value(cell).expect("json");
@@ -558,7 +564,12 @@ pub fn saturate(
         if plan.cells.len() != 1 {
             return Err(Error::usage("saturate: give exactly one --mode"));
         }
-        let doc = crate::engine::runner::run(&plan, stop, |_| {})?;
+        let doc = match crate::engine::runner::run(&plan, stop, |_| {}) {
+            Ok(d) => d,
+            // Stopped before this point measured anything: the search ends with what it has.
+            Err(e) if e.exit == crate::error::Exit::Interrupted => return Ok(None),
+            Err(e) => return Err(e),
+        };
         seq += 1;
         let id = store.save_run(
             &doc,
