@@ -92,6 +92,18 @@ pub const PALETTE: [&str; 10] = [
     "#9c755f", "#bab0ac",
 ];
 
+/// Dash patterns for line series: the 11th series and on repeat the colours with another dash,
+/// so up to 40 series stay distinct (a chart of every mode × operation has 15-17).
+pub const DASHES: [&str; 4] = ["", "7 3", "2 3", "9 3 2 3"];
+
+/// The colour and dash pattern of series `i`.
+pub fn series_style(i: usize) -> (&'static str, &'static str) {
+    (
+        PALETTE[i % PALETTE.len()],
+        DASHES[(i / PALETTE.len()) % DASHES.len()],
+    )
+}
+
 /// CSS for charts: light by default, dark when the reader prefers it, black on white in print.
 pub const CSS: &str = ".iolab-chart{font-family:DejaVu Sans,Helvetica,Arial,sans-serif}
 .iolab-chart text{fill:#222}
@@ -362,11 +374,24 @@ impl Chart {
                     .map(|t| (t, fmt_num(t)))
                     .collect(),
                 };
-                for (t, label) in ticks.iter().filter(|(t, _)| *t >= xs.lo && *t <= xs.hi) {
+                // a tolerance, so a tick at the very end of the range (p99.99) is drawn
+                let eps = (xs.hi - xs.lo).abs() * 1e-9;
+                for (t, label) in ticks
+                    .iter()
+                    .filter(|(t, _)| *t >= xs.lo - eps && *t <= xs.hi + eps)
+                {
                     let x = xs.map(*t);
+                    // labels at the edges are anchored inward, so none is cut by the frame
+                    let anchor = if x > left + plot_w - 24.0 {
+                        "end"
+                    } else if x < left + 24.0 {
+                        "start"
+                    } else {
+                        "middle"
+                    };
                     let _ = write!(
                         s,
-                        r##"<line class="grid" stroke="#ddd" x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{:.1}"/><text fill="#222" x="{x:.1}" y="{:.1}" text-anchor="middle" font-size="11">{}</text>"##,
+                        r##"<line class="grid" stroke="#ddd" x1="{x:.1}" y1="{top}" x2="{x:.1}" y2="{:.1}"/><text fill="#222" x="{x:.1}" y="{:.1}" text-anchor="{anchor}" font-size="11">{}</text>"##,
                         top + plot_h,
                         top + plot_h + 16.0,
                         esc(label)
@@ -400,7 +425,7 @@ impl Chart {
         // data
         let n = self.series.len().max(1) as f64;
         for (si, ser) in self.series.iter().enumerate() {
-            let color = PALETTE[si % PALETTE.len()];
+            let (color, dash) = series_style(si);
             let _ = write!(s, r##"<g class="series" data-name="{}">"##, esc(&ser.name));
             match self.kind {
                 Kind::Bars => {
@@ -459,7 +484,7 @@ impl Chart {
                     }
                     let _ = write!(
                         s,
-                        r##"<path d="{d}" fill="none" stroke="{color}" stroke-width="2"/>"##
+                        r##"<path d="{d}" fill="none" stroke="{color}" stroke-width="2" stroke-dasharray="{dash}"/>"##
                     );
                     if ser.points.len() <= 40 {
                         for &(x, y) in &ser.points {
@@ -510,11 +535,26 @@ impl Chart {
             let cw = plot_w / 4.0;
             for (i, ser) in self.series.iter().enumerate() {
                 let (lx, lyy) = (left + cw * (i % 4) as f64, ly + 18.0 * (i / 4) as f64);
+                let (color, dash) = series_style(i);
+                if self.kind == Kind::Line {
+                    // a line sample, so the dash pattern shows in the legend too
+                    let _ = write!(
+                        s,
+                        r##"<line x1="{lx:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="{color}" stroke-width="3" stroke-dasharray="{dash}"/>"##,
+                        lyy - 4.0,
+                        lx + 13.0,
+                        lyy - 4.0
+                    );
+                } else {
+                    let _ = write!(
+                        s,
+                        r##"<rect x="{lx:.1}" y="{:.1}" width="12" height="12" fill="{color}"/>"##,
+                        lyy - 10.0
+                    );
+                }
                 let _ = write!(
                     s,
-                    r##"<rect x="{lx:.1}" y="{:.1}" width="12" height="12" fill="{}"/><text fill="#222" x="{:.1}" y="{lyy:.1}" font-size="11">{}</text>"##,
-                    lyy - 10.0,
-                    PALETTE[i % PALETTE.len()],
+                    r##"<text fill="#222" x="{:.1}" y="{lyy:.1}" font-size="11">{}</text>"##,
                     lx + 16.0,
                     esc(&ser.name)
                 );
@@ -588,6 +628,58 @@ pub fn png(svg: &str) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 17 series (every mode × operation of the default profile) are all told apart, in the
+    /// lines and in the legend; a custom tick at the end of the range is drawn and anchored
+    /// inward (p99.99 of the percentile chart), and p95 has its label.
+    #[test]
+    fn many_series_stay_distinct_and_edge_ticks_are_drawn_inside() {
+        let styles: std::collections::BTreeSet<(&str, &str)> = (0..40).map(series_style).collect();
+        assert_eq!(styles.len(), 40, "40 distinct colour × dash pairs");
+        let mut c = Chart::new("lat", "t", "percentile", "ms", Kind::Line);
+        c.x_ticks = Some(vec![
+            (0.3, "p50".into()),
+            (1.3, "p95".into()),
+            (4.0, "p99.99".into()),
+        ]);
+        for i in 0..17 {
+            c.series.push(Series {
+                name: format!("s{i}"),
+                points: vec![(0.3, 1.0 + i as f64), (4.0, 10.0 + i as f64)],
+            });
+        }
+        let svg = c.svg(960, 420);
+        let paths: Vec<(String, String)> = svg
+            .split("<path ")
+            .skip(1)
+            .map(|p| {
+                let attr = |k: &str| {
+                    let i = p.find(&format!(" {k}=\"")).unwrap() + k.len() + 3;
+                    p[i..i + p[i..].find('"').unwrap()].to_string()
+                };
+                (attr("stroke"), attr("stroke-dasharray"))
+            })
+            .collect();
+        assert_eq!(paths.len(), 17);
+        let distinct: std::collections::BTreeSet<_> = paths.iter().collect();
+        assert_eq!(
+            distinct.len(),
+            17,
+            "every line has its own colour and dash: {paths:?}"
+        );
+        assert!(
+            svg.matches("<line x1=").count() >= 17,
+            "a line sample per legend entry"
+        );
+        for (label, anchor) in [("p50", "middle"), ("p95", "middle"), ("p99.99", "end")] {
+            assert!(
+                svg.contains(&format!(
+                    "text-anchor=\"{anchor}\" font-size=\"11\">{label}<"
+                )),
+                "{label} drawn, anchored {anchor}"
+            );
+        }
+    }
 
     #[test]
     fn ticks_are_nice() {

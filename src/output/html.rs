@@ -123,6 +123,7 @@ pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
     c.x_ticks = Some(vec![
         (nines(50.0), "p50".into()),
         (nines(90.0), "p90".into()),
+        (nines(95.0), "p95".into()),
         (nines(99.0), "p99".into()),
         (nines(99.9), "p99.9".into()),
         (nines(99.99), "p99.99".into()),
