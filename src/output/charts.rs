@@ -148,8 +148,13 @@ pub fn fmt_num(v: f64) -> String {
         format!("{d:.1}")
     } else if d.abs() >= 0.1 {
         format!("{d:.2}")
-    } else {
+    } else if d.abs() >= 0.001 {
         format!("{d:.3}")
+    } else {
+        // small values (a null engine's latencies in ms): three significant digits, so a
+        // 0.0001 tick does not read "0"
+        let digits = (-d.abs().log10().floor()) as usize + 2;
+        format!("{d:.digits$}")
     };
     let s = if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -679,6 +684,14 @@ mod tests {
                 "{label} drawn, anchored {anchor}"
             );
         }
+    }
+
+    #[test]
+    fn small_tick_values_keep_their_digits() {
+        assert_eq!(fmt_num(0.0001), "0.0001");
+        assert_eq!(fmt_num(0.00025), "0.00025");
+        assert_eq!(fmt_num(0.001), "0.001");
+        assert_eq!(fmt_num(0.0), "0");
     }
 
     #[test]
