@@ -806,3 +806,43 @@ fn report_embeds_show_of_a_fio_import() {
 fn report_embeds_show_of_a_sysbench_import() {
     import_fixture("sysbench-rndrw.txt");
 }
+
+/// The device figures print: two tables (rates; await, queue, %util, CPU) instead of one of 17
+/// columns that was about 190 characters wide, wider than a printed page.
+#[test]
+fn device_tables_fit_a_printed_page() {
+    let v: serde_json::Value = serde_json::from_str(FIXTURE).unwrap();
+    let doc = iolab::model::run::RunDoc::from_json(&v).unwrap();
+    let text = iolab::output::table::render(&doc);
+    let i = text.find("device figures").expect("device section");
+    let section = &text[i..];
+    for h in [
+        "r/s",
+        "f/s",
+        "r_await",
+        "aqu-sz",
+        "%util",
+        "cpu %usr/%sys/%iowait/%idle",
+    ] {
+        assert!(section.contains(h), "{h}");
+    }
+    let widest = section
+        .lines()
+        .filter(|l| l.starts_with(['┌', '│', '╞', '└']))
+        .map(|l| l.chars().count())
+        .max()
+        .unwrap();
+    assert!(
+        widest <= 120,
+        "a device table line is {widest} characters wide:\n{section}"
+    );
+    // and the report prints its text wrapped, small enough for a page
+    let html = {
+        let d = tempfile::tempdir().unwrap();
+        let mut s = Store::open(&d.path().join("r.db")).unwrap();
+        s.save_run(&doc, &v, None, None).unwrap();
+        iolab::output::html::html(&s, &[Ref::Run(1)]).unwrap()
+    };
+    let print = &html[html.find("@media print").expect("print CSS")..];
+    assert!(print.contains("white-space:pre-wrap"), "{print}");
+}

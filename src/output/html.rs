@@ -728,7 +728,7 @@ dl.facts{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}dl.fac
 figure{margin:1.5em 0;page-break-inside:avoid}figure svg{max-width:100%;height:auto}
 li.Critical{color:#b00}li.Warn{color:#a60}
 @media (prefers-color-scheme: dark){body{background:#1e1e1e;color:#e6e6e6}pre.table{background:#2a2a2a}h2{border-color:#555}li.Critical{color:#f77}li.Warn{color:#fb5}}
-@media print{body{background:#fff;color:#000;max-width:none}pre.table{background:none;border:1px solid #ccc}}";
+@media print{body{background:#fff;color:#000;max-width:none}pre.table{background:none;border:1px solid #ccc;font-size:9.5px;white-space:pre-wrap;overflow:visible}}";
 
 /// The whole report.
 pub fn html(store: &Store, refs: &[Ref]) -> Result<String> {

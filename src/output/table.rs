@@ -113,30 +113,29 @@ pub fn summary_table(cells: &[CellResult]) -> Table {
     t
 }
 
-/// What the devices did during each mode: iostat -x figures over the measured window.
-pub fn device_table(cells: &[CellResult]) -> Option<Table> {
+/// The device figures of each mode, as two tables that each fit a printed page: the request
+/// rates (r/s, w/s, kB/s, merges, flushes) and how the device coped (await, queue, request
+/// sizes, %util, CPU). One table of all 17 columns was about 190 characters wide.
+pub fn device_tables(cells: &[CellResult]) -> Option<(Table, Table)> {
     if cells.iter().all(|c| c.device.is_none()) {
         return None;
     }
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Disabled);
-    t.set_header(vec![
-        "mode",
-        "thr",
-        "device",
-        "r/s",
-        "w/s",
-        "rkB/s",
-        "wkB/s",
-        "rrqm/s",
-        "wrqm/s",
+    let new_table = |cols: &[&str]| {
+        let mut t = Table::new();
+        t.load_style(UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Disabled);
+        let mut h = vec!["mode", "thr", "device"];
+        h.extend_from_slice(cols);
+        t.set_header(h);
+        t
+    };
+    let mut rates = new_table(&["r/s", "w/s", "rkB/s", "wkB/s", "rrqm/s", "wrqm/s", "f/s"]);
+    let mut coping = new_table(&[
         "r_await",
         "w_await",
         "aqu-sz",
         "rareq-sz",
         "wareq-sz",
-        "f/s",
         "%util",
         "cpu %usr/%sys/%iowait/%idle",
     ]);
@@ -147,50 +146,49 @@ pub fn device_table(cells: &[CellResult]) -> Option<Table> {
             let Some(x) = d.summary.devices.get(name) else {
                 continue;
             };
-            t.add_row(vec![
-                if i == 0 {
-                    c.mode.clone()
-                } else {
-                    String::new()
-                },
-                if i == 0 {
-                    c.job.job.threads.to_string()
-                } else {
-                    String::new()
-                },
+            let first = |v: String| if i == 0 { v } else { String::new() };
+            let key = [
+                first(c.mode.clone()),
+                first(c.job.job.threads.to_string()),
                 name.clone(),
+            ];
+            let mut r = key.to_vec();
+            r.extend([
                 format!("{:.1}", x.r_s),
                 format!("{:.1}", x.w_s),
                 format!("{:.1}", x.rkb_s),
                 format!("{:.1}", x.wkb_s),
                 format!("{:.1}", x.rrqm_s),
                 format!("{:.1}", x.wrqm_s),
+                x.f_s
+                    .map(|f| format!("{f:.1}"))
+                    .unwrap_or_else(|| "-".into()),
+            ]);
+            rates.add_row(r);
+            let mut q = key.to_vec();
+            q.extend([
                 format!("{:.2}", x.r_await_ms),
                 format!("{:.2}", x.w_await_ms),
                 format!("{:.2}", x.aqu_sz),
                 format!("{:.1}", x.rareq_sz_kb),
                 format!("{:.1}", x.wareq_sz_kb),
-                x.f_s
-                    .map(|f| format!("{f:.1}"))
-                    .unwrap_or_else(|| "-".into()),
                 format!("{:.1}", x.util_pct),
-                if i == 0 {
-                    format!(
-                        "{:.1}/{:.1}/{:.1}/{:.1}",
-                        cpu.user, cpu.system, cpu.iowait, cpu.idle
-                    )
-                } else {
-                    String::new()
-                },
+                first(format!(
+                    "{:.1}/{:.1}/{:.1}/{:.1}",
+                    cpu.user, cpu.system, cpu.iowait, cpu.idle
+                )),
             ]);
+            coping.add_row(q);
         }
     }
-    for i in 3..16 {
-        if let Some(col) = t.column_mut(i) {
-            col.set_cell_alignment(CellAlignment::Right);
+    for (t, n) in [(&mut rates, 10), (&mut coping, 9)] {
+        for i in 3..n {
+            if let Some(col) = t.column_mut(i) {
+                col.set_cell_alignment(CellAlignment::Right);
+            }
         }
     }
-    Some(t)
+    Some((rates, coping))
 }
 
 /// The header lines before the table: what ran where.
@@ -263,9 +261,11 @@ pub fn render(doc: &RunDoc) -> String {
             ));
         }
     }
-    if let Some(t) = device_table(&doc.runs) {
+    if let Some((rates, coping)) = device_tables(&doc.runs) {
         s.push_str("device figures over the measured window (iostat -x; kB = 1024 bytes, await in ms, rareq/wareq-sz in kB):\n");
-        s.push_str(&t.to_string());
+        s.push_str(&rates.to_string());
+        s.push('\n');
+        s.push_str(&coping.to_string());
         s.push('\n');
     }
     if doc.interrupted {
