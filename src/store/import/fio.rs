@@ -797,6 +797,9 @@ pub fn parse_fio_json(text: &str) -> Result<Imported, ImportError> {
     })
 }
 
+/// Clones of one job: their group, the cells, the latency source of each op.
+type CloneSet = (Option<u64>, Vec<Cell>, Map<String, Value>);
+
 /// Without group_reporting fio prints every thread of `numjobs=N` as its own entry: same job
 /// name, same options, same group. Each such set becomes one cell, as group_reporting would
 /// have printed it: threads = the number of entries, ops/bytes/iops/bytes_per_sec summed,
@@ -804,9 +807,9 @@ pub fn parse_fio_json(text: &str) -> Result<Imported, ImportError> {
 /// [`LATENCY_SOURCE_KEY`]: op -> "clat" | "lat".
 fn merge_clones(parsed: Vec<(Cell, Option<u64>, Map<String, Value>)>) -> Vec<Cell> {
     // sets in the order of their first entry
-    let mut sets: Vec<(Option<u64>, Vec<Cell>, Map<String, Value>)> = Vec::new();
+    let mut sets: Vec<CloneSet> = Vec::new();
     for (cell, group, sources) in parsed {
-        let same = |(g, cs, _): &&mut (Option<u64>, Vec<Cell>, Map<String, Value>)| {
+        let same = |(g, cs, _): &&mut CloneSet| {
             group.is_some()
                 && *g == group
                 && cs[0].name == cell.name
