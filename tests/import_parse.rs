@@ -516,3 +516,139 @@ fn live_sysbench() {
     );
     check_rate(c, op(c, "read"));
 }
+
+/// A fixture file as raw JSON.
+fn raw(name: &str) -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import")
+        .join(name);
+    let text = std::fs::read_to_string(path).unwrap();
+    serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap()
+}
+
+#[test]
+fn numjobs_clones_without_group_reporting_import_as_one_summed_cell() {
+    // fio --numjobs=4 without --group_reporting: four entries of one job, one cell in iolab
+    let doc = raw("fio-numjobs4-separate.json");
+    let jobs = doc["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 4);
+    let imp = fixture("fio-numjobs4-separate.json");
+    assert_eq!(imp.cells.len(), 1, "{:?}", imp.cells);
+    let c = &imp.cells[0];
+    let grouped = fixture("fio-numjobs4-grouped.json");
+    let g = &grouped.cells[0];
+    assert_eq!(
+        (c.mode.as_str(), c.threads, c.bs_bytes, c.engine.as_str()),
+        (g.mode.as_str(), g.threads, g.bs_bytes, g.engine.as_str())
+    );
+    assert_eq!((c.mode.as_str(), c.threads, c.bs_bytes), ("rndrd", 4, 4096));
+    let r = op(c, "read");
+    let sum = |k: &str| {
+        jobs.iter()
+            .map(|j| j["read"][k].as_f64().unwrap())
+            .sum::<f64>()
+    };
+    assert_eq!(r.ops as f64, sum("total_ios"));
+    assert_eq!(r.bytes as f64, sum("io_bytes"));
+    assert!(
+        (r.iops - sum("iops")).abs() < 1e-6,
+        "{} vs {}",
+        r.iops,
+        sum("iops")
+    );
+    assert!((r.bytes_per_sec - sum("bw_bytes")).abs() < 1e-3);
+    check_rate(c, r);
+    // the mean weighted by each job's I/Os, from clat_ns; percentiles cannot be merged
+    let weighted = jobs
+        .iter()
+        .map(|j| {
+            j["read"]["clat_ns"]["mean"].as_f64().unwrap()
+                * j["read"]["total_ios"].as_f64().unwrap()
+        })
+        .sum::<f64>()
+        / sum("total_ios");
+    let lat = r.lat_ns.as_ref().unwrap();
+    assert!(
+        (lat.mean.unwrap() - weighted).abs() < 1e-6,
+        "{lat:?} vs {weighted}"
+    );
+    let min = jobs
+        .iter()
+        .map(|j| j["read"]["clat_ns"]["min"].as_f64().unwrap())
+        .fold(f64::MAX, f64::min);
+    let max = jobs
+        .iter()
+        .map(|j| j["read"]["clat_ns"]["max"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert_eq!((lat.min, lat.max), (Some(min), Some(max)));
+    assert!(lat.stddev.unwrap() > 0.0);
+    assert_eq!((lat.p50, lat.p99, lat.p99_99), (None, None, None));
+    assert_eq!(r.hist_bins, None);
+}
+
+#[test]
+fn numjobs_clones_in_json_plus_merge_their_bins() {
+    let doc = raw("fio-numjobs4-separate-jsonplus.json");
+    let jobs = doc["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 4);
+    let imp = fixture("fio-numjobs4-separate-jsonplus.json");
+    assert_eq!(imp.cells.len(), 1);
+    let c = &imp.cells[0];
+    assert_eq!(c.threads, 4);
+    let r = op(c, "read");
+    let bins = r.hist_bins.as_ref().unwrap();
+    assert_eq!(bins.iter().map(|b| b.1).sum::<u64>(), r.ops);
+    assert!(
+        bins.windows(2).all(|w| w[0].0 < w[1].0),
+        "sorted, one entry per value"
+    );
+    // percentiles recomputed from the merged bins lie within the jobs' own range
+    let lat = r.lat_ns.as_ref().unwrap();
+    let p99: Vec<f64> = jobs
+        .iter()
+        .map(|j| {
+            j["read"]["clat_ns"]["percentile"]["99.000000"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    let got = lat.p99.unwrap();
+    assert!(
+        p99.iter().cloned().fold(f64::MAX, f64::min) <= got
+            && got <= p99.iter().cloned().fold(0.0, f64::max),
+        "{got} not within {p99:?}"
+    );
+    assert!(lat.p50.unwrap() <= lat.p90.unwrap() && lat.p90.unwrap() <= lat.p99_99.unwrap());
+}
+
+#[test]
+fn latency_figures_all_come_from_clat_when_it_has_percentiles() {
+    let doc = raw("fio-numjobs4-grouped.json");
+    let read = &doc["jobs"][0]["read"];
+    let (clat, tot) = (&read["clat_ns"], &read["lat_ns"]);
+    assert_ne!(clat["mean"], tot["mean"]);
+    let imp = fixture("fio-numjobs4-grouped.json");
+    let c = &imp.cells[0];
+    let lat = op(c, "read").lat_ns.clone().unwrap();
+    assert_eq!(lat.mean, clat["mean"].as_f64());
+    assert_eq!(lat.min, clat["min"].as_f64());
+    assert_eq!(lat.max, clat["max"].as_f64());
+    assert_eq!(lat.stddev, clat["stddev"].as_f64());
+    assert_eq!(lat.p99, clat["percentile"]["99.000000"].as_f64());
+    assert_eq!(c.options["iolab.latency_source"]["read"], "clat");
+    // with percentiles of the total latency (lat_percentiles=1), lat_ns for every figure
+    let mut v = doc.clone();
+    let r = &mut v["jobs"][0]["read"];
+    let pct = r["clat_ns"]
+        .as_object_mut()
+        .unwrap()
+        .remove("percentile")
+        .unwrap();
+    r["lat_ns"]["percentile"] = pct.clone();
+    let imp = parse(&serde_json::to_string(&v).unwrap()).unwrap();
+    let lat = op(&imp.cells[0], "read").lat_ns.clone().unwrap();
+    assert_eq!(lat.mean, tot["mean"].as_f64());
+    assert_eq!(lat.min, tot["min"].as_f64());
+    assert_eq!(lat.p99, pct["99.000000"].as_f64());
+    assert_eq!(imp.cells[0].options["iolab.latency_source"]["read"], "lat");
+}

@@ -181,6 +181,20 @@ pub const COMPARE_SCHEMA: &str = "iolab-compare/1";
 
 pub use crate::system::env::flatten;
 
+/// An engine name as iolab names the same system calls, so that "what changed" does not list
+/// a rename. Only true equivalents are mapped: fio's `psync` (pread/pwrite) is iolab's `sync`.
+/// fio's own `sync` is read/write after lseek, and `vsync`, `pvsync`, `pvsync2` are the
+/// vectored calls (readv, preadv, preadv2): other system calls, so they keep a name of their
+/// own (`sync` becomes `fio sync (read/write)`, never equal to iolab's). fio's `io_uring`,
+/// `mmap` and `null` already carry iolab's names; sysbench's `sync` mode is pread/pwrite.
+fn engine_in_iolab_terms(tool: &str, engine: &str) -> String {
+    match (tool, engine) {
+        ("fio", "psync") => "sync".into(),
+        ("fio", "sync") => "fio sync (read/write)".into(),
+        _ => engine.into(),
+    }
+}
+
 /// Settings and environment of a run, flattened: `job.threads`, `env.kernel`, ...
 fn settings(store: &Store, id: i64) -> Result<BTreeMap<String, String>> {
     let doc = store.doc(id)?;
@@ -230,6 +244,9 @@ fn settings(store: &Store, id: i64) -> Result<BTreeMap<String, String>> {
         }
     }
     let run = store.run(id)?;
+    if let Some(e) = out.get_mut("job.engine") {
+        *e = engine_in_iolab_terms(&run.tool, e);
+    }
     out.insert("tool".into(), format!("{} {}", run.tool, run.tool_version));
     out.remove("env.host");
     out.insert("host".into(), run.host);
@@ -424,6 +441,17 @@ pub fn compare(store: &Store, refs: &[Ref]) -> Result<Comparison> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fio_psync_is_iolab_sync() {
+        assert_eq!(engine_in_iolab_terms("fio", "psync"), "sync");
+        assert_eq!(engine_in_iolab_terms("iolab", "sync"), "sync");
+        assert_eq!(engine_in_iolab_terms("sysbench", "sync"), "sync");
+        assert_ne!(engine_in_iolab_terms("fio", "sync"), "sync");
+        for other in ["pvsync", "pvsync2", "vsync", "libaio", "io_uring"] {
+            assert_eq!(engine_in_iolab_terms("fio", other), other);
+        }
+    }
 
     #[test]
     fn stat_matches_hand_computation() {

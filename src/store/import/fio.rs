@@ -595,34 +595,49 @@ pub(super) fn fio_bins(bins: &BTreeMap<String, u64>, path: &str) -> Result<Bins,
     Ok(out)
 }
 
-/// Latency summary and json+ bins of one fio direction (or the "sync" object) at `path`.
-/// min/mean/max/stddev from `lat_ns` (`clat_ns` when there is no `lat_ns`); percentiles and bins
-/// from `lat_ns` when present there, else from `clat_ns`.
+/// Which of fio's latencies an op's figures come from: `"clat"` (completion latency,
+/// `clat_ns`) or `"lat"` (total latency, `lat_ns`).
+pub(super) type LatSource = &'static str;
+
+/// The key of a cell's `options` that records, per op, which latency its figures come from.
+pub const LATENCY_SOURCE_KEY: &str = "iolab.latency_source";
+
+/// Latency summary and json+ bins of one fio direction (or the "sync" object) at `path`, all
+/// from one of fio's latencies, so the mean and the percentiles describe the same thing:
+/// `clat_ns` (completion latency, what fio reports percentiles for by default) when it has
+/// percentiles or there is no `lat_ns`, else `lat_ns` (the total latency: `lat_percentiles=1`,
+/// or fio's "sync" object, which has only `lat_ns`).
 pub(super) fn fio_lat(
     lat_ns: Option<&FioLat>,
     clat_ns: Option<&FioLat>,
     path: &str,
-) -> Result<(Option<ReportedLat>, Option<Bins>), ImportError> {
-    let mut lat = ReportedLat::default();
-    if let Some(stats) = lat_ns.or(clat_ns) {
-        lat.min = stats.min;
-        lat.mean = stats.mean;
-        lat.max = stats.max;
-        lat.stddev = stats.stddev;
+) -> Result<(Option<ReportedLat>, Option<Bins>, LatSource), ImportError> {
+    let clat_has_pct = clat_ns.is_some_and(|c| c.percentile.is_some());
+    let (stats, key, source) = if clat_has_pct || lat_ns.is_none() {
+        (clat_ns, "clat_ns", "clat")
+    } else {
+        (lat_ns, "lat_ns", "lat")
+    };
+    let Some(stats) = stats else {
+        return Ok((None, None, source));
+    };
+    let mut lat = ReportedLat {
+        min: stats.min,
+        mean: stats.mean,
+        max: stats.max,
+        stddev: stats.stddev,
+        ..ReportedLat::default()
+    };
+    let base = key_path(path, key);
+    if let Some(pct) = &stats.percentile {
+        fio_percentiles(&mut lat, pct, &key_path(&base, "percentile"))?;
     }
-    let sources = [(lat_ns, "lat_ns"), (clat_ns, "clat_ns")];
-    let pct = sources
-        .iter()
-        .find_map(|&(o, key)| Some((o?.percentile.as_ref()?, key)));
-    if let Some((pct, key)) = pct {
-        fio_percentiles(&mut lat, pct, &key_path(&key_path(path, key), "percentile"))?;
-    }
-    let bins = sources
-        .iter()
-        .find_map(|&(o, key)| Some((o?.bins.as_ref()?, key)))
-        .map(|(b, key)| fio_bins(b, &key_path(&key_path(path, key), "bins")))
+    let bins = stats
+        .bins
+        .as_ref()
+        .map(|b| fio_bins(b, &key_path(&base, "bins")))
         .transpose()?;
-    Ok(((!lat.is_empty()).then_some(lat), bins))
+    Ok(((!lat.is_empty()).then_some(lat), bins, source))
 }
 
 /// Parses fio `--output-format=json` or `json+` output. Leading non-JSON lines are skipped.
@@ -641,7 +656,9 @@ pub fn parse_fio_json(text: &str) -> Result<Imported, ImportError> {
     // With group_reporting fio prints one entry per group; without it one per thread. The
     // "group_reporting" flag itself is not printed, so count the entries of each group.
     let groupids: Vec<Option<u64>> = fio.jobs.iter().map(|j| j.groupid).collect();
-    let mut cells = Vec::with_capacity(fio.jobs.len());
+    // (cell, its group id when fio printed its threads separately, latency source per op)
+    let mut parsed: Vec<(Cell, Option<u64>, Map<String, Value>)> =
+        Vec::with_capacity(fio.jobs.len());
     for (i, job) in fio.jobs.iter().enumerate() {
         let jp = format!("jobs[{i}]");
         let job_opts_path = key_path(&jp, "job options");
@@ -710,8 +727,13 @@ pub fn parse_fio_json(text: &str) -> Result<Imported, ImportError> {
                 .map_or(0.0, |ms| ms / 1000.0 / f64::from(threads))
         };
         let mut ops = Vec::new();
+        let mut sources = Map::new();
         for (key, dir, dp) in dirs {
-            let (lat_ns, hist_bins) = fio_lat(dir.lat_ns.as_ref(), dir.clat_ns.as_ref(), &dp)?;
+            let (lat_ns, hist_bins, source) =
+                fio_lat(dir.lat_ns.as_ref(), dir.clat_ns.as_ref(), &dp)?;
+            if lat_ns.is_some() {
+                sources.insert(key.into(), source.into());
+            }
             ops.push(OpSummary {
                 op: key.to_string(),
                 ops: dir.total_ios,
@@ -726,7 +748,11 @@ pub fn parse_fio_json(text: &str) -> Result<Imported, ImportError> {
             && sync.total_ios > 0
         {
             let sp = key_path(&jp, "sync");
-            let (lat_ns, hist_bins) = fio_lat(sync.lat_ns.as_ref(), sync.clat_ns.as_ref(), &sp)?;
+            let (lat_ns, hist_bins, source) =
+                fio_lat(sync.lat_ns.as_ref(), sync.clat_ns.as_ref(), &sp)?;
+            if lat_ns.is_some() {
+                sources.insert("fsync".into(), source.into());
+            }
             let total = sync.total_ios;
             ops.push(OpSummary {
                 op: "fsync".into(),
@@ -746,7 +772,8 @@ pub fn parse_fio_json(text: &str) -> Result<Imported, ImportError> {
         if let Some(j) = job_opts {
             options.extend(j.clone());
         }
-        cells.push(Cell {
+        let clone_group = if merged_group { None } else { groupids[i] };
+        let cell = Cell {
             name: job.jobname.clone(),
             mode,
             threads,
@@ -757,8 +784,10 @@ pub fn parse_fio_json(text: &str) -> Result<Imported, ImportError> {
             duration_s,
             ops,
             options: Value::Object(options),
-        });
+        };
+        parsed.push((cell, clone_group, sources));
     }
+    let cells = merge_clones(parsed);
     Ok(Imported {
         tool: "fio".into(),
         tool_version: fio.fio_version,
@@ -766,6 +795,158 @@ pub fn parse_fio_json(text: &str) -> Result<Imported, ImportError> {
         options: Value::Object(fio.global_options.unwrap_or_default()),
         cells,
     })
+}
+
+/// Clones of one job: their group, the cells, the latency source of each op.
+type CloneSet = (Option<u64>, Vec<Cell>, Map<String, Value>);
+
+/// Without group_reporting fio prints every thread of `numjobs=N` as its own entry: same job
+/// name, same options, same group. Each such set becomes one cell, as group_reporting would
+/// have printed it: threads = the number of entries, ops/bytes/iops/bytes_per_sec summed,
+/// duration the longest, latency merged by [`merge_lat`]. Each cell's options then get
+/// [`LATENCY_SOURCE_KEY`]: op -> "clat" | "lat".
+fn merge_clones(parsed: Vec<(Cell, Option<u64>, Map<String, Value>)>) -> Vec<Cell> {
+    // sets in the order of their first entry
+    let mut sets: Vec<CloneSet> = Vec::new();
+    for (cell, group, sources) in parsed {
+        let same = |(g, cs, _): &&mut CloneSet| {
+            group.is_some()
+                && *g == group
+                && cs[0].name == cell.name
+                && cs[0].options == cell.options
+        };
+        match sets.iter_mut().find(|s| same(s)) {
+            Some((_, cs, srcs)) => {
+                for (k, v) in sources {
+                    srcs.entry(k).or_insert(v);
+                }
+                cs.push(cell);
+            }
+            None => sets.push((group, vec![cell], sources)),
+        }
+    }
+    sets.into_iter()
+        .map(|(_, mut cs, sources)| {
+            let mut cell = if cs.len() == 1 {
+                cs.remove(0)
+            } else {
+                merge_cells(cs)
+            };
+            if let Value::Object(o) = &mut cell.options {
+                o.insert(LATENCY_SOURCE_KEY.into(), Value::Object(sources));
+            }
+            cell
+        })
+        .collect()
+}
+
+/// One cell for the clones `cs` (at least two, same settings).
+fn merge_cells(cs: Vec<Cell>) -> Cell {
+    let mut names: Vec<String> = Vec::new();
+    for c in &cs {
+        for o in &c.ops {
+            if !names.contains(&o.op) {
+                names.push(o.op.clone());
+            }
+        }
+    }
+    let ops = names
+        .iter()
+        .map(|name| {
+            let parts: Vec<&OpSummary> = cs
+                .iter()
+                .filter_map(|c| c.ops.iter().find(|o| &o.op == name))
+                .collect();
+            let (lat_ns, hist_bins) = merge_lat(&parts);
+            OpSummary {
+                op: name.clone(),
+                ops: parts.iter().map(|o| o.ops).sum(),
+                bytes: parts.iter().map(|o| o.bytes).sum(),
+                iops: parts.iter().map(|o| o.iops).sum(),
+                bytes_per_sec: parts.iter().map(|o| o.bytes_per_sec).sum(),
+                lat_ns,
+                hist_bins,
+            }
+        })
+        .collect();
+    let threads = cs.iter().map(|c| c.threads).sum();
+    let duration_s = cs.iter().map(|c| c.duration_s).fold(0.0, f64::max);
+    let first = cs.into_iter().next().expect("a set has an entry");
+    Cell {
+        threads,
+        duration_s,
+        ops,
+        ..first
+    }
+}
+
+/// The latency of one op over clones. min and max: the smallest and largest; mean: the mean
+/// of the parts weighted by their I/Os; stddev: from the parts' means and stddevs (the
+/// variance within plus between the parts). Percentiles cannot be merged from percentiles:
+/// with json+ bins in every part the bins are summed and the percentiles read from them (the
+/// smallest bin value with at least p % of the I/Os at or below it, as fio computes them),
+/// else they are left out (null).
+fn merge_lat(parts: &[&OpSummary]) -> (Option<ReportedLat>, Option<Bins>) {
+    let parts: Vec<&&OpSummary> = parts.iter().filter(|o| o.ops > 0).collect();
+    let lats: Option<Vec<(f64, &ReportedLat)>> = parts
+        .iter()
+        .map(|o| Some((o.ops as f64, o.lat_ns.as_ref()?)))
+        .collect();
+    let Some(lats) = lats.filter(|l| !l.is_empty()) else {
+        return (None, None);
+    };
+    let n: f64 = lats.iter().map(|(w, _)| w).sum();
+    let all = |f: fn(&ReportedLat) -> Option<f64>| -> Option<Vec<(f64, f64)>> {
+        lats.iter().map(|(w, l)| Some((*w, f(l)?))).collect()
+    };
+    let mut lat = ReportedLat {
+        min: all(|l| l.min).map(|v| v.iter().map(|x| x.1).fold(f64::MAX, f64::min)),
+        max: all(|l| l.max).map(|v| v.iter().map(|x| x.1).fold(f64::MIN, f64::max)),
+        ..ReportedLat::default()
+    };
+    if let Some(means) = all(|l| l.mean) {
+        let mean = means.iter().map(|(w, m)| w * m).sum::<f64>() / n;
+        lat.mean = Some(mean);
+        if let Some(sds) = all(|l| l.stddev) {
+            let var = sds
+                .iter()
+                .zip(&means)
+                .map(|((w, sd), (_, m))| w * (sd * sd + (m - mean) * (m - mean)))
+                .sum::<f64>()
+                / n;
+            lat.stddev = Some(var.sqrt());
+        }
+    }
+    let bins: Option<Vec<&Bins>> = parts.iter().map(|o| o.hist_bins.as_ref()).collect();
+    let bins = bins.map(|bs| {
+        let mut sum: BTreeMap<u64, u64> = BTreeMap::new();
+        for (v, c) in bs.into_iter().flatten() {
+            *sum.entry(*v).or_default() += c;
+        }
+        sum.into_iter().collect::<Bins>()
+    });
+    if let Some(b) = &bins {
+        let total: u64 = b.iter().map(|x| x.1).sum();
+        let at = |p: f64| {
+            let want = p / 100.0 * total as f64;
+            let mut cum = 0u64;
+            b.iter()
+                .find(|(_, c)| {
+                    cum += c;
+                    cum as f64 >= want
+                })
+                .map(|(v, _)| *v as f64)
+        };
+        if total > 0 {
+            lat.p50 = at(50.0);
+            lat.p90 = at(90.0);
+            lat.p95 = at(95.0);
+            lat.p99 = at(99.0);
+            lat.p99_9 = at(99.9);
+            lat.p99_99 = at(99.99);
+        }
+    }
+    ((!lat.is_empty()).then_some(lat), bins)
 }
 
 /// fio's start time: "timestamp_ms" / "timestamp" (Unix time), else "time" (local time text).

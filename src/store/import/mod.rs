@@ -224,12 +224,26 @@ mod tests {
     fn fio_threads_group_reporting() {
         // one entry with numjobs=4: fio merged the threads (group_reporting)
         assert_eq!(one(json!({ "numjobs": "4" })).threads, 4);
-        // numjobs=2 without group_reporting: two entries in the same group
+        // numjobs=2 without group_reporting: two entries in the same group, one cell of 2
         let j = job("x", json!({ "numjobs": "2" }), dir(10, 1000), dir(0, 0));
-        let imp = parse_fio_json(&doc(None, vec![j.clone(), j])).unwrap();
+        let imp = parse_fio_json(&doc(None, vec![j.clone(), j.clone()])).unwrap();
+        assert_eq!(imp.cells.iter().map(|c| c.threads).collect::<Vec<_>>(), [2]);
+        let r = &imp.cells[0].ops[0];
+        assert_eq!((r.ops, r.bytes, r.iops), (20, 20 * 4096, 20.0));
+        // the same job name with other options, or in another group, stays apart
+        let k = job(
+            "x",
+            json!({ "numjobs": "2", "bs": "8k" }),
+            dir(10, 1000),
+            dir(0, 0),
+        );
+        let mut l = job("x", json!({ "numjobs": "2" }), dir(10, 1000), dir(0, 0));
+        l["groupid"] = json!(1);
+        // (alone in group 1, `l` reads as group_reporting: numjobs threads)
+        let imp = parse_fio_json(&doc(None, vec![j.clone(), j, k, l])).unwrap();
         assert_eq!(
             imp.cells.iter().map(|c| c.threads).collect::<Vec<_>>(),
-            [1, 1]
+            [2, 1, 2]
         );
     }
 
@@ -253,10 +267,14 @@ mod tests {
             ("read", 1000, 4096000, 500.0, 2048000.0)
         );
         let lat = r.lat_ns.as_ref().unwrap();
-        // stats from lat_ns, percentiles from clat_ns (lat_ns has none)
+        // every figure from clat_ns, the one with percentiles
         assert_eq!(
             (lat.min, lat.mean, lat.max, lat.stddev),
-            (Some(1000.0), Some(2000.5), Some(10000.0), Some(11.0))
+            (Some(900.0), Some(1900.0), Some(9000.0), Some(10.0))
+        );
+        assert_eq!(
+            c.options[LATENCY_SOURCE_KEY],
+            json!({ "read": "clat", "write": "clat" })
         );
         assert_eq!(
             (lat.p50, lat.p90, lat.p95, lat.p99, lat.p99_9, lat.p99_99),
@@ -275,7 +293,9 @@ mod tests {
 
     #[test]
     fn fio_lat_percentiles_preferred() {
+        // lat_percentiles=1: fio prints the percentiles in lat_ns, none in clat_ns
         let mut r = dir(100, 1000);
+        r["clat_ns"].as_object_mut().unwrap().remove("percentile");
         r["lat_ns"]["percentile"] = json!({ "50.000000": 1111, "99.990000": 9999 });
         let c = parse_fio_json(&doc(None, vec![job("j", json!({}), r, dir(0, 0))]))
             .unwrap()
@@ -286,6 +306,8 @@ mod tests {
             (lat.p50, lat.p99_99, lat.p90),
             (Some(1111.0), Some(9999.0), None)
         );
+        assert_eq!((lat.mean, lat.min), (Some(2000.5), Some(1000.0)));
+        assert_eq!(c.options[LATENCY_SOURCE_KEY]["read"], "lat");
     }
 
     #[test]
@@ -337,8 +359,12 @@ mod tests {
             c.ops[0].hist_bins,
             Some(vec![(1024, 2), (2048, 1), (10240, 3)])
         );
-        // lat_ns.bins wins when fio printed them (lat_percentiles=1)
+        // lat_ns.bins when fio printed them there (lat_percentiles=1, clat_ns without any)
         r["lat_ns"]["bins"] = json!({ "3000": 6 });
+        r["lat_ns"]["percentile"] = r["clat_ns"]["percentile"].clone();
+        let clat = r["clat_ns"].as_object_mut().unwrap();
+        clat.remove("bins");
+        clat.remove("percentile");
         let c = parse_fio_json(&doc(None, vec![job("j", json!({}), r, dir(0, 0))]))
             .unwrap()
             .cells
