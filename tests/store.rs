@@ -967,3 +967,59 @@ fn export_gives_every_stored_kind_the_same_cells_shape() {
         "{name}"
     );
 }
+
+/// A store with `n` runs of the null engine, checkpointed so every page is in the main file.
+fn store_with_runs(lab: &Lab, n: usize) {
+    for _ in 0..n {
+        lab.saved(&["--engine", "null", "--mode", "rndrd", "--ops", "10"]);
+    }
+    let c = Connection::open(&lab.db).unwrap();
+    c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);").unwrap();
+}
+
+#[test]
+fn a_damaged_store_is_refused_before_running_with_one_code_and_message() {
+    use std::io::{Seek, SeekFrom, Write};
+    for how in ["garbage", "truncated"] {
+        let lab = Lab::new();
+        store_with_runs(&lab, 6);
+        let len = std::fs::metadata(&lab.db).unwrap().len();
+        let pages = len / 4096;
+        assert!(pages >= 6, "{pages} pages");
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&lab.db)
+            .unwrap();
+        if how == "garbage" {
+            // two pages in the middle overwritten
+            f.seek(SeekFrom::Start(pages / 2 * 4096)).unwrap();
+            f.write_all(&vec![0xa5u8; 2 * 4096]).unwrap();
+        } else {
+            f.set_len(len / 2).unwrap();
+        }
+        drop(f);
+        let db = lab.db.to_str().unwrap();
+        let list = iolab_db(&lab.db, &["list"]);
+        let run = lab.run(&["--engine", "null", "--mode", "rndrd", "--ops", "10"]);
+        for (what, r) in [("list", &list), ("run", &run)] {
+            assert_eq!(r.code, 2, "{how} {what}: {}", r.stderr);
+            let lines: Vec<&str> = r.stderr.lines().collect();
+            assert_eq!(lines.len(), 1, "{how} {what}: {}", r.stderr);
+            assert!(
+                lines[0].starts_with("iolab: error: --db ")
+                    && lines[0].contains(db)
+                    && lines[0].contains("damaged"),
+                "{how} {what}: {}",
+                r.stderr
+            );
+            assert!(r.stdout.is_empty(), "{how} {what}: {}", r.stdout);
+        }
+        assert_eq!(list.stderr, run.stderr, "{how}");
+        // nothing was run: no file set was prepared
+        assert!(
+            entries(&lab.dir).is_empty(),
+            "{how}: {:?}",
+            entries(&lab.dir)
+        );
+    }
+}
