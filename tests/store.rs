@@ -1023,3 +1023,90 @@ fn a_damaged_store_is_refused_before_running_with_one_code_and_message() {
         );
     }
 }
+
+#[test]
+fn a_run_the_store_did_not_take_is_kept_in_a_file_and_imported_later() {
+    let lab = Lab::new();
+    let state = lab._tmp.path().join("state");
+    // A store that refuses every new run, as a full disk would.
+    drop(iolab::store::Store::open(&lab.db).unwrap());
+    Connection::open(&lab.db)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER no_room BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'no room left'); END;",
+        )
+        .unwrap();
+    let o = std::process::Command::new(bin())
+        .args([
+            "run",
+            "--dir",
+            lab.dir.to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "1M",
+            "--mode",
+            "rndrd",
+            "--engine",
+            "null",
+            "--ops",
+            "10",
+            "-q",
+            "--json",
+        ])
+        .env("IOLAB_DB", &lab.db)
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{stderr}");
+    let printed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let dir = state.join("iolab/unsaved");
+    let files = entries(&dir);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let kept = dir.join(&files[0]);
+    assert!(files[0].ends_with(".json"), "{files:?}");
+    assert!(
+        stderr.contains("not saved") && stderr.contains(kept.to_str().unwrap()),
+        "{stderr}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&kept).unwrap()).unwrap();
+    assert_eq!(doc, printed);
+    assert_eq!(doc["schema"], "iolab-run/1");
+
+    // imported into a good store, it is a normal run
+    let good = lab._tmp.path().join("good.db");
+    let r = iolab_db(&good, &["import", kept.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("as run 1"), "{}", r.stdout);
+    assert!(!r.stderr.contains("warning"), "{}", r.stderr);
+    let shown = iolab_db(&good, &["show", "1", "--json"]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    let shown: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
+    for k in ["schema", "start_time", "end_time", "mode"] {
+        assert_eq!(shown[k], doc[k], "{k}");
+    }
+    assert_eq!(shown["results"]["read"]["ops"], 10);
+    let list = iolab_db(&good, &["list", "--json"]);
+    let list: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
+    assert_eq!(list["runs"][0]["kind"], "run");
+    assert_eq!(list["runs"][0]["tool"], "iolab");
+}
+
+#[test]
+fn importing_the_same_file_twice_warns_and_imports() {
+    let lab = Lab::new();
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/fio-randread.json");
+    let first = lab.ok(&["import", f.to_str().unwrap()]);
+    assert!(!first.stderr.contains("warning"), "{}", first.stderr);
+    let again = lab.ok(&["import", f.to_str().unwrap()]);
+    let lines: Vec<&str> = again.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", again.stderr);
+    assert!(
+        lines[0].contains("warning") && lines[0].contains("run 1"),
+        "{}",
+        again.stderr
+    );
+    assert!(again.stdout.contains("as run 2"), "{}", again.stdout);
+}

@@ -107,6 +107,30 @@ pub fn resolve_path(flag: Option<&Path>) -> PathBuf {
     base.join("iolab/results.db")
 }
 
+/// Where a document that could not be saved in `store` is kept, in the order tried:
+/// `$XDG_STATE_HOME/iolab/unsaved` (else `~/.local/state/iolab/unsaved`), `<store>.unsaved`
+/// beside the store, then `iolab-unsaved` in the temporary directory.
+pub fn unsaved_dirs(store: &Path) -> Vec<PathBuf> {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|s| !s.is_empty())
+                .map(|h| PathBuf::from(h).join(".local/state"))
+        });
+    let mut beside = store.as_os_str().to_owned();
+    beside.push(".unsaved");
+    state
+        .map(|s| s.join("iolab/unsaved"))
+        .into_iter()
+        .chain([
+            PathBuf::from(beside),
+            std::env::temp_dir().join("iolab-unsaved"),
+        ])
+        .collect()
+}
+
 /// Summary metrics of one run × cell × op, as stored.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MetricRow {
@@ -831,6 +855,19 @@ impl Store {
             .ok_or_else(|| unknown(&self.path, &format!("run {id}")))?;
         self.fill_tags(&mut r)?;
         Ok(r)
+    }
+
+    /// The first run of `kind` whose stored document is `doc` exactly (an import of the same
+    /// file, a run document imported again).
+    pub fn same_doc(&self, kind: &str, doc: &serde_json::Value) -> Result<Option<i64>> {
+        self.conn
+            .query_row(
+                "SELECT id FROM runs WHERE kind = ?1 AND doc = ?2 ORDER BY id LIMIT 1",
+                params![kind, serde_json::to_string(doc).unwrap_or_default()],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| db_err(&self.path, e))
     }
 
     /// The stored document of a run.
