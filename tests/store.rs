@@ -1110,3 +1110,41 @@ fn importing_the_same_file_twice_warns_and_imports() {
     );
     assert!(again.stdout.contains("as run 2"), "{}", again.stdout);
 }
+
+#[test]
+fn groups_are_named_gn_in_list_csv_and_export() {
+    let lab = Lab::new();
+    let r = lab.run(&[
+        "--engine", "null", "--mode", "rndrd", "--ops", "10", "--repeat", "2",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("group g1"), "{}", r.stderr);
+    let single = lab.saved(&["--engine", "null", "--mode", "rndrd", "--ops", "10"]);
+    let l = lab.ok(&["list", "--json"]).json();
+    let runs = l["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3);
+    for r in runs {
+        if r["id"] == single {
+            assert_eq!(r["group"], serde_json::Value::Null, "{r}");
+        } else {
+            assert_eq!(r["group"], "g1", "{r}");
+            assert_eq!(r["group_id"], 1, "{r}");
+        }
+    }
+    let csv = lab.ok(&["export", "g1", "--format", "csv"]).stdout;
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let gi = head
+        .iter()
+        .position(|h| *h == "group")
+        .expect("group column");
+    for l in lines {
+        assert_eq!(l.split(',').nth(gi), Some("g1"), "{csv}");
+    }
+    let e = lab.ok(&["export", "g1", "--format", "json"]).json();
+    for r in e["runs"].as_array().unwrap() {
+        assert_eq!(r["group"], "g1", "{r}");
+    }
+    // the table says g1 too
+    assert!(lab.ok(&["list"]).stdout.contains("g1"));
+}

@@ -160,6 +160,9 @@ pub struct MetricRow {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunRow {
     pub id: i64,
+    /// The group as every command names it (`g3`), null outside a group.
+    pub group: Option<String>,
+    /// The group's number alone (3), kept for scripts written before `group`.
     pub group_id: Option<i64>,
     pub kind: String,
     pub tool: String,
@@ -762,9 +765,11 @@ impl Store {
 
     fn row_to_run(&self, r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
         let modes: String = r.get("modes")?;
+        let group_id: Option<i64> = r.get("group_id")?;
         Ok(RunRow {
             id: r.get("id")?,
-            group_id: r.get("group_id")?,
+            group: group_id.map(|g| format!("g{g}")),
+            group_id,
             kind: r.get("kind")?,
             tool: r.get("tool")?,
             tool_version: r.get("tool_version")?,
