@@ -203,10 +203,10 @@ fn unknown(path: &Path, what: &str) -> Error {
 
 fn db_err(path: &Path, e: impl std::fmt::Display + 'static) -> Error {
     // A damaged file found while reading or writing gets the one message of every unusable store.
-    if let Some(e) = (&e as &dyn std::any::Any).downcast_ref::<rusqlite::Error>() {
-        if is_damage(e) {
-            return damaged(path, e);
-        }
+    if let Some(e) = (&e as &dyn std::any::Any).downcast_ref::<rusqlite::Error>()
+        && is_damage(e)
+    {
+        return damaged(path, e);
     }
     Error::failed(format!("results store {}: {e}", path.display()))
 }
