@@ -1050,3 +1050,184 @@ fn fio_psync_and_iolab_sync_are_the_same_engine() {
     assert!(fields.contains(&"tool"), "{fields:?}");
     assert!(!fields.contains(&"job.engine"), "{fields:?}");
 }
+
+/// A store with `n` runs of the null engine, checkpointed so every page is in the main file.
+fn store_with_runs(lab: &Lab, n: usize) {
+    for _ in 0..n {
+        lab.saved(&["--engine", "null", "--mode", "rndrd", "--ops", "10"]);
+    }
+    let c = Connection::open(&lab.db).unwrap();
+    c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE);").unwrap();
+}
+
+#[test]
+fn a_damaged_store_is_refused_before_running_with_one_code_and_message() {
+    use std::io::{Seek, SeekFrom, Write};
+    for how in ["garbage", "truncated"] {
+        let lab = Lab::new();
+        store_with_runs(&lab, 6);
+        let len = std::fs::metadata(&lab.db).unwrap().len();
+        let pages = len / 4096;
+        assert!(pages >= 6, "{pages} pages");
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&lab.db)
+            .unwrap();
+        if how == "garbage" {
+            // two pages in the middle overwritten
+            f.seek(SeekFrom::Start(pages / 2 * 4096)).unwrap();
+            f.write_all(&vec![0xa5u8; 2 * 4096]).unwrap();
+        } else {
+            f.set_len(len / 2).unwrap();
+        }
+        drop(f);
+        let db = lab.db.to_str().unwrap();
+        let list = iolab_db(&lab.db, &["list"]);
+        let run = lab.run(&["--engine", "null", "--mode", "rndrd", "--ops", "10"]);
+        for (what, r) in [("list", &list), ("run", &run)] {
+            assert_eq!(r.code, 2, "{how} {what}: {}", r.stderr);
+            let lines: Vec<&str> = r.stderr.lines().collect();
+            assert_eq!(lines.len(), 1, "{how} {what}: {}", r.stderr);
+            assert!(
+                lines[0].starts_with("iolab: error: --db ")
+                    && lines[0].contains(db)
+                    && lines[0].contains("damaged"),
+                "{how} {what}: {}",
+                r.stderr
+            );
+            assert!(r.stdout.is_empty(), "{how} {what}: {}", r.stdout);
+        }
+        assert_eq!(list.stderr, run.stderr, "{how}");
+        // nothing was run: no file set was prepared
+        assert!(
+            entries(&lab.dir).is_empty(),
+            "{how}: {:?}",
+            entries(&lab.dir)
+        );
+    }
+}
+
+#[test]
+fn a_run_the_store_did_not_take_is_kept_in_a_file_and_imported_later() {
+    let lab = Lab::new();
+    let state = lab._tmp.path().join("state");
+    // A store that refuses every new run, as a full disk would.
+    drop(iolab::store::Store::open(&lab.db).unwrap());
+    Connection::open(&lab.db)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER no_room BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'no room left'); END;",
+        )
+        .unwrap();
+    let o = std::process::Command::new(bin())
+        .args([
+            "run",
+            "--dir",
+            lab.dir.to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "1M",
+            "--mode",
+            "rndrd",
+            "--engine",
+            "null",
+            "--ops",
+            "10",
+            "-q",
+            "--json",
+        ])
+        .env("IOLAB_DB", &lab.db)
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{stderr}");
+    let printed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let dir = state.join("iolab/unsaved");
+    let files = entries(&dir);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let kept = dir.join(&files[0]);
+    assert!(files[0].ends_with(".json"), "{files:?}");
+    assert!(
+        stderr.contains("not saved") && stderr.contains(kept.to_str().unwrap()),
+        "{stderr}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&kept).unwrap()).unwrap();
+    assert_eq!(doc, printed);
+    assert_eq!(doc["schema"], "iolab-run/1");
+
+    // imported into a good store, it is a normal run
+    let good = lab._tmp.path().join("good.db");
+    let r = iolab_db(&good, &["import", kept.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("as run 1"), "{}", r.stdout);
+    assert!(!r.stderr.contains("warning"), "{}", r.stderr);
+    let shown = iolab_db(&good, &["show", "1", "--json"]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    let shown: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
+    for k in ["schema", "start_time", "end_time", "mode"] {
+        assert_eq!(shown[k], doc[k], "{k}");
+    }
+    assert_eq!(shown["results"]["read"]["ops"], 10);
+    let list = iolab_db(&good, &["list", "--json"]);
+    let list: serde_json::Value = serde_json::from_str(&list.stdout).unwrap();
+    assert_eq!(list["runs"][0]["kind"], "run");
+    assert_eq!(list["runs"][0]["tool"], "iolab");
+}
+
+#[test]
+fn importing_the_same_file_twice_warns_and_imports() {
+    let lab = Lab::new();
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/fio-randread.json");
+    let first = lab.ok(&["import", f.to_str().unwrap()]);
+    assert!(!first.stderr.contains("warning"), "{}", first.stderr);
+    let again = lab.ok(&["import", f.to_str().unwrap()]);
+    let lines: Vec<&str> = again.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", again.stderr);
+    assert!(
+        lines[0].contains("warning") && lines[0].contains("run 1"),
+        "{}",
+        again.stderr
+    );
+    assert!(again.stdout.contains("as run 2"), "{}", again.stdout);
+}
+
+#[test]
+fn groups_are_named_gn_in_list_csv_and_export() {
+    let lab = Lab::new();
+    let r = lab.run(&[
+        "--engine", "null", "--mode", "rndrd", "--ops", "10", "--repeat", "2",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("group g1"), "{}", r.stderr);
+    let single = lab.saved(&["--engine", "null", "--mode", "rndrd", "--ops", "10"]);
+    let l = lab.ok(&["list", "--json"]).json();
+    let runs = l["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3);
+    for r in runs {
+        if r["id"] == single {
+            assert_eq!(r["group"], serde_json::Value::Null, "{r}");
+        } else {
+            assert_eq!(r["group"], "g1", "{r}");
+            assert_eq!(r["group_id"], 1, "{r}");
+        }
+    }
+    let csv = lab.ok(&["export", "g1", "--format", "csv"]).stdout;
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let gi = head
+        .iter()
+        .position(|h| *h == "group")
+        .expect("group column");
+    for l in lines {
+        assert_eq!(l.split(',').nth(gi), Some("g1"), "{csv}");
+    }
+    let e = lab.ok(&["export", "g1", "--format", "json"]).json();
+    for r in e["runs"].as_array().unwrap() {
+        assert_eq!(r["group"], "g1", "{r}");
+    }
+    // the table says g1 too
+    assert!(lab.ok(&["list"]).stdout.contains("g1"));
+}

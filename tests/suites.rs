@@ -834,3 +834,75 @@ fn bonnie_runs_compare_and_export_test_by_test() {
     let body = show.stdout.split_once('\n').unwrap().1;
     assert_eq!(body, format!("{}{}", bonnie_table(&r), bonnie_csv(&r)));
 }
+
+#[test]
+fn suite_and_zones_json_documents_carry_a_schema() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let dir = d.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    let img = d.path().join("disk.img");
+    std::fs::write(&img, vec![7u8; 4 * MIB as usize]).unwrap();
+    let dir_s = dir.to_str().unwrap();
+    let iozone = [
+        "suite",
+        "iozone",
+        "--dir",
+        dir_s,
+        "--min-file",
+        "64k",
+        "--max-file",
+        "64k",
+        "--min-rec",
+        "4k",
+        "--max-rec",
+        "4k",
+        "-q",
+        "--json",
+    ];
+    let bonnie = [
+        "suite", "bonnie", "--dir", dir_s, "--size", "8M", "--files", "1", "--seeks", "200",
+        "--json",
+    ];
+    let zones = [
+        "zones",
+        img.to_str().unwrap(),
+        "--zones",
+        "2",
+        "--per-zone",
+        "1M",
+        "--bs",
+        "256k",
+        "--json",
+    ];
+    for (args, schema) in [
+        (&iozone[..], "iolab-iozone/1"),
+        (&bonnie[..], "iolab-bonnie/1"),
+        (&zones[..], "iolab-zones/1"),
+    ] {
+        let r = common::iolab_db(&db, args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+        let v = r.json();
+        assert_eq!(v["schema"], schema, "{args:?}");
+        // stored with it, and shown the same
+        let id = r
+            .stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("saved as run "))
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap()
+            .to_string();
+        let shown = common::iolab_db(&db, &["show", &id, "--json"]).json();
+        assert_eq!(shown["result"]["schema"], schema, "{shown}");
+        assert_eq!(common::iolab_db(&db, &["show", &id]).code, 0);
+    }
+    // a document stored before the schema field reads as before
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch("UPDATE runs SET doc = json_remove(doc, '$.result.schema');")
+        .unwrap();
+    drop(conn);
+    for id in ["1", "2", "3"] {
+        let r = common::iolab_db(&db, &["show", id]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+}

@@ -101,7 +101,19 @@ fn run_locked(
         if let Some(s) = &mut db {
             match s.save_run(&doc, &json, group.map(|g| (g, i + 1)), None) {
                 Ok(id) => saved_ids.push(id),
-                Err(e) => not_saved = Some(e.msg),
+                Err(e) => {
+                    not_saved = Some(match keep_unsaved(&s.path, &json) {
+                        Ok(p) => format!(
+                            "{}; the document is kept in {} (`iolab import {}` saves it later)",
+                            e.msg,
+                            p.display(),
+                            p.display()
+                        ),
+                        Err(why) => {
+                            format!("{}; it could not be kept in a file either: {why}", e.msg)
+                        }
+                    })
+                }
             }
         }
         if reps == 1 {
@@ -174,4 +186,33 @@ fn run_locked(
         }
     }
     Ok(worst)
+}
+
+/// Writes a run document the store did not take to the first of [`store::unsaved_dirs`] that
+/// takes it (`<time>-<pid>.json`, whole or absent), so `iolab import` can save it later.
+fn keep_unsaved(
+    store_path: &Path,
+    json: &serde_json::Value,
+) -> std::result::Result<std::path::PathBuf, String> {
+    let name = format!(
+        "{}-{}.json",
+        chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"),
+        std::process::id()
+    );
+    let text = format!(
+        "{}\n",
+        serde_json::to_string_pretty(json).unwrap_or_default()
+    );
+    let mut why = Vec::new();
+    for dir in store::unsaved_dirs(store_path) {
+        let p = dir.join(&name);
+        match std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))
+            .and_then(|_| write_atomically(&p, text.as_bytes(), "unsaved").map_err(|e| e.msg))
+        {
+            Ok(()) => return Ok(p),
+            Err(e) => why.push(e),
+        }
+    }
+    Err(why.join("; "))
 }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::model::run::RunDoc;
 
 pub fn list(a: &cli::ListArgs) -> Result<i32> {
     let s = open_store(&a.db)?;
@@ -97,12 +98,42 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
         } else {
             std::fs::read_to_string(f).map_err(|e| Error::usage(format!("{}: {e}", f.display())))?
         };
+        // An iolab run document (one `iolab run` kept because the store did not take it).
+        let run_doc = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .filter(|v| v.get("schema").and_then(|x| x.as_str()) == Some("iolab-run/1"));
+        if let Some(v) = run_doc {
+            let doc = RunDoc::from_json(&v).map_err(|e| {
+                Error::usage(format!(
+                    "{}: an iolab-run/1 document that cannot be read: {e}",
+                    f.display()
+                ))
+            })?;
+            parsed.push((f.clone(), Parsed::Run(Box::new(doc), v)));
+            continue;
+        }
         let imp = crate::store::import::parse(&text)
             .map_err(|e| Error::usage(format!("{}: {e}", f.display())))?;
-        parsed.push((f.clone(), imp));
+        parsed.push((f.clone(), Parsed::Tool(imp)));
     }
-    for (f, imp) in parsed {
+    for (f, p) in parsed {
+        let imp = match p {
+            Parsed::Run(doc, v) => {
+                warn_again(&s, &f, "run", &v)?;
+                let id = s.save_run(&doc, &v, None, None)?;
+                print_out(&format!(
+                    "imported {} as run {id} (iolab {}, {} mode{})\n",
+                    f.display(),
+                    doc.iolab_version,
+                    doc.runs.len(),
+                    if doc.runs.len() == 1 { "" } else { "s" }
+                ));
+                continue;
+            }
+            Parsed::Tool(imp) => imp,
+        };
         let doc = imp.to_doc(&f.display().to_string());
+        warn_again(&s, &f, "import", &doc)?;
         let id = s.save_import(&imp, &doc, &host, a.label.as_deref(), &tags)?;
         print_out(&format!(
             "imported {} as run {id} ({} {}, {} job{})\n",
@@ -114,4 +145,22 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
         ));
     }
     Ok(0)
+}
+
+/// What `iolab import` read from one file.
+enum Parsed {
+    Run(Box<RunDoc>, serde_json::Value),
+    Tool(crate::store::import::Imported),
+}
+
+/// One line on stderr when the store already holds this document (the same file imported again);
+/// it is imported anyway.
+fn warn_again(s: &Store, f: &Path, kind: &str, doc: &serde_json::Value) -> Result<()> {
+    if let Some(id) = s.same_doc(kind, doc)? {
+        eprintln!(
+            "iolab: warning: {} was imported before, as run {id}; importing it again",
+            f.display()
+        );
+    }
+    Ok(())
 }

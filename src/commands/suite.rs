@@ -102,7 +102,7 @@ pub fn cmd_zones(a: &cli::ZonesArgs) -> Result<i32> {
         &a.db,
         a.no_save,
         "zones",
-        &serde_json::to_value(&r).expect("json"),
+        &crate::output::document::Document::json(&r),
         None,
     )?;
     Ok(if r.interrupted {
@@ -115,7 +115,7 @@ pub fn cmd_zones(a: &cli::ZonesArgs) -> Result<i32> {
 /// Prints a suite's result, writes its CSV where asked (`--csv`), stores it, and gives the exit
 /// code (130 when interrupted).
 #[allow(clippy::too_many_arguments)]
-fn finish_suite<D: crate::output::document::Document + serde::Serialize>(
+fn finish_suite<D: crate::output::document::Document>(
     r: &D,
     name: &str,
     interrupted: bool,
@@ -128,13 +128,7 @@ fn finish_suite<D: crate::output::document::Document + serde::Serialize>(
 ) -> Result<i32> {
     emit(r, json);
     write_side_file(csv_path, csv)?;
-    save_suite(
-        db,
-        no_save,
-        name,
-        &serde_json::to_value(r).unwrap_or_default(),
-        Some(dir),
-    )?;
+    save_suite(db, no_save, name, &r.json(), Some(dir))?;
     Ok(if interrupted {
         Exit::Interrupted as i32
     } else {

@@ -57,8 +57,6 @@ document! {
     DbDoc => crate::output::db::render,
     EnvReport => crate::output::env::render,
     ProbeReport => crate::system::fsyncprobe::render,
-    IozoneResult => crate::output::suites::iozone_table,
-    ZonesResult => crate::output::suites::zones_table,
     Comparison => crate::output::history::render_compare,
 }
 
@@ -71,9 +69,38 @@ impl Document for RunDoc {
     }
 }
 
+/// The serde form of a document with its `schema` at the top level. The suite and zones
+/// models have no field for it (documents stored without one read the same), so it is added here,
+/// the one place their JSON is made.
+fn with_schema(v: &impl serde::Serialize, schema: &str) -> Value {
+    let mut v = to_json(v);
+    if let Value::Object(m) = &mut v {
+        m.insert("schema".into(), schema.into());
+    }
+    v
+}
+
+impl Document for IozoneResult {
+    fn json(&self) -> Value {
+        with_schema(self, "iolab-iozone/1")
+    }
+    fn text(&self) -> String {
+        crate::output::suites::iozone_table(self)
+    }
+}
+
+impl Document for ZonesResult {
+    fn json(&self) -> Value {
+        with_schema(self, "iolab-zones/1")
+    }
+    fn text(&self) -> String {
+        crate::output::suites::zones_table(self)
+    }
+}
+
 impl Document for BonnieResult {
     fn json(&self) -> Value {
-        to_json(self)
+        with_schema(self, "iolab-bonnie/1")
     }
     fn text(&self) -> String {
         let mut s = crate::output::suites::bonnie_table(self);

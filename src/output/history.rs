@@ -350,6 +350,8 @@ fn few_repetitions_note(c: &Comparison) -> String {
 #[derive(Serialize)]
 struct CsvRow<'a> {
     run_id: i64,
+    /// `g3`, as `list` and `show` name groups; empty outside a group.
+    group: Option<&'a str>,
     group_id: Option<i64>,
     tool: &'a str,
     tool_version: &'a str,
@@ -384,6 +386,7 @@ pub fn export_csv(store: &Store, ids: &[i64], out: &mut dyn std::io::Write) -> R
         for m in store.metrics(id)? {
             w.serialize(CsvRow {
                 run_id: id,
+                group: r.group.as_deref(),
                 group_id: r.group_id,
                 tool: &r.tool,
                 tool_version: &r.tool_version,
@@ -433,7 +436,7 @@ pub fn export_json(store: &Store, ids: &[i64]) -> Result<serde_json::Value> {
                 .unwrap_or("");
             doc = imp.to_doc(source);
         }
-        runs.push(serde_json::json!({"id": id, "group_id": r.group_id, "kind": r.kind, "tool": r.tool, "tool_version": r.tool_version, "label": r.label, "tags": r.tags, "cells": store.cells(id)?, "doc": doc}));
+        runs.push(serde_json::json!({"id": id, "group": r.group, "group_id": r.group_id, "kind": r.kind, "tool": r.tool, "tool_version": r.tool_version, "label": r.label, "tags": r.tags, "cells": store.cells(id)?, "doc": doc}));
     }
     Ok(serde_json::json!({"schema": "iolab-export/1", "runs": runs}))
 }

@@ -107,6 +107,30 @@ pub fn resolve_path(flag: Option<&Path>) -> PathBuf {
     base.join("iolab/results.db")
 }
 
+/// Where a document that could not be saved in `store` is kept, in the order tried:
+/// `$XDG_STATE_HOME/iolab/unsaved` (else `~/.local/state/iolab/unsaved`), `<store>.unsaved`
+/// beside the store, then `iolab-unsaved` in the temporary directory.
+pub fn unsaved_dirs(store: &Path) -> Vec<PathBuf> {
+    let state = std::env::var_os("XDG_STATE_HOME")
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|s| !s.is_empty())
+                .map(|h| PathBuf::from(h).join(".local/state"))
+        });
+    let mut beside = store.as_os_str().to_owned();
+    beside.push(".unsaved");
+    state
+        .map(|s| s.join("iolab/unsaved"))
+        .into_iter()
+        .chain([
+            PathBuf::from(beside),
+            std::env::temp_dir().join("iolab-unsaved"),
+        ])
+        .collect()
+}
+
 /// Summary metrics of one run × cell × op, as stored.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MetricRow {
@@ -136,6 +160,9 @@ pub struct MetricRow {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunRow {
     pub id: i64,
+    /// The group as every command names it (`g3`), null outside a group.
+    pub group: Option<String>,
+    /// The group's number alone (3), kept for scripts written before `group`.
     pub group_id: Option<i64>,
     pub kind: String,
     pub tool: String,
@@ -174,15 +201,42 @@ fn unknown(path: &Path, what: &str) -> Error {
     ))
 }
 
-fn db_err(path: &Path, e: impl std::fmt::Display) -> Error {
+fn db_err(path: &Path, e: impl std::fmt::Display + 'static) -> Error {
+    // A damaged file found while reading or writing gets the one message of every unusable store.
+    if let Some(e) = (&e as &dyn std::any::Any).downcast_ref::<rusqlite::Error>()
+        && is_damage(e)
+    {
+        return damaged(path, e);
+    }
     Error::failed(format!("results store {}: {e}", path.display()))
+}
+
+/// SQLite's word for a file whose pages cannot be read as a database.
+fn is_damage(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseCorrupt)
+    )
+}
+
+/// The one error of a store that cannot be read back (overwritten pages, a truncated file):
+/// exit 2, one line naming the store, whatever command found it (docs/exit-codes.md).
+pub fn damaged(path: &Path, why: impl std::fmt::Display) -> Error {
+    Error::usage(format!(
+        "--db {}: the results store is damaged and cannot be read back ({why}); iolab left it as it is and ran nothing: keep it for diagnosis and use another --db, or restore a backup",
+        path.display()
+    ))
 }
 
 impl Store {
     /// Opens (creating when missing) and migrates the store. Refuses files that are not iolab
     /// stores or come from a newer iolab.
+    /// Every command checks the pages first (`PRAGMA quick_check`): a damaged store is refused
+    /// the same way by `list` and by `run` (before a benchmark is run into it).
     pub fn open(path: &Path) -> Result<Store> {
-        Self::open_to(path, SCHEMA_VERSION)
+        let s = Self::open_to(path, SCHEMA_VERSION)?;
+        s.check_integrity()?;
+        Ok(s)
     }
 
     /// Opens the store for saving: also refuses a store that cannot be written (read-only file or
@@ -202,6 +256,31 @@ impl Store {
             )));
         }
         Ok(s)
+    }
+
+    /// `PRAGMA quick_check`: every page of every b-tree is read and checked (not the indexes
+    /// against their tables), so a damaged store is refused before a benchmark is run into it.
+    pub fn check_integrity(&self) -> Result<()> {
+        let mut st = self
+            .conn
+            .prepare("PRAGMA quick_check(1)")
+            .map_err(|e| db_err(&self.path, e))?;
+        let first: String =
+            st.query_row([], |r| r.get(0))
+                .map_err(|e| match e.sqlite_error_code() {
+                    Some(rusqlite::ErrorCode::NotADatabase) => damaged(&self.path, &e),
+                    _ => db_err(&self.path, e),
+                })?;
+        if first != "ok" {
+            // One line: SQLite puts the database name on a line of its own.
+            let why = first
+                .lines()
+                .filter(|l| !l.starts_with("***"))
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(damaged(&self.path, format!("quick_check: {why}")));
+        }
+        Ok(())
     }
 
     /// Opens and brings the schema to `target` (tests use this to make old stores).
@@ -238,6 +317,7 @@ impl Store {
         };
         let classify = |e: rusqlite::Error| match e.sqlite_error_code() {
             Some(rusqlite::ErrorCode::NotADatabase) => not_ours(),
+            Some(rusqlite::ErrorCode::DatabaseCorrupt) => damaged(path, &e),
             _ => Error::usage(format!(
                 "--db {}: cannot read the results store: {e} (a store in WAL mode also needs to create its -wal and -shm files beside it)",
                 path.display()
@@ -685,9 +765,11 @@ impl Store {
 
     fn row_to_run(&self, r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
         let modes: String = r.get("modes")?;
+        let group_id: Option<i64> = r.get("group_id")?;
         Ok(RunRow {
             id: r.get("id")?,
-            group_id: r.get("group_id")?,
+            group: group_id.map(|g| format!("g{g}")),
+            group_id,
             kind: r.get("kind")?,
             tool: r.get("tool")?,
             tool_version: r.get("tool_version")?,
@@ -778,6 +860,19 @@ impl Store {
             .ok_or_else(|| unknown(&self.path, &format!("run {id}")))?;
         self.fill_tags(&mut r)?;
         Ok(r)
+    }
+
+    /// The first run of `kind` whose stored document is `doc` exactly (an import of the same
+    /// file, a run document imported again).
+    pub fn same_doc(&self, kind: &str, doc: &serde_json::Value) -> Result<Option<i64>> {
+        self.conn
+            .query_row(
+                "SELECT id FROM runs WHERE kind = ?1 AND doc = ?2 ORDER BY id LIMIT 1",
+                params![kind, serde_json::to_string(doc).unwrap_or_default()],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| db_err(&self.path, e))
     }
 
     /// The stored document of a run.
