@@ -566,3 +566,49 @@ fn a_server_restart_mid_run_is_counted_and_survived() {
         assert_eq!(iolab_db(&store, &["db", "cleanup", "--url", &url]).code, 0);
     }
 }
+
+/// The last, partial second is plotted at its real length: no point for a tail shorter than
+/// 0.2 s, and the last point's rate is per its real length (not far below the others). The same
+/// for the device sampler's series (dur_s of the last sample at least 0.2 s).
+#[test]
+fn the_last_partial_second_is_not_plotted_as_a_full_one() {
+    // under /var/tmp so that a block device is under the database and the sampler runs
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let store = d.path().join("r.db");
+    for time in ["2.1", "2.5"] {
+        let v = db_json(
+            &store,
+            &[
+                "--dir",
+                d.path().to_str().unwrap(),
+                "--time",
+                time,
+                "--table-size",
+                "1000",
+                "--no-save",
+            ],
+        );
+        let dur = v["duration_s"].as_f64().unwrap();
+        let ts = v["timeseries"].as_array().unwrap();
+        let last = ts.last().unwrap();
+        let t = last["t_s"].as_f64().unwrap();
+        assert!(
+            dur - t >= 0.2,
+            "--time {time}: a point for the last {:.3} s: {ts:?}",
+            dur - t
+        );
+        let tps: Vec<f64> = ts.iter().map(|p| p["tps"].as_f64().unwrap()).collect();
+        let best = tps[..tps.len() - 1].iter().cloned().fold(0.0, f64::max);
+        assert!(
+            tps[tps.len() - 1] > 0.25 * best,
+            "--time {time}: the last point is far below the others: {tps:?}"
+        );
+        if let Some(dev) = v["device"].as_object() {
+            let s = dev["timeseries"].as_array().unwrap();
+            if s.len() > 1 {
+                let last = s.last().unwrap()["dur_s"].as_f64().unwrap();
+                assert!(last >= 0.2, "--time {time}: a device sample of {last} s");
+            }
+        }
+    }
+}

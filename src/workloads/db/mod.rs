@@ -519,6 +519,9 @@ struct ThreadOut {
     retries: u64,
     reconnects: u64,
     series: Vec<(u64, u64, SparseHist)>,
+    /// When the thread's last transaction ended (before its connection is closed, which for
+    /// SQLite in WAL mode checkpoints: not part of the measured interval).
+    end: Option<Instant>,
 }
 
 /// Statements of one transaction of `test`.
@@ -609,6 +612,7 @@ fn worker(
         retries: 0,
         reconnects: 0,
         series: Vec::new(),
+        end: None,
     };
     let mut cur = IntervalHist::default();
     let (mut cur_tx, mut cur_q, mut cur_sec) = (0u64, 0u64, 0u64);
@@ -696,6 +700,7 @@ fn worker(
         }
     }
     o.series.push((cur_tx, cur_q, cur.take_sparse()));
+    o.end = Some(Instant::now());
     Ok(o)
 }
 
@@ -808,17 +813,22 @@ pub fn run_oltp(
             .map(|h| h.join().expect("db worker panicked"))
             .collect()
     });
-    let dur = start.elapsed().as_secs_f64();
+    let joined = Instant::now();
     let mut v = Vec::new();
     for o in outs {
         let o = o.map_err(Error::failed)?;
         v.push(ThreadOutPub(o));
     }
-    Ok((dur, v))
+    // the measured time ends with the last transaction, not after the connections closed
+    let end = v.iter().filter_map(|o| o.0.end).max().unwrap_or(joined);
+    Ok((end.saturating_duration_since(start).as_secs_f64(), v))
 }
 
 /// Opaque per-thread results (merged by [`build_doc`]).
 pub struct ThreadOutPub(ThreadOut);
+
+/// A last, partial per-second interval shorter than this (seconds) is not plotted.
+pub const SHORTEST_LAST_S: f64 = 0.2;
 
 /// Merges the threads into the document's figures.
 pub fn merge_into(doc: &mut DbDoc, outs: Vec<ThreadOutPub>, dur: f64) {
@@ -845,6 +855,11 @@ pub fn merge_into(doc: &mut DbDoc, outs: Vec<ThreadOutPub>, dur: f64) {
     doc.duration_s = dur;
     doc.tps = doc.transactions as f64 / dur.max(1e-9);
     doc.qps = doc.queries as f64 / dur.max(1e-9);
+    // the last interval is partial: its rates are per its real length, and one shorter than
+    // SHORTEST_LAST_S is left out (a few transactions over a few ms are noise, not a rate)
+    if series.len() > 1 && dur - ((series.len() - 1) as f64) < SHORTEST_LAST_S {
+        series.pop();
+    }
     let n = series.len();
     doc.timeseries = series
         .iter()
