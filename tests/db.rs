@@ -612,3 +612,100 @@ fn the_last_partial_second_is_not_plotted_as_a_full_one() {
         }
     }
 }
+
+/// `iolab db cleanup` removes the SQLite database file iolab created (and its -wal/-shm), but
+/// not a file that was there before iolab prepared it.
+#[test]
+fn sqlite_cleanup_removes_the_file_iolab_created() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("r.db");
+    let file = d.path().join("bench.db");
+    let url = format!("sqlite://{}", file.display());
+    let r = iolab_db(
+        &store,
+        &["db", "prepare", "--url", &url, "--table-size", "100", "-q"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(file.exists());
+    let r = iolab_db(&store, &["db", "cleanup", "--url", &url]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let left: Vec<_> = entries(d.path())
+        .into_iter()
+        .filter(|e| e.starts_with("bench.db"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}; {}", r.stdout);
+    // the default database under --dir, after a run
+    let dir = d.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    let ds = dir.to_str().unwrap();
+    let r = iolab_db(
+        &store,
+        &[
+            "db",
+            "--dir",
+            ds,
+            "--transactions",
+            "10",
+            "--table-size",
+            "100",
+            "--no-save",
+            "-q",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(dir.join("iolab.db").exists());
+    let r = iolab_db(&store, &["db", "cleanup", "--dir", ds]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
+    // a file the user had stays, with its own table, and only iolab's tables are dropped
+    let mine = d.path().join("mine.db");
+    rusqlite::Connection::open(&mine)
+        .unwrap()
+        .execute_batch("CREATE TABLE keep (x INTEGER)")
+        .unwrap();
+    let url = format!("sqlite://{}", mine.display());
+    let r = iolab_db(
+        &store,
+        &["db", "prepare", "--url", &url, "--table-size", "100", "-q"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = iolab_db(&store, &["db", "cleanup", "--url", &url]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(mine.exists());
+    let n: i64 = rusqlite::Connection::open(&mine)
+        .unwrap()
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 1, "only the user's table is left");
+    // an empty file the user made stays too
+    let empty = d.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    let url = format!("sqlite://{}", empty.display());
+    assert_eq!(
+        iolab_db(
+            &store,
+            &["db", "prepare", "--url", &url, "--table-size", "100", "-q"]
+        )
+        .code,
+        0
+    );
+    assert_eq!(iolab_db(&store, &["db", "cleanup", "--url", &url]).code, 0);
+    assert!(empty.exists());
+    // cleanup of a database that is not there creates nothing
+    let none = d.path().join("none.db");
+    let r = iolab_db(
+        &store,
+        &[
+            "db",
+            "cleanup",
+            "--url",
+            &format!("sqlite://{}", none.display()),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!none.exists());
+}

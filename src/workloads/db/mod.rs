@@ -472,6 +472,46 @@ pub fn cleanup(c: &mut dyn Conn, b: Backend, max_tables: u32) -> Result<u32> {
     Ok(dropped)
 }
 
+/// SQLite's `application_id` in the header of a database file iolab created (ASCII "iolb"):
+/// `iolab db cleanup` removes such a file once its tables are gone, never a file the user had.
+pub const SQLITE_APP_ID: i64 = 0x696f_6c62;
+
+/// Marks a SQLite database file as created by iolab (its `application_id`).
+pub fn mark_created(c: &mut dyn Conn) -> Result<()> {
+    c.exec(&format!("PRAGMA application_id = {SQLITE_APP_ID}"))
+        .map_err(|e| Error::failed(format!("sqlite: {e}")))
+}
+
+/// Whether the SQLite database was created by iolab and holds no tables any more.
+pub fn sqlite_is_ours_and_empty(c: &mut dyn Conn) -> bool {
+    let id = c
+        .strings("PRAGMA application_id")
+        .ok()
+        .and_then(|v| v.first().and_then(|x| x.parse::<i64>().ok()));
+    let tables = c
+        .strings("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .map(|v| v.len())
+        .unwrap_or(1);
+    id == Some(SQLITE_APP_ID) && tables == 0
+}
+
+/// Removes a SQLite database file and its companions (-wal, -shm, -journal). Returns the
+/// paths removed.
+pub fn remove_sqlite_files(p: &std::path::Path) -> Result<Vec<std::path::PathBuf>> {
+    let mut v = Vec::new();
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let f = std::path::PathBuf::from(format!("{}{suffix}", p.display()));
+        match std::fs::remove_file(&f) {
+            Ok(()) => v.push(f),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(Error::failed(format!("cleanup: {}: {e}", f.display())));
+            }
+        }
+    }
+    Ok(v)
+}
+
 // ---------------------------------------------------------------- the workload
 
 /// The latency summary of a histogram (None when empty).
