@@ -709,3 +709,21 @@ fn sqlite_cleanup_removes_the_file_iolab_created() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!none.exists());
 }
+
+/// A refused connection is one line with the system's message, not the client crate's debug
+/// text; no server needed (nothing listens on port 1).
+#[test]
+fn a_refused_connection_is_one_plain_line() {
+    for url in ["mysql://u:p@127.0.0.1:1/x", "postgres://u:p@127.0.0.1:1/x"] {
+        let r = iolab(&["db", "--url", url, "--transactions", "1", "--no-save"]);
+        assert_eq!(r.code, 1, "{url}: {}", r.stderr);
+        let e = r.stderr.trim();
+        assert_eq!(e.lines().count(), 1, "{url}: {e}");
+        for bad in ["{", "DriverError", "Some(", "IoError"] {
+            assert!(!e.contains(bad), "{url}: {bad} in {e}");
+        }
+        assert!(e.contains("127.0.0.1:1"), "{url}: {e}");
+        assert!(e.to_lowercase().contains("refused"), "{url}: {e}");
+        assert!(!e.contains(":p@"), "{url}: the password is printed: {e}");
+    }
+}
