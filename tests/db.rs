@@ -566,3 +566,164 @@ fn a_server_restart_mid_run_is_counted_and_survived() {
         assert_eq!(iolab_db(&store, &["db", "cleanup", "--url", &url]).code, 0);
     }
 }
+
+/// The last, partial second is plotted at its real length: no point for a tail shorter than
+/// 0.2 s, and the last point's rate is per its real length (not far below the others). The same
+/// for the device sampler's series (dur_s of the last sample at least 0.2 s).
+#[test]
+fn the_last_partial_second_is_not_plotted_as_a_full_one() {
+    // under /var/tmp so that a block device is under the database and the sampler runs
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let store = d.path().join("r.db");
+    for time in ["2.1", "2.5"] {
+        let v = db_json(
+            &store,
+            &[
+                "--dir",
+                d.path().to_str().unwrap(),
+                "--time",
+                time,
+                "--table-size",
+                "1000",
+                "--no-save",
+            ],
+        );
+        let dur = v["duration_s"].as_f64().unwrap();
+        let ts = v["timeseries"].as_array().unwrap();
+        let last = ts.last().unwrap();
+        let t = last["t_s"].as_f64().unwrap();
+        assert!(
+            dur - t >= 0.2,
+            "--time {time}: a point for the last {:.3} s: {ts:?}",
+            dur - t
+        );
+        let tps: Vec<f64> = ts.iter().map(|p| p["tps"].as_f64().unwrap()).collect();
+        let best = tps[..tps.len() - 1].iter().cloned().fold(0.0, f64::max);
+        assert!(
+            tps[tps.len() - 1] > 0.25 * best,
+            "--time {time}: the last point is far below the others: {tps:?}"
+        );
+        if let Some(dev) = v["device"].as_object() {
+            let s = dev["timeseries"].as_array().unwrap();
+            if s.len() > 1 {
+                let last = s.last().unwrap()["dur_s"].as_f64().unwrap();
+                assert!(last >= 0.2, "--time {time}: a device sample of {last} s");
+            }
+        }
+    }
+}
+
+/// `iolab db cleanup` removes the SQLite database file iolab created (and its -wal/-shm), but
+/// not a file that was there before iolab prepared it.
+#[test]
+fn sqlite_cleanup_removes_the_file_iolab_created() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("r.db");
+    let file = d.path().join("bench.db");
+    let url = format!("sqlite://{}", file.display());
+    let r = iolab_db(
+        &store,
+        &["db", "prepare", "--url", &url, "--table-size", "100", "-q"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(file.exists());
+    let r = iolab_db(&store, &["db", "cleanup", "--url", &url]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let left: Vec<_> = entries(d.path())
+        .into_iter()
+        .filter(|e| e.starts_with("bench.db"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}; {}", r.stdout);
+    // the default database under --dir, after a run
+    let dir = d.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    let ds = dir.to_str().unwrap();
+    let r = iolab_db(
+        &store,
+        &[
+            "db",
+            "--dir",
+            ds,
+            "--transactions",
+            "10",
+            "--table-size",
+            "100",
+            "--no-save",
+            "-q",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(dir.join("iolab.db").exists());
+    let r = iolab_db(&store, &["db", "cleanup", "--dir", ds]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
+    // a file the user had stays, with its own table, and only iolab's tables are dropped
+    let mine = d.path().join("mine.db");
+    rusqlite::Connection::open(&mine)
+        .unwrap()
+        .execute_batch("CREATE TABLE keep (x INTEGER)")
+        .unwrap();
+    let url = format!("sqlite://{}", mine.display());
+    let r = iolab_db(
+        &store,
+        &["db", "prepare", "--url", &url, "--table-size", "100", "-q"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = iolab_db(&store, &["db", "cleanup", "--url", &url]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(mine.exists());
+    let n: i64 = rusqlite::Connection::open(&mine)
+        .unwrap()
+        .query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 1, "only the user's table is left");
+    // an empty file the user made stays too
+    let empty = d.path().join("empty.db");
+    std::fs::write(&empty, b"").unwrap();
+    let url = format!("sqlite://{}", empty.display());
+    assert_eq!(
+        iolab_db(
+            &store,
+            &["db", "prepare", "--url", &url, "--table-size", "100", "-q"]
+        )
+        .code,
+        0
+    );
+    assert_eq!(iolab_db(&store, &["db", "cleanup", "--url", &url]).code, 0);
+    assert!(empty.exists());
+    // cleanup of a database that is not there creates nothing
+    let none = d.path().join("none.db");
+    let r = iolab_db(
+        &store,
+        &[
+            "db",
+            "cleanup",
+            "--url",
+            &format!("sqlite://{}", none.display()),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!none.exists());
+}
+
+/// A refused connection is one line with the system's message, not the client crate's debug
+/// text; no server needed (nothing listens on port 1).
+#[test]
+fn a_refused_connection_is_one_plain_line() {
+    for url in ["mysql://u:p@127.0.0.1:1/x", "postgres://u:p@127.0.0.1:1/x"] {
+        let r = iolab(&["db", "--url", url, "--transactions", "1", "--no-save"]);
+        assert_eq!(r.code, 1, "{url}: {}", r.stderr);
+        let e = r.stderr.trim();
+        assert_eq!(e.lines().count(), 1, "{url}: {e}");
+        for bad in ["{", "DriverError", "Some(", "IoError"] {
+            assert!(!e.contains(bad), "{url}: {bad} in {e}");
+        }
+        assert!(e.contains("127.0.0.1:1"), "{url}: {e}");
+        assert!(e.to_lowercase().contains("refused"), "{url}: {e}");
+        assert!(!e.contains(":p@"), "{url}: the password is printed: {e}");
+    }
+}

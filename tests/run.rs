@@ -1419,3 +1419,92 @@ fn paced_runs_report_a_small_schedule_lag() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("schedule lag"), "{}", r.stdout);
 }
+
+/// Every option of every subcommand has a description in its --help, and sweep/saturate list
+/// the run options they accept.
+#[test]
+fn every_flag_of_every_subcommand_is_described() {
+    fn commands(prefix: &[String]) -> Vec<Vec<String>> {
+        let mut a: Vec<&str> = prefix.iter().map(|s| s.as_str()).collect();
+        a.push("--help");
+        let r = iolab(&a);
+        assert_eq!(r.code, 0, "{a:?}: {}", r.stderr);
+        let mut out = vec![prefix.to_vec()];
+        let mut in_cmds = false;
+        for l in r.stdout.lines() {
+            if l.starts_with("Commands:") {
+                in_cmds = true;
+                continue;
+            }
+            if in_cmds {
+                if !l.starts_with("  ") {
+                    in_cmds = false;
+                    continue;
+                }
+                // a command line: two spaces, the name, spaces, text (continuations are indented more)
+                if l.starts_with("  ") && !l.starts_with("   ") {
+                    let name = l.split_whitespace().next().unwrap().to_string();
+                    if name != "help" {
+                        let mut p = prefix.to_vec();
+                        p.push(name);
+                        out.extend(commands(&p));
+                    }
+                }
+            }
+        }
+        out
+    }
+    let all = commands(&[]);
+    assert!(all.len() > 20, "{all:?}");
+    for cmd in &all[1..] {
+        let mut a: Vec<&str> = cmd.iter().map(|s| s.as_str()).collect();
+        a.push("--help");
+        let help = iolab(&a).stdout;
+        // the Options section: from "Options:" to the first blank line
+        let lines: Vec<&str> = help
+            .lines()
+            .skip_while(|l| !l.starts_with("Options:"))
+            .take_while(|l| !l.trim().is_empty())
+            .collect();
+        assert!(
+            !lines.is_empty(),
+            "iolab {}: no options: {help}",
+            cmd.join(" ")
+        );
+        for (i, l) in lines.iter().enumerate() {
+            let t = l.trim_start();
+            if !(t.starts_with("--") || (t.starts_with('-') && t.get(2..4) == Some(", "))) {
+                continue;
+            }
+            let indent = l.len() - t.len();
+            if !(2..=6).contains(&indent) {
+                continue; // not an option line: a wrapped description, or the after-help lists
+            }
+            let same_line = t
+                .split_once("  ")
+                .is_some_and(|(_, x)| !x.trim().is_empty());
+            let next_line = lines.get(i + 1).is_some_and(|n| {
+                let nt = n.trim_start();
+                !nt.is_empty() && !nt.starts_with('-') && n.len() - nt.len() > indent
+            });
+            assert!(
+                same_line || next_line,
+                "iolab {}: `{}` has no description",
+                cmd.join(" "),
+                t.trim()
+            );
+        }
+    }
+    for cmd in ["sweep", "saturate"] {
+        let help = iolab(&[cmd, "--help"]).stdout;
+        for f in [
+            "iolab run --help",
+            "--bs",
+            "--mode",
+            "--direct",
+            "--threads",
+        ] {
+            assert!(help.contains(f), "{cmd} --help does not name {f}: {help}");
+        }
+    }
+}

@@ -298,3 +298,43 @@ fn saturation_over_offered_load_finds_where_latency_breaks() {
     let s = iolab_db(&db, &["show", v["group"].as_str().unwrap()]);
     assert!(s.stdout.contains("holds up to rate="), "{}", s.stdout);
 }
+
+/// A finished sweep resumes with -q (nothing left to run: exit 0 and the matrix), and a one-axis
+/// sweep's matrix names the axis and the metric in its header.
+#[test]
+fn resume_takes_quiet_and_a_one_axis_matrix_names_its_columns() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let mut a: Vec<String> = ["sweep", "--threads", "1,2", "--mode", "rndrd", "-q"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    a.extend(base(&data));
+    let av: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+    let r = iolab_db(&db, &av);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let header = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("threads"))
+        .unwrap_or_else(|| panic!("no axis name in the matrix: {}", r.stdout));
+    assert!(header.contains("iops"), "no metric column: {}", r.stdout);
+    assert!(!header.contains('\\'), "{}", r.stdout);
+    let g = r
+        .stderr
+        .split("group ")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no group in {}", r.stderr))
+        .to_string();
+    for q in ["-q", "--quiet"] {
+        let r = iolab_db(&db, &["sweep", "--resume", &g, q]);
+        assert_eq!(r.code, 0, "--resume {g} {q}: {}", r.stderr);
+        assert!(r.stdout.contains("threads"), "{}", r.stdout);
+    }
+    // other run options are still refused with --resume
+    let r = iolab_db(&db, &["sweep", "--resume", &g, "-q", "--threads", "4"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+}

@@ -36,8 +36,10 @@ pub enum Cmd {
     Db(Box<DbRunArgs>),
     /// Sweep run options over lists or ranges (--threads 1,4,8 --size 1G..16G); also
     /// --scheduler/--read-ahead/--nr-requests as axes. Stored as one experiment; resumable.
+    #[command(after_help = run_options_help("sweep"))]
     Sweep(SweepArgs),
     /// Find where a target stops being met: --target 'mibps>=22' --over size=10G..750G.
+    #[command(after_help = run_options_help("saturate"))]
     Saturate(SaturateArgs),
     /// Classic suites: iozone (automatic mode), bonnie (Bonnie++), sysbench-fileio (sysbench's
     /// file benchmark as a stored sweep).
@@ -107,6 +109,7 @@ pub struct FsyncProbeArgs {
     /// Other threads writing meanwhile, for the last test (0 = skip it).
     #[arg(long, default_value_t = 2)]
     pub writers: u32,
+    /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
 }
@@ -163,14 +166,19 @@ pub struct DbRunArgs {
     /// Seed for random rows and ids.
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
+    /// Do not save the results in the results store.
     #[arg(long)]
     pub no_save: bool,
+    /// A label for the stored results.
     #[arg(long)]
     pub label: Option<String>,
+    /// A tag K=V for the stored results (repeatable).
     #[arg(long = "tag", value_name = "K=V")]
     pub tags: Vec<String>,
+    /// No progress bars or live line.
     #[arg(long, short)]
     pub quiet: bool,
     #[command(flatten)]
@@ -179,6 +187,58 @@ pub struct DbRunArgs {
 
 /// Options of `iolab sweep` itself; every other option is a run option (any of them may be a
 /// list or range).
+/// The run options `sweep` and `saturate` accept, from clap's definition of `iolab run` (the
+/// part of their help after the options).
+pub fn run_options_help(cmd: &str) -> String {
+    let run = <RunArgs as Args>::augment_args(clap::Command::new("run"));
+    let (mut values, mut switches) = (Vec::new(), Vec::new());
+    for a in run.get_arguments() {
+        let Some(long) = a.get_long() else { continue };
+        // the experiment's own options (or refused there)
+        if [
+            "help", "repeat", "db", "label", "tag", "json", "no-save", "quiet",
+        ]
+        .contains(&long)
+        {
+            continue;
+        }
+        if a.get_action().takes_values() {
+            values.push(format!("--{long}"));
+        } else {
+            switches.push(format!("--{long}"));
+        }
+    }
+    let wrap = |v: &[String]| {
+        let mut out = String::new();
+        let mut line = String::from("  ");
+        for f in v {
+            if line.len() + f.len() + 1 > 98 {
+                out.push_str(line.trim_end());
+                out.push('\n');
+                line = String::from("  ");
+            }
+            line.push_str(f);
+            line.push(' ');
+        }
+        out.push_str(line.trim_end());
+        out
+    };
+    let how = if cmd == "sweep" {
+        "Any value option may be an axis: a list (--threads 1,4,8), a range that doubles\n\
+         (--threads 1..32, --size 1G..16G), linear steps (4..32:+4) or a factor (1G..64G:x4).\n\
+         Every cell runs with the other options as given."
+    } else {
+        "--over NAME=LO..HI names the value option searched (size, rate, threads, iodepth or files);\n\
+         every measurement runs with the other options as given."
+    };
+    format!(
+        "Run options (as for `iolab run`; see `iolab run --help` for what each does):\n\
+         Value options:\n{}\nSwitches:\n{}\n{how}",
+        wrap(&values),
+        wrap(&switches)
+    )
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct SweepArgs {
     /// Axis for the rows of the matrix (default: the first axis).
@@ -205,12 +265,18 @@ pub struct SweepArgs {
     /// nr_requests values to compare (switched and restored).
     #[arg(long)]
     pub nr_requests: Option<String>,
+    /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
+    /// A label for the stored results.
     #[arg(long)]
     pub label: Option<String>,
+    /// A tag K=V for the stored results (repeatable).
     #[arg(long = "tag", value_name = "K=V")]
     pub tags: Vec<String>,
+    /// No progress bars or live line (also for every run).
+    #[arg(long, short)]
+    pub quiet: bool,
     #[command(flatten)]
     pub db: DbArgs,
     /// The run options (after --; iolab puts them there for you).
@@ -233,12 +299,18 @@ pub struct SaturateArgs {
     /// At most this many measurements.
     #[arg(long, default_value_t = 12)]
     pub max_steps: u32,
+    /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
+    /// A label for the stored results.
     #[arg(long)]
     pub label: Option<String>,
+    /// A tag K=V for the stored results (repeatable).
     #[arg(long = "tag", value_name = "K=V")]
     pub tags: Vec<String>,
+    /// No progress bars or live line (also for every run).
+    #[arg(long, short)]
+    pub quiet: bool,
     #[command(flatten)]
     pub db: DbArgs,
     #[arg(last = true, hide = true)]
@@ -266,7 +338,7 @@ pub fn presplit(argv: Vec<String>) -> Vec<String> {
                 "--tag",
                 "--db",
             ],
-            &["--json", "--help", "-h"],
+            &["--json", "--help", "-h", "-q", "--quiet"],
         ),
         "saturate" => (
             &[
@@ -278,7 +350,7 @@ pub fn presplit(argv: Vec<String>) -> Vec<String> {
                 "--tag",
                 "--db",
             ],
-            &["--json", "--help", "-h"],
+            &["--json", "--help", "-h", "-q", "--quiet"],
         ),
         _ => return argv,
     };
@@ -294,6 +366,10 @@ pub fn presplit(argv: Vec<String>) -> Vec<String> {
         let flag = a.split('=').next().unwrap_or("");
         if own_b.contains(&a.as_str()) {
             own.push(a.clone());
+            // quiet also goes to every run
+            if a == "-q" || a == "--quiet" {
+                rest.push(a.clone());
+            }
         } else if own_v.contains(&flag) {
             own.push(a.clone());
             if !a.contains('=') && i + 1 < argv.len() {
@@ -360,12 +436,15 @@ pub struct IozoneArgs {
     /// Write the spreadsheet CSV (iozone -b) to this file.
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    /// Do not save the results in the results store.
     #[arg(long)]
     pub no_save: bool,
     #[command(flatten)]
     pub db: DbArgs,
+    /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
+    /// No progress bars or live line.
     #[arg(long, short)]
     pub quiet: bool,
 }
@@ -390,10 +469,12 @@ pub struct BonnieArgs {
     /// Write the Bonnie++ CSV line to this file.
     #[arg(long)]
     pub csv: Option<PathBuf>,
+    /// Do not save the results in the results store.
     #[arg(long)]
     pub no_save: bool,
     #[command(flatten)]
     pub db: DbArgs,
+    /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
 }
@@ -415,8 +496,10 @@ pub struct SbFileioArgs {
     /// sync or io_uring.
     #[arg(long, default_value = "sync")]
     pub engine: String,
+    /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
+    /// A label for the stored results.
     #[arg(long)]
     pub label: Option<String>,
     #[command(flatten)]
@@ -436,10 +519,12 @@ pub struct ZonesArgs {
     /// Read size.
     #[arg(long, default_value = "1M", value_parser = size_arg)]
     pub bs: u64,
+    /// Do not save the results in the results store.
     #[arg(long)]
     pub no_save: bool,
     #[command(flatten)]
     pub db: DbArgs,
+    /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
 }
@@ -502,6 +587,7 @@ pub struct ListArgs {
     /// At most this many runs.
     #[arg(long, default_value_t = 50)]
     pub limit: usize,
+    /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
 }
@@ -533,6 +619,7 @@ pub struct CompareArgs {
     /// Run ids (12) or group ids (g3); the first is the baseline.
     #[arg(required = true, num_args = 2..)]
     pub ids: Vec<String>,
+    /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
 }

@@ -64,14 +64,39 @@ pub fn cmd_db(a: &cli::DbRunArgs) -> Result<i32> {
         Some(open_store_write(&a.db)?)
     };
     let stop = stop_flag();
+    let sqlite_file = target.sqlite_path.clone();
+    if a.action == "cleanup"
+        && let Some(p) = &sqlite_file
+        && !p.exists()
+    {
+        // opening it would create it
+        print_out(&format!(
+            "no SQLite database at {}: nothing to clean up\n",
+            p.display()
+        ));
+        return Ok(0);
+    }
+    let created = sqlite_file.as_ref().is_some_and(|p| !p.exists());
     let mut conn = db::connect(&target, &so)?;
+    if created {
+        db::mark_created(conn.as_mut())?;
+    }
     match a.action.as_str() {
         "cleanup" => {
             let n = db::cleanup(conn.as_mut(), target.backend, a.tables)?;
-            print_out(&format!(
+            let mut msg = format!(
                 "dropped {n} iolab tables from {}\n",
                 db::redact(&target.url)
-            ));
+            );
+            if let Some(p) = &sqlite_file
+                && db::sqlite_is_ours_and_empty(conn.as_mut())
+            {
+                drop(conn);
+                for f in db::remove_sqlite_files(p)? {
+                    msg.push_str(&format!("removed {}\n", f.display()));
+                }
+            }
+            print_out(&msg);
             return Ok(0);
         }
         "prepare" => {

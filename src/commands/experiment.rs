@@ -18,10 +18,14 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
             .filter(|_| kind == "sweep")
             .and_then(|s| serde_json::from_value(s).ok())
             .ok_or_else(|| Error::usage(format!("--resume {r}: not a sweep")))?;
-        if !a.run_args.is_empty() {
+        if a.run_args.iter().any(|x| x != "-q" && x != "--quiet") {
             return Err(Error::usage(
                 "--resume: give no other run options; the sweep's own are used",
             ));
+        }
+        let mut spec = spec;
+        if a.quiet && !spec.fixed.iter().any(|x| x == "-q" || x == "--quiet") {
+            spec.fixed.push("-q".into());
         }
         (g, spec)
     } else {
@@ -131,7 +135,7 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
         );
         (g, spec)
     };
-    finish_sweep(&mut store, gid, &spec, a.json, &stop)
+    finish_sweep(&mut store, gid, &spec, a.json, a.quiet, &stop)
 }
 /// Runs a stored sweep and prints its matrix (or JSON).
 fn finish_sweep(
@@ -139,10 +143,11 @@ fn finish_sweep(
     gid: i64,
     spec: &crate::workloads::sweep::SweepSpec,
     json: bool,
+    quiet: bool,
     stop: &AtomicBool,
 ) -> Result<i32> {
     use crate::workloads::sweep;
-    let cells = sweep::run_sweep(&cli::RunParser, store, gid, spec, stop, json)?;
+    let cells = sweep::run_sweep(&cli::RunParser, store, gid, spec, stop, json || quiet)?;
     let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
     let doc = crate::output::document::SweepDoc {
         gid,
@@ -229,7 +234,7 @@ pub fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32> {
         sweep::cross(&spec.axes).len()
     );
     let stop = stop_flag();
-    finish_sweep(&mut store, gid, &spec, a.json, &stop)
+    finish_sweep(&mut store, gid, &spec, a.json, false, &stop)
 }
 
 pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
@@ -304,7 +309,14 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
         &serde_json::to_value(&spec).expect("json"),
     )?;
     let stop = stop_flag();
-    let points = sweep::saturate(&cli::RunParser, &mut store, gid, &spec, &stop, a.json)?;
+    let points = sweep::saturate(
+        &cli::RunParser,
+        &mut store,
+        gid,
+        &spec,
+        &stop,
+        a.json || a.quiet,
+    )?;
     let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
     let doc = crate::output::document::SaturateDoc {
         gid,

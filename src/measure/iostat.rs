@@ -239,6 +239,9 @@ pub fn between(a: &Reading, b: &Reading, t0: Instant) -> Sample {
     }
 }
 
+/// A last, partial sampling interval shorter than this is not part of the series.
+pub const SHORTEST_LAST: Duration = Duration::from_millis(200);
+
 /// Samples the devices every `interval` from `start` until `stop` is set; returns the report.
 /// One read of /proc/diskstats and /proc/stat per interval, nothing per I/O.
 pub fn sample_until(
@@ -263,11 +266,14 @@ pub fn sample_until(
         let done = stop.load(Ordering::Relaxed);
         if done || Instant::now() >= next {
             let r = reading(proc_root, devices);
-            if r.at.saturating_duration_since(prev.at) >= Duration::from_millis(50)
-                || series.is_empty()
-                || done
-            {
-                series.push(between(&prev, &r, first.at));
+            let since = r.at.saturating_duration_since(prev.at);
+            if since >= Duration::from_millis(50) || series.is_empty() || done {
+                // the last, partial interval: its rates and %util are per its real length
+                // (dur_s); one shorter than SHORTEST_LAST is left out of the series (a few
+                // ms of jiffy-rounded ticks are noise), the summary still covers it
+                if !done || series.is_empty() || since >= SHORTEST_LAST {
+                    series.push(between(&prev, &r, first.at));
+                }
                 prev = r;
             }
             next += interval;

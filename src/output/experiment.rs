@@ -50,12 +50,16 @@ pub fn render_matrix(spec: &SweepSpec, cells: &[CellOut]) -> String {
             .and_then(|c| spec.axes.iter().find(|a| &a.name == c))
             .map(|a| a.values.clone())
             .unwrap_or_else(|| vec![String::new()]);
-        let mut header = vec![format!(
-            "{} \\ {}",
-            rows.clone().unwrap_or_default(),
-            cols.clone().unwrap_or_default()
-        )];
-        header.extend(cvals.iter().cloned());
+        // one axis: a column named by the axis and one named by the metric
+        let mut header = match &cols {
+            Some(c) => vec![format!("{} \\ {c}", rows.clone().unwrap_or_default())],
+            None => vec![rows.clone().unwrap_or_default()],
+        };
+        if cols.is_some() {
+            header.extend(cvals.iter().cloned());
+        } else {
+            header.push(spec.metric.clone());
+        }
         t.set_header(header);
         for rv in &rvals {
             let mut row = vec![rv.clone()];

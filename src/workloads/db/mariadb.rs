@@ -7,6 +7,28 @@ pub struct My {
     stmts: std::collections::HashMap<(Q, u32), mysql::Statement>,
 }
 
+/// The error as one line with the server's or the system's message, without the crate's
+/// `DriverError { ... }` wrapping.
+pub(super) fn my_message(e: &mysql::Error) -> String {
+    use mysql::DriverError as D;
+    let s = match e {
+        mysql::Error::MySqlError(m) => {
+            format!("{} (error {}, SQLSTATE {})", m.message, m.code, m.state)
+        }
+        mysql::Error::DriverError(D::CouldNotConnect(Some((_, desc, _)))) => desc.clone(),
+        mysql::Error::DriverError(D::CouldNotConnect(None)) => "no address to connect to".into(),
+        mysql::Error::DriverError(D::ConnectTimeout) => {
+            format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())
+        }
+        mysql::Error::DriverError(d) => d.to_string(),
+        mysql::Error::IoError(io) => io.to_string(),
+        mysql::Error::CodecError(c) => c.to_string(),
+        mysql::Error::UrlError(u) => u.to_string(),
+        other => other.to_string(),
+    };
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 fn my_err(e: mysql::Error) -> DbErr {
     match &e {
         mysql::Error::MySqlError(m) if m.code == 1213 || m.code == 1205 => {
@@ -19,9 +41,9 @@ fn my_err(e: mysql::Error) -> DbErr {
         }
         mysql::Error::MySqlError(m) => DbErr::Other(m.message.clone()),
         mysql::Error::IoError(_) | mysql::Error::CodecError(_) | mysql::Error::DriverError(_) => {
-            DbErr::Lost(e.to_string())
+            DbErr::Lost(my_message(&e))
         }
-        _ => DbErr::Other(e.to_string()),
+        _ => DbErr::Other(my_message(&e)),
     }
 }
 
@@ -103,7 +125,7 @@ pub fn connect(t: &Target) -> Result<My> {
         .tcp_connect_timeout(Some(CONNECT_TIMEOUT))
         .read_timeout(Some(Duration::from_secs(60)))
         .prefer_socket(false);
-    let c = mysql::Conn::new(b).map_err(|e| fail(format!("cannot connect: {e}")))?;
+    let c = mysql::Conn::new(b).map_err(|e| fail(format!("cannot connect: {}", my_message(&e))))?;
     Ok(My {
         c,
         stmts: Default::default(),

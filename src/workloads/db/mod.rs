@@ -472,6 +472,46 @@ pub fn cleanup(c: &mut dyn Conn, b: Backend, max_tables: u32) -> Result<u32> {
     Ok(dropped)
 }
 
+/// SQLite's `application_id` in the header of a database file iolab created (ASCII "iolb"):
+/// `iolab db cleanup` removes such a file once its tables are gone, never a file the user had.
+pub const SQLITE_APP_ID: i64 = 0x696f_6c62;
+
+/// Marks a SQLite database file as created by iolab (its `application_id`).
+pub fn mark_created(c: &mut dyn Conn) -> Result<()> {
+    c.exec(&format!("PRAGMA application_id = {SQLITE_APP_ID}"))
+        .map_err(|e| Error::failed(format!("sqlite: {e}")))
+}
+
+/// Whether the SQLite database was created by iolab and holds no tables any more.
+pub fn sqlite_is_ours_and_empty(c: &mut dyn Conn) -> bool {
+    let id = c
+        .strings("PRAGMA application_id")
+        .ok()
+        .and_then(|v| v.first().and_then(|x| x.parse::<i64>().ok()));
+    let tables = c
+        .strings("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .map(|v| v.len())
+        .unwrap_or(1);
+    id == Some(SQLITE_APP_ID) && tables == 0
+}
+
+/// Removes a SQLite database file and its companions (-wal, -shm, -journal). Returns the
+/// paths removed.
+pub fn remove_sqlite_files(p: &std::path::Path) -> Result<Vec<std::path::PathBuf>> {
+    let mut v = Vec::new();
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let f = std::path::PathBuf::from(format!("{}{suffix}", p.display()));
+        match std::fs::remove_file(&f) {
+            Ok(()) => v.push(f),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(Error::failed(format!("cleanup: {}: {e}", f.display())));
+            }
+        }
+    }
+    Ok(v)
+}
+
 // ---------------------------------------------------------------- the workload
 
 /// The latency summary of a histogram (None when empty).
@@ -519,6 +559,9 @@ struct ThreadOut {
     retries: u64,
     reconnects: u64,
     series: Vec<(u64, u64, SparseHist)>,
+    /// When the thread's last transaction ended (before its connection is closed, which for
+    /// SQLite in WAL mode checkpoints: not part of the measured interval).
+    end: Option<Instant>,
 }
 
 /// Statements of one transaction of `test`.
@@ -609,6 +652,7 @@ fn worker(
         retries: 0,
         reconnects: 0,
         series: Vec::new(),
+        end: None,
     };
     let mut cur = IntervalHist::default();
     let (mut cur_tx, mut cur_q, mut cur_sec) = (0u64, 0u64, 0u64);
@@ -696,6 +740,7 @@ fn worker(
         }
     }
     o.series.push((cur_tx, cur_q, cur.take_sparse()));
+    o.end = Some(Instant::now());
     Ok(o)
 }
 
@@ -808,17 +853,22 @@ pub fn run_oltp(
             .map(|h| h.join().expect("db worker panicked"))
             .collect()
     });
-    let dur = start.elapsed().as_secs_f64();
+    let joined = Instant::now();
     let mut v = Vec::new();
     for o in outs {
         let o = o.map_err(Error::failed)?;
         v.push(ThreadOutPub(o));
     }
-    Ok((dur, v))
+    // the measured time ends with the last transaction, not after the connections closed
+    let end = v.iter().filter_map(|o| o.0.end).max().unwrap_or(joined);
+    Ok((end.saturating_duration_since(start).as_secs_f64(), v))
 }
 
 /// Opaque per-thread results (merged by [`build_doc`]).
 pub struct ThreadOutPub(ThreadOut);
+
+/// A last, partial per-second interval shorter than this (seconds) is not plotted.
+pub const SHORTEST_LAST_S: f64 = 0.2;
 
 /// Merges the threads into the document's figures.
 pub fn merge_into(doc: &mut DbDoc, outs: Vec<ThreadOutPub>, dur: f64) {
@@ -845,6 +895,11 @@ pub fn merge_into(doc: &mut DbDoc, outs: Vec<ThreadOutPub>, dur: f64) {
     doc.duration_s = dur;
     doc.tps = doc.transactions as f64 / dur.max(1e-9);
     doc.qps = doc.queries as f64 / dur.max(1e-9);
+    // the last interval is partial: its rates are per its real length, and one shorter than
+    // SHORTEST_LAST_S is left out (a few transactions over a few ms are noise, not a rate)
+    if series.len() > 1 && dur - ((series.len() - 1) as f64) < SHORTEST_LAST_S {
+        series.pop();
+    }
     let n = series.len();
     doc.timeseries = series
         .iter()
