@@ -1231,3 +1231,54 @@ fn groups_are_named_gn_in_list_csv_and_export() {
     // the table says g1 too
     assert!(lab.ok(&["list"]).stdout.contains("g1"));
 }
+
+/// `iolab db` keeps a result the store did not take like `iolab run` does, and `iolab import`
+/// saves it later; `list` calls a db run's rate TPS, not IOPS.
+#[test]
+fn a_db_run_the_store_did_not_take_is_kept_and_imported_later() {
+    let lab = Lab::new();
+    let state = lab._tmp.path().join("state");
+    drop(iolab::store::Store::open(&lab.db).unwrap());
+    Connection::open(&lab.db)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER no_room BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'no room left'); END;",
+        )
+        .unwrap();
+    let o = std::process::Command::new(bin())
+        .args([
+            "db",
+            "--test",
+            "update-loop",
+            "--iterations",
+            "20",
+            "--dir",
+            lab.dir.to_str().unwrap(),
+            "-q",
+            "--json",
+        ])
+        .env("IOLAB_DB", &lab.db)
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{stderr}");
+    let dir = state.join("iolab/unsaved");
+    let files = entries(&dir);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let kept = dir.join(&files[0]);
+    assert!(stderr.contains(kept.to_str().unwrap()), "{stderr}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&kept).unwrap()).unwrap();
+    assert_eq!(doc["schema"], "iolab-db/1");
+    let good = lab._tmp.path().join("good.db");
+    let r = iolab_db(&good, &["import", kept.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("as run 1"), "{}", r.stdout);
+    let shown = iolab_db(&good, &["show", "1", "--json"]).json();
+    assert_eq!(shown["test"], "update-loop");
+    assert_eq!(shown["transactions"], doc["transactions"]);
+    let list = iolab_db(&good, &["list"]);
+    assert!(list.stdout.contains("TPS"), "{}", list.stdout);
+    assert!(!list.stdout.contains("IOPS"), "{}", list.stdout);
+}

@@ -245,12 +245,25 @@ pub fn cmd_db(a: &cli::DbRunArgs) -> Result<i32> {
     let saved = store.as_mut().map(|s| {
         s.save_db(&doc, &json, &fsinfo::hostname())
             .map(|id| (id, s.path.clone()))
+            .map_err(|e| (e, s.path.clone()))
     });
     emit(&doc, a.json);
     match saved {
         Some(Ok((id, p))) => eprintln!("saved as run {id} in {}", p.display()),
-        Some(Err(e)) => {
-            eprintln!("iolab: error: the results above were not saved: {}", e.msg);
+        Some(Err((e, path))) => {
+            // Kept in a file, as `iolab run` does, so `iolab import` can save it later.
+            let kept = match keep_unsaved(&path, &json) {
+                Ok(p) => format!(
+                    "; the document is kept in {} (`iolab import {}` saves it later)",
+                    p.display(),
+                    p.display()
+                ),
+                Err(why) => format!("; it could not be kept in a file either ({why})"),
+            };
+            eprintln!(
+                "iolab: error: the results above were not saved: {}{kept}",
+                e.msg
+            );
             return Ok(Exit::NotSaved as i32);
         }
         None => {}

@@ -92,6 +92,35 @@ pub fn write_side_file(p: &Option<std::path::PathBuf>, text: &str) -> Result<()>
 }
 pub use crate::output::write_atomically;
 
+/// Writes a document the store did not take (a run or a db run) to the first of [`store::unsaved_dirs`] that
+/// takes it (`<time>-<pid>.json`, whole or absent), so `iolab import` can save it later.
+pub fn keep_unsaved(
+    store_path: &Path,
+    json: &serde_json::Value,
+) -> std::result::Result<std::path::PathBuf, String> {
+    let name = format!(
+        "{}-{}.json",
+        chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"),
+        std::process::id()
+    );
+    let text = format!(
+        "{}\n",
+        serde_json::to_string_pretty(json).unwrap_or_default()
+    );
+    let mut why = Vec::new();
+    for dir in store::unsaved_dirs(store_path) {
+        let p = dir.join(&name);
+        match std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("{}: {e}", dir.display()))
+            .and_then(|_| write_atomically(&p, text.as_bytes(), "unsaved").map_err(|e| e.msg))
+        {
+            Ok(()) => return Ok(p),
+            Err(e) => why.push(e),
+        }
+    }
+    Err(why.join("; "))
+}
+
 /// Parses the process arguments and runs the subcommand; returns the exit code.
 pub fn run_cli() -> Result<i32> {
     let cli = match Cli::try_parse_from(cli::presplit(std::env::args().collect())) {

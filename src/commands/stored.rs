@@ -102,6 +102,20 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
         let run_doc = serde_json::from_str::<serde_json::Value>(&text)
             .ok()
             .filter(|v| v.get("schema").and_then(|x| x.as_str()) == Some("iolab-run/1"));
+        // An iolab db document kept the same way.
+        let db_doc = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .filter(|v| v.get("schema").and_then(|x| x.as_str()) == Some("iolab-db/1"));
+        if let Some(v) = db_doc {
+            let doc: crate::model::db::DbDoc = serde_json::from_value(v.clone()).map_err(|e| {
+                Error::usage(format!(
+                    "{}: an iolab-db/1 document that cannot be read: {e}",
+                    f.display()
+                ))
+            })?;
+            parsed.push((f.clone(), Parsed::Db(Box::new(doc), v)));
+            continue;
+        }
         if let Some(v) = run_doc {
             let doc = RunDoc::from_json(&v).map_err(|e| {
                 Error::usage(format!(
@@ -130,6 +144,18 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
                 ));
                 continue;
             }
+            Parsed::Db(doc, v) => {
+                warn_again(&s, &f, "db", &v)?;
+                let host = a.host.clone().unwrap_or_else(fsinfo::hostname);
+                let id = s.save_db(&doc, &v, &host)?;
+                print_out(&format!(
+                    "imported {} as run {id} (iolab db {} on {})\n",
+                    f.display(),
+                    doc.test,
+                    doc.backend
+                ));
+                continue;
+            }
             Parsed::Tool(imp) => imp,
         };
         let doc = imp.to_doc(&f.display().to_string());
@@ -150,6 +176,7 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
 /// What `iolab import` read from one file.
 enum Parsed {
     Run(Box<RunDoc>, serde_json::Value),
+    Db(Box<crate::model::db::DbDoc>, serde_json::Value),
     Tool(crate::store::import::Imported),
 }
 

@@ -41,7 +41,11 @@ pub fn render_list(store: &Store, rows: &[RunRow]) -> Result<String> {
         let m = store.metrics(r.id)?;
         let head = m
             .first()
-            .map(|x| format!("{} {} {:.0} IOPS", x.mode, x.op, x.iops))
+            // a db run's rate is transactions per second
+            .map(|x| {
+                let unit = if r.kind == "db" { "TPS" } else { "IOPS" };
+                format!("{} {} {:.0} {unit}", x.mode, x.op, x.iops)
+            })
             .unwrap_or_default();
         let tags: Vec<String> = r.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
         t.add_row(vec![
