@@ -248,18 +248,16 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
             pacer.advance();
         }
         let issued = sched.unwrap_or(t0);
-        let mut lag = None;
-        if let Some(s) = sched
-            && kind != OpKind::Fsync
-        {
+        // a paced read or write: its own lateness, carried while the thread stays behind
+        let paced = sched.filter(|_| kind != OpKind::Fsync);
+        if let Some(s) = paced {
             prev_lag = lag_ns(s, ready, t0, prev_lag);
-            lag = Some(prev_lag);
         }
         if issued < sh.measure_start {
             continue;
         }
-        if let Some(l) = lag {
-            st.record_lag(l);
+        if paced.is_some() {
+            st.record_lag(prev_lag);
         }
         match res {
             Ok(()) => {

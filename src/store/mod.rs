@@ -156,6 +156,24 @@ pub struct MetricRow {
     pub lat_p99_99_ns: Option<f64>,
 }
 
+impl MetricRow {
+    /// The latency columns as the one latency summary of reported figures.
+    pub fn lat(&self) -> crate::model::lat::ReportedLat {
+        crate::model::lat::ReportedLat {
+            min: self.lat_min_ns,
+            mean: self.lat_mean_ns,
+            max: self.lat_max_ns,
+            stddev: self.lat_stddev_ns,
+            p50: self.lat_p50_ns,
+            p90: self.lat_p90_ns,
+            p95: self.lat_p95_ns,
+            p99: self.lat_p99_ns,
+            p99_9: self.lat_p99_9_ns,
+            p99_99: self.lat_p99_99_ns,
+        }
+    }
+}
+
 /// One run as listed.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RunRow {
@@ -947,18 +965,7 @@ impl Store {
                     results: Default::default(),
                 });
             }
-            let lat = crate::model::lat::ReportedLat {
-                min: m.lat_min_ns,
-                mean: m.lat_mean_ns,
-                max: m.lat_max_ns,
-                stddev: m.lat_stddev_ns,
-                p50: m.lat_p50_ns,
-                p90: m.lat_p90_ns,
-                p95: m.lat_p95_ns,
-                p99: m.lat_p99_ns,
-                p99_9: m.lat_p99_9_ns,
-                p99_99: m.lat_p99_99_ns,
-            };
+            let lat = m.lat();
             if let Some(c) = out.last_mut() {
                 c.results.insert(
                     m.op.clone(),
