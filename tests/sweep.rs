@@ -338,3 +338,125 @@ fn resume_takes_quiet_and_a_one_axis_matrix_names_its_columns() {
     let r = iolab_db(&db, &["sweep", "--resume", &g, "-q", "--threads", "4"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
 }
+
+/// Sweeps, saturation searches and the suites take the file-set lock of their --dir like
+/// `iolab run`: while a run holds the directory they wait, then refuse naming the holder, and
+/// touch none of its files.
+#[test]
+fn sweeps_saturate_and_suites_respect_the_lock_of_a_running_set() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap().to_string();
+    let db = test_db();
+    let db_s = db.to_str().unwrap().to_string();
+    let mut seconds = Vec::new();
+    let out = interrupt_when(
+        std::process::Command::new(bin()).args([
+            "run",
+            "--dir",
+            &dir,
+            "--files",
+            "2",
+            "--size",
+            "2M",
+            "--mode",
+            "rndrd",
+            "--time",
+            "60",
+            "--no-save",
+            "-q",
+        ]),
+        "a read by an iolab-w worker thread",
+        |pid, _| {
+            if !thread_has_read(pid, "iolab-w") {
+                return false;
+            }
+            let before = entries(std::path::Path::new(&dir));
+            for args in [
+                vec![
+                    "sweep",
+                    "--db",
+                    &db_s,
+                    "--dir",
+                    &dir,
+                    "--files",
+                    "2",
+                    "--size",
+                    "2M",
+                    "--mode",
+                    "rndwr",
+                    "--threads",
+                    "1,2",
+                    "--ops",
+                    "10",
+                    "-q",
+                ],
+                vec![
+                    "saturate",
+                    "--db",
+                    &db_s,
+                    "--dir",
+                    &dir,
+                    "--files",
+                    "2",
+                    "--size",
+                    "2M",
+                    "--mode",
+                    "rndwr",
+                    "--over",
+                    "threads=1..2",
+                    "--ops",
+                    "10",
+                    "--target",
+                    "iops>=1",
+                    "-q",
+                ],
+                vec![
+                    "suite",
+                    "bonnie",
+                    "--dir",
+                    &dir,
+                    "--size",
+                    "8M",
+                    "--files",
+                    "0",
+                    "--seeks",
+                    "10",
+                    "--no-save",
+                ],
+                vec![
+                    "suite",
+                    "iozone",
+                    "--dir",
+                    &dir,
+                    "--min-file",
+                    "64k",
+                    "--max-file",
+                    "64k",
+                    "--min-rec",
+                    "4k",
+                    "--max-rec",
+                    "4k",
+                    "-q",
+                    "--no-save",
+                ],
+            ] {
+                let r = iolab(&args);
+                seconds.push((pid, args.join(" "), r));
+            }
+            assert_eq!(entries(std::path::Path::new(&dir)), before);
+            true
+        },
+    );
+    assert_eq!(out.status.code(), Some(130));
+    assert_eq!(seconds.len(), 4);
+    for (pid, args, r) in seconds {
+        assert_eq!(r.code, 1, "{args}: {}", r.stderr);
+        let last = r.stderr.trim().lines().last().unwrap_or("");
+        assert!(
+            last.contains("in use") && last.contains(&format!("pid {pid}")),
+            "{args}: {}",
+            r.stderr
+        );
+    }
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}

@@ -23,9 +23,20 @@ fn suite_dir(dir: &Path) -> Result<bool> {
     cli::check_dir(dir, dir == Path::new(cli::DEFAULT_DIR))
 }
 
+/// The lock of the directory a suite works in (the file-set lock `iolab run` takes): two
+/// benchmarks in one directory would measure each other.
+fn lock_suite_dir(dir: &Path, created: bool) -> Result<fileset::SetLock> {
+    fileset::lock(dir).inspect_err(|_| {
+        if created {
+            let _ = std::fs::remove_dir(dir);
+        }
+    })
+}
+
 pub fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32> {
     use crate::workloads::suites;
     let created = suite_dir(&a.dir)?;
+    let lock = lock_suite_dir(&a.dir, created)?;
     let o = suites::IozoneOpts {
         dir: a.dir.clone(),
         min_file: a.min_file,
@@ -43,6 +54,7 @@ pub fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32> {
         bar.set_position(done);
     });
     bar.finish_and_clear();
+    drop(lock);
     if created {
         let _ = std::fs::remove_dir(&a.dir);
     }
@@ -64,6 +76,7 @@ pub fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32> {
 pub fn cmd_bonnie(a: &cli::BonnieArgs) -> Result<i32> {
     use crate::workloads::suites;
     let created = suite_dir(&a.dir)?;
+    let lock = lock_suite_dir(&a.dir, created)?;
     let mut o = suites::BonnieOpts {
         dir: a.dir.clone(),
         chunk: a.chunk,
@@ -76,6 +89,7 @@ pub fn cmd_bonnie(a: &cli::BonnieArgs) -> Result<i32> {
     }
     let stop = stop_flag();
     let r = suites::bonnie(&o, &stop);
+    drop(lock);
     if created {
         let _ = std::fs::remove_dir(&a.dir);
     }

@@ -238,6 +238,27 @@ pub fn mean_figures(figs: &[Figures]) -> Figures {
     }
 }
 
+/// Runs one cell's plan holding the lock of its file set, as `iolab run` does: a second iolab
+/// in the same --dir waits for the cell or is refused, never overwrites its files.
+fn run_cell(plan: &crate::engine::runner::Plan, stop: &AtomicBool) -> Result<RunDoc> {
+    let lock = match crate::engine::fileset::lock(&plan.fileset.dir) {
+        Ok(l) => l,
+        Err(e) => {
+            if plan.created_dir {
+                let _ = std::fs::remove_dir(&plan.fileset.dir);
+            }
+            return Err(e);
+        }
+    };
+    let r = crate::engine::runner::run(plan, stop, |_| {});
+    drop(lock);
+    // The lock file was the last thing in a --dir this cell created.
+    if plan.created_dir && !plan.keep {
+        let _ = std::fs::remove_dir(&plan.fileset.dir);
+    }
+    r
+}
+
 fn key(c: &BTreeMap<String, String>) -> String {
     serde_json::to_string(c).expect("json")
 }
@@ -405,7 +426,7 @@ pub fn run_sweep(
             let desc: Vec<String> = cell.iter().map(|(a, v)| format!("{a}={v}")).collect();
             bar.set_message(desc.join(" "));
             let plan = ro.plan(&cell_args(&spec.fixed, cell))?;
-            let doc = match crate::engine::runner::run(&plan, stop, |_| {}) {
+            let doc = match run_cell(&plan, stop) {
                 Ok(d) => d,
                 // Stopped before this cell measured anything: nothing to save; the sweep ends
                 // here with its finished cells, resumable.
@@ -564,7 +585,7 @@ pub fn saturate(
         if plan.cells.len() != 1 {
             return Err(Error::usage("saturate: give exactly one --mode"));
         }
-        let doc = match crate::engine::runner::run(&plan, stop, |_| {}) {
+        let doc = match run_cell(&plan, stop) {
             Ok(d) => d,
             // Stopped before this point measured anything: the search ends with what it has.
             Err(e) if e.exit == crate::error::Exit::Interrupted => return Ok(None),
