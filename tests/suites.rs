@@ -363,7 +363,7 @@ fn bonnie_csv_and_table_of_a_known_result() {
         Some(BonnieStat {
             value: v,
             cpu_pct: v.map(|_| cpu),
-            max_latency_us: lat,
+            max_latency_ns: lat * 1000,
             seconds: if v.is_some() { 2.0 } else { 0.1 },
             ops: 10,
         })
@@ -373,8 +373,8 @@ fn bonnie_csv_and_table_of_a_known_result() {
         machine: "ceph-admin".into(),
         concurrency: 1,
         seed: 1466787633,
-        file_size: 8196 * MIB,
-        chunk: 8 * KIB,
+        file_size_bytes: 8196 * MIB,
+        chunk_bytes: 8 * KIB,
         files: 16,
         putc: stat(Some(630.0), 94.0, 12352),
         put_block: stat(Some(112045.4), 16.0, 1_034_000),
@@ -576,7 +576,7 @@ fn bonnie_and_zones_metric_rows() {
         Some(BonnieStat {
             value: v,
             cpu_pct: v.map(|_| 10.0),
-            max_latency_us: lat,
+            max_latency_ns: lat * 1000,
             seconds: if v.is_some() { 2.0 } else { 0.25 },
             ops,
         })
@@ -586,8 +586,8 @@ fn bonnie_and_zones_metric_rows() {
         machine: "m".into(),
         concurrency: 1,
         seed: 1,
-        file_size: 8 * MIB,
-        chunk: 8 * KIB,
+        file_size_bytes: 8 * MIB,
+        chunk_bytes: 8 * KIB,
         files: 1,
         putc: stat(Some(630.0), 12352, 1024),
         put_block: stat(Some(4096.0), 100, 1024),
@@ -814,7 +814,7 @@ fn bonnie_runs_compare_and_export_test_by_test() {
     assert_eq!(seeks["ops"], "2000");
     for r in &rows {
         let max: f64 = r["lat_max_ns"].parse().unwrap();
-        assert!(max >= 0.0 && max % 1000.0 == 0.0, "µs × 1000: {r:?}");
+        assert!(max >= 0.0 && max.fract() == 0.0, "whole ns: {r:?}");
         assert!(r["iops"].parse::<f64>().unwrap() > 0.0, "{r:?}");
     }
     let block = &rows[1];
@@ -877,8 +877,8 @@ fn suite_and_zones_json_documents_carry_a_schema() {
     ];
     for (args, schema) in [
         (&iozone[..], "iolab-iozone/1"),
-        (&bonnie[..], "iolab-bonnie/1"),
-        (&zones[..], "iolab-zones/1"),
+        (&bonnie[..], "iolab-bonnie/2"),
+        (&zones[..], "iolab-zones/2"),
     ] {
         let r = common::iolab_db(&db, args);
         assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
@@ -905,4 +905,118 @@ fn suite_and_zones_json_documents_carry_a_schema() {
         let r = common::iolab_db(&db, &["show", id]);
         assert_eq!(r.code, 0, "{}", r.stderr);
     }
+}
+
+/// Bonnie++ and zones documents carry their units in their field names since `iolab-bonnie/2`
+/// and `iolab-zones/2`; results stored in the `/1` layout (`max_latency_us`, `file_size`,
+/// `chunk`, `bs`) read back in the new one, with the latency converted, not relabelled.
+#[test]
+fn bonnie_and_zones_stored_in_the_old_layout_show_in_the_new_one() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let dir = d.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    let img = d.path().join("disk.img");
+    std::fs::write(&img, vec![7u8; 4 * MIB as usize]).unwrap();
+    let bonnie = [
+        "suite",
+        "bonnie",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--size",
+        "8M",
+        "--files",
+        "0",
+        "--seeks",
+        "200",
+        "--json",
+    ];
+    let zones = [
+        "zones",
+        img.to_str().unwrap(),
+        "--zones",
+        "2",
+        "--per-zone",
+        "1M",
+        "--bs",
+        "256k",
+        "--json",
+    ];
+    let saved = |r: &common::Run| {
+        r.stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("saved as run "))
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap()
+            .to_string()
+    };
+    let b = common::iolab_db(&db, &bonnie);
+    assert_eq!(b.code, 0, "{}", b.stderr);
+    let new_b = b.json();
+    assert_eq!(new_b["file_size_bytes"], 8 * MIB);
+    assert_eq!(new_b["chunk_bytes"], 8 * KIB);
+    assert!(new_b.get("file_size").is_none() && new_b.get("chunk").is_none());
+    let lat_ns = new_b["put_block"]["max_latency_ns"].as_u64().unwrap();
+    assert!(lat_ns > 0, "{new_b}");
+    let z = common::iolab_db(&db, &zones);
+    assert_eq!(z.code, 0, "{}", z.stderr);
+    let new_z = z.json();
+    assert_eq!(new_z["bs_bytes"], 256 * KIB);
+    assert!(new_z.get("bs").is_none());
+    let (bid, zid) = (saved(&b), saved(&z));
+
+    // Rewrite the stored documents as an older iolab wrote them.
+    let mut old_b = new_b.clone();
+    let o = old_b.as_object_mut().unwrap();
+    o.insert("schema".into(), "iolab-bonnie/1".into());
+    let v = o.remove("file_size_bytes").unwrap();
+    o.insert("file_size".into(), v);
+    let v = o.remove("chunk_bytes").unwrap();
+    o.insert("chunk".into(), v);
+    for (_, t) in o.iter_mut() {
+        if let Some(t) = t
+            .as_object_mut()
+            .filter(|t| t.contains_key("max_latency_ns"))
+        {
+            let ns = t.remove("max_latency_ns").unwrap().as_u64().unwrap();
+            t.insert("max_latency_us".into(), (ns / 1000).into());
+        }
+    }
+    let mut old_z = new_z.clone();
+    let o = old_z.as_object_mut().unwrap();
+    o.insert("schema".into(), "iolab-zones/1".into());
+    let v = o.remove("bs_bytes").unwrap();
+    o.insert("bs".into(), v);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    for (id, doc) in [(&bid, &old_b), (&zid, &old_z)] {
+        let n = conn
+            .execute(
+                "UPDATE runs SET doc = json_set(doc, '$.result', json(?1)) WHERE id = ?2",
+                rusqlite::params![doc.to_string(), id.parse::<i64>().unwrap()],
+            )
+            .unwrap();
+        assert_eq!(n, 1);
+    }
+    drop(conn);
+
+    let shown = common::iolab_db(&db, &["show", &bid, "--json"]).json();
+    let r = &shown["result"];
+    assert_eq!(r["file_size_bytes"], 8 * MIB, "{shown}");
+    assert_eq!(r["chunk_bytes"], 8 * KIB);
+    assert_eq!(r["put_block"]["max_latency_ns"], (lat_ns / 1000) * 1000);
+    assert!(r["put_block"].get("max_latency_us").is_none());
+    let shown = common::iolab_db(&db, &["show", &zid, "--json"]).json();
+    assert_eq!(shown["result"]["bs_bytes"], 256 * KIB, "{shown}");
+    // export gives the same layout
+    let ex = common::iolab_db(&db, &["export", &bid, "--format", "json"]);
+    assert_eq!(ex.code, 0, "{}", ex.stderr);
+    let ex = ex.json();
+    assert_eq!(
+        ex["runs"][0]["doc"]["result"]["schema"], "iolab-bonnie/2",
+        "{ex}"
+    );
+    assert_eq!(ex["runs"][0]["doc"]["result"]["chunk_bytes"], 8 * KIB);
+    // and the table reads them too
+    let t = common::iolab_db(&db, &["show", &bid]);
+    assert_eq!(t.code, 0, "{}", t.stderr);
 }

@@ -68,18 +68,49 @@ pub struct BonnieOpts {
 
 /// One bonnie++ test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(from = "BonnieStatIn")]
 pub struct BonnieStat {
     /// KiB/s ("K/sec") for the data tests, operations per second for seeks and the file tests;
     /// None: the test took less than 500 ms, too fast to measure (`+++++`).
     pub value: Option<f64>,
     /// User + system CPU time of the process / wall time × 100 (`%CP`); None when too fast.
     pub cpu_pct: Option<f64>,
-    /// The longest single operation, µs.
-    pub max_latency_us: u64,
+    /// The longest single operation, ns (Bonnie++ prints it in µs or ms; `iolab-bonnie/1`
+    /// documents stored it as `max_latency_us`, read back here × 1000).
+    pub max_latency_ns: u64,
     /// Wall time of the test, s.
     pub seconds: f64,
     /// Operations timed: chunks, seeks or files.
     pub ops: u64,
+}
+
+/// [`BonnieStat`] as read: `iolab-bonnie/2` (`max_latency_ns`) or `iolab-bonnie/1`
+/// (`max_latency_us`).
+#[derive(Deserialize)]
+struct BonnieStatIn {
+    value: Option<f64>,
+    cpu_pct: Option<f64>,
+    #[serde(default)]
+    max_latency_ns: Option<u64>,
+    #[serde(default)]
+    max_latency_us: Option<u64>,
+    seconds: f64,
+    ops: u64,
+}
+
+impl From<BonnieStatIn> for BonnieStat {
+    fn from(s: BonnieStatIn) -> Self {
+        BonnieStat {
+            value: s.value,
+            cpu_pct: s.cpu_pct,
+            max_latency_ns: s
+                .max_latency_ns
+                .or(s.max_latency_us.map(|us| us.saturating_mul(1000)))
+                .unwrap_or(0),
+            seconds: s.seconds,
+            ops: s.ops,
+        }
+    }
 }
 
 /// A bonnie++ run. A test that was not run (size or files 0, stopped before it) is None.
@@ -91,10 +122,12 @@ pub struct BonnieResult {
     /// Always 1 (bonnie++ -c).
     pub concurrency: u32,
     pub seed: u64,
-    /// Bytes.
-    pub file_size: u64,
-    /// Bytes.
-    pub chunk: u64,
+    /// Size of the data file, bytes (`file_size` in `iolab-bonnie/1`).
+    #[serde(alias = "file_size")]
+    pub file_size_bytes: u64,
+    /// Bytes per block operation (`chunk` in `iolab-bonnie/1`).
+    #[serde(alias = "chunk")]
+    pub chunk_bytes: u64,
     /// In multiples of 1024.
     pub files: u32,
     pub putc: Option<BonnieStat>,
@@ -218,11 +251,11 @@ impl BonnieResult {
     /// `ops` = chunks, `bytes` = ops × chunk, `bytes_per_sec` = K/sec × 1024, `iops` =
     /// bytes_per_sec / chunk. Seeks: op `seek`, `iops` = seeks/sec, bytes 0, 3 threads. File
     /// tests: op `create`, `stat` or `delete`, `iops` = files/sec, bytes 0. Latency: bonnie++'s
-    /// maximum (µs × 1000 = ns) as `lat_max_ns`; it reports no mean. A test too fast for
+    /// maximum as `lat_max_ns`; it reports no mean. A test too fast for
     /// bonnie++ to rate (`+++++`, under 0.5 s) keeps the rate of its operations over its wall
     /// time, which is what K/sec would have been.
     pub fn metric_rows(&self) -> Vec<SuiteMetric> {
-        let chunk = self.chunk;
+        let chunk = self.chunk_bytes;
         let tests: [(&str, &Option<BonnieStat>, &'static str); 12] = [
             ("putc", &self.putc, "write"),
             ("put_block", &self.put_block, "write"),
@@ -265,7 +298,7 @@ impl BonnieResult {
                 iops,
                 bytes_per_sec,
                 lat_mean_ns: None,
-                lat_max_ns: Some(s.max_latency_us as f64 * 1000.0),
+                lat_max_ns: Some(s.max_latency_ns as f64),
             });
         }
         out

@@ -25,7 +25,9 @@ pub struct ZonesResult {
     /// "block device" or "regular file".
     pub kind: String,
     pub size_bytes: u64,
-    pub bs: u64,
+    /// Bytes per read (`bs` in `iolab-zones/1`).
+    #[serde(alias = "bs")]
+    pub bs_bytes: u64,
     /// Bytes read per zone after clamping (the last zone reads on to the end).
     pub per_zone_bytes: u64,
     /// Read with O_DIRECT (else buffered, see `notes`).
@@ -49,8 +51,8 @@ impl ZonesResult {
             .iter()
             .map(|z| {
                 let bytes_per_sec = z.mib_per_sec * 1_048_576.0;
-                let ops = if self.bs > 0 {
-                    z.bytes.div_ceil(self.bs)
+                let ops = if self.bs_bytes > 0 {
+                    z.bytes.div_ceil(self.bs_bytes)
                 } else {
                     0
                 };
@@ -58,7 +60,7 @@ impl ZonesResult {
                     mode: format!("zone {:02}", z.index),
                     op: "read",
                     threads: Some(1),
-                    bs_bytes: Some(self.bs),
+                    bs_bytes: Some(self.bs_bytes),
                     ops,
                     bytes: z.bytes,
                     iops: if z.bytes > 0 {

@@ -91,7 +91,7 @@ impl Document for IozoneResult {
 
 impl Document for ZonesResult {
     fn json(&self) -> Value {
-        with_schema(self, "iolab-zones/1")
+        with_schema(self, "iolab-zones/2")
     }
     fn text(&self) -> String {
         crate::output::suites::zones_table(self)
@@ -100,7 +100,7 @@ impl Document for ZonesResult {
 
 impl Document for BonnieResult {
     fn json(&self) -> Value {
-        with_schema(self, "iolab-bonnie/1")
+        with_schema(self, "iolab-bonnie/2")
     }
     fn text(&self) -> String {
         let mut s = crate::output::suites::bonnie_table(self);
@@ -186,13 +186,46 @@ impl Document for Shown {
     }
 }
 
+/// A stored document in today's layout: imports stored as `iolab-import/1` (`cells[].ops[]`)
+/// and Bonnie++/zones results stored as version 1 (fields without units) come out as the current
+/// version, read through their types; every other document as stored.
+pub fn current_doc(store: &Store, id: i64, kind: &str) -> Result<Value> {
+    use crate::model::stored::{StoredDoc, SuiteDoc};
+    let mut doc = store.doc(id)?;
+    match kind {
+        "import"
+            if doc.get("schema").and_then(|s| s.as_str())
+                != Some(crate::model::import::IMPORT_SCHEMA) =>
+        {
+            if let Ok(StoredDoc::Import(imp)) = store.stored_doc(id) {
+                let source = doc
+                    .get("source_file")
+                    .and_then(|s| s.as_str())
+                    .unwrap_or("");
+                doc = imp.to_doc(source);
+            }
+        }
+        "suite" => {
+            if let Ok(StoredDoc::Suite(sd)) = store.stored_doc(id) {
+                doc["result"] = match *sd {
+                    SuiteDoc::Iozone(r) => r.json(),
+                    SuiteDoc::Bonnie(r) => r.json(),
+                    SuiteDoc::Zones(r) => r.json(),
+                };
+            }
+        }
+        _ => {}
+    }
+    Ok(doc)
+}
+
 /// Resolves a reference to what is shown for it.
 pub fn resolve(store: &Store, r: Ref) -> Result<Shown> {
     use crate::output::history;
     match r {
         Ref::Run(id) => {
-            store.run(id)?; // an unknown id is a usage error, named as such
-            let json = store.doc(id)?;
+            let kind = store.run(id)?.kind; // an unknown id is a usage error, named as such
+            let json = current_doc(store, id, &kind)?;
             Ok(Shown {
                 title: format!("run {id}"),
                 first_run: id,

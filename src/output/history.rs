@@ -427,19 +427,7 @@ pub fn export_json(store: &Store, ids: &[i64]) -> Result<serde_json::Value> {
     let mut runs = Vec::new();
     for &id in ids {
         let r = store.run(id)?;
-        let mut doc = store.doc(id)?;
-        // imports stored as `iolab-import/1` (`cells[].ops[]`) come out in today's shape
-        if r.kind == "import"
-            && doc.get("schema").and_then(|s| s.as_str())
-                != Some(crate::model::import::IMPORT_SCHEMA)
-            && let Ok(crate::model::stored::StoredDoc::Import(imp)) = store.stored_doc(id)
-        {
-            let source = doc
-                .get("source_file")
-                .and_then(|s| s.as_str())
-                .unwrap_or("");
-            doc = imp.to_doc(source);
-        }
+        let doc = crate::output::document::current_doc(store, id, &r.kind)?;
         runs.push(serde_json::json!({"id": id, "group": r.group, "group_id": r.group_id, "kind": r.kind, "tool": r.tool, "tool_version": r.tool_version, "label": r.label, "tags": r.tags, "cells": store.cells(id)?, "doc": doc}));
     }
     Ok(serde_json::json!({"schema": "iolab-export/1", "runs": runs}))

@@ -121,7 +121,7 @@ fn bonnie_cells(s: &Option<BonnieStat>, seeks: bool) -> (String, String) {
 
 fn bonnie_lat(s: &Option<BonnieStat>) -> String {
     s.as_ref()
-        .map(|s| bonnie_latency(s.max_latency_us))
+        .map(|s| bonnie_latency(s.max_latency_ns / 1000))
         .unwrap_or_default()
 }
 
@@ -148,10 +148,10 @@ fn bonnie_latency_row(lats: &[String]) -> String {
 pub fn bonnie_table(r: &BonnieResult) -> String {
     let version = format!("Version {:<11}", r.version);
     let mut out = String::new();
-    if r.file_size > 0 {
-        let size = bonnie_size(r.file_size);
-        let size = if r.chunk != BONNIE_DEFAULT_CHUNK {
-            format!("{size}:{}k", r.chunk / 1024)
+    if r.file_size_bytes > 0 {
+        let size = bonnie_size(r.file_size_bytes);
+        let size = if r.chunk_bytes != BONNIE_DEFAULT_CHUNK {
+            format!("{size}:{}k", r.chunk_bytes / 1024)
         } else {
             size
         };
@@ -202,13 +202,13 @@ pub fn bonnie_csv(r: &BonnieResult) -> String {
         r.machine.replace(',', "_"),
         r.concurrency.to_string(),
         r.seed.to_string(),
-        if r.file_size > 0 {
-            bonnie_size(r.file_size)
+        if r.file_size_bytes > 0 {
+            bonnie_size(r.file_size_bytes)
         } else {
             String::new()
         },
-        if r.chunk != BONNIE_DEFAULT_CHUNK {
-            bonnie_size(r.chunk)
+        if r.chunk_bytes != BONNIE_DEFAULT_CHUNK {
+            bonnie_size(r.chunk_bytes)
         } else {
             String::new()
         },
@@ -249,7 +249,7 @@ pub fn zones_table(r: &ZonesResult) -> String {
         human_bytes(r.size_bytes as f64),
         r.zones.len(),
         Bytes(r.per_zone_bytes),
-        Bytes(r.bs),
+        Bytes(r.bs_bytes),
         if r.direct { "O_DIRECT" } else { "buffered" }
     );
     let mut t = Table::new();

@@ -771,7 +771,7 @@ impl Meter {
         BonnieStat {
             value: measurable.then(|| amount / secs),
             cpu_pct: measurable.then(|| (cpu / secs * 100.0).max(0.0)),
-            max_latency_us: self.max.as_micros() as u64,
+            max_latency_ns: u64::try_from(self.max.as_nanos()).unwrap_or(u64::MAX),
             seconds: secs,
             ops: self.ops,
         }
@@ -1042,8 +1042,8 @@ pub fn bonnie(o: &BonnieOpts, stop: &AtomicBool) -> Result<BonnieResult> {
         machine: o.machine.clone(),
         concurrency: 1,
         seed,
-        file_size: o.size,
-        chunk: o.chunk,
+        file_size_bytes: o.size,
+        chunk_bytes: o.chunk,
         files: o.files,
         putc: None,
         put_block: None,

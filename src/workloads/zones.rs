@@ -152,7 +152,7 @@ pub fn zones(
         }
         .into(),
         size_bytes: size,
-        bs,
+        bs_bytes: bs,
         per_zone_bytes: per,
         direct,
         notes,
