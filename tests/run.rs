@@ -1792,3 +1792,105 @@ fn a_sweep_writes_its_matrix_to_output() {
     assert_eq!(v["cells"].as_array().unwrap().len(), 2);
 }
 
+/// `--reprepare`: a set of other sizes is refused without it (the message names it) and left as
+/// it is; with it, iolab's files of the set are replaced by a set of the new sizes and every other
+/// file in --dir stays. The new set is the run's: removed at the end unless --keep.
+#[test]
+fn reprepare_replaces_a_set_of_other_sizes_and_nothing_else() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let p = iolab(&[
+        "prepare", "--dir", dir, "--files", "4", "--size", "8M", "-q",
+    ]);
+    assert_eq!(p.code, 0, "{}", p.stderr);
+    // Files that are not iolab's set: never touched.
+    for f in ["notes.txt", "iolab-file.x", "iolab-file."] {
+        std::fs::write(d.path().join(f), f).unwrap();
+    }
+    let sizes = || -> Vec<u64> {
+        (0..4)
+            .filter_map(|i| std::fs::metadata(d.path().join(format!("iolab-file.{i}"))).ok())
+            .map(|m| m.len())
+            .collect()
+    };
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--dir",
+            dir,
+            "--files",
+            "4",
+            "--mode",
+            "rndrd",
+            "--ops",
+            "10",
+            "--no-save",
+            "-q",
+        ];
+        if !extra.contains(&"--size") {
+            a.extend(["--size", "16M"]);
+        }
+        a.extend_from_slice(extra);
+        iolab(&a)
+    };
+    let before = fingerprint(d.path());
+    let r = run(&[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--reprepare") && r.stderr.contains("iolab cleanup --dir"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(fingerprint(d.path()), before, "refused: nothing touched");
+    // With --reprepare and --keep: the set now has the new sizes and stays.
+    let r = run(&["--reprepare", "--keep"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(sizes(), [4 << 20; 4]);
+    for f in ["notes.txt", "iolab-file.x", "iolab-file."] {
+        assert_eq!(std::fs::read_to_string(d.path().join(f)).unwrap(), f);
+    }
+    // A set that fits is reused as it is.
+    let before = fingerprint(d.path());
+    let r = run(&["--reprepare"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(fingerprint(d.path()), before);
+    // Without --keep a replaced set is this run's and goes at the end, also over repetitions.
+    for extra in [
+        &["--size", "8M"][..],
+        &["--size", "32M", "--repeat", "2"][..],
+    ] {
+        let r = run(&[&["--reprepare"][..], extra].concat());
+        assert_eq!(r.code, 0, "{extra:?}: {}", r.stderr);
+        assert_eq!(sizes(), Vec::<u64>::new(), "{extra:?}");
+        assert_eq!(
+            entries(d.path()),
+            ["iolab-file.", "iolab-file.x", "notes.txt"]
+        );
+        let p = iolab(&[
+            "prepare", "--dir", dir, "--files", "4", "--size", "16M", "-q",
+        ]);
+        assert_eq!(p.code, 0, "{}", p.stderr);
+    }
+    // prepare: refused too, and --reprepare replaces the set (prepare keeps it).
+    let p = iolab(&[
+        "prepare", "--dir", dir, "--files", "4", "--size", "8M", "-q",
+    ]);
+    assert_eq!(p.code, 2, "{}", p.stderr);
+    assert!(p.stderr.contains("--reprepare"), "{}", p.stderr);
+    assert_eq!(sizes(), [4 << 20; 4]);
+    let p = iolab(&[
+        "prepare",
+        "--dir",
+        dir,
+        "--files",
+        "4",
+        "--size",
+        "8M",
+        "-q",
+        "--reprepare",
+    ]);
+    assert_eq!(p.code, 0, "{}", p.stderr);
+    assert_eq!(sizes(), [2 << 20; 4]);
+    assert_eq!(entries(d.path()).len(), 7);
+}

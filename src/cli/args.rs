@@ -558,6 +558,10 @@ pub struct SbFileioArgs {
     /// sync or io_uring.
     #[arg(long, default_value = "sync")]
     pub engine: String,
+    /// When --dir holds a set of other sizes: remove its files (iolab-file.N only) and prepare
+    /// each cell's set afresh instead of refusing.
+    #[arg(long)]
+    pub reprepare: bool,
     /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
@@ -786,6 +790,10 @@ pub struct PrepareArgs {
     /// Write the files with O_DIRECT.
     #[arg(long)]
     pub direct: bool,
+    /// When --dir holds a set of other sizes: remove its files (iolab-file.N only) and prepare
+    /// the set afresh instead of refusing.
+    #[arg(long)]
+    pub reprepare: bool,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -853,6 +861,11 @@ pub struct RunArgs {
     /// Keep the file set after the run.
     #[arg(long)]
     pub keep: bool,
+    /// When --dir holds a set of other sizes: remove its files (iolab-file.N only) and prepare
+    /// the set afresh instead of refusing; the new set counts as this run's (removed at the end
+    /// unless --keep).
+    #[arg(long)]
+    pub reprepare: bool,
     /// Measure a warm cache: instead of evicting the files from the page cache before each mode,
     /// read them into it (buffered runs then measure memory, on purpose).
     #[arg(long, conflicts_with = "direct")]
