@@ -97,3 +97,53 @@ fn fsync_probe_reports_latencies_and_a_verdict_and_leaves_nothing() {
     let r = iolab(&["fsync-probe", "/nonexistent/x"]);
     assert_eq!(r.code, 2);
 }
+
+/// `iostat --output FILE`: every report goes to the file at once when iostat ends (here after
+/// --count), nothing to stdout; also when Ctrl-C ends it.
+#[test]
+fn iostat_writes_its_reports_to_output_when_it_ends() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("io.ndjson");
+    let r = iolab(&[
+        "iostat",
+        "--json",
+        "--count",
+        "2",
+        "--interval",
+        "0.1",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "");
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    for l in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        assert_eq!(v["schema"], "iolab-iostat/1");
+    }
+    let out = d.path().join("live.txt");
+    let o = interrupt_when(
+        std::process::Command::new(bin()).args([
+            "iostat",
+            "--interval",
+            "0.05",
+            "-o",
+            out.to_str().unwrap(),
+        ]),
+        "iolab catching Ctrl-C",
+        |pid, _| {
+            // SIGINT (2) caught: the stop flag is set up, so Ctrl-C ends iostat normally.
+            std::fs::read_to_string(format!("/proc/{pid}/status"))
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| l.strip_prefix("SigCgt:"))
+                .any(|m| u64::from_str_radix(m.trim(), 16).is_ok_and(|m| m & 2 != 0))
+        },
+    );
+    let r = to_run(o);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "");
+    assert!(r.stderr.contains("wrote"), "{}", r.stderr);
+    assert!(out.exists());
+}

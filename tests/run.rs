@@ -1508,3 +1508,389 @@ fn every_flag_of_every_subcommand_is_described() {
         }
     }
 }
+
+/// The shape of a JSON value: every key path with its type (array elements merged), so two runs
+/// of the same job compare equal while their figures differ.
+fn shape(v: &serde_json::Value, path: &str, out: &mut std::collections::BTreeSet<String>) {
+    use serde_json::Value as V;
+    match v {
+        V::Object(m) => {
+            out.insert(format!("{path}: object"));
+            for (k, x) in m {
+                shape(x, &format!("{path}.{k}"), out);
+            }
+        }
+        V::Array(a) => {
+            out.insert(format!("{path}: array"));
+            for x in a {
+                shape(x, &format!("{path}[]"), out);
+            }
+        }
+        V::Null => {
+            out.insert(format!("{path}: null"));
+        }
+        V::Bool(_) => {
+            out.insert(format!("{path}: bool"));
+        }
+        V::Number(_) => {
+            out.insert(format!("{path}: number"));
+        }
+        V::String(_) => {
+            out.insert(format!("{path}: string"));
+        }
+    }
+}
+
+/// `--output FILE` (`-o`): what stdout would have printed (JSON with --json, else the table)
+/// goes to FILE, written whole after the run is saved, and stdout gets nothing; stderr says where.
+#[test]
+fn run_output_writes_the_result_to_a_file_instead_of_stdout() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let set = d.path().join("set");
+    std::fs::create_dir(&set).unwrap();
+    let job = [
+        "run",
+        "--dir",
+        set.to_str().unwrap(),
+        "--engine",
+        "null",
+        "--mode",
+        "rndrd,rndwr",
+        "--ops",
+        "200",
+        "--seed",
+        "1",
+        "-q",
+    ];
+    let with = |extra: &[&str]| {
+        let mut a = job.to_vec();
+        a.extend_from_slice(extra);
+        let r = iolab_db(&db, &a);
+        assert_eq!(r.code, 0, "{a:?}: {}", r.stderr);
+        r
+    };
+    // JSON
+    let out = d.path().join("r.json");
+    let r = with(&["--json", "--output", out.to_str().unwrap()]);
+    assert_eq!(r.stdout, "", "nothing on stdout");
+    assert!(
+        r.stderr.contains(&format!("wrote {}", out.display())),
+        "{}",
+        r.stderr
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    let file: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(file["schema"], "iolab-run/1");
+    let printed = with(&["--json"]).json();
+    let (mut a, mut b) = (Default::default(), Default::default());
+    shape(&file, "", &mut a);
+    shape(&printed, "", &mut b);
+    assert_eq!(a, b, "the file has what stdout has");
+    // The run was saved before the file was written: the store holds the same document.
+    let shown = iolab_db(&db, &["show", "1", "--json"]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert_eq!(shown.json(), file);
+    // `show -o` writes exactly what `show` prints.
+    let show = d.path().join("show.txt");
+    let r = iolab_db(&db, &["show", "1", "-o", show.to_str().unwrap()]);
+    assert_eq!((r.code, r.stdout.as_str()), (0, ""), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(&show).unwrap(),
+        iolab_db(&db, &["show", "1"]).stdout
+    );
+    // The text table, with -o.
+    let out = d.path().join("r.txt");
+    let r = with(&["--no-save", "-o", out.to_str().unwrap()]);
+    assert_eq!(r.stdout, "");
+    let table = std::fs::read_to_string(&out).unwrap();
+    let printed = with(&["--no-save"]).stdout;
+    assert!(table.contains("rndwr") && table.contains("IOPS"), "{table}");
+    assert_eq!(
+        table.lines().count(),
+        printed.lines().count(),
+        "{table}\n{printed}"
+    );
+    assert_eq!(table.lines().next(), printed.lines().next());
+    // Nothing but the files asked for (no temporary files) beside them.
+    assert_eq!(
+        entries(d.path()),
+        ["r.json", "r.txt", "results.db", "set", "show.txt"]
+    );
+}
+
+/// An `--output` that cannot be written is refused before anything runs: one line naming
+/// `--output` and the path, exit 2, nothing measured or saved, no file (not even a temporary one).
+#[test]
+fn an_unwritable_output_is_refused_before_the_run() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let set = d.path().join("set");
+    std::fs::create_dir(&set).unwrap();
+    let run = |out: &str| {
+        iolab_db(
+            &db,
+            &[
+                "run",
+                "--dir",
+                set.to_str().unwrap(),
+                "--engine",
+                "null",
+                "--mode",
+                "rndrd",
+                "--ops",
+                "100",
+                "-q",
+                "--json",
+                "--output",
+                out,
+            ],
+        )
+    };
+    let missing = d.path().join("no/such/dir/r.json");
+    for out in [missing.to_str().unwrap(), d.path().to_str().unwrap()] {
+        let r = run(out);
+        assert_eq!(r.code, 2, "{out}: {}", r.stderr);
+        assert_eq!(r.stderr.trim().lines().count(), 1, "one line: {}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!("--output {out}")),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(r.stdout, "");
+    }
+    assert!(!db.exists(), "nothing was run or saved");
+    assert_eq!(entries(d.path()), ["set"]);
+    assert!(entries(&set).is_empty());
+    // A directory the user may not write: as nobody (root ignores permissions).
+    if !is_root() {
+        return skip(
+            "an_unwritable_output_is_refused_before_the_run",
+            "needs root to run iolab as nobody",
+        );
+    }
+    let ro = d.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::set_permissions(&ro, std::os::unix::fs::PermissionsExt::from_mode(0o555)).unwrap();
+    std::fs::set_permissions(
+        d.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    std::fs::set_permissions(&set, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let out = ro.join("r.json");
+    let r = to_run(
+        as_nobody(&mut std::process::Command::new(bin()))
+            .args([
+                "run",
+                "--dir",
+                set.to_str().unwrap(),
+                "--engine",
+                "null",
+                "--mode",
+                "rndrd",
+                "--ops",
+                "100",
+                "-q",
+                "--no-save",
+                "-o",
+                out.to_str().unwrap(),
+            ])
+            .env("IOLAB_DB", d.path().join("nobody.db"))
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "one line: {}", r.stderr);
+    assert!(
+        r.stderr.contains(&format!("--output {}", out.display())),
+        "{}",
+        r.stderr
+    );
+    assert!(entries(&ro).is_empty());
+}
+
+/// Every command that prints a result takes `--output FILE` (`-o`); the others do not
+/// (`report` and `plot` write their own file with `-o`).
+#[test]
+fn every_command_that_prints_a_result_takes_output() {
+    let printing: &[&[&str]] = &[
+        &["run"],
+        &["db"],
+        &["sweep"],
+        &["saturate"],
+        &["suite", "sysbench-fileio"],
+        &["suite", "iozone"],
+        &["suite", "bonnie"],
+        &["zones"],
+        &["env"],
+        &["check"],
+        &["iostat"],
+        &["fsync-probe"],
+        &["list"],
+        &["show"],
+        &["compare"],
+        &["export"],
+    ];
+    for cmd in printing {
+        let mut a = cmd.to_vec();
+        a.push("--help");
+        let help = iolab(&a).stdout;
+        assert!(
+            help.lines()
+                .any(|l| l.trim_start().starts_with("-o, --output <FILE>")),
+            "iolab {}: no --output: {help}",
+            cmd.join(" ")
+        );
+    }
+    for cmd in ["prepare", "cleanup", "delete", "import"] {
+        let help = iolab(&[cmd, "--help"]).stdout;
+        assert!(!help.contains("--output <"), "iolab {cmd}: {help}");
+    }
+    // sweep and saturate take it as their own option, not as a run option of every cell
+    for cmd in ["sweep", "saturate"] {
+        let help = iolab(&[cmd, "--help"]).stdout;
+        let (own, runs) = help.split_once("Run options").unwrap();
+        assert!(own.contains("--output"), "{help}");
+        assert!(!runs.contains("--output"), "{help}");
+    }
+}
+
+/// `-o` after the run options of a sweep is the sweep's own: its matrix goes to the file.
+#[test]
+fn a_sweep_writes_its_matrix_to_output() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let set = d.path().join("set");
+    std::fs::create_dir(&set).unwrap();
+    let out = d.path().join("sweep.json");
+    let r = iolab_db(
+        &db,
+        &[
+            "sweep",
+            "--dir",
+            set.to_str().unwrap(),
+            "--engine",
+            "null",
+            "--mode",
+            "rndrd",
+            "--threads",
+            "1,2",
+            "--ops",
+            "50",
+            "--json",
+            "-q",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stdout, "");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["schema"], "iolab-sweep/1");
+    assert_eq!(v["cells"].as_array().unwrap().len(), 2);
+}
+
+/// `--reprepare`: a set of other sizes is refused without it (the message names it) and left as
+/// it is; with it, iolab's files of the set are replaced by a set of the new sizes and every other
+/// file in --dir stays. The new set is the run's: removed at the end unless --keep.
+#[test]
+fn reprepare_replaces_a_set_of_other_sizes_and_nothing_else() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let p = iolab(&[
+        "prepare", "--dir", dir, "--files", "4", "--size", "8M", "-q",
+    ]);
+    assert_eq!(p.code, 0, "{}", p.stderr);
+    // Files that are not iolab's set: never touched.
+    for f in ["notes.txt", "iolab-file.x", "iolab-file."] {
+        std::fs::write(d.path().join(f), f).unwrap();
+    }
+    let sizes = || -> Vec<u64> {
+        (0..4)
+            .filter_map(|i| std::fs::metadata(d.path().join(format!("iolab-file.{i}"))).ok())
+            .map(|m| m.len())
+            .collect()
+    };
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--dir",
+            dir,
+            "--files",
+            "4",
+            "--mode",
+            "rndrd",
+            "--ops",
+            "10",
+            "--no-save",
+            "-q",
+        ];
+        if !extra.contains(&"--size") {
+            a.extend(["--size", "16M"]);
+        }
+        a.extend_from_slice(extra);
+        iolab(&a)
+    };
+    let before = fingerprint(d.path());
+    let r = run(&[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--reprepare") && r.stderr.contains("iolab cleanup --dir"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(fingerprint(d.path()), before, "refused: nothing touched");
+    // With --reprepare and --keep: the set now has the new sizes and stays.
+    let r = run(&["--reprepare", "--keep"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(sizes(), [4 << 20; 4]);
+    for f in ["notes.txt", "iolab-file.x", "iolab-file."] {
+        assert_eq!(std::fs::read_to_string(d.path().join(f)).unwrap(), f);
+    }
+    // A set that fits is reused as it is.
+    let before = fingerprint(d.path());
+    let r = run(&["--reprepare"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(fingerprint(d.path()), before);
+    // Without --keep a replaced set is this run's and goes at the end, also over repetitions.
+    for extra in [
+        &["--size", "8M"][..],
+        &["--size", "32M", "--repeat", "2"][..],
+    ] {
+        let r = run(&[&["--reprepare"][..], extra].concat());
+        assert_eq!(r.code, 0, "{extra:?}: {}", r.stderr);
+        assert_eq!(sizes(), Vec::<u64>::new(), "{extra:?}");
+        assert_eq!(
+            entries(d.path()),
+            ["iolab-file.", "iolab-file.x", "notes.txt"]
+        );
+        let p = iolab(&[
+            "prepare", "--dir", dir, "--files", "4", "--size", "16M", "-q",
+        ]);
+        assert_eq!(p.code, 0, "{}", p.stderr);
+    }
+    // prepare: refused too, and --reprepare replaces the set (prepare keeps it).
+    let p = iolab(&[
+        "prepare", "--dir", dir, "--files", "4", "--size", "8M", "-q",
+    ]);
+    assert_eq!(p.code, 2, "{}", p.stderr);
+    assert!(p.stderr.contains("--reprepare"), "{}", p.stderr);
+    assert_eq!(sizes(), [4 << 20; 4]);
+    let p = iolab(&[
+        "prepare",
+        "--dir",
+        dir,
+        "--files",
+        "4",
+        "--size",
+        "8M",
+        "-q",
+        "--reprepare",
+    ]);
+    assert_eq!(p.code, 0, "{}", p.stderr);
+    assert_eq!(sizes(), [2 << 20; 4]);
+    assert_eq!(entries(d.path()).len(), 7);
+}

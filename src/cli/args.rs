@@ -72,6 +72,48 @@ pub struct DbArgs {
     pub db: Option<PathBuf>,
 }
 
+/// Where a command's printed result goes: stdout, or `--output FILE`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct OutArgs {
+    /// Write what would be printed (the JSON with --json, else the text) to this file instead of
+    /// stdout: whole or not at all, after the results are saved.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+impl Cmd {
+    /// The `--output` file of a command that prints a result (None: stdout, or a command
+    /// without `--output`; `report` and `plot` write their own files).
+    pub fn output(&self) -> Option<&Path> {
+        let o = match self {
+            Cmd::Run(a) => &a.out,
+            Cmd::Env(a) | Cmd::Check(a) => &a.out,
+            Cmd::Iostat(a) => &a.out,
+            Cmd::FsyncProbe(a) => &a.out,
+            Cmd::Db(a) => &a.out,
+            Cmd::Sweep(a) => &a.out,
+            Cmd::Saturate(a) => &a.out,
+            Cmd::Suite(a) => match &a.which {
+                SuiteCmd::Iozone(x) => &x.out,
+                SuiteCmd::Bonnie(x) => &x.out,
+                SuiteCmd::SysbenchFileio(x) => &x.out,
+            },
+            Cmd::Zones(a) => &a.out,
+            Cmd::List(a) => &a.out,
+            Cmd::Show(a) => &a.out,
+            Cmd::Compare(a) => &a.out,
+            Cmd::Export(a) => &a.out,
+            Cmd::Prepare(_)
+            | Cmd::Cleanup(_)
+            | Cmd::Report(_)
+            | Cmd::Plot(_)
+            | Cmd::Delete(_)
+            | Cmd::Import(_) => return None,
+        };
+        o.output.as_deref()
+    }
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct EnvArgs {
     /// A path whose storage stack to describe (default: the current directory).
@@ -79,6 +121,8 @@ pub struct EnvArgs {
     /// Print JSON (schema iolab-env/1, or iolab-check/1 for check).
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
     /// Read /proc, /sys and /etc below this directory instead of the live system (fixture trees).
     #[arg(long, hide = true)]
     pub root: Option<PathBuf>,
@@ -97,6 +141,8 @@ pub struct IostatArgs {
     /// One JSON object per interval (NDJSON, schema iolab-iostat/1).
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -112,6 +158,8 @@ pub struct FsyncProbeArgs {
     /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -169,6 +217,8 @@ pub struct DbRunArgs {
     /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
     /// Do not save the results in the results store.
     #[arg(long)]
     pub no_save: bool,
@@ -196,7 +246,7 @@ pub fn run_options_help(cmd: &str) -> String {
         let Some(long) = a.get_long() else { continue };
         // the experiment's own options (or refused there)
         if [
-            "help", "repeat", "db", "label", "tag", "json", "no-save", "quiet",
+            "help", "repeat", "db", "label", "tag", "json", "no-save", "quiet", "output",
         ]
         .contains(&long)
         {
@@ -268,6 +318,8 @@ pub struct SweepArgs {
     /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
     /// A label for the stored results.
     #[arg(long)]
     pub label: Option<String>,
@@ -302,6 +354,8 @@ pub struct SaturateArgs {
     /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
     /// A label for the stored results.
     #[arg(long)]
     pub label: Option<String>,
@@ -337,6 +391,8 @@ pub fn presplit(argv: Vec<String>) -> Vec<String> {
                 "--label",
                 "--tag",
                 "--db",
+                "--output",
+                "-o",
             ],
             &["--json", "--help", "-h", "-q", "--quiet"],
         ),
@@ -349,6 +405,8 @@ pub fn presplit(argv: Vec<String>) -> Vec<String> {
                 "--label",
                 "--tag",
                 "--db",
+                "--output",
+                "-o",
             ],
             &["--json", "--help", "-h", "-q", "--quiet"],
         ),
@@ -444,6 +502,8 @@ pub struct IozoneArgs {
     /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
     /// No progress bars or live line.
     #[arg(long, short)]
     pub quiet: bool,
@@ -477,6 +537,8 @@ pub struct BonnieArgs {
     /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -496,9 +558,15 @@ pub struct SbFileioArgs {
     /// sync or io_uring.
     #[arg(long, default_value = "sync")]
     pub engine: String,
+    /// When --dir holds a set of other sizes: remove its files (iolab-file.N only) and prepare
+    /// each cell's set afresh instead of refusing.
+    #[arg(long)]
+    pub reprepare: bool,
     /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
     /// A label for the stored results.
     #[arg(long)]
     pub label: Option<String>,
@@ -527,6 +595,8 @@ pub struct ZonesArgs {
     /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -590,6 +660,8 @@ pub struct ListArgs {
     /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -601,6 +673,8 @@ pub struct ShowArgs {
     /// Print the stored JSON document (the same one `run --json` printed).
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -622,6 +696,8 @@ pub struct CompareArgs {
     /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -634,9 +710,8 @@ pub struct ExportArgs {
     /// json or csv.
     #[arg(long, default_value = "json")]
     pub format: String,
-    /// Write to this file instead of stdout.
-    #[arg(long, short)]
-    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: OutArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -715,6 +790,10 @@ pub struct PrepareArgs {
     /// Write the files with O_DIRECT.
     #[arg(long)]
     pub direct: bool,
+    /// When --dir holds a set of other sizes: remove its files (iolab-file.N only) and prepare
+    /// the set afresh instead of refusing.
+    #[arg(long)]
+    pub reprepare: bool,
     /// No progress bar.
     #[arg(long, short)]
     pub quiet: bool,
@@ -782,6 +861,11 @@ pub struct RunArgs {
     /// Keep the file set after the run.
     #[arg(long)]
     pub keep: bool,
+    /// When --dir holds a set of other sizes: remove its files (iolab-file.N only) and prepare
+    /// the set afresh instead of refusing; the new set counts as this run's (removed at the end
+    /// unless --keep).
+    #[arg(long)]
+    pub reprepare: bool,
     /// Measure a warm cache: instead of evicting the files from the page cache before each mode,
     /// read them into it (buffered runs then measure memory, on purpose).
     #[arg(long, conflicts_with = "direct")]
@@ -789,6 +873,8 @@ pub struct RunArgs {
     /// Print one JSON document (schema iolab-run/1) instead of the table.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
     /// Do not save the run in the results store.
     #[arg(long)]
     pub no_save: bool,

@@ -292,6 +292,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         fileset,
         cells,
         keep: a.keep,
+        reprepare: a.reprepare,
         warm: a.warm,
         created_dir,
         label: a.label.clone(),

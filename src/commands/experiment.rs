@@ -195,6 +195,7 @@ pub fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32> {
             .iter()
             .flat_map(|l| ["--label".to_string(), l.clone()]),
     )
+    .chain(a.reprepare.then(|| "--reprepare".to_string()))
     .collect();
     let axes = vec![
         sweep::Axis {

@@ -13,8 +13,8 @@ use crate::workloads::sweep::RunOptions;
 use clap::Parser;
 use std::io::Write;
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
 
 mod charts;
 mod db;
@@ -38,8 +38,20 @@ pub fn stop_flag() -> Arc<AtomicBool> {
     stop
 }
 
-/// Writes to stdout; a closed pipe is not an error.
+/// What the command printed, when it goes to `--output FILE` instead of stdout: set once in
+/// [`run_cli`] from the parsed command line, written whole when the command ends.
+static OUTPUT: Mutex<Option<String>> = Mutex::new(None);
+
+fn output_buf() -> std::sync::MutexGuard<'static, Option<String>> {
+    OUTPUT.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Writes to stdout (or to the `--output` file); a closed pipe is not an error.
 pub fn print_out(s: &str) {
+    if let Some(buf) = output_buf().as_mut() {
+        buf.push_str(s);
+        return;
+    }
     let mut out = std::io::stdout().lock();
     // A closed pipe (iolab run | head) is a normal end.
     let _ = out.write_all(s.as_bytes()).and_then(|_| out.flush());
@@ -147,7 +159,45 @@ pub fn run_cli() -> Result<i32> {
             return Err(Error::usage(line.to_string()));
         }
     };
-    match cli.cmd {
+    let Some(output) = cli.cmd.output().map(Path::to_path_buf) else {
+        return dispatch(cli.cmd);
+    };
+    // A file that cannot be written is refused before anything runs (exit 2).
+    crate::output::check_writable(&output, "--output")?;
+    *output_buf() = Some(String::new());
+    let r = dispatch(cli.cmd);
+    let text = output_buf().take().unwrap_or_default();
+    finish_output(&output, &text, r)
+}
+
+/// Writes what the command printed to `--output` (whole or not at all), after the command saved
+/// its results; nothing when it failed before printing anything. When the file cannot be written
+/// now, the text goes to stdout instead, so no result is lost, and the command fails (exit 1).
+fn finish_output(path: &Path, text: &str, r: Result<i32>) -> Result<i32> {
+    if r.is_err() && text.is_empty() {
+        return r;
+    }
+    match write_atomically(path, text.as_bytes(), "--output") {
+        Ok(()) => {
+            eprintln!("wrote {}", path.display());
+            r
+        }
+        Err(e) => {
+            print_out(text);
+            let msg = format!("{e} (printed on stdout instead)");
+            match r {
+                Ok(_) => Err(Error::failed(msg)),
+                Err(first) => {
+                    eprintln!("iolab: error: {msg}");
+                    Err(first)
+                }
+            }
+        }
+    }
+}
+
+fn dispatch(cmd: Cmd) -> Result<i32> {
+    match cmd {
         Cmd::Run(a) => run::cmd_run(&a),
         Cmd::Prepare(a) => prepare::prepare(&a),
         Cmd::Cleanup(a) => prepare::cleanup(&a),
@@ -172,5 +222,59 @@ pub fn run_cli() -> Result<i32> {
         Cmd::Compare(a) => stored::compare(&a),
         Cmd::Export(a) => stored::export(&a),
         Cmd::Import(a) => stored::import(&a),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--output` written when the command ends: whole; no file when nothing was printed before a
+    /// failure; a file that fails only then fails the command (exit 1) with the text on stdout.
+    #[test]
+    fn output_is_written_at_the_end_or_not_lost() {
+        let d = tempfile::tempdir().unwrap();
+        let ok = d.path().join("r.txt");
+        assert_eq!(finish_output(&ok, "a table\n", Ok(3)).unwrap(), 3);
+        assert_eq!(std::fs::read_to_string(&ok).unwrap(), "a table\n");
+        let none = d.path().join("none.txt");
+        let e = finish_output(&none, "", Err(Error::usage("bad"))).unwrap_err();
+        assert_eq!(e.msg, "bad");
+        assert!(!none.exists());
+        let gone = d.path().join("gone/r.txt");
+        let e = finish_output(&gone, "a table\n", Ok(0)).unwrap_err();
+        assert_eq!(e.exit, Exit::Failed);
+        assert!(
+            e.msg.starts_with(&format!("--output {}", gone.display()))
+                && e.msg.ends_with("(printed on stdout instead)"),
+            "{}",
+            e.msg
+        );
+        // The command's own error stays the one it exits with.
+        let e = finish_output(&gone, "a table\n", Err(Error::failed("first"))).unwrap_err();
+        assert_eq!(e.msg, "first");
+        assert_eq!(
+            crate::output::check_writable(&gone, "--output")
+                .unwrap_err()
+                .exit,
+            Exit::Usage
+        );
+        assert_eq!(
+            crate::output::check_writable(d.path(), "--output")
+                .unwrap_err()
+                .exit,
+            Exit::Usage
+        );
+        crate::output::check_writable(&ok, "--output").unwrap();
+        assert_eq!(entries(d.path()), ["r.txt"]);
+    }
+
+    fn entries(d: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
     }
 }

@@ -21,8 +21,18 @@ pub fn prepare(a: &cli::PrepareArgs) -> Result<i32> {
     }
     let spec = cli::fileset_spec(&a.set, bs)?;
     let stop = stop_flag();
-    // One iolab at a time on a set; a set of other sizes is refused, never rewritten.
+    // One iolab at a time on a set; a set of other sizes is refused, never rewritten (with
+    // --reprepare: removed, iolab's files only, and prepared afresh).
     let _lock = fileset::lock(&spec.dir)?;
+    if a.reprepare {
+        let n = fileset::remove_other_sizes(&spec);
+        if n > 0 {
+            eprintln!(
+                "--reprepare: removed the {n} files of a set of other sizes from {}",
+                spec.dir.display()
+            );
+        }
+    }
     fileset::check_sizes(&spec)?;
     let r = fileset::prepare(&spec, a.direct, dio.mem, &stop, a.quiet, false)?;
     let res =

@@ -64,7 +64,8 @@ fn run_locked(
     stop: &AtomicBool,
     reps: u32,
 ) -> Result<i32> {
-    let existed = fileset::status(&plan.fileset).present_files > 0;
+    // A set --reprepare replaces is this run's, like one it created.
+    let existed = fileset::status(&plan.fileset).present_files > 0 && !runner::replaces_set(plan);
     let keep = plan.keep;
     if reps > 1 {
         // Keep the set between repetitions; it is removed after the last one if this run made it.

@@ -72,14 +72,8 @@ pub fn export(a: &cli::ExportArgs) -> Result<i32> {
         "csv" => history::export_csv(&s, &ids, &mut buf)?,
         other => return Err(Error::usage(format!("--format '{other}': use json or csv"))),
     }
-    match &a.output {
-        // Written whole to a temporary file, then renamed: never half a file.
-        Some(p) => {
-            write_atomically(p, &buf, "--output")?;
-            eprintln!("exported {} runs to {}", ids.len(), p.display());
-        }
-        None => print_out(&String::from_utf8_lossy(&buf)),
-    }
+    // With --output the file is written whole when the command ends.
+    print_out(&String::from_utf8_lossy(&buf));
     Ok(0)
 }
 

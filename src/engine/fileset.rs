@@ -66,7 +66,7 @@ pub fn check_sizes(spec: &FileSetSpec) -> Result<()> {
         }
         let d = spec.dir.display();
         return Err(Error::usage(format!(
-            "--size/--files: {} is {}, but {} is expected (--size {} over --files {}): --dir {d} holds a file set prepared with other sizes or left incomplete, and iolab does not rewrite a set it did not create; run with the --size and --files it was prepared with, or remove it with `iolab cleanup --dir {d}` and run again",
+            "--size/--files: {} is {}, but {} is expected (--size {} over --files {}): --dir {d} holds a file set prepared with other sizes or left incomplete, and iolab does not rewrite a set it did not create; run with the --size and --files it was prepared with, give --reprepare to replace it with a set of these sizes (iolab's files only), or remove it with `iolab cleanup --dir {d}` and run again",
             p.display(),
             if md.is_file() {
                 human_bytes(md.len() as f64)
@@ -79,6 +79,16 @@ pub fn check_sizes(spec: &FileSetSpec) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// `--reprepare`: when the set in `--dir` does not have this spec's sizes (what [`check_sizes`]
+/// refuses), removes every `iolab-file.N` there, as `iolab cleanup` does and nothing else, so the
+/// set is prepared afresh. Returns how many files it removed (0: the set fits and is kept).
+pub fn remove_other_sizes(spec: &FileSetSpec) -> u32 {
+    if check_sizes(spec).is_ok() {
+        return 0;
+    }
+    cleanup_dir(&spec.dir)
 }
 
 /// The lock file of a file set: `DIR/.iolab-lock`, flock(2)ed for the whole run, prepare or

@@ -326,6 +326,17 @@ fn monitor(
     pb.finish_and_clear();
 }
 
+/// Whether [`run`] will remove the set in `--dir` first (`--reprepare` and a set of other sizes
+/// that this plan's files would use): the set then counts as created by this run.
+pub fn replaces_set(plan: &Plan) -> bool {
+    plan.reprepare
+        && plan
+            .cells
+            .iter()
+            .any(|c| crate::engine::caps(c.engine).needs_files)
+        && fileset::check_sizes(&plan.fileset).is_err()
+}
+
 /// Runs the plan. Returns the document (also when interrupted: `interrupted` is then true).
 pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult)) -> Result<RunDoc> {
     let spec = &plan.fileset;
@@ -343,6 +354,16 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         .iter()
         .any(|c| crate::engine::caps(c.engine).needs_files);
     if touches_files {
+        // --reprepare: a set of other sizes is removed first, and the new one is this run's.
+        if plan.reprepare {
+            let n = fileset::remove_other_sizes(spec);
+            if n > 0 && !plan.quiet {
+                eprintln!(
+                    "--reprepare: removed the {n} files of a set of other sizes from {}",
+                    spec.dir.display()
+                );
+            }
+        }
         // A set of other sizes is refused before anything is written (never rewritten).
         fileset::check_sizes(spec)?;
     }

@@ -34,3 +34,25 @@ pub fn write_atomically(path: &Path, bytes: &[u8], flag: &str) -> Result<()> {
     tmp.persist(path).map_err(|e| bad(&e.error))?;
     Ok(())
 }
+
+/// Checks before any work that [`write_atomically`] can write `path`: not a directory, and a
+/// file can be made beside it (a probe, removed again). A failure names `flag` and the path
+/// (exit 2).
+pub fn check_writable(path: &Path, flag: &str) -> Result<()> {
+    let bad = |e: &dyn std::fmt::Display| Error::usage(format!("{flag} {}: {e}", path.display()));
+    if path.is_dir() {
+        return Err(bad(&"is a directory"));
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let probe = dir.join(format!(".iolab-{}.tmp", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(|e| bad(&e))?;
+    let _ = std::fs::remove_file(&probe);
+    Ok(())
+}

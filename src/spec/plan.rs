@@ -13,6 +13,9 @@ pub struct Plan {
     pub cells: Vec<Job>,
     /// Keep the file set afterwards even if this run created it.
     pub keep: bool,
+    /// A set of other sizes in --dir is removed (iolab's files only) and prepared afresh instead
+    /// of refused; the new set is then this run's.
+    pub reprepare: bool,
     /// Read the set into the page cache before each cell instead of evicting it.
     pub warm: bool,
     /// The run created --dir (the default ./iolab-data): remove it again when empty.
