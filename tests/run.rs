@@ -539,6 +539,44 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_2() {
         (&["iostat", "--interval", "0"], "--interval"),
         (&["fsync-probe", "--count", "0"], "--count"),
         (&["sweep", "--repeat", "0", "--threads", "1,2"], "--repeat"),
+        // block-size mixes and ranges, zones, fio's read percent
+        (&["run", "--dir", dir, "--bs", "16k:70,1m"], "--bs"),
+        (&["run", "--dir", dir, "--bs", "16k:70,1m:20"], "--bs"),
+        (&["run", "--dir", dir, "--bs", "64k-4k"], "--bs"),
+        (&["run", "--dir", dir, "--bs", "4k-65000"], "--bs"),
+        (
+            &["run", "--dir", dir, "--bs", "4k-1m", "--mode", "rndrd"],
+            "--bs",
+        ),
+        (
+            &["run", "--dir", dir, "--distribution", "zoned:50/5:30/15"],
+            "--distribution",
+        ),
+        (
+            &[
+                "run",
+                "--dir",
+                dir,
+                "--distribution",
+                "zoned:50/5:30/15:20/70",
+            ],
+            "--distribution",
+        ),
+        (&["run", "--dir", dir, "--rwmixread", "120"], "--rwmixread"),
+        (
+            &[
+                "run",
+                "--dir",
+                dir,
+                "--rwmixread",
+                "70",
+                "--rw-ratio",
+                "1.5",
+                "--mode",
+                "rndrw",
+            ],
+            "--rwmixread",
+        ),
     ];
     for (args, flag) in cases {
         let r = err(args);
@@ -1893,4 +1931,207 @@ fn reprepare_replaces_a_set_of_other_sizes_and_nothing_else() {
     assert_eq!(p.code, 0, "{}", p.stderr);
     assert_eq!(sizes(), [2 << 20; 4]);
     assert_eq!(entries(d.path()).len(), 7);
+}
+
+/// The entries of `results.<op>.by_bs` as (bs_bytes, ops, bytes); checks they add up to the
+/// op's totals exactly and that each entry's bytes are its ops × its size.
+fn by_bs(v: &serde_json::Value, op: &str) -> Vec<(u64, u64, u64)> {
+    let r = &v["results"][op];
+    let e: Vec<(u64, u64, u64)> = r["by_bs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no results.{op}.by_bs in {r}"))
+        .iter()
+        .map(|b| {
+            let bs = b["bs_bytes"].as_u64().unwrap();
+            let (o, y) = (b["ops"].as_u64().unwrap(), b["bytes"].as_u64().unwrap());
+            assert_eq!(y, o * bs, "{b}");
+            if o > 0 {
+                assert!(b["lat_ns"]["p50"].as_u64().is_some(), "{b}");
+                assert!(b["iops"].as_f64().unwrap() > 0.0, "{b}");
+            }
+            (bs, o, y)
+        })
+        .collect();
+    assert_eq!(e.iter().map(|x| x.1).sum::<u64>(), ops(v, op), "{op} ops");
+    assert_eq!(
+        e.iter().map(|x| x.2).sum::<u64>(),
+        r["bytes"].as_u64().unwrap(),
+        "{op} bytes"
+    );
+    e
+}
+
+#[test]
+fn a_bs_mix_reports_each_size_by_its_share() {
+    let d = tempfile::tempdir().unwrap();
+    let v = rj(
+        d.path(),
+        &[
+            "--bs",
+            "4k:50,64k:50",
+            "--mode",
+            "rndrd",
+            "--engine",
+            "psync",
+            "--ops",
+            "4000",
+            "--seed",
+            "3",
+        ],
+    );
+    assert_eq!(v["job"]["bs_bytes"], 65536, "bs_bytes is the largest size");
+    assert_eq!(
+        v["job"]["bs_mix"],
+        serde_json::json!([{"bs_bytes": 4096, "weight_pct": 50}, {"bs_bytes": 65536, "weight_pct": 50}])
+    );
+    assert!(v["job"].get("bs_range").is_none());
+    let e = by_bs(&v, "read");
+    assert_eq!(e.iter().map(|x| x.0).collect::<Vec<_>>(), vec![4096, 65536]);
+    for (bs, o, _) in &e {
+        let share = *o as f64 / 4000.0;
+        assert!((share - 0.5).abs() < 0.04, "{bs}: {share}");
+    }
+    assert!(
+        v["results"]["write"].get("by_bs").is_none(),
+        "no writes, no breakdown"
+    );
+    // a single size keeps today's document: no mix, no breakdown
+    let v = rj(
+        d.path(),
+        &["--bs", "16k", "--mode", "rndrd", "--ops", "100"],
+    );
+    assert_eq!(v["job"]["bs_bytes"], 16384);
+    assert!(v["job"].get("bs_mix").is_none() && v["job"].get("bs_range").is_none());
+    assert!(v["results"]["read"].get("by_bs").is_none());
+}
+
+#[test]
+fn a_bs_range_keeps_every_size_on_its_steps_and_inside_the_files() {
+    let d = tempfile::tempdir().unwrap();
+    for mode in ["rndrw", "seqrd"] {
+        let v = rj(
+            d.path(),
+            &[
+                "--bs",
+                "4k-32k",
+                "--mode",
+                mode,
+                "--ops",
+                "3000",
+                "--threads",
+                "2",
+                "--fsync-freq",
+                "0",
+                "--no-fsync-end",
+            ],
+        );
+        assert_eq!(
+            v["job"]["bs_range"],
+            serde_json::json!({"min_bytes": 4096, "max_bytes": 32768, "step_bytes": 4096})
+        );
+        assert!(
+            v["errors"].as_object().unwrap().is_empty(),
+            "{mode}: {}",
+            v["errors"]
+        );
+        let ops_read = by_bs(&v, "read");
+        assert_eq!(ops_read.len(), 8, "{mode}: one entry per size");
+        for (bs, o, _) in &ops_read {
+            assert!(
+                bs % 4096 == 0 && (4096..=32768).contains(bs),
+                "{mode}: {bs}"
+            );
+            assert!(*o > 0, "{mode}: {bs} was never issued");
+        }
+        if mode == "rndrw" {
+            by_bs(&v, "write");
+        }
+    }
+}
+
+#[test]
+fn the_run_table_breaks_a_mix_down_by_size() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let r = iolab(&[
+        "run",
+        "--dir",
+        dir,
+        "--no-save",
+        "-q",
+        "--files",
+        "4",
+        "--size",
+        "4M",
+        "--bs",
+        "16k:70,1m:30",
+        "--mode",
+        "rndrd",
+        "--ops",
+        "200",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for want in ["16KiB:70,1MiB:30", "  read 16KiB", "  read 1MiB"] {
+        assert!(r.stdout.contains(want), "{want}: {}", r.stdout);
+    }
+}
+
+#[test]
+fn rwmixread_is_stored_as_the_same_rw_ratio() {
+    let d = tempfile::tempdir().unwrap();
+    let base = [
+        "--mode",
+        "rndrw",
+        "--ops",
+        "1000",
+        "--seed",
+        "5",
+        "--fsync-freq",
+        "0",
+        "--no-fsync-end",
+    ];
+    // rw_ratio is reads per write: 70 % reads = 70/30 reads per write
+    let fio = rj(d.path(), &[&base[..], &["--rwmixread", "70"]].concat());
+    let sb = rj(
+        d.path(),
+        &[&base[..], &["--rw-ratio", &(70.0f64 / 30.0).to_string()]].concat(),
+    );
+    assert_eq!(fio["job"], sb["job"]);
+    assert_eq!(fio["job"]["rw_ratio"].as_f64(), Some(70.0 / 30.0));
+    assert_eq!((ops(&fio, "read"), ops(&fio, "write")), (700, 300));
+    // both spellings together are fine when they agree
+    let both = rj(
+        d.path(),
+        &[&base[..], &["--rwmixread", "60", "--rw-ratio", "1.5"]].concat(),
+    );
+    assert_eq!((ops(&both, "read"), ops(&both, "write")), (600, 400));
+    // the ends: all writes, all reads
+    let w = rj(d.path(), &[&base[..], &["--rwmixread", "0"]].concat());
+    assert_eq!((ops(&w, "read"), ops(&w, "write")), (0, 1000));
+    let r = rj(d.path(), &[&base[..], &["--rwmixread", "100"]].concat());
+    assert_eq!((ops(&r, "read"), ops(&r, "write")), (1000, 0));
+}
+
+#[test]
+fn a_zoned_distribution_is_run_and_recorded() {
+    let d = tempfile::tempdir().unwrap();
+    let v = rj(
+        d.path(),
+        &[
+            "--mode",
+            "rndrd",
+            "--ops",
+            "200",
+            "--distribution",
+            "zoned:50/5:30/15:20/80",
+        ],
+    );
+    assert_eq!(ops(&v, "read"), 200);
+    assert_eq!(
+        v["job"]["distribution"],
+        serde_json::json!({"kind": "zoned", "zones": [
+            {"access_pct": 50, "size_pct": 5},
+            {"access_pct": 30, "size_pct": 15},
+            {"access_pct": 20, "size_pct": 80}]})
+    );
 }

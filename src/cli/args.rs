@@ -736,12 +736,19 @@ fn size_arg(s: &str) -> std::result::Result<u64, String> {
     parse_size(s).map_err(|e| e.to_string())
 }
 
-/// A size of at least one byte (`--bs`).
-fn block_size(s: &str) -> std::result::Result<u64, String> {
-    match size_arg(s)? {
-        0 => Err("must be at least 1 byte".into()),
-        v => Ok(v),
-    }
+/// `--bs`: one size of at least one byte, a weighted mix (`16k:70,1m:30`) or a range
+/// (`4k-64k`).
+fn block_sizes(s: &str) -> std::result::Result<BsArg, String> {
+    s.parse()
+}
+
+/// A whole percent 0..100 (`--rwmixread`).
+fn percent(s: &str) -> std::result::Result<u32, String> {
+    s.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|&p| p <= 100)
+        .ok_or_else(|| "must be a whole percent from 0 to 100 (reads among reads + writes)".into())
 }
 
 /// A count of at least 1 (`--threads`, `--files`, `--ops`, ...): typed here, so no command checks
@@ -778,9 +785,11 @@ pub struct FileSetArgs {
     /// Total size of the set: bytes, or with K/M/G/T (powers of 1024): 1G, 1GiB, 512M.
     #[arg(long, default_value = "1GiB", value_parser = size_arg)]
     pub size: u64,
-    /// Block size of each I/O (16KiB = an InnoDB page): 4k, 16KiB, 1M ...
-    #[arg(long, value_parser = block_size)]
-    pub bs: Option<u64>,
+    /// Block size of each I/O (16KiB = an InnoDB page): 4k, 16KiB, 1M ...; a mix with weights
+    /// in percent (16k:70,1m:30, like fio's bssplit) or a range (4k-64k: every multiple of
+    /// 4 KiB, or of the O_DIRECT alignment when larger, equally likely).
+    #[arg(long, value_parser = block_sizes)]
+    pub bs: Option<BsArg>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -806,9 +815,12 @@ pub struct RunArgs {
     /// Test mode(s), comma separated: seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw.
     #[arg(long)]
     pub mode: Option<String>,
-    /// Reads per write for rndrw.
-    #[arg(long, default_value_t = 1.5)]
-    pub rw_ratio: f64,
+    /// Reads per write for rndrw, sysbench's spelling (default 1.5).
+    #[arg(long)]
+    pub rw_ratio: Option<f64>,
+    /// Percent of rndrw's I/Os that are reads, fio's spelling (0..100): 70 = --rw-ratio 2.333...
+    #[arg(long, value_name = "PCT", value_parser = percent)]
+    pub rwmixread: Option<u32>,
     /// How I/O is issued: sync (pread/pwrite), io_uring, mmap, null (no I/O).
     #[arg(long, default_value = "sync")]
     pub engine: String,
@@ -839,7 +851,8 @@ pub struct RunArgs {
     /// fsync or fdatasync.
     #[arg(long, default_value = "fsync")]
     pub fsync_mode: String,
-    /// Random offsets: uniform, zipf:THETA, pareto:H.
+    /// Random offsets: uniform, zipf:THETA, pareto:H, or zoned:ACCESS/SIZE:... (percent of the
+    /// accesses to percent of the set, zones from its start; e.g. zoned:50/5:30/15:20/80).
     #[arg(long, default_value = "uniform")]
     pub distribution: String,
     /// Seed for random offsets (default: from the clock; recorded in the results).

@@ -11,7 +11,8 @@ use crate::engine::Direct;
 use crate::engine::runner::Plan;
 use crate::error::{Error, Result};
 use crate::model::job::{
-    Distribution, EngineKind, FileSetSpec, FsyncMode, Job, Limit, Mode, OpenFlags,
+    BS_RANGE_STEP, BsArg, BsRange, Distribution, EngineKind, FileSetSpec, FsyncMode, Job, Limit,
+    MAX_BS_SIZES, Mode, OpenFlags,
 };
 use crate::model::run::Warning;
 use crate::model::units::{Bytes, parse_size};

@@ -126,11 +126,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
     let distribution: Distribution = flag("--distribution", &a.distribution)?;
     let open_flags: OpenFlags = flag("--open-flags", &a.open_flags)?;
     let tags = parse_tags(&a.tags)?;
-    if a.rw_ratio.is_nan() || a.rw_ratio <= 0.0 {
-        return Err(Error::usage(
-            "--rw-ratio must be a positive number of reads per write (e.g. 1.5)",
-        ));
-    }
+    let rw_ratio = rw_ratio(a.rw_ratio, a.rwmixread)?;
     if let Some(t) = a.time
         && !(t > 0.0 && t.is_finite())
     {
@@ -188,19 +184,23 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         (None, Some(t)) => Limit::TimeS(t),
         (None, None) => Limit::TimeS(if modes.is_none() { 6.0 } else { 10.0 }),
     };
+    let (bs_bytes, bs_mix, bs_range) =
+        resolve_bs(a.set.bs.as_ref(), a.direct, &dio, &a.set.dir).map_err(undo_dir)?;
     let base = Job {
         mode: Mode::Rndrd,
         engine,
         threads: a.threads.unwrap_or(1),
         iodepth: a.iodepth,
-        bs_bytes: a.set.bs.unwrap_or(16384),
+        bs_bytes,
+        bs_mix,
+        bs_range,
         direct: a.direct,
         open_flags,
         fsync_freq: a.fsync_freq,
         fsync_all: a.fsync_all,
         fsync_end: a.fsync_end && !a.no_fsync_end,
         fsync_mode,
-        rw_ratio: a.rw_ratio,
+        rw_ratio,
         distribution,
         seed,
         rate_iops: a.rate,
@@ -232,6 +232,8 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
                         mode,
                         threads,
                         bs_bytes: 16384,
+                        bs_mix: None,
+                        bs_range: None,
                         direct,
                         ..base.clone()
                     });
@@ -242,6 +244,8 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
                     mode,
                     threads: 1,
                     bs_bytes: 1 << 20,
+                    bs_mix: None,
+                    bs_range: None,
                     direct,
                     ..base.clone()
                 });
@@ -257,10 +261,12 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             ))));
         }
         for c in &cells {
-            if c.direct && c.bs_bytes % dio.offset != 0 {
+            // every size of a mix or range, and so every offset on their grid
+            let unaligned = c.bs_sizes().into_iter().find(|b| b % dio.offset != 0);
+            if let (true, Some(bs)) = (c.direct, unaligned) {
                 return Err(undo_dir(Error::usage(format!(
                     "--bs {} is not a multiple of {} bytes, the O_DIRECT alignment of {} ({}); use a multiple such as {}",
-                    c.bs_bytes,
+                    bs,
                     dio.offset,
                     a.set.dir.display(),
                     dio.source,
@@ -302,6 +308,95 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         iostat_interval: std::time::Duration::from_secs_f64(a.iostat_interval),
         dio,
         roots: crate::system::env::Roots::live(),
+    })
+}
+
+/// The stored read/write mix of rndrw from `--rw-ratio` (reads per write, sysbench) and
+/// `--rwmixread` (percent reads, fio): one meaning, `rw_ratio`. Both given must agree (to
+/// 0.005 percent); `--rwmixread 100` (reads only) is stored as the largest double.
+fn rw_ratio(ratio: Option<f64>, mixread: Option<u32>) -> Result<f64> {
+    if let Some(r) = ratio
+        && !(r > 0.0 && r.is_finite())
+    {
+        return Err(Error::usage(
+            "--rw-ratio must be a positive number of reads per write (e.g. 1.5)",
+        ));
+    }
+    let Some(p) = mixread else {
+        return Ok(ratio.unwrap_or(1.5));
+    };
+    let from_pct = if p == 100 {
+        f64::MAX
+    } else {
+        p as f64 / (100 - p) as f64
+    };
+    if let Some(r) = ratio {
+        let pct = 100.0 * r / (1.0 + r);
+        if (pct - p as f64).abs() >= 0.005 {
+            return Err(Error::usage(format!(
+                "--rwmixread {p} and --rw-ratio {r} disagree: --rw-ratio {r} is {pct:.2}% reads; give one of them"
+            )));
+        }
+    }
+    Ok(from_pct)
+}
+
+/// `--bs` to the job's `bs_bytes` (the largest size), `bs_mix` and `bs_range`. A range steps
+/// by 4 KiB, or by the O_DIRECT offset alignment when that is larger.
+fn resolve_bs(
+    bs: Option<&BsArg>,
+    direct: bool,
+    dio: &crate::spec::plan::DioAlign,
+    dir: &Path,
+) -> Result<(
+    u64,
+    Option<Vec<crate::model::job::BsWeight>>,
+    Option<BsRange>,
+)> {
+    Ok(match bs {
+        None => (16384, None, None),
+        Some(BsArg::One(b)) => (*b, None, None),
+        Some(BsArg::Mix(m)) => (
+            m.iter().map(|w| w.bs_bytes).max().unwrap_or(16384),
+            Some(m.clone()),
+            None,
+        ),
+        Some(&BsArg::Range { min, max }) => {
+            let step = if direct {
+                dio.offset.max(BS_RANGE_STEP)
+            } else {
+                BS_RANGE_STEP
+            };
+            if !min.is_multiple_of(step) || !max.is_multiple_of(step) {
+                return Err(Error::usage(format!(
+                    "--bs {}-{}: both bounds must be multiples of the step {} (the O_DIRECT alignment of {}); e.g. --bs {}-{}",
+                    Bytes(min),
+                    Bytes(max),
+                    Bytes(step),
+                    dir.display(),
+                    Bytes(step),
+                    Bytes(max.next_multiple_of(step))
+                )));
+            }
+            let n = (max - min) / step + 1;
+            if n > MAX_BS_SIZES as u64 {
+                return Err(Error::usage(format!(
+                    "--bs {}-{}: {n} sizes in steps of {}, at most {MAX_BS_SIZES}; use a narrower range or a mix (16k:70,1m:30)",
+                    Bytes(min),
+                    Bytes(max),
+                    Bytes(step)
+                )));
+            }
+            (
+                max,
+                None,
+                Some(BsRange {
+                    min_bytes: min,
+                    max_bytes: max,
+                    step_bytes: step,
+                }),
+            )
+        }
     })
 }
 

@@ -12,7 +12,8 @@ pub fn prepare(a: &cli::PrepareArgs) -> Result<i32> {
         )));
     }
     drop(probe);
-    let bs = a.set.bs.unwrap_or(16384);
+    // files are rounded to the largest size of a mix or range
+    let bs = a.set.bs.as_ref().map_or(16384, |b| b.largest());
     if a.direct && !bs.is_multiple_of(dio.offset) {
         return Err(Error::usage(format!(
             "--bs {bs} is not a multiple of {} bytes, the O_DIRECT alignment",

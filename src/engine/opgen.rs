@@ -7,20 +7,47 @@
 use crate::measure::stats::OpKind;
 use crate::model::job::{Job, Limit, Mode};
 use crate::spec::dist::{OffsetGen, Rng, thread_rng};
+use rand::RngExt;
 
-/// The next thing a worker does.
+/// The next thing a worker does. `len` is the size of a read or write in bytes, `si` the index
+/// of that size in [`Job::bs_sizes`] (for the per-size statistics).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Next {
-    Io { kind: OpKind, file: u32, off: u64 },
-    Fsync { file: u32 },
+    Io {
+        kind: OpKind,
+        file: u32,
+        off: u64,
+        len: u64,
+        si: u8,
+    },
+    Fsync {
+        file: u32,
+    },
+}
+
+/// How the size of the next read or write is chosen: precomputed at setup, one table lookup
+/// and at most one draw of the thread's RNG per I/O.
+enum Sizes {
+    /// One size: no draw (the RNG sequence of a single-size job is as before mixes existed).
+    One,
+    /// A weighted mix: the size index of each percent.
+    Table(Box<[u8; 100]>),
+    /// A range: `m` sizes, equally likely.
+    Uniform(usize),
 }
 
 /// Chooses operations and offsets for one thread.
 pub struct OpGen {
     mode: Mode,
-    bs: u64,
-    bpf: u64,
-    /// This thread's range of linear block numbers for sequential modes.
+    /// The sizes, ascending (at most [`crate::model::job::MAX_BS_SIZES`]).
+    sizes: Vec<u64>,
+    pick: Sizes,
+    /// Random offsets are multiples of this (the smallest size).
+    grid: u64,
+    /// Grid blocks per file, and the file size in bytes.
+    gpf: u64,
+    fsize: u64,
+    /// This thread's byte range of the set (files one after the other) for sequential modes.
     seq_lo: u64,
     seq_hi: u64,
     pos: u64,
@@ -37,28 +64,55 @@ pub struct OpGen {
 }
 
 impl OpGen {
-    pub fn new(job: &Job, files: u32, bpf: u64, thread: u32) -> Self {
-        let total = files as u64 * bpf;
+    /// `fsize`: the size of each file in bytes (a multiple of the largest block size).
+    pub fn new(job: &Job, files: u32, fsize: u64, thread: u32) -> Self {
+        let sizes = job.bs_sizes();
+        assert!(sizes.len() <= crate::model::job::MAX_BS_SIZES);
+        let grid = sizes[0];
+        let gpf = fsize / grid;
+        let total = files as u64 * gpf;
         let t = thread as u64;
         let n = job.threads as u64;
         // Sequential modes: each thread streams through its own part of the set; whole files
         // when there are at least as many files as threads.
         let (lo, hi) = if files as u64 >= n {
             let f = files as u64;
-            ((t * f / n) * bpf, ((t + 1) * f / n) * bpf)
+            ((t * f / n) * fsize, ((t + 1) * f / n) * fsize)
         } else {
-            (t * total / n, (t + 1) * total / n)
+            ((t * total / n) * grid, ((t + 1) * total / n) * grid)
         };
-        let (lo, hi) = if hi > lo { (lo, hi) } else { (0, total) };
+        let (lo, hi) = if hi > lo {
+            (lo, hi)
+        } else {
+            (0, files as u64 * fsize)
+        };
+        let pick = match (&job.bs_mix, &job.bs_range) {
+            _ if sizes.len() == 1 => Sizes::One,
+            (Some(mix), _) => {
+                let mut tab = Box::new([0u8; 100]);
+                let mut at = 0usize;
+                for (i, w) in mix.iter().enumerate() {
+                    for p in tab.iter_mut().skip(at).take(w.weight_pct as usize) {
+                        *p = i as u8;
+                    }
+                    at += w.weight_pct as usize;
+                }
+                Sizes::Table(tab)
+            }
+            _ => Sizes::Uniform(sizes.len()),
+        };
         OpGen {
             mode: job.mode,
-            bs: job.bs_bytes,
-            bpf,
+            sizes,
+            pick,
+            grid,
+            gpf,
+            fsize,
             seq_lo: lo,
             seq_hi: hi,
             pos: lo,
             rng: thread_rng(job.seed, thread),
-            offsets: OffsetGen::new(job.distribution, total),
+            offsets: OffsetGen::new(&job.distribution, total),
             ratio: job.rw_ratio,
             reads: 0,
             writes: 0,
@@ -69,19 +123,52 @@ impl OpGen {
         }
     }
 
+    /// The size of the next read or write: (index, bytes).
     #[inline]
-    fn place(&self, block: u64) -> (u32, u64) {
-        ((block / self.bpf) as u32, (block % self.bpf) * self.bs)
+    fn pick_size(&mut self) -> (u8, u64) {
+        let i = match &self.pick {
+            Sizes::One => 0,
+            Sizes::Table(t) => t[self.rng.random_range(0..100usize)],
+            Sizes::Uniform(m) => self.rng.random_range(0..*m) as u8,
+        };
+        (i, self.sizes[i as usize])
     }
 
+    /// A random grid block to (file, offset) for an I/O of `len` bytes: an I/O that would
+    /// reach past the end of its file is moved back to the last grid offset where it fits.
     #[inline]
-    fn seq_next(&mut self) -> u64 {
-        let b = self.pos;
-        self.pos += 1;
+    fn place(&self, block: u64, len: u64) -> (u32, u64) {
+        let off = (block % self.gpf) * self.grid;
+        let off = if off + len > self.fsize {
+            (self.fsize - len) / self.grid * self.grid
+        } else {
+            off
+        };
+        ((block / self.gpf) as u32, off)
+    }
+
+    /// The next sequential position (a byte of the set) for an I/O of `len` bytes; the
+    /// position then moves on by `len`. An I/O never crosses the end of its file: it starts
+    /// the next file instead, and the thread wraps to the start of its range at its end.
+    #[inline]
+    fn seq_next(&mut self, len: u64) -> (u32, u64) {
+        let mut p = self.pos;
+        if p + len > self.seq_hi {
+            p = self.seq_lo;
+        }
+        let in_file = p % self.fsize;
+        if in_file + len > self.fsize {
+            p += self.fsize - in_file;
+            if p + len > self.seq_hi {
+                // a range narrower than this I/O: the start of the file holding the range
+                p = self.seq_lo / self.fsize * self.fsize;
+            }
+        }
+        self.pos = p + len;
         if self.pos >= self.seq_hi {
             self.pos = self.seq_lo;
         }
-        b
+        ((p / self.fsize) as u32, p % self.fsize)
     }
 
     /// Whether the next read/write is a read.
@@ -102,18 +189,21 @@ impl OpGen {
             return Next::Fsync { file: f };
         }
         let read = self.pick_read();
-        let block = if self.mode.is_random() {
-            self.offsets.next(&mut self.rng)
+        let (si, len) = self.pick_size();
+        let (file, off) = if self.mode.is_random() {
+            let block = self.offsets.next(&mut self.rng);
+            self.place(block, len)
         } else {
-            self.seq_next()
+            self.seq_next(len)
         };
-        let (file, off) = self.place(block);
         if read {
             self.reads += 1;
             Next::Io {
                 kind: OpKind::Read,
                 file,
                 off,
+                len,
+                si,
             }
         } else {
             self.writes += 1;
@@ -127,6 +217,8 @@ impl OpGen {
                 kind: OpKind::Write,
                 file,
                 off,
+                len,
+                si,
             }
         }
     }
@@ -172,6 +264,8 @@ mod tests {
             threads,
             iodepth: 1,
             bs_bytes: 16384,
+            bs_mix: None,
+            bs_range: None,
             direct: false,
             open_flags: OpenFlags::default(),
             fsync_freq: 0,
@@ -189,7 +283,7 @@ mod tests {
 
     #[test]
     fn rndrw_keeps_the_exact_read_write_ratio() {
-        let mut g = OpGen::new(&job(Mode::Rndrw, 1), 4, 64, 0);
+        let mut g = OpGen::new(&job(Mode::Rndrw, 1), 4, 64 * 16384, 0);
         let (mut r, mut w) = (0, 0);
         for _ in 0..1000 {
             match g.next_op() {
@@ -210,7 +304,7 @@ mod tests {
     fn fsync_follows_every_nth_write_to_a_file() {
         let mut j = job(Mode::Seqrewr, 1);
         j.fsync_freq = 10;
-        let mut g = OpGen::new(&j, 2, 16, 0);
+        let mut g = OpGen::new(&j, 2, 16 * 16384, 0);
         let mut seq = Vec::new();
         for _ in 0..35 {
             seq.push(g.next_op());
@@ -238,7 +332,7 @@ mod tests {
     fn an_fsync_due_with_the_last_write_is_still_owed() {
         let mut j = job(Mode::Rndwr, 1);
         j.fsync_all = true;
-        let mut g = OpGen::new(&j, 4, 16, 0);
+        let mut g = OpGen::new(&j, 4, 16 * 16384, 0);
         let Next::Io { file, .. } = g.next_op() else {
             panic!()
         };
@@ -250,7 +344,7 @@ mod tests {
         let j = job(Mode::Seqrd, 4);
         let mut seen = std::collections::HashSet::new();
         for t in 0..4 {
-            let mut g = OpGen::new(&j, 8, 4, t);
+            let mut g = OpGen::new(&j, 8, 4 * 16384, t);
             for _ in 0..8 {
                 let Next::Io { file, off, .. } = g.next_op() else {
                     panic!()
@@ -260,6 +354,168 @@ mod tests {
             }
         }
         assert_eq!(seen.len(), 32, "together they cover the set once");
+    }
+
+    fn with_bs(mode: Mode, bs: &str) -> Job {
+        let mut j = job(mode, 1);
+        match bs.parse::<crate::model::job::BsArg>().unwrap() {
+            crate::model::job::BsArg::Mix(m) => {
+                j.bs_bytes = m.last().unwrap().bs_bytes;
+                j.bs_mix = Some(m);
+            }
+            crate::model::job::BsArg::Range { min, max } => {
+                j.bs_bytes = max;
+                j.bs_range = Some(crate::model::job::BsRange {
+                    min_bytes: min,
+                    max_bytes: max,
+                    step_bytes: 4096,
+                });
+            }
+            crate::model::job::BsArg::One(b) => j.bs_bytes = b,
+        }
+        j
+    }
+
+    /// Draws `n` I/Os and checks each stays inside its file on the grid; returns the count of
+    /// each size index.
+    fn draw(j: &Job, files: u32, fsize: u64, n: usize) -> Vec<u64> {
+        let sizes = j.bs_sizes();
+        let mut g = OpGen::new(j, files, fsize, 0);
+        let mut c = vec![0u64; sizes.len()];
+        for _ in 0..n {
+            let Next::Io {
+                file, off, len, si, ..
+            } = g.next_op()
+            else {
+                panic!()
+            };
+            assert_eq!(len, sizes[si as usize]);
+            assert!(file < files);
+            assert!(off + len <= fsize, "{off} + {len} past {fsize}");
+            if j.mode.is_random() {
+                assert_eq!(off % sizes[0], 0, "on the grid of the smallest size");
+            }
+            c[si as usize] += 1;
+        }
+        c
+    }
+
+    #[test]
+    fn a_bs_mix_gives_each_size_its_weight() {
+        let j = with_bs(Mode::Rndrd, "4k:20,16k:50,1m:30");
+        let n = 200_000;
+        let c = draw(&j, 4, 4 << 20, n);
+        for (got, want) in c.iter().zip([0.2, 0.5, 0.3]) {
+            let share = *got as f64 / n as f64;
+            assert!((share - want).abs() < 0.02, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn a_bs_range_gives_every_step_about_equally() {
+        let j = with_bs(Mode::Rndwr, "4k-64k");
+        assert_eq!(j.bs_sizes().len(), 16);
+        let n = 200_000;
+        let c = draw(&j, 2, 1 << 20, n);
+        for got in &c {
+            let share = *got as f64 / n as f64;
+            assert!((share - 1.0 / 16.0).abs() < 0.02, "{c:?}");
+        }
+    }
+
+    #[test]
+    fn sequential_mixes_advance_by_each_size_and_stay_in_their_files() {
+        let j = with_bs(Mode::Seqrd, "16k:50,64k:50");
+        let fsize = 256 << 10;
+        let mut g = OpGen::new(&j, 2, fsize, 0);
+        let mut expect = 0u64; // position in the set
+        for _ in 0..1000 {
+            let Next::Io { file, off, len, .. } = g.next_op() else {
+                panic!()
+            };
+            let at = file as u64 * fsize + off;
+            if expect + len > 2 * fsize {
+                expect = 0; // wraps
+            }
+            if expect % fsize + len > fsize {
+                expect = expect.next_multiple_of(fsize); // skips the rest of the file
+            }
+            assert_eq!(at, expect);
+            assert!(off + len <= fsize);
+            expect = at + len;
+            if expect >= 2 * fsize {
+                expect = 0;
+            }
+        }
+        // other thread counts: every I/O inside its file
+        for threads in [3, 5] {
+            let mut j = j.clone();
+            j.threads = threads;
+            for t in 0..threads {
+                let mut g = OpGen::new(&j, 2, fsize, t);
+                for _ in 0..200 {
+                    let Next::Io { off, len, .. } = g.next_op() else {
+                        panic!()
+                    };
+                    assert!(off + len <= fsize);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bs_arg_parses_mixes_and_ranges_and_refuses_bad_ones() {
+        use crate::model::job::{BsArg, BsWeight};
+        assert_eq!("16k".parse::<BsArg>(), Ok(BsArg::One(16384)));
+        assert_eq!(
+            "1m:30,16k:70".parse::<BsArg>(),
+            Ok(BsArg::Mix(vec![
+                BsWeight {
+                    bs_bytes: 16384,
+                    weight_pct: 70
+                },
+                BsWeight {
+                    bs_bytes: 1 << 20,
+                    weight_pct: 30
+                }
+            ]))
+        );
+        assert_eq!(
+            "4k-64k".parse::<BsArg>(),
+            Ok(BsArg::Range {
+                min: 4096,
+                max: 65536
+            })
+        );
+        for bad in [
+            "16k:70,1m",
+            "16k:70,1m:20",
+            "16k:70,16k:30",
+            "16k:0,1m:100",
+            "64k-4k",
+            "4k-4k",
+            "5000-64k",
+            "4k-65000",
+            "0",
+        ] {
+            assert!(bad.parse::<BsArg>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_single_size_draws_exactly_as_before() {
+        // one size takes no draw for the size: the offsets of a seed stay what they were
+        let j = job(Mode::Rndrd, 1);
+        let mut g = OpGen::new(&j, 4, 64 * 16384, 0);
+        let g2 = OffsetGen::new(&j.distribution, 4 * 64);
+        let mut rng = thread_rng(j.seed, 0);
+        for _ in 0..100 {
+            let b = g2.next(&mut rng);
+            let Next::Io { file, off, len, .. } = g.next_op() else {
+                panic!()
+            };
+            assert_eq!((file as u64, off, len), (b / 64, (b % 64) * 16384, 16384));
+        }
     }
 
     #[test]

@@ -172,7 +172,7 @@ fn run_cell(
         job,
         fds: &fds,
         maps: &maps.0,
-        blocks_per_file: spec.file_size_bytes / job.bs_bytes,
+        file_size_bytes: spec.file_size_bytes,
         // Page-aligned at least: a buffer that straddles an extra page costs an extra page pin per O_DIRECT I/O.
         mem_align: plan.dio.mem.max(4096) as usize,
         stop,

@@ -42,7 +42,8 @@ pub struct Shared<'a> {
     pub job: &'a Job,
     pub fds: &'a [RawFd],
     pub maps: &'a [MapPtr],
-    pub blocks_per_file: u64,
+    /// Size of each data file in bytes (a multiple of the largest block size).
+    pub file_size_bytes: u64,
     /// Buffer alignment for O_DIRECT (bytes, power of two).
     pub mem_align: usize,
     /// Set on Ctrl-C, or by a worker that hit an unrecoverable error (engine setup); the others
@@ -201,9 +202,10 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
     let mut eng = E::open(sh)?;
     let eng = &mut eng;
     let job = sh.job;
+    // One buffer of the largest size; each I/O uses its first `len` bytes.
     let bs = job.bs_bytes as usize;
-    let mut st = ThreadStats::new(window_ns(sh));
-    let mut g = OpGen::new(job, files, sh.blocks_per_file, thread);
+    let mut st = ThreadStats::new(window_ns(sh)).with_sizes(job.bs_sizes().len());
+    let mut g = OpGen::new(job, files, sh.file_size_bytes, thread);
     let mut buf = AlignedBuf::new(bs, sh.mem_align, job.seed ^ thread as u64);
     let quota = thread_quota(job, thread);
     let mut done_in_window = 0u64;
@@ -225,22 +227,32 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
             Some(s) if s > now => Pacer::wait(s, now),
             _ => Instant::now(),
         };
-        let (kind, bytes, res) = match next {
+        let (kind, si, bytes, res) = match next {
             Next::Io {
                 kind: OpKind::Read,
                 file,
                 off,
+                len,
+                si,
             } => (
                 OpKind::Read,
-                bs as u64,
-                eng.read(file, off, buf.bytes_mut()),
+                si,
+                len,
+                eng.read(file, off, &mut buf.bytes_mut()[..len as usize]),
             ),
-            Next::Io { kind: _, file, off } => (
+            Next::Io {
+                kind: _,
+                file,
+                off,
+                len,
+                si,
+            } => (
                 OpKind::Write,
-                bs as u64,
-                eng.write(file, off, buf.bytes_mut()),
+                si,
+                len,
+                eng.write(file, off, &buf.bytes_mut()[..len as usize]),
             ),
-            Next::Fsync { file } => (OpKind::Fsync, 0, eng.fsync(file)),
+            Next::Fsync { file } => (OpKind::Fsync, 0, 0, eng.fsync(file)),
         };
         let t1 = Instant::now();
         now = t1;
@@ -261,8 +273,9 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
         }
         match res {
             Ok(()) => {
-                st.record(
+                st.record_io(
                     kind,
+                    si,
                     bytes,
                     ns_since(issued, t1),
                     ns_since(sh.measure_start, t1),
@@ -303,6 +316,8 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
 struct Slot {
     issued: Instant,
     kind: OpKind,
+    /// Index of the block size (per-size statistics).
+    si: u8,
     bytes: u64,
     expect: u32,
 }
@@ -317,14 +332,16 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     const { assert!(E::CAPS.async_queue, "a sync engine in the queue loop") };
     let job = sh.job;
     let depth = job.iodepth.max(1) as usize;
+    // One slot of the largest size per I/O in flight; each I/O uses the first `len` bytes of
+    // its slot.
     let bs = job.bs_bytes as usize;
     // The buffers are declared before the engine so that they outlive it, also on an error
     // return with I/O in flight.
     let mut bufs = AlignedBuf::new(bs * depth, sh.mem_align.max(4096), job.seed ^ thread as u64);
     let base = bufs.bytes_mut().as_mut_ptr();
     let mut eng = E::open(sh, depth as u32)?;
-    let mut st = ThreadStats::new(window_ns(sh));
-    let mut g = OpGen::new(job, files, sh.blocks_per_file, thread);
+    let mut st = ThreadStats::new(window_ns(sh)).with_sizes(job.bs_sizes().len());
+    let mut g = OpGen::new(job, files, sh.file_size_bytes, thread);
     let mut slots: Vec<Option<Slot>> = vec![None; depth + 1]; // index depth = the fsync slot
     let mut free: Vec<usize> = (0..depth).rev().collect();
     let quota = thread_quota(job, thread);
@@ -361,8 +378,9 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             } else if r as u32 != s.expect {
                 st.error(0);
             } else {
-                st.record(
+                st.record_io(
                     s.kind,
+                    s.si,
                     s.bytes,
                     ns_since(s.issued, t1),
                     ns_since(sh.measure_start, t1),
@@ -397,6 +415,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 slots[depth] = Some(Slot {
                     issued: Instant::now(),
                     kind: OpKind::Fsync,
+                    si: 0,
                     bytes: 0,
                     expect: 0,
                 });
@@ -414,22 +433,30 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 wait_until = Some(s);
                 break;
             }
-            let Next::Io { kind, file, off } = next else {
+            let Next::Io {
+                kind,
+                file,
+                off,
+                len,
+                si,
+            } = next
+            else {
                 unreachable!()
             };
             let slot = free.pop().expect("a free slot when inflight < depth");
-            // SAFETY: slot < depth, so the buffer lies inside bufs.
+            // SAFETY: slot < depth, so the slot (bs bytes, len <= bs) lies inside bufs.
             let ptr = unsafe { base.add(slot * bs) };
             let issued = sched.unwrap_or(t);
             slots[slot] = Some(Slot {
                 issued,
                 kind,
-                bytes: bs as u64,
-                expect: bs as u32,
+                si,
+                bytes: len,
+                expect: len as u32,
             });
             // SAFETY: the slot's buffer stays valid and untouched until its completion is
             // reaped: the slot returns to `free` only then, and `bufs` outlives the loop.
-            unsafe { eng.queue_io(kind, file, off, ptr, bs as u32, slot as u64) };
+            unsafe { eng.queue_io(kind, file, off, ptr, len as u32, slot as u64) };
             inflight += 1;
             pacer.advance();
             let waited = std::mem::take(&mut waits_for_slot);
@@ -497,6 +524,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             slots[depth] = Some(Slot {
                 issued: Instant::now(),
                 kind: OpKind::Fsync,
+                si: 0,
                 bytes: 0,
                 expect: 0,
             });

@@ -1,7 +1,9 @@
 //! Per-thread statistics, kept by each worker without locks and merged once at the end.
 
 use crate::measure::hist::{IntervalHist, LatHist, SparseHist};
-use crate::model::run::{CellJob, CellResult, Cpu, LatSummary, OpResult, Results, TsOp, TsPoint};
+use crate::model::run::{
+    BsResult, CellJob, CellResult, Cpu, LatSummary, OpResult, Results, TsOp, TsPoint,
+};
 use std::ops::AddAssign;
 
 pub use crate::model::run::OpKind;
@@ -42,6 +44,9 @@ pub struct Interval {
 /// Everything one worker thread measured.
 pub struct ThreadStats {
     pub op: [OpTotals; 3],
+    /// Jobs with several block sizes: the totals of size `i` (index in `Job::bs_sizes`) at
+    /// `2 i` (reads) and `2 i + 1` (writes); empty for one size. Allocated once, at setup.
+    pub by_bs: Vec<OpTotals>,
     /// Failed operations by errno (index = errno).
     pub errors: Box<[u64; MAX_ERRNO + 1]>,
     /// Closed one-second intervals, from the start of the measured window.
@@ -67,6 +72,7 @@ impl ThreadStats {
     pub fn new(window_ns: u64) -> Self {
         ThreadStats {
             op: Default::default(),
+            by_bs: Vec::new(),
             errors: Box::new([0; MAX_ERRNO + 1]),
             series: Vec::with_capacity(64),
             lag: LatHist::new(),
@@ -98,6 +104,32 @@ impl ThreadStats {
         self.cur_ops[k] += 1;
         self.cur_bytes[k] += bytes;
         self.cur[k].record(lat_ns);
+    }
+
+    /// Keeps per-size totals for a job with `sizes` block sizes (nothing for one size).
+    pub fn with_sizes(mut self, sizes: usize) -> Self {
+        if sizes > 1 {
+            self.by_bs = (0..2 * sizes).map(|_| OpTotals::default()).collect();
+        }
+        self
+    }
+
+    /// Records one completed read or write of size index `si` (or an fsync), like
+    /// [`ThreadStats::record`], and in the per-size totals. Never allocates beyond `record`.
+    #[inline]
+    pub fn record_io(&mut self, kind: OpKind, si: u8, bytes: u64, lat_ns: u64, t_ns: u64) {
+        self.record(kind, bytes, lat_ns, t_ns);
+        if kind != OpKind::Fsync
+            && let Some(o) = self.by_bs.get_mut(2 * si as usize + kind as usize)
+        {
+            o.ops += 1;
+            o.bytes += bytes;
+            if t_ns <= self.window_ns {
+                o.ops_in_window += 1;
+                o.bytes_in_window += bytes;
+            }
+            o.lat.record(lat_ns);
+        }
     }
 
     /// Records the schedule lag of one paced operation (ns). Never allocates.
@@ -153,6 +185,8 @@ impl ThreadStats {
 /// All threads merged.
 pub struct Merged {
     pub op: [OpTotals; 3],
+    /// Per block size, as in [`ThreadStats::by_bs`].
+    pub by_bs: Vec<OpTotals>,
     pub errors: Vec<(i32, u64)>,
     /// For each second: per-thread intervals (to merge histograms per second).
     pub series: Vec<Vec<Interval>>,
@@ -166,8 +200,15 @@ pub fn merge(threads: Vec<ThreadStats>) -> Merged {
     let secs = threads.iter().map(|t| t.series.len()).max().unwrap_or(0);
     let mut series: Vec<Vec<Interval>> = (0..secs).map(|_| Vec::new()).collect();
     let mut lag = LatHist::new();
+    let mut by_bs: Vec<OpTotals> = Vec::new();
     for t in threads {
         lag.merge(&t.lag);
+        if by_bs.len() < t.by_bs.len() {
+            by_bs.resize_with(t.by_bs.len(), OpTotals::default);
+        }
+        for (dst, src) in by_bs.iter_mut().zip(t.by_bs.iter()) {
+            *dst += src;
+        }
         for (dst, src) in op.iter_mut().zip(t.op.iter()) {
             *dst += src;
         }
@@ -186,6 +227,7 @@ pub fn merge(threads: Vec<ThreadStats>) -> Merged {
         .collect();
     Merged {
         op,
+        by_bs,
         errors,
         series,
         lag,
@@ -240,7 +282,37 @@ pub fn op_result(t: &OpTotals, window_s: f64, fixed_window: bool) -> OpResult {
         iops: per(o),
         bytes_per_sec: per(b),
         lat_ns: LatSummary::from_hist(&t.lat),
+        by_bs: Vec::new(),
     }
+}
+
+/// The per-size results of one operation type (`k`: 0 reads, 1 writes) when the job has
+/// several sizes and the operation ran; else empty.
+fn by_bs_results(
+    merged: &Merged,
+    sizes: &[u64],
+    k: usize,
+    window_s: f64,
+    fixed_window: bool,
+) -> Vec<BsResult> {
+    if sizes.len() < 2 || merged.op[k].ops == 0 || merged.by_bs.len() < 2 * sizes.len() {
+        return Vec::new();
+    }
+    sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &bs)| {
+            let r = op_result(&merged.by_bs[2 * i + k], window_s, fixed_window);
+            BsResult {
+                bs_bytes: bs,
+                ops: r.ops,
+                bytes: r.bytes,
+                iops: r.iops,
+                bytes_per_sec: r.bytes_per_sec,
+                lat_ns: r.lat_ns,
+            }
+        })
+        .collect()
 }
 
 /// The result of one measured cell from its merged per-thread statistics.
@@ -261,11 +333,14 @@ pub fn cell_result(
         Some(t) if !interrupted && duration_s >= t => (t, true),
         _ => (duration_s, false),
     };
-    let results = Results {
+    let sizes = job.job.bs_sizes();
+    let mut results = Results {
         read: op_result(r, window_s, fixed_window),
         write: op_result(w, window_s, fixed_window),
         fsync: op_result(f, window_s, fixed_window),
     };
+    results.read.by_bs = by_bs_results(merged, &sizes, 0, window_s, fixed_window);
+    results.write.by_bs = by_bs_results(merged, &sizes, 1, window_s, fixed_window);
     // Intervals of the window; with a fixed window, operations that completed after it (at
     // most threads × iodepth) are counted in its last interval rather than in a sliver of
     // their own.
@@ -364,6 +439,26 @@ mod tests {
         let s1: u64 = m.series[1].iter().map(|i| i.ops[0]).sum();
         let s2w: u64 = m.series[2].iter().map(|i| i.ops[1]).sum();
         assert_eq!((s0, s1, s2w), (2, 1, 1));
+    }
+
+    #[test]
+    fn per_size_totals_add_up_to_the_op_totals_across_threads() {
+        let mut a = ThreadStats::default().with_sizes(2);
+        let mut b = ThreadStats::default().with_sizes(2);
+        a.record_io(OpKind::Read, 0, 4096, 1000, 10);
+        a.record_io(OpKind::Read, 1, 65536, 2000, 20);
+        b.record_io(OpKind::Write, 1, 65536, 3000, 30);
+        b.record_io(OpKind::Fsync, 0, 0, 4000, 40);
+        let m = merge(vec![a, b]);
+        assert_eq!(m.by_bs.len(), 4);
+        assert_eq!((m.by_bs[0].ops, m.by_bs[0].bytes), (1, 4096));
+        assert_eq!((m.by_bs[2].ops, m.by_bs[2].bytes), (1, 65536));
+        assert_eq!((m.by_bs[3].ops, m.by_bs[1].ops), (1, 0));
+        assert_eq!(m.op[2].ops, 1, "fsyncs only in the op totals");
+        let r = by_bs_results(&m, &[4096, 65536], 0, 1.0, false);
+        assert_eq!(r.iter().map(|x| x.bytes).sum::<u64>(), m.op[0].bytes);
+        assert!(by_bs_results(&m, &[4096], 0, 1.0, false).is_empty());
+        assert!(ThreadStats::default().with_sizes(1).by_bs.is_empty());
     }
 
     #[test]

@@ -90,7 +90,13 @@ pub fn check_cell(
         && let Some(x) = d.summary.devices.get(name)
     {
         let (rd, wr) = (cell.results.read.iops, cell.results.write.iops);
-        let bs_kb = job.bs_bytes as f64 / 1024.0;
+        // the mean size of iolab's reads (a mix or range of block sizes has several)
+        let r = &cell.results.read;
+        let bs_kb = if r.ops > 0 {
+            r.bytes as f64 / r.ops as f64 / 1024.0
+        } else {
+            job.bs_bytes as f64 / 1024.0
+        };
         if rd > 50.0 && x.r_s < 0.5 * rd {
             w.push(Warning::new(
                 "device_fewer_reads",

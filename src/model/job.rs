@@ -134,8 +134,16 @@ impl FromStr for FsyncMode {
     }
 }
 
+/// One zone of `--distribution zoned:...`: `access_pct` of the random accesses go to the next
+/// `size_pct` of the file set (zones follow each other from the start of the set).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Zone {
+    pub access_pct: u32,
+    pub size_pct: u32,
+}
+
 /// Distribution of random block offsets.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Distribution {
     Uniform,
@@ -148,6 +156,48 @@ pub enum Distribution {
     Pareto {
         h: f64,
     },
+    /// fio's `random_distribution=zoned`: zones from the start of the set, each taking a share
+    /// of the accesses (uniform inside the zone). Both shares sum to 100.
+    Zoned {
+        zones: Vec<Zone>,
+    },
+}
+
+/// Parses the part after `zoned:`: `ACCESS/SIZE` pairs separated by `:`.
+fn parse_zones(s: &str, v: &str) -> Result<Vec<Zone>, String> {
+    let bad = |why: &str| {
+        format!(
+            "'{s}': {why}; use zoned:ACCESS/SIZE:ACCESS/SIZE... in percent, each column summing to 100 (e.g. zoned:50/5:30/15:20/80)"
+        )
+    };
+    let mut zones = Vec::new();
+    for part in v.split(':') {
+        let (a, z) = part
+            .split_once('/')
+            .ok_or_else(|| bad(&format!("'{part}' is not ACCESS/SIZE")))?;
+        let pct = |x: &str| x.trim().parse::<u32>().ok().filter(|&p| p <= 100);
+        let (Some(a), Some(z)) = (pct(a), pct(z)) else {
+            return Err(bad(&format!("'{part}': percents are whole numbers 0..100")));
+        };
+        if z == 0 {
+            return Err(bad(&format!(
+                "'{part}': a zone covers at least 1% of the set"
+            )));
+        }
+        zones.push(Zone {
+            access_pct: a,
+            size_pct: z,
+        });
+    }
+    let sa: u32 = zones.iter().map(|z| z.access_pct).sum();
+    let sz: u32 = zones.iter().map(|z| z.size_pct).sum();
+    if sa != 100 {
+        return Err(bad(&format!("the access percents sum to {sa}, not 100")));
+    }
+    if sz != 100 {
+        return Err(bad(&format!("the size percents sum to {sz}, not 100")));
+    }
+    Ok(zones)
 }
 
 impl FromStr for Distribution {
@@ -155,11 +205,16 @@ impl FromStr for Distribution {
     fn from_str(s: &str) -> Result<Self, String> {
         let bad = || {
             format!(
-                "'{s}' is not a distribution: use uniform, zipf:THETA (THETA > 0, e.g. zipf:1.2) or pareto:H (0 < H < 1, e.g. pareto:0.9)"
+                "'{s}' is not a distribution: use uniform, zipf:THETA (THETA > 0, e.g. zipf:1.2), pareto:H (0 < H < 1, e.g. pareto:0.9) or zoned:ACCESS/SIZE:... (e.g. zoned:50/5:30/15:20/80)"
             )
         };
         if s == "uniform" {
             return Ok(Distribution::Uniform);
+        }
+        if let Some(v) = s.strip_prefix("zoned:") {
+            return Ok(Distribution::Zoned {
+                zones: parse_zones(s, v)?,
+            });
         }
         let (k, v) = s.split_once(':').ok_or_else(bad)?;
         let x: f64 = v.parse().map_err(|_| bad())?;
@@ -180,6 +235,13 @@ impl fmt::Display for Distribution {
             Distribution::Uniform => write!(f, "uniform"),
             Distribution::Zipf { theta } => write!(f, "zipf:{theta}"),
             Distribution::Pareto { h } => write!(f, "pareto:{h}"),
+            Distribution::Zoned { zones } => {
+                f.write_str("zoned")?;
+                for z in zones {
+                    write!(f, ":{}/{}", z.access_pct, z.size_pct)?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -222,6 +284,128 @@ pub struct FileSetSpec {
     pub file_size_bytes: u64,
 }
 
+/// Most distinct block sizes one job may mix (each has its own statistics per thread).
+pub const MAX_BS_SIZES: usize = 64;
+
+/// The step of a block-size range without O_DIRECT (and the least step with it).
+pub const BS_RANGE_STEP: u64 = 4096;
+
+/// One size of a block-size mix (`--bs 16k:70,1m:30`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct BsWeight {
+    pub bs_bytes: u64,
+    /// Percent of the reads and writes issued with this size (the weights sum to 100).
+    pub weight_pct: u32,
+}
+
+/// A block-size range (`--bs 4k-64k`): every multiple of `step_bytes` from `min_bytes` to
+/// `max_bytes`, each equally likely.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct BsRange {
+    pub min_bytes: u64,
+    pub max_bytes: u64,
+    pub step_bytes: u64,
+}
+
+/// `--bs` as given: one size, a weighted mix, or a range (whose step the plan decides: it
+/// depends on O_DIRECT).
+#[derive(Debug, Clone, PartialEq)]
+pub enum BsArg {
+    One(u64),
+    Mix(Vec<BsWeight>),
+    Range { min: u64, max: u64 },
+}
+
+impl BsArg {
+    /// The largest size: what files are rounded to and buffers are allocated for.
+    pub fn largest(&self) -> u64 {
+        match self {
+            BsArg::One(b) => *b,
+            BsArg::Mix(m) => m.iter().map(|w| w.bs_bytes).max().unwrap_or(0),
+            BsArg::Range { max, .. } => *max,
+        }
+    }
+}
+
+impl FromStr for BsArg {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        use crate::model::units::{Bytes, parse_size};
+        let t = s.trim();
+        let size = |x: &str| -> Result<u64, String> {
+            match parse_size(x) {
+                Ok(0) => Err(format!("'{x}': a block size must be at least 1 byte")),
+                Ok(v) => Ok(v),
+                Err(e) => Err(e.to_string()),
+            }
+        };
+        if t.contains(':') || t.contains(',') {
+            let usage =
+                "use SIZE:PCT,SIZE:PCT... with whole percents summing to 100 (e.g. 16k:70,1m:30)";
+            let mut mix: Vec<BsWeight> = Vec::new();
+            for part in t.split(',') {
+                let (b, w) = part
+                    .split_once(':')
+                    .ok_or_else(|| format!("'{part}' has no weight; {usage}"))?;
+                let bs_bytes = size(b)?;
+                let weight_pct = w
+                    .trim()
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|w| (1..=100).contains(w))
+                    .ok_or_else(|| {
+                        format!("'{part}': the weight is a whole percent 1..100; {usage}")
+                    })?;
+                if mix.iter().any(|x| x.bs_bytes == bs_bytes) {
+                    return Err(format!("{} is given twice; {usage}", Bytes(bs_bytes)));
+                }
+                mix.push(BsWeight {
+                    bs_bytes,
+                    weight_pct,
+                });
+            }
+            let sum: u32 = mix.iter().map(|w| w.weight_pct).sum();
+            if sum != 100 {
+                return Err(format!("the weights sum to {sum}, not 100; {usage}"));
+            }
+            if mix.len() > MAX_BS_SIZES {
+                return Err(format!("{} sizes; at most {MAX_BS_SIZES}", mix.len()));
+            }
+            mix.sort_by_key(|w| w.bs_bytes);
+            return Ok(if mix.len() == 1 {
+                BsArg::One(mix[0].bs_bytes)
+            } else {
+                BsArg::Mix(mix)
+            });
+        }
+        if let Some((a, b)) = t.split_once('-') {
+            let usage = format!(
+                "use MIN-MAX with MIN below MAX, both multiples of {} (e.g. 4k-64k)",
+                Bytes(BS_RANGE_STEP)
+            );
+            let (min, max) = (size(a)?, size(b)?);
+            if min >= max {
+                return Err(format!(
+                    "{} is not below {}; {usage}",
+                    Bytes(min),
+                    Bytes(max)
+                ));
+            }
+            for x in [min, max] {
+                if !x.is_multiple_of(BS_RANGE_STEP) {
+                    return Err(format!(
+                        "{} is not a multiple of the step {}; {usage}",
+                        Bytes(x),
+                        Bytes(BS_RANGE_STEP)
+                    ));
+                }
+            }
+            return Ok(BsArg::Range { min, max });
+        }
+        size(t).map(BsArg::One)
+    }
+}
+
 /// When the run stops.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -239,7 +423,15 @@ pub struct Job {
     pub engine: EngineKind,
     pub threads: u32,
     pub iodepth: u32,
+    /// The size of each read/write; with a mix or a range, the largest size (files are rounded
+    /// to it and buffers hold it).
     pub bs_bytes: u64,
+    /// `--bs 16k:70,1m:30`: the sizes and their weights, ascending (absent for one size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bs_mix: Option<Vec<BsWeight>>,
+    /// `--bs 4k-64k`: the range (absent for one size).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bs_range: Option<BsRange>,
     pub direct: bool,
     pub open_flags: OpenFlags,
     /// fsync a file after this many writes to it by one thread (0 = never).
@@ -254,4 +446,35 @@ pub struct Job {
     pub rate_iops: Option<u64>,
     pub limit: Limit,
     pub ramp_s: f64,
+}
+
+impl Job {
+    /// The distinct sizes of the reads and writes, ascending (one entry for a single size).
+    pub fn bs_sizes(&self) -> Vec<u64> {
+        if let Some(m) = &self.bs_mix {
+            return m.iter().map(|w| w.bs_bytes).collect();
+        }
+        if let Some(r) = &self.bs_range {
+            return (0..=(r.max_bytes - r.min_bytes) / r.step_bytes)
+                .map(|i| r.min_bytes + i * r.step_bytes)
+                .collect();
+        }
+        vec![self.bs_bytes]
+    }
+
+    /// `--bs` as people write it: `16KiB`, `16KiB:70,1MiB:30`, `4KiB-64KiB`.
+    pub fn bs_label(&self) -> String {
+        use crate::model::units::Bytes;
+        if let Some(m) = &self.bs_mix {
+            return m
+                .iter()
+                .map(|w| format!("{}:{}", Bytes(w.bs_bytes), w.weight_pct))
+                .collect::<Vec<_>>()
+                .join(",");
+        }
+        if let Some(r) = &self.bs_range {
+            return format!("{}-{}", Bytes(r.min_bytes), Bytes(r.max_bytes));
+        }
+        Bytes(self.bs_bytes).to_string()
+    }
 }

@@ -37,6 +37,23 @@ pub struct OpResult {
     pub bytes_per_sec: f64,
     /// null when ops is 0
     pub lat_ns: Option<LatSummary>,
+    /// Jobs with more than one block size (`--bs 16k:70,1m:30`, `--bs 4k-64k`): the same
+    /// figures per size, ascending; absent otherwise (and for fsync). Their ops and bytes add
+    /// up to the totals above.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub by_bs: Vec<BsResult>,
+}
+
+/// One block size's share of an operation type.
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+pub struct BsResult {
+    pub bs_bytes: u64,
+    pub ops: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bytes_per_sec: f64,
+    /// null when ops is 0
+    pub lat_ns: Option<LatSummary>,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]

@@ -25,12 +25,7 @@ fn labels(doc: &RunDoc) -> Vec<String> {
         .iter()
         .map(|c| {
             if count[&c.mode] > 1 {
-                format!(
-                    "{}/{}t/{}",
-                    c.mode,
-                    c.job.job.threads,
-                    crate::model::units::Bytes(c.job.job.bs_bytes)
-                )
+                format!("{}/{}t/{}", c.mode, c.job.job.threads, c.job.job.bs_label())
             } else {
                 c.mode.clone()
             }

@@ -61,11 +61,7 @@ pub fn summary_table(cells: &[CellResult]) -> Table {
                 } else {
                     String::new()
                 },
-                if first {
-                    Bytes(j.bs_bytes).to_string()
-                } else {
-                    String::new()
-                },
+                if first { j.bs_label() } else { String::new() },
                 if end_only {
                     format!("{} (end)", k.name())
                 } else {
@@ -94,12 +90,33 @@ pub fn summary_table(cells: &[CellResult]) -> Table {
                 },
             ]);
             first = false;
+            // a job of several block sizes: one indented row per size that ran
+            for b in r.by_bs.iter().filter(|b| b.ops > 0) {
+                let l = |f: fn(&crate::model::run::LatSummary) -> f64| {
+                    b.lat_ns.as_ref().map(|x| fmt_ns(f(x))).unwrap_or_default()
+                };
+                t.add_row(vec![
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    format!("  {} {}", k.name(), Bytes(b.bs_bytes)),
+                    b.ops.to_string(),
+                    format!("{:.0}", b.iops),
+                    format!("{:.2}", b.bytes_per_sec / 1048576.0),
+                    l(|x| x.mean),
+                    l(|x| x.p50 as f64),
+                    l(|x| x.p99 as f64),
+                    l(|x| x.p99_9 as f64),
+                    l(|x| x.max as f64),
+                    String::new(),
+                ]);
+            }
         }
         if first {
             t.add_row(vec![
                 c.mode.clone(),
                 j.threads.to_string(),
-                Bytes(j.bs_bytes).to_string(),
+                j.bs_label(),
                 "-".into(),
                 "0".into(),
             ]);

@@ -1,4 +1,4 @@
-//! Random block offsets: uniform, zipf and pareto over the whole file set.
+//! Random block offsets: uniform, zipf, pareto and zoned over the whole file set.
 //!
 //! Generators are seeded per thread (`seed + thread index`), so the same `--seed` gives the same
 //! offsets in the same order. Skewed distributions pick a *rank* (rank 0 is the hottest block) and
@@ -28,7 +28,15 @@ const PERMUTE_PRIME: u64 = 11_400_714_819_323_198_549;
 enum Kind {
     Uniform,
     Zipf(Zipf<f64>),
-    Pareto { pow: f64 },
+    Pareto {
+        pow: f64,
+    },
+    /// Zone by access percent (100 entries), then uniform inside the zone's blocks.
+    Zoned {
+        pick: Box<[u8; 100]>,
+        /// First block and number of blocks of each zone.
+        span: Vec<(u64, u64)>,
+    },
 }
 
 pub struct OffsetGen {
@@ -38,9 +46,9 @@ pub struct OffsetGen {
 
 impl OffsetGen {
     /// A generator of block indexes in `0..n` (`n` > 0).
-    pub fn new(dist: Distribution, n: u64) -> Self {
+    pub fn new(dist: &Distribution, n: u64) -> Self {
         assert!(n > 0);
-        let kind = match dist {
+        let kind = match *dist {
             Distribution::Uniform => Kind::Uniform,
             Distribution::Zipf { theta } => {
                 Kind::Zipf(Zipf::new(n as f64, theta).expect("theta validated by the parser"))
@@ -48,6 +56,23 @@ impl OffsetGen {
             Distribution::Pareto { h } => Kind::Pareto {
                 pow: h.ln() / (1.0 - h).ln(),
             },
+            Distribution::Zoned { ref zones } => {
+                let mut pick = Box::new([0u8; 100]);
+                let mut span = Vec::with_capacity(zones.len());
+                let (mut at, mut cum_size, mut start) = (0usize, 0u64, 0u64);
+                for (i, z) in zones.iter().enumerate() {
+                    for p in pick.iter_mut().skip(at).take(z.access_pct as usize) {
+                        *p = i as u8;
+                    }
+                    at += z.access_pct as usize;
+                    cum_size += z.size_pct as u64;
+                    let end = (n as u128 * cum_size as u128 / 100) as u64;
+                    // a zone narrower than a block still gets one
+                    span.push((start.min(n - 1), end.saturating_sub(start).max(1)));
+                    start = end;
+                }
+                Kind::Zoned { pick, span }
+            }
         };
         OffsetGen { n, kind }
     }
@@ -75,6 +100,10 @@ impl OffsetGen {
                 let r = ((self.n - 1) as f64 * u.powf(*pow)) as u64;
                 self.permute(r.min(self.n - 1))
             }
+            Kind::Zoned { pick, span } => {
+                let (lo, len) = span[pick[rng.random_range(0..100usize)] as usize];
+                (lo + rng.random_range(0..len)).min(self.n - 1)
+            }
         }
     }
 }
@@ -94,7 +123,7 @@ mod tests {
     use super::*;
 
     fn counts(d: Distribution, n: u64, draws: usize, seed: u64) -> Vec<u64> {
-        let g = OffsetGen::new(d, n);
+        let g = OffsetGen::new(&d, n);
         let mut rng = thread_rng(seed, 0);
         let mut c = vec![0u64; n as usize];
         for _ in 0..draws {
@@ -150,8 +179,55 @@ mod tests {
     }
 
     #[test]
+    fn zoned_gives_each_zone_its_share_of_the_accesses() {
+        let d: Distribution = "zoned:50/5:30/15:20/80".parse().unwrap();
+        let n = 10_000u64;
+        let draws = 200_000;
+        let c = counts(d, n, draws, 4);
+        // zones from the start of the set: blocks 0..500, 500..2000, 2000..10000
+        let share = |a: usize, b: usize| c[a..b].iter().sum::<u64>() as f64 / draws as f64;
+        for (got, want) in [
+            (share(0, 500), 0.5),
+            (share(500, 2000), 0.3),
+            (share(2000, 10_000), 0.2),
+        ] {
+            assert!((got - want).abs() < 0.02, "got {got}, want {want}");
+        }
+        // uniform inside a zone: the two halves of the first zone get about the same
+        let (h1, h2) = (share(0, 250), share(250, 500));
+        assert!((h1 - h2).abs() < 0.02, "{h1} {h2}");
+        // a tiny set still gives every draw a block inside it
+        let c = counts("zoned:90/1:10/99".parse().unwrap(), 3, 1000, 5);
+        assert_eq!(c.iter().sum::<u64>(), 1000);
+    }
+
+    #[test]
+    fn zoned_parses_prints_and_refuses_bad_shares() {
+        let d: Distribution = "zoned:50/5:30/15:20/80".parse().unwrap();
+        assert_eq!(d.to_string(), "zoned:50/5:30/15:20/80");
+        assert_eq!(
+            serde_json::to_value(&d).unwrap(),
+            serde_json::json!({"kind": "zoned", "zones": [
+                {"access_pct": 50, "size_pct": 5},
+                {"access_pct": 30, "size_pct": 15},
+                {"access_pct": 20, "size_pct": 80}]})
+        );
+        for bad in [
+            "zoned:50/5:30/15",
+            "zoned:50/5:30/15:30/70",
+            "zoned:50/5:50/15:0/70",
+            "zoned:50:50",
+            "zoned:",
+            "zoned:100/0:0/100",
+        ] {
+            let e = bad.parse::<Distribution>().unwrap_err();
+            assert!(e.contains("zoned:ACCESS/SIZE"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
     fn seeds_reproduce_and_differ() {
-        let g = OffsetGen::new(Distribution::Uniform, 1 << 30);
+        let g = OffsetGen::new(&Distribution::Uniform, 1 << 30);
         let draw = |seed, t| {
             let mut r = thread_rng(seed, t);
             (0..100).map(|_| g.next(&mut r)).collect::<Vec<_>>()
@@ -164,7 +240,7 @@ mod tests {
     #[test]
     fn permutation_is_a_bijection() {
         for n in [1u64, 2, 7, 64, 1000, 4096] {
-            let g = OffsetGen::new(Distribution::Zipf { theta: 1.1 }, n);
+            let g = OffsetGen::new(&Distribution::Zipf { theta: 1.1 }, n);
             let mut seen = vec![false; n as usize];
             for r in 0..n {
                 let b = g.permute(r);

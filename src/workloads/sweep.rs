@@ -121,7 +121,8 @@ pub fn split_axes(ro: &dyn RunOptions, args: &[String]) -> Result<(Vec<String>, 
                         .ok_or_else(|| Error::usage(format!("{flag}: a value is required")))?
                 }
             };
-            let vals = if NOT_AXES.contains(&flag.as_str()) {
+            // a block-size mix (--bs 16k:70,1m:30) is one value, not a list
+            let vals = if NOT_AXES.contains(&flag.as_str()) || (flag == "--bs" && v.contains(':')) {
                 vec![v.clone()]
             } else {
                 expand(&flag, &v)?
@@ -722,6 +723,8 @@ mod tests {
             "--direct",
             "--open-flags",
             "sync,dsync",
+            "--bs",
+            "16k:70,1m:30",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -729,7 +732,7 @@ mod tests {
         struct Flags;
         impl RunOptions for Flags {
             fn value_flags(&self) -> Vec<String> {
-                ["--threads", "--size", "--mode", "--open-flags"]
+                ["--threads", "--size", "--mode", "--open-flags", "--bs"]
                     .map(String::from)
                     .to_vec()
             }
@@ -740,7 +743,16 @@ mod tests {
         let (fixed, axes) = split_axes(&Flags, &args).unwrap();
         assert_eq!(
             fixed,
-            vec!["--mode", "rndrd", "--direct", "--open-flags", "sync,dsync"]
+            vec![
+                "--mode",
+                "rndrd",
+                "--direct",
+                "--open-flags",
+                "sync,dsync",
+                "--bs",
+                "16k:70,1m:30"
+            ],
+            "a block-size mix is one value, not an axis"
         );
         assert_eq!(
             axes.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(),
