@@ -1509,11 +1509,11 @@ fn every_flag_of_every_subcommand_is_described() {
     }
 }
 
-/// Runs `iolab args` with io_setup failing with `errno` (a seccomp filter installed in the child):
-/// what a kernel without AIO (ENOSYS) or with fs.aio-max-nr used up (EAGAIN) answers.
-fn without_aio(errno: u32, args: &[&str]) -> Run {
+/// Runs `iolab args` with the system call `nr` failing with `errno` (a seccomp filter installed in
+/// the child).
+fn failing_syscall(nr: libc::c_long, errno: u32, args: &[&str]) -> Run {
     use std::os::unix::process::CommandExt;
-    // BPF: load the system call number; io_setup returns errno, everything else runs.
+    // BPF: load the system call number; `nr` returns errno, everything else runs.
     let filter = [
         libc::sock_filter {
             code: 0x20, // BPF_LD | BPF_W | BPF_ABS
@@ -1525,7 +1525,7 @@ fn without_aio(errno: u32, args: &[&str]) -> Run {
             code: 0x15, // BPF_JMP | BPF_JEQ | BPF_K
             jt: 0,
             jf: 1,
-            k: libc::SYS_io_setup as u32,
+            k: nr as u32,
         },
         libc::sock_filter {
             code: 0x06, // BPF_RET | BPF_K
@@ -1562,6 +1562,11 @@ fn without_aio(errno: u32, args: &[&str]) -> Run {
         })
     };
     to_run(cmd.output().expect("run iolab"))
+}
+
+/// io_setup failing as on a kernel without AIO (ENOSYS) or with fs.aio-max-nr used up (EAGAIN).
+fn without_aio(errno: u32, args: &[&str]) -> Run {
+    failing_syscall(libc::SYS_io_setup, errno, args)
 }
 
 #[test]
@@ -1616,4 +1621,47 @@ fn libaio_without_aio_is_refused_up_front_with_the_cause() {
         ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+/// io_submit refusing every iocb with EINVAL, as kernels before 4.18 refuse AIO fsync: each
+/// refused write is counted by errno and the rest go on, and fsyncs fall back to fsync(2).
+#[test]
+fn libaio_counts_refused_submissions_and_falls_back_to_a_plain_fsync() {
+    let d = tempfile::tempdir().unwrap();
+    let r = failing_syscall(
+        libc::SYS_io_submit,
+        libc::EINVAL as u32,
+        &[
+            "run",
+            "--dir",
+            d.path().to_str().unwrap(),
+            "--engine",
+            "libaio",
+            "--iodepth",
+            "4",
+            "--mode",
+            "seqrewr",
+            "--ops",
+            "40",
+            "--fsync-freq",
+            "10",
+            "--files",
+            "1",
+            "--size",
+            "1M",
+            "--json",
+            "--no-save",
+            "-q",
+        ],
+    );
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(
+        v["errors"],
+        serde_json::json!({"EINVAL": 40}),
+        "{}",
+        v["errors"]
+    );
+    // 40 writes to one file: an fsync after every 10th, and none left dirty at the end
+    assert_eq!(ops(&v, "fsync"), 4, "{}", v["results"]);
 }
