@@ -34,6 +34,8 @@
 #   FIO_URING_EXTRA=...  extra fio options for the io_uring case only (default none: fio then
 #                   submits one SQE per io_uring_enter; e.g. "--iodepth_batch_submit=32
 #                   --iodepth_batch_complete_max=32" makes it batch like iolab does)
+#   FIO_LIBAIO_EXTRA=...  the same for the libaio cases (e.g. "--iodepth_batch_submit=32
+#                   --iodepth_batch_complete_max=32")
 #   KEEP_OUT=1      keep the raw JSON outputs (their directory is printed)
 set -euo pipefail
 
@@ -47,6 +49,7 @@ CASES=${CASES:-null psync io_uring direct libaio libaio_throttled}
 THROTTLE_IOPS=${THROTTLE_IOPS:-2000}
 FIO_EXTRA=${FIO_EXTRA:---norandommap}
 FIO_URING_EXTRA=${FIO_URING_EXTRA:-}
+FIO_LIBAIO_EXTRA=${FIO_LIBAIO_EXTRA:-}
 KEEP_OUT=${KEEP_OUT:-0}
 REPEAT=${REPEAT:-1}
 
@@ -295,7 +298,7 @@ case_direct() {
 
 case_libaio() {
     log "case libaio: buffered 4k random reads of a page-cached file, libaio QD32"
-    buffered_case libaio "5 cached 4k libaio qd32" "--ioengine=libaio --iodepth=32" "--engine libaio --iodepth 32"
+    buffered_case libaio "5 cached 4k libaio qd32" "--ioengine=libaio --iodepth=32 $FIO_LIBAIO_EXTRA" "--engine libaio --iodepth 32"
 }
 
 case_libaio_throttled() {
@@ -314,7 +317,7 @@ case_libaio_throttled() {
     # This shell (and so both tools) joins the group for the runs.
     echo $$ >"$CGROUP/cgroup.procs"
     pairs $c "6 O_DIRECT 16k libaio qd8 throttled" 1 \
-        "--filename=$MNT/iolab-file.0 --ioengine=libaio --iodepth=8 --direct=1 --rw=randread --bs=16k" \
+        "--filename=$MNT/iolab-file.0 --ioengine=libaio --iodepth=8 $FIO_LIBAIO_EXTRA --direct=1 --rw=randread --bs=16k" \
         "--dir $MNT --files 1 --size $SIZE --mode rndrd --bs 16k --direct --keep --engine libaio --iodepth 8"
     echo $$ >/sys/fs/cgroup/blkio/cgroup.procs
     rmdir "$CGROUP" && CGROUP=""
