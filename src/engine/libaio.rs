@@ -241,9 +241,23 @@ impl Libaio<'_> {
                 self.inflight += r as usize;
                 continue;
             }
+            if r == 0 {
+                // Nothing taken and no error (not seen in practice): as EAGAIN.
+                std::thread::yield_now();
+                continue;
+            }
             match errno() {
                 libc::EINTR => {}
-                libc::EAGAIN if self.inflight > 0 => self.getevents(1, None)?,
+                libc::EAGAIN if self.inflight > 0 => match self.getevents(1, None) {
+                    Ok(()) => {}
+                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                    Err(e) => {
+                        // Keep what is not submitted queued, in order, for the next call.
+                        self.iocbs.copy_within(at..self.queued, 0);
+                        self.queued -= at;
+                        return Err(e);
+                    }
+                },
                 libc::EAGAIN => std::thread::yield_now(),
                 libc::EINVAL if is_fsync => {
                     self.sync_fsync = true;
@@ -355,9 +369,9 @@ impl<'a> QueueEngine<'a> for Libaio<'a> {
         if self.queued > 0 {
             self.submit()?;
         }
-        let ready = self.ready();
-        let min = (min as usize).min(ready + self.inflight);
-        if ready >= min {
+        // At most what is submitted or completed (the ring's events are part of `inflight`).
+        let min = (min as usize).min(self.done_len + self.ev_len + self.inflight);
+        if self.ready() >= min {
             return Ok(());
         }
         // Only what the ring does not hold yet: io_getevents takes the ring's events first.
