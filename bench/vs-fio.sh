@@ -7,9 +7,14 @@
 #   3. io_uring  the same with io_uring at iodepth 32
 #   4. direct    O_DIRECT 16 KiB random reads, 1 thread, on a fresh ext4 on a loop device
 #                (--direct-io=on) backed by an image file (root only; device-bound)
+#   5. libaio    case 2 with Linux native AIO (fio ioengine=libaio, iolab --engine libaio) at
+#                iodepth 32: buffered, so both complete each read inside io_submit (per-I/O cost)
+#   6. libaio_throttled  O_DIRECT 16 KiB random reads at iodepth 8 with libaio, on the loop
+#                device of case 4 with a cgroup v1 blkio read limit of THROTTLE_IOPS, both tools
+#                inside the cgroup (root only; device-bound)
 #
-# Cases 1-3 are CPU/memory-bound: the ratio shows per-I/O overhead. Case 4 is device-bound:
-# the two tools should agree within 5 %.
+# Cases 1-3 and 5 are CPU/memory-bound: the ratio shows per-I/O overhead. Cases 4 and 6 are
+# device-bound: the two tools should agree within 5 %.
 #
 # Environment:
 #   IOLAB=path      iolab binary (default: cargo build --release, then target/release/iolab,
@@ -18,7 +23,8 @@
 #   SIZE=1G         size of the (single) data file
 #   IMG_SIZE=2G     size of the loop-device image for case 4
 #   WORKROOT=/var/tmp   where the scratch directory and the image go
-#   CASES="null psync io_uring direct"   which cases to run, in order
+#   CASES="null psync io_uring direct libaio libaio_throttled"   which cases to run, in order
+#   THROTTLE_IOPS=2000  the blkio read limit of case 6
 #   FIO_EXTRA=...   extra fio options for every case (default: --norandommap, since iolab
 #                   draws uniform offsets with replacement, as fio does with --norandommap)
 #   REPEAT=1        run each tool this many times per case, alternating fio/iolab; the table
@@ -28,6 +34,8 @@
 #   FIO_URING_EXTRA=...  extra fio options for the io_uring case only (default none: fio then
 #                   submits one SQE per io_uring_enter; e.g. "--iodepth_batch_submit=32
 #                   --iodepth_batch_complete_max=32" makes it batch like iolab does)
+#   FIO_LIBAIO_EXTRA=...  the same for the libaio cases (e.g. "--iodepth_batch_submit=32
+#                   --iodepth_batch_complete_max=32")
 #   KEEP_OUT=1      keep the raw JSON outputs (their directory is printed)
 set -euo pipefail
 
@@ -37,9 +45,11 @@ RUNTIME=${RUNTIME:-5}
 SIZE=${SIZE:-1G}
 IMG_SIZE=${IMG_SIZE:-2G}
 WORKROOT=${WORKROOT:-/var/tmp}
-CASES=${CASES:-null psync io_uring direct}
+CASES=${CASES:-null psync io_uring direct libaio libaio_throttled}
+THROTTLE_IOPS=${THROTTLE_IOPS:-2000}
 FIO_EXTRA=${FIO_EXTRA:---norandommap}
 FIO_URING_EXTRA=${FIO_URING_EXTRA:-}
+FIO_LIBAIO_EXTRA=${FIO_LIBAIO_EXTRA:-}
 KEEP_OUT=${KEEP_OUT:-0}
 REPEAT=${REPEAT:-1}
 
@@ -69,10 +79,15 @@ mkdir -p "$OUT" "$DATA"
 MNT=""
 LOOPDEV=""
 IMG=""
+CGROUP=""
 
 cleanup() {
     local rc=$?
     set +e
+    if [[ -n "$CGROUP" ]]; then
+        echo $$ >/sys/fs/cgroup/blkio/cgroup.procs
+        rmdir "$CGROUP"
+    fi
     if [[ -n "$MNT" ]] && mountpoint -q "$MNT"; then
         umount "$MNT" || umount -l "$MNT"
     fi
@@ -227,46 +242,86 @@ case_io_uring() {
     buffered_case io_uring "3 cached 4k uring qd32" "--ioengine=io_uring --iodepth=32 $FIO_URING_EXTRA" "--engine io_uring --iodepth 32"
 }
 
-case_direct() {
-    local label="4 O_DIRECT 16k loop"
-    log "case direct: O_DIRECT 16k random reads on a loop device (--direct-io=on), 1 thread"
+# loop_fs CASE: a fresh ext4 on a loop device (--direct-io=on) over an image file, mounted at
+# $MNT with one prepared $SIZE file; returns 1 (with a note) when it cannot.
+loop_fs() {
+    local c=$1
     if [[ $EUID -ne 0 ]]; then
-        note "direct: skipped (needs root for losetup/mount)"
-        return 0
+        note "$c: skipped (needs root for losetup/mount)"
+        return 1
     fi
     local t
     for t in losetup mkfs.ext4 mount umount; do
-        command -v "$t" >/dev/null || { note "direct: skipped ($t not found)"; return 0; }
+        command -v "$t" >/dev/null || { note "$c: skipped ($t not found)"; return 1; }
     done
     IMG=$WORK/loop.img
     fallocate -l "$IMG_SIZE" "$IMG" 2>/dev/null || truncate -s "$IMG_SIZE" "$IMG"
     if ! LOOPDEV=$(losetup --find --show --direct-io=on "$IMG"); then
         LOOPDEV=""
-        note "direct: skipped (losetup failed)"
-        return 0
+        note "$c: skipped (losetup failed)"
+        return 1
     fi
     local dio
     dio=$(cat "/sys/block/$(basename "$LOOPDEV")/loop/dio" 2>/dev/null || echo "?")
-    [[ "$dio" == 1 ]] || note "direct: $LOOPDEV has loop/dio=$dio: the loop device is NOT doing direct I/O on its backing file, so reads may be served by the page cache of $IMG"
+    [[ "$dio" == 1 ]] || note "$c: $LOOPDEV has loop/dio=$dio: the loop device is NOT doing direct I/O on its backing file, so reads may be served by the page cache of $IMG"
     MNT=$WORK/mnt
     mkdir -p "$MNT"
     # No lazy init: ext4lazyinit would otherwise write in the background during the measurement.
     if ! mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$LOOPDEV" >&2 ||
         ! mount "$LOOPDEV" "$MNT"; then
-        note "direct: skipped (mkfs.ext4 or mount of $LOOPDEV failed)"
-        return 0
+        note "$c: skipped (mkfs.ext4 or mount of $LOOPDEV failed)"
+        return 1
     fi
-    log "direct: $LOOPDEV (dio=$dio) on $IMG mounted at $MNT"
+    log "$c: $LOOPDEV (dio=$dio) on $IMG mounted at $MNT"
     if ! "$IOLAB" prepare --dir "$MNT" --files 1 --size "$SIZE" --bs 16k --direct --quiet >&2; then
-        note "direct: skipped (iolab prepare failed; is IMG_SIZE=$IMG_SIZE enough for SIZE=$SIZE?)"
-        return 0
+        note "$c: skipped (iolab prepare failed; is IMG_SIZE=$IMG_SIZE enough for SIZE=$SIZE?)"
+        return 1
     fi
-    pairs direct "$label" 1 \
+}
+loop_fs_done() {
+    if [[ -n "$MNT" ]] && mountpoint -q "$MNT"; then umount "$MNT"; fi
+    MNT=""
+    [[ -n "$LOOPDEV" ]] && losetup -d "$LOOPDEV"
+    LOOPDEV=""
+    [[ -n "$IMG" ]] && rm -f "$IMG"
+    IMG=""
+}
+
+case_direct() {
+    log "case direct: O_DIRECT 16k random reads on a loop device (--direct-io=on), 1 thread"
+    loop_fs direct || { loop_fs_done; return 0; }
+    pairs direct "4 O_DIRECT 16k loop" 1 \
         "--filename=$MNT/iolab-file.0 --ioengine=psync --direct=1 --rw=randread --bs=16k" \
         "--dir $MNT --files 1 --size $SIZE --mode rndrd --bs 16k --direct --keep"
-    umount "$MNT" && MNT=""
-    losetup -d "$LOOPDEV" && LOOPDEV=""
-    rm -f "$IMG" && IMG=""
+    loop_fs_done
+}
+
+case_libaio() {
+    log "case libaio: buffered 4k random reads of a page-cached file, libaio QD32"
+    buffered_case libaio "5 cached 4k libaio qd32" "--ioengine=libaio --iodepth=32 $FIO_LIBAIO_EXTRA" "--engine libaio --iodepth 32"
+}
+
+case_libaio_throttled() {
+    local c=libaio_throttled
+    log "case $c: O_DIRECT 16k random reads, libaio QD8, loop device limited to $THROTTLE_IOPS read IOPS (cgroup v1 blkio)"
+    if [[ ! -e /sys/fs/cgroup/blkio/blkio.throttle.read_iops_device ]]; then
+        note "$c: skipped (no cgroup v1 blkio throttling)"
+        return 0
+    fi
+    loop_fs $c || { loop_fs_done; return 0; }
+    local majmin
+    majmin=$(lsblk -dno MAJ:MIN "$LOOPDEV" | tr -d ' ')
+    CGROUP=/sys/fs/cgroup/blkio/iolab-vs-fio-$$
+    mkdir "$CGROUP"
+    echo "$majmin $THROTTLE_IOPS" >"$CGROUP/blkio.throttle.read_iops_device"
+    # This shell (and so both tools) joins the group for the runs.
+    echo $$ >"$CGROUP/cgroup.procs"
+    pairs $c "6 O_DIRECT 16k libaio qd8 throttled" 1 \
+        "--filename=$MNT/iolab-file.0 --ioengine=libaio --iodepth=8 $FIO_LIBAIO_EXTRA --direct=1 --rw=randread --bs=16k" \
+        "--dir $MNT --files 1 --size $SIZE --mode rndrd --bs 16k --direct --keep --engine libaio --iodepth 8"
+    echo $$ >/sys/fs/cgroup/blkio/cgroup.procs
+    rmdir "$CGROUP" && CGROUP=""
+    loop_fs_done
 }
 
 log "iolab: $IOLAB ($("$IOLAB" --version 2>/dev/null || echo '?')); $(fio --version); ${RUNTIME}s per tool per run, $REPEAT run(s) per case"
@@ -277,7 +332,9 @@ for c in $CASES; do
         psync) case_psync ;;
         io_uring | uring) case_io_uring ;;
         direct) case_direct ;;
-        *) die "unknown case '$c' (cases: null psync io_uring direct)" ;;
+        libaio) case_libaio ;;
+        libaio_throttled) case_libaio_throttled ;;
+        *) die "unknown case '$c' (cases: null psync io_uring direct libaio libaio_throttled)" ;;
     esac
 done
 

@@ -169,7 +169,7 @@ fn throttled_loop_device_iops_match_the_limit() {
     let limit = 500.0;
     let th = Throttle::new(&fs.majmin(), limit as u32, limit as u32);
     let mut got = Vec::new();
-    for engine in ["sync", "io_uring"] {
+    for engine in ["sync", "io_uring", "libaio"] {
         for threads in ["1", "8"] {
             let mut a = vec![
                 "run",
@@ -199,8 +199,25 @@ fn throttled_loop_device_iops_match_the_limit() {
             assert_eq!(r.code, 0, "{}", r.stderr);
             let v = r.json();
             let iops = v["results"]["read"]["iops"].as_f64().unwrap();
-            eprintln!("throttle {limit} IOPS: {engine} x{threads} -> {iops:.1} IOPS");
+            let mean_ns = v["results"]["read"]["lat_ns"]["mean"].as_f64().unwrap();
+            eprintln!(
+                "throttle {limit} IOPS: {engine} x{threads} -> {iops:.1} IOPS, mean {:.2} ms",
+                mean_ns / 1e6
+            );
             got.push((engine, threads, iops));
+            // Little's law: a queue engine keeps its --iodepth 4 waiting on the limit, so each
+            // read waits about 4 intervals of 1/limit; one at a time waits about one.
+            let interval_ns = 1e9 / limit;
+            if threads == "1" {
+                if engine == "sync" {
+                    assert!(mean_ns < 2.0 * interval_ns, "{engine}: {mean_ns} ns");
+                } else {
+                    assert!(
+                        mean_ns > 3.0 * interval_ns,
+                        "{engine}: mean {mean_ns} ns at iodepth 4 and {limit} IOPS: not 4 in flight"
+                    );
+                }
+            }
         }
     }
     for (engine, threads, iops) in got {

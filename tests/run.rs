@@ -2135,3 +2135,160 @@ fn a_zoned_distribution_is_run_and_recorded() {
             {"access_pct": 20, "size_pct": 80}]})
     );
 }
+
+/// Runs `iolab args` with the system call `nr` failing with `errno` (a seccomp filter installed in
+/// the child).
+fn failing_syscall(nr: libc::c_long, errno: u32, args: &[&str]) -> Run {
+    use std::os::unix::process::CommandExt;
+    // BPF: load the system call number; `nr` returns errno, everything else runs.
+    let filter = [
+        libc::sock_filter {
+            code: 0x20, // BPF_LD | BPF_W | BPF_ABS
+            jt: 0,
+            jf: 0,
+            k: 0, // offsetof(struct seccomp_data, nr)
+        },
+        libc::sock_filter {
+            code: 0x15, // BPF_JMP | BPF_JEQ | BPF_K
+            jt: 0,
+            jf: 1,
+            k: nr as u32,
+        },
+        libc::sock_filter {
+            code: 0x06, // BPF_RET | BPF_K
+            jt: 0,
+            jf: 0,
+            k: 0x0005_0000 | errno, // SECCOMP_RET_ERRNO
+        },
+        libc::sock_filter {
+            code: 0x06,
+            jt: 0,
+            jf: 0,
+            k: 0x7fff_0000, // SECCOMP_RET_ALLOW
+        },
+    ];
+    let mut cmd = std::process::Command::new(bin());
+    cmd.args(args).env("IOLAB_DB", test_db());
+    // SAFETY: only prctl between fork and exec; the filter lives in this frame.
+    unsafe {
+        cmd.pre_exec(move || {
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr() as *mut libc::sock_filter,
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &prog as *const libc::sock_fprog,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+    to_run(cmd.output().expect("run iolab"))
+}
+
+/// io_setup failing as on a kernel without AIO (ENOSYS) or with fs.aio-max-nr used up (EAGAIN).
+fn without_aio(errno: u32, args: &[&str]) -> Run {
+    failing_syscall(libc::SYS_io_setup, errno, args)
+}
+
+#[test]
+fn libaio_without_aio_is_refused_up_front_with_the_cause() {
+    let d = tempfile::tempdir().unwrap();
+    let set = d.path().join("set");
+    let dir = set.to_str().unwrap();
+    for (errno, cause) in [(libc::ENOSYS, "ENOSYS"), (libc::EAGAIN, "fs.aio-max-nr")] {
+        let r = without_aio(
+            errno as u32,
+            &[
+                "run",
+                "--dir",
+                dir,
+                "--engine",
+                "libaio",
+                "--mode",
+                "rndrd",
+                "--ops",
+                "10",
+                "--no-save",
+            ],
+        );
+        assert_eq!(r.code, 2, "{cause}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("--engine libaio") && r.stderr.contains(cause),
+            "{}",
+            r.stderr
+        );
+        assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+        assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+    }
+    // The same filter leaves the other engines alone (the filter is not what refuses).
+    let r = without_aio(
+        libc::ENOSYS as u32,
+        &[
+            "run",
+            "--dir",
+            d.path().to_str().unwrap(),
+            "--engine",
+            "sync",
+            "--mode",
+            "rndrd",
+            "--ops",
+            "10",
+            "--files",
+            "1",
+            "--size",
+            "1M",
+            "--no-save",
+            "-q",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+/// io_submit refusing every iocb with EINVAL, as kernels before 4.18 refuse AIO fsync: each
+/// refused write is counted by errno and the rest go on, and fsyncs fall back to fsync(2).
+#[test]
+fn libaio_counts_refused_submissions_and_falls_back_to_a_plain_fsync() {
+    let d = tempfile::tempdir().unwrap();
+    let r = failing_syscall(
+        libc::SYS_io_submit,
+        libc::EINVAL as u32,
+        &[
+            "run",
+            "--dir",
+            d.path().to_str().unwrap(),
+            "--engine",
+            "libaio",
+            "--iodepth",
+            "4",
+            "--mode",
+            "seqrewr",
+            "--ops",
+            "40",
+            "--fsync-freq",
+            "10",
+            "--files",
+            "1",
+            "--size",
+            "1M",
+            "--json",
+            "--no-save",
+            "-q",
+        ],
+    );
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(
+        v["errors"],
+        serde_json::json!({"EINVAL": 40}),
+        "{}",
+        v["errors"]
+    );
+    // 40 writes to one file: an fsync after every 10th, and none left dirty at the end
+    assert_eq!(ops(&v, "fsync"), 4, "{}", v["results"]);
+}

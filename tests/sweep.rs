@@ -460,3 +460,64 @@ fn sweeps_saturate_and_suites_respect_the_lock_of_a_running_set() {
     }
     assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
 }
+
+/// `suite sysbench-fileio --file-io-mode async` is sysbench's async mode: every cell runs on
+/// libaio with `--file-async-backlog` I/Os in flight per thread, O_DIRECT.
+#[test]
+fn sysbench_fileio_async_mode_runs_on_libaio_with_the_backlog_as_iodepth() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let dir = data.to_str().unwrap();
+    let suite = [
+        "suite",
+        "sysbench-fileio",
+        "--dir",
+        dir,
+        "--scale",
+        "1024",
+        "--time",
+        "0.05",
+    ];
+    // sysbench's mmap mode is not offered (the suite is O_DIRECT); --engine and
+    // --file-io-mode do not go together
+    for (extra, flag) in [
+        (&["--file-io-mode", "mmap"][..], "--file-io-mode"),
+        (
+            &["--file-io-mode", "async", "--engine", "sync"][..],
+            "--engine",
+        ),
+    ] {
+        let r = iolab_db(&db, &[&suite[..], extra].concat());
+        assert_eq!(r.code, 2, "{extra:?}: {}", r.stderr);
+        assert!(r.stderr.contains(flag), "{extra:?}: {}", r.stderr);
+    }
+    assert!(
+        !db.exists() || iolab_db(&db, &["list", "--json"]).json()["runs"] == serde_json::json!([])
+    );
+    let extra = [
+        "--file-io-mode",
+        "async",
+        "--file-async-backlog",
+        "4",
+        "--json",
+    ];
+    let r = iolab_db(&db, &[&suite[..], &extra[..]].concat());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let cells = r.json()["cells"].as_array().unwrap().len();
+    assert_eq!(cells, 3 * 3 * 6);
+    for id in ["1", &cells.to_string()] {
+        let job = iolab_db(&db, &["show", id, "--json"]).json()["job"].clone();
+        assert_eq!(
+            (&job["engine"], &job["iodepth"], &job["direct"]),
+            (
+                &serde_json::json!("libaio"),
+                &serde_json::json!(4),
+                &serde_json::json!(true)
+            ),
+            "run {id}"
+        );
+    }
+    assert!(entries(&data).is_empty(), "{:?}", entries(&data));
+}

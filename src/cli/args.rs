@@ -555,13 +555,20 @@ pub struct SbFileioArgs {
     /// Runs per cell.
     #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>)]
     pub repeat: u32,
-    /// sync or io_uring.
+    /// sync, io_uring or libaio.
     #[arg(long, default_value = "sync")]
     pub engine: String,
     /// When --dir holds a set of other sizes: remove its files (iolab-file.N only) and prepare
     /// each cell's set afresh instead of refusing.
     #[arg(long)]
     pub reprepare: bool,
+    /// sysbench's --file-io-mode: sync (--engine sync) or async (Linux native AIO, as sysbench
+    /// issues it: --engine libaio with --file-async-backlog I/Os in flight per thread).
+    #[arg(long, conflicts_with = "engine", value_name = "sync|async")]
+    pub file_io_mode: Option<String>,
+    /// sysbench's --file-async-backlog: I/Os in flight per thread in async mode.
+    #[arg(long, default_value_t = 128, value_parser = at_least_one::<u32>)]
+    pub file_async_backlog: u32,
     /// Print one JSON document instead of the text.
     #[arg(long)]
     pub json: bool,
@@ -821,10 +828,11 @@ pub struct RunArgs {
     /// Percent of rndrw's I/Os that are reads, fio's spelling (0..100): 70 = --rw-ratio 2.333...
     #[arg(long, value_name = "PCT", value_parser = percent)]
     pub rwmixread: Option<u32>,
-    /// How I/O is issued: sync (pread/pwrite), io_uring, mmap, null (no I/O).
+    /// How I/O is issued: sync (pread/pwrite), io_uring, libaio (Linux native AIO; use it with
+    /// --direct: buffered, it completes each I/O inside io_submit), mmap, null (no I/O).
     #[arg(long, default_value = "sync")]
     pub engine: String,
-    /// I/Os in flight per thread (io_uring).
+    /// I/Os in flight per thread (io_uring, libaio).
     #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>)]
     pub iodepth: u32,
     /// Worker threads.

@@ -140,7 +140,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
     let caps = crate::engine::caps(engine);
     if a.direct && caps.direct == Direct::Refused {
         return Err(Error::usage(format!(
-            "--direct cannot be used with --engine {} (it always goes through the page cache); use --engine sync or io_uring",
+            "--direct cannot be used with --engine {} (it always goes through the page cache); use --engine sync, io_uring or libaio",
             caps.name
         )));
     }
@@ -163,6 +163,18 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
     if engine == EngineKind::IoUring {
         io_uring::IoUring::new(2)
             .map_err(|e| Error::usage(format!("--engine io_uring: io_uring is not available on this kernel or is disabled ({e}); use --engine sync")))?;
+    }
+    if engine == EngineKind::Libaio {
+        // What the threads of the largest cell ask for together (one context each; the
+        // default profile runs 8 threads).
+        let threads = if modes.is_none() {
+            8
+        } else {
+            a.threads.unwrap_or(1)
+        };
+        let nr = threads.saturating_mul(a.iodepth.saturating_add(1));
+        crate::engine::libaio::probe(nr)
+            .map_err(|e| Error::usage(crate::engine::libaio::probe_error(e, nr)))?;
     }
     let is_default_dir = a.set.dir == Path::new(DEFAULT_DIR);
     let created_dir = check_dir(&a.set.dir, is_default_dir)?;

@@ -175,6 +175,17 @@ pub fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32> {
         .iter()
         .map(|g| crate::model::units::Bytes(g * gib / a.scale / (1 << 20) * (1 << 20)).to_string())
         .collect();
+    let backlog = a.file_async_backlog.to_string();
+    let engine: &[&str] = match a.file_io_mode.as_deref() {
+        None => &["--engine", &a.engine],
+        Some("sync") => &["--engine", "sync"],
+        Some("async") => &["--engine", "libaio", "--iodepth", &backlog],
+        Some(m) => {
+            return Err(Error::usage(format!(
+                "--file-io-mode: '{m}' is not offered; use sync or async (the suite runs O_DIRECT, which sysbench's mmap mode bypasses)"
+            )));
+        }
+    };
     let fixed: Vec<String> = [
         "--dir",
         &a.dir.display().to_string(),
@@ -183,12 +194,11 @@ pub fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32> {
         "--bs",
         "16k",
         "--direct",
-        "--engine",
-        &a.engine,
         "--time",
         &a.time.to_string(),
     ]
     .iter()
+    .chain(engine)
     .map(|s| s.to_string())
     .chain(
         a.label

@@ -6,6 +6,7 @@
 //! has one line per engine. Adding an engine: a new file, an `EngineKind` variant, one line here.
 
 pub mod fileset;
+pub mod libaio;
 pub mod mmap;
 pub mod null;
 pub mod opgen;
@@ -54,6 +55,7 @@ macro_rules! registry {
 registry! {
     Sync => run_sync::<psync::Psync>,
     IoUring => run_queue::<uring::Uring>,
+    Libaio => run_queue::<libaio::Libaio>,
     Mmap => run_sync::<mmap::Mmap>,
     Null => run_sync::<null::Null>,
 }
@@ -64,7 +66,7 @@ mod tests {
 
     #[test]
     fn every_registered_engine_is_named_as_its_kind() {
-        assert_eq!(ENGINES.len(), 4);
+        assert_eq!(ENGINES.len(), 5);
         for c in ENGINES {
             let kind: EngineKind = c.name.parse().unwrap();
             assert_eq!(kind.name(), c.name);

@@ -27,6 +27,15 @@ pub fn check_cell(
     if job.engine == EngineKind::Null {
         return w;
     }
+    if job.engine == EngineKind::Libaio && !job.direct {
+        w.push(Warning::new(
+            "libaio_buffered",
+            format!(
+                "{}: --engine libaio without --direct: on buffered files the kernel does each I/O inside io_submit, so --iodepth {} keeps nothing in flight and the figures are those of sync (pread/pwrite) with extra system calls. Use --direct (O_DIRECT), or --engine io_uring for queued buffered I/O",
+                job.mode, job.iodepth
+            ),
+        ));
+    }
     if buffered
         && let Some(mem) = env.mem_total_bytes
         && total_bytes <= mem

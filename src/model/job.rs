@@ -82,6 +82,9 @@ pub enum EngineKind {
     Sync,
     /// io_uring with `iodepth` I/Os in flight per thread.
     IoUring,
+    /// Linux native AIO (io_submit/io_getevents) with `iodepth` I/Os in flight per thread;
+    /// asynchronous only with O_DIRECT.
+    Libaio,
     /// Memory-mapped files: reads and writes are memory copies, fsync is msync(MS_SYNC).
     Mmap,
     /// No I/O at all: measures iolab's own per-I/O cost.
@@ -93,6 +96,7 @@ impl EngineKind {
         match self {
             EngineKind::Sync => "sync",
             EngineKind::IoUring => "io_uring",
+            EngineKind::Libaio => "libaio",
             EngineKind::Mmap => "mmap",
             EngineKind::Null => "null",
         }
@@ -105,10 +109,11 @@ impl FromStr for EngineKind {
         match s {
             "sync" | "psync" => Ok(EngineKind::Sync),
             "io_uring" | "uring" => Ok(EngineKind::IoUring),
+            "libaio" => Ok(EngineKind::Libaio),
             "mmap" => Ok(EngineKind::Mmap),
             "null" => Ok(EngineKind::Null),
             _ => Err(format!(
-                "'{s}' is not an engine: use sync, io_uring, mmap or null"
+                "'{s}' is not an engine: use sync, io_uring, libaio, mmap or null"
             )),
         }
     }

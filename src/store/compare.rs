@@ -186,11 +186,13 @@ pub use crate::system::env::flatten;
 /// fio's own `sync` is read/write after lseek, and `vsync`, `pvsync`, `pvsync2` are the
 /// vectored calls (readv, preadv, preadv2): other system calls, so they keep a name of their
 /// own (`sync` becomes `fio sync (read/write)`, never equal to iolab's). fio's `io_uring`,
-/// `mmap` and `null` already carry iolab's names; sysbench's `sync` mode is pread/pwrite.
+/// `libaio`, `mmap` and `null` already carry iolab's names; sysbench's `sync` mode is
+/// pread/pwrite and its `async` mode is Linux native AIO (io_submit), iolab's `libaio`.
 fn engine_in_iolab_terms(tool: &str, engine: &str) -> String {
     match (tool, engine) {
         ("fio", "psync") => "sync".into(),
         ("fio", "sync") => "fio sync (read/write)".into(),
+        ("sysbench", "async") => "libaio".into(),
         _ => engine.into(),
     }
 }
@@ -447,6 +449,7 @@ mod tests {
         assert_eq!(engine_in_iolab_terms("fio", "psync"), "sync");
         assert_eq!(engine_in_iolab_terms("iolab", "sync"), "sync");
         assert_eq!(engine_in_iolab_terms("sysbench", "sync"), "sync");
+        assert_eq!(engine_in_iolab_terms("sysbench", "async"), "libaio");
         assert_ne!(engine_in_iolab_terms("fio", "sync"), "sync");
         for other in ["pvsync", "pvsync2", "vsync", "libaio", "io_uring"] {
             assert_eq!(engine_in_iolab_terms("fio", other), other);
