@@ -727,3 +727,106 @@ fn a_refused_connection_is_one_plain_line() {
         assert!(!e.contains(":p@"), "{url}: the password is printed: {e}");
     }
 }
+
+/// `[ 2s ] read-write 4t  tx: 123.4 TPS 2221.2 QPS p99 4.52 ms` lines of stderr: (seconds, test
+/// and threads, TPS, QPS, p99 ms).
+fn db_report_lines(stderr: &str) -> Vec<(f64, String, f64, f64, f64)> {
+    stderr
+        .lines()
+        .filter_map(|l| {
+            let (stamp, rest) = l.strip_prefix("[ ")?.split_once(" ] ")?;
+            let t: f64 = stamp.strip_suffix('s')?.parse().ok()?;
+            let (cell, figs) = rest.split_once("  tx: ")?;
+            let w: Vec<&str> = figs.split(' ').collect();
+            match w.as_slice() {
+                [tps, "TPS", qps, "QPS", "p99", p, "ms"] => Some((
+                    t,
+                    cell.to_string(),
+                    tps.parse().unwrap(),
+                    qps.parse().unwrap(),
+                    p.parse().unwrap(),
+                )),
+                _ => panic!("unexpected report line: {l}"),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn report_interval_prints_tps_and_p99_lines_on_stderr() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let store = d.path().join("r.db");
+    let dir = d.path().to_str().unwrap();
+    let r = iolab_db(
+        &store,
+        &[
+            "db",
+            "--dir",
+            dir,
+            "--test",
+            "update-index",
+            "--threads",
+            "2",
+            "--table-size",
+            "1000",
+            "--time",
+            "2.5",
+            "--report-interval",
+            "1",
+            "--json",
+            "-q",
+            "--no-save",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let lines = db_report_lines(&r.stderr);
+    assert!(lines.len() >= 2, "a line per second: {}", r.stderr);
+    assert_eq!(lines[0].0, 1.0);
+    assert_eq!(lines[1].0, 2.0);
+    let mut prev = 0.0;
+    let mut tx = 0.0;
+    for (t, cell, tps, qps, p99) in &lines {
+        assert_eq!(cell, "update-index 2t", "{}", r.stderr);
+        assert!(*tps > 0.0 && *p99 > 0.0, "{}", r.stderr);
+        // one statement per transaction
+        assert!((qps - tps).abs() <= 0.1, "{}", r.stderr);
+        tx += tps * (t - prev);
+        prev = *t;
+    }
+    let doc = v["transactions"].as_f64().unwrap();
+    assert!(
+        (tx - doc).abs() <= 0.2 * doc,
+        "lines {tx} vs document {doc}: {}",
+        r.stderr
+    );
+    // the update loop reports too
+    let r = iolab_db(
+        &store,
+        &[
+            "db",
+            "--dir",
+            dir,
+            "--test",
+            "update-loop",
+            "--iterations",
+            "300",
+            "--report-interval",
+            "0.1",
+            "--json",
+            "-q",
+            "--no-save",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let lines = db_report_lines(&r.stderr);
+    assert!(
+        lines.iter().all(|l| l.1 == "update-loop 1t" && l.2 > 0.0),
+        "{}",
+        r.stderr
+    );
+    if v["duration_s"].as_f64().unwrap() >= 0.2 {
+        assert!(!lines.is_empty(), "{}", r.stderr);
+    }
+}

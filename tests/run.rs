@@ -535,6 +535,19 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_2() {
             &["run", "--dir", dir, "--iostat-interval", "0.01"],
             "--iostat-interval",
         ),
+        (
+            &["run", "--dir", dir, "--report-interval", "0"],
+            "--report-interval",
+        ),
+        (
+            &["run", "--dir", dir, "--report-interval", "-1"],
+            "--report-interval",
+        ),
+        (
+            &["run", "--dir", dir, "--report-interval", "1s"],
+            "--report-interval",
+        ),
+        (&["db", "--report-interval", "0"], "--report-interval"),
         (&["db", "--transactions", "0"], "--transactions"),
         (&["iostat", "--interval", "0"], "--interval"),
         (&["fsync-probe", "--count", "0"], "--count"),
@@ -2291,4 +2304,188 @@ fn libaio_counts_refused_submissions_and_falls_back_to_a_plain_fsync() {
     );
     // 40 writes to one file: an fsync after every 10th, and none left dirty at the end
     assert_eq!(ops(&v, "fsync"), 4, "{}", v["results"]);
+}
+
+/// The report lines of stderr (`[ 2s ] rndrw 2t  read: 1234 IOPS 19.28 MiB/s p99 0.452 ms  ...`):
+/// (stamp with `ramp ` when in the ramp, seconds, mode and threads, [(op, IOPS or count, MiB/s,
+/// p99 ms)]).
+type ReportLine = (
+    bool,
+    f64,
+    String,
+    Vec<(String, f64, Option<f64>, Option<f64>)>,
+);
+
+fn report_lines(stderr: &str) -> Vec<ReportLine> {
+    stderr
+        .lines()
+        .filter_map(|l| {
+            let rest = l.strip_prefix("[ ")?;
+            let (stamp, rest) = rest.split_once(" ] ")?;
+            let (ramp, t) = match stamp.strip_prefix("ramp ") {
+                Some(t) => (true, t),
+                None => (false, stamp),
+            };
+            let t: f64 = t.strip_suffix('s')?.parse().ok()?;
+            let mut parts = rest.split("  ");
+            let cell = parts.next()?.to_string();
+            let ops = parts
+                .map(|p| {
+                    let (op, figs) = p.split_once(": ").expect("op: figures");
+                    let w: Vec<&str> = figs.split(' ').collect();
+                    let num = |s: &str| s.parse::<f64>().ok();
+                    match w.as_slice() {
+                        [n, "IOPS", mib, "MiB/s", "p99", p, "ms"] => {
+                            (op.to_string(), num(n).unwrap(), num(mib), num(p))
+                        }
+                        [n, "p99", p, "ms"] => (op.to_string(), num(n).unwrap(), None, num(p)),
+                        _ => panic!("unexpected report line: {l}"),
+                    }
+                })
+                .collect();
+            Some((ramp, t, cell, ops))
+        })
+        .collect()
+}
+
+#[test]
+fn report_interval_prints_lines_on_stderr_while_stdout_stays_json() {
+    let d = tempfile::tempdir().unwrap();
+    // stdout and stderr are pipes, and -q is given: the lines still come, on stderr
+    let r = iolab(&[
+        "run",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--engine",
+        "null",
+        "--mode",
+        "rndrw",
+        "--threads",
+        "2",
+        "--ramp",
+        "1",
+        "--time",
+        "3",
+        "--report-interval",
+        "1",
+        "--json",
+        "--no-save",
+        "-q",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let lines = report_lines(&r.stderr);
+    let (ramp, measured): (Vec<_>, Vec<_>) = lines.iter().partition(|l| l.0);
+    assert_eq!(ramp.len(), 1, "one ramp line: {}", r.stderr);
+    assert_eq!(ramp[0].1, 1.0);
+    assert!(measured.len() >= 2, "a line per second: {}", r.stderr);
+    for (i, l) in measured.iter().enumerate() {
+        assert_eq!(l.2, "rndrw 2t", "{}", r.stderr);
+        let names: Vec<&str> = l.3.iter().map(|o| o.0.as_str()).collect();
+        assert_eq!(names, ["read", "write", "fsync"], "{}", r.stderr);
+        if i + 1 < measured.len() {
+            assert_eq!(l.1, (i + 1) as f64, "whole seconds: {}", r.stderr);
+        }
+        for (op, n, mib, p99) in &l.3 {
+            assert!(*n > 0.0, "{op}: {}", r.stderr);
+            assert!(p99.is_some(), "{op} p99: {}", r.stderr);
+            if op != "fsync" {
+                assert!(mib.unwrap() > 0.0, "{op}: {}", r.stderr);
+            }
+        }
+    }
+    // rates × interval lengths add up to what the document counted
+    let mut prev = 0.0;
+    let (mut reads, mut fsyncs) = (0.0, 0.0);
+    for l in &measured {
+        reads += l.3[0].1 * (l.1 - prev);
+        fsyncs += l.3[2].1;
+        prev = l.1;
+    }
+    for (what, lines, doc) in [
+        ("read", reads, ops(&v, "read") as f64),
+        ("fsync", fsyncs, ops(&v, "fsync") as f64),
+    ] {
+        assert!(
+            (lines - doc).abs() <= 0.2 * doc,
+            "{what}: lines {lines} vs document {doc}: {}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn report_interval_shows_only_the_operations_of_each_mode() {
+    let d = tempfile::tempdir().unwrap();
+    let r = iolab(&[
+        "run",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--files",
+        "2",
+        "--size",
+        "4M",
+        "--mode",
+        "rndrd,rndwr",
+        "--fsync-end=false",
+        "--fsync-freq",
+        "0",
+        "--time",
+        "1",
+        "--report-interval",
+        "0.5",
+        "--json",
+        "--no-save",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    r.json();
+    let lines = report_lines(&r.stderr);
+    let cells: Vec<(&str, Vec<&str>)> = lines
+        .iter()
+        .map(|l| (l.2.as_str(), l.3.iter().map(|o| o.0.as_str()).collect()))
+        .collect();
+    assert!(
+        cells.contains(&("rndrd 1t", vec!["read"])) && cells.contains(&("rndwr 1t", vec!["write"])),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        cells
+            .iter()
+            .all(|c| c == &("rndrd 1t", vec!["read"]) || c == &("rndwr 1t", vec!["write"])),
+        "{}",
+        r.stderr
+    );
+    assert!(lines.iter().any(|l| l.1 == 0.5), "{}", r.stderr);
+}
+
+#[test]
+fn ctrl_c_with_report_interval_still_prints_what_was_measured() {
+    let d = tempfile::tempdir().unwrap();
+    let out = interrupt_after_stderr(
+        std::process::Command::new(bin())
+            .args([
+                "run",
+                "--dir",
+                d.path().to_str().unwrap(),
+                "--engine",
+                "null",
+                "--mode",
+                "rndrd",
+                "--time",
+                "30",
+                "--report-interval",
+                "0.5",
+                "--json",
+                "--no-save",
+            ])
+            .env("IOLAB_DB", test_db()),
+        "[ 0.5s ] rndrd 1t  read: ",
+    );
+    let r = to_run(out);
+    assert_eq!(r.code, 130, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["interrupted"], true);
+    assert!(ops(&v, "read") > 0);
+    assert!(!report_lines(&r.stderr).is_empty(), "{}", r.stderr);
 }

@@ -231,6 +231,10 @@ pub struct DbRunArgs {
     /// No progress bars or live line.
     #[arg(long, short)]
     pub quiet: bool,
+    /// Print one line per N seconds while running (TPS and p99 latency) on stderr, also when it
+    /// is not a terminal and with -q.
+    #[arg(long, value_name = "N", value_parser = interval_s, allow_negative_numbers = true)]
+    pub report_interval: Option<f64>,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -772,9 +776,13 @@ where
     Ok(v)
 }
 
-/// A sampling interval in seconds: at least 0.05 (`--interval`, `--iostat-interval`).
+/// A sampling interval in seconds: at least 0.05 (`--interval`, `--iostat-interval`,
+/// `--report-interval`).
 fn interval_s(s: &str) -> std::result::Result<f64, String> {
-    let v: f64 = s.trim().parse().map_err(|e| format!("{e}"))?;
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| "must be a number of seconds (1, 0.5), at least 0.05".to_string())?;
     if !(v >= 0.05 && v.is_finite()) {
         return Err("must be at least 0.05 seconds".into());
     }
@@ -916,4 +924,8 @@ pub struct RunArgs {
     /// Seconds between samples of the device figures (iostat -x) taken beside the workload.
     #[arg(long, default_value_t = 1.0, value_parser = interval_s)]
     pub iostat_interval: f64,
+    /// Print one line per N seconds while running (IOPS, MiB/s and p99 per operation) on
+    /// stderr, also when it is not a terminal and with -q.
+    #[arg(long, value_name = "N", value_parser = interval_s, allow_negative_numbers = true)]
+    pub report_interval: Option<f64>,
 }

@@ -318,6 +318,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         notes,
         quiet: a.quiet || a.json,
         iostat_interval: std::time::Duration::from_secs_f64(a.iostat_interval),
+        report_interval: a.report_interval.map(std::time::Duration::from_secs_f64),
         dio,
         roots: crate::system::env::Roots::live(),
     })

@@ -193,13 +193,14 @@ pub fn cmd_db(a: &cli::DbRunArgs) -> Result<i32> {
         hist: None,
     };
     let interval = std::time::Duration::from_secs(1);
+    let report = a.report_interval.map(std::time::Duration::from_secs_f64);
     if test == db::Test::UpdateLoop {
         drop(conn);
         let (r, dev) = crate::measure::iostat::with_sampler(
             &crate::system::env::Roots::live().proc,
             &devices,
             interval,
-            || db::update_loop(&target, &so, a.iterations, &stop),
+            || db::update_loop(&target, &so, a.iterations, &stop, report),
         );
         let (u, h) = r?;
         doc.device = dev;
@@ -232,7 +233,7 @@ pub fn cmd_db(a: &cli::DbRunArgs) -> Result<i32> {
             &crate::system::env::Roots::live().proc,
             &devices,
             interval,
-            || db::run_oltp(&target, &job, &stop),
+            || db::run_oltp(&target, &job, &stop, report),
         );
         let (dur, outs) = r?;
         db::merge_into(&mut doc, outs, dur);

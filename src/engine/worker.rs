@@ -1,8 +1,9 @@
 //! The hot path: one worker thread issuing and timing I/O.
 //!
 //! Each worker owns its generator, buffers and [`ThreadStats`]; nothing is shared but the
-//! read-only file descriptors, a stop flag and two progress counters that only this thread
-//! writes (relaxed stores, no read-modify-write). Per I/O there is no allocation, no lock and no
+//! read-only file descriptors, a stop flag and the progress counters that only this thread
+//! writes (relaxed stores, no read-modify-write; with `--report-interval` also per-kind counts
+//! and latency buckets, [`LiveCounters`]). Per I/O there is no allocation, no lock and no
 //! system call besides the I/O itself and two clock reads.
 //!
 //! Two loops, one per kind of engine (see [`super::ops`]): [`run_sync`] for engines that complete
@@ -11,6 +12,7 @@
 
 use super::opgen::{Next, OpGen, thread_quota};
 use super::ops::{QueueEngine, SyncEngine};
+use crate::measure::live::LiveCounters;
 use crate::measure::stats::{OpKind, ThreadStats};
 use crate::model::job::Job;
 use std::alloc::{Layout, alloc_zeroed, dealloc};
@@ -18,12 +20,25 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-/// Live counters one worker publishes for the progress line.
+/// Live counters one worker publishes for the progress line and, with `--report-interval`, for
+/// the periodic report lines (`live`, allocated once before the phase; None without the flag, so
+/// the hot path pays one predictable branch).
 #[derive(Default)]
 #[repr(align(64))]
 pub struct Progress {
     pub ops: AtomicU64,
     pub bytes: AtomicU64,
+    pub live: Option<LiveCounters>,
+}
+
+impl Progress {
+    /// Publishes one completed operation to the report lines, when they are on.
+    #[inline]
+    fn report(&self, kind: OpKind, bytes: u64, lat_ns: u64) {
+        if let Some(l) = &self.live {
+            l.publish(kind as usize, bytes, lat_ns);
+        }
+    }
 }
 
 /// A memory mapping of one data file (mmap engine).
@@ -266,6 +281,10 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
             prev_lag = lag_ns(s, ready, t0, prev_lag);
         }
         if issued < sh.measure_start {
+            // the ramp: only its report lines see it
+            if res.is_ok() && t1 < sh.measure_start {
+                prog.report(kind, bytes, ns_since(issued, t1));
+            }
             continue;
         }
         if paced.is_some() {
@@ -273,13 +292,9 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
         }
         match res {
             Ok(()) => {
-                st.record_io(
-                    kind,
-                    si,
-                    bytes,
-                    ns_since(issued, t1),
-                    ns_since(sh.measure_start, t1),
-                );
+                let lat = ns_since(issued, t1);
+                st.record_io(kind, si, bytes, lat, ns_since(sh.measure_start, t1));
+                prog.report(kind, bytes, lat);
                 p_ops += 1;
                 p_bytes += bytes;
                 prog.ops.store(p_ops, Relaxed);
@@ -297,12 +312,11 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
             let r = eng.fsync(f);
             let t1 = Instant::now();
             match r {
-                Ok(()) => st.record(
-                    OpKind::Fsync,
-                    0,
-                    ns_since(t0, t1),
-                    ns_since(sh.measure_start, t1),
-                ),
+                Ok(()) => {
+                    let lat = ns_since(t0, t1);
+                    st.record(OpKind::Fsync, 0, lat, ns_since(sh.measure_start, t1));
+                    prog.report(OpKind::Fsync, 0, lat);
+                }
                 Err(e) => st.error(e),
             }
         }
@@ -371,6 +385,10 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             }
             n += 1;
             if s.issued < sh.measure_start {
+                // the ramp: only its report lines see it
+                if r >= 0 && r as u32 == s.expect && t1 < sh.measure_start {
+                    prog.report(s.kind, s.bytes, ns_since(s.issued, t1));
+                }
                 return;
             }
             if r < 0 {
@@ -378,13 +396,9 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             } else if r as u32 != s.expect {
                 st.error(0);
             } else {
-                st.record_io(
-                    s.kind,
-                    s.si,
-                    s.bytes,
-                    ns_since(s.issued, t1),
-                    ns_since(sh.measure_start, t1),
-                );
+                let lat = ns_since(s.issued, t1);
+                st.record_io(s.kind, s.si, s.bytes, lat, ns_since(sh.measure_start, t1));
+                prog.report(s.kind, s.bytes, lat);
                 p_ops += 1;
                 p_bytes += s.bytes;
                 prog.ops.store(p_ops, Relaxed);

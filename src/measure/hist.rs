@@ -92,31 +92,32 @@ impl SparseHist {
     /// Percentiles (0..=100) of several sparse histograms merged, in ns.
     pub fn merged_percentiles(parts: &[&SparseHist], ps: &[f64]) -> Vec<Option<u64>> {
         let mut counts = vec![0u64; INTERVAL_BUCKETS];
-        let mut total = 0u64;
         for p in parts {
             for &(i, c) in &p.0 {
                 counts[i as usize] += c as u64;
-                total += c as u64;
             }
         }
-        ps.iter()
-            .map(|&p| {
-                if total == 0 {
-                    return None;
-                }
-                // Same rank rule as HdrHistogram: the smallest value with at least p% at or below.
-                let rank = ((p / 100.0) * total as f64).ceil().max(1.0) as u64;
-                let mut seen = 0u64;
-                for (i, &c) in counts.iter().enumerate() {
-                    seen += c;
-                    if seen >= rank {
-                        return Some(interval_bucket_value(i));
-                    }
-                }
-                None
-            })
-            .collect()
+        ps.iter().map(|&p| bucket_percentile(&counts, p)).collect()
     }
+}
+
+/// The percentile `p` (0..=100) of interval-histogram bucket counts (index = bucket), in ns at
+/// the bucket midpoint; None when all counts are 0. Same rank rule as HdrHistogram: the
+/// smallest value with at least p% of the counts at or below it.
+pub fn bucket_percentile(counts: &[u64], p: f64) -> Option<u64> {
+    let total: u64 = counts.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let rank = ((p / 100.0) * total as f64).ceil().max(1.0) as u64;
+    let mut seen = 0u64;
+    for (i, &c) in counts.iter().enumerate() {
+        seen += c;
+        if seen >= rank {
+            return Some(interval_bucket_value(i));
+        }
+    }
+    None
 }
 
 #[cfg(test)]

@@ -3,5 +3,6 @@
 
 pub mod hist;
 pub mod iostat;
+pub mod live;
 pub mod stats;
 pub mod truth;

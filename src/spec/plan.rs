@@ -28,6 +28,8 @@ pub struct Plan {
     pub quiet: bool,
     /// Interval of the device sampler.
     pub iostat_interval: Duration,
+    /// `--report-interval`: one line per interval on stderr while running (also with quiet).
+    pub report_interval: Option<Duration>,
     pub dio: DioAlign,
     /// Where /proc and /sys are read from (the live system; fixture trees in tests).
     pub roots: Roots,

@@ -3,12 +3,13 @@
 
 use crate::error::{Error, Result};
 use crate::measure::hist::{IntervalHist, LatHist, SparseHist};
+use crate::measure::live::LiveCounters;
 pub use crate::model::db::*;
 use crate::model::lat::LatSummary;
 use crate::model::run::Warning;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Layout version of iolab's tables; a different one is refused, not silently reused.
@@ -628,6 +629,7 @@ fn transaction(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn worker(
     target: &Target,
     job: &DbJob,
@@ -636,6 +638,7 @@ fn worker(
     start: Instant,
     deadline: Option<Instant>,
     stop: &AtomicBool,
+    live: Option<&LiveCounters>,
 ) -> std::result::Result<ThreadOut, String> {
     let so = job.sqlite.clone().unwrap_or(SqliteOpts {
         journal_mode: "wal".into(),
@@ -710,6 +713,9 @@ fn worker(
                 }
                 o.lat.record(ns);
                 cur.record(ns);
+                if let Some(l) = live {
+                    l.publish(0, n, ns);
+                }
                 o.tx += 1;
                 o.queries += n;
                 cur_tx += 1;
@@ -750,6 +756,7 @@ pub fn update_loop(
     so: &SqliteOpts,
     iterations: u64,
     stop: &AtomicBool,
+    report: Option<Duration>,
 ) -> Result<(UpdateLoop, LatHist)> {
     let now = || {
         chrono::Local::now()
@@ -768,17 +775,39 @@ pub fn update_loop(
     let mut timings = Vec::with_capacity(iterations as usize);
     let mut h = LatHist::new();
     let loop_start = Instant::now();
-    for _ in 0..iterations {
-        if stop.load(Ordering::Relaxed) {
-            break;
+    let live = report.map(|_| LiveCounters::default());
+    let done = AtomicBool::new(false);
+    let looped = std::thread::scope(|s| {
+        if let (Some(every), Some(l)) = (report, &live) {
+            let done = &done;
+            s.spawn(move || {
+                report_lines(Test::UpdateLoop, 1, &[l], every, loop_start, &|| {
+                    done.load(Ordering::Acquire)
+                })
+            });
         }
-        let t0 = Instant::now();
-        c.exec("UPDATE iolab_update_loop SET counter = counter + 1 WHERE id = 1")
-            .map_err(fail)?;
-        let d = t0.elapsed();
-        h.record(d.as_nanos() as u64);
-        timings.push(d.as_secs_f64());
-    }
+        let r = (|| {
+            for _ in 0..iterations {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let t0 = Instant::now();
+                c.exec("UPDATE iolab_update_loop SET counter = counter + 1 WHERE id = 1")
+                    .map_err(fail)?;
+                let d = t0.elapsed();
+                let ns = d.as_nanos() as u64;
+                h.record(ns);
+                timings.push(d.as_secs_f64());
+                if let Some(l) = &live {
+                    l.publish(0, 1, ns);
+                }
+            }
+            Ok(())
+        })();
+        done.store(true, Ordering::Release);
+        r
+    });
+    looped?;
     let benchmark_loop = loop_start.elapsed().as_secs_f64();
     let fin_start = Instant::now();
     c.exec("DROP TABLE iolab_update_loop").map_err(fail)?;
@@ -837,18 +866,35 @@ pub fn run_oltp(
     target: &Target,
     job: &DbJob,
     stop: &AtomicBool,
+    report: Option<Duration>,
 ) -> Result<(f64, Vec<ThreadOutPub>)> {
     let start = Instant::now();
     let deadline = job.time_s.map(|t| start + Duration::from_secs_f64(t));
+    let live: Vec<LiveCounters> = match report {
+        Some(_) => (0..job.threads).map(|_| LiveCounters::default()).collect(),
+        None => Vec::new(),
+    };
+    let finished = AtomicUsize::new(0);
     let outs: Vec<std::result::Result<ThreadOut, String>> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..job.threads)
             .map(|t| {
                 let quota = job.transactions.map(|n| {
                     n / job.threads as u64 + u64::from((t as u64) < n % job.threads as u64)
                 });
-                s.spawn(move || worker(target, job, t, quota, start, deadline, stop))
+                let (live, finished) = (live.get(t as usize), &finished);
+                s.spawn(move || {
+                    let r = worker(target, job, t, quota, start, deadline, stop, live);
+                    finished.fetch_add(1, Ordering::Release);
+                    r
+                })
             })
             .collect();
+        if let Some(every) = report {
+            let threads: Vec<&LiveCounters> = live.iter().collect();
+            report_lines(job.test, job.threads, &threads, every, start, &|| {
+                finished.load(Ordering::Acquire) >= job.threads as usize
+            });
+        }
         hs.into_iter()
             .map(|h| h.join().expect("db worker panicked"))
             .collect()
@@ -862,6 +908,27 @@ pub fn run_oltp(
     // the measured time ends with the last transaction, not after the connections closed
     let end = v.iter().filter_map(|o| o.0.end).max().unwrap_or(joined);
     Ok((end.saturating_duration_since(start).as_secs_f64(), v))
+}
+
+/// `--report-interval`: one line per interval on stderr until `done()`:
+/// `[ 2s ] read-write 4t  tx: 123.4 TPS 2221.2 QPS p99 4.52 ms`.
+fn report_lines(
+    test: Test,
+    threads: u32,
+    live: &[&LiveCounters],
+    every: Duration,
+    start: Instant,
+    done: &dyn Fn() -> bool,
+) {
+    crate::measure::live::report_every(live, every, start, start, done, &mut |stamp, d| {
+        crate::measure::live::print_line(&format!(
+            "{stamp} {} {threads}t  tx: {:.1} TPS {:.1} QPS p99 {} ms",
+            test.name(),
+            d.rate(0),
+            d.amount_rate(0),
+            crate::measure::live::fmt_ms(d.percentile(0, 99.0))
+        ))
+    });
 }
 
 /// Opaque per-thread results (merged by [`build_doc`]).
