@@ -20,6 +20,8 @@ pub struct OpGen {
     mode: Mode,
     bs: u64,
     bpf: u64,
+    /// Added to every offset: where the range starts on a device target (0 for files).
+    base: u64,
     /// This thread's range of linear block numbers for sequential modes.
     seq_lo: u64,
     seq_hi: u64,
@@ -54,6 +56,7 @@ impl OpGen {
             mode: job.mode,
             bs: job.bs_bytes,
             bpf,
+            base: 0,
             seq_lo: lo,
             seq_hi: hi,
             pos: lo,
@@ -69,9 +72,18 @@ impl OpGen {
         }
     }
 
+    /// Every offset starts at `base` (`--offset` of a `--device` target).
+    pub fn with_base(mut self, base: u64) -> Self {
+        self.base = base;
+        self
+    }
+
     #[inline]
     fn place(&self, block: u64) -> (u32, u64) {
-        ((block / self.bpf) as u32, (block % self.bpf) * self.bs)
+        (
+            (block / self.bpf) as u32,
+            self.base + (block % self.bpf) * self.bs,
+        )
     }
 
     #[inline]
@@ -260,6 +272,20 @@ mod tests {
             }
         }
         assert_eq!(seen.len(), 32, "together they cover the set once");
+    }
+
+    #[test]
+    fn a_base_offset_moves_every_io_into_the_range() {
+        let j = job(Mode::Rndrw, 1);
+        let mut g = OpGen::new(&j, 1, 64, 0).with_base(1 << 20);
+        for _ in 0..1000 {
+            let Next::Io { file, off, .. } = g.next_op() else {
+                panic!()
+            };
+            assert_eq!(file, 0);
+            assert!((1 << 20..(1 << 20) + 64 * 16384).contains(&off), "{off}");
+            assert_eq!(off % 16384, 0);
+        }
     }
 
     #[test]

@@ -43,6 +43,8 @@ pub struct Shared<'a> {
     pub fds: &'a [RawFd],
     pub maps: &'a [MapPtr],
     pub blocks_per_file: u64,
+    /// Added to every offset (`--offset` of a `--device` target; 0 for files).
+    pub base_offset: u64,
     /// Buffer alignment for O_DIRECT (bytes, power of two).
     pub mem_align: usize,
     /// Set on Ctrl-C, or by a worker that hit an unrecoverable error (engine setup); the others
@@ -203,7 +205,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
     let job = sh.job;
     let bs = job.bs_bytes as usize;
     let mut st = ThreadStats::new(window_ns(sh));
-    let mut g = OpGen::new(job, files, sh.blocks_per_file, thread);
+    let mut g = OpGen::new(job, files, sh.blocks_per_file, thread).with_base(sh.base_offset);
     let mut buf = AlignedBuf::new(bs, sh.mem_align, job.seed ^ thread as u64);
     let quota = thread_quota(job, thread);
     let mut done_in_window = 0u64;
@@ -324,7 +326,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     let base = bufs.bytes_mut().as_mut_ptr();
     let mut eng = E::open(sh, depth as u32)?;
     let mut st = ThreadStats::new(window_ns(sh));
-    let mut g = OpGen::new(job, files, sh.blocks_per_file, thread);
+    let mut g = OpGen::new(job, files, sh.blocks_per_file, thread).with_base(sh.base_offset);
     let mut slots: Vec<Option<Slot>> = vec![None; depth + 1]; // index depth = the fsync slot
     let mut free: Vec<usize> = (0..depth).rev().collect();
     let quota = thread_quota(job, thread);
