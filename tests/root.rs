@@ -1043,3 +1043,475 @@ fn env_of_a_block_device_path_describes_that_device() {
     assert_ne!(v["path"]["fs"]["fstype"], "devtmpfs", "{}", v["path"]);
     assert_eq!(v["path"]["fs"]["total_bytes"], 64u64 << 20, "{}", v["path"]);
 }
+
+// ------------------------------------------------------------ --device (raw block devices)
+
+/// An unmounted loop device over an image file (zeros unless filled); on drop: whatever was
+/// mounted from it is unmounted, its partitions removed, the device detached and the image removed.
+struct LoopDev {
+    img: PathBuf,
+    dev: String,
+    mounts: Vec<tempfile::TempDir>,
+}
+
+impl LoopDev {
+    fn new(size_mb: u64) -> LoopDev {
+        let img = PathBuf::from(format!(
+            "/var/tmp/iolab-dev-{}-{}.img",
+            std::process::id(),
+            rand_suffix()
+        ));
+        sh(&format!("truncate -s {size_mb}M {}", img.display()));
+        let dev = sh(&format!("losetup --find --show {}", img.display()));
+        LoopDev {
+            img,
+            dev,
+            mounts: Vec::new(),
+        }
+    }
+    /// The whole device's bytes (read through the device node).
+    fn bytes(&self) -> Vec<u8> {
+        std::fs::read(&self.dev).unwrap()
+    }
+    fn md5(&self) -> String {
+        sh(&format!("md5sum {} | cut -d' ' -f1", self.dev))
+    }
+    fn mount(&mut self, dev: &str) -> PathBuf {
+        let m = tempfile::tempdir().unwrap();
+        sh(&format!("mount {dev} {}", m.path().display()));
+        let p = m.path().to_path_buf();
+        self.mounts.push(m);
+        p
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        for m in &self.mounts {
+            let _ = Command::new("umount").arg(m.path()).status();
+        }
+        let _ = Command::new("partx").args(["-d", &self.dev]).output();
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+        let _ = std::fs::remove_file(&self.img);
+    }
+}
+
+/// Why the --device tests cannot run here.
+fn cannot_device() -> Option<String> {
+    if let Some(why) = cannot(false) {
+        return Some(why);
+    }
+    ["mkswap", "sfdisk", "partx", "md5sum"]
+        .into_iter()
+        .find(|t| !have(t))
+        .map(|t| format!("{t} is not installed"))
+}
+
+/// A refused `iolab run --device`: exit 2, one line on stderr that names `needle` and a flag.
+fn assert_refused(args: &[&str], needle: &str) -> String {
+    let mut a = vec!["run", "--no-save", "-q", "--ops", "200"];
+    a.extend_from_slice(args);
+    let r = iolab(&a);
+    assert_eq!(r.code, 2, "{a:?}: {}{}", r.stdout, r.stderr);
+    let line = r.stderr.trim();
+    assert_eq!(line.lines().count(), 1, "one line: {line}");
+    assert!(line.contains(needle), "{line} should say {needle}");
+    assert!(
+        line.contains("--device") || line.contains("--destructive"),
+        "{line}"
+    );
+    assert!(r.stdout.is_empty());
+    line.to_string()
+}
+
+#[test]
+fn device_read_modes_need_no_flag_and_write_nothing() {
+    if let Some(why) = cannot_device() {
+        return skip("device_read_modes_need_no_flag_and_write_nothing", &why);
+    }
+    let d = LoopDev::new(32);
+    sh(&format!(
+        "head -c 32M /dev/urandom | dd of={} bs=1M oflag=direct status=none",
+        d.dev
+    ));
+    let before = d.md5();
+    let name = d.dev.trim_start_matches("/dev/").to_string();
+    let cwd = tempfile::tempdir().unwrap();
+    let r = to_run(
+        Command::new(bin())
+            .args([
+                "run",
+                "--device",
+                &d.dev,
+                "--mode",
+                "rndrd,seqrd",
+                "--ops",
+                "500",
+                "--json",
+                "--no-save",
+                "-q",
+            ])
+            .current_dir(cwd.path())
+            .env("IOLAB_DB", test_db())
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    for c in v["runs"].as_array().unwrap() {
+        assert_eq!(ops(c, "read"), 500);
+        assert_eq!(c["job"]["device"], d.dev.as_str());
+        assert_eq!(c["job"]["offset_bytes"], 0);
+        assert_eq!(c["job"]["files"], 1);
+        assert_eq!(c["job"]["total_bytes"], 32u64 << 20);
+        assert_eq!(c["job"]["direct"], true, "O_DIRECT by default");
+        assert_eq!(c["device"]["devices"][0], name.as_str(), "sampled");
+    }
+    assert_eq!(v["env"]["device"], name.as_str());
+    assert_eq!(v["env"]["fs_type"], "block device");
+    assert_eq!(v["system"]["path"]["path"], d.dev.as_str());
+    assert_eq!(v["system"]["path"]["physical_disks"][0], name.as_str());
+    assert_eq!(d.md5(), before, "read only");
+    assert!(entries(cwd.path()).is_empty(), "nothing created");
+}
+
+#[test]
+fn device_writes_without_destructive_are_refused() {
+    if let Some(why) = cannot_device() {
+        return skip("device_writes_without_destructive_are_refused", &why);
+    }
+    let d = LoopDev::new(16);
+    sh(&format!(
+        "head -c 16M /dev/urandom | dd of={} bs=1M oflag=direct status=none",
+        d.dev
+    ));
+    let before = d.md5();
+    for mode in ["rndwr", "seqwr", "rndrw", "seqrewr"] {
+        assert_refused(&["--device", &d.dev, "--mode", mode], "give --destructive");
+    }
+    // the default profile writes too
+    assert_refused(&["--device", &d.dev], "give --destructive");
+    assert_eq!(d.md5(), before, "nothing written");
+}
+
+#[test]
+fn device_writes_with_destructive_change_only_the_range() {
+    if let Some(why) = cannot_device() {
+        return skip("device_writes_with_destructive_change_only_the_range", &why);
+    }
+    let d = LoopDev::new(16);
+    for engine in ["sync", "io_uring"] {
+        let r = iolab(&[
+            "run",
+            "--device",
+            &d.dev,
+            "--destructive",
+            "--offset",
+            "3M",
+            "--size",
+            "4M",
+            "--mode",
+            "seqwr,rndwr,rndrw",
+            "--engine",
+            engine,
+            "--iodepth",
+            "4",
+            "--ops",
+            "600",
+            "--json",
+            "--no-save",
+            "-q",
+        ]);
+        if engine == "io_uring" && r.code == 2 && r.stderr.contains("io_uring is not available") {
+            continue;
+        }
+        assert_eq!(r.code, 0, "{engine}: {}", r.stderr);
+        let v = r.json();
+        assert_eq!(v["runs"][0]["job"]["offset_bytes"], 3u64 << 20);
+        assert_eq!(v["runs"][0]["job"]["total_bytes"], 4u64 << 20);
+        assert!(ops(&v["runs"][0], "write") == 600);
+    }
+    let b = d.bytes();
+    assert_eq!(b.len(), 16 << 20, "the device keeps its size");
+    let (lo, hi) = (3usize << 20, 7usize << 20);
+    assert!(b[..lo].iter().all(|&x| x == 0), "nothing before the range");
+    assert!(b[hi..].iter().all(|&x| x == 0), "nothing after the range");
+    // seqwr went through the whole range (600 x 16 KiB > 4 MiB)
+    assert!(
+        b[lo..hi].chunks(16384).all(|c| c.iter().any(|&x| x != 0)),
+        "the range was written"
+    );
+}
+
+#[test]
+fn device_mounted_is_refused_for_reads_and_writes() {
+    if let Some(why) = cannot_device() {
+        return skip("device_mounted_is_refused_for_reads_and_writes", &why);
+    }
+    let mut d = LoopDev::new(64);
+    sh(&format!("mkfs.ext4 -q {}", d.dev));
+    let mnt = d.mount(&d.dev.clone());
+    let line = assert_refused(&["--device", &d.dev, "--mode", "rndrd"], "is mounted at");
+    assert!(line.contains(&mnt.display().to_string()), "{line}");
+    assert_refused(
+        &[
+            "--device",
+            &d.dev,
+            "--mode",
+            "rndwr",
+            "--destructive=wipe-signatures",
+        ],
+        "is mounted at",
+    );
+}
+
+#[test]
+fn device_held_open_exclusively_is_refused_for_writes() {
+    if let Some(why) = cannot_device() {
+        return skip("device_held_open_exclusively_is_refused_for_writes", &why);
+    }
+    use std::os::unix::fs::OpenOptionsExt;
+    let d = LoopDev::new(16);
+    let args = [
+        "--device",
+        d.dev.as_str(),
+        "--mode",
+        "rndwr",
+        "--destructive",
+    ];
+    {
+        // What a filesystem, md, dm or mkfs does: an exclusive open of the device.
+        let _hold = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_EXCL)
+            .open(&d.dev)
+            .unwrap();
+        assert_refused(&args, "held open exclusively");
+        assert!(d.bytes().iter().all(|&x| x == 0), "nothing written");
+    }
+    // Released: the same run goes ahead.
+    let mut a = vec!["run", "--no-save", "-q", "--ops", "200"];
+    a.extend_from_slice(&args);
+    let r = iolab(&a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(d.bytes().iter().any(|&x| x != 0), "written once free");
+}
+
+#[test]
+fn device_with_an_ext4_signature_needs_wipe_signatures() {
+    if let Some(why) = cannot_device() {
+        return skip("device_with_an_ext4_signature_needs_wipe_signatures", &why);
+    }
+    let d = LoopDev::new(32);
+    sh(&format!("mkfs.ext4 -q {}", d.dev));
+    let before = d.md5();
+    assert_refused(
+        &["--device", &d.dev, "--mode", "rndwr", "--destructive"],
+        "ext2/3/4 filesystem",
+    );
+    assert_eq!(d.md5(), before, "nothing written");
+    // reading it needs nothing
+    let r = iolab(&[
+        "run",
+        "--device",
+        &d.dev,
+        "--mode",
+        "rndrd",
+        "--ops",
+        "100",
+        "--no-save",
+        "-q",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = iolab(&[
+        "run",
+        "--device",
+        &d.dev,
+        "--mode",
+        "seqwr",
+        "--destructive=wipe-signatures",
+        "--size",
+        "1M",
+        "--bs",
+        "64k",
+        "--ops",
+        "16",
+        "--no-save",
+        "-q",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_ne!(d.md5(), before, "written over");
+}
+
+#[test]
+fn device_with_a_swap_signature_is_refused() {
+    if let Some(why) = cannot_device() {
+        return skip("device_with_a_swap_signature_is_refused", &why);
+    }
+    let d = LoopDev::new(16);
+    sh(&format!("mkswap {} >/dev/null", d.dev));
+    let before = d.md5();
+    assert_refused(
+        &["--device", &d.dev, "--mode", "rndrw", "--destructive"],
+        "swap space",
+    );
+    assert_eq!(d.md5(), before, "nothing written");
+}
+
+#[test]
+fn device_with_a_partition_table_is_refused() {
+    if let Some(why) = cannot_device() {
+        return skip("device_with_a_partition_table_is_refused", &why);
+    }
+    let d = LoopDev::new(16);
+    sh(&format!(
+        "printf 'label: dos\\n,8M,83\\n' | sfdisk -q --no-reread --no-tell-kernel {} >/dev/null 2>&1 || true",
+        d.dev
+    ));
+    let before = d.md5();
+    assert_refused(
+        &["--device", &d.dev, "--mode", "seqwr", "--destructive"],
+        "DOS partition table",
+    );
+    assert_eq!(d.md5(), before, "nothing written");
+}
+
+#[test]
+fn device_whose_partition_is_mounted_is_refused_but_a_free_partition_is_a_target() {
+    if let Some(why) = cannot_device() {
+        return skip(
+            "device_whose_partition_is_mounted_is_refused_but_a_free_partition_is_a_target",
+            &why,
+        );
+    }
+    let mut d = LoopDev::new(80);
+    sh(&format!(
+        "printf 'label: dos\\n,40M,83\\n,,83\\n' | sfdisk -q --no-reread --no-tell-kernel {} >/dev/null 2>&1 || true",
+        d.dev
+    ));
+    sh(&format!("partx -a {}", d.dev));
+    let (p1, p2) = (format!("{}p1", d.dev), format!("{}p2", d.dev));
+    for _ in 0..50 {
+        if Path::new(&p2).exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    sh(&format!("mkfs.ext4 -q {p1}"));
+    d.mount(&p1);
+    let p1name = p1.trim_start_matches("/dev/");
+    assert_refused(
+        &[
+            "--device",
+            &d.dev,
+            "--mode",
+            "rndwr",
+            "--destructive=wipe-signatures",
+        ],
+        &format!("its partition {p1name} is mounted"),
+    );
+    assert_refused(&["--device", &d.dev, "--mode", "rndrd"], "is mounted at");
+    // the free partition is a fine target, writes included
+    let r = iolab(&[
+        "run",
+        "--device",
+        &p2,
+        "--mode",
+        "rndwr",
+        "--destructive",
+        "--ops",
+        "200",
+        "--json",
+        "--no-save",
+        "-q",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(ops(&r.json(), "write"), 200);
+}
+
+#[test]
+fn device_offset_and_size_must_fit_the_device() {
+    if let Some(why) = cannot_device() {
+        return skip("device_offset_and_size_must_fit_the_device", &why);
+    }
+    let d = LoopDev::new(16);
+    let w = ["--mode", "rndwr", "--destructive"];
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["--offset", "1000"],
+            "not a multiple of its logical block size",
+        ),
+        (&["--offset", "16M"], "at or beyond its end"),
+        (
+            &["--offset", "8M", "--size", "9M"],
+            "use --size 8MiB or less",
+        ),
+        (&["--dir", "/tmp"], "cannot be used with --dir"),
+    ];
+    for (extra, needle) in cases {
+        let mut a = vec!["--device", d.dev.as_str()];
+        a.extend_from_slice(&w);
+        a.extend_from_slice(extra);
+        assert_refused(&a, needle);
+    }
+    assert!(d.bytes().iter().all(|&x| x == 0), "nothing written");
+}
+
+#[test]
+fn device_sweeps_take_it_and_a_locked_device_waits_then_refuses() {
+    if let Some(why) = cannot_device() {
+        return skip(
+            "device_sweeps_take_it_and_a_locked_device_waits_then_refuses",
+            &why,
+        );
+    }
+    use std::os::fd::AsRawFd;
+    let d = LoopDev::new(16);
+    let db = tempfile::tempdir().unwrap();
+    let db = db.path().join("r.db");
+    // --destructive before a value option: it never takes the next word
+    let r = iolab_db(
+        &db,
+        &[
+            "sweep",
+            "--device",
+            &d.dev,
+            "--destructive",
+            "--mode",
+            "rndwr,rndrd",
+            "--size",
+            "2M",
+            "--ops",
+            "100",
+            "--json",
+            "-q",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let b = d.bytes();
+    assert!(b[2 << 20..].iter().all(|&x| x == 0), "only the range");
+    assert!(b[..2 << 20].iter().any(|&x| x != 0), "written");
+    // another holder of the device's flock (another iolab, a partitioning tool)
+    let f = std::fs::File::open(&d.dev).unwrap();
+    assert_eq!(
+        unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) },
+        0
+    );
+    let r = iolab(&[
+        "run",
+        "--device",
+        &d.dev,
+        "--mode",
+        "rndrd",
+        "--ops",
+        "10",
+        "--no-save",
+        "-q",
+    ]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--device") && r.stderr.contains("lock"),
+        "{}",
+        r.stderr
+    );
+}

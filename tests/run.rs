@@ -262,6 +262,8 @@ fn seqwr_leaves_a_user_prepared_set_complete() {
         files: 2,
         total_bytes: 2 << 20,
         file_size_bytes: 1 << 20,
+        device: None,
+        offset_bytes: None,
     });
     assert_eq!(st.ready_files, 2);
 }
@@ -534,6 +536,30 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_2() {
         (
             &["run", "--dir", dir, "--iostat-interval", "0.01"],
             "--iostat-interval",
+        ),
+        // --device and what goes with it
+        (
+            &[
+                "run",
+                "--dir",
+                dir,
+                "--device",
+                "/dev/null",
+                "--mode",
+                "rndrd",
+            ],
+            "--device",
+        ),
+        (&["run", "--device", dir, "--mode", "rndrd"], "--device"),
+        (
+            &["run", "--device", "/dev/null", "--mode", "rndrd"],
+            "--device",
+        ),
+        (&["run", "--dir", dir, "--offset", "4k"], "--offset"),
+        (&["run", "--dir", dir, "--destructive"], "--destructive"),
+        (
+            &["run", "--device", "/dev/null", "--destructive=all"],
+            "--destructive",
         ),
         (
             &["run", "--dir", dir, "--report-interval", "0"],
@@ -1330,7 +1356,7 @@ fn pseudo_filesystems_and_block_devices_are_refused_as_dir() {
     let r = iolab(&["run", "--dir", &dev, "--no-save"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
-        r.stderr.contains("block device") && r.stderr.contains("iolab zones"),
+        r.stderr.contains("block device") && r.stderr.contains(&format!("--device {dev}")),
         "{}",
         r.stderr
     );

@@ -15,7 +15,8 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Cmd {
-    /// Run file-set workloads (prepares and cleans up the files when they are not there).
+    /// Run file-set workloads (prepares and cleans up the files when they are not there), or
+    /// workloads on a block device (--device; writes need --destructive).
     /// With no --mode: a one-minute database storage profile.
     Run(Box<RunArgs>),
     /// Create the file set and evict it from the page cache.
@@ -256,7 +257,7 @@ pub fn run_options_help(cmd: &str) -> String {
         {
             continue;
         }
-        if a.get_action().takes_values() {
+        if a.get_action().takes_values() && !a.is_require_equals_set() {
             values.push(format!("--{long}"));
         } else {
             switches.push(format!("--{long}"));
@@ -794,17 +795,31 @@ pub struct FileSetArgs {
     /// Directory for the file set (created when it is the default and missing).
     #[arg(long, default_value = DEFAULT_DIR)]
     pub dir: PathBuf,
-    /// Number of files in the set.
-    #[arg(long, default_value_t = 64, value_parser = at_least_one::<u32>)]
-    pub files: u32,
-    /// Total size of the set: bytes, or with K/M/G/T (powers of 1024): 1G, 1GiB, 512M.
-    #[arg(long, default_value = "1GiB", value_parser = size_arg)]
-    pub size: u64,
+    /// Number of files in the set [default: 64].
+    #[arg(long, value_parser = at_least_one::<u32>)]
+    pub files: Option<u32>,
+    /// Total size of the set: bytes, or with K/M/G/T (powers of 1024): 1G, 1GiB, 512M
+    /// [default: 1GiB; with --device: the device from --offset to its end].
+    #[arg(long, value_parser = size_arg)]
+    pub size: Option<u64>,
     /// Block size of each I/O (16KiB = an InnoDB page): 4k, 16KiB, 1M ...; a mix with weights
     /// in percent (16k:70,1m:30, like fio's bssplit) or a range (4k-64k: every multiple of
     /// 4 KiB, or of the O_DIRECT alignment when larger, equally likely).
     #[arg(long, value_parser = block_sizes)]
     pub bs: Option<BsArg>,
+}
+
+impl FileSetArgs {
+    pub const DEFAULT_FILES: u32 = 64;
+    pub const DEFAULT_SIZE: u64 = 1 << 30;
+    /// `--files`, or its default.
+    pub fn files(&self) -> u32 {
+        self.files.unwrap_or(Self::DEFAULT_FILES)
+    }
+    /// `--size`, or its default.
+    pub fn size(&self) -> u64 {
+        self.size.unwrap_or(Self::DEFAULT_SIZE)
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -846,9 +861,29 @@ pub struct RunArgs {
     /// Worker threads.
     #[arg(long, value_parser = at_least_one::<u32>)]
     pub threads: Option<u32>,
-    /// Use O_DIRECT (bypass the page cache).
+    /// Use O_DIRECT (bypass the page cache); the default with --device.
     #[arg(long)]
     pub direct: bool,
+    /// Go through the page cache (no O_DIRECT), also with --device and in the default profile.
+    #[arg(long, conflicts_with = "direct")]
+    pub buffered: bool,
+    /// A block device as the target instead of a file set in --dir (fio's filename=/dev/X):
+    /// nothing is created or removed, I/O goes to the range --offset .. --offset+--size of the
+    /// device, with O_DIRECT unless --buffered. Read modes need no other flag (the device must
+    /// not be mounted); write modes need --destructive.
+    #[arg(long, value_name = "PATH")]
+    pub device: Option<PathBuf>,
+    /// Where the range starts on --device (bytes, or 4K, 1G ...; a multiple of the device's
+    /// logical block size) [default: 0].
+    #[arg(long, value_parser = size_arg, value_name = "BYTES")]
+    pub offset: Option<u64>,
+    /// Allow write modes on --device, destroying its data in the range. Refused even then on a
+    /// device that is mounted, held open exclusively, a member of md/LVM/dm, or that carries a
+    /// filesystem, swap, RAID, LVM or partition-table signature; --destructive=wipe-signatures
+    /// allows writing over such a signature (iolab does not wipe it: the writes overwrite it
+    /// where they land, so the device is then no longer what the signature said).
+    #[arg(long, value_name = "WHAT", num_args = 0..=1, require_equals = true, default_missing_value = "yes", value_parser = ["yes", "wipe-signatures"])]
+    pub destructive: Option<String>,
     /// Extra open flags: sync, dsync or sync,dsync.
     #[arg(long, default_value = "")]
     pub open_flags: String,

@@ -16,7 +16,7 @@ use crate::model::job::{
 };
 use crate::model::run::Warning;
 use crate::model::units::{Bytes, parse_size};
-use crate::system::fsinfo;
+use crate::system::{blockdev, fsinfo};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -29,7 +29,10 @@ fn value_flags() -> Vec<String> {
     let cmd = Cli::command();
     let run = cmd.find_subcommand("run").expect("run subcommand");
     run.get_arguments()
-        .filter(|a| a.get_action().takes_values() && a.get_long().is_some())
+        // A flag whose value must follow `=` (--destructive[=WHAT]) never takes the next word.
+        .filter(|a| {
+            a.get_action().takes_values() && a.get_long().is_some() && !a.is_require_equals_set()
+        })
         .map(|a| format!("--{}", a.get_long().unwrap()))
         .collect()
 }

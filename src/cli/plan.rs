@@ -19,7 +19,7 @@ pub fn check_dir(dir: &Path, create_missing: bool) -> Result<bool> {
         }
         Ok(md) if md.file_type().is_block_device() => {
             return Err(Error::usage(format!(
-                "--dir {}: a block device, not a directory: a device is a target of its own (`iolab zones {}` measures it today; a raw-device mode will come), while run and prepare measure a file set; to use this device for them, mount a filesystem on it and pass a directory there (--dir /mnt/x)",
+                "--dir {}: a block device, not a directory: measure the device itself with --device {} (iolab run; writes need --destructive), or mount a filesystem on it and pass a directory there (--dir /mnt/x)",
                 dir.display(),
                 dir.display()
             )));
@@ -101,21 +101,130 @@ fn flag<T: std::str::FromStr<Err = String>>(name: &str, v: &str) -> Result<T> {
 
 /// The file-set spec: size split over files, each rounded down to a multiple of `unit`.
 pub fn fileset_spec(set: &FileSetArgs, unit: u64) -> Result<FileSetSpec> {
-    let per = set.size / set.files as u64 / unit * unit;
+    let (size, files) = (set.size(), set.files());
+    let per = size / files as u64 / unit * unit;
     if per == 0 {
         return Err(Error::usage(format!(
             "--size {} over --files {} gives {} per file, less than one block of {}; use a larger --size or fewer --files",
-            Bytes(set.size),
-            set.files,
-            Bytes(set.size / set.files as u64),
+            Bytes(size),
+            files,
+            Bytes(size / files as u64),
             Bytes(unit)
         )));
     }
     Ok(FileSetSpec {
         dir: set.dir.clone(),
-        files: set.files,
-        total_bytes: per * set.files as u64,
+        files,
+        total_bytes: per * files as u64,
         file_size_bytes: per,
+        device: None,
+        offset_bytes: None,
+    })
+}
+
+/// A `--device` target, checked: what it is and how big.
+struct DeviceTarget {
+    path: PathBuf,
+    tree: blockdev::DevTree,
+    size: u64,
+    lbs: u64,
+}
+
+/// Checks `--device` and the flags that cannot go with it, before anything is opened for writing.
+fn device_target(a: &RunArgs, dev: &Path, engine: EngineKind) -> Result<DeviceTarget> {
+    let d = dev.display();
+    if a.set.dir != Path::new(DEFAULT_DIR) {
+        return Err(Error::usage(format!(
+            "--device {d} cannot be used with --dir: a run measures either a block device (--device) or a file set in a directory (--dir); give one of them"
+        )));
+    }
+    if a.set.files.is_some_and(|f| f != 1) {
+        return Err(Error::usage(format!(
+            "--device {d}: --files does not apply, the device is the one target; leave --files out (--size and --offset choose the range)"
+        )));
+    }
+    if engine == EngineKind::Mmap {
+        return Err(Error::usage(format!(
+            "--device {d} cannot be used with --engine mmap (a mapping of a block device measures the page cache); use --engine sync or io_uring"
+        )));
+    }
+    for (set, name) in [
+        (a.warm, "--warm"),
+        (a.reprepare, "--reprepare"),
+        (a.keep, "--keep"),
+    ] {
+        if set {
+            return Err(Error::usage(format!(
+                "--device {d}: {name} applies to a file set in --dir, not to a device (nothing is prepared or removed there); leave it out"
+            )));
+        }
+    }
+    let sys = crate::system::env::Roots::live().sys;
+    let tree = blockdev::tree_of_path(&sys, dev).map_err(|why| {
+        Error::usage(format!(
+            "--device {d}: {why}; give a block device such as /dev/sdb, /dev/nvme0n1 or /dev/loop0"
+        ))
+    })?;
+    let size = blockdev::size_bytes(dev).map_err(|e| {
+        Error::usage(format!(
+            "--device {d}: cannot open it ({e}); iolab needs read access to the device (root)"
+        ))
+    })?;
+    let lbs = blockdev::logical_block_size(&sys, &tree);
+    Ok(DeviceTarget {
+        path: dev.to_path_buf(),
+        tree,
+        size,
+        lbs,
+    })
+}
+
+/// The range of a device target: `--offset` (aligned) and `--size` (default: to the end),
+/// rounded down to whole blocks of `unit`; refused when it does not fit.
+fn device_spec(a: &RunArgs, t: &DeviceTarget, unit: u64) -> Result<FileSetSpec> {
+    let d = t.path.display();
+    let off = a.offset.unwrap_or(0);
+    if !off.is_multiple_of(t.lbs) {
+        return Err(Error::usage(format!(
+            "--offset {off} on --device {d}: not a multiple of its logical block size ({} bytes); use a multiple such as {}",
+            t.lbs,
+            off / t.lbs * t.lbs
+        )));
+    }
+    if off >= t.size {
+        return Err(Error::usage(format!(
+            "--offset {} on --device {d}: at or beyond its end ({}); use an --offset below {}",
+            Bytes(off),
+            Bytes(t.size),
+            Bytes(t.size)
+        )));
+    }
+    let room = t.size - off;
+    let want = a.set.size.unwrap_or(room);
+    if want > room {
+        return Err(Error::usage(format!(
+            "--size {} from --offset {} on --device {d}: beyond its end (the device is {}); use --size {} or less",
+            Bytes(want),
+            Bytes(off),
+            Bytes(t.size),
+            Bytes(room)
+        )));
+    }
+    let len = want / unit * unit;
+    if len == 0 {
+        return Err(Error::usage(format!(
+            "--size {} on --device {d}: less than one block of {}; use a larger --size",
+            Bytes(want),
+            Bytes(unit)
+        )));
+    }
+    Ok(FileSetSpec {
+        dir: t.path.clone(),
+        files: 1,
+        total_bytes: len,
+        file_size_bytes: len,
+        device: Some(t.path.clone()),
+        offset_bytes: Some(off),
     })
 }
 
@@ -176,19 +285,61 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         crate::engine::libaio::probe(nr)
             .map_err(|e| Error::usage(crate::engine::libaio::probe_error(e, nr)))?;
     }
+    if a.device.is_none() {
+        for (given, name) in [
+            (a.offset.is_some(), "--offset"),
+            (a.destructive.is_some(), "--destructive"),
+        ] {
+            if given {
+                return Err(Error::usage(format!(
+                    "{name} applies to a block device target only; give --device /dev/X with it, or leave it out for a file set in --dir"
+                )));
+            }
+        }
+    }
+    let target = a
+        .device
+        .as_deref()
+        .map(|d| device_target(a, d, engine))
+        .transpose()?;
     let is_default_dir = a.set.dir == Path::new(DEFAULT_DIR);
-    let created_dir = check_dir(&a.set.dir, is_default_dir)?;
+    let created_dir = target.is_none() && check_dir(&a.set.dir, is_default_dir)?;
     let undo_dir = |e: Error| {
         if created_dir {
             let _ = std::fs::remove_dir(&a.set.dir);
         }
         e
     };
-    let probe = Probe::create(&a.set.dir).map_err(undo_dir)?;
-    let dio = fsinfo::dio_align(&crate::system::env::Roots::live().sys, &probe.0);
-    let direct_ok = probe.direct_ok();
-    drop(probe);
-    let fs = fsinfo::fs_type(&a.set.dir);
+    let (dio, direct_ok, fs, where_) = match &target {
+        Some(t) => {
+            // O_DIRECT on a block device: the logical block size aligns offsets and lengths.
+            let dio = fsinfo::dio_align(&crate::system::env::Roots::live().sys, &t.path);
+            (
+                crate::spec::plan::DioAlign {
+                    offset: dio.offset.max(t.lbs),
+                    ..dio
+                },
+                true,
+                "block device".to_string(),
+                t.path.clone(),
+            )
+        }
+        None => {
+            let probe = Probe::create(&a.set.dir).map_err(undo_dir)?;
+            let dio = fsinfo::dio_align(&crate::system::env::Roots::live().sys, &probe.0);
+            let direct_ok = probe.direct_ok();
+            drop(probe);
+            (
+                dio,
+                direct_ok,
+                fsinfo::fs_type(&a.set.dir),
+                a.set.dir.clone(),
+            )
+        }
+    };
+    // A device is measured with O_DIRECT unless --buffered; a file set only with --direct.
+    let direct_flag =
+        a.direct || (target.is_some() && !a.buffered && caps.direct == Direct::Honoured);
     let mut notes = Vec::new();
     let seed = a.seed.unwrap_or_else(crate::spec::dist::seed_from_clock);
     let limit = match (a.ops, a.time) {
@@ -197,7 +348,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         (None, None) => Limit::TimeS(if modes.is_none() { 6.0 } else { 10.0 }),
     };
     let (bs_bytes, bs_mix, bs_range) =
-        resolve_bs(a.set.bs.as_ref(), a.direct, &dio, &a.set.dir).map_err(undo_dir)?;
+        resolve_bs(a.set.bs.as_ref(), direct_flag, &dio, &where_).map_err(undo_dir)?;
     let base = Job {
         mode: Mode::Rndrd,
         engine,
@@ -206,7 +357,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         bs_bytes,
         bs_mix,
         bs_range,
-        direct: a.direct,
+        direct: direct_flag,
         open_flags,
         fsync_freq: a.fsync_freq,
         fsync_all: a.fsync_all,
@@ -230,8 +381,8 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         None => {
             // The default database storage profile.
             let honoured = caps.direct == Direct::Honoured;
-            let direct = a.direct || (direct_ok && honoured);
-            if !direct && !a.direct && honoured {
+            let direct = direct_flag || (direct_ok && honoured && !a.buffered);
+            if !direct && !a.direct && !a.buffered && honoured {
                 notes.push(Warning::new(
                     "direct_unsupported",
                     format!("the filesystem at {} ({fs}) does not support O_DIRECT: the default profile runs buffered, through the page cache", a.set.dir.display()),
@@ -280,7 +431,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
                     "--bs {} is not a multiple of {} bytes, the O_DIRECT alignment of {} ({}); use a multiple such as {}",
                     bs,
                     dio.offset,
-                    a.set.dir.display(),
+                    where_.display(),
                     dio.source,
                     Bytes(dio.offset.max(4096))
                 ))));
@@ -305,7 +456,32 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
     }
     check_threads(&cells)?;
     let unit = cells.iter().map(|c| c.bs_bytes).max().unwrap_or(16384);
-    let fileset = fileset_spec(&a.set, unit).map_err(undo_dir)?;
+    let fileset = match &target {
+        Some(t) => {
+            let spec = device_spec(a, t, unit)?;
+            let destructive = match a.destructive.as_deref() {
+                None => blockdev::Destructive::No,
+                Some("wipe-signatures") => blockdev::Destructive::WipeSignatures,
+                Some(_) => blockdev::Destructive::Yes,
+            };
+            // Only an engine that does I/O writes (null touches nothing).
+            let writes = cells
+                .iter()
+                .find(|c| c.mode.writes() && crate::engine::caps(c.engine).needs_files)
+                .map(|c| c.mode.name());
+            if let Some(why) = blockdev::refusal(
+                &crate::system::env::Roots::live(),
+                &t.path,
+                &t.tree,
+                writes,
+                destructive,
+            ) {
+                return Err(Error::usage(why));
+            }
+            spec
+        }
+        None => fileset_spec(&a.set, unit).map_err(undo_dir)?,
+    };
     Ok(Plan {
         fileset,
         cells,

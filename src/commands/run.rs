@@ -65,7 +65,9 @@ fn run_locked(
     reps: u32,
 ) -> Result<i32> {
     // A set --reprepare replaces is this run's, like one it created.
-    let existed = fileset::status(&plan.fileset).present_files > 0 && !runner::replaces_set(plan);
+    // A device target is never prepared or removed: it counts as there before.
+    let existed = plan.fileset.device.is_some()
+        || (fileset::status(&plan.fileset).present_files > 0 && !runner::replaces_set(plan));
     let keep = plan.keep;
     if reps > 1 {
         // Keep the set between repetitions; it is removed after the last one if this run made it.

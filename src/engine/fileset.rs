@@ -121,8 +121,14 @@ impl Drop for SetLock {
 
 /// Takes the lock of the set in `dir`, waiting up to [`LOCK_WAIT`] for another iolab to finish;
 /// then refuses with one line naming the holder (pid and command line from the lock file).
+/// A block device (`--device`) holds no lock file: its node itself is flock(2)ed, the lock
+/// partitioning tools and udev also honour.
 pub fn lock(dir: &Path) -> Result<SetLock> {
     use std::io::{Read, Write};
+    use std::os::unix::fs::FileTypeExt;
+    if fs::metadata(dir).is_ok_and(|m| m.file_type().is_block_device()) {
+        return lock_device(dir);
+    }
     let path = dir.join(LOCK_NAME);
     let t0 = std::time::Instant::now();
     let fail = |e: std::io::Error| {
@@ -184,6 +190,42 @@ pub fn lock(dir: &Path) -> Result<SetLock> {
                 "--dir {}: the file set is in use by {who}, which holds {}; wait for it to end or use another --dir",
                 dir.display(),
                 path.display()
+            )));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
+/// The lock of a block device target: an exclusive flock(2) on the device node, waiting up to
+/// [`LOCK_WAIT`].
+fn lock_device(dev: &Path) -> Result<SetLock> {
+    let file = File::open(dev).map_err(|e| {
+        Error::failed(format!(
+            "--device {}: opening it to lock it: {e}",
+            dev.display()
+        ))
+    })?;
+    let t0 = std::time::Instant::now();
+    loop {
+        // SAFETY: flock on our own open descriptor.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok(SetLock {
+                file,
+                path: dev.to_path_buf(),
+                created: false,
+            });
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            return Err(Error::failed(format!(
+                "--device {}: locking it: {e}",
+                dev.display()
+            )));
+        }
+        if t0.elapsed() >= LOCK_WAIT {
+            return Err(Error::failed(format!(
+                "--device {}: in use by another program that holds a lock on it (flock: another iolab, a partitioning tool or udev); wait for it to end or use another --device",
+                dev.display()
             )));
         }
         std::thread::sleep(std::time::Duration::from_millis(100));
@@ -494,11 +536,19 @@ impl Residency {
 
 /// Bytes of `f` (of length `len`) resident in the page cache, from mincore(2).
 pub fn resident_bytes(f: &File, len: u64) -> std::io::Result<u64> {
+    resident_bytes_at(f, 0, len)
+}
+
+/// Bytes of `f` in `offset..offset + len` resident in the page cache (whole pages around the
+/// range), from mincore(2).
+pub fn resident_bytes_at(f: &File, offset: u64, len: u64) -> std::io::Result<u64> {
     if len == 0 {
         return Ok(0);
     }
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
+    let start = offset / page * page;
+    let len = offset + len - start;
     // SAFETY: a read-only shared mapping of an open file; unmapped below.
     let p = unsafe {
         libc::mmap(
@@ -507,7 +557,7 @@ pub fn resident_bytes(f: &File, len: u64) -> std::io::Result<u64> {
             libc::PROT_READ,
             libc::MAP_SHARED,
             f.as_raw_fd(),
-            0,
+            start as libc::off_t,
         )
     };
     if p == libc::MAP_FAILED {
@@ -633,6 +683,8 @@ mod tests {
             files,
             total_bytes: files as u64 * fsize,
             file_size_bytes: fsize,
+            device: None,
+            offset_bytes: None,
         }
     }
 

@@ -47,6 +47,8 @@ pub struct OpGen {
     /// Grid blocks per file, and the file size in bytes.
     gpf: u64,
     fsize: u64,
+    /// Added to every offset: where the range starts on a device target (0 for files).
+    base: u64,
     /// This thread's byte range of the set (files one after the other) for sequential modes.
     seq_lo: u64,
     seq_hi: u64,
@@ -108,6 +110,7 @@ impl OpGen {
             grid,
             gpf,
             fsize,
+            base: 0,
             seq_lo: lo,
             seq_hi: hi,
             pos: lo,
@@ -121,6 +124,12 @@ impl OpGen {
             fsync_all: job.fsync_all,
             pending_fsync: None,
         }
+    }
+
+    /// Every offset starts at `base` (`--offset` of a `--device` target).
+    pub fn with_base(mut self, base: u64) -> Self {
+        self.base = base;
+        self
     }
 
     /// The size of the next read or write: (index, bytes).
@@ -144,7 +153,7 @@ impl OpGen {
         } else {
             off
         };
-        ((block / self.gpf) as u32, off)
+        ((block / self.gpf) as u32, self.base + off)
     }
 
     /// The next sequential position (a byte of the set) for an I/O of `len` bytes; the
@@ -168,7 +177,7 @@ impl OpGen {
         if self.pos >= self.seq_hi {
             self.pos = self.seq_lo;
         }
-        ((p / self.fsize) as u32, p % self.fsize)
+        ((p / self.fsize) as u32, self.base + p % self.fsize)
     }
 
     /// Whether the next read/write is a read.
@@ -515,6 +524,20 @@ mod tests {
                 panic!()
             };
             assert_eq!((file as u64, off, len), (b / 64, (b % 64) * 16384, 16384));
+        }
+    }
+
+    #[test]
+    fn a_base_offset_moves_every_io_into_the_range() {
+        let j = job(Mode::Rndrw, 1);
+        let mut g = OpGen::new(&j, 1, 64 * 16384, 0).with_base(1 << 20);
+        for _ in 0..1000 {
+            let Next::Io { file, off, .. } = g.next_op() else {
+                panic!()
+            };
+            assert_eq!(file, 0);
+            assert!((1 << 20..(1 << 20) + 64 * 16384).contains(&off), "{off}");
+            assert_eq!(off % 16384, 0);
         }
     }
 

@@ -44,7 +44,11 @@ pub fn run_env(
     let env = RunEnv {
         host: fsinfo::hostname(),
         kernel: fsinfo::kernel_release(),
-        fs_type: fsinfo::fs_type(dir),
+        fs_type: if is_block_device(dir) {
+            "block device".into()
+        } else {
+            fsinfo::fs_type(dir)
+        },
         device: bd.as_ref().map(|b| b.name.clone()),
         device_rotational: bd.as_ref().and_then(|b| b.rotational()),
         device_link: link.as_ref().map(|l| l.1.clone()),
@@ -53,6 +57,11 @@ pub fn run_env(
         dio_offset_align_bytes: dio.offset,
     };
     (env, link.map(|l| l.0))
+}
+
+fn is_block_device(p: &Path) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device())
 }
 
 fn open_files(spec: &FileSetSpec, job: &Job) -> Result<Vec<File>> {
@@ -65,6 +74,29 @@ fn open_files(spec: &FileSetSpec, job: &Job) -> Result<Vec<File>> {
     }
     if job.open_flags.dsync {
         flags |= libc::O_DSYNC;
+    }
+    if let Some(dev) = &spec.device {
+        // A device is opened read-only for read modes; for writes exclusively (O_EXCL), so
+        // nothing can mount or claim it while iolab writes.
+        let writes = job.mode.writes();
+        if writes {
+            flags |= libc::O_EXCL;
+        }
+        return OpenOptions::new()
+            .read(true)
+            .write(writes)
+            .custom_flags(flags)
+            .open(dev)
+            .map(|f| vec![f])
+            .map_err(|e| {
+                let why = if e.raw_os_error() == Some(libc::EBUSY) {
+                    "another program claimed it meanwhile (mounted, or held open exclusively)"
+                        .to_string()
+                } else {
+                    e.to_string()
+                };
+                Error::failed(format!("--device {}: opening it: {why}", dev.display()))
+            });
     }
     (0..spec.files)
         .map(|i| {
@@ -179,6 +211,7 @@ fn run_cell(
         fds: &fds,
         maps: &maps.0,
         file_size_bytes: spec.file_size_bytes,
+        base_offset: spec.base_offset(),
         // Page-aligned at least: a buffer that straddles an extra page costs an extra page pin per O_DIRECT I/O.
         mem_align: plan.dio.mem.max(4096) as usize,
         stop,
@@ -340,6 +373,20 @@ fn report_line(job: &Job, kinds: &[(OpKind, &str)], stamp: live::Stamp, d: &live
     l
 }
 
+/// Writes back and drops the range of a device target from the page cache (fsync, then
+/// posix_fadvise DONTNEED on the range); returns the resident percentage, measured with mincore
+/// for ranges up to 64 GiB (0 beyond: not measured).
+fn evict_device(spec: &FileSetSpec) -> std::io::Result<f64> {
+    let f = File::open(&spec.dir)?;
+    let (off, len) = (spec.base_offset(), spec.total_bytes);
+    fileset::drop_cached(&f, fileset::WriteBack::All, off, len)?;
+    if len > 64 << 30 {
+        return Ok(0.0);
+    }
+    let resident = fileset::resident_bytes_at(&f, off, len)?;
+    Ok(100.0 * resident as f64 / len.max(1) as f64)
+}
+
 /// The live progress line (stderr, only on a terminal).
 fn monitor(
     job: &Job,
@@ -406,11 +453,14 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         .as_ref()
         .map(crate::measure::iostat::stack_devices)
         .unwrap_or_default();
-    // An engine that touches no file (null) leaves the set alone.
-    let touches_files = plan
-        .cells
-        .iter()
-        .any(|c| crate::engine::caps(c.engine).needs_files);
+    // An engine that touches no file (null) leaves the set alone; a device is never prepared,
+    // extended or removed: only its range is read or written.
+    let device = spec.device.is_some();
+    let touches_files = !device
+        && plan
+            .cells
+            .iter()
+            .any(|c| crate::engine::caps(c.engine).needs_files);
     if touches_files {
         // --reprepare: a set of other sizes is removed first, and the new one is this run's.
         if plan.reprepare {
@@ -427,7 +477,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
     }
     // The set is this run's (removed at the end unless --keep) only when none of its files was
     // there before; a set that was there, even incomplete, is completed and kept.
-    let existed = fileset::status(spec).present_files > 0;
+    let existed = device || fileset::status(spec).present_files > 0;
     let needs_data = |m: Mode| m != Mode::Seqwr;
     let mut prep = PrepareInfo {
         direct: plan.cells.iter().any(|c| c.direct),
@@ -441,10 +491,23 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        if !caps(job.engine).needs_files {
-            // No files needed, none written.
+        if !caps(job.engine).needs_files || device {
+            // No files needed, none written; a device's range is dropped from the page cache.
             first = false;
-            match run_cell(plan, job, &env, link_bps, stop, 0.0, &devices) {
+            let mut resident = 0.0;
+            if device && caps(job.engine).needs_files {
+                match evict_device(spec) {
+                    Ok(r) => resident = r,
+                    Err(e) => {
+                        outcome = Err(Error::failed(format!(
+                            "--device {}: dropping its range from the page cache: {e}",
+                            spec.dir.display()
+                        )));
+                        break;
+                    }
+                }
+            }
+            match run_cell(plan, job, &env, link_bps, stop, resident, &devices) {
                 Ok(cell) => {
                     on_cell(&cell);
                     runs.push(cell);
@@ -539,7 +602,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
             fileset::prepare(spec, prep.direct, plan.dio.mem, &never, plan.quiet, true).map(|_| ());
     }
     let removed = !existed && !plan.keep && touches_files;
-    if !existed && !plan.keep {
+    if !existed && !plan.keep && !device {
         fileset::cleanup(spec);
         if plan.created_dir {
             let _ = std::fs::remove_dir(&spec.dir);
@@ -555,6 +618,10 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         // Nothing was measured: no document, nothing to save; one line on what was prepared.
         return Err(match outcome {
             Err(e) if e.exit == crate::error::Exit::Interrupted => e,
+            _ if device => Error::interrupted(format!(
+                "interrupted before measuring began (nothing saved); nothing was written to {}",
+                spec.dir.display()
+            )),
             _ if !touches_files => Error::interrupted(
                 "interrupted before measuring began (nothing saved); no files were used",
             ),

@@ -59,6 +59,8 @@ pub struct Shared<'a> {
     pub maps: &'a [MapPtr],
     /// Size of each data file in bytes (a multiple of the largest block size).
     pub file_size_bytes: u64,
+    /// Added to every offset (`--offset` of a `--device` target; 0 for files).
+    pub base_offset: u64,
     /// Buffer alignment for O_DIRECT (bytes, power of two).
     pub mem_align: usize,
     /// Set on Ctrl-C, or by a worker that hit an unrecoverable error (engine setup); the others
@@ -220,7 +222,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
     // One buffer of the largest size; each I/O uses its first `len` bytes.
     let bs = job.bs_bytes as usize;
     let mut st = ThreadStats::new(window_ns(sh)).with_sizes(job.bs_sizes().len());
-    let mut g = OpGen::new(job, files, sh.file_size_bytes, thread);
+    let mut g = OpGen::new(job, files, sh.file_size_bytes, thread).with_base(sh.base_offset);
     let mut buf = AlignedBuf::new(bs, sh.mem_align, job.seed ^ thread as u64);
     let quota = thread_quota(job, thread);
     let mut done_in_window = 0u64;
@@ -355,7 +357,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     let base = bufs.bytes_mut().as_mut_ptr();
     let mut eng = E::open(sh, depth as u32)?;
     let mut st = ThreadStats::new(window_ns(sh)).with_sizes(job.bs_sizes().len());
-    let mut g = OpGen::new(job, files, sh.file_size_bytes, thread);
+    let mut g = OpGen::new(job, files, sh.file_size_bytes, thread).with_base(sh.base_offset);
     let mut slots: Vec<Option<Slot>> = vec![None; depth + 1]; // index depth = the fsync slot
     let mut free: Vec<usize> = (0..depth).rev().collect();
     let quota = thread_quota(job, thread);

@@ -287,6 +287,20 @@ pub struct FileSetSpec {
     pub total_bytes: u64,
     /// Size of each file in bytes: requested total / files, rounded down to a multiple of the largest block size.
     pub file_size_bytes: u64,
+    /// A block device as the target (`--device`): the set is this one device (`dir` is its path
+    /// too, `files` is 1) and `file_size_bytes` the size of the range measured on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<PathBuf>,
+    /// Where that range starts on the device (bytes; only with `device`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset_bytes: Option<u64>,
+}
+
+impl FileSetSpec {
+    /// The base offset every I/O adds (0 for a file set).
+    pub fn base_offset(&self) -> u64 {
+        self.offset_bytes.unwrap_or(0)
+    }
 }
 
 /// Most distinct block sizes one job may mix (each has its own statistics per thread).

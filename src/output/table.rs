@@ -214,6 +214,24 @@ pub fn header(doc: &RunDoc) -> String {
     if let Some(c) = doc.runs.first() {
         let fsd = &c.job.fileset;
         let dev = doc.env.device.as_deref().unwrap_or("?");
+        if let Some(d) = &fsd.device {
+            s.push_str(&format!(
+                "iolab {} on device {} ({}): {} from offset {}, engine {}, {}\n",
+                doc.iolab_version,
+                d.display(),
+                dev,
+                human_bytes(fsd.total_bytes as f64),
+                Bytes(fsd.base_offset()),
+                c.job.job.engine.name(),
+                if doc.runs.iter().all(|c| c.job.job.direct) {
+                    "O_DIRECT"
+                } else {
+                    "buffered"
+                },
+            ));
+            s.push_str("a device target: nothing was prepared, nothing is removed; only the range was read or written\n");
+            return s;
+        }
         s.push_str(&format!(
             "iolab {} on {} ({} on {}): {} files x {} = {}, engine {}, {}\n",
             doc.iolab_version,

@@ -112,9 +112,13 @@ impl BlockDev {
     }
 }
 
-/// Block device under `path`, following a loop device to its backing file's device when asked.
+/// Block device under `path` (a block device node: that device itself).
 pub fn block_dev_for_path(sys: &Path, path: &Path) -> Option<BlockDev> {
+    use std::os::unix::fs::FileTypeExt;
     let md = fs::metadata(path).ok()?;
+    if md.file_type().is_block_device() {
+        return block_dev_of(sys, md.rdev());
+    }
     block_dev_of(sys, md.dev())
 }
 
