@@ -11,7 +11,7 @@ use crate::engine::Direct;
 use crate::engine::runner::Plan;
 use crate::error::{Error, Result};
 use crate::model::job::{
-    Distribution, EngineKind, FileSetSpec, FsyncMode, Job, Limit, Mode, OpenFlags,
+    Distribution, EngineKind, FileSetSpec, FsyncMode, Job, Layout, Limit, Mode, OpenFlags,
 };
 use crate::model::run::Warning;
 use crate::model::units::{Bytes, parse_size};
