@@ -313,3 +313,25 @@ pub struct Job {
     pub limit: Limit,
     pub ramp_s: f64,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_set_without_layout_reads_as_overwrite_and_layouts_round_trip() {
+        let old = r#"{"dir": "/d", "files": 2, "total_bytes": 2048, "file_size_bytes": 1024}"#;
+        let s: FileSetSpec = serde_json::from_str(old).unwrap();
+        assert_eq!(s.layout, Layout::Overwrite);
+        for l in Layout::ALL {
+            assert_eq!(l.name().parse::<Layout>(), Ok(l));
+            let v = serde_json::to_value(FileSetSpec {
+                layout: l,
+                ..s.clone()
+            })
+            .unwrap();
+            assert_eq!(v["layout"], l.name());
+        }
+        assert!("sparse".parse::<Layout>().unwrap_err().contains("holes"));
+    }
+}
