@@ -264,6 +264,7 @@ fn seqwr_leaves_a_user_prepared_set_complete() {
         file_size_bytes: 1 << 20,
         device: None,
         offset_bytes: None,
+        layout: Default::default(),
     });
     assert_eq!(st.ready_files, 2);
 }
@@ -556,6 +557,18 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_2() {
             "--device",
         ),
         (&["run", "--dir", dir, "--offset", "4k"], "--offset"),
+        (
+            &[
+                "run",
+                "--device",
+                "/dev/null",
+                "--layout",
+                "holes",
+                "--mode",
+                "rndwr",
+            ],
+            "--layout",
+        ),
         (&["run", "--dir", dir, "--destructive"], "--destructive"),
         (
             &["run", "--device", "/dev/null", "--destructive=all"],
@@ -578,6 +591,40 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_2() {
         (&["iostat", "--interval", "0"], "--interval"),
         (&["fsync-probe", "--count", "0"], "--count"),
         (&["sweep", "--repeat", "0", "--threads", "1,2"], "--repeat"),
+        (&["run", "--dir", dir, "--layout", "sparse"], "--layout"),
+        (&["prepare", "--dir", dir, "--layout", "sparse"], "--layout"),
+        // reads of holes or unwritten extents never reach the device (allowed with --force)
+        (
+            &["run", "--dir", dir, "--layout", "holes", "--mode", "rndrd"],
+            "--layout holes",
+        ),
+        (
+            &[
+                "run",
+                "--dir",
+                dir,
+                "--layout",
+                "unwritten",
+                "--mode",
+                "rndwr,seqrd",
+            ],
+            "--layout unwritten",
+        ),
+        (
+            &["run", "--dir", dir, "--layout", "holes"],
+            "--layout holes",
+        ),
+        // extend: empty files that only sequential writes grow
+        (
+            &["run", "--dir", dir, "--layout", "extend", "--mode", "rndwr"],
+            "--layout extend",
+        ),
+        (
+            &[
+                "run", "--dir", dir, "--layout", "extend", "--mode", "seqwr", "--engine", "mmap",
+            ],
+            "--layout extend",
+        ),
         // block-size mixes and ranges, zones, fio's read percent
         (&["run", "--dir", dir, "--bs", "16k:70,1m"], "--bs"),
         (&["run", "--dir", dir, "--bs", "16k:70,1m:20"], "--bs"),
@@ -2514,4 +2561,143 @@ fn ctrl_c_with_report_interval_still_prints_what_was_measured() {
     assert_eq!(v["interrupted"], true);
     assert!(ops(&v, "read") > 0);
     assert!(!report_lines(&r.stderr).is_empty(), "{}", r.stderr);
+}
+
+/// `--layout`: prepare makes each layout (and reuses a set that has it), a run records it in the
+/// document, makes it afresh before each mode and leaves a kept set with it; a set of another
+/// layout is refused (--reprepare replaces it); read modes on holes need --force and warn.
+#[test]
+fn layouts_are_prepared_recorded_and_made_afresh() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let set = ["--dir", dir, "--files", "2", "--size", "8M"];
+    let prep = |layout: &str| {
+        let mut a = vec!["prepare", "--layout", layout];
+        a.extend_from_slice(&set);
+        iolab(&a)
+    };
+    let md = |i: u32| std::fs::metadata(d.path().join(format!("iolab-file.{i}"))).unwrap();
+    // holes: full size, nothing allocated; prepared again: reused
+    let r = prep("holes");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("2 made"), "{}", r.stdout);
+    for i in 0..2 {
+        assert_eq!(md(i).len(), 4 << 20);
+        assert!(
+            md(i).blocks() * 512 <= 64 << 10,
+            "sparse: {}",
+            md(i).blocks()
+        );
+    }
+    assert!(prep("holes").stdout.contains("2 reused"));
+    // a set of another layout is refused, naming the flag, and left alone
+    let r = prep("extend");
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--layout extend") && r.stderr.contains("--reprepare"));
+    assert_eq!(md(0).len(), 4 << 20);
+    // a write run over the holes: recorded, and the kept set is holes again afterwards
+    let mut a = vec![
+        "--layout", "holes", "--mode", "rndwr", "--ops", "200", "--files", "2", "--size", "8M",
+    ];
+    let v = run_json(d.path(), &a);
+    assert_eq!(v["job"]["layout"], "holes", "{}", v["job"]);
+    let codes: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"layout_allocating_writes"), "{codes:?}");
+    for i in 0..2 {
+        assert!(md(i).blocks() * 512 <= 64 << 10, "made again after the run");
+    }
+    // overwrite completes the sparse set in place (written data); holes then refuses it
+    let r = prep("overwrite");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(md(0).blocks() * 512 >= md(0).len());
+    a.extend_from_slice(&["--dir", dir, "--json", "--no-save", "-q"]);
+    let mut run = vec!["run"];
+    run.extend_from_slice(&a);
+    let r = iolab(&run);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--layout holes"), "{}", r.stderr);
+    // --reprepare replaces it (iolab's files only), and the new set is this run's: removed
+    std::fs::write(d.path().join("mine.txt"), b"user data").unwrap();
+    run.push("--reprepare");
+    let r = iolab(&run);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(entries(d.path()), vec!["mine.txt"]);
+    // extend: empty files; seqwr grows them
+    let r = prep("extend");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(md(0).len(), 0);
+    let v = run_json(
+        d.path(),
+        &[
+            "--layout", "extend", "--mode", "seqwr", "--ops", "64", "--files", "2", "--size", "8M",
+        ],
+    );
+    assert_eq!(v["job"]["layout"], "extend");
+    assert_eq!(md(0).len(), 0, "the kept extend set is empty again");
+    // unwritten: allocated, reads return zeros, FIEMAP (where there is one) says unwritten
+    let r = prep("unwritten");
+    assert_eq!(r.code, 2, "an extend set is not unwritten: {}", r.stderr);
+    iolab(&["cleanup", "--dir", dir]);
+    let r = prep("unwritten");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let f = d.path().join("iolab-file.1");
+    assert!(md(1).blocks() * 512 >= 4 << 20, "preallocated");
+    assert!(std::fs::read(&f).unwrap().iter().all(|&b| b == 0));
+    if let Ok((mapped, unwritten)) =
+        iolab::engine::fileset::extent_bytes(&std::fs::File::open(&f).unwrap())
+    {
+        assert!(
+            mapped >= 4 << 20 && unwritten >= 4 << 20,
+            "{mapped} {unwritten}"
+        );
+    }
+    // a read mode on unwritten extents runs only with --force, and says what it measured
+    let v = run_json(
+        d.path(),
+        &[
+            "--layout",
+            "unwritten",
+            "--mode",
+            "rndrd",
+            "--force",
+            "--ops",
+            "50",
+            "--files",
+            "2",
+            "--size",
+            "8M",
+        ],
+    );
+    let warned = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["code"] == "layout_reads_zeros");
+    assert!(warned, "{}", v["warnings"]);
+    // and holes the same
+    iolab(&["cleanup", "--dir", dir]);
+    let v = run_json(
+        d.path(),
+        &[
+            "--layout", "holes", "--mode", "rndrd", "--force", "--ops", "50", "--files", "2",
+            "--size", "8M",
+        ],
+    );
+    assert_eq!(v["job"]["layout"], "holes");
+    let warned = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w["code"] == "layout_reads_zeros");
+    assert!(warned, "{}", v["warnings"]);
+    assert_eq!(
+        entries(d.path()),
+        vec!["mine.txt"],
+        "the run's own set is removed"
+    );
 }

@@ -829,6 +829,12 @@ pub struct PrepareArgs {
     /// Write the files with O_DIRECT.
     #[arg(long)]
     pub direct: bool,
+    /// What the files hold before each mode: overwrite (written data: writes overwrite in
+    /// place), unwritten (preallocated extents, fallocate), holes (sparse files of the full size),
+    /// extend (empty files that seqwr grows). Layouts other than overwrite are made afresh before
+    /// every mode (docs/layouts.md).
+    #[arg(long, default_value = "overwrite", value_name = "LAYOUT")]
+    pub layout: String,
     /// When --dir holds a set of other sizes: remove its files (iolab-file.N only) and prepare
     /// the set afresh instead of refusing.
     #[arg(long)]
@@ -845,6 +851,16 @@ pub struct RunArgs {
     /// Test mode(s), comma separated: seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw.
     #[arg(long)]
     pub mode: Option<String>,
+    /// What the files hold before each mode: overwrite (written data: writes overwrite in
+    /// place), unwritten (preallocated extents, fallocate), holes (sparse files of the full size),
+    /// extend (empty files that seqwr grows). Layouts other than overwrite are made afresh before
+    /// every mode (docs/layouts.md).
+    #[arg(long, default_value = "overwrite", value_name = "LAYOUT")]
+    pub layout: String,
+    /// Run a combination that measures nothing real: read modes on --layout holes or unwritten
+    /// (the reads return zeros without reaching the device); a warning stays in the results.
+    #[arg(long)]
+    pub force: bool,
     /// Reads per write for rndrw, sysbench's spelling (default 1.5).
     #[arg(long)]
     pub rw_ratio: Option<f64>,

@@ -100,7 +100,7 @@ fn flag<T: std::str::FromStr<Err = String>>(name: &str, v: &str) -> Result<T> {
 }
 
 /// The file-set spec: size split over files, each rounded down to a multiple of `unit`.
-pub fn fileset_spec(set: &FileSetArgs, unit: u64) -> Result<FileSetSpec> {
+pub fn fileset_spec(set: &FileSetArgs, unit: u64, layout: Layout) -> Result<FileSetSpec> {
     let (size, files) = (set.size(), set.files());
     let per = size / files as u64 / unit * unit;
     if per == 0 {
@@ -119,6 +119,7 @@ pub fn fileset_spec(set: &FileSetArgs, unit: u64) -> Result<FileSetSpec> {
         file_size_bytes: per,
         device: None,
         offset_bytes: None,
+        layout,
     })
 }
 
@@ -146,6 +147,12 @@ fn device_target(a: &RunArgs, dev: &Path, engine: EngineKind) -> Result<DeviceTa
     if engine == EngineKind::Mmap {
         return Err(Error::usage(format!(
             "--device {d} cannot be used with --engine mmap (a mapping of a block device measures the page cache); use --engine sync or io_uring"
+        )));
+    }
+    if a.layout != "overwrite" {
+        return Err(Error::usage(format!(
+            "--device {d} cannot be used with --layout {}: a layout is what iolab makes of the files of a set in --dir, and a device has no files; leave --layout out",
+            a.layout
         )));
     }
     for (set, name) in [
@@ -225,7 +232,91 @@ fn device_spec(a: &RunArgs, t: &DeviceTarget, unit: u64) -> Result<FileSetSpec> 
         file_size_bytes: len,
         device: Some(t.path.clone()),
         offset_bytes: Some(off),
+        layout: Layout::Overwrite,
     })
+}
+
+/// Refuses `--layout` with modes it cannot serve or where it measures nothing real, before
+/// anything is created: extend only with seqwr (empty files that sequential writes grow; not
+/// with mmap, whose mapping cannot grow a file); holes or unwritten with a read mode only with
+/// `--force` (the reads return zeros without reaching the device).
+/// `modes` None: the default profile.
+pub fn check_layout(
+    layout: Layout,
+    modes: Option<&[Mode]>,
+    engine: EngineKind,
+    force: bool,
+) -> Result<()> {
+    const DEFAULT_MODES: [Mode; 5] = [
+        Mode::Rndrd,
+        Mode::Rndwr,
+        Mode::Rndrw,
+        Mode::Seqrd,
+        Mode::Seqwr,
+    ];
+    let default_profile = || {
+        if modes.is_none() {
+            " (the default profile)"
+        } else {
+            ""
+        }
+    };
+    let modes = modes.unwrap_or(&DEFAULT_MODES);
+    let list = |ms: &[Mode]| ms.iter().map(|m| m.name()).collect::<Vec<_>>().join(",");
+    if layout == Layout::Extend {
+        let other: Vec<Mode> = modes
+            .iter()
+            .copied()
+            .filter(|&m| m != Mode::Seqwr)
+            .collect();
+        if !other.is_empty() {
+            return Err(Error::usage(format!(
+                "--layout extend with --mode {}{}: extend files start empty and only sequential writes grow them; use --layout extend with --mode seqwr, or --layout holes for writes at random offsets into unallocated space",
+                list(&other),
+                default_profile()
+            )));
+        }
+        if engine == EngineKind::Mmap {
+            return Err(Error::usage(
+                "--layout extend cannot be used with --engine mmap (a mapping cannot grow a file); use --engine sync or io_uring, or --layout holes",
+            ));
+        }
+    }
+    if layout.reads_zeros() && !force {
+        let reads: Vec<Mode> = modes.iter().copied().filter(|m| m.reads()).collect();
+        if !reads.is_empty() {
+            return Err(Error::usage(format!(
+                "--layout {layout} with --mode {}{}: reads of {} return zeros from the filesystem without reaching the device, so this measures nothing real; use --layout overwrite for reads, write modes (seqwr, seqrewr, rndwr) with --layout {layout}, or --force to measure it anyway",
+                list(&reads),
+                default_profile(),
+                if layout == Layout::Holes {
+                    "holes"
+                } else {
+                    "unwritten extents"
+                }
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `--layout unwritten` needs fallocate(2): tries it on the probe file in --dir.
+pub fn check_fallocate(probe: &Probe, dir: &Path) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&probe.0)
+        .map_err(|e| Error::usage(format!("--dir {}: {e}", dir.display())))?;
+    // SAFETY: fallocate on our own open descriptor.
+    if unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, 4096) } != 0 {
+        return Err(Error::usage(format!(
+            "--layout unwritten: the filesystem at {} ({}) cannot preallocate extents (fallocate: {}); use --layout holes or overwrite",
+            dir.display(),
+            fsinfo::fs_type(dir),
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(())
 }
 
 /// Translates `iolab run` flags into a plan; checks everything before anything is written.
@@ -269,6 +360,11 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             Some(v)
         }
     };
+    let layout: Layout = flag("--layout", &a.layout)?;
+    // The null engine touches no file: its layout is only recorded.
+    if engine != EngineKind::Null {
+        check_layout(layout, modes.as_deref(), engine, a.force)?;
+    }
     if engine == EngineKind::IoUring {
         io_uring::IoUring::new(2)
             .map_err(|e| Error::usage(format!("--engine io_uring: io_uring is not available on this kernel or is disabled ({e}); use --engine sync")))?;
@@ -326,6 +422,9 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         }
         None => {
             let probe = Probe::create(&a.set.dir).map_err(undo_dir)?;
+            if layout == Layout::Unwritten && engine != EngineKind::Null {
+                check_fallocate(&probe, &a.set.dir).map_err(undo_dir)?;
+            }
             let dio = fsinfo::dio_align(&crate::system::env::Roots::live().sys, &probe.0);
             let direct_ok = probe.direct_ok();
             drop(probe);
@@ -480,7 +579,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             }
             spec
         }
-        None => fileset_spec(&a.set, unit).map_err(undo_dir)?,
+        None => fileset_spec(&a.set, unit, layout).map_err(undo_dir)?,
     };
     Ok(Plan {
         fileset,

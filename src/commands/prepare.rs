@@ -1,6 +1,10 @@
 use super::*;
 
 pub fn prepare(a: &cli::PrepareArgs) -> Result<i32> {
+    let layout: crate::model::job::Layout = a
+        .layout
+        .parse()
+        .map_err(|e: String| Error::usage(format!("--layout: {e}")))?;
     let is_default = a.set.dir == Path::new(cli::DEFAULT_DIR);
     cli::check_dir(&a.set.dir, is_default)?;
     let probe = cli::Probe::create(&a.set.dir)?;
@@ -11,6 +15,9 @@ pub fn prepare(a: &cli::PrepareArgs) -> Result<i32> {
             a.set.dir.display()
         )));
     }
+    if layout == crate::model::job::Layout::Unwritten {
+        cli::check_fallocate(&probe, &a.set.dir)?;
+    }
     drop(probe);
     // files are rounded to the largest size of a mix or range
     let bs = a.set.bs.as_ref().map_or(16384, |b| b.largest());
@@ -20,7 +27,7 @@ pub fn prepare(a: &cli::PrepareArgs) -> Result<i32> {
             dio.offset
         )));
     }
-    let spec = cli::fileset_spec(&a.set, bs)?;
+    let spec = cli::fileset_spec(&a.set, bs, layout)?;
     let stop = stop_flag();
     // One iolab at a time on a set; a set of other sizes is refused, never rewritten (with
     // --reprepare: removed, iolab's files only, and prepared afresh).
@@ -38,6 +45,17 @@ pub fn prepare(a: &cli::PrepareArgs) -> Result<i32> {
     let r = fileset::prepare(&spec, a.direct, dio.mem, &stop, a.quiet, false)?;
     let res =
         fileset::evict(&spec).map_err(|e| Error::failed(format!("evicting the file set: {e}")))?;
+    if layout != crate::model::job::Layout::Overwrite {
+        print_out(&format!(
+            "prepared {} files of {} in {} as --layout {layout} ({} made, {} reused; nothing written)\n",
+            spec.files,
+            crate::model::units::Bytes(spec.file_size_bytes),
+            spec.dir.display(),
+            spec.files - r.reused_files,
+            r.reused_files,
+        ));
+        return Ok(0);
+    }
     print_out(&format!(
         "prepared {} files of {} in {} ({} written in {:.1} s, {} reused); page cache after eviction: {:.1}% resident\n",
         spec.files,

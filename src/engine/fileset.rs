@@ -5,7 +5,7 @@
 
 use crate::engine::worker::AlignedBuf;
 use crate::error::{Error, Result};
-use crate::model::job::FileSetSpec;
+use crate::model::job::{FileSetSpec, Layout};
 use crate::model::units::human_bytes;
 use std::fs::{self, File, OpenOptions};
 use std::io::IsTerminal;
@@ -24,7 +24,7 @@ pub fn file_path(dir: &Path, i: u32) -> PathBuf {
 /// How much of the set is already there and usable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SetStatus {
-    /// Files that exist with the right size and no holes.
+    /// Files that exist with the right size and the set's layout (for overwrite: no holes).
     pub ready_files: u32,
     /// Files of the set that exist at all.
     pub present_files: u32,
@@ -36,16 +36,143 @@ impl SetStatus {
     }
 }
 
-/// A file is reusable when it has exactly the right size and is fully allocated (not sparse).
+/// An existing file measured against the layout of a set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// Has the layout: usable as it is.
+    Ready,
+    /// overwrite only: the right size but sparse (a seqwr left it emptied); prepare completes it
+    /// in place.
+    Completable,
+    /// Another size or layout: refused (or, with `--reprepare`, replaced).
+    Other,
+}
+
+const FS_IOC_FIEMAP: libc::c_ulong = 0xC020_660B;
+const FIEMAP_EXTENT_LAST: u32 = 0x1;
+const FIEMAP_EXTENT_UNWRITTEN: u32 = 0x800;
+const FIEMAP_BATCH: usize = 64;
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct FiemapExtent {
+    fe_logical: u64,
+    fe_physical: u64,
+    fe_length: u64,
+    fe_reserved64: [u64; 2],
+    fe_flags: u32,
+    fe_reserved: [u32; 3],
+}
+
+#[repr(C)]
+struct Fiemap {
+    fm_start: u64,
+    fm_length: u64,
+    fm_flags: u32,
+    fm_mapped_extents: u32,
+    fm_extent_count: u32,
+    fm_reserved: u32,
+    fm_extents: [FiemapExtent; FIEMAP_BATCH],
+}
+
+/// Extents of `f` from FIEMAP (ioctl FS_IOC_FIEMAP): (bytes mapped, of them in unwritten
+/// extents). An error (EOPNOTSUPP) when the filesystem cannot tell.
+pub fn extent_bytes(f: &File) -> std::io::Result<(u64, u64)> {
+    let (mut mapped, mut unwritten, mut start) = (0u64, 0u64, 0u64);
+    loop {
+        let mut fm = Fiemap {
+            fm_start: start,
+            fm_length: u64::MAX - start,
+            fm_flags: 0,
+            fm_mapped_extents: 0,
+            fm_extent_count: FIEMAP_BATCH as u32,
+            fm_reserved: 0,
+            fm_extents: [FiemapExtent::default(); FIEMAP_BATCH],
+        };
+        // SAFETY: FS_IOC_FIEMAP fills at most fm_extent_count extents of the struct we own.
+        if unsafe { libc::ioctl(f.as_raw_fd(), FS_IOC_FIEMAP as _, &mut fm as *mut Fiemap) } < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let n = (fm.fm_mapped_extents as usize).min(FIEMAP_BATCH);
+        if n == 0 {
+            return Ok((mapped, unwritten));
+        }
+        for e in &fm.fm_extents[..n] {
+            mapped += e.fe_length;
+            if e.fe_flags & FIEMAP_EXTENT_UNWRITTEN != 0 {
+                unwritten += e.fe_length;
+            }
+        }
+        let last = fm.fm_extents[n - 1];
+        if last.fe_flags & FIEMAP_EXTENT_LAST != 0 {
+            return Ok((mapped, unwritten));
+        }
+        start = last.fe_logical + last.fe_length;
+    }
+}
+
+/// Whether `f` (of length `len`) is preallocated and unwritten: FIEMAP says its extents cover it
+/// and are unwritten; where the filesystem has no FIEMAP, it is allocated and its first and last
+/// pages read as zeros (prepare's data never does).
+fn is_unwritten(f: &File, len: u64, blocks: u64) -> bool {
+    use std::os::unix::fs::FileExt;
+    match extent_bytes(f) {
+        Ok((_, unwritten)) => unwritten >= len,
+        Err(_) => {
+            let mut page = [0u8; 4096];
+            blocks * 512 >= len
+                && [0, len.saturating_sub(4096)].iter().all(|&off| {
+                    f.read_at(&mut page, off)
+                        .is_ok_and(|n| page[..n].iter().all(|&b| b == 0))
+                })
+        }
+    }
+}
+
+/// The shape of file `i` of the set against the set's layout; None when it does not exist.
+fn shape(spec: &FileSetSpec, i: u32) -> Option<(Shape, fs::Metadata)> {
+    let p = file_path(&spec.dir, i);
+    let md = fs::metadata(&p).ok()?;
+    let size = spec.file_size_bytes;
+    let alloc = md.blocks() * 512;
+    let right_size = md.is_file() && md.len() == size;
+    let sh = match spec.layout {
+        // Allocated and written: preallocated (unwritten) extents are completed like holes.
+        Layout::Overwrite
+            if right_size
+                && alloc >= md.len()
+                && !File::open(&p)
+                    .and_then(|f| extent_bytes(&f))
+                    .is_ok_and(|(_, unwritten)| unwritten > 0) =>
+        {
+            Shape::Ready
+        }
+        Layout::Overwrite if right_size => Shape::Completable,
+        // Sparse: (nearly) nothing allocated.
+        Layout::Holes if right_size && alloc <= size / 100 => Shape::Ready,
+        Layout::Unwritten
+            if right_size && File::open(&p).is_ok_and(|f| is_unwritten(&f, size, md.blocks())) =>
+        {
+            Shape::Ready
+        }
+        Layout::Extend if md.is_file() && md.len() == 0 => Shape::Ready,
+        _ => Shape::Other,
+    };
+    Some((sh, md))
+}
+
+/// How much of the set is there with the set's layout. A file is ready when it has exactly the
+/// right size and the layout (overwrite: fully allocated, not sparse; holes: (nearly) no block
+/// allocated; unwritten: preallocated unwritten extents; extend: empty).
 pub fn status(spec: &FileSetSpec) -> SetStatus {
     let mut s = SetStatus {
         ready_files: 0,
         present_files: 0,
     };
     for i in 0..spec.files {
-        if let Ok(md) = fs::metadata(file_path(&spec.dir, i)) {
+        if let Some((sh, _)) = shape(spec, i) {
             s.present_files += 1;
-            if md.is_file() && md.len() == spec.file_size_bytes && md.blocks() * 512 >= md.len() {
+            if sh == Shape::Ready {
                 s.ready_files += 1;
             }
         }
@@ -53,32 +180,122 @@ pub fn status(spec: &FileSetSpec) -> SetStatus {
     s
 }
 
+/// What a file of `layout` is, for messages.
+fn layout_shape(layout: Layout, size: u64) -> String {
+    let size = human_bytes(size as f64);
+    match layout {
+        Layout::Overwrite => size,
+        Layout::Holes => format!("a sparse file of {size} (no block allocated)"),
+        Layout::Unwritten => format!("{size} of preallocated, unwritten extents"),
+        Layout::Extend => "an empty file (size 0)".to_string(),
+    }
+}
+
 /// Refuses a set in `--dir` whose files do not have this run's sizes (like sysbench: "Size of
-/// file ... is 11.5MiB, but at least 16MiB is expected"): iolab never rewrites or removes files
-/// it did not create. A file of the right size that is sparse (a seqwr left it emptied) is
-/// completed in place by prepare.
+/// file ... is 11.5MiB, but at least 16MiB is expected") or, for a `--layout` other than
+/// overwrite, its layout: iolab never rewrites or removes files it did not create. A file of the
+/// right size that is sparse (a seqwr left it emptied) is completed in place by prepare
+/// (overwrite).
 pub fn check_sizes(spec: &FileSetSpec) -> Result<()> {
     for i in 0..spec.files {
         let p = file_path(&spec.dir, i);
-        let Ok(md) = fs::metadata(&p) else { continue };
-        if md.is_file() && md.len() == spec.file_size_bytes {
+        let Some((sh, md)) = shape(spec, i) else {
+            continue;
+        };
+        if sh != Shape::Other {
             continue;
         }
         let d = spec.dir.display();
+        let found = if md.is_file() {
+            human_bytes(md.len() as f64)
+        } else {
+            "not a regular file".into()
+        };
+        if spec.layout != Layout::Overwrite {
+            return Err(Error::usage(format!(
+                "--layout {l}: {} is {found} with {} allocated, but {} is expected (--layout {l}, --size {} over --files {}): --dir {d} holds a file set of another layout or sizes, and iolab does not rewrite a set it did not create; run with the --layout, --size and --files it was prepared with, give --reprepare to replace it with a set of this layout (iolab's files only), or remove it with `iolab cleanup --dir {d}` and run again",
+                p.display(),
+                human_bytes((md.blocks() * 512) as f64),
+                layout_shape(spec.layout, spec.file_size_bytes),
+                human_bytes(spec.total_bytes as f64),
+                spec.files,
+                l = spec.layout,
+            )));
+        }
         return Err(Error::usage(format!(
-            "--size/--files: {} is {}, but {} is expected (--size {} over --files {}): --dir {d} holds a file set prepared with other sizes or left incomplete, and iolab does not rewrite a set it did not create; run with the --size and --files it was prepared with, give --reprepare to replace it with a set of these sizes (iolab's files only), or remove it with `iolab cleanup --dir {d}` and run again",
+            "--size/--files: {} is {found}, but {} is expected (--size {} over --files {}): --dir {d} holds a file set prepared with other sizes or left incomplete, and iolab does not rewrite a set it did not create; run with the --size and --files it was prepared with, give --reprepare to replace it with a set of these sizes (iolab's files only), or remove it with `iolab cleanup --dir {d}` and run again",
             p.display(),
-            if md.is_file() {
-                human_bytes(md.len() as f64)
-            } else {
-                "not a regular file".into()
-            },
             human_bytes(spec.file_size_bytes as f64),
             human_bytes(spec.total_bytes as f64),
             spec.files,
         )));
     }
     Ok(())
+}
+
+/// Makes the files of a set of layout unwritten, holes or extend: each file is emptied
+/// (truncated to 0, or created) and then made sparse at full size (holes), preallocated with
+/// fallocate(2) (unwritten) or left empty (extend), and fsynced. With `only_missing`, files that
+/// exist are left as they are. A write consumes these layouts, so the runner makes them again
+/// before every mode. Returns how many files it made; on an error, those it created are removed.
+pub fn make_layout(spec: &FileSetSpec, only_missing: bool) -> Result<u32> {
+    let mut created = Vec::new();
+    let mut made = 0;
+    let r = (|| -> std::io::Result<()> {
+        for i in 0..spec.files {
+            let p = file_path(&spec.dir, i);
+            let exists = p.exists();
+            if only_missing && exists {
+                continue;
+            }
+            // Emptied: every block of the old file is freed before the layout is made.
+            let f = OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&p)?;
+            if !exists {
+                created.push(p.clone());
+            }
+            match spec.layout {
+                Layout::Holes => f.set_len(spec.file_size_bytes)?,
+                Layout::Unwritten => {
+                    // SAFETY: fallocate on our own open descriptor.
+                    let r = unsafe {
+                        libc::fallocate(f.as_raw_fd(), 0, 0, spec.file_size_bytes as libc::off_t)
+                    };
+                    if r != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Layout::Extend | Layout::Overwrite => {}
+            }
+            f.sync_all()?;
+            made += 1;
+        }
+        Ok(())
+    })();
+    match r {
+        Ok(()) => Ok(made),
+        Err(e) => {
+            for p in &created {
+                let _ = fs::remove_file(p);
+            }
+            let why = if is_nospace(&e) {
+                format!(
+                    "no space left (the set needs {})",
+                    human_bytes(spec.total_bytes as f64)
+                )
+            } else {
+                e.to_string()
+            };
+            Err(Error::failed(format!(
+                "--layout {}: making the file set in {}: {why}",
+                spec.layout,
+                spec.dir.display()
+            )))
+        }
+    }
 }
 
 /// `--reprepare`: when the set in `--dir` does not have this spec's sizes (what [`check_sizes`]
@@ -258,11 +475,21 @@ pub fn prepare(
     keep: bool,
 ) -> Result<PrepareReport> {
     let t0 = std::time::Instant::now();
+    if spec.layout != Layout::Overwrite {
+        // Nothing to write: the files are made (truncate, fallocate) and a ready one is reused.
+        let reused = status(spec).ready_files;
+        make_layout(spec, true)?;
+        return Ok(PrepareReport {
+            written_bytes: 0,
+            reused_files: reused,
+            seconds: t0.elapsed().as_secs_f64(),
+        });
+    }
     let mut todo: Vec<u32> = Vec::new();
     let mut created: Vec<bool> = Vec::new();
     for i in 0..spec.files {
         match fs::metadata(file_path(&spec.dir, i)) {
-            Ok(md) if md.len() == spec.file_size_bytes && md.blocks() * 512 >= md.len() => {}
+            Ok(_) if shape(spec, i).is_some_and(|(sh, _)| sh == Shape::Ready) => {}
             Ok(_) => {
                 todo.push(i);
                 created.push(false);
@@ -685,6 +912,7 @@ mod tests {
             file_size_bytes: fsize,
             device: None,
             offset_bytes: None,
+            layout: Layout::Overwrite,
         }
     }
 
@@ -712,6 +940,45 @@ mod tests {
         fs::write(file_path(d.path(), 1), b"short").unwrap();
         let r3 = prepare(&s, false, 4096, &stop, true, false).unwrap();
         assert_eq!((r3.written_bytes, r3.reused_files), (256 * 1024, 2));
+    }
+
+    #[test]
+    fn layouts_are_made_recognised_and_told_apart() {
+        let with = |s: &FileSetSpec, layout| FileSetSpec {
+            layout,
+            ..s.clone()
+        };
+        for layout in [Layout::Holes, Layout::Unwritten, Layout::Extend] {
+            let d = tempfile::tempdir().unwrap();
+            let s = with(&spec(d.path(), 2, 256 * 1024), layout);
+            assert_eq!(status(&s).ready_files, 0);
+            assert_eq!(make_layout(&s, false).unwrap(), 2);
+            assert!(status(&s).complete(&s), "{layout}");
+            assert!(check_sizes(&s).is_ok(), "{layout}");
+            assert_eq!(make_layout(&s, true).unwrap(), 0, "only missing files");
+            // overwrite completes a sparse or preallocated set in place; it is not ready yet
+            let o = with(&s, Layout::Overwrite);
+            assert_eq!(status(&o).ready_files, 0, "{layout} is not written data");
+            assert_eq!(
+                check_sizes(&o).is_ok(),
+                layout != Layout::Extend,
+                "{layout}"
+            );
+            // every other layout refuses it, naming --layout
+            for other in [Layout::Holes, Layout::Unwritten, Layout::Extend] {
+                if other != layout {
+                    let e = check_sizes(&with(&s, other)).unwrap_err();
+                    assert!(e.to_string().contains("--layout"), "{e}");
+                }
+            }
+        }
+        // written data is none of the other layouts
+        let d = tempfile::tempdir().unwrap();
+        let s = spec(d.path(), 1, 256 * 1024);
+        prepare(&s, false, 4096, &AtomicBool::new(false), true, false).unwrap();
+        for other in [Layout::Holes, Layout::Unwritten, Layout::Extend] {
+            assert!(check_sizes(&with(&s, other)).is_err(), "{other}");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::measure::live::{self, LiveCounters};
 use crate::measure::stats::{self, OpKind, ThreadStats};
 use crate::measure::truth;
-use crate::model::job::{FileSetSpec, Job, Limit, Mode};
+use crate::model::job::{FileSetSpec, Job, Layout, Limit, Mode};
 use crate::model::run::{CellJob, CellResult, Cpu, PrepareInfo, RunDoc, RunEnv, Warning};
 use crate::system::env::Roots;
 use crate::system::fsinfo;
@@ -319,7 +319,7 @@ fn run_cell(
     };
     let mut cell = stats::cell_result(cj, &merged, duration, cpu, resident_pct, interrupted);
     cell.device = device;
-    cell.warnings = truth::check_cell(job, spec.total_bytes, env, link_bps, &cell, plan.warm);
+    cell.warnings = truth::check_cell(job, spec, env, link_bps, &cell, plan.warm);
     Ok(cell)
 }
 
@@ -519,21 +519,14 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
             }
             continue;
         }
-        let st = fileset::status(spec);
-        if !st.complete(spec) && (needs_data(job.mode) || first) {
-            match fileset::prepare(
-                spec,
-                prep.direct,
-                plan.dio.mem,
-                stop,
-                plan.quiet,
-                plan.keep || existed,
-            ) {
-                Ok(r) => {
+        if spec.layout != Layout::Overwrite {
+            // A write consumes the layout (holes get allocated, extents converted, files grow):
+            // every mode starts from files made afresh.
+            let t0 = Instant::now();
+            match fileset::make_layout(spec, false) {
+                Ok(_) => {
                     if first {
-                        prep.written_bytes = r.written_bytes;
-                        prep.reused_files = r.reused_files;
-                        prep.seconds = r.seconds;
+                        prep.seconds = t0.elapsed().as_secs_f64();
                     }
                 }
                 Err(e) => {
@@ -541,14 +534,38 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
                     break;
                 }
             }
-        } else if first {
-            prep.reused_files = spec.files;
-        }
-        if job.mode == Mode::Seqwr
-            && let Err(e) = punch_files(spec)
-        {
-            outcome = Err(e);
-            break;
+        } else {
+            let st = fileset::status(spec);
+            if !st.complete(spec) && (needs_data(job.mode) || first) {
+                match fileset::prepare(
+                    spec,
+                    prep.direct,
+                    plan.dio.mem,
+                    stop,
+                    plan.quiet,
+                    plan.keep || existed,
+                ) {
+                    Ok(r) => {
+                        if first {
+                            prep.written_bytes = r.written_bytes;
+                            prep.reused_files = r.reused_files;
+                            prep.seconds = r.seconds;
+                        }
+                    }
+                    Err(e) => {
+                        outcome = Err(e);
+                        break;
+                    }
+                }
+            } else if first {
+                prep.reused_files = spec.files;
+            }
+            if job.mode == Mode::Seqwr
+                && let Err(e) = punch_files(spec)
+            {
+                outcome = Err(e);
+                break;
+            }
         }
         let res = match if plan.warm {
             fileset::warm(spec)
@@ -590,16 +607,30 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
     }
     let interrupted = stop.load(Ordering::Relaxed);
     // Leave the set as we found it: a set that existed (or is kept) is completed again after a
-    // seqwr emptied it; a set this run created is removed unless --keep.
+    // seqwr emptied it (other layouts: made again, as the writes consumed them); a set this run
+    // created is removed unless --keep.
     if touches_files
         && (existed || plan.keep)
         && !interrupted
         && outcome.is_ok()
+        && spec.layout == Layout::Overwrite
         && !fileset::status(spec).complete(spec)
     {
         let never = AtomicBool::new(false);
         outcome =
             fileset::prepare(spec, prep.direct, plan.dio.mem, &never, plan.quiet, true).map(|_| ());
+    }
+    // The other layouts take milliseconds to make: made again also after an interruption or a
+    // failure, so a set that was there keeps its layout.
+    if touches_files
+        && (existed || plan.keep)
+        && spec.layout != Layout::Overwrite
+        && !fileset::status(spec).complete(spec)
+    {
+        let r = fileset::make_layout(spec, false).map(|_| ());
+        if outcome.is_ok() {
+            outcome = r;
+        }
     }
     let removed = !existed && !plan.keep && touches_files;
     if !existed && !plan.keep && !device {

@@ -1,6 +1,6 @@
 //! Truth checks: warnings for results that would measure something other than the device.
 
-use crate::model::job::{EngineKind, Job};
+use crate::model::job::{EngineKind, FileSetSpec, Job, Layout};
 use crate::model::run::{CellResult, RunEnv, Warning};
 use crate::model::units::{fmt_ns, human_bytes};
 
@@ -16,7 +16,7 @@ pub const PACING_LAG_FLOOR_NS: u64 = 5_000;
 /// Warnings about one measured cell.
 pub fn check_cell(
     job: &Job,
-    total_bytes: u64,
+    set: &FileSetSpec,
     env: &RunEnv,
     link_bps: Option<f64>,
     cell: &CellResult,
@@ -36,6 +36,8 @@ pub fn check_cell(
             ),
         ));
     }
+    let total_bytes = set.total_bytes;
+    w.extend(layout_warnings(job, set, env, cell));
     if buffered
         && let Some(mem) = env.mem_total_bytes
         && total_bytes <= mem
@@ -143,6 +145,79 @@ pub fn check_cell(
                 list.join(", ")
             ),
         ));
+    }
+    w
+}
+
+/// Writes past this share of the set's size count as having used up a layout other than
+/// overwrite (`layout_used_up`).
+pub const LAYOUT_USED_UP_SHARE: f64 = 0.5;
+
+/// What a `--layout` other than overwrite changes in what a mode measures (docs/layouts.md):
+/// `layout_reads_zeros` (reads of holes or unwritten extents never reach the device),
+/// `layout_allocating_writes` (every write allocates or converts: the filesystem's allocation,
+/// journal and locking are measured with the device), `layout_used_up` (the mode wrote so much
+/// of the set that later writes overwrote blocks it had allocated itself).
+pub fn layout_warnings(
+    job: &Job,
+    set: &FileSetSpec,
+    env: &RunEnv,
+    cell: &CellResult,
+) -> Vec<Warning> {
+    let mut w = Vec::new();
+    let l = set.layout;
+    if l == Layout::Overwrite {
+        return w;
+    }
+    if job.mode.reads() && l.reads_zeros() {
+        w.push(Warning::new(
+            "layout_reads_zeros",
+            format!(
+                "{}: --layout {l}: reads of {} return zeros from the filesystem without reaching the device; the read figures measure the filesystem and memory, not storage (use --layout overwrite for reads)",
+                job.mode,
+                if l == Layout::Holes {
+                    "holes"
+                } else {
+                    "unwritten extents"
+                }
+            ),
+        ));
+    }
+    if job.mode.writes() {
+        let what = match l {
+            Layout::Holes => "allocates blocks",
+            Layout::Unwritten => "converts an unwritten extent to written",
+            _ => "allocates blocks and grows the file",
+        };
+        let mut msg = format!(
+            "{}: --layout {l}: every write {what}, so the figures include the filesystem's allocation, journal and locking, not only the device (a database overwrites its grown files in place: --layout overwrite)",
+            job.mode
+        );
+        let fs = env.fs_type.as_str();
+        if job.direct
+            && job.threads > 1
+            && matches!(fs, "ext4" | "ext3" | "ext2")
+            && matches!(l, Layout::Holes | Layout::Extend)
+        {
+            msg.push_str(&format!(
+                "; on {fs} an O_DIRECT write that allocates takes the file's inode lock exclusively, so the {} threads writing one file are serialised and more threads add little",
+                job.threads
+            ));
+        }
+        w.push(Warning::new("layout_allocating_writes", msg));
+        let written = cell.results.write.bytes as f64;
+        if set.total_bytes > 0 && written > LAYOUT_USED_UP_SHARE * set.total_bytes as f64 {
+            w.push(Warning::new(
+                "layout_used_up",
+                format!(
+                    "{}: --layout {l}: the mode wrote {}, {:.0}% of the set's {}: a growing share of its writes landed on blocks it had already allocated or converted itself, and measured overwrite instead; use a larger --size or a shorter --time",
+                    job.mode,
+                    human_bytes(written),
+                    100.0 * written / set.total_bytes as f64,
+                    human_bytes(set.total_bytes as f64)
+                ),
+            ));
+        }
     }
     w
 }

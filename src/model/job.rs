@@ -278,7 +278,62 @@ impl FromStr for OpenFlags {
     }
 }
 
-/// The file set: where and how big.
+/// What the files hold before each mode runs (`--layout`): which blocks are allocated and
+/// written decides what a write costs the filesystem (docs/layouts.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Layout {
+    /// Every block written with data (prepare's real data): writes overwrite in place.
+    #[default]
+    Overwrite,
+    /// Full-size files of preallocated, unwritten extents (fallocate): writes convert extents.
+    Unwritten,
+    /// Full-size sparse files, no block allocated: writes allocate.
+    Holes,
+    /// Empty files (size 0) that sequential writes grow: writes allocate and extend the size.
+    Extend,
+}
+
+impl Layout {
+    pub const ALL: [Layout; 4] = [
+        Layout::Overwrite,
+        Layout::Unwritten,
+        Layout::Holes,
+        Layout::Extend,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Overwrite => "overwrite",
+            Layout::Unwritten => "unwritten",
+            Layout::Holes => "holes",
+            Layout::Extend => "extend",
+        }
+    }
+    /// Whether a read of a block of this layout returns zeros without reaching the device.
+    pub fn reads_zeros(self) -> bool {
+        matches!(self, Layout::Unwritten | Layout::Holes)
+    }
+}
+
+impl fmt::Display for Layout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Layout {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Layout::ALL
+            .into_iter()
+            .find(|l| l.name() == s.trim())
+            .ok_or_else(|| {
+                format!("'{s}' is not a layout: use overwrite, unwritten, holes or extend")
+            })
+    }
+}
+
+/// The file set: where, how big and what the files hold.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct FileSetSpec {
     pub dir: PathBuf,
@@ -294,6 +349,9 @@ pub struct FileSetSpec {
     /// Where that range starts on the device (bytes; only with `device`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset_bytes: Option<u64>,
+    /// What the files hold before each mode (documents before `--layout` had none: overwrite).
+    #[serde(default)]
+    pub layout: Layout,
 }
 
 impl FileSetSpec {
@@ -495,5 +553,27 @@ impl Job {
             return format!("{}-{}", Bytes(r.min_bytes), Bytes(r.max_bytes));
         }
         Bytes(self.bs_bytes).to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_set_without_layout_reads_as_overwrite_and_layouts_round_trip() {
+        let old = r#"{"dir": "/d", "files": 2, "total_bytes": 2048, "file_size_bytes": 1024}"#;
+        let s: FileSetSpec = serde_json::from_str(old).unwrap();
+        assert_eq!(s.layout, Layout::Overwrite);
+        for l in Layout::ALL {
+            assert_eq!(l.name().parse::<Layout>(), Ok(l));
+            let v = serde_json::to_value(FileSetSpec {
+                layout: l,
+                ..s.clone()
+            })
+            .unwrap();
+            assert_eq!(v["layout"], l.name());
+        }
+        assert!("sparse".parse::<Layout>().unwrap_err().contains("holes"));
     }
 }

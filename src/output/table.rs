@@ -256,6 +256,13 @@ pub fn header(doc: &RunDoc) -> String {
         .all(|c| !crate::engine::caps(c.job.job.engine).needs_files)
     {
         s.push_str("null engine: no I/O was issued and no files were used; the figures are iolab's own cost per operation\n");
+    } else if let Some(c) = doc.runs.first()
+        && c.job.fileset.layout != crate::model::job::Layout::Overwrite
+    {
+        s.push_str(&format!(
+            "layout {}: the files were made afresh before each mode, nothing written (docs/layouts.md)\n",
+            c.job.fileset.layout
+        ));
     } else if p.written_bytes > 0 {
         s.push_str(&format!(
             "prepared {} in {:.1} s ({} files reused); page cache after eviction: {:.1}% resident\n",

@@ -230,6 +230,10 @@ fn settings(store: &Store, id: i64) -> Result<BTreeMap<String, String>> {
         doc.get("job").cloned().unwrap_or_default()
     };
     flatten("job", &job, &mut out);
+    // Runs from before `--layout` recorded none: they ran on written data (overwrite).
+    if out.contains_key("job.file_size_bytes") && !out.contains_key("job.layout") {
+        out.insert("job.layout".into(), "overwrite".into());
+    }
     if let Some(env) = store.env(id)? {
         match (env.get("run"), env.get("system")) {
             (Some(run), system) => {
