@@ -362,7 +362,57 @@ fn fio_json_has_no_bins_and_json_plus_has_iolabs_bins() {
         assert!(stored["results"][op].get("hist_bins").is_none());
     }
 
+    // Several modes: one job each, its own group, imported as one cell each.
     let set = d.path().join("set");
+    let multi = d.path().join("multi.json");
+    let r = iolab_db(
+        &db,
+        &[
+            "run",
+            "--dir",
+            set.to_str().unwrap(),
+            "--engine",
+            "null",
+            "--mode",
+            "rndrd,seqrewr",
+            "--ops",
+            "500",
+            "--threads",
+            "3",
+            "-q",
+            "--output-format",
+            "fio-json+",
+            "-o",
+            multi.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let fio = read_json(&multi);
+    let jobs = fio["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    for (i, (name, rw)) in [("rndrd", "randread"), ("seqrewr", "write")]
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(jobs[i]["jobname"], *name);
+        assert_eq!(jobs[i]["groupid"], i);
+        assert_eq!(jobs[i]["job options"]["rw"], *rw);
+        assert_eq!(jobs[i]["job options"]["numjobs"], "3");
+    }
+    assert_eq!(jobs[1]["job options"]["overwrite"], "1");
+    let r = iolab_db(&db, &["import", multi.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let imp = iolab_db(&db, &["show", "3", "--json"]).json();
+    let modes: Vec<&str> = imp["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["rndrd", "seqwr"]);
+    assert_eq!(imp["cells"][0]["threads"], 3);
+    assert_eq!(imp["cells"][0]["results"]["read"]["ops"], 500);
+
     for bad in [
         vec!["--output-format", "fio-json", "--repeat", "2"],
         vec!["--output-format", "json+", "--repeat", "2"],
