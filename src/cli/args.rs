@@ -251,7 +251,16 @@ pub fn run_options_help(cmd: &str) -> String {
         let Some(long) = a.get_long() else { continue };
         // the experiment's own options (or refused there)
         if [
-            "help", "repeat", "db", "label", "tag", "json", "no-save", "quiet", "output",
+            "help",
+            "repeat",
+            "db",
+            "label",
+            "tag",
+            "json",
+            "no-save",
+            "quiet",
+            "output",
+            "output-format",
         ]
         .contains(&long)
         {
@@ -844,6 +853,34 @@ pub struct PrepareArgs {
     pub quiet: bool,
 }
 
+/// `iolab run --output-format`.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// the table
+    Normal,
+    /// the iolab-run/1 document (--json)
+    Json,
+    /// the iolab-run/1 document with each operation's latency histogram (`hist_bins`)
+    #[value(name = "json+")]
+    JsonPlus,
+    /// fio's --output-format=json shape
+    FioJson,
+    /// fio's --output-format=json+ shape (latency `bins`)
+    #[value(name = "fio-json+")]
+    FioJsonPlus,
+}
+
+impl RunArgs {
+    /// The output format asked for: `--output-format`, else `--json`, else the table.
+    pub fn format(&self) -> OutputFormat {
+        match (self.output_format, self.json) {
+            (Some(f), _) => f,
+            (None, true) => OutputFormat::Json,
+            (None, false) => OutputFormat::Normal,
+        }
+    }
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     #[command(flatten)]
@@ -950,9 +987,15 @@ pub struct RunArgs {
     /// read them into it (buffered runs then measure memory, on purpose).
     #[arg(long, conflicts_with = "direct")]
     pub warm: bool,
-    /// Print one JSON document (schema iolab-run/1) instead of the table.
+    /// Print one JSON document (schema iolab-run/1) instead of the table: --output-format json.
     #[arg(long)]
     pub json: bool,
+    /// What to print: normal (the table), json (the iolab-run/1 document, as --json), json+
+    /// (that document with each operation's latency histogram as `hist_bins`), fio-json or
+    /// fio-json+ (fio's JSON shape, json+ with latency `bins`, read by fio's own tools and by
+    /// `iolab import`; docs/fio-output.md).
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub output_format: Option<OutputFormat>,
     #[command(flatten)]
     pub out: OutArgs,
     /// Do not save the run in the results store.

@@ -591,7 +591,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         label: a.label.clone(),
         tags,
         notes,
-        quiet: a.quiet || a.json,
+        quiet: a.quiet || a.format() != OutputFormat::Normal,
         iostat_interval: std::time::Duration::from_secs_f64(a.iostat_interval),
         report_interval: a.report_interval.map(std::time::Duration::from_secs_f64),
         dio,

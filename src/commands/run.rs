@@ -1,7 +1,17 @@
 use super::*;
+use crate::cli::OutputFormat;
 use crate::model::run::RunDoc;
+use clap::ValueEnum;
 
 pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
+    let fmt = a.format();
+    if a.repeat > 1 && !matches!(fmt, OutputFormat::Normal | OutputFormat::Json) {
+        return Err(Error::usage(format!(
+            "--output-format {} prints the document of one run: it cannot be used with --repeat (use --json for the repetitions' summary, or run them one by one)",
+            fmt.to_possible_value()
+                .map_or_else(String::new, |v| v.get_name().to_string())
+        )));
+    }
     let mut plan = cli::plan_run(a)?;
     // Open the store first: a store that cannot take the results should not cost a benchmark.
     let db = if a.no_save {
@@ -36,20 +46,28 @@ pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
 struct Printed<'a> {
     doc: &'a RunDoc,
     multi: bool,
+    /// json+: each operation's latency histogram as `hist_bins` (printed, not stored: the store
+    /// keeps the histograms themselves).
+    bins: bool,
 }
 
 impl crate::output::document::Document for Printed<'_> {
     fn json(&self) -> serde_json::Value {
         let single = self.doc.to_json();
-        if !self.multi || self.doc.runs.len() != 1 {
-            return single;
+        let mut v = if !self.multi || self.doc.runs.len() != 1 {
+            single
+        } else {
+            let mut v = serde_json::to_value(self.doc).unwrap_or_default();
+            v["warnings"] = single["warnings"].clone();
+            let c = &self.doc.runs[0];
+            let mut job = serde_json::to_value(&c.job.fileset).unwrap_or_default();
+            job["modes"] = serde_json::json!([c.mode]);
+            v["job"] = job;
+            v
+        };
+        if self.bins {
+            crate::output::fio::add_hist_bins(&mut v, self.doc);
         }
-        let mut v = serde_json::to_value(self.doc).unwrap_or_default();
-        v["warnings"] = single["warnings"].clone();
-        let c = &self.doc.runs[0];
-        let mut job = serde_json::to_value(&c.job.fileset).unwrap_or_default();
-        job["modes"] = serde_json::json!([c.mode]);
-        v["job"] = job;
         v
     }
     fn text(&self) -> String {
@@ -82,6 +100,8 @@ fn run_locked(
     let mut not_saved: Option<String> = None;
     let mut worst = 0;
     let multi = plan.cells.len() > 1;
+    let fmt = a.format();
+    let want_json = fmt != OutputFormat::Normal;
     for i in 0..reps {
         let doc = match runner::run(plan, stop, |_| {}) {
             Ok(d) => d,
@@ -99,7 +119,11 @@ fn run_locked(
                 return Err(e);
             }
         };
-        let printed = Printed { doc: &doc, multi };
+        let printed = Printed {
+            doc: &doc,
+            multi,
+            bins: false,
+        };
         let json = crate::output::document::Document::json(&printed);
         if let Some(s) = &mut db {
             match s.save_run(&doc, &json, group.map(|g| (g, i + 1)), None) {
@@ -120,8 +144,17 @@ fn run_locked(
             }
         }
         if reps == 1 {
-            emit(&printed, a.json);
-        } else if !a.json {
+            let bins = matches!(fmt, OutputFormat::JsonPlus | OutputFormat::FioJsonPlus);
+            match fmt {
+                OutputFormat::Normal => emit(&printed, false),
+                OutputFormat::Json | OutputFormat::JsonPlus => {
+                    emit(&Printed { bins, ..printed }, true)
+                }
+                OutputFormat::FioJson | OutputFormat::FioJsonPlus => {
+                    emit(&crate::output::fio::FioDoc { doc: &doc, bins }, true)
+                }
+            }
+        } else if !want_json {
             let head: Vec<String> = doc
                 .runs
                 .iter()
@@ -157,7 +190,7 @@ fn run_locked(
         }
         if let (Some(s), Some(g)) = (&db, group) {
             let rows = history::group_summary(s, &saved_ids)?;
-            if a.json {
+            if want_json {
                 let docs: Vec<serde_json::Value> = saved_ids
                     .iter()
                     .map(|&id| s.doc(id))

@@ -1,0 +1,596 @@
+//! `iolab run --output-format fio-json|fio-json+`: the run in fio's JSON shape (fio 3.33's
+//! `--output-format=json` / `json+`), so fio's own tools (`fio_jsonplus_clat2csv`, ...) and
+//! `iolab import` read it; and `json+`, iolab's document with each operation's latency histogram.
+//! What maps to what: docs/fio-output.md.
+
+use crate::model::hist::LatHist;
+use crate::model::job::{Distribution, EngineKind, Limit, Mode};
+use crate::model::run::{CellResult, LatSummary, OpKind, OpResult, RunDoc, TsOp, TsPoint};
+use crate::output::document::Document;
+use serde_json::{Map, Value, json};
+
+/// The percentiles fio prints by default (its `percentile_list`), keyed `"99.000000"`.
+pub const FIO_PERCENTILES: [f64; 17] = [
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
+    99.99,
+];
+
+/// The histogram's recorded buckets as (value in ns, count), ascending: each bucket's value is
+/// the highest value it holds (HdrHistogram's `value_iterated_to`), so the smallest value with at
+/// least p % of the counts at or below it is exactly the histogram's own percentile p.
+pub fn hist_bins(h: &LatHist) -> Vec<(u64, u64)> {
+    h.h.iter_recorded()
+        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        .collect()
+}
+
+/// The latency histogram of operation `k` of a cell, when the run has it (fresh runs do; a
+/// document read back from JSON does not).
+fn hist(c: &CellResult, k: OpKind) -> Option<&LatHist> {
+    c.lat_hists.get(k as usize).filter(|h| h.count() > 0)
+}
+
+/// `results.<op>` of each cell of iolab's JSON document `v` (single-mode layout at the top
+/// level, else `runs[i]`) gets `hist_bins`: `[[value_ns, count], ...]`, the shape of imported
+/// fio json+ bins in `iolab-import/2`. For `--output-format json+`.
+pub fn add_hist_bins(v: &mut Value, doc: &RunDoc) {
+    for (i, c) in doc.runs.iter().enumerate() {
+        let results = if v.get("runs").is_some() {
+            &mut v["runs"][i]["results"]
+        } else {
+            &mut v["results"]
+        };
+        for k in OpKind::ALL {
+            if let (Some(h), Some(op)) = (hist(c, k), results.get_mut(k.name())) {
+                op["hist_bins"] = json!(hist_bins(h));
+            }
+        }
+    }
+}
+
+/// A run as fio would have printed it: one job per measured mode (`groupid` = its index).
+/// `bins`: json+ (per-bucket latency counts).
+pub struct FioDoc<'a> {
+    pub doc: &'a RunDoc,
+    pub bins: bool,
+}
+
+impl Document for FioDoc<'_> {
+    fn json(&self) -> Value {
+        fio_json(self.doc, self.bins)
+    }
+    fn text(&self) -> String {
+        // fio's shape has no text form: it is JSON either way.
+        format!(
+            "{}\n",
+            serde_json::to_string_pretty(&self.json()).unwrap_or_default()
+        )
+    }
+}
+
+/// `fio version`: says that iolab wrote it, in which format.
+pub fn fio_version(doc: &RunDoc, bins: bool) -> String {
+    let fmt = if bins { "fio-json+" } else { "fio-json" };
+    format!("iolab-{} ({fmt})", doc.iolab_version)
+}
+
+fn fio_json(doc: &RunDoc, bins: bool) -> Value {
+    let mut top = Map::new();
+    top.insert("fio version".into(), fio_version(doc, bins).into());
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(&doc.start_time) {
+        top.insert("timestamp".into(), t.timestamp().into());
+        top.insert("timestamp_ms".into(), t.timestamp_millis().into());
+        let local = t.with_timezone(&chrono::Local);
+        top.insert(
+            "time".into(),
+            local.format("%a %b %e %H:%M:%S %Y").to_string().into(),
+        );
+    }
+    if let Some(c) = doc.runs.first() {
+        top.insert("global options".into(), Value::Object(global_options(c)));
+    }
+    let jobs: Vec<Value> = doc
+        .runs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| job(c, i, bins))
+        .collect();
+    top.insert("jobs".into(), Value::Array(jobs));
+    top.insert("disk_util".into(), disk_util(doc));
+    Value::Object(top)
+}
+
+/// The file set, in fio's option names (values are strings, as fio prints them).
+fn global_options(c: &CellResult) -> Map<String, Value> {
+    let fs = &c.job.fileset;
+    let mut o = Map::new();
+    match &fs.device {
+        Some(d) => {
+            o.insert("filename".into(), d.display().to_string().into());
+            o.insert("offset".into(), fs.base_offset().to_string().into());
+            o.insert("size".into(), fs.file_size_bytes.to_string().into());
+        }
+        None => {
+            o.insert("directory".into(), fs.dir.display().to_string().into());
+            o.insert("nrfiles".into(), fs.files.to_string().into());
+            o.insert("filesize".into(), fs.file_size_bytes.to_string().into());
+            o.insert("size".into(), fs.total_bytes.to_string().into());
+        }
+    }
+    o
+}
+
+/// fio's `rw` for a mode.
+fn fio_rw(m: Mode) -> &'static str {
+    match m {
+        Mode::Seqwr | Mode::Seqrewr => "write",
+        Mode::Seqrd => "read",
+        Mode::Rndrd => "randread",
+        Mode::Rndwr => "randwrite",
+        Mode::Rndrw => "randrw",
+    }
+}
+
+/// The cell's job, resolved, in fio's option names.
+fn job_options(c: &CellResult) -> Map<String, Value> {
+    let j = &c.job.job;
+    let mut o = Map::new();
+    let mut put = |k: &str, v: String| {
+        o.insert(k.into(), Value::String(v));
+    };
+    put("name", c.mode.clone());
+    put("rw", fio_rw(j.mode).into());
+    if j.mode == Mode::Seqrewr {
+        put("overwrite", "1".into());
+    }
+    if j.mode == Mode::Rndrw {
+        let pct = 100.0 * j.rw_ratio / (1.0 + j.rw_ratio);
+        put("rwmixread", format!("{}", pct.round() as u64));
+    }
+    put("bs", j.bs_bytes.to_string());
+    if let Some(m) = &j.bs_mix {
+        let parts: Vec<String> = m
+            .iter()
+            .map(|w| format!("{}/{}", w.bs_bytes, w.weight_pct))
+            .collect();
+        put("bssplit", parts.join(":"));
+    }
+    if let Some(r) = &j.bs_range {
+        put("bsrange", format!("{}-{}", r.min_bytes, r.max_bytes));
+    }
+    let engine = match j.engine {
+        EngineKind::Sync => "psync",
+        other => other.name(),
+    };
+    put("ioengine", engine.into());
+    put("iodepth", j.iodepth.to_string());
+    put("direct", if j.direct { "1" } else { "0" }.into());
+    put("numjobs", j.threads.to_string());
+    match j.limit {
+        Limit::TimeS(s) => {
+            put("runtime", format!("{s}"));
+            put("time_based", "1".into());
+        }
+        Limit::Ops(n) => put("number_ios", (n / u64::from(j.threads.max(1))).to_string()),
+    }
+    if j.ramp_s > 0.0 {
+        put("ramp_time", format!("{}", j.ramp_s));
+    }
+    if j.mode.writes() {
+        let key = match j.fsync_mode {
+            crate::model::job::FsyncMode::Fsync => "fsync",
+            crate::model::job::FsyncMode::Fdatasync => "fdatasync",
+        };
+        let freq = if j.fsync_all { 1 } else { j.fsync_freq };
+        put(key, freq.to_string());
+        put("end_fsync", if j.fsync_end { "1" } else { "0" }.into());
+    }
+    if j.open_flags.sync {
+        put("sync", "sync".into());
+    } else if j.open_flags.dsync {
+        put("sync", "dsync".into());
+    }
+    if j.mode.is_random() {
+        let dist = match &j.distribution {
+            Distribution::Uniform => "random".to_string(),
+            other => other.to_string(),
+        };
+        put("random_distribution", dist);
+        put("randseed", j.seed.to_string());
+    }
+    if let Some(r) = j.rate_iops {
+        put("rate_iops", (r / u64::from(j.threads.max(1))).to_string());
+    }
+    o
+}
+
+/// Sample mean and standard deviation (n - 1, as fio computes them); (0, 0) without samples.
+fn mean_dev(v: &[f64]) -> (f64, f64) {
+    if v.is_empty() {
+        return (0.0, 0.0);
+    }
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    if v.len() < 2 {
+        return (mean, 0.0);
+    }
+    let var = v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt())
+}
+
+/// `min`, `max`, `mean`, `stddev`, `N` and, with `pct`, `percentile` (and with `bins` the
+/// json+ `bins`) of one latency; zeros where nothing was measured.
+fn lat_obj(sum: Option<&LatSummary>, h: Option<&LatHist>, n: u64, pct: bool, bins: bool) -> Value {
+    let Some(s) = sum else {
+        return json!({"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0});
+    };
+    let n = h.map_or(n, LatHist::count);
+    let mut o = json!({"min": s.min, "max": s.max, "mean": s.mean, "stddev": s.stddev, "N": n});
+    if pct {
+        let mut p = Map::new();
+        match h {
+            Some(h) => {
+                for q in FIO_PERCENTILES {
+                    p.insert(format!("{q:.6}"), h.percentile(q).into());
+                }
+            }
+            // Without the histogram: the percentiles iolab's summary keeps.
+            None => {
+                for (q, v) in [
+                    (50.0, s.p50),
+                    (90.0, s.p90),
+                    (95.0, s.p95),
+                    (99.0, s.p99),
+                    (99.9, s.p99_9),
+                    (99.99, s.p99_99),
+                ] {
+                    p.insert(format!("{q:.6}"), v.into());
+                }
+            }
+        }
+        o["percentile"] = Value::Object(p);
+        if let (true, Some(h)) = (bins, h) {
+            let b: Map<String, Value> = hist_bins(h)
+                .into_iter()
+                .map(|(v, c)| (v.to_string(), c.into()))
+                .collect();
+            o["bins"] = Value::Object(b);
+        }
+    }
+    o
+}
+
+/// `read` / `write` / `trim` of a job. `op` None: a direction iolab does not do (trim).
+fn direction(
+    c: &CellResult,
+    k: Option<OpKind>,
+    bins: bool,
+    sel: fn(&TsPoint) -> Option<&TsOp>,
+) -> Value {
+    let empty = OpResult {
+        ops: 0,
+        bytes: 0,
+        iops: 0.0,
+        bytes_per_sec: 0.0,
+        lat_ns: None,
+        by_bs: Vec::new(),
+    };
+    let r = k.map_or(&empty, |k| c.results.get(k));
+    let h = k.and_then(|k| hist(c, k));
+    let did = r.ops > 0;
+    // Per-second samples (seconds without this operation count as 0 while it ran).
+    let (bw, iops): (Vec<f64>, Vec<f64>) = if did {
+        c.timeseries
+            .iter()
+            .map(|p| sel(p).map_or((0.0, 0.0), |o| (o.bytes_per_sec / 1024.0, o.iops)))
+            .unzip()
+    } else {
+        (Vec::new(), Vec::new())
+    };
+    let (bw_mean, bw_dev) = mean_dev(&bw);
+    let (iops_mean, iops_dev) = mean_dev(&iops);
+    let min_of = |v: &[f64]| {
+        v.iter()
+            .copied()
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.min(x))))
+            .unwrap_or(0.0)
+    };
+    let max_of = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
+    let bw_bytes = r.bytes_per_sec.round() as u64;
+    let lat = lat_obj(r.lat_ns.as_ref(), h, r.ops, false, false);
+    json!({
+        "io_bytes": r.bytes,
+        "io_kbytes": r.bytes / 1024,
+        "bw_bytes": bw_bytes,
+        "bw": bw_bytes / 1024,
+        "iops": r.iops,
+        "runtime": if did { (c.window_s * 1000.0).round() as u64 } else { 0 },
+        "total_ios": r.ops,
+        "short_ios": 0,
+        "drop_ios": 0,
+        "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
+        "clat_ns": lat_obj(r.lat_ns.as_ref(), h, r.ops, did, bins),
+        "lat_ns": lat,
+        "bw_min": min_of(&bw).round() as u64,
+        "bw_max": max_of(&bw).round() as u64,
+        "bw_agg": if did { 100.0 } else { 0.0 },
+        "bw_mean": bw_mean,
+        "bw_dev": bw_dev,
+        "bw_samples": bw.len(),
+        "iops_min": min_of(&iops).round() as u64,
+        "iops_max": max_of(&iops).round() as u64,
+        "iops_mean": iops_mean,
+        "iops_stddev": iops_dev,
+        "iops_samples": iops.len(),
+    })
+}
+
+/// fio's `latency_ns` / `latency_us` / `latency_ms`: percent of the reads and writes whose
+/// latency falls under each bound (and at or above the one before), from the histograms.
+fn latency_maps(c: &CellResult) -> [(&'static str, Value); 3] {
+    const BOUNDS: [u64; 10] = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+    let mut ns = [0u64; 10];
+    let mut us = [0u64; 10];
+    let mut ms = [0u64; 12];
+    let idx = |x: u64| BOUNDS.iter().filter(|&&b| b <= x).count();
+    let mut total = 0u64;
+    for k in [OpKind::Read, OpKind::Write] {
+        let Some(h) = hist(c, k) else { continue };
+        for (v, n) in hist_bins(h) {
+            total += n;
+            if v < 1000 {
+                ns[idx(v)] += n;
+            } else if v < 1_000_000 {
+                us[idx(v / 1000)] += n;
+            } else {
+                let m = v / 1_000_000;
+                let i = if m >= 2000 {
+                    11
+                } else if m >= 1000 {
+                    10
+                } else {
+                    idx(m)
+                };
+                ms[i] += n;
+            }
+        }
+    }
+    let pct = |n: u64| {
+        if total == 0 {
+            0.0
+        } else {
+            100.0 * n as f64 / total as f64
+        }
+    };
+    let map = |counts: &[u64], keys: &[&str]| -> Value {
+        Value::Object(
+            keys.iter()
+                .zip(counts)
+                .map(|(k, &n)| (k.to_string(), pct(n).into()))
+                .collect(),
+        )
+    };
+    let keys = [
+        "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000",
+    ];
+    let ms_keys = [
+        "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
+    ];
+    [
+        ("latency_ns", map(&ns, &keys)),
+        ("latency_us", map(&us, &keys)),
+        ("latency_ms", map(&ms, &ms_keys)),
+    ]
+}
+
+/// fio's `error`: 0, or the errno of the cell's most frequent failure (1 for one without an
+/// errno, such as a short I/O).
+fn error_code(c: &CellResult) -> i32 {
+    let Some((name, _)) = c.errors.iter().max_by_key(|(_, n)| **n) else {
+        return 0;
+    };
+    match name.as_str() {
+        "EIO" => libc::EIO,
+        "ENOSPC" => libc::ENOSPC,
+        "EINVAL" => libc::EINVAL,
+        "EAGAIN" => libc::EAGAIN,
+        "EBADF" => libc::EBADF,
+        "EFAULT" => libc::EFAULT,
+        "EROFS" => libc::EROFS,
+        "ENXIO" => libc::ENXIO,
+        "EINTR" => libc::EINTR,
+        "ENOMEM" => libc::ENOMEM,
+        "EPERM" => libc::EPERM,
+        "EACCES" => libc::EACCES,
+        "ETIMEDOUT" => libc::ETIMEDOUT,
+        "EDQUOT" => libc::EDQUOT,
+        "EFBIG" => libc::EFBIG,
+        "ENODEV" => libc::ENODEV,
+        "EOPNOTSUPP" => libc::EOPNOTSUPP,
+        "ECANCELED" => libc::ECANCELED,
+        other => other
+            .strip_prefix("errno ")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1),
+    }
+}
+
+/// One fio job for a cell.
+fn job(c: &CellResult, groupid: usize, bins: bool) -> Value {
+    let j = &c.job.job;
+    let threads = f64::from(j.threads.max(1));
+    let fsync = &c.results.fsync;
+    let fh = hist(c, OpKind::Fsync);
+    let mut o = Map::new();
+    o.insert("jobname".into(), c.mode.clone().into());
+    o.insert("groupid".into(), groupid.into());
+    o.insert("error".into(), error_code(c).into());
+    o.insert("eta".into(), 0.into());
+    o.insert(
+        "elapsed".into(),
+        ((c.duration_s + j.ramp_s).round() as u64).into(),
+    );
+    o.insert("job options".into(), Value::Object(job_options(c)));
+    o.insert(
+        "read".into(),
+        direction(c, Some(OpKind::Read), bins, |p| p.read.as_ref()),
+    );
+    o.insert(
+        "write".into(),
+        direction(c, Some(OpKind::Write), bins, |p| p.write.as_ref()),
+    );
+    o.insert("trim".into(), direction(c, None, bins, |_| None));
+    o.insert(
+        "sync".into(),
+        json!({
+            "total_ios": fsync.ops,
+            "lat_ns": lat_obj(fsync.lat_ns.as_ref(), fh, fsync.ops, fsync.ops > 0, bins),
+        }),
+    );
+    o.insert(
+        "job_runtime".into(),
+        ((c.window_s * 1000.0 * threads).round() as u64).into(),
+    );
+    o.insert("usr_cpu".into(), (c.cpu.user_pct / threads).into());
+    o.insert("sys_cpu".into(), (c.cpu.sys_pct / threads).into());
+    for k in ["ctx", "majf", "minf"] {
+        o.insert(k.into(), 0.into());
+    }
+    // Every thread keeps `iodepth` I/Os in flight (1 for the synchronous engines).
+    let depth = match j.engine {
+        EngineKind::IoUring | EngineKind::Libaio => j.iodepth,
+        _ => 1,
+    };
+    let level: Map<String, Value> = [1u32, 2, 4, 8, 16, 32, 64]
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| {
+            let key = if d == 64 {
+                ">=64".into()
+            } else {
+                d.to_string()
+            };
+            let next = [2u32, 4, 8, 16, 32, 64, u32::MAX][i];
+            let here = depth >= d && depth < next;
+            (key, (if here { 100.0 } else { 0.0 }).into())
+        })
+        .collect();
+    o.insert("iodepth_level".into(), Value::Object(level));
+    for (k, v) in latency_maps(c) {
+        o.insert(k.into(), v);
+    }
+    o.insert("latency_depth".into(), j.iodepth.into());
+    o.insert("latency_target".into(), 0.into());
+    o.insert("latency_percentile".into(), 100.0.into());
+    o.insert("latency_window".into(), 0.into());
+    Value::Object(o)
+}
+
+/// fio's `disk_util[]`: per device, the counts over the measured windows of all cells, from the
+/// iostat -x figures iolab sampled (rates × seconds, rounded): I/Os, merges, ticks (ms spent on
+/// reads / writes), in_queue (ms × average queue size) and util (%, time-weighted).
+fn disk_util(doc: &RunDoc) -> Value {
+    #[derive(Default)]
+    struct D {
+        r: f64,
+        w: f64,
+        rm: f64,
+        wm: f64,
+        rt: f64,
+        wt: f64,
+        q: f64,
+        busy: f64,
+        secs: f64,
+    }
+    let mut by: Vec<(String, D)> = Vec::new();
+    for c in &doc.runs {
+        let Some(dev) = &c.device else { continue };
+        let s = &dev.summary;
+        let t = s.dur_s;
+        for name in &dev.devices {
+            let Some(x) = s.devices.get(name) else {
+                continue;
+            };
+            let i = match by.iter().position(|(n, _)| n == name) {
+                Some(i) => i,
+                None => {
+                    by.push((name.clone(), D::default()));
+                    by.len() - 1
+                }
+            };
+            let d = &mut by[i].1;
+            d.r += x.r_s * t;
+            d.w += x.w_s * t;
+            d.rm += x.rrqm_s * t;
+            d.wm += x.wrqm_s * t;
+            d.rt += x.r_await_ms * x.r_s * t;
+            d.wt += x.w_await_ms * x.w_s * t;
+            d.q += x.aqu_sz * t * 1000.0;
+            d.busy += x.util_pct * t;
+            d.secs += t;
+        }
+    }
+    Value::Array(
+        by.into_iter()
+            .map(|(name, d)| {
+                let util = if d.secs > 0.0 { d.busy / d.secs } else { 0.0 };
+                json!({
+                    "name": name,
+                    "read_ios": d.r.round() as u64,
+                    "write_ios": d.w.round() as u64,
+                    "read_merges": d.rm.round() as u64,
+                    "write_merges": d.wm.round() as u64,
+                    "read_ticks": d.rt.round() as u64,
+                    "write_ticks": d.wt.round() as u64,
+                    "in_queue": d.q.round() as u64,
+                    "util": util,
+                })
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bins_give_the_histograms_own_percentiles() {
+        let mut h = LatHist::new();
+        for i in 1..=10_000u64 {
+            h.record(i * 37 % 5_000_000 + 500);
+        }
+        let b = hist_bins(&h);
+        let total: u64 = b.iter().map(|x| x.1).sum();
+        assert_eq!(total, h.count());
+        assert_eq!(b.last().unwrap().0, h.h.max());
+        for q in FIO_PERCENTILES {
+            let rank = ((q / 100.0) * total as f64).ceil() as u64;
+            let mut cum = 0;
+            let v = b
+                .iter()
+                .find(|(_, c)| {
+                    cum += c;
+                    cum >= rank
+                })
+                .unwrap()
+                .0;
+            assert_eq!(v, h.percentile(q), "p{q}");
+        }
+    }
+
+    #[test]
+    fn percentile_keys_are_fios() {
+        assert_eq!(format!("{:.6}", FIO_PERCENTILES[12]), "99.000000");
+        assert_eq!(format!("{:.6}", FIO_PERCENTILES[16]), "99.990000");
+    }
+
+    #[test]
+    fn sample_stddev_is_fios() {
+        assert_eq!(mean_dev(&[]), (0.0, 0.0));
+        assert_eq!(mean_dev(&[4.0]), (4.0, 0.0));
+        let (m, d) = mean_dev(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]);
+        assert_eq!(m, 5.0);
+        assert!((d - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
+    }
+}
