@@ -9,9 +9,10 @@ $SUDO apt-get update -qq
 # fuse3 for the fault-injection filesystem, e2fsprogs/xfsprogs/fdisk for loop-device tests,
 # PostgreSQL and MariaDB servers for `iolab db` tests (started privately by scripts/dbservers.sh),
 # Chromium to open the HTML reports in the report tests, DejaVu fonts for PNG charts, jq for
-# bench/layouts.sh.
+# bench/layouts.sh, Bonnie++ (bon_csv2txt, bon_csv2html read `suite bonnie` CSV in tests/suites.rs).
 $SUDO apt-get install -y -qq build-essential pkg-config fio sysbench sysstat fuse3 libfuse3-dev \
-  e2fsprogs xfsprogs fdisk util-linux postgresql mariadb-server chromium fonts-dejavu-core jq >/dev/null
+  e2fsprogs xfsprogs fdisk util-linux postgresql mariadb-server chromium fonts-dejavu-core jq \
+  bonnie++ >/dev/null
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: Rust is not installed. Install it with rustup (https://rustup.rs), then run this again." >&2
   exit 1

@@ -703,6 +703,7 @@ fn report_embeds_show_of_a_bonnie_run() {
     let id = k.saved(&[
         "suite",
         "bonnie",
+        "--force",
         "--dir",
         &k.data(),
         "--size",

@@ -413,6 +413,7 @@ fn sweeps_saturate_and_suites_respect_the_lock_of_a_running_set() {
                 vec![
                     "suite",
                     "bonnie",
+                    "--force",
                     "--dir",
                     &dir,
                     "--size",

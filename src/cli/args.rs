@@ -540,7 +540,11 @@ pub struct BonnieArgs {
     /// Random seeks.
     #[arg(long, default_value_t = 8000)]
     pub seeks: u32,
-    /// Write the Bonnie++ CSV line to this file.
+    /// Run although --size is below twice the RAM (refused otherwise, as Bonnie++ does): the
+    /// result then carries a warning.
+    #[arg(long)]
+    pub force: bool,
+    /// Write the Bonnie++ CSV line (what bon_csv2txt and bon_csv2html read) to this file.
     #[arg(long)]
     pub csv: Option<PathBuf>,
     /// Do not save the results in the results store.

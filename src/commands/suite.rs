@@ -75,18 +75,23 @@ pub fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32> {
 
 pub fn cmd_bonnie(a: &cli::BonnieArgs) -> Result<i32> {
     use crate::workloads::suites;
-    let created = suite_dir(&a.dir)?;
-    let lock = lock_suite_dir(&a.dir, created)?;
     let mut o = suites::BonnieOpts {
         dir: a.dir.clone(),
         chunk: a.chunk,
         files: a.files,
         seeks: a.seeks,
+        force: a.force,
         ..Default::default()
     };
     if let Some(s) = a.size {
         o.size = s;
     }
+    // Bonnie++'s RAM rule before anything is created
+    if let Some(w) = suites::bonnie_ram_rule(o.size, suites::machine_ram(), o.force)? {
+        eprintln!("warning: {}", w.message);
+    }
+    let created = suite_dir(&a.dir)?;
+    let lock = lock_suite_dir(&a.dir, created)?;
     let stop = stop_flag();
     let r = suites::bonnie(&o, &stop);
     drop(lock);

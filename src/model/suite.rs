@@ -64,6 +64,10 @@ pub struct BonnieOpts {
     /// Seed of the random orders and seek offsets (bonnie++ -z); None: from the clock, like
     /// bonnie++. The seed used is in the result.
     pub seed: Option<u64>,
+    /// Run although `size` is below twice the RAM (Bonnie++ refuses that unless `-r` fakes the
+    /// RAM); the result then carries a warning.
+    #[serde(default)]
+    pub force: bool,
 }
 
 /// One bonnie++ test.
@@ -130,6 +134,19 @@ pub struct BonnieResult {
     pub chunk_bytes: u64,
     /// In multiples of 1024.
     pub files: u32,
+    /// Random seeks asked for (bonnie++ -s size:chunk:seeks); 0 in documents before it was
+    /// recorded (the seeks test's `ops` is the same number when it ran).
+    #[serde(default)]
+    pub seek_count: u32,
+    /// Threads doing the seeks (bonnie++'s seeker processes); 0 in documents before it was
+    /// recorded (it was always 3).
+    #[serde(default)]
+    pub seek_procs: u32,
+    /// Bytes the per-character tests write and read, one system call per byte like bonnie++
+    /// 2.00 (the first 3 MiB of the file, or all of a smaller one); 0 in documents before it
+    /// was recorded (they went through the whole file with a buffer).
+    #[serde(default)]
+    pub char_io_bytes: u64,
     pub putc: Option<BonnieStat>,
     pub put_block: Option<BonnieStat>,
     pub rewrite: Option<BonnieStat>,
@@ -143,9 +160,30 @@ pub struct BonnieResult {
     pub ran_stat: Option<BonnieStat>,
     pub ran_del: Option<BonnieStat>,
     pub interrupted: bool,
+    /// What makes the figures doubtful, e.g. `bonnie_size_below_2x_ram` (a file below twice the
+    /// RAM, run with `--force`).
+    #[serde(default)]
+    pub warnings: Vec<crate::model::run::Warning>,
 }
 
 impl BonnieResult {
+    /// Seeks asked for: [`BonnieResult::seek_count`], or the seeks test's operations in older
+    /// documents; 0 when no seeks were asked for.
+    pub fn seeks_asked(&self) -> u32 {
+        if self.seek_count > 0 {
+            self.seek_count
+        } else {
+            self.seeks.as_ref().map_or(0, |s| s.ops as u32)
+        }
+    }
+    /// Seeker threads: [`BonnieResult::seek_procs`], or 3 in older documents.
+    pub fn seekers(&self) -> u32 {
+        if self.seek_procs > 0 {
+            self.seek_procs
+        } else {
+            SEEK_THREADS
+        }
+    }
     pub fn data_tests(&self) -> [(&Option<BonnieStat>, bool); 6] {
         [
             (&self.putc, false),

@@ -85,7 +85,8 @@ impl Document for IozoneResult {
         with_schema(self, "iolab-iozone/1")
     }
     fn text(&self) -> String {
-        crate::output::suites::iozone_table(self)
+        // iozone -a -R: the table, then the "Excel" report
+        crate::output::suites::iozone_table(self) + &crate::output::suites::iozone_excel(self)
     }
 }
 

@@ -147,7 +147,10 @@ pub fn render_show(store: &Store, id: i64) -> Result<String> {
     use crate::model::stored::{StoredDoc, SuiteDoc};
     match store.stored_doc(id)? {
         StoredDoc::Suite(sd) => match *sd {
-            SuiteDoc::Iozone(r) => s.push_str(&crate::output::suites::iozone_table(&r)),
+            SuiteDoc::Iozone(r) => {
+                s.push_str(&crate::output::suites::iozone_table(&r));
+                s.push_str(&crate::output::suites::iozone_excel(&r));
+            }
             SuiteDoc::Bonnie(b) => {
                 s.push_str(&crate::output::suites::bonnie_table(&b));
                 s.push_str(&crate::output::suites::bonnie_csv(&b));

@@ -1,4 +1,5 @@
-//! IOZone, Bonnie++ and zones results as their tools print them: IOZone's report table and CSV,
+//! IOZone, Bonnie++ and zones results as their tools print them: IOZone's report table, its
+//! `-R` "Excel" report and the `-b` sheet as CSV,
 //! Bonnie++'s table and its CSV line (read by `bon_csv2txt` / `bon_csv2html`), the zones table.
 
 use crate::model::suite::*;
@@ -43,21 +44,38 @@ pub fn iozone_table(r: &IozoneResult) -> String {
     out
 }
 
-/// iozone's spreadsheet output (-R / -b) as CSV: per test a block `"Writer report"`, a header
-/// line `"kB",4,8,…` of record sizes (kB), then one line per file size (kB) with an empty cell
-/// where that record size was not run. Blocks are separated by an empty line.
+/// The tests that ran at least once, as (column in [`IOZONE_TESTS`], report title).
+fn iozone_reports_run(r: &IozoneResult) -> Vec<(usize, &'static str)> {
+    IOZONE_REPORTS
+        .iter()
+        .enumerate()
+        .filter(|(t, _)| {
+            r.rows
+                .iter()
+                .any(|x| x.kb_per_sec.get(*t).copied().flatten().is_some())
+        })
+        .map(|(t, name)| (t, *name))
+        .collect()
+}
+
+/// The sheet `iozone -b FILE` writes, as CSV, cell for cell: per test a title cell
+/// `"Writer report"`, a row of record sizes (kB) after an empty corner cell, then one row per
+/// file size (kB) with its figures (KB/s); blocks in iozone's order, separated by an empty line.
+/// Where iozone packs a short row to the left (records skipped on large files), the cell of a
+/// record size that was not run is left empty, so every figure stays under its record size.
+/// A test that never ran (the stdio tests with `--direct`) has no block, as in iozone.
 pub fn iozone_csv(r: &IozoneResult) -> String {
     let recs: BTreeSet<u64> = r.rows.iter().map(|x| x.reclen_kb).collect();
     let files: BTreeSet<u64> = r.rows.iter().map(|x| x.file_kb).collect();
     let mut blocks = Vec::with_capacity(IOZONE_REPORTS.len());
-    for (t, name) in IOZONE_REPORTS.iter().enumerate() {
-        let mut b = format!("\"{name} report\"\n\"kB\"");
+    for (t, name) in iozone_reports_run(r) {
+        let mut b = format!("\"{name} report\"\n");
         for rec in &recs {
             b += &format!(",{rec}");
         }
         b.push('\n');
         for f in &files {
-            b += &format!("\"{f}\"");
+            b += &f.to_string();
             for rec in &recs {
                 let v = r
                     .rows
@@ -74,6 +92,40 @@ pub fn iozone_csv(r: &IozoneResult) -> String {
         blocks.push(b);
     }
     blocks.join("\n")
+}
+
+/// What `iozone -a -R` prints after its table, byte for byte in iozone's layout (its
+/// `dump_excel`/`dump_report`): `iozone test complete.`, `Excel output is below:`, then per test
+/// an empty line, `"Writer report"`, the record sizes (`  "4"  "8"` after six spaces) and one
+/// line per file size (`"64"  ` then ` VALUE ` per record size run). Like iozone, a file size's
+/// line lists only the records that ran, from the left; the scripts that read iozone's report
+/// (a regex for `"(.+) report"`, then quoted numbers and whitespace-separated values) read it.
+pub fn iozone_excel(r: &IozoneResult) -> String {
+    let recs: BTreeSet<u64> = r.rows.iter().map(|x| x.reclen_kb).collect();
+    let mut out = String::from("\niozone test complete.\nExcel output is below:\n");
+    for (t, name) in iozone_reports_run(r) {
+        out += &format!("\n\"{name} report\"\n      ");
+        for rec in &recs {
+            out += &format!("  \"{rec}\"");
+        }
+        out.push('\n');
+        let mut current: Option<u64> = None;
+        for row in &r.rows {
+            let Some(v) = row.kb_per_sec.get(t).copied().flatten() else {
+                continue;
+            };
+            if current != Some(row.file_kb) {
+                if current.is_some() {
+                    out.push('\n');
+                }
+                out += &format!("\"{}\"  ", row.file_kb);
+                current = Some(row.file_kb);
+            }
+            out += &format!(" {v} ");
+        }
+        out.push('\n');
+    }
+    out
 }
 
 /// bonnie++'s size notation: whole GiB as `4G`, else MiB as `512M` (KiB as `64k` below 1 MiB).
@@ -144,7 +196,7 @@ fn bonnie_latency_row(lats: &[String]) -> String {
 
 /// The report bonnie++ prints for people: the data block (Sequential Output / Input, Random
 /// Seeks), then the file block (Sequential Create / Random Create), each with its Latency line.
-/// A block whose tests were not run is left out.
+/// A block whose tests were not run is left out. Warnings follow, one `warning:` line each.
 pub fn bonnie_table(r: &BonnieResult) -> String {
     let version = format!("Version {:<11}", r.version);
     let mut out = String::new();
@@ -188,27 +240,44 @@ pub fn bonnie_table(r: &BonnieResult) -> String {
         let lats: Vec<String> = r.file_tests().iter().map(|s| bonnie_lat(s)).collect();
         out += &bonnie_latency_row(&lats);
     }
+    for w in &r.warnings {
+        out += &format!("warning: {}\n", w.message);
+    }
     out
 }
 
-/// The bonnie++ 1.98 CSV line (48 fields, see [`BONNIE_CSV_FIELDS`]), newline-terminated.
+/// The CSV line of bonnie++ 1.98/2.00 (50 fields, see [`BONNIE_CSV_FIELDS`]), newline-terminated,
+/// so that `bon_csv2txt` and `bon_csv2html` put every figure in its column.
 /// `bonnie_version` is `iolab-<version>`; tests not run are empty, too fast ones `+++++,+++`;
-/// `io_chunk_size` is empty for the default 8 KiB, as bonnie++ writes it; `max_size`, `min_size`,
-/// `num_dirs` and `file_chunk_size` are empty (empty files in one directory, bonnie++'s default).
+/// `io_chunk_size` is empty for the default 8 KiB (bonnie++ 2.00a leaves it empty always);
+/// `num_seeks` and `seek_proc_count` are what ran (empty, like the size, without data tests);
+/// `max_size`, `min_size`, `num_dirs` and `file_chunk_size` are empty (empty files in one
+/// directory, bonnie++'s default).
 pub fn bonnie_csv(r: &BonnieResult) -> String {
+    let data = r.file_size_bytes > 0;
     let mut f: Vec<String> = vec![
         BONNIE_CSV_FORMAT.into(),
         r.version.clone(),
         r.machine.replace(',', "_"),
         r.concurrency.to_string(),
         r.seed.to_string(),
-        if r.file_size_bytes > 0 {
+        if data {
             bonnie_size(r.file_size_bytes)
         } else {
             String::new()
         },
-        if r.chunk_bytes != BONNIE_DEFAULT_CHUNK {
+        if data && r.chunk_bytes != BONNIE_DEFAULT_CHUNK {
             bonnie_size(r.chunk_bytes)
+        } else {
+            String::new()
+        },
+        if data {
+            r.seeks_asked().to_string()
+        } else {
+            String::new()
+        },
+        if data {
+            r.seekers().to_string()
         } else {
             String::new()
         },

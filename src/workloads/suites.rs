@@ -42,16 +42,20 @@
 //!
 //! One file of `size` bytes, in `chunk`-sized pieces:
 //!
-//! * **Sequential Output, Per Chr**: the file written one byte per call (`putc`) through a
-//!   `chunk`-sized [`BufWriter`].
-//! * **Block**: written again, `chunk` bytes per `write`.
+//! * **Sequential Output, Per Chr**: the first [`BONNIE_CHAR_IO_BYTES`] (3 MiB) of the file, or
+//!   all of a smaller one, written one byte per `write(2)`, as bonnie++ 2.00 does (its "putc"
+//!   is `write(fd, &c, 1)`: CPU-bound, a system call per byte).
+//! * **Block**: the whole file written anew, `chunk` bytes per `write`.
 //! * **Rewrite**: each chunk read, changed, the position moved back (`lseek`), written.
-//! * **Sequential Input, Per Chr**: read one byte per call (`getc`) through a [`BufReader`].
+//! * **Sequential Input, Per Chr**: the same bytes read one byte per `read(2)` (bonnie++'s
+//!   "getc").
 //! * **Block**: read `chunk` bytes per `read`.
 //! * **Random Seeks**: 3 threads (bonnie++ uses 3 processes) together do `seeks` reads of a random
 //!   chunk; one read in ten is followed by writing the chunk back changed, like bonnie++.
 //!
-//! Unlike bonnie++, which relies on `size` >= 2 × RAM, the file is evicted from the page cache
+//! Like bonnie++, a `size` below twice the RAM is refused (the page cache would hold the file)
+//! unless `force` is set, which runs it with a warning in the result. Unlike bonnie++, which
+//! relies on `size` >= 2 × RAM, the file is evicted from the page cache
 //! (fdatasync + `posix_fadvise(DONTNEED)`, untimed) before Rewrite, each Sequential Input test and
 //! Random Seeks, so a smaller `size` still reads from the device. Writes are not flushed (as in
 //! bonnie++): with a small `size` the output tests measure the page cache.
@@ -668,11 +672,16 @@ pub const BONNIE_MIN_TIME_S: f64 = 0.5;
 pub const BONNIE_SEEK_THREADS: u32 = 3;
 /// bonnie++'s default chunk size; the CSV leaves `io_chunk_size` empty for it, like bonnie++.
 pub const BONNIE_DEFAULT_CHUNK: u64 = 8 << 10;
-/// The CSV format emulated (bonnie++ 1.98).
+/// The CSV format written: bonnie++ 1.98 and 2.00 write `1.98` as the line's first field.
 pub const BONNIE_CSV_FORMAT: &str = "1.98";
+/// Bytes of the per-character tests: bonnie++ 2.00 writes and reads 3 MiB one byte at a time
+/// (counted with strace: 3,145,728 one-byte `write(2)`s and `read(2)`s), whatever `-s` is.
+pub const BONNIE_CHAR_IO_BYTES: u64 = 3 << 20;
 
-/// The fields of the bonnie++ 1.98 CSV line, in order.
-pub const BONNIE_CSV_FIELDS: [&str; 48] = [
+/// The 50 fields of the CSV line bonnie++ 1.98 and 2.00 write (and `bon_csv2txt` /
+/// `bon_csv2html` 2.00 read), in order: the 1.97 layout with the number of seeks and of seeker
+/// processes after the chunk size (tests/fixtures/bonnie/ holds lines bonnie++ 2.00a wrote).
+pub const BONNIE_CSV_FIELDS: [&str; 50] = [
     "format_version",
     "bonnie_version",
     "name",
@@ -680,6 +689,8 @@ pub const BONNIE_CSV_FIELDS: [&str; 48] = [
     "seed",
     "file_size",
     "io_chunk_size",
+    "num_seeks",
+    "seek_proc_count",
     "putc",
     "putc_cpu",
     "put_block",
@@ -780,28 +791,36 @@ impl Meter {
 
 type Step = io::Result<Option<BonnieStat>>;
 
-fn putc_test(path: &Path, size: u64, chunk: u64, stop: &AtomicBool) -> Step {
-    let f = OpenOptions::new()
+/// Bytes the per-character tests move: [`BONNIE_CHAR_IO_BYTES`], or the whole file if smaller,
+/// in whole chunks.
+pub fn bonnie_char_io_bytes(size: u64, chunk: u64) -> u64 {
+    let n = size.min(BONNIE_CHAR_IO_BYTES.max(chunk));
+    n - n % chunk.max(1)
+}
+
+/// bonnie++'s "putc": `bytes` written one byte per `write(2)`, as bonnie++ 2.00 does; one timed
+/// operation per chunk's worth of bytes.
+fn putc_test(path: &Path, bytes: u64, chunk: u64, stop: &AtomicBool) -> Step {
+    let mut f = OpenOptions::new()
         .write(true)
         .create(true)
         .truncate(true)
         .open(path)?;
-    let mut w = BufWriter::with_capacity(chunk as usize, &f);
     let mut c = 0u8;
     let mut m = Meter::start();
-    for _ in 0..size / chunk {
+    for _ in 0..bytes / chunk {
         if stop.load(Relaxed) {
             return Ok(None);
         }
         let t = Instant::now();
         for _ in 0..chunk {
-            w.write_all(std::slice::from_ref(&c))?;
+            // one system call per byte (write_all retries only on EINTR)
+            f.write_all(std::slice::from_ref(&c))?;
             c = c.wrapping_add(1) & 0x7f;
         }
         m.op(t);
     }
-    w.flush()?;
-    Ok(Some(m.finish(size as f64 / 1024.0)))
+    Ok(Some(m.finish(bytes as f64 / 1024.0)))
 }
 
 fn block_write_test(path: &Path, size: u64, buf: &mut [u8], stop: &AtomicBool) -> Step {
@@ -842,25 +861,24 @@ fn rewrite_test(path: &Path, size: u64, buf: &mut [u8], stop: &AtomicBool) -> St
     Ok(Some(m.finish(size as f64 / 1024.0)))
 }
 
-fn getc_test(path: &Path, size: u64, chunk: u64, stop: &AtomicBool) -> Step {
-    let f = File::open(path)?;
+/// bonnie++'s "getc": the first `bytes` of the file read one byte per `read(2)`.
+fn getc_test(path: &Path, bytes: u64, chunk: u64, stop: &AtomicBool) -> Step {
+    let mut f = File::open(path)?;
     evict(&f)?;
-    let mut r = BufReader::with_capacity(chunk as usize, &f);
     let mut c = [0u8; 1];
     let mut m = Meter::start();
-    for _ in 0..size / chunk {
+    for _ in 0..bytes / chunk {
         if stop.load(Relaxed) {
             return Ok(None);
         }
         let t = Instant::now();
         for _ in 0..chunk {
-            if r.read(&mut c)? != 1 {
-                return Err(io::ErrorKind::UnexpectedEof.into());
-            }
+            // one system call per byte
+            f.read_exact(&mut c)?;
         }
         m.op(t);
     }
-    Ok(Some(m.finish(size as f64 / 1024.0)))
+    Ok(Some(m.finish(bytes as f64 / 1024.0)))
 }
 
 fn block_read_test(path: &Path, size: u64, buf: &mut [u8], stop: &AtomicBool) -> Step {
@@ -978,7 +996,46 @@ fn file_test(names: &[PathBuf], order: &[u64], op: FileOp, stop: &AtomicBool) ->
     Ok(Some(m.finish(n)))
 }
 
+/// The warning code of a Bonnie++ run on a file below twice the RAM (`--force`).
+pub const BONNIE_SMALL_SIZE_WARNING: &str = "bonnie_size_below_2x_ram";
+
+/// Bonnie++'s rule: a data file below twice the RAM measures the page cache, so bonnie++
+/// refuses it ("File size should be double RAM for good results") unless `-r` fakes the RAM.
+/// `ram`: bytes of RAM (None: unknown, no rule). Below twice the RAM: a usage error without
+/// `force`, else the warning to record. `size` 0 (no data tests) passes.
+pub fn bonnie_ram_rule(
+    size: u64,
+    ram: Option<u64>,
+    force: bool,
+) -> Result<Option<crate::model::run::Warning>> {
+    let Some(ram) = ram else { return Ok(None) };
+    if size == 0 || size >= ram.saturating_mul(2) {
+        return Ok(None);
+    }
+    let what = format!(
+        "--size {} is below twice the RAM ({} of RAM, so {} or more): the page cache would hold the file",
+        Bytes(size),
+        human_bytes(ram as f64),
+        human_bytes(ram as f64 * 2.0)
+    );
+    if !force {
+        return Err(Error::usage(format!(
+            "{what}; Bonnie++ refuses that too (give --force to run anyway)"
+        )));
+    }
+    Ok(Some(crate::model::run::Warning::new(
+        BONNIE_SMALL_SIZE_WARNING,
+        format!("{what} (run with --force): the output tests measure memory, not the device"),
+    )))
+}
+
+/// The RAM of this machine (MemTotal), bytes.
+pub fn machine_ram() -> Option<u64> {
+    crate::system::fsinfo::meminfo(&crate::system::env::Roots::live().proc).map(|(t, _)| t)
+}
+
 fn bonnie_validate(o: &BonnieOpts) -> Result<()> {
+    bonnie_ram_rule(o.size, machine_ram(), o.force)?;
     check_dir(&o.dir)?;
     if o.size == 0 && o.files == 0 {
         return Err(Error::usage(
@@ -1014,6 +1071,10 @@ fn bonnie_err(what: &str, dir: &Path, e: io::Error) -> Error {
 /// Runs the Bonnie++ tests (see the module documentation).
 pub fn bonnie(o: &BonnieOpts, stop: &AtomicBool) -> Result<BonnieResult> {
     bonnie_validate(o)?;
+    let warnings: Vec<_> = bonnie_ram_rule(o.size, machine_ram(), o.force)?
+        .into_iter()
+        .collect();
+    let char_io = bonnie_char_io_bytes(o.size, o.chunk);
     let seed = o.seed.unwrap_or_else(crate::spec::dist::seed_from_clock);
     let name = unique_name("iolab-bonnie");
     let path = o.dir.join(&name);
@@ -1045,6 +1106,9 @@ pub fn bonnie(o: &BonnieOpts, stop: &AtomicBool) -> Result<BonnieResult> {
         file_size_bytes: o.size,
         chunk_bytes: o.chunk,
         files: o.files,
+        seek_count: if o.size > 0 { o.seeks } else { 0 },
+        seek_procs: BONNIE_SEEK_THREADS,
+        char_io_bytes: if o.size > 0 { char_io } else { 0 },
         putc: None,
         put_block: None,
         rewrite: None,
@@ -1058,6 +1122,7 @@ pub fn bonnie(o: &BonnieOpts, stop: &AtomicBool) -> Result<BonnieResult> {
         ran_stat: None,
         ran_del: None,
         interrupted: false,
+        warnings,
     };
     let dir = o.dir.as_path();
     // Runs one step: stores its result, or marks the run interrupted and returns it.
@@ -1078,7 +1143,7 @@ pub fn bonnie(o: &BonnieOpts, stop: &AtomicBool) -> Result<BonnieResult> {
         step!(
             putc,
             "per-char output",
-            putc_test(&path, o.size, o.chunk, stop)
+            putc_test(&path, char_io, o.chunk, stop)
         );
         step!(
             put_block,
@@ -1089,7 +1154,7 @@ pub fn bonnie(o: &BonnieOpts, stop: &AtomicBool) -> Result<BonnieResult> {
         step!(
             getc,
             "per-char input",
-            getc_test(&path, o.size, o.chunk, stop)
+            getc_test(&path, char_io, o.chunk, stop)
         );
         step!(
             get_block,
@@ -1162,8 +1227,7 @@ impl Default for IozoneOpts {
 
 impl Default for BonnieOpts {
     fn default() -> Self {
-        let ram = crate::system::fsinfo::meminfo(&crate::system::env::Roots::live().proc)
-            .map(|(total, _)| total);
+        let ram = machine_ram();
         BonnieOpts {
             dir: PathBuf::from("."),
             size: ram
@@ -1174,6 +1238,7 @@ impl Default for BonnieOpts {
             seeks: 8000,
             machine: crate::system::fsinfo::hostname(),
             seed: None,
+            force: false,
         }
     }
 }
