@@ -250,7 +250,8 @@ pub fn run_options_help(cmd: &str) -> String {
         let Some(long) = a.get_long() else { continue };
         // the experiment's own options (or refused there)
         if [
-            "help", "repeat", "db", "label", "tag", "json", "no-save", "quiet", "output",
+            "help", "repeat", "db", "label", "tag", "json", "no-save", "quiet", "output", "role",
+            "profile",
         ]
         .contains(&long)
         {
@@ -928,4 +929,15 @@ pub struct RunArgs {
     /// stderr, also when it is not a terminal and with -q.
     #[arg(long, value_name = "N", value_parser = interval_s, allow_negative_numbers = true)]
     pub report_interval: Option<f64>,
+    /// A role that runs at the same time as the other roles, with its own options and results
+    /// (repeatable): NAME:key=value,... with run options as keys (mode=seqwr,bs=4k,threads=1,
+    /// fsync-freq=1,direct,...). Options outside --role apply to every role; a role with size=
+    /// or files= has its own file set in DIR/NAME/ (docs/roles.md).
+    #[arg(long = "role", value_name = "NAME:KEY=VALUE,...")]
+    pub roles: Vec<String>,
+    /// A built-in set of roles: db = wal (4 KiB appends, fdatasync each), reads (16 KiB random
+    /// reads, 8 threads), checkpoint (16 KiB buffered random writes, 2 threads, periodic
+    /// fsync); a --role of the same name changes that role.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
 }

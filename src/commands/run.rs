@@ -79,7 +79,7 @@ fn run_locked(
     let mut saved_ids = Vec::new();
     let mut not_saved: Option<String> = None;
     let mut worst = 0;
-    let multi = plan.cells.len() > 1;
+    let multi = plan.roles.is_empty() && plan.cells.len() > 1;
     for i in 0..reps {
         let doc = match runner::run(plan, stop, |_| {}) {
             Ok(d) => d,
