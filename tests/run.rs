@@ -2588,6 +2588,28 @@ fn roles_share_the_file_set_or_have_their_own() {
         "the run removed the sets it created: {:?}",
         entries(d.path())
     );
+    // repetitions keep the sets between them and remove them after the last
+    let r = iolab(&[
+        "run",
+        "--dir",
+        dir,
+        "--files",
+        "4",
+        "--size",
+        "4M",
+        "--no-save",
+        "-q",
+        "--repeat",
+        "2",
+        "--time",
+        "0.2",
+        "--role",
+        "log:mode=seqwr,bs=4k,size=256k,files=1",
+        "--role",
+        "rd:mode=rndrd",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
     // --profile db: wal, reads, checkpoint
     let v = rj(
         d.path(),
