@@ -1515,3 +1515,102 @@ fn device_sweeps_take_it_and_a_locked_device_waits_then_refuses() {
         r.stderr
     );
 }
+
+/// Concurrent roles on a write-throttled device: the log writer's fdatasync p99 with a
+/// checkpoint role writing beside it is well above its p99 alone (fsync stalls). Both figures
+/// are recorded in docs/roles.md.
+#[test]
+fn wal_fsync_p99_rises_with_a_checkpoint_role_beside_it() {
+    let name = "wal_fsync_p99_rises_with_a_checkpoint_role_beside_it";
+    if let Some(why) = cannot(true) {
+        return skip(name, &why);
+    }
+    let fs = LoopFs::new(
+        512,
+        "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0",
+    );
+    let dir = fs.dir().to_str().unwrap().to_string();
+    // Both sets prepared outside the throttle, so the runs reuse (and keep) them.
+    let wal_dir = format!("{dir}/wal");
+    std::fs::create_dir(&wal_dir).unwrap();
+    for (d, files, size) in [(dir.as_str(), "4", "128M"), (wal_dir.as_str(), "1", "16M")] {
+        let r = iolab(&[
+            "prepare", "-q", "--dir", d, "--files", files, "--size", size,
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let wal = "wal:mode=seqwr,bs=4k,threads=1,fsync-freq=1,fsync-mode=fdatasync,size=16M,files=1";
+    let checkpoint = "checkpoint:mode=rndwr,bs=16k,threads=2,fsync-freq=256";
+    let args = |roles: &[&'static str]| {
+        let mut a = vec![
+            "run",
+            "--dir",
+            &dir,
+            "--files",
+            "4",
+            "--size",
+            "128M",
+            "--time",
+            "5",
+            "--json",
+            "--no-save",
+            "-q",
+            "--seed",
+            "7",
+        ];
+        for r in roles {
+            a.extend_from_slice(&["--role", r]);
+        }
+        a.into_iter().map(String::from).collect::<Vec<String>>()
+    };
+    let th = Throttle::new(&fs.majmin(), 0, 200);
+    let run = |roles: &[&'static str]| {
+        let a = args(roles);
+        let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+        let r = th.iolab(&a);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.json()
+    };
+    let alone = run(&[wal]);
+    let mixed = run(&[wal, checkpoint]);
+    drop(th);
+    let fsync = |v: &serde_json::Value| {
+        let w = v["roles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "wal")
+            .unwrap()["results"]["fsync"]
+            .clone();
+        (
+            w["ops"].as_u64().unwrap(),
+            w["lat_ns"]["p99"].as_u64().unwrap(),
+        )
+    };
+    let (n_alone, p99_alone) = fsync(&alone);
+    let (n_mixed, p99_mixed) = fsync(&mixed);
+    let cp = &mixed["roles"][1]["results"];
+    eprintln!(
+        "write throttle 200 IOPS: wal fdatasync alone {n_alone} ops p99 {:.2} ms; with checkpoint {n_mixed} ops p99 {:.2} ms (checkpoint {} writes, {} fsyncs, fsync p99 {:.2} ms)",
+        p99_alone as f64 / 1e6,
+        p99_mixed as f64 / 1e6,
+        cp["write"]["ops"],
+        cp["fsync"]["ops"],
+        cp["fsync"]["lat_ns"]["p99"].as_f64().unwrap_or(0.0) / 1e6,
+    );
+    assert!(n_alone > 0 && n_mixed > 0);
+    assert!(cp["fsync"]["ops"].as_u64().unwrap() > 0, "{cp}");
+    assert!(
+        p99_mixed as f64 > 1.5 * p99_alone as f64,
+        "wal fdatasync p99 with checkpoint {p99_mixed} ns vs alone {p99_alone} ns"
+    );
+    // the sets were there before: kept, and the wal's emptied file completed again
+    assert_eq!(iolab(&["cleanup", "--dir", &dir]).code, 0);
+    assert_eq!(
+        iolab(&[
+            "cleanup", "--dir", &wal_dir, "--files", "1", "--size", "16M"
+        ])
+        .code,
+        0
+    );
+}

@@ -2701,3 +2701,191 @@ fn layouts_are_prepared_recorded_and_made_afresh() {
         "the run's own set is removed"
     );
 }
+
+/// `--role`: the roles run at once, each with its own job, threads and results; the cell's
+/// results are their totals.
+#[test]
+fn roles_run_at_once_each_with_its_own_results() {
+    let d = tempfile::tempdir().unwrap();
+    let v = rj(
+        d.path(),
+        &[
+            "--engine",
+            "null",
+            "--time",
+            "0.4",
+            "--role",
+            "a:mode=rndrd,threads=2",
+            "--role",
+            "b:mode=rndwr,threads=1,bs=4k,fsync-freq=10",
+        ],
+    );
+    assert_eq!(v["mode"], "roles");
+    let roles = v["roles"].as_array().unwrap();
+    let names: Vec<&str> = roles.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["a", "b"]);
+    let (a, b) = (&roles[0], &roles[1]);
+    assert_eq!(a["mode"], "rndrd");
+    assert_eq!(a["job"]["threads"], 2);
+    assert_eq!(b["job"]["threads"], 1);
+    assert_eq!(b["job"]["bs_bytes"], 4096);
+    assert!(ops(a, "read") > 0 && ops(a, "write") == 0);
+    assert!(ops(b, "write") > 0 && ops(b, "read") == 0);
+    assert_eq!(
+        b["results"]["write"]["bytes"].as_u64().unwrap(),
+        4096 * ops(b, "write")
+    );
+    assert!(ops(b, "fsync") > 0, "fsync-freq=10 of role b: {b}");
+    // the same window for both, and totals that add up
+    assert_eq!(a["window_s"], b["window_s"]);
+    assert_eq!(ops(&v, "read"), ops(a, "read"));
+    assert_eq!(ops(&v, "write"), ops(b, "write"));
+    assert_eq!(v["job"]["threads"], 3);
+    // the table shows one block per role
+    let r = iolab(&[
+        "run",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--no-save",
+        "-q",
+        "--engine",
+        "null",
+        "--ops",
+        "100",
+        "--role",
+        "a:mode=rndrd",
+        "--role",
+        "b:mode=rndwr",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("a (rndrd)") && r.stdout.contains("b (rndwr)"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// Roles without size=/files= share the run's file set; a role with them has its own in
+/// DIR/NAME/; both are removed afterwards when this run created them.
+#[test]
+fn roles_share_the_file_set_or_have_their_own() {
+    let d = tempfile::tempdir().unwrap();
+    let v = rj(
+        d.path(),
+        &[
+            "--time",
+            "0.3",
+            "--role",
+            "log:mode=seqwr,bs=4k,fsync-freq=1,fsync-mode=fdatasync,size=256k,files=1",
+            "--role",
+            "rd:mode=rndrd,threads=2",
+        ],
+    );
+    let roles = v["roles"].as_array().unwrap();
+    let dir = d.path().to_str().unwrap();
+    assert_eq!(roles[0]["job"]["dir"], format!("{dir}/log"));
+    assert_eq!(roles[0]["job"]["files"], 1);
+    assert_eq!(roles[0]["job"]["total_bytes"], 256 * 1024);
+    assert_eq!(roles[1]["job"]["dir"], dir);
+    assert_eq!(roles[1]["job"]["files"], 4);
+    let log = &roles[0];
+    assert!(ops(log, "write") > 0);
+    assert!(
+        ops(log, "fsync") + 1 >= ops(log, "write"),
+        "an fdatasync after each write: {log}"
+    );
+    assert!(ops(&roles[1], "read") > 0);
+    assert!(
+        entries(d.path()).is_empty(),
+        "the run removed the sets it created: {:?}",
+        entries(d.path())
+    );
+    // repetitions keep the sets between them and remove them after the last
+    let r = iolab(&[
+        "run",
+        "--dir",
+        dir,
+        "--files",
+        "4",
+        "--size",
+        "4M",
+        "--no-save",
+        "-q",
+        "--repeat",
+        "2",
+        "--time",
+        "0.2",
+        "--role",
+        "log:mode=seqwr,bs=4k,size=256k,files=1",
+        "--role",
+        "rd:mode=rndrd",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+    // --profile db: wal, reads, checkpoint
+    let v = rj(
+        d.path(),
+        &["--profile", "db", "--engine", "null", "--time", "0.3"],
+    );
+    let roles = v["roles"].as_array().unwrap();
+    let got: Vec<(&str, u64)> = roles
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap(),
+                r["job"]["threads"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, [("wal", 1), ("reads", 8), ("checkpoint", 2)]);
+    assert_eq!(roles[0]["job"]["fsync_mode"], "fdatasync");
+    assert_eq!(roles[0]["job"]["bs_bytes"], 4096);
+    assert_eq!(roles[2]["job"]["direct"], false);
+}
+
+#[test]
+fn bad_roles_are_refused_with_one_line() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    for (args, want) in [
+        (
+            vec!["--role", "wal:mode=seqwr,colour=blue"],
+            "--role wal: unknown key 'colour'",
+        ),
+        (vec!["--role", "wal:threads=0"], "--role wal:"),
+        (
+            vec!["--role", "w:mode=seqwr"],
+            "--role w: seqwr empties its files first",
+        ),
+        (vec!["--role", "r:bs=4k"], "--role r: give the role a mode"),
+        (vec!["--role", "r:mode=rndrd,rndwr"], "one mode per role"),
+        (
+            vec!["--role", "r:mode=rndrd", "--role", "r:mode=rndwr"],
+            "given twice",
+        ),
+        (vec!["--profile", "oltp"], "not a profile"),
+        (
+            vec!["--mode", "rndrd,rndwr", "--profile", "db"],
+            "--mode with --role",
+        ),
+    ] {
+        let mut a = vec!["run", "--dir", dir, "--no-save", "-q", "--time", "0.1"];
+        a.extend_from_slice(&args);
+        let r = iolab(&a);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(want), "{args:?}: {}", r.stderr);
+        assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    }
+    let r = iolab(&[
+        "sweep",
+        "--dir",
+        dir,
+        "--threads",
+        "1,2",
+        "--role",
+        "a:mode=rndrd",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("takes no roles"), "{}", r.stderr);
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}

@@ -1282,3 +1282,107 @@ fn a_db_run_the_store_did_not_take_is_kept_and_imported_later() {
     assert!(list.stdout.contains("TPS"), "{}", list.stdout);
     assert!(!list.stdout.contains("IOPS"), "{}", list.stdout);
 }
+
+/// A run with roles: stored as one metrics cell per role (the `role` column), shown like the
+/// live table, compared role by role with another run of the same roles.
+#[test]
+fn roles_are_stored_shown_and_compared_by_name() {
+    let lab = Lab::new();
+    let args = [
+        "--engine",
+        "null",
+        "--ops",
+        "300",
+        "--role",
+        "wal:mode=seqwr,bs=4k,fsync-freq=1,size=64k",
+        "--role",
+        "reads:mode=rndrd,threads=2",
+        "--json",
+    ];
+    let r = lab.run(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let id = saved_id(&r.stderr);
+    let printed = r.json();
+    assert_eq!(printed["roles"][0]["results"]["write"]["ops"], 300);
+    assert_eq!(printed["roles"][1]["results"]["read"]["ops"], 300);
+    assert_eq!(printed, lab.ok(&["show", &id.to_string(), "--json"]).json());
+    let shown = lab.ok(&["show", &id.to_string()]).stdout;
+    assert!(
+        shown.contains("wal (seqwr)") && shown.contains("reads (rndrd)"),
+        "{shown}"
+    );
+    let conn = Connection::open(&lab.db).unwrap();
+    let mut st = conn
+        .prepare(
+            "SELECT cell, role, mode, op, ops FROM metrics WHERE run_id = ?1 ORDER BY cell, op",
+        )
+        .unwrap();
+    let rows: Vec<(i64, Option<String>, String, String, i64)> = st
+        .query_map([id], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let want = |c, role: &str, mode: &str, op: &str, n| {
+        (
+            c,
+            Some(role.to_string()),
+            mode.to_string(),
+            op.to_string(),
+            n,
+        )
+    };
+    assert_eq!(
+        rows,
+        [
+            want(0, "wal", "seqwr", "fsync", 300),
+            want(0, "wal", "seqwr", "write", 300),
+            want(1, "reads", "rndrd", "read", 300),
+        ]
+    );
+    // the same roles the other way round: matched by name, not by position
+    let r = lab.run(&[
+        "--engine",
+        "null",
+        "--ops",
+        "300",
+        "--role",
+        "reads:mode=rndrd,threads=2",
+        "--role",
+        "wal:mode=seqwr,bs=4k,fsync-freq=1,size=64k",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let id2 = saved_id(&r.stderr);
+    let c = lab
+        .ok(&["compare", &id.to_string(), &id2.to_string(), "--json"])
+        .json();
+    let cells: Vec<(String, String)> = c["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["metric"] == "iops" && !r["sides"][1]["stat"].is_null())
+        .map(|r| {
+            (
+                r["cell"].as_str().unwrap().to_string(),
+                r["op"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    for want in [
+        ("wal (seqwr)", "write"),
+        ("wal (seqwr)", "fsync"),
+        ("reads (rndrd)", "read"),
+    ] {
+        assert!(
+            cells.contains(&(want.0.to_string(), want.1.to_string())),
+            "{want:?} in {cells:?}"
+        );
+    }
+    assert!(c["not_comparable"].as_array().unwrap().is_empty(), "{c}");
+    // the report has a series per role
+    let html = lab._tmp.path().join("r.html");
+    lab.ok(&["report", &id.to_string(), "-o", html.to_str().unwrap()]);
+    let h = std::fs::read_to_string(&html).unwrap();
+    assert!(h.contains("wal (seqwr)") && h.contains("reads (rndrd)"));
+}

@@ -261,6 +261,8 @@ pub fn run_options_help(cmd: &str) -> String {
             "quiet",
             "output",
             "output-format",
+            "role",
+            "profile",
         ]
         .contains(&long)
         {
@@ -1026,4 +1028,15 @@ pub struct RunArgs {
     /// stderr, also when it is not a terminal and with -q.
     #[arg(long, value_name = "N", value_parser = interval_s, allow_negative_numbers = true)]
     pub report_interval: Option<f64>,
+    /// A role that runs at the same time as the other roles, with its own options and results
+    /// (repeatable): NAME:key=value,... with run options as keys (mode=seqwr,bs=4k,threads=1,
+    /// fsync-freq=1,direct,...). Options outside --role apply to every role; a role with size=
+    /// or files= has its own file set in DIR/NAME/ (docs/roles.md).
+    #[arg(long = "role", value_name = "NAME:KEY=VALUE,...")]
+    pub roles: Vec<String>,
+    /// A built-in set of roles: db = wal (4 KiB appends, fdatasync each), reads (16 KiB random
+    /// reads, 8 threads), checkpoint (16 KiB buffered random writes, 2 threads, periodic
+    /// fsync); a --role of the same name changes that role.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
 }

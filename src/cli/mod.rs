@@ -3,9 +3,11 @@
 
 mod args;
 mod plan;
+mod roles;
 
 pub use args::*;
 pub use plan::*;
+pub use roles::*;
 
 use crate::engine::Direct;
 use crate::engine::runner::Plan;
@@ -33,6 +35,7 @@ fn value_flags() -> Vec<String> {
         .filter(|a| {
             a.get_action().takes_values() && a.get_long().is_some() && !a.is_require_equals_set()
         })
+        .filter(|a| !matches!(a.get_long(), Some("role" | "profile")))
         .map(|a| format!("--{}", a.get_long().unwrap()))
         .collect()
 }
@@ -40,6 +43,14 @@ fn value_flags() -> Vec<String> {
 /// Parses `iolab run` arguments with clap into a plan.
 fn plan_for(args: &[String]) -> Result<Plan> {
     use clap::Parser;
+    if let Some(f) = args
+        .iter()
+        .find(|a| ["--role", "--profile"].contains(&a.split('=').next().unwrap_or("")))
+    {
+        return Err(Error::usage(format!(
+            "{f}: roles run at once in one `iolab run`; a sweep or saturation search varies one job and takes no roles"
+        )));
+    }
     let mut argv = vec!["iolab".to_string(), "run".to_string()];
     argv.extend(args.iter().cloned());
     let cli = Cli::try_parse_from(&argv).map_err(|e| {

@@ -321,6 +321,9 @@ pub fn check_fallocate(probe: &Probe, dir: &Path) -> Result<()> {
 
 /// Translates `iolab run` flags into a plan; checks everything before anything is written.
 pub fn plan_run(a: &RunArgs) -> Result<Plan> {
+    if !a.roles.is_empty() || a.profile.is_some() {
+        return plan_roles(a);
+    }
     let engine: EngineKind = flag("--engine", &a.engine)?;
     let fsync_mode: FsyncMode = flag("--fsync-mode", &a.fsync_mode)?;
     let distribution: Distribution = flag("--distribution", &a.distribution)?;
@@ -596,6 +599,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         report_interval: a.report_interval.map(std::time::Duration::from_secs_f64),
         dio,
         roots: crate::system::env::Roots::live(),
+        roles: Vec::new(),
     })
 }
 

@@ -86,6 +86,33 @@ fn run_locked(
     // A device target is never prepared or removed: it counts as there before.
     let existed = plan.fileset.device.is_some()
         || (fileset::status(&plan.fileset).present_files > 0 && !runner::replaces_set(plan));
+    // The roles' own sets (DIR/NAME/): whether each (and its directory) was there before.
+    let own_sets: Vec<(crate::model::job::FileSetSpec, bool, bool)> = plan
+        .roles
+        .iter()
+        .filter(|r| r.own_set)
+        .map(|r| {
+            (
+                r.fileset.clone(),
+                fileset::status(&r.fileset).present_files > 0,
+                r.fileset.dir.exists(),
+            )
+        })
+        .collect();
+    // After repetitions (the sets kept between them): remove the sets this run created.
+    let cleanup_all = |plan: &crate::spec::plan::Plan| {
+        if !existed {
+            fileset::cleanup(&plan.fileset);
+        }
+        for (spec, set_existed, dir_existed) in &own_sets {
+            if !set_existed {
+                fileset::cleanup(spec);
+                if !dir_existed {
+                    let _ = std::fs::remove_dir(&spec.dir);
+                }
+            }
+        }
+    };
     let keep = plan.keep;
     if reps > 1 {
         // Keep the set between repetitions; it is removed after the last one if this run made it.
@@ -99,16 +126,16 @@ fn run_locked(
     let mut saved_ids = Vec::new();
     let mut not_saved: Option<String> = None;
     let mut worst = 0;
-    let multi = plan.cells.len() > 1;
+    let multi = plan.roles.is_empty() && plan.cells.len() > 1;
     let fmt = a.format();
     let want_json = fmt != OutputFormat::Normal;
     for i in 0..reps {
         let doc = match runner::run(plan, stop, |_| {}) {
             Ok(d) => d,
             Err(e) => {
-                if reps > 1 && !existed && !keep {
+                if reps > 1 && !keep {
                     // The set kept between repetitions goes too, as on any failure.
-                    fileset::cleanup(&plan.fileset);
+                    cleanup_all(plan);
                 }
                 if i > 0 && e.exit == Exit::Interrupted {
                     // Earlier repetitions were measured and saved.
@@ -185,8 +212,8 @@ fn run_locked(
         }
     }
     if reps > 1 {
-        if !existed && !keep {
-            fileset::cleanup(&plan.fileset);
+        if !keep {
+            cleanup_all(plan);
         }
         if let (Some(s), Some(g)) = (&db, group) {
             let rows = history::group_summary(s, &saved_ids)?;

@@ -8,7 +8,9 @@ use crate::measure::live::{self, LiveCounters};
 use crate::measure::stats::{self, OpKind, ThreadStats};
 use crate::measure::truth;
 use crate::model::job::{FileSetSpec, Job, Layout, Limit, Mode};
-use crate::model::run::{CellJob, CellResult, Cpu, PrepareInfo, RunDoc, RunEnv, Warning};
+use crate::model::run::{
+    CellJob, CellResult, Cpu, PrepareInfo, RoleResult, RunDoc, RunEnv, Warning,
+};
 use crate::system::env::Roots;
 use crate::system::fsinfo;
 use std::fs::{File, OpenOptions};
@@ -170,60 +172,88 @@ fn fmt_rate(iops: f64, bps: f64) -> String {
     format!("{:>9.0} IOPS {:>9.2} MiB/s", iops, bps / 1048576.0)
 }
 
-/// Measures one cell. The file set must be complete.
-fn run_cell(
-    plan: &Plan,
-    job: &Job,
-    env: &RunEnv,
-    link_bps: Option<f64>,
-    stop: &AtomicBool,
-    resident_pct: f64,
-    devices: &[String],
-) -> Result<CellResult> {
-    let spec = &plan.fileset;
-    let engine = caps(job.engine);
-    let files = if engine.needs_files {
-        open_files(spec, job)?
-    } else {
-        Vec::new()
-    };
-    let fds: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
-    let maps = if engine.needs_mapping {
-        map_files(&files, spec.file_size_bytes)?
-    } else {
-        Maps(Vec::new())
-    };
-    let progress: Vec<Progress> = (0..job.threads)
-        .map(|_| Progress {
-            live: plan.report_interval.map(|_| LiveCounters::default()),
-            ..Progress::default()
+/// One job of a measured phase and the file set it runs on.
+struct Unit<'a> {
+    job: &'a Job,
+    spec: &'a FileSetSpec,
+}
+
+/// What one phase measured: the merged statistics of each unit, and what the units share.
+struct Phase {
+    merged: Vec<stats::Merged>,
+    /// Seconds from the end of the ramp to the end of the last thread.
+    duration_s: f64,
+    cpu: Cpu,
+    device: Option<crate::model::device::DeviceReport>,
+    interrupted: bool,
+}
+
+/// Runs the units of one phase at once: every unit's worker threads start at the same instant
+/// and measure the same window (the first unit's ramp and limit set it when time-limited), the
+/// device sampler runs once beside them, and each unit's threads are merged on their own. The
+/// file sets must be complete.
+fn run_phase(plan: &Plan, units: &[Unit], stop: &AtomicBool, devices: &[String]) -> Result<Phase> {
+    let mut files: Vec<Vec<File>> = Vec::new();
+    let mut maps: Vec<Maps> = Vec::new();
+    for u in units {
+        let engine = caps(u.job.engine);
+        let f = if engine.needs_files {
+            open_files(u.spec, u.job)?
+        } else {
+            Vec::new()
+        };
+        maps.push(if engine.needs_mapping {
+            map_files(&f, u.spec.file_size_bytes)?
+        } else {
+            Maps(Vec::new())
+        });
+        files.push(f);
+    }
+    let fds: Vec<Vec<RawFd>> = files
+        .iter()
+        .map(|f| f.iter().map(|f| f.as_raw_fd()).collect())
+        .collect();
+    let progress: Vec<Vec<Progress>> = units
+        .iter()
+        .map(|u| {
+            (0..u.job.threads)
+                .map(|_| Progress {
+                    live: plan.report_interval.map(|_| LiveCounters::default()),
+                    ..Progress::default()
+                })
+                .collect()
         })
         .collect();
+    let total_threads: u32 = units.iter().map(|u| u.job.threads).sum();
     let finished = AtomicUsize::new(0);
+    let job0 = units[0].job;
     let start = Instant::now() + Duration::from_millis(5);
-    let measure_start = start + Duration::from_secs_f64(job.ramp_s);
-    let deadline = match job.limit {
-        Limit::TimeS(t) => Some(measure_start + Duration::from_secs_f64(t)),
-        Limit::Ops(_) => None,
-    };
-    let sh = Shared {
-        job,
-        fds: &fds,
-        maps: &maps.0,
-        file_size_bytes: spec.file_size_bytes,
-        base_offset: spec.base_offset(),
-        // Page-aligned at least: a buffer that straddles an extra page costs an extra page pin per O_DIRECT I/O.
-        mem_align: plan.dio.mem.max(4096) as usize,
-        stop,
-        start,
-        measure_start,
-        deadline,
-    };
+    let measure_start = start + Duration::from_secs_f64(job0.ramp_s);
+    let shared: Vec<Shared> = units
+        .iter()
+        .enumerate()
+        .map(|(i, u)| Shared {
+            job: u.job,
+            fds: &fds[i],
+            maps: &maps[i].0,
+            file_size_bytes: u.spec.file_size_bytes,
+            base_offset: u.spec.base_offset(),
+            // Page-aligned at least: a buffer that straddles an extra page costs an extra page pin per O_DIRECT I/O.
+            mem_align: plan.dio.mem.max(4096) as usize,
+            stop,
+            start,
+            measure_start,
+            deadline: match u.job.limit {
+                Limit::TimeS(t) => Some(measure_start + Duration::from_secs_f64(t)),
+                Limit::Ops(_) => None,
+            },
+        })
+        .collect();
     let live = !plan.quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
     let (u0, s0) = rusage();
     let cell_done = AtomicBool::new(false);
     let mut device = None;
-    let results: Vec<std::io::Result<ThreadStats>> = std::thread::scope(|s| {
+    let results: Vec<Vec<std::io::Result<ThreadStats>>> = std::thread::scope(|s| {
         // The device sampler: one read of /proc/diskstats and /proc/stat per interval.
         let sampler = match (!devices.is_empty())
             .then(|| {
@@ -245,42 +275,74 @@ fn run_cell(
             Ok(h) => h,
             Err(e) => return Err(e),
         };
-        let handles = (0..job.threads)
-            .map(|t| {
-                let (sh, prog, finished) = (&sh, &progress[t as usize], &finished);
-                std::thread::Builder::new()
-                    .name(format!("iolab-w{t}"))
+        let mut handles = Vec::new();
+        let mut spawn_err = None;
+        'spawn: for (ui, u) in units.iter().enumerate() {
+            let mut hs = Vec::new();
+            for t in 0..u.job.threads {
+                let (sh, prog, finished) = (&shared[ui], &progress[ui][t as usize], &finished);
+                let files_n = u.spec.files;
+                let name = if units.len() > 1 {
+                    format!("iolab-r{ui}w{t}")
+                } else {
+                    format!("iolab-w{t}")
+                };
+                match std::thread::Builder::new()
+                    .name(name)
                     .spawn_scoped(s, move || {
                         while Instant::now() < sh.start {
                             std::hint::spin_loop();
                         }
-                        let r = run_worker(sh, t, spec.files, prog);
+                        let r = run_worker(sh, t, files_n, prog);
                         if r.is_err() {
                             sh.stop.store(true, Ordering::Relaxed);
                         }
                         finished.fetch_add(1, Ordering::Release);
                         r
-                    })
-            })
-            .collect::<std::io::Result<Vec<_>>>();
+                    }) {
+                    Ok(h) => hs.push(h),
+                    Err(e) => {
+                        spawn_err = Some(e);
+                        handles.push(hs);
+                        break 'spawn;
+                    }
+                }
+            }
+            handles.push(hs);
+        }
         // A thread that cannot be started (the system's thread or memory limit) fails the cell:
         // the workers already running are stopped and joined, never a panic.
-        let handles = match handles {
-            Ok(h) => h,
-            Err(e) => {
-                sh.stop.store(true, Ordering::Relaxed);
-                cell_done.store(true, Ordering::Relaxed);
-                return Err(e);
-            }
-        };
-        if let Some(every) = plan.report_interval {
-            report_lines(job, &progress, &finished, every, start, measure_start);
+        if let Some(e) = spawn_err {
+            stop.store(true, Ordering::Relaxed);
+            cell_done.store(true, Ordering::Relaxed);
+            return Err(e);
+        }
+        if let (Some(every), [_]) = (plan.report_interval, units) {
+            report_lines(job0, &progress[0], &finished, every, start, measure_start);
         } else if live {
-            monitor(job, &progress, &finished, measure_start, deadline);
+            let label = if units.len() > 1 {
+                format!("{} roles", units.len())
+            } else {
+                job0.mode.to_string()
+            };
+            let all: Vec<&Progress> = progress.iter().flatten().collect();
+            monitor(
+                &label,
+                total_threads,
+                job0.limit,
+                &all,
+                &finished,
+                measure_start,
+                shared[0].deadline,
+            );
         }
         let r = handles
             .into_iter()
-            .map(|h| h.join().expect("worker panicked"))
+            .map(|hs| {
+                hs.into_iter()
+                    .map(|h| h.join().expect("worker panicked"))
+                    .collect()
+            })
             .collect();
         cell_done.store(true, Ordering::Relaxed);
         device = sampler.map(|h| h.join().expect("sampler panicked"));
@@ -288,40 +350,142 @@ fn run_cell(
     })
     .map_err(|e| {
         Error::failed(format!(
-            "--threads {}: starting worker thread failed ({e}); the system's limit on threads or memory is lower than its figures said: use fewer --threads",
-            job.threads
+            "--threads {total_threads}: starting worker thread failed ({e}); the system's limit on threads or memory is lower than its figures said: use fewer --threads"
         ))
     })?;
     let end = Instant::now();
     let (u1, s1) = rusage();
     drop(maps);
     drop(files);
-    let mut stats = Vec::new();
-    for r in results {
-        stats.push(r.map_err(|e| Error::failed(format!("--engine {}: {e}", job.engine.name())))?);
+    let mut merged = Vec::new();
+    for (u, rs) in units.iter().zip(results) {
+        let mut stats = Vec::new();
+        for r in rs {
+            stats.push(
+                r.map_err(|e| Error::failed(format!("--engine {}: {e}", u.job.engine.name())))?,
+            );
+        }
+        merged.push(stats::merge(stats));
     }
-    let merged = stats::merge(stats);
-    let duration = end
-        .saturating_duration_since(measure_start)
-        .as_secs_f64()
-        .max(1e-9);
     let wall = end.saturating_duration_since(start).as_secs_f64().max(1e-9);
-    let cpu = Cpu {
-        user_s: u1 - u0,
-        sys_s: s1 - s0,
-        user_pct: 100.0 * (u1 - u0) / wall,
-        sys_pct: 100.0 * (s1 - s0) / wall,
-    };
-    let interrupted = stop.load(Ordering::Relaxed);
+    Ok(Phase {
+        merged,
+        duration_s: end
+            .saturating_duration_since(measure_start)
+            .as_secs_f64()
+            .max(1e-9),
+        cpu: Cpu {
+            user_s: u1 - u0,
+            sys_s: s1 - s0,
+            user_pct: 100.0 * (u1 - u0) / wall,
+            sys_pct: 100.0 * (s1 - s0) / wall,
+        },
+        device,
+        interrupted: stop.load(Ordering::Relaxed),
+    })
+}
+
+/// Measures one cell. The file set must be complete.
+fn run_cell(
+    plan: &Plan,
+    job: &Job,
+    env: &RunEnv,
+    link_bps: Option<f64>,
+    stop: &AtomicBool,
+    resident_pct: f64,
+    devices: &[String],
+) -> Result<CellResult> {
+    let spec = &plan.fileset;
+    let mut phase = run_phase(plan, &[Unit { job, spec }], stop, devices)?;
+    let merged = phase.merged.pop().expect("one unit");
     let cj = CellJob {
         job: job.clone(),
         fileset: spec.clone(),
     };
-    let mut cell = stats::cell_result(cj, &merged, duration, cpu, resident_pct, interrupted);
-    cell.device = device;
+    let mut cell = stats::cell_result(
+        cj,
+        &merged,
+        phase.duration_s,
+        phase.cpu,
+        resident_pct,
+        phase.interrupted,
+    );
+    cell.device = phase.device;
     cell.warnings = truth::check_cell(job, spec, env, link_bps, &cell, plan.warm);
     Ok(cell)
 }
+
+/// Measures the roles of a plan in one phase: one cell whose `roles` are each role's results
+/// and whose `results` are their totals. The file sets must be complete; `resident_pct` is the
+/// share of each role's set in the page cache at the start.
+fn run_roles_cell(
+    plan: &Plan,
+    env: &RunEnv,
+    link_bps: Option<f64>,
+    stop: &AtomicBool,
+    resident_pct: &[f64],
+    devices: &[String],
+) -> Result<CellResult> {
+    let units: Vec<Unit> = plan
+        .roles
+        .iter()
+        .map(|r| Unit {
+            job: &r.job,
+            spec: &r.fileset,
+        })
+        .collect();
+    let phase = run_phase(plan, &units, stop, devices)?;
+    let mut roles = Vec::new();
+    let mut warnings: Vec<Warning> = Vec::new();
+    for (i, (r, m)) in plan.roles.iter().zip(&phase.merged).enumerate() {
+        let cj = CellJob {
+            job: r.job.clone(),
+            fileset: r.fileset.clone(),
+        };
+        let mut c = stats::cell_result(
+            cj,
+            m,
+            phase.duration_s,
+            phase.cpu.clone(),
+            resident_pct[i],
+            phase.interrupted,
+        );
+        c.warnings = truth::check_cell(&r.job, &r.fileset, env, link_bps, &c, plan.warm);
+        for w in &c.warnings {
+            let w = Warning::new(&w.code, format!("role {}: {}", r.name, w.message));
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+        roles.push(RoleResult::from_cell(&r.name, c));
+    }
+    // The totals: every role's threads as one job (one block size: per-size figures stay with
+    // the roles).
+    let mut total = plan.roles[0].job.clone();
+    total.threads = plan.roles.iter().map(|r| r.job.threads).sum();
+    total.bs_mix = None;
+    total.bs_range = None;
+    let cj = CellJob {
+        job: total,
+        fileset: plan.fileset.clone(),
+    };
+    let mut cell = stats::cell_result(
+        cj,
+        &stats::combine(&phase.merged),
+        phase.duration_s,
+        phase.cpu,
+        resident_pct.first().copied().unwrap_or(0.0),
+        phase.interrupted,
+    );
+    cell.mode = ROLES_MODE.to_string();
+    cell.device = phase.device;
+    cell.warnings = warnings;
+    cell.roles = roles;
+    Ok(cell)
+}
+
+/// The `mode` of the cell of a run with roles.
+pub const ROLES_MODE: &str = "roles";
 
 /// `--report-interval`: one line per interval on stderr (terminal or not, also with -q), until
 /// the workers finish. Replaces the live progress line.
@@ -389,8 +553,10 @@ fn evict_device(spec: &FileSetSpec) -> std::io::Result<f64> {
 
 /// The live progress line (stderr, only on a terminal).
 fn monitor(
-    job: &Job,
-    progress: &[Progress],
+    label: &str,
+    threads: u32,
+    limit: Limit,
+    progress: &[&Progress],
     finished: &AtomicUsize,
     measure_start: Instant,
     deadline: Option<Instant>,
@@ -416,7 +582,7 @@ fn monitor(
             )
         } else {
             let el = now.duration_since(measure_start).as_secs_f64();
-            match (deadline, job.limit) {
+            match (deadline, limit) {
                 (Some(d), _) => format!(
                     "{el:.0}s elapsed, {:.0}s left",
                     d.saturating_duration_since(now).as_secs_f64()
@@ -425,7 +591,7 @@ fn monitor(
                 _ => format!("{el:.0}s"),
             }
         };
-        pb.set_message(format!("{} {}t {}  {}", job.mode, job.threads, rate, when));
+        pb.set_message(format!("{label} {threads}t {rate}  {when}"));
         pb.tick();
     }
     pb.finish_and_clear();
@@ -453,6 +619,32 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         .as_ref()
         .map(crate::measure::iostat::stack_devices)
         .unwrap_or_default();
+    if !plan.roles.is_empty() {
+        let (runs, prep, warnings, outcome) =
+            run_roles(plan, stop, &env, link_bps, &devices, plan.notes.clone());
+        for c in &runs {
+            on_cell(c);
+        }
+        let doc = RunDoc {
+            schema: crate::model::run::RUN_SCHEMA.to_string(),
+            iolab_version: env!("CARGO_PKG_VERSION").to_string(),
+            start_time,
+            end_time: now_rfc3339(),
+            label: plan.label.clone(),
+            tags: plan.tags.clone(),
+            env,
+            system,
+            prepare: prep,
+            warnings,
+            interrupted: stop.load(Ordering::Relaxed),
+            runs,
+        };
+        return finish(doc, outcome, || {
+            Error::interrupted(
+                "interrupted before measuring began (nothing saved); the roles' file sets were left as they were found",
+            )
+        });
+    }
     // An engine that touches no file (null) leaves the set alone; a device is never prepared,
     // extended or removed: only its range is read or written.
     let device = spec.device.is_some();
@@ -639,38 +831,6 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
             let _ = std::fs::remove_dir(&spec.dir);
         }
     }
-    if interrupted
-        && runs.is_empty()
-        && outcome
-            .as_ref()
-            .err()
-            .is_none_or(|e| e.exit == crate::error::Exit::Interrupted)
-    {
-        // Nothing was measured: no document, nothing to save; one line on what was prepared.
-        return Err(match outcome {
-            Err(e) if e.exit == crate::error::Exit::Interrupted => e,
-            _ if device => Error::interrupted(format!(
-                "interrupted before measuring began (nothing saved); nothing was written to {}",
-                spec.dir.display()
-            )),
-            _ if !touches_files => Error::interrupted(
-                "interrupted before measuring began (nothing saved); no files were used",
-            ),
-            _ => Error::interrupted(format!(
-                "interrupted before measuring began (nothing saved): the file set ({} files, {}) in {} {}",
-                spec.files,
-                crate::model::units::human_bytes(spec.total_bytes as f64),
-                spec.dir.display(),
-                if removed {
-                    "was prepared by this run and removed again"
-                } else if existed {
-                    "was there before and was kept"
-                } else {
-                    "was prepared and kept (--keep)"
-                }
-            )),
-        });
-    }
     let doc = RunDoc {
         schema: crate::model::run::RUN_SCHEMA.to_string(),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -685,6 +845,50 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         interrupted,
         runs,
     };
+    finish(doc, outcome, || {
+        if device {
+            Error::interrupted(format!(
+                "interrupted before measuring began (nothing saved); nothing was written to {}",
+                spec.dir.display()
+            ))
+        } else if !touches_files {
+            Error::interrupted(
+                "interrupted before measuring began (nothing saved); no files were used",
+            )
+        } else {
+            Error::interrupted(format!(
+                "interrupted before measuring began (nothing saved): the file set ({} files, {}) in {} {}",
+                spec.files,
+                crate::model::units::human_bytes(spec.total_bytes as f64),
+                spec.dir.display(),
+                if removed {
+                    "was prepared by this run and removed again"
+                } else if existed {
+                    "was there before and was kept"
+                } else {
+                    "was prepared and kept (--keep)"
+                }
+            ))
+        }
+    })
+}
+
+/// The end of a run: nothing measured after an interruption is an error (nothing to save);
+/// an interruption after measuring is a document marked interrupted.
+fn finish(doc: RunDoc, outcome: Result<()>, nothing: impl FnOnce() -> Error) -> Result<RunDoc> {
+    if doc.interrupted
+        && doc.runs.is_empty()
+        && outcome
+            .as_ref()
+            .err()
+            .is_none_or(|e| e.exit == crate::error::Exit::Interrupted)
+    {
+        // Nothing was measured: no document, nothing to save; one line on what was prepared.
+        return Err(match outcome {
+            Err(e) if e.exit == crate::error::Exit::Interrupted => e,
+            _ => nothing(),
+        });
+    }
     match outcome {
         Ok(()) => Ok(doc),
         Err(e) if e.exit == crate::error::Exit::Interrupted => Ok(RunDoc {
@@ -693,4 +897,163 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         }),
         Err(e) => Err(e),
     }
+}
+
+/// One file set the roles of a run use, and what this run did to it.
+struct RoleSet<'a> {
+    spec: &'a FileSetSpec,
+    /// Some of its files were there before this run.
+    existed: bool,
+    /// This run created its directory (a role's own `DIR/NAME/`).
+    created_dir: bool,
+}
+
+/// Runs the roles of a plan: prepares and evicts each file set (the shared one and the roles'
+/// own in `DIR/NAME/`), measures them in one phase, and leaves every set as it was found (a
+/// set this run created is removed unless --keep).
+fn run_roles(
+    plan: &Plan,
+    stop: &AtomicBool,
+    env: &RunEnv,
+    link_bps: Option<f64>,
+    devices: &[String],
+    mut warnings: Vec<Warning>,
+) -> (Vec<CellResult>, PrepareInfo, Vec<Warning>, Result<()>) {
+    let mut prep = PrepareInfo {
+        direct: plan.roles.iter().any(|r| r.job.direct),
+        ..Default::default()
+    };
+    let mut sets: Vec<RoleSet> = Vec::new();
+    let mut runs = Vec::new();
+    let mut resident = vec![0.0; plan.roles.len()];
+    let outcome = (|| -> Result<()> {
+        for r in &plan.roles {
+            if !caps(r.job.engine).needs_files || sets.iter().any(|s| s.spec == &r.fileset) {
+                continue;
+            }
+            let spec = &r.fileset;
+            let mut created_dir = false;
+            if r.own_set && !spec.dir.exists() {
+                std::fs::create_dir(&spec.dir).map_err(|e| {
+                    Error::failed(format!(
+                        "role {}: creating {}: {e}",
+                        r.name,
+                        spec.dir.display()
+                    ))
+                })?;
+                created_dir = true;
+            }
+            if plan.reprepare {
+                fileset::remove_other_sizes(spec);
+            }
+            let existed = fileset::status(spec).present_files > 0;
+            sets.push(RoleSet {
+                spec,
+                existed,
+                created_dir,
+            });
+            fileset::check_sizes(spec)?;
+        }
+        for set in &sets {
+            if set.spec.layout != Layout::Overwrite {
+                // holes, unwritten or extend: made afresh (a write consumes them)
+                let t0 = Instant::now();
+                fileset::make_layout(set.spec, false)?;
+                prep.seconds += t0.elapsed().as_secs_f64();
+            } else if !fileset::status(set.spec).complete(set.spec) {
+                let rep = fileset::prepare(
+                    set.spec,
+                    prep.direct,
+                    plan.dio.mem,
+                    stop,
+                    plan.quiet,
+                    plan.keep || set.existed,
+                )?;
+                prep.written_bytes += rep.written_bytes;
+                prep.reused_files += rep.reused_files;
+                prep.seconds += rep.seconds;
+            } else {
+                prep.reused_files += set.spec.files;
+            }
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        for r in &plan.roles {
+            if !caps(r.job.engine).needs_files {
+                continue;
+            }
+            if r.job.mode == Mode::Seqwr && r.fileset.layout == Layout::Overwrite {
+                punch_files(&r.fileset)?;
+            }
+        }
+        let mut worst = 0.0f64;
+        for set in &sets {
+            let res = if plan.warm {
+                fileset::warm(set.spec)
+            } else {
+                fileset::evict(set.spec)
+            }
+            .map_err(|e| {
+                Error::failed(format!("evicting the file set from the page cache: {e}"))
+            })?;
+            worst = worst.max(res.pct());
+            for (i, r) in plan.roles.iter().enumerate() {
+                if &r.fileset == set.spec && caps(r.job.engine).needs_files {
+                    resident[i] = res.pct();
+                }
+            }
+        }
+        prep.cache_resident_pct_after_evict = worst;
+        if !plan.warm && worst > truth::EVICT_FAIL_PCT {
+            warnings.push(Warning::new(
+                "eviction_failed",
+                format!(
+                    "after prepare, {worst:.1}% of a file set is still in the page cache (fsync + POSIX_FADV_DONTNEED did not evict it on {}): reads will partly measure memory",
+                    env.fs_type
+                ),
+            ));
+        }
+        runs.push(run_roles_cell(
+            plan, env, link_bps, stop, &resident, devices,
+        )?);
+        Ok(())
+    })();
+    let interrupted = stop.load(Ordering::Relaxed);
+    let mut outcome = outcome;
+    for set in &sets {
+        if (set.existed || plan.keep) && set.spec.layout != Layout::Overwrite {
+            // a kept set of another layout keeps it: made again (the writes consumed it)
+            let r = fileset::make_layout(set.spec, false).map(|_| ());
+            if outcome.is_ok() {
+                outcome = r;
+            }
+        } else if (set.existed || plan.keep)
+            && !interrupted
+            && outcome.is_ok()
+            && !fileset::status(set.spec).complete(set.spec)
+        {
+            // a seqwr role emptied a set that was there before (or is kept): complete it again
+            let never = AtomicBool::new(false);
+            outcome = fileset::prepare(
+                set.spec,
+                prep.direct,
+                plan.dio.mem,
+                &never,
+                plan.quiet,
+                true,
+            )
+            .map(|_| ());
+        }
+        if !set.existed && !plan.keep {
+            fileset::cleanup(set.spec);
+            if set.created_dir {
+                let _ = std::fs::remove_dir(&set.spec.dir);
+            }
+        }
+    }
+    if plan.created_dir && !plan.keep && sets.iter().all(|s| !s.existed) {
+        let _ = std::fs::remove_dir(&plan.fileset.dir);
+    }
+    (runs, prep, warnings, outcome)
 }

@@ -234,6 +234,35 @@ pub fn merge(threads: Vec<ThreadStats>) -> Merged {
     }
 }
 
+/// Several merged sets of threads as one (the totals of concurrent roles): operations, errors,
+/// lag and per-second intervals add up; per-size figures are left out (the roles' sizes differ).
+pub fn combine(parts: &[Merged]) -> Merged {
+    let mut op: [OpTotals; 3] = Default::default();
+    let mut errs: std::collections::BTreeMap<i32, u64> = Default::default();
+    let secs = parts.iter().map(|m| m.series.len()).max().unwrap_or(0);
+    let mut series: Vec<Vec<Interval>> = (0..secs).map(|_| Vec::new()).collect();
+    let mut lag = LatHist::new();
+    for m in parts {
+        for (dst, src) in op.iter_mut().zip(m.op.iter()) {
+            *dst += src;
+        }
+        for (e, c) in &m.errors {
+            *errs.entry(*e).or_default() += c;
+        }
+        for (s, ivs) in m.series.iter().enumerate() {
+            series[s].extend(ivs.iter().cloned());
+        }
+        lag.merge(&m.lag);
+    }
+    Merged {
+        op,
+        by_bs: Vec::new(),
+        errors: errs.into_iter().collect(),
+        series,
+        lag,
+    }
+}
+
 /// The symbolic name of common errnos ("EIO"), or "errno N".
 pub fn errno_name(e: i32) -> String {
     let n = match e {
@@ -410,6 +439,7 @@ pub fn cell_result(
         warnings: Vec::new(),
         interrupted,
         device: None,
+        roles: Vec::new(),
         lat_hists: merged.op.iter().map(|o| o.lat.clone()).collect(),
     }
 }

@@ -158,6 +158,10 @@ pub struct CellResult {
     /// What the devices under --dir did meanwhile (iostat -x figures), when they could be found.
     #[serde(default)]
     pub device: Option<crate::model::device::DeviceReport>,
+    /// Runs with concurrent roles (`--role`, `--profile db`): each role's own measurements, in
+    /// the order given; absent otherwise. The cell's `results` are then the totals of all roles.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roles: Vec<RoleResult>,
     /// The merged latency histograms (read, write, fsync), kept for the results store; not part
     /// of the JSON document.
     #[serde(skip)]
@@ -168,6 +172,79 @@ impl CellResult {
     pub fn total_errors(&self) -> u64 {
         self.errors.values().sum()
     }
+}
+
+/// One role of a phase with concurrent roles: its own job, file set and results, measured over
+/// the same window as the other roles (docs/results.md, docs/roles.md).
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+pub struct RoleResult {
+    pub name: String,
+    pub mode: String,
+    pub job: CellJob,
+    pub duration_s: f64,
+    pub window_s: f64,
+    pub results: Results,
+    #[serde(default)]
+    pub schedule_lag_ns: Option<LatSummary>,
+    pub timeseries: Vec<TsPoint>,
+    pub errors: BTreeMap<String, u64>,
+    pub warnings: Vec<Warning>,
+    /// As [`CellResult::lat_hists`], for the results store.
+    #[serde(skip)]
+    pub lat_hists: Vec<LatHist>,
+}
+
+impl RoleResult {
+    /// The role's part of a phase, from the cell its statistics alone would make.
+    pub fn from_cell(name: &str, c: CellResult) -> RoleResult {
+        RoleResult {
+            name: name.to_string(),
+            mode: c.mode,
+            job: c.job,
+            duration_s: c.duration_s,
+            window_s: c.window_s,
+            results: c.results,
+            schedule_lag_ns: c.schedule_lag_ns,
+            timeseries: c.timeseries,
+            errors: c.errors,
+            warnings: c.warnings,
+            lat_hists: c.lat_hists,
+        }
+    }
+}
+
+/// The measured cells one by one: a phase of concurrent roles as one cell per role, with the
+/// role's name (its CPU figures are the whole phase's), every other cell as it is, without a
+/// name. The results store numbers its cells (metrics, histograms) in this order.
+pub fn flat_cells(cells: &[CellResult]) -> Vec<(Option<String>, CellResult)> {
+    let mut out = Vec::new();
+    for c in cells {
+        if c.roles.is_empty() {
+            out.push((None, c.clone()));
+            continue;
+        }
+        for r in &c.roles {
+            let rc = CellResult {
+                mode: r.mode.clone(),
+                job: r.job.clone(),
+                duration_s: r.duration_s,
+                window_s: r.window_s,
+                results: r.results.clone(),
+                schedule_lag_ns: r.schedule_lag_ns.clone(),
+                cpu: c.cpu.clone(),
+                timeseries: r.timeseries.clone(),
+                errors: r.errors.clone(),
+                cache_resident_pct_at_start: c.cache_resident_pct_at_start,
+                warnings: r.warnings.clone(),
+                interrupted: c.interrupted,
+                device: c.device.clone(),
+                roles: Vec::new(),
+                lat_hists: r.lat_hists.clone(),
+            };
+            out.push((Some(r.name.clone()), rc));
+        }
+    }
+    out
 }
 
 /// Facts about where the run happened, recorded with every run.
@@ -238,6 +315,7 @@ impl RunDoc {
                 "errors",
                 "cache_resident_pct_at_start",
                 "device",
+                "roles",
             ] {
                 if let Some(x) = obj.remove(k) {
                     cell.insert(k.into(), x);

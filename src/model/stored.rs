@@ -89,6 +89,9 @@ pub struct OpMeasure {
 pub struct MeasuredCell {
     pub cell: i64,
     pub mode: String,
+    /// The role of a run with concurrent roles (`iolab run --role`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
     pub threads: Option<i64>,
     pub bs_bytes: Option<i64>,
     pub results: std::collections::BTreeMap<String, OpMeasure>,

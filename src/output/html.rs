@@ -62,6 +62,11 @@ pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
         }
         StoredDoc::Import(_) | StoredDoc::Experiment(_) => return Ok(Vec::new()),
     };
+    // A phase of concurrent roles: one series per role, numbered as the store numbers them.
+    let doc = RunDoc {
+        runs: crate::output::table::shown_cells(&doc.runs),
+        ..doc
+    };
     let names = labels(&doc);
     let mut out = Vec::new();
     for (name, title, ylab, f) in [

@@ -14,6 +14,21 @@ pub fn end_only_fsyncs(c: &CellResult, k: OpKind) -> bool {
     k == OpKind::Fsync && c.job.job.fsync_freq == 0 && !c.job.job.fsync_all
 }
 
+/// The cells as the table and the charts show them: a phase of concurrent roles as one block
+/// per role, named `ROLE (mode)` (the CPU column is the whole phase's), in the order the results
+/// store numbers its cells.
+pub fn shown_cells(cells: &[CellResult]) -> Vec<CellResult> {
+    crate::model::run::flat_cells(cells)
+        .into_iter()
+        .map(|(role, mut c)| {
+            if let Some(r) = role {
+                c.mode = format!("{r} ({})", c.mode);
+            }
+            c
+        })
+        .collect()
+}
+
 /// One row per mode × operation type.
 pub fn summary_table(cells: &[CellResult]) -> Table {
     let mut t = Table::new();
@@ -249,6 +264,32 @@ pub fn header(doc: &RunDoc) -> String {
             },
         ));
     }
+    if let Some(c) = doc.runs.iter().find(|c| !c.roles.is_empty()) {
+        let sets: Vec<String> = c
+            .roles
+            .iter()
+            .map(|r| {
+                let f = &r.job.fileset;
+                if c.job.fileset == *f {
+                    r.name.clone()
+                } else {
+                    format!(
+                        "{} (own set in {}: {} files x {})",
+                        r.name,
+                        f.dir.display(),
+                        f.files,
+                        Bytes(f.file_size_bytes)
+                    )
+                }
+            })
+            .collect();
+        s.push_str(&format!(
+            "{} roles at once, over the same {:.1} s: {}\n",
+            c.roles.len(),
+            c.window_s,
+            sets.join(", ")
+        ));
+    }
     let p = &doc.prepare;
     if doc
         .runs
@@ -283,16 +324,16 @@ pub fn header(doc: &RunDoc) -> String {
 /// The whole human report of a run.
 pub fn render(doc: &RunDoc) -> String {
     let mut s = header(doc);
-    s.push_str(&summary_table(&doc.runs).to_string());
+    let shown = shown_cells(&doc.runs);
+    s.push_str(&summary_table(&shown).to_string());
     s.push('\n');
-    if doc
-        .runs
+    if shown
         .iter()
         .any(|c| c.results.fsync.ops > 0 && end_only_fsyncs(c, OpKind::Fsync))
     {
         s.push_str("fsync (end): the fsyncs of the files still dirty at the end of a mode (--fsync-end), after the measured window: a count and latencies, no rate (--fsync-freq N measures fsyncs during the mode)\n");
     }
-    for c in &doc.runs {
+    for c in &shown {
         if let Some(l) = &c.schedule_lag_ns {
             s.push_str(&format!(
                 "{}: schedule lag (iolab issuing behind the --rate schedule, included in the latencies): p50 {} p99 {} max {}\n",

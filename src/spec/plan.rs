@@ -33,6 +33,22 @@ pub struct Plan {
     pub dio: DioAlign,
     /// Where /proc and /sys are read from (the live system; fixture trees in tests).
     pub roots: Roots,
+    /// `--role` / `--profile db`: jobs that run concurrently in one measured phase, each with its
+    /// own results; empty for an ordinary run (then `cells` run one after the other). With roles,
+    /// `cells` holds the roles' jobs too (for the checks that look at every job).
+    pub roles: Vec<Role>,
+}
+
+/// One role of a run with concurrent roles.
+#[derive(Debug, Clone)]
+pub struct Role {
+    /// `[a-z0-9_-]+`, unique in the run.
+    pub name: String,
+    pub job: Job,
+    /// The run's file set, or the role's own in `DIR/NAME/` (`own_set`).
+    pub fileset: FileSetSpec,
+    /// The role set `size=` or `files=`: its files are its own, in a subdirectory of --dir.
+    pub own_set: bool,
 }
 
 /// Alignment O_DIRECT needs for a file, from statx(STATX_DIOALIGN) (Linux 6.1+), else from the

@@ -102,7 +102,8 @@ pub fn metric_value(m: &MetricRow, name: &str) -> Option<f64> {
     }
 }
 
-/// Names the cells of one run: the mode, or `mode/8t/16KiB` when a mode occurs more than once.
+/// Names the cells of one run: the mode, or `mode/8t/16KiB` when a mode occurs more than once,
+/// or `ROLE (mode)` for a role of a run with concurrent roles.
 pub fn cell_labels(rows: &[MetricRow]) -> BTreeMap<i64, String> {
     let mut cells: BTreeMap<i64, &MetricRow> = BTreeMap::new();
     for r in rows {
@@ -115,7 +116,10 @@ pub fn cell_labels(rows: &[MetricRow]) -> BTreeMap<i64, String> {
     cells
         .iter()
         .map(|(c, r)| {
-            let l = if count[r.mode.as_str()] > 1 {
+            // a role is named by its name: two runs with roles compare role by role
+            let l = if let Some(role) = &r.role {
+                format!("{role} ({})", r.mode)
+            } else if count[r.mode.as_str()] > 1 {
                 format!(
                     "{}/{}t/{}",
                     r.mode,
@@ -504,6 +508,7 @@ mod tests {
             run_id: 1,
             cell,
             mode: mode.into(),
+            role: None,
             op: "read".into(),
             threads: Some(threads),
             bs_bytes: Some(16384),

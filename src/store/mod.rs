@@ -24,10 +24,10 @@ use std::path::{Path, PathBuf};
 /// "iolb"
 pub const APP_ID: i64 = 0x696f_6c62;
 /// Current schema version.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Migration i takes a store from version i to i + 1.
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     // v1: runs, their tags and summary metrics
     "CREATE TABLE runs (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -86,6 +86,8 @@ const MIGRATIONS: [&str; 3] = [
     // v3: experiments (sweeps, saturation searches): the group's definition and each run's cell
     "ALTER TABLE groups ADD COLUMN spec TEXT;
     ALTER TABLE runs ADD COLUMN cell TEXT;",
+    // v4: concurrent roles (`iolab run --role`): the role a metrics row measures (NULL: none)
+    "ALTER TABLE metrics ADD COLUMN role TEXT;",
 ];
 
 /// Where the store lives: `--db`, else `$IOLAB_DB`, else `$XDG_DATA_HOME/iolab/results.db`,
@@ -137,6 +139,8 @@ pub struct MetricRow {
     pub run_id: i64,
     pub cell: i64,
     pub mode: String,
+    /// The role of a run with concurrent roles (`--role`); None otherwise.
+    pub role: Option<String>,
     pub op: String,
     pub threads: Option<i64>,
     pub bs_bytes: Option<i64>,
@@ -498,7 +502,8 @@ impl Store {
         )
         .map_err(|e| db_err(&path, e))?;
         insert_tags(&tx, id, &doc.tags).map_err(|e| db_err(&path, e))?;
-        for (ci, c) in doc.runs.iter().enumerate() {
+        // A phase of concurrent roles is stored as one cell per role (`role` names it).
+        for (ci, (role, c)) in crate::model::run::flat_cells(&doc.runs).iter().enumerate() {
             for k in OpKind::ALL {
                 let r = c.results.get(k);
                 if r.ops == 0 {
@@ -511,6 +516,7 @@ impl Store {
                     &MetricIn {
                         cell: ci as i64,
                         mode: &c.mode,
+                        role: role.as_deref(),
                         op: k.name(),
                         threads: Some(c.job.job.threads as i64),
                         bs_bytes: Some(c.job.job.bs_bytes as i64),
@@ -580,6 +586,7 @@ impl Store {
                 &tx,
                 id,
                 &MetricIn {
+                    role: None,
                     cell: 0,
                     mode: &doc.test,
                     op: name,
@@ -649,6 +656,7 @@ impl Store {
                 &tx,
                 id,
                 &MetricIn {
+                    role: None,
                     cell: ci as i64,
                     mode: &m.mode,
                     op: m.op,
@@ -747,6 +755,7 @@ impl Store {
                     &tx,
                     id,
                     &MetricIn {
+                        role: None,
                         cell: ci as i64,
                         mode: &c.mode,
                         op: &o.op,
@@ -960,6 +969,7 @@ impl Store {
                 out.push(MeasuredCell {
                     cell: m.cell,
                     mode: m.mode.clone(),
+                    role: m.role.clone(),
                     threads: m.threads,
                     bs_bytes: m.bs_bytes,
                     results: Default::default(),
@@ -989,6 +999,7 @@ impl Store {
                 run_id: r.get("run_id")?,
                 cell: r.get("cell")?,
                 mode: r.get("mode")?,
+                role: r.get("role")?,
                 op: r.get("op")?,
                 threads: r.get("threads")?,
                 bs_bytes: r.get("bs_bytes")?,
@@ -1124,6 +1135,8 @@ fn insert_tags(
 struct MetricIn<'a> {
     cell: i64,
     mode: &'a str,
+    /// The role of a run with concurrent roles.
+    role: Option<&'a str>,
     op: &'a str,
     threads: Option<i64>,
     bs_bytes: Option<i64>,
@@ -1138,9 +1151,9 @@ fn insert_metric(tx: &rusqlite::Transaction, run_id: i64, m: &MetricIn) -> rusql
     let l = &m.lat;
     tx.execute(
         "INSERT INTO metrics (run_id, cell, mode, op, threads, bs_bytes, ops, bytes, iops, bytes_per_sec,
-            lat_min_ns, lat_mean_ns, lat_max_ns, lat_stddev_ns, lat_p50_ns, lat_p90_ns, lat_p95_ns, lat_p99_ns, lat_p99_9_ns, lat_p99_99_ns)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
-        params![run_id, m.cell, m.mode, m.op, m.threads, m.bs_bytes, m.ops, m.bytes, m.iops, m.bytes_per_sec, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7], l[8], l[9]],
+            lat_min_ns, lat_mean_ns, lat_max_ns, lat_stddev_ns, lat_p50_ns, lat_p90_ns, lat_p95_ns, lat_p99_ns, lat_p99_9_ns, lat_p99_99_ns, role)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+        params![run_id, m.cell, m.mode, m.op, m.threads, m.bs_bytes, m.ops, m.bytes, m.iops, m.bytes_per_sec, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7], l[8], l[9], m.role],
     )
 }
 
