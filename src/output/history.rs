@@ -156,6 +156,7 @@ pub fn render_show(store: &Store, id: i64) -> Result<String> {
         },
         StoredDoc::Db(d) => s.push_str(&crate::output::db::render(&d)),
         StoredDoc::Run(d) => s.push_str(&crate::output::table::render(&d)),
+        StoredDoc::Crashcheck(d) => s.push_str(&crate::output::crashcheck::render(&d)),
         StoredDoc::Import(_) | StoredDoc::Experiment(_) => {
             s.push_str(&format!(
                 "imported from {} {}\n",
