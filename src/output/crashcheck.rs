@@ -16,6 +16,9 @@ pub fn verdict(v: &VerifyOut) -> String {
     }
 }
 
+/// Problems listed in the text (the JSON has up to 100).
+const SHOWN: usize = 20;
+
 pub fn render(d: &CrashDoc) -> String {
     let mut s = format!(
         "crashcheck {}: run {} on {}\n  file {} ({}, {} records, {})\n  journal {}\n",
@@ -70,7 +73,7 @@ pub fn render(d: &CrashDoc) -> String {
             let mut t = comfy_table::Table::new();
             t.load_style(comfy_table::presets::NOTHING);
             t.set_header(["seq", "offset", "verdict", "found"]);
-            for p in &v.problems {
+            for p in v.problems.iter().take(SHOWN) {
                 t.add_row([
                     p.seq.to_string(),
                     p.offset_bytes.to_string(),
@@ -80,11 +83,12 @@ pub fn render(d: &CrashDoc) -> String {
             }
             s.push_str(&t.to_string());
             s.push('\n');
-            if (v.problems.len() as u64) < v.failures() {
+            let shown = v.problems.len().min(SHOWN);
+            if (shown as u64) < v.failures() {
                 s.push_str(&format!(
-                    "(the first {} of {})\n",
-                    v.problems.len(),
-                    v.failures()
+                    "(the first {shown} of {}; --json lists up to {})\n",
+                    v.failures(),
+                    v.problems.len()
                 ));
             }
         }

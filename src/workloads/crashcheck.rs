@@ -721,7 +721,7 @@ pub fn verify(j: &Journal, file: &Path) -> Result<(VerifyOut, Vec<String>)> {
             Class::Corrupt => out.corrupt += 1,
             Class::Misdirected => out.misdirected += 1,
         }
-        if class.is_failure() && out.problems.len() < MAX_PROBLEMS {
+        if class.is_failure() {
             out.problems.push(Problem {
                 seq: a.seq,
                 offset_bytes: a.offset,
@@ -737,6 +737,9 @@ pub fn verify(j: &Journal, file: &Path) -> Result<(VerifyOut, Vec<String>)> {
             });
         }
     }
+    // the first problems by seq: the earliest acknowledged writes the storage dropped
+    out.problems.sort_by_key(|p| p.seq);
+    out.problems.truncate(MAX_PROBLEMS);
     Ok((out, warnings))
 }
 
