@@ -48,9 +48,22 @@ struct Listener {
 
 impl Listener {
     fn start() -> Listener {
+        Listener::start_in(None, "127.0.0.1")
+    }
+
+    /// The listener inside network namespace `netns` (another host, as far as the network goes).
+    fn start_in(netns: Option<&str>, bind: &str) -> Listener {
         let journals = tempfile::tempdir().unwrap();
-        let mut child = Command::new(IOLAB)
-            .args(["crashcheck", "listen", "--port", "0", "--bind", "127.0.0.1"])
+        let mut cmd = match netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, IOLAB]);
+                c
+            }
+            None => Command::new(IOLAB),
+        };
+        let mut child = cmd
+            .args(["crashcheck", "listen", "--port", "0", "--bind", bind])
             .arg("--journal")
             .arg(journals.path())
             .stdin(Stdio::null())
@@ -136,6 +149,89 @@ fn verify(dir: &str, from: &str) -> (Output, Value, String) {
 }
 
 const FUSE_ENV: (&str, &str) = ("FAULTFS_MATCH", "iolab-crashcheck.dat");
+
+/// A network namespace joined to this one by a veth pair: 10.213.X.1 here, 10.213.X.2 there.
+/// Removed on drop.
+struct NetNs {
+    name: String,
+    host_if: String,
+    pub peer: String,
+}
+
+impl NetNs {
+    fn new() -> Option<NetNs> {
+        let id = std::process::id() % 250;
+        let name = format!("iolab-cc-{}", std::process::id());
+        let (a, b) = (format!("icc{id}a"), format!("icc{id}b"));
+        let ok = |args: &[&str]| {
+            Command::new("ip")
+                .args(args)
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        let me = NetNs {
+            name: name.clone(),
+            host_if: a.clone(),
+            peer: format!("10.213.{id}.2"),
+        };
+        let here = format!("10.213.{id}.1/24");
+        let there = format!("10.213.{id}.2/24");
+        let steps: [&[&str]; 7] = [
+            &["netns", "add", &name],
+            &["link", "add", &a, "type", "veth", "peer", "name", &b],
+            &["link", "set", &b, "netns", &name],
+            &["addr", "add", &here, "dev", &a],
+            &["link", "set", &a, "up"],
+            &["-n", &name, "addr", "add", &there, "dev", &b],
+            &["-n", &name, "link", "set", &b, "up"],
+        ];
+        steps.iter().all(|s| ok(s)).then_some(me)
+    }
+}
+
+impl Drop for NetNs {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["link", "del", &self.host_if])
+            .stderr(Stdio::null())
+            .status();
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// The listener on "another host" (a network namespace over a veth pair): the writer reaches it
+/// over the network, is not warned about a local listener, and verify finds the records the
+/// volatile cache lost in the power cut.
+#[test]
+fn a_listener_on_another_host_sees_the_lost_writes() {
+    skip_unless_fuse!("a_listener_on_another_host_sees_the_lost_writes");
+    let Some(ns) = NetNs::new() else {
+        return common::skip(
+            "a_listener_on_another_host_sees_the_lost_writes",
+            "cannot create a network namespace with a veth pair (ip netns)",
+        );
+    };
+    let fs = FaultFs::mount(&[
+        ("FAULTFS_CACHE", "volatile"),
+        ("FAULTFS_PERSIST_AT", "30"),
+        FUSE_ENV,
+    ]);
+    let l = Listener::start_in(Some(&ns.name), &ns.peer);
+    assert!(l.addr.starts_with(&ns.peer), "{}", l.addr);
+    let w = iolab(&write_args(fs.dir(), &l.addr, "fsync", "80"));
+    assert_eq!(w.status.code(), Some(0), "{}", show(&w));
+    assert!(!stderr(&w).contains("warning"), "{}", show(&w));
+    fs.ctl("powercut");
+    let (o, v, text) = verify(fs.dir(), &l.addr);
+    assert_eq!(o.status.code(), Some(3), "{}", show(&o));
+    assert_eq!(v["verify"]["lost"], 50, "{v}");
+    assert_eq!(v["verify"]["ok"], 30, "{v}");
+    assert!(text.contains(&format!("50 {LOST}")), "{text}");
+}
 
 /// A cache that acknowledges fsyncs and persists only when told to: after a power cut, verify
 /// reports exactly the records acknowledged since the last persist (the 100th flush persisted
@@ -419,4 +515,48 @@ fn a_journal_on_the_data_device_is_warned_about() {
     ]);
     assert_eq!(again.status.code(), Some(2), "{}", show(&again));
     let _ = Path::new(ds);
+}
+
+/// A listener that dies mid-run stops the writer (exit 1): the record in flight was written and
+/// synced but cannot be acknowledged, so nothing more is written.
+#[test]
+fn a_lost_listener_stops_the_writer() {
+    let d = tempfile::tempdir().unwrap();
+    let mut l = Listener::start();
+    let mut w = Command::new(IOLAB)
+        .args(["crashcheck", "write", "--dir", d.path().to_str().unwrap()])
+        .args(["--to", &l.addr, "--size", "1M", "--json", "--no-save"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while l.acks() < 10 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no 10 acknowledgements in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    l.child.kill().unwrap();
+    l.child.wait().unwrap();
+    let t0 = Instant::now();
+    while w.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(60) {
+            let _ = w.kill();
+            panic!("the writer went on without its listener");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = w.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let v = json(&o);
+    assert_eq!(v["write"]["stopped"], "listener_lost", "{v}");
+    assert!(v["write"]["acknowledged"].as_u64().unwrap() >= 10, "{v}");
+    assert!(
+        stderr(&o).contains("could not be acknowledged"),
+        "{}",
+        show(&o)
+    );
 }
