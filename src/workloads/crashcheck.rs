@@ -479,7 +479,7 @@ pub fn listen(
                 Ok((c, peer)) => {
                     let _ = c.set_nonblocking(false);
                     s.spawn(move || {
-                        if let Err(e) = serve(c, dir, say) {
+                        if let Err(e) = serve(c, dir, stop, say) {
                             say(&format!("{peer}: {e}"));
                         }
                     });
@@ -494,11 +494,20 @@ pub fn listen(
     Ok(())
 }
 
-fn serve(c: TcpStream, dir: &Path, say: &dyn Fn(&str)) -> std::result::Result<(), String> {
+/// One connection: a writer's run (HELLO, then ACK/FAIL/END lines) or a verifier's GET. Ends
+/// when the peer closes it or `stop` is set.
+fn serve(
+    c: TcpStream,
+    dir: &Path,
+    stop: &AtomicBool,
+    say: &dyn Fn(&str),
+) -> std::result::Result<(), String> {
     let peer = c
         .peer_addr()
         .map(|a| a.to_string())
         .unwrap_or_else(|_| "?".into());
+    // a client that says nothing is not waited for forever
+    let _ = c.set_read_timeout(Some(ANSWER_TIMEOUT));
     let mut w = c.try_clone().map_err(|e| e.to_string())?;
     let mut r = BufReader::new(c);
     let mut first = String::new();
@@ -539,14 +548,31 @@ fn serve(c: TcpStream, dir: &Path, say: &dyn Fn(&str)) -> std::result::Result<()
         .map_err(|e| format!("{}: {e}", dir.display()))?;
     w.write_all(b"OK\n").map_err(|e| e.to_string())?;
     let (mut acks, mut end) = (0u64, None);
+    // wake up now and then to see whether the listener is being stopped
+    let _ = r
+        .get_ref()
+        .set_read_timeout(Some(Duration::from_millis(500)));
     let mut line = String::new();
     loop {
-        line.clear();
         match r.read_line(&mut line) {
-            Ok(0) | Err(_) => break,
+            Ok(0) => break,
             Ok(_) => {}
+            // a partial line stays in `line` and is completed by the next read
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                continue;
+            }
+            Err(_) => break,
         }
-        let l = line.trim_end_matches('\n');
+        let l = std::mem::take(&mut line);
+        let l = l.trim_end_matches('\n');
         if !(l.starts_with("ACK ") || l.starts_with("FAIL ") || l.starts_with("END ")) {
             let _ = w.write_all(b"ERR expected ACK, FAIL or END\n");
             break;
