@@ -662,6 +662,28 @@ fn report_embeds_show_of_a_repeat_group() {
 }
 
 #[test]
+fn report_embeds_show_of_a_crashcheck_write_and_verify() {
+    let k = Kind::new();
+    let j = k.d.path().join("run.journal");
+    let j = j.to_str().unwrap();
+    let w = k.saved(&[
+        "crashcheck",
+        "write",
+        "--dir",
+        &k.data(),
+        "--journal",
+        j,
+        "--size",
+        "1M",
+        "--count",
+        "20",
+    ]);
+    k.report_embeds_show(&w);
+    let v = k.saved(&["crashcheck", "verify", "--dir", &k.data(), "--journal", j]);
+    k.report_embeds_show(&v);
+}
+
+#[test]
 fn report_embeds_show_of_a_db_run_on_sqlite() {
     let k = Kind::new();
     let id = k.saved(&[

@@ -1436,12 +1436,16 @@ fn help_and_messages_name_effects_not_source_articles() {
         "compare",
         "export",
         "import",
+        "crashcheck",
     ];
     for s in subs {
         texts.push(iolab(&[s, "--help"]).stdout);
     }
     for s in ["iozone", "bonnie", "sysbench-fileio"] {
         texts.push(iolab(&["suite", s, "--help"]).stdout);
+    }
+    for s in ["listen", "write", "verify"] {
+        texts.push(iolab(&["crashcheck", s, "--help"]).stdout);
     }
     for t in &texts {
         assert!(!t.is_empty(), "help printed");
@@ -1855,6 +1859,8 @@ fn every_command_that_prints_a_result_takes_output() {
         &["show"],
         &["compare"],
         &["export"],
+        &["crashcheck", "write"],
+        &["crashcheck", "verify"],
     ];
     for cmd in printing {
         let mut a = cmd.to_vec();

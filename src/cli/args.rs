@@ -64,6 +64,10 @@ pub enum Cmd {
     Export(ExportArgs),
     /// Import fio JSON (json or json+) or sysbench fileio output into the results store.
     Import(ImportArgs),
+    /// Prove that acknowledged writes survive a crash: `listen` on another host, `write` here
+    /// (each record synced and acknowledged to the listener before the next), cut the power,
+    /// then `verify` reports every acknowledged record that is missing or damaged.
+    Crashcheck(CrashcheckArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -104,6 +108,11 @@ impl Cmd {
             Cmd::Show(a) => &a.out,
             Cmd::Compare(a) => &a.out,
             Cmd::Export(a) => &a.out,
+            Cmd::Crashcheck(a) => match &a.which {
+                CrashCmd::Write(x) => &x.out,
+                CrashCmd::Verify(x) => &x.out,
+                CrashCmd::Listen(_) => return None,
+            },
             Cmd::Prepare(_)
             | Cmd::Cleanup(_)
             | Cmd::Report(_)
@@ -465,6 +474,122 @@ pub fn presplit(argv: Vec<String>) -> Vec<String> {
     own.push("--".into());
     own.extend(rest);
     own
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CrashcheckArgs {
+    #[command(subcommand)]
+    pub which: CrashCmd,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum CrashCmd {
+    /// Keep the journal of acknowledged records, on another host than the one under test
+    /// (one file per run in --journal); runs until Ctrl-C.
+    Listen(CcListenArgs),
+    /// Write checksummed records to DIR/iolab-crashcheck.dat, syncing each and acknowledging it
+    /// to the journal before the next, until --count, --time or Ctrl-C (or the power cut).
+    Write(CcWriteArgs),
+    /// After the crash: read back every acknowledged record and report those lost, corrupt or
+    /// misdirected (exit 3 when any is).
+    Verify(CcVerifyArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CcListenArgs {
+    /// TCP port to listen on (0: any free port, printed at start).
+    #[arg(long)]
+    pub port: u16,
+    /// Address to listen on.
+    #[arg(long, default_value = "0.0.0.0", value_name = "ADDR")]
+    pub bind: String,
+    /// Directory of the journals, one file per run (default: $XDG_STATE_HOME/iolab/crashcheck,
+    /// else ~/.local/state/iolab/crashcheck).
+    #[arg(long, value_name = "DIR")]
+    pub journal: Option<PathBuf>,
+}
+
+/// Where the acknowledgements go (write) or come from (verify): a listener or a journal file.
+#[derive(Args, Debug, Clone)]
+#[group(required = true, multiple = false)]
+pub struct CcJournalTo {
+    /// The listener (`iolab crashcheck listen` on another host), HOST:PORT. An unreachable
+    /// listener is refused before anything is written.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub to: Option<String>,
+    /// Instead of a listener: a new journal file, on another device than --dir (warned when it
+    /// is not).
+    #[arg(long, value_name = "PATH")]
+    pub journal: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CcWriteArgs {
+    /// Directory on the storage under test; the data file is DIR/iolab-crashcheck.dat (made
+    /// afresh).
+    #[arg(long)]
+    pub dir: PathBuf,
+    #[command(flatten)]
+    pub to: CcJournalTo,
+    /// How each record is made durable: fsync, fdatasync, dsync (O_DSYNC writes) or
+    /// direct-dsync (O_DIRECT|O_DSYNC).
+    #[arg(long, default_value = "fdatasync", value_parser = ["fsync", "fdatasync", "dsync", "direct-dsync"])]
+    pub sync: String,
+    /// Record size: a multiple of 512, at least 512 (a multiple of 4096 for direct-dsync).
+    #[arg(long, default_value = "4k", value_parser = size_arg)]
+    pub bs: u64,
+    /// Size of the data file; records go to its blocks in a scattered order, each block once
+    /// before any is rewritten.
+    #[arg(long, default_value = "64M", value_parser = size_arg)]
+    pub size: u64,
+    /// Stop after this many acknowledged records (default: until --time, Ctrl-C or the crash).
+    #[arg(long, value_parser = at_least_one::<u64>)]
+    pub count: Option<u64>,
+    /// Stop after this many seconds.
+    #[arg(long, value_parser = interval_s)]
+    pub time: Option<f64>,
+    /// Do not save the result in the results store.
+    #[arg(long)]
+    pub no_save: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Print one JSON document (schema iolab-crashcheck/1) instead of the text.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CcVerifyArgs {
+    /// The directory the writer wrote to.
+    #[arg(long)]
+    pub dir: PathBuf,
+    /// The listener that kept the journal, HOST:PORT.
+    #[arg(
+        long,
+        value_name = "HOST:PORT",
+        required_unless_present = "journal",
+        conflicts_with = "journal"
+    )]
+    pub from: Option<String>,
+    /// Instead of a listener: the journal file the writer kept (`write --journal`).
+    #[arg(long, value_name = "PATH")]
+    pub journal: Option<PathBuf>,
+    /// The run to verify (its id, as `write` printed it); default: the newest run of this
+    /// host's data file on the listener.
+    #[arg(long, value_name = "ID")]
+    pub run: Option<String>,
+    /// Do not save the result in the results store.
+    #[arg(long)]
+    pub no_save: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Print one JSON document (schema iolab-crashcheck/1) instead of the text.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -17,6 +17,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
 mod charts;
+mod crashcheck;
 mod db;
 mod experiment;
 mod iostat;
@@ -222,6 +223,11 @@ fn dispatch(cmd: Cmd) -> Result<i32> {
         Cmd::Compare(a) => stored::compare(&a),
         Cmd::Export(a) => stored::export(&a),
         Cmd::Import(a) => stored::import(&a),
+        Cmd::Crashcheck(a) => match &a.which {
+            cli::CrashCmd::Listen(x) => crashcheck::listen(x),
+            cli::CrashCmd::Write(x) => crashcheck::write(x),
+            cli::CrashCmd::Verify(x) => crashcheck::verify(x),
+        },
     }
 }
 

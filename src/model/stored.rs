@@ -53,6 +53,8 @@ pub enum StoredDoc {
     Import(Box<Imported>),
     /// `iolab sweep` / `iolab saturate` (a group of kind `sweep` / `saturate`)
     Experiment(Box<Experiment>),
+    /// `iolab crashcheck write|verify` (kind `crashcheck`)
+    Crashcheck(Box<crate::model::crashcheck::CrashDoc>),
 }
 
 impl StoredDoc {
@@ -63,6 +65,7 @@ impl StoredDoc {
             StoredDoc::Db(_) => "db",
             StoredDoc::Suite(_) => "suite",
             StoredDoc::Import(_) => "import",
+            StoredDoc::Crashcheck(_) => "crashcheck",
             StoredDoc::Experiment(e) => match **e {
                 Experiment::Sweep { .. } => "sweep",
                 Experiment::Saturate { .. } => "saturate",

@@ -54,6 +54,7 @@ macro_rules! document {
 }
 
 document! {
+    crate::model::crashcheck::CrashDoc => crate::output::crashcheck::render,
     DbDoc => crate::output::db::render,
     EnvReport => crate::output::env::render,
     ProbeReport => crate::system::fsyncprobe::render,

@@ -24,6 +24,28 @@ fn right(t: &mut Table, from: usize) {
     }
 }
 
+/// A crashcheck has no speed to list: what it found instead.
+fn crashcheck_headline(store: &Store, id: i64) -> String {
+    let Ok(crate::model::stored::StoredDoc::Crashcheck(d)) = store.stored_doc(id) else {
+        return String::new();
+    };
+    match (&d.write, &d.verify) {
+        (Some(w), _) => match &w.failure {
+            Some(f) => format!(
+                "crashcheck {} acknowledged, record {} {} failed",
+                w.acknowledged, f.seq, f.call
+            ),
+            None => format!("crashcheck {} acknowledged", w.acknowledged),
+        },
+        (None, Some(v)) => format!(
+            "crashcheck {} of {} acknowledged lost",
+            v.failures(),
+            v.checked
+        ),
+        (None, None) => String::new(),
+    }
+}
+
 /// `iolab list` as a table.
 pub fn render_list(store: &Store, rows: &[RunRow]) -> Result<String> {
     let mut t = table(vec![
@@ -39,14 +61,17 @@ pub fn render_list(store: &Store, rows: &[RunRow]) -> Result<String> {
     ]);
     for r in rows {
         let m = store.metrics(r.id)?;
-        let head = m
-            .first()
-            // a db run's rate is transactions per second
-            .map(|x| {
-                let unit = if r.kind == "db" { "TPS" } else { "IOPS" };
-                format!("{} {} {:.0} {unit}", x.mode, x.op, x.iops)
-            })
-            .unwrap_or_default();
+        let head = if r.kind == "crashcheck" {
+            crashcheck_headline(store, r.id)
+        } else {
+            m.first()
+                // a db run's rate is transactions per second
+                .map(|x| {
+                    let unit = if r.kind == "db" { "TPS" } else { "IOPS" };
+                    format!("{} {} {:.0} {unit}", x.mode, x.op, x.iops)
+                })
+                .unwrap_or_default()
+        };
         let tags: Vec<String> = r.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
         t.add_row(vec![
             r.id.to_string(),
@@ -159,6 +184,7 @@ pub fn render_show(store: &Store, id: i64) -> Result<String> {
         },
         StoredDoc::Db(d) => s.push_str(&crate::output::db::render(&d)),
         StoredDoc::Run(d) => s.push_str(&crate::output::table::render(&d)),
+        StoredDoc::Crashcheck(d) => s.push_str(&crate::output::crashcheck::render(&d)),
         StoredDoc::Import(_) | StoredDoc::Experiment(_) => {
             s.push_str(&format!(
                 "imported from {} {}\n",

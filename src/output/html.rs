@@ -60,7 +60,9 @@ pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
             });
             return Ok(vec![c].into_iter().filter(|c| c.check().is_ok()).collect());
         }
-        StoredDoc::Import(_) | StoredDoc::Experiment(_) => return Ok(Vec::new()),
+        StoredDoc::Import(_) | StoredDoc::Experiment(_) | StoredDoc::Crashcheck(_) => {
+            return Ok(Vec::new());
+        }
     };
     // A phase of concurrent roles: one series per role, numbered as the store numbers them.
     let doc = RunDoc {

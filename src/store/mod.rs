@@ -686,6 +686,43 @@ impl Store {
         Ok(id)
     }
 
+    /// Saves a `crashcheck write` or `verify` document (kind `crashcheck`, `modes` = the phase).
+    /// It has no metrics rows: what it says is a count of lost records, not a speed.
+    pub fn save_crashcheck(
+        &mut self,
+        doc: &crate::model::crashcheck::CrashDoc,
+        system: Option<&crate::system::env::EnvReport>,
+    ) -> Result<i64> {
+        let path = self.path.clone();
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let json = serde_json::to_value(doc).map_err(|e| Error::failed(e.to_string()))?;
+        let tx = self.begin()?;
+        let id = insert_run(
+            &tx,
+            &RunIn {
+                kind: "crashcheck",
+                tool: "iolab",
+                tool_version: env!("CARGO_PKG_VERSION"),
+                start_time: &doc.start_time,
+                end_time: Some(&now),
+                host: &doc.host,
+                label: None,
+                modes: vec![&doc.phase],
+                interrupted: doc
+                    .write
+                    .as_ref()
+                    .is_some_and(|w| w.stopped == crate::model::crashcheck::Stop::Interrupted),
+                doc: &json,
+                env: Some(serde_json::json!({"run": {"host": doc.host}, "system": system})),
+                group: None,
+                cell: None,
+            },
+        )
+        .map_err(|e| db_err(&path, e))?;
+        tx.commit().map_err(|e| db_err(&path, e))?;
+        Ok(id)
+    }
+
     /// The `metrics` rows of a suite or zones result document (`result` of kind `suite`), by the
     /// suite's name: the model's `metric_rows` of IOZone, Bonnie++ or zones.
     pub fn suite_metrics(
@@ -929,6 +966,9 @@ impl Store {
             "run" => StoredDoc::Run(Box::new(RunDoc::from_json(&doc).map_err(bad)?)),
             "db" => StoredDoc::Db(Box::new(serde_json::from_value(doc).map_err(bad)?)),
             "import" => StoredDoc::Import(Box::new(Imported::from_doc(&doc).map_err(bad)?)),
+            "crashcheck" => {
+                StoredDoc::Crashcheck(Box::new(serde_json::from_value(doc).map_err(bad)?))
+            }
             "suite" => {
                 let name = doc.get("suite").and_then(|x| x.as_str()).unwrap_or("");
                 let r = doc.get("result").cloned().unwrap_or_default();

@@ -1,6 +1,7 @@
 //! Workloads beyond one `run`: database tests, IOZone and Bonnie++ suites, zones, sweeps and
 //! saturation searches.
 
+pub mod crashcheck;
 pub mod db;
 pub mod suites;
 pub mod sweep;

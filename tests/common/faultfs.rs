@@ -1,5 +1,6 @@
 //! The faultfs FUSE fixture (tests/fixtures/faultfs): building, mounting and unmounting it, for
-//! tests/eio.rs (errors and latency) and tests/layouts.rs (a device with a fixed latency).
+//! tests/eio.rs (errors and latency), tests/layouts.rs (a device with a fixed latency) and
+//! tests/crashcheck.rs (a volatile write cache, power cuts, fsync errors).
 
 use std::fs;
 use std::io::Read;
@@ -167,6 +168,13 @@ impl FaultFs {
 
     pub fn dir(&self) -> &str {
         self.mnt.to_str().unwrap()
+    }
+
+    /// Runs a control command of the write cache (FAULTFS_CACHE): "persist" or "powercut". It is
+    /// done when this returns (the write of the command waits for it).
+    pub fn ctl(&self, cmd: &str) {
+        fs::write(self.mnt.join(".faultfs-ctl"), cmd)
+            .unwrap_or_else(|e| panic!("faultfs control {cmd:?}: {e}\n{}", self.log_text()));
     }
 
     pub fn log_text(&self) -> String {

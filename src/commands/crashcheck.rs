@@ -1,0 +1,180 @@
+//! `iolab crashcheck listen|write|verify` (workloads::crashcheck; docs/verify.md).
+
+use super::*;
+use crate::model::crashcheck::{self as cc, Hello, Journal, Stop};
+use crate::workloads::crashcheck::{self as wc, JournalAt, SyncMode};
+
+fn journal_at(to: Option<&String>, journal: Option<&std::path::PathBuf>) -> JournalAt {
+    match (to, journal) {
+        (Some(a), _) => JournalAt::Tcp(a.clone()),
+        (None, Some(p)) => JournalAt::File(p.clone()),
+        (None, None) => unreachable!("clap requires one of them"),
+    }
+}
+
+/// The default directory of the listener's journals.
+fn default_journal_dir() -> std::path::PathBuf {
+    std::env::var_os("XDG_STATE_HOME")
+        .filter(|s| !s.is_empty())
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|s| !s.is_empty())
+                .map(|h| std::path::PathBuf::from(h).join(".local/state"))
+        })
+        .unwrap_or_else(std::env::temp_dir)
+        .join("iolab/crashcheck")
+}
+
+fn data_dir(dir: &Path) -> Result<std::path::PathBuf> {
+    if !dir.is_dir() {
+        return Err(Error::usage(format!(
+            "--dir {}: not a directory",
+            dir.display()
+        )));
+    }
+    std::fs::canonicalize(dir).map_err(|e| Error::usage(format!("--dir {}: {e}", dir.display())))
+}
+
+fn warn(warnings: &mut Vec<String>, w: Option<String>) {
+    if let Some(w) = w {
+        eprintln!("iolab: warning: {w}");
+        warnings.push(w);
+    }
+}
+
+fn save(db: &cli::DbArgs, no_save: bool, doc: &cc::CrashDoc, dir: &Path) -> Result<()> {
+    if no_save {
+        return Ok(());
+    }
+    let mut s = open_store_write(db)?;
+    let system = crate::system::env::collect(&crate::system::env::Roots::live(), Some(dir));
+    let id = s.save_crashcheck(doc, Some(&system))?;
+    eprintln!("saved as run {id} in {}", s.path.display());
+    Ok(())
+}
+
+pub fn listen(a: &cli::CcListenArgs) -> Result<i32> {
+    let dir = a.journal.clone().unwrap_or_else(default_journal_dir);
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::usage(format!("--journal {}: {e}", dir.display())))?;
+    let l = std::net::TcpListener::bind((a.bind.as_str(), a.port))
+        .map_err(|e| Error::usage(format!("--bind {} --port {}: {e}", a.bind, a.port)))?;
+    let addr = l
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|_| format!("{}:{}", a.bind, a.port));
+    eprintln!(
+        "listening on {addr}, journals in {} (Ctrl-C to stop)",
+        dir.display()
+    );
+    let stop = stop_flag();
+    wc::listen(l, &dir, &stop, &|line| eprintln!("{line}"))?;
+    Ok(0)
+}
+
+pub fn write(a: &cli::CcWriteArgs) -> Result<i32> {
+    let sync = SyncMode::parse(&a.sync).ok_or_else(|| {
+        Error::usage(format!(
+            "--sync {}: use fsync, fdatasync, dsync or direct-dsync",
+            a.sync
+        ))
+    })?;
+    let align = if sync == SyncMode::DirectDsync {
+        4096
+    } else {
+        512
+    };
+    if a.bs < 512 || !a.bs.is_multiple_of(align) || a.bs > 64 << 20 {
+        return Err(Error::usage(format!(
+            "--bs {}: must be a multiple of {align} bytes, from {align} to 64 MiB",
+            a.bs
+        )));
+    }
+    let file_bytes = a.size / a.bs * a.bs;
+    if file_bytes == 0 {
+        return Err(Error::usage(format!(
+            "--size {}: smaller than one record (--bs {})",
+            a.size, a.bs
+        )));
+    }
+    let dir = data_dir(&a.dir)?;
+    let at = journal_at(a.to.to.as_ref(), a.to.journal.as_ref());
+    let run = wc::new_run_id();
+    let hello = Hello {
+        run: format!("{run:016x}"),
+        host: fsinfo::hostname(),
+        file: wc::data_path(&dir).display().to_string(),
+        record_bytes: a.bs,
+        file_bytes,
+        sync: sync.name().into(),
+    };
+    // The journal first: an unreachable listener is refused before the data file exists.
+    let mut sink = wc::Sink::open(&at, &hello)?;
+    let mut warnings = Vec::new();
+    warn(&mut warnings, wc::same_device_warning(&dir, &at));
+    let o = wc::WriteOpts {
+        dir: dir.clone(),
+        record_bytes: a.bs,
+        file_bytes,
+        sync,
+        count: a.count,
+        time_s: a.time,
+    };
+    let f = wc::create_data_file(&o)?;
+    eprintln!(
+        "run {} writing {} ({}, {} records, {}), acknowledging to {}",
+        hello.run,
+        hello.file,
+        crate::model::units::Bytes(file_bytes),
+        crate::model::units::Bytes(a.bs),
+        sync.name(),
+        at.describe()
+    );
+    let stop = stop_flag();
+    let w = wc::write(&o, run, &f, &mut sink, &stop, &|l| eprintln!("iolab: {l}"));
+    drop(f);
+    let mut doc = wc::doc("write", &hello, &at, warnings);
+    let code = match w.stopped {
+        Stop::Count | Stop::Time => 0,
+        Stop::Interrupted => Exit::Interrupted as i32,
+        Stop::IoError => Exit::IoErrors as i32,
+        Stop::ListenerLost => Exit::Failed as i32,
+    };
+    doc.write = Some(w);
+    emit(&doc, a.json);
+    save(&a.db, a.no_save, &doc, &dir)?;
+    Ok(code)
+}
+
+pub fn verify(a: &cli::CcVerifyArgs) -> Result<i32> {
+    let dir = data_dir(&a.dir)?;
+    let file = wc::data_path(&dir);
+    let at = journal_at(a.from.as_ref(), a.journal.as_ref());
+    let text = wc::fetch_journal(&at, a.run.as_deref(), &fsinfo::hostname(), &file)?;
+    let j = Journal::parse(&text)
+        .map_err(|e| Error::failed(format!("the journal from {}: {e}", at.describe())))?;
+    let mut warnings = Vec::new();
+    if j.hello.file != file.display().to_string() {
+        warn(
+            &mut warnings,
+            Some(format!(
+                "run {} wrote {}; checking {}",
+                j.hello.run,
+                j.hello.file,
+                file.display()
+            )),
+        );
+    }
+    let (v, more) = wc::verify(&j, &file)?;
+    for w in more {
+        warn(&mut warnings, Some(w));
+    }
+    let mut doc = wc::doc("verify", &j.hello, &at, warnings);
+    doc.file = file.display().to_string();
+    let failed = v.failures() > 0;
+    doc.verify = Some(v);
+    emit(&doc, a.json);
+    save(&a.db, a.no_save, &doc, &dir)?;
+    Ok(if failed { Exit::IoErrors as i32 } else { 0 })
+}

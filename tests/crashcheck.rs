@@ -1,0 +1,562 @@
+//! `iolab crashcheck` against real faults: faultfs (tests/fixtures/faultfs) with a volatile
+//! write cache that acknowledges fsyncs without persisting (and loses everything not persisted on
+//! a "power cut"), the same cache honouring fsync, a failing fsync, a killed writer, an
+//! unreachable listener and a journal on the data's own device.
+//!
+//! The FUSE tests need root, /dev/fuse, gcc, pkg-config and the fuse3 development files; without
+//! them they skip through `common::skip`.
+
+mod common;
+use common::faultfs::{FaultFs, run_timed, show, skip_reason};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const IOLAB: &str = env!("CARGO_BIN_EXE_iolab");
+const LOST: &str = "acknowledged writes lost: this storage does not honour fsync";
+
+macro_rules! skip_unless_fuse {
+    ($test:expr) => {
+        if let Some(why) = skip_reason() {
+            return common::skip($test, &why);
+        }
+    };
+}
+
+fn iolab(args: &[&str]) -> Output {
+    run_timed(Command::new(IOLAB).args(args))
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}", show(o)))
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// `iolab crashcheck listen` on 127.0.0.1 (a free port) with its journals in a temporary
+/// directory off the mount; killed on drop.
+struct Listener {
+    child: Child,
+    addr: String,
+    journals: tempfile::TempDir,
+}
+
+impl Listener {
+    fn start() -> Listener {
+        Listener::start_in(None, "127.0.0.1")
+    }
+
+    /// The listener inside network namespace `netns` (another host, as far as the network goes).
+    fn start_in(netns: Option<&str>, bind: &str) -> Listener {
+        let journals = tempfile::tempdir().unwrap();
+        let mut cmd = match netns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, IOLAB]);
+                c
+            }
+            None => Command::new(IOLAB),
+        };
+        let mut child = cmd
+            .args(["crashcheck", "listen", "--port", "0", "--bind", bind])
+            .arg("--journal")
+            .arg(journals.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("starting the listener");
+        let mut first = String::new();
+        BufReader::new(child.stderr.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let addr = first
+            .strip_prefix("listening on ")
+            .and_then(|r| r.split(',').next())
+            .unwrap_or_else(|| panic!("the listener said {first:?}"))
+            .to_string();
+        Listener {
+            child,
+            addr,
+            journals,
+        }
+    }
+
+    /// ACK lines in the (one) journal so far.
+    fn acks(&self) -> usize {
+        std::fs::read_dir(self.journals.path())
+            .unwrap()
+            .filter_map(|e| std::fs::read_to_string(e.unwrap().path()).ok())
+            .map(|t| t.lines().filter(|l| l.starts_with("ACK ")).count())
+            .sum()
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn write_args<'a>(dir: &'a str, to: &'a str, sync: &'a str, count: &'a str) -> Vec<&'a str> {
+    vec![
+        "crashcheck",
+        "write",
+        "--dir",
+        dir,
+        "--to",
+        to,
+        "--sync",
+        sync,
+        "--size",
+        "4M",
+        "--count",
+        count,
+        "--json",
+        "--no-save",
+    ]
+}
+
+fn verify(dir: &str, from: &str) -> (Output, Value, String) {
+    let j = iolab(&[
+        "crashcheck",
+        "verify",
+        "--dir",
+        dir,
+        "--from",
+        from,
+        "--json",
+        "--no-save",
+    ]);
+    let t = iolab(&[
+        "crashcheck",
+        "verify",
+        "--dir",
+        dir,
+        "--from",
+        from,
+        "--no-save",
+    ]);
+    let v = json(&j);
+    assert_eq!(j.status.code(), t.status.code(), "{}", show(&t));
+    (j, v, String::from_utf8_lossy(&t.stdout).into_owned())
+}
+
+const FUSE_ENV: (&str, &str) = ("FAULTFS_MATCH", "iolab-crashcheck.dat");
+
+/// A network namespace joined to this one by a veth pair: 10.213.X.1 here, 10.213.X.2 there.
+/// Removed on drop.
+struct NetNs {
+    name: String,
+    host_if: String,
+    pub peer: String,
+}
+
+impl NetNs {
+    fn new() -> Option<NetNs> {
+        let id = std::process::id() % 250;
+        let name = format!("iolab-cc-{}", std::process::id());
+        let (a, b) = (format!("icc{id}a"), format!("icc{id}b"));
+        let ok = |args: &[&str]| {
+            Command::new("ip")
+                .args(args)
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        let me = NetNs {
+            name: name.clone(),
+            host_if: a.clone(),
+            peer: format!("10.213.{id}.2"),
+        };
+        let here = format!("10.213.{id}.1/24");
+        let there = format!("10.213.{id}.2/24");
+        let steps: [&[&str]; 7] = [
+            &["netns", "add", &name],
+            &["link", "add", &a, "type", "veth", "peer", "name", &b],
+            &["link", "set", &b, "netns", &name],
+            &["addr", "add", &here, "dev", &a],
+            &["link", "set", &a, "up"],
+            &["-n", &name, "addr", "add", &there, "dev", &b],
+            &["-n", &name, "link", "set", &b, "up"],
+        ];
+        steps.iter().all(|s| ok(s)).then_some(me)
+    }
+}
+
+impl Drop for NetNs {
+    fn drop(&mut self) {
+        let _ = Command::new("ip")
+            .args(["link", "del", &self.host_if])
+            .stderr(Stdio::null())
+            .status();
+        let _ = Command::new("ip")
+            .args(["netns", "del", &self.name])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// The listener on "another host" (a network namespace over a veth pair): the writer reaches it
+/// over the network, is not warned about a local listener, and verify finds the records the
+/// volatile cache lost in the power cut.
+#[test]
+fn a_listener_on_another_host_sees_the_lost_writes() {
+    skip_unless_fuse!("a_listener_on_another_host_sees_the_lost_writes");
+    let Some(ns) = NetNs::new() else {
+        return common::skip(
+            "a_listener_on_another_host_sees_the_lost_writes",
+            "cannot create a network namespace with a veth pair (ip netns)",
+        );
+    };
+    let fs = FaultFs::mount(&[
+        ("FAULTFS_CACHE", "volatile"),
+        ("FAULTFS_PERSIST_AT", "30"),
+        FUSE_ENV,
+    ]);
+    let l = Listener::start_in(Some(&ns.name), &ns.peer);
+    assert!(l.addr.starts_with(&ns.peer), "{}", l.addr);
+    let w = iolab(&write_args(fs.dir(), &l.addr, "fsync", "80"));
+    assert_eq!(w.status.code(), Some(0), "{}", show(&w));
+    assert!(!stderr(&w).contains("warning"), "{}", show(&w));
+    fs.ctl("powercut");
+    let (o, v, text) = verify(fs.dir(), &l.addr);
+    assert_eq!(o.status.code(), Some(3), "{}", show(&o));
+    assert_eq!(v["verify"]["lost"], 50, "{v}");
+    assert_eq!(v["verify"]["ok"], 30, "{v}");
+    assert!(text.contains(&format!("50 {LOST}")), "{text}");
+}
+
+/// A cache that acknowledges fsyncs and persists only when told to: after a power cut, verify
+/// reports exactly the records acknowledged since the last persist (the 100th flush persisted
+/// records 1..100), and says so plainly; with O_DSYNC writes the same.
+#[test]
+fn a_volatile_cache_loses_exactly_the_writes_acknowledged_since_the_last_persist() {
+    skip_unless_fuse!(
+        "a_volatile_cache_loses_exactly_the_writes_acknowledged_since_the_last_persist"
+    );
+    for sync in ["fdatasync", "dsync"] {
+        let fs = FaultFs::mount(&[
+            ("FAULTFS_CACHE", "volatile"),
+            ("FAULTFS_PERSIST_AT", "100"),
+            FUSE_ENV,
+        ]);
+        let l = Listener::start();
+        let w = iolab(&write_args(fs.dir(), &l.addr, sync, "200"));
+        assert_eq!(w.status.code(), Some(0), "{sync}: {}", show(&w));
+        let wj = json(&w);
+        assert_eq!(wj["schema"], "iolab-crashcheck/1");
+        assert_eq!(wj["write"]["acknowledged"], 200, "{wj}");
+        assert_eq!(wj["write"]["stopped"], "count");
+        fs.ctl("powercut");
+        let (o, v, text) = verify(fs.dir(), &l.addr);
+        assert_eq!(o.status.code(), Some(3), "{sync}: {}", show(&o));
+        let r = &v["verify"];
+        assert_eq!(r["acknowledged"], 200, "{sync}: {v}");
+        assert_eq!(r["lost"], 100, "{sync}: {v}");
+        assert_eq!(r["ok"], 100, "{sync}: {v}");
+        assert_eq!(r["corrupt"], 0, "{sync}: {v}");
+        assert_eq!(r["misdirected"], 0, "{sync}: {v}");
+        let mut seqs: Vec<u64> = r["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["seq"].as_u64().unwrap())
+            .collect();
+        seqs.sort();
+        assert_eq!(seqs, (101..=200).collect::<Vec<u64>>(), "{sync}");
+        assert!(
+            r["problems"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|p| p["found"] == "zeros"),
+            "{v}"
+        );
+        assert!(text.contains(&format!("100 {LOST}")), "{sync}: {text}");
+        assert!(text.contains("writer: ended (200 acknowledged)"), "{text}");
+    }
+}
+
+/// The same cache honouring fsync: nothing acknowledged is lost in the power cut, for every
+/// sync mode.
+#[test]
+fn an_honest_cache_loses_no_acknowledged_write() {
+    skip_unless_fuse!("an_honest_cache_loses_no_acknowledged_write");
+    for sync in ["fsync", "fdatasync", "dsync", "direct-dsync"] {
+        let fs = FaultFs::mount(&[("FAULTFS_CACHE", "honest"), FUSE_ENV]);
+        let l = Listener::start();
+        let w = iolab(&write_args(fs.dir(), &l.addr, sync, "150"));
+        assert_eq!(w.status.code(), Some(0), "{sync}: {}", show(&w));
+        fs.ctl("powercut");
+        let (o, v, text) = verify(fs.dir(), &l.addr);
+        assert_eq!(o.status.code(), Some(0), "{sync}: {}", show(&o));
+        assert_eq!(v["verify"]["ok"], 150, "{sync}: {v}");
+        assert_eq!(v["verify"]["lost"], 0, "{sync}: {v}");
+        assert!(!text.contains(LOST), "{text}");
+        assert!(
+            text.contains("all 150 acknowledged writes are there"),
+            "{text}"
+        );
+    }
+}
+
+/// kill -9 of the writer mid-run, then a power cut: every record it had acknowledged is
+/// reported lost (none was persisted), and the journal shows no orderly end. Records written but
+/// not yet acknowledged are not blamed.
+#[test]
+fn a_killed_writer_then_a_power_cut_loses_every_acknowledged_write() {
+    skip_unless_fuse!("a_killed_writer_then_a_power_cut_loses_every_acknowledged_write");
+    let fs = FaultFs::mount(&[("FAULTFS_CACHE", "volatile"), FUSE_ENV]);
+    let l = Listener::start();
+    let mut w = Command::new(IOLAB)
+        .args(["crashcheck", "write", "--dir", fs.dir(), "--to", &l.addr])
+        .args(["--size", "4M", "--no-save"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while l.acks() < 30 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no 30 acknowledgements in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    w.kill().unwrap(); // SIGKILL
+    w.wait().unwrap();
+    fs.ctl("powercut");
+    let (o, v, text) = verify(fs.dir(), &l.addr);
+    assert_eq!(o.status.code(), Some(3), "{}", show(&o));
+    // the listener may still append an ACK the writer sent just before it died: count the
+    // journal as verify read it
+    let acked = v["verify"]["acknowledged"].as_u64().unwrap();
+    assert!(acked >= 30 && acked as usize >= l.acks().min(30), "{v}");
+    assert_eq!(v["verify"]["lost"], acked, "{v}");
+    assert!(
+        v["verify"]["writer"]
+            .as_str()
+            .unwrap()
+            .starts_with("no end recorded"),
+        "{v}"
+    );
+    assert!(text.contains(&format!("{acked} {LOST}")), "{text}");
+}
+
+/// fsyncgate: the 50th flush fails with EIO and the cache drops the file's pages; a second
+/// fdatasync then succeeds. The writer reports the failure once, does not acknowledge record 50,
+/// stops (exit 3), and verify finds the 49 acknowledged records (the journal is a file here).
+#[test]
+fn an_fsync_error_is_reported_once_and_not_hidden_by_a_later_success() {
+    skip_unless_fuse!("an_fsync_error_is_reported_once_and_not_hidden_by_a_later_success");
+    let fs = FaultFs::mount(&[
+        ("FAULTFS_CACHE", "honest"),
+        ("FAULTFS_FSYNC_EIO", "50"),
+        FUSE_ENV,
+    ]);
+    let jd = tempfile::tempdir().unwrap();
+    let journal = jd.path().join("run.journal");
+    let js = journal.to_str().unwrap();
+    let w = iolab(&[
+        "crashcheck",
+        "write",
+        "--dir",
+        fs.dir(),
+        "--journal",
+        js,
+        "--size",
+        "4M",
+        "--count",
+        "200",
+        "--json",
+        "--no-save",
+    ]);
+    assert_eq!(w.status.code(), Some(3), "{}", show(&w));
+    let v = json(&w);
+    let wr = &v["write"];
+    assert_eq!(wr["acknowledged"], 49, "{v}");
+    assert_eq!(wr["written"], 50, "{v}");
+    assert_eq!(wr["stopped"], "io_error", "{v}");
+    assert_eq!(wr["failure"]["seq"], 50, "{v}");
+    assert_eq!(wr["failure"]["call"], "fdatasync", "{v}");
+    assert!(
+        wr["failure"]["error"].as_str().unwrap().starts_with("EIO"),
+        "{v}"
+    );
+    assert_eq!(wr["failure"]["second_sync"], "ok", "{v}");
+    let err = stderr(&w);
+    let lines: Vec<&str> = err.lines().filter(|l| l.contains("failed: EIO")).collect();
+    assert_eq!(lines.len(), 1, "one line for the failure: {err}");
+    assert!(
+        lines[0].contains("record 50 ")
+            && lines[0].contains("a second fdatasync then returned success")
+            && lines[0].contains("not acknowledged"),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(&journal).unwrap();
+    assert_eq!(text.lines().filter(|l| l.starts_with("ACK ")).count(), 49);
+    assert!(text.contains("\nFAIL 50 "), "{text}");
+    let o = iolab(&[
+        "crashcheck",
+        "verify",
+        "--dir",
+        fs.dir(),
+        "--journal",
+        js,
+        "--json",
+        "--no-save",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let v = json(&o);
+    assert_eq!(v["verify"]["ok"], 49, "{v}");
+    assert!(
+        v["verify"]["writer"]
+            .as_str()
+            .unwrap()
+            .starts_with("stopped at record 50: fdatasync EIO"),
+        "{v}"
+    );
+}
+
+/// An unreachable listener is refused before anything is written: exit 2, no data file.
+#[test]
+fn an_unreachable_listener_is_refused_before_writing() {
+    let d = tempfile::tempdir().unwrap();
+    // a port that was free a moment ago and has nobody listening now
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let to = format!("127.0.0.1:{port}");
+    let w = iolab(&write_args(
+        d.path().to_str().unwrap(),
+        &to,
+        "fdatasync",
+        "10",
+    ));
+    assert_eq!(w.status.code(), Some(2), "{}", show(&w));
+    assert!(stderr(&w).contains("cannot be reached"), "{}", show(&w));
+    assert!(stderr(&w).contains("Nothing was written"), "{}", show(&w));
+    assert!(common::entries(d.path()).is_empty());
+}
+
+/// A journal file on the same device as the data is warned about (a power cut would take it
+/// too); on that device it still works, and the run verifies clean.
+#[test]
+fn a_journal_on_the_data_device_is_warned_about() {
+    let d = tempfile::tempdir().unwrap();
+    let data: PathBuf = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let journal = d.path().join("j.journal");
+    let (ds, js) = (data.to_str().unwrap(), journal.to_str().unwrap());
+    let w = iolab(&[
+        "crashcheck",
+        "write",
+        "--dir",
+        ds,
+        "--journal",
+        js,
+        "--size",
+        "1M",
+        "--count",
+        "20",
+        "--json",
+        "--no-save",
+    ]);
+    assert_eq!(w.status.code(), Some(0), "{}", show(&w));
+    let err = stderr(&w);
+    assert!(
+        err.contains("warning: the journal") && err.contains("is on the same device as"),
+        "{err}"
+    );
+    assert!(
+        json(&w)["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("same device"),
+        "{}",
+        show(&w)
+    );
+    let o = iolab(&[
+        "crashcheck",
+        "verify",
+        "--dir",
+        ds,
+        "--journal",
+        js,
+        "--no-save",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("all 20 acknowledged writes are there"),
+        "{}",
+        show(&o)
+    );
+    // a journal that exists already is not reused
+    let again = iolab(&[
+        "crashcheck",
+        "write",
+        "--dir",
+        ds,
+        "--journal",
+        js,
+        "--count",
+        "1",
+        "--no-save",
+    ]);
+    assert_eq!(again.status.code(), Some(2), "{}", show(&again));
+    let _ = Path::new(ds);
+}
+
+/// A listener that dies mid-run stops the writer (exit 1): the record in flight was written and
+/// synced but cannot be acknowledged, so nothing more is written.
+#[test]
+fn a_lost_listener_stops_the_writer() {
+    let d = tempfile::tempdir().unwrap();
+    let mut l = Listener::start();
+    let mut w = Command::new(IOLAB)
+        .args(["crashcheck", "write", "--dir", d.path().to_str().unwrap()])
+        .args(["--to", &l.addr, "--size", "1M", "--json", "--no-save"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while l.acks() < 10 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no 10 acknowledgements in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    l.child.kill().unwrap();
+    l.child.wait().unwrap();
+    let t0 = Instant::now();
+    while w.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(60) {
+            let _ = w.kill();
+            panic!("the writer went on without its listener");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let o = w.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let v = json(&o);
+    assert_eq!(v["write"]["stopped"], "listener_lost", "{v}");
+    assert!(v["write"]["acknowledged"].as_u64().unwrap() >= 10, "{v}");
+    assert!(
+        stderr(&o).contains("could not be acknowledged"),
+        "{}",
+        show(&o)
+    );
+}
