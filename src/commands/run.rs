@@ -145,10 +145,30 @@ fn run_locked(
         }
         if reps == 1 {
             let bins = matches!(fmt, OutputFormat::JsonPlus | OutputFormat::FioJsonPlus);
+            let explained = a.explain.then(|| {
+                let id = (not_saved.is_none())
+                    .then(|| saved_ids.last().copied())
+                    .flatten();
+                let subject = id.map_or_else(|| "this run".to_string(), |i| format!("run {i}"));
+                crate::output::explain::explain_run(&doc, id, &subject)
+            });
             match fmt {
-                OutputFormat::Normal => emit(&printed, false),
+                OutputFormat::Normal => {
+                    emit(&printed, false);
+                    if let Some(e) = &explained {
+                        print_out(&format!("\n{}", crate::output::explain::render(e)));
+                    }
+                }
                 OutputFormat::Json | OutputFormat::JsonPlus => {
-                    emit(&Printed { bins, ..printed }, true)
+                    let p = Printed { bins, ..printed };
+                    match &explained {
+                        Some(e) => {
+                            let mut v = crate::output::document::Document::json(&p);
+                            v["explain"] = crate::output::document::Document::json(e);
+                            print_json(&v);
+                        }
+                        None => emit(&p, true),
+                    }
                 }
                 OutputFormat::FioJson | OutputFormat::FioJsonPlus => {
                     emit(&crate::output::fio::FioDoc { doc: &doc, bins }, true)
@@ -195,11 +215,18 @@ fn run_locked(
                     .iter()
                     .map(|&id| s.doc(id))
                     .collect::<std::result::Result<_, _>>()?;
-                print_json(
-                    &serde_json::json!({"schema": "iolab-repeat/1", "group": format!("g{g}"), "run_ids": saved_ids, "runs": docs, "summary": rows}),
-                );
+                let mut v = serde_json::json!({"schema": "iolab-repeat/1", "group": format!("g{g}"), "run_ids": saved_ids, "runs": docs, "summary": rows});
+                if a.explain {
+                    let e = crate::output::explain::explain_ref(s, store::Ref::Group(g))?;
+                    v["explain"] = crate::output::document::Document::json(&e);
+                }
+                print_json(&v);
             } else {
                 print_out(&history::render_summary(&rows, saved_ids.len()));
+                if a.explain {
+                    let e = crate::output::explain::explain_ref(s, store::Ref::Group(g))?;
+                    print_out(&format!("\n{}", crate::output::explain::render(&e)));
+                }
             }
         }
     }
