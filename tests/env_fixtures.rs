@@ -2051,7 +2051,7 @@ mod explain {
         }
     }
 
-    /// A rotational logical drive behind a hardware RAID controller with bfq (seed 004): 16
+    /// A rotational logical drive behind a hardware RAID controller with bfq: 16
     /// threads, but the device's queue stays near 1: scheduler reordering, nothing else. The
     /// same disk on a plain AHCI controller has no finding about its scheduler.
     #[test]
@@ -2115,6 +2115,16 @@ mod explain {
             None,
         );
         assert_eq!(rules(&f), ["queue_depth_bound"], "{f:#?}");
+        // the same reads reaching the device as 4 KiB requests: split
+        let mut io = busy(600.0, 1.0, 1.6);
+        io.rareq_sz_kb = 4.0;
+        let f = run_on(fx.report("/srv", "8:17"), "sdb1", 1, 150.0, io, None);
+        assert_eq!(rules(&f), ["queue_depth_bound", "split_requests"], "{f:#?}");
+        assert!(
+            f[1].evidence.contains("rareq-sz 4.0 KiB"),
+            "{}",
+            f[1].evidence
+        );
     }
 
     /// One SATA hard disk, 32 threads: 100 % busy, a queue of 30 and await 30 × the service
