@@ -166,3 +166,60 @@ fn a_group_whose_repetitions_disagree_is_noisy() {
             .contains("paced by --rate 100")
     );
 }
+
+/// `--repeat --explain` without a store explains the repetitions it just ran; fio's formats
+/// have no place for it.
+#[test]
+fn run_repeat_explain_and_fio_formats() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let r = iolab(&[
+        "run",
+        "--dir",
+        dir,
+        "--mode",
+        "rndrd",
+        "--engine",
+        "null",
+        "--files",
+        "1",
+        "--size",
+        "4M",
+        "--time",
+        "0.5",
+        "-q",
+        "--no-save",
+        "--repeat",
+        "2",
+        "--explain",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("explain these repetitions\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("cpu: cpu_bound") || r.stdout.contains("noise: noisy"));
+    let r = iolab(&[
+        "run",
+        "--dir",
+        dir,
+        "--mode",
+        "rndrd",
+        "--engine",
+        "null",
+        "--files",
+        "1",
+        "--size",
+        "4M",
+        "--time",
+        "0.5",
+        "-q",
+        "--no-save",
+        "--explain",
+        "--output-format",
+        "fio-json",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--explain"), "{}", r.stderr);
+}

@@ -518,7 +518,7 @@ fn throttled(f: &Facts) -> Option<Hit> {
             "write"
         };
         let dev_part = device
-            .map(|d| format!(", device {name} {} ", show(d)))
+            .map(|d| format!(", device {name} {}", show(d)))
             .unwrap_or_default();
         let limit_text = format!(
             "{} on {name} ({}), {}",
@@ -529,7 +529,7 @@ fn throttled(f: &Facts) -> Option<Hit> {
         let mut h = hit(
             Confidence::High,
             format!(
-                "workload {op} {}{dev_part} vs cgroup v{} limit {} {unit} on {name} ({}) in {}: {} of the limit",
+                "workload {op} {}{dev_part}, cgroup v{} limit {} {unit} on {name} ({}) in {}: {} of the limit",
                 show(workload),
                 l.cgroup_version,
                 fmt_n(limit),
