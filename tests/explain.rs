@@ -9,24 +9,6 @@ use common::*;
 use iolab::model::run::RunDoc;
 use iolab::store::Store;
 
-/// The rule ids of every cell of an explanation (`iolab-explain/1`).
-fn rules(e: &serde_json::Value) -> Vec<Vec<String>> {
-    assert_eq!(e["schema"], "iolab-explain/1", "{e}");
-    e["cells"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            c["findings"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|f| f["rule"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .collect()
-}
-
 #[test]
 fn null_engine_is_cpu_bound_and_nothing_else() {
     let d = tempfile::tempdir().unwrap();
@@ -47,7 +29,7 @@ fn null_engine_is_cpu_bound_and_nothing_else() {
         ],
     );
     let e = &v["explain"];
-    assert_eq!(rules(e), [["cpu_bound"], ["cpu_bound"]], "{e:#}");
+    assert_eq!(explain_rules(e), [["cpu_bound"], ["cpu_bound"]], "{e:#}");
     let f = &e["cells"][0]["findings"][0];
     assert_eq!(f["layer"], "cpu");
     assert_eq!(f["confidence"], "high");
@@ -105,7 +87,7 @@ fn explain_of_a_stored_run_text_json_output_and_report() {
         assert!(t.stdout.contains(k), "{k}: {}", t.stdout);
     }
     let j = iolab_db(&db, &["explain", "1", "--json"]);
-    assert_eq!(rules(&j.json()), [["cpu_bound"]]);
+    assert_eq!(explain_rules(&j.json()), [["cpu_bound"]]);
     let out = d.path().join("e.json");
     let o = iolab_db(
         &db,
@@ -150,7 +132,7 @@ fn a_group_whose_repetitions_disagree_is_noisy() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let e = r.json();
     assert_eq!(e["subject"], format!("group g{g}"));
-    assert_eq!(rules(&e), [["noisy"]], "{e:#}");
+    assert_eq!(explain_rules(&e), [["noisy"]], "{e:#}");
     let f = &e["cells"][0]["findings"][0];
     assert_eq!(f["layer"], "noise");
     let ev = f["evidence"].as_str().unwrap();
@@ -158,7 +140,7 @@ fn a_group_whose_repetitions_disagree_is_noisy() {
     assert!(f["next"].as_str().unwrap().contains("--repeat "), "{f}");
     // one run of the group alone: paced by --rate, no limit named
     let one = iolab_db(&db, &["explain", &ids[0].to_string(), "--json"]).json();
-    assert_eq!(rules(&one), [["none"]], "{one:#}");
+    assert_eq!(explain_rules(&one), [["none"]], "{one:#}");
     assert!(
         one["cells"][0]["findings"][0]["evidence"]
             .as_str()

@@ -249,25 +249,6 @@ fn prepare_makes_each_layout_on_ext4_and_xfs() {
     }
 }
 
-/// The rule ids of each cell of a run's `explain` (`run --explain --json`).
-fn explain_rules(v: &serde_json::Value) -> Vec<Vec<String>> {
-    let e = &v["explain"];
-    assert_eq!(e["schema"], "iolab-explain/1", "{v}");
-    e["cells"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            c["findings"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|f| f["rule"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .collect()
-}
-
 /// `iolab run --explain --json` on one 64 MiB file in `dir`.
 fn explained(dir: &Path, extra: &[&str]) -> serde_json::Value {
     let set = dir.join("set");
@@ -308,7 +289,7 @@ fn explain_says_ext4_serialises_writes_into_holes() {
     a.extend_from_slice(&["--layout", "holes"]);
     let v = explained(m.dir(), &a);
     assert_eq!(
-        explain_rules(&v),
+        explain_rules(&v["explain"]),
         [["fs_serialisation"]],
         "{:#}",
         v["explain"]
@@ -326,7 +307,7 @@ fn explain_says_ext4_serialises_writes_into_holes() {
     let mut a = w.to_vec();
     a.extend_from_slice(&["--layout", "overwrite"]);
     let v = explained(m.dir(), &a);
-    let got = explain_rules(&v);
+    let got = explain_rules(&v["explain"]);
     assert!(
         !got[0].iter().any(|r| r == "fs_serialisation"),
         "{:#}",
@@ -350,7 +331,7 @@ fn explain_says_queue_depth_bound_at_1_not_at_16() {
     a.extend_from_slice(&["--threads", "1"]);
     let v = explained(m.dir(), &a);
     assert_eq!(
-        explain_rules(&v),
+        explain_rules(&v["explain"]),
         [["queue_depth_bound"]],
         "{:#}",
         v["explain"]
@@ -365,7 +346,7 @@ fn explain_says_queue_depth_bound_at_1_not_at_16() {
     let mut a = r.to_vec();
     a.extend_from_slice(&["--threads", "16"]);
     let v = explained(m.dir(), &a);
-    let got = explain_rules(&v);
+    let got = explain_rules(&v["explain"]);
     eprintln!("16 in flight: {:#}", v["explain"]);
     assert!(
         !got[0].iter().any(|r| r == "queue_depth_bound"),

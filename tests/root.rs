@@ -1516,25 +1516,6 @@ fn device_sweeps_take_it_and_a_locked_device_waits_then_refuses() {
     );
 }
 
-/// The rule ids of each cell of a run's `explain` (`run --explain --json`).
-fn explain_rules(v: &serde_json::Value) -> Vec<Vec<String>> {
-    let e = &v["explain"];
-    assert_eq!(e["schema"], "iolab-explain/1", "{v}");
-    e["cells"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            c["findings"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|f| f["rule"].as_str().unwrap().to_string())
-                .collect()
-        })
-        .collect()
-}
-
 /// A cgroup v1 IOPS limit on a loop device: the run records the limit in its environment, and
 /// explain says throttled (nothing else), naming the file and the limit, with the measured
 /// rate within 3 % of it.
@@ -1589,7 +1570,12 @@ fn explain_names_the_cgroup_throttle() {
             .unwrap()
             .ends_with("/blkio.throttle.read_iops_device")
     );
-    assert_eq!(explain_rules(&v), [["throttled"]], "{:#}", v["explain"]);
+    assert_eq!(
+        explain_rules(&v["explain"]),
+        [["throttled"]],
+        "{:#}",
+        v["explain"]
+    );
     let f = &v["explain"]["cells"][0]["findings"][0];
     assert_eq!(f["layer"], "throttle");
     let ev = f["evidence"].as_str().unwrap();
@@ -1637,7 +1623,7 @@ fn explain_says_page_cache_for_a_warm_buffered_run() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v = r.json();
     assert_eq!(
-        explain_rules(&v),
+        explain_rules(&v["explain"]),
         [["page_cache"], ["page_cache"]],
         "{:#}",
         v["explain"]
