@@ -355,3 +355,59 @@ fn explain_says_queue_depth_bound_at_1_not_at_16() {
     );
     assert_eq!(got, [["none"]], "{:#}", v["explain"]);
 }
+
+/// `iolab sweep --threads 1,4` of O_DIRECT random reads on ext4 over the fixed-latency device,
+/// explained: served one request at a time (faultfs single-threaded), 4 threads add nothing while
+/// the device queue grows: device_flat on both cells and nothing else; served in parallel, 4
+/// threads scale and device_flat does not fire.
+#[test]
+fn explain_sweep_says_the_device_is_flat_only_when_it_is() {
+    let name = "explain_sweep_says_the_device_is_flat_only_when_it_is";
+    if let Some(why) = cannot(true) {
+        return skip(name, &why);
+    }
+    for parallel in [false, true] {
+        // 4 ms per request: the per-request overhead outside the delay (FUSE, loop), which 4
+        // threads can overlap with it, stays a few percent of it
+        let fuse = FaultFs::mount_with(&[("FAULTFS_DELAY_US", "4000")], parallel);
+        let m = Mounted::new(&fuse.mnt.join("img"), 256, "ext4", false);
+        let set = m.dir().join("set");
+        std::fs::create_dir(&set).unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("r.db");
+        let r = iolab_db(
+            &db,
+            &[
+                "sweep",
+                "--dir",
+                set.to_str().unwrap(),
+                "--mode",
+                "rndrd",
+                "--direct",
+                "--bs",
+                "4k",
+                "--files",
+                "1",
+                "--size",
+                "64M",
+                "--threads",
+                "1,4",
+                "--time",
+                "2",
+                "-q",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let e = iolab_db(&db, &["explain", "g1", "--json"]).json();
+        let got = explain_rules(&e);
+        eprintln!("parallel {parallel}: {got:?}\n{e:#}");
+        if parallel {
+            assert!(!got.iter().flatten().any(|r| r == "device_flat"), "{e:#}");
+            assert_eq!(got[0], ["queue_depth_bound"], "{e:#}");
+        } else {
+            assert_eq!(got, [["device_flat"], ["device_flat"]], "{e:#}");
+            let ev = e["cells"][1]["findings"][0]["evidence"].as_str().unwrap();
+            assert!(ev.starts_with("1 → 4 in flight"), "{ev}");
+        }
+    }
+}

@@ -173,6 +173,12 @@ pub const SAT_AWAIT_RATIO: f64 = 3.0;
 pub const SCHED_QUEUE_RATIO: f64 = 2.0;
 /// Split requests: the device's average read request below this fraction of the block size.
 pub const SPLIT_FRACTION: f64 = 0.5;
+/// A sweep step is flat when IOPS rose by less than this fraction while in flight at least
+/// doubled, the device queue took at least [`FLAT_QUEUE_SHARE`] of the added I/Os, and the
+/// device was at least [`FLAT_UTIL_PCT`] busy.
+pub const FLAT_GAIN: f64 = 0.10;
+pub const FLAT_QUEUE_SHARE: f64 = 0.5;
+pub const FLAT_UTIL_PCT: f64 = 90.0;
 /// Flushes counted: at least this many fsyncs.
 pub const MIN_FSYNCS: u64 = 10;
 
@@ -225,6 +231,14 @@ pub static RULES: &[Rule] = &[
         when: "a rotational physical disk (kind disk, not loop/dm/md/virtio) at ≥ 95 % util with aqu-sz ≥ 4 and await ≥ 3 × its service time (svctm)",
         why: "a single disk serves one request at a time: at 100 % busy with a queue in front, more threads only add waiting time (await grows, IOPS does not)",
         inspect: device_saturated,
+    },
+    Rule {
+        id: "device_flat",
+        layer: Layer::Device,
+        kind: Kind::Limit,
+        when: "in a sweep, two cells that differ only in threads or iodepth, the second with at least twice as many in flight: its IOPS are < 10 % higher while the device's queue (aqu-sz) grew by at least half the added in-flight I/Os and the device was ≥ 90 % busy; replaces queue_depth_bound or none on both cells (a limit found by an earlier rule stays)",
+        why: "more I/Os in flight reached the device and waited in its queue, but it completed no more of them: the device (or what serves it) is at its limit, so more threads or a deeper queue only add latency",
+        inspect: |_| None,
     },
     Rule {
         id: "queue_depth_bound",
@@ -1150,6 +1164,99 @@ pub fn explain_group(runs: &[(i64, RunDoc)], subject: &str) -> Explanation {
     }
 }
 
+/// The figures of one sweep cell that `device_flat` compares.
+struct Step {
+    /// index into the explanation's cells
+    at: usize,
+    /// the cell's job with threads and iodepth left out, as JSON (what must be equal)
+    key: String,
+    in_flight: f64,
+    iops: f64,
+    dev: Option<(String, f64, f64)>,
+    dir: String,
+}
+
+/// `device_flat`: compares the cells of a sweep that differ only in threads or iodepth.
+fn flat_steps(runs: &[(i64, RunDoc)], cells: &mut [CellExplain]) {
+    let mut steps = Vec::new();
+    let mut at = 0;
+    for (_, d) in runs {
+        for c in &d.runs {
+            let f = Facts::of(d, c);
+            let mut j = c.job.clone();
+            j.job.threads = 0;
+            j.job.iodepth = 0;
+            j.job.seed = 0;
+            steps.push(Step {
+                at,
+                key: format!(
+                    "{}{}",
+                    c.mode,
+                    serde_json::to_string(&j).unwrap_or_default()
+                ),
+                in_flight: f.in_flight,
+                iops: f.iops,
+                dev: f.dev.map(|(n, io)| (n.to_string(), io.aqu_sz, io.util_pct)),
+                dir: shell_word(&c.job.fileset.dir.to_string_lossy()),
+            });
+            at += 1;
+        }
+    }
+    steps.sort_by(|a, b| a.key.cmp(&b.key).then(a.in_flight.total_cmp(&b.in_flight)));
+    let r = rule("device_flat");
+    for w in steps.windows(2) {
+        let (a, b) = (&w[0], &w[1]);
+        if a.key != b.key || b.in_flight < 2.0 * a.in_flight || a.iops <= 0.0 {
+            continue;
+        }
+        let (Some((name, aqu_a, _)), Some((_, aqu_b, util_b))) = (&a.dev, &b.dev) else {
+            continue;
+        };
+        let gain = b.iops / a.iops - 1.0;
+        if gain >= FLAT_GAIN
+            || *util_b < FLAT_UTIL_PCT
+            || aqu_b - aqu_a < FLAT_QUEUE_SHARE * (b.in_flight - a.in_flight)
+        {
+            continue;
+        }
+        let evidence = format!(
+            "{} → {} in flight: {} → {} IOPS ({:+.1} %), while device {name} aqu-sz {aqu_a:.2} → {aqu_b:.2} at %util {util_b:.0}",
+            fmt_n(a.in_flight),
+            fmt_n(b.in_flight),
+            fmt_n(a.iops),
+            fmt_n(b.iops),
+            gain * 100.0
+        );
+        for s in [a, b] {
+            let c = &mut cells[s.at];
+            let replace = c
+                .findings
+                .first()
+                .is_none_or(|f| f.rule == "queue_depth_bound" || f.rule == "none");
+            if !replace {
+                continue;
+            }
+            let also: Vec<Finding> = c
+                .findings
+                .drain(..)
+                .filter(|f| RULES.iter().any(|r| r.id == f.rule && r.kind == Kind::Also))
+                .collect();
+            c.findings.push(Finding {
+                layer: r.layer,
+                rule: r.id.into(),
+                confidence: Confidence::High,
+                evidence: evidence.clone(),
+                why: r.why.into(),
+                next: format!(
+                    "iolab check {}  # the setup of the device; iolab iostat {name} while it runs shows its queue",
+                    s.dir
+                ),
+            });
+            c.findings.extend(also);
+        }
+    }
+}
+
 /// The text a person reads.
 pub fn render(e: &Explanation) -> String {
     let mut s = format!("explain {}\n", e.subject);
@@ -1233,6 +1340,9 @@ pub fn explain_ref(
             let mut cells = Vec::new();
             for (id, d) in &runs {
                 cells.extend(explain_run(d, Some(*id), "").cells);
+            }
+            if kind == "sweep" {
+                flat_steps(&runs, &mut cells);
             }
             Ok(Explanation {
                 schema: EXPLAIN_SCHEMA.into(),
