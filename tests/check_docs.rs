@@ -78,3 +78,43 @@ fn every_rule_is_named_by_a_fixture_test() {
         "rules no test in tests/env_fixtures.rs names: {missing:?}"
     );
 }
+
+/// docs/explain.md's rule list is generated from `iolab::output::explain::RULES` the same way.
+#[test]
+fn explain_docs_rule_list_is_generated_from_the_table() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/explain.md");
+    let doc = std::fs::read_to_string(&path).expect("read docs/explain.md");
+    let (before, section, after) = split(&doc);
+    let want = iolab::output::explain::rules_markdown();
+    if section == want {
+        return;
+    }
+    if std::env::var("IOLAB_BLESS").as_deref() == Ok("1") {
+        std::fs::write(&path, format!("{before}{want}{after}")).expect("write docs/explain.md");
+        eprintln!("IOLAB_BLESS=1: rewrote the rule list in {}", path.display());
+        return;
+    }
+    panic!(
+        "docs/explain.md's rule list differs from explain::rules_markdown(); regenerate it with \
+         IOLAB_BLESS=1 cargo test --test check_docs\n--- docs/explain.md\n{section}\n--- rules_markdown()\n{want}"
+    );
+}
+
+/// Each explain rule is asserted by a test on a real setup or a fixture tree.
+#[test]
+fn every_explain_rule_is_named_by_a_test() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let src: String = ["explain.rs", "root.rs", "layouts.rs", "env_fixtures.rs"]
+        .iter()
+        .map(|f| std::fs::read_to_string(dir.join(f)).expect("read a test file"))
+        .collect();
+    let missing: Vec<&str> = iolab::output::explain::RULES
+        .iter()
+        .map(|r| r.id)
+        .filter(|id| !src.contains(&format!("[\"{id}\"]")) && !src.contains(&format!("\"{id}\"]")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "explain rules no test asserts: {missing:?}"
+    );
+}

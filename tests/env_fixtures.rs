@@ -1925,3 +1925,278 @@ fn cli_check_with_root_and_live_device_number() {
     .collect();
     assert_eq!(got, want);
 }
+
+// ---------------------------------------------------------------------------------------------
+// `iolab explain` on what needs hardware: the environment from a fixture tree, the figures of a
+// run on it (a real run document with the device's figures put in)
+// ---------------------------------------------------------------------------------------------
+
+mod explain {
+    use super::*;
+    use iolab::model::device::{CpuPct, DeviceReport, Iostat, Sample};
+    use iolab::model::job::EngineKind;
+    use iolab::model::run::RunDoc;
+    use iolab::output::explain::{self, Finding as ExFinding};
+
+    /// A real run document (null engine, 16 KiB random writes with an fsync after each).
+    fn base_doc() -> RunDoc {
+        let d = tempfile::tempdir().unwrap();
+        let o = Command::new(env!("CARGO_BIN_EXE_iolab"))
+            .args(["run", "--dir"])
+            .arg(d.path())
+            .args([
+                "--engine",
+                "null",
+                "--mode",
+                "rndwr",
+                "--fsync-freq",
+                "1",
+                "--files",
+                "1",
+                "--size",
+                "1M",
+                "--ops",
+                "2000",
+                "--json",
+                "--no-save",
+                "-q",
+            ])
+            .env("IOLAB_DB", d.path().join("r.db"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        RunDoc::from_json(&serde_json::from_slice(&o.stdout).unwrap()).unwrap()
+    }
+
+    /// That run made O_DIRECT sync random reads by `threads` threads at `iops` (latency from
+    /// Little's law), on `dev` with the figures `io`, in the environment `e`; `fsync_p50_ns`
+    /// keeps 1000 fsyncs with that median.
+    fn run_on(
+        e: EnvReport,
+        dev: &str,
+        threads: u32,
+        iops: f64,
+        io: Iostat,
+        fsync_p50_ns: Option<u64>,
+    ) -> Vec<ExFinding> {
+        let mut doc = base_doc();
+        doc.system = Some(e);
+        let c = &mut doc.runs[0];
+        c.job.job.engine = EngineKind::Sync;
+        c.job.job.direct = true;
+        c.job.job.threads = threads;
+        c.job.job.fsync_freq = 0;
+        c.cache_resident_pct_at_start = 0.0;
+        c.cpu = Default::default();
+        let mut r = c.results.write.clone();
+        r.ops = (iops * 10.0) as u64;
+        r.iops = iops;
+        r.bytes_per_sec = iops * c.job.job.bs_bytes as f64;
+        let lat = r.lat_ns.as_mut().unwrap();
+        lat.mean = threads as f64 / iops * 1e9;
+        lat.p50 = lat.mean as u64;
+        c.results.read = r;
+        c.results.write.ops = 0;
+        c.results.write.iops = 0.0;
+        c.results.write.bytes_per_sec = 0.0;
+        c.results.write.lat_ns = None;
+        match fsync_p50_ns {
+            Some(p50) => {
+                c.results.fsync.ops = 1000;
+                c.results.fsync.lat_ns.as_mut().unwrap().p50 = p50;
+            }
+            None => {
+                c.results.fsync.ops = 0;
+                c.results.fsync.lat_ns = None;
+            }
+        }
+        let summary = Sample {
+            t_s: 10.0,
+            dur_s: 10.0,
+            devices: [(dev.to_string(), io)].into_iter().collect(),
+            cpu: CpuPct {
+                user: 2.0,
+                system: 3.0,
+                iowait: 20.0,
+                idle: 75.0,
+                ..Default::default()
+            },
+        };
+        c.device = Some(DeviceReport {
+            devices: vec![dev.to_string()],
+            interval_s: 1.0,
+            summary,
+            timeseries: Vec::new(),
+        });
+        let e = explain::explain_run(&doc, None, "fixture");
+        assert_eq!(e.cells.len(), 1);
+        e.cells[0].findings.clone()
+    }
+
+    fn rules(f: &[ExFinding]) -> Vec<&str> {
+        f.iter().map(|x| x.rule.as_str()).collect()
+    }
+
+    /// iostat figures of a busy device: `r_s` reads of 16 KiB per second, queue `aqu`.
+    fn busy(r_s: f64, aqu: f64, svctm_ms: f64) -> Iostat {
+        Iostat {
+            r_s,
+            rkb_s: r_s * 16.0,
+            r_await_ms: aqu / r_s * 1e3,
+            aqu_sz: aqu,
+            rareq_sz_kb: 16.0,
+            svctm_ms,
+            util_pct: 100.0,
+            ..Default::default()
+        }
+    }
+
+    /// A rotational logical drive behind a hardware RAID controller with bfq: 16
+    /// threads, but the device's queue stays near 1: scheduler reordering, nothing else. The
+    /// same disk on a plain AHCI controller has no finding about its scheduler.
+    #[test]
+    fn explain_scheduler_reordering_on_a_rotational_array() {
+        let mk = |raid: bool| {
+            let mut fx = Fx::new();
+            let sect = 4 * TIB_SECT;
+            if raid {
+                fx.pci_raid();
+            } else {
+                fx.pci_ahci();
+            }
+            fx.disk(
+                "sda",
+                "8:0",
+                sect,
+                &DiskSpec {
+                    scheduler: "mq-deadline kyber [bfq] none",
+                    ..DiskSpec::raid_lun()
+                },
+            )
+            .partition("sda", "sda1", "8:1", 2048, sect - 4096)
+            .mount("8:1", "/", "ext4", "rw,noatime", "rw");
+            fx.report("/", "8:1")
+        };
+        let f = run_on(mk(true), "sda", 16, 400.0, busy(400.0, 1.3, 2.5), None);
+        assert_eq!(rules(&f), ["scheduler_reordering"], "{f:#?}");
+        assert_eq!(f[0].layer, explain::Layer::Scheduler);
+        assert!(f[0].evidence.contains("bfq") && f[0].evidence.contains("aqu-sz 1.30"));
+        assert!(f[0].why.contains("hardware RAID"), "{}", f[0].why);
+        assert!(
+            f[0].next.contains("--scheduler bfq,mq-deadline"),
+            "{}",
+            f[0].next
+        );
+        let f = run_on(mk(false), "sda", 16, 400.0, busy(400.0, 1.3, 2.5), None);
+        assert_eq!(rules(&f), ["none"], "{f:#?}");
+    }
+
+    /// A partition at sector 63 (old DOS label): misaligned beside the limit (one read at a
+    /// time: queue-depth bound); at sector 2048 not.
+    #[test]
+    fn explain_misaligned_partition() {
+        let e = dos_disk().report("/srv", "8:17");
+        let f = run_on(e, "sdb1", 1, 150.0, busy(150.0, 1.0, 6.6), None);
+        assert_eq!(rules(&f), ["queue_depth_bound", "misaligned"], "{f:#?}");
+        assert_eq!(f[1].layer, explain::Layer::Alignment);
+        assert!(f[1].evidence.contains("sector 63"), "{}", f[1].evidence);
+        assert!(f[1].next.starts_with("iolab check /srv"), "{}", f[1].next);
+        let mut fx = Fx::new();
+        let sect = 1_953_525_168u64;
+        fx.disk("sdb", "8:16", sect, &DiskSpec::sata_hdd())
+            .partition("sdb", "sdb1", "8:17", 2048, sect - 4096)
+            .mount("8:17", "/srv", "ext4", "rw,noatime", "rw");
+        let f = run_on(
+            fx.report("/srv", "8:17"),
+            "sdb1",
+            1,
+            150.0,
+            busy(150.0, 1.0, 6.6),
+            None,
+        );
+        assert_eq!(rules(&f), ["queue_depth_bound"], "{f:#?}");
+        // the same reads reaching the device as 4 KiB requests: split
+        let mut io = busy(600.0, 1.0, 1.6);
+        io.rareq_sz_kb = 4.0;
+        let f = run_on(fx.report("/srv", "8:17"), "sdb1", 1, 150.0, io, None);
+        assert_eq!(rules(&f), ["queue_depth_bound", "split_requests"], "{f:#?}");
+        assert!(
+            f[1].evidence.contains("rareq-sz 4.0 KiB"),
+            "{}",
+            f[1].evidence
+        );
+    }
+
+    /// One SATA hard disk, 32 threads: 100 % busy, a queue of 30 and await 30 × the service
+    /// time: the device is saturated; flushes of 0.1 ms on it are absorbed by a cache.
+    #[test]
+    fn explain_saturated_rotational_disk_and_absorbed_flushes() {
+        let mk = || {
+            let mut fx = Fx::new();
+            fx.pci_ahci();
+            let sect = 1_953_525_168u64;
+            fx.disk("sdb", "8:16", sect, &DiskSpec::sata_hdd())
+                .partition("sdb", "sdb1", "8:17", 2048, sect - 4096)
+                .mount("8:17", "/srv", "ext4", "rw,noatime", "rw");
+            fx.report("/srv", "8:17")
+        };
+        let f = run_on(mk(), "sdb", 32, 150.0, busy(150.0, 30.0, 6.6), None);
+        assert_eq!(rules(&f), ["device_saturated"], "{f:#?}");
+        assert!(
+            f[0].evidence.contains("%util 100, aqu-sz 30.0"),
+            "{}",
+            f[0].evidence
+        );
+        let f = run_on(mk(), "sdb", 1, 150.0, busy(150.0, 1.0, 6.6), Some(100_000));
+        assert_eq!(rules(&f), ["queue_depth_bound", "absorbed_flush"], "{f:#?}");
+        // 8 ms flushes are what a disk does
+        let f = run_on(
+            mk(),
+            "sdb",
+            1,
+            150.0,
+            busy(150.0, 1.0, 6.6),
+            Some(8_000_000),
+        );
+        assert_eq!(rules(&f), ["queue_depth_bound"], "{f:#?}");
+    }
+
+    /// The cgroup limits of the process, read from a fixture tree: v1 blkio.throttle files of
+    /// its cgroup and its parent, v2 io.max, with the device names from /sys/dev/block.
+    #[test]
+    fn cgroup_io_limits_are_recorded() {
+        let mut fx = Fx::new();
+        fx.disk("sda", "8:0", 4 * GIB_SECT, &DiskSpec::sata_ssd());
+        fx.write(
+            "proc/self/cgroup",
+            "7:blkio:/db/pg\n0::/system.slice/pg.service",
+        )
+        .write(
+            "sys/fs/cgroup/blkio/db/pg/blkio.throttle.read_iops_device",
+            "8:0 500",
+        )
+        .write(
+            "sys/fs/cgroup/blkio/db/blkio.throttle.write_bps_device",
+            "8:0 10485760",
+        )
+        .write("sys/fs/cgroup/blkio/blkio.throttle.read_bps_device", "")
+        .write("sys/fs/cgroup/unified/cgroup.controllers", "io memory")
+        .write(
+            "sys/fs/cgroup/unified/system.slice/pg.service/io.max",
+            "8:0 rbps=max wbps=max riops=1000 wiops=max",
+        );
+        let got: Vec<(u32, String, Option<String>, String, u64)> = sysenv::cgroup_io(&fx.roots())
+            .into_iter()
+            .map(|l| (l.cgroup_version, l.dev, l.device, l.kind, l.limit))
+            .collect();
+        let sda = || Some("sda".to_string());
+        assert_eq!(
+            got,
+            [
+                (1, "8:0".into(), sda(), "read_iops".into(), 500),
+                (1, "8:0".into(), sda(), "write_bps".into(), 10485760),
+                (2, "8:0".into(), sda(), "read_iops".into(), 1000),
+            ]
+        );
+    }
+}

@@ -248,3 +248,166 @@ fn prepare_makes_each_layout_on_ext4_and_xfs() {
         iolab(&["cleanup", "--dir", dir]);
     }
 }
+
+/// `iolab run --explain --json` on one 64 MiB file in `dir`.
+fn explained(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let set = dir.join("set");
+    let _ = std::fs::create_dir(&set);
+    let mut a = vec!["--files", "1", "--size", "64M", "--direct", "--explain"];
+    a.extend_from_slice(extra);
+    run_json(&set, &a)
+}
+
+/// ext4 on the fixed-latency device, O_DIRECT random writes into holes at 8 threads: the
+/// filesystem serialises them (named with its layout), and nothing else fires; the same
+/// writes as overwrites reach the device in parallel and are not called serialised.
+#[test]
+fn explain_says_ext4_serialises_writes_into_holes() {
+    let name = "explain_says_ext4_serialises_writes_into_holes";
+    if let Some(why) = cannot(true) {
+        return skip(name, &why);
+    }
+    let fuse = FaultFs::mount_with(
+        &[("FAULTFS_WRITES", "1"), ("FAULTFS_DELAY_US", DELAY_US)],
+        true,
+    );
+    let m = Mounted::new(&fuse.mnt.join("img"), 512, "ext4", false);
+    rndwr_iops(m.dir(), "overwrite", 1);
+    let w = [
+        "--mode",
+        "rndwr",
+        "--bs",
+        "16k",
+        "--threads",
+        "8",
+        "--time",
+        "2",
+        "--fsync-freq",
+        "0",
+    ];
+    let mut a = w.to_vec();
+    a.extend_from_slice(&["--layout", "holes"]);
+    let v = explained(m.dir(), &a);
+    assert_eq!(
+        explain_rules(&v["explain"]),
+        [["fs_serialisation"]],
+        "{:#}",
+        v["explain"]
+    );
+    let f = &v["explain"]["cells"][0]["findings"][0];
+    assert_eq!(f["layer"], "filesystem");
+    let ev = f["evidence"].as_str().unwrap();
+    assert!(ev.contains("ext4, layout holes"), "{ev}");
+    assert!(
+        f["next"]
+            .as_str()
+            .unwrap()
+            .contains("--layout overwrite,holes")
+    );
+    let mut a = w.to_vec();
+    a.extend_from_slice(&["--layout", "overwrite"]);
+    let v = explained(m.dir(), &a);
+    let got = explain_rules(&v["explain"]);
+    assert!(
+        !got[0].iter().any(|r| r == "fs_serialisation"),
+        "{:#}",
+        v["explain"]
+    );
+}
+
+/// O_DIRECT random reads on ext4 over the fixed-latency device (1 ms per request, served in
+/// parallel): one at a time is queue-depth bound (Little's law) and nothing else; 16 in
+/// flight is not.
+#[test]
+fn explain_says_queue_depth_bound_at_1_not_at_16() {
+    let name = "explain_says_queue_depth_bound_at_1_not_at_16";
+    if let Some(why) = cannot(true) {
+        return skip(name, &why);
+    }
+    let fuse = FaultFs::mount_with(&[("FAULTFS_DELAY_US", DELAY_US)], true);
+    let m = Mounted::new(&fuse.mnt.join("img"), 256, "ext4", false);
+    let r = ["--mode", "rndrd", "--bs", "4k", "--time", "2"];
+    let mut a = r.to_vec();
+    a.extend_from_slice(&["--threads", "1"]);
+    let v = explained(m.dir(), &a);
+    assert_eq!(
+        explain_rules(&v["explain"]),
+        [["queue_depth_bound"]],
+        "{:#}",
+        v["explain"]
+    );
+    let f = &v["explain"]["cells"][0]["findings"][0];
+    assert_eq!(f["layer"], "queue_depth");
+    assert!(f["evidence"].as_str().unwrap().contains("in flight"), "{f}");
+    assert!(
+        f["next"].as_str().unwrap().starts_with("iolab sweep "),
+        "{f}"
+    );
+    let mut a = r.to_vec();
+    a.extend_from_slice(&["--threads", "16"]);
+    let v = explained(m.dir(), &a);
+    let got = explain_rules(&v["explain"]);
+    eprintln!("16 in flight: {:#}", v["explain"]);
+    assert!(
+        !got[0].iter().any(|r| r == "queue_depth_bound"),
+        "{:#}",
+        v["explain"]
+    );
+    assert_eq!(got, [["none"]], "{:#}", v["explain"]);
+}
+
+/// `iolab sweep --threads 1,4` of O_DIRECT random reads on ext4 over the fixed-latency device,
+/// explained: served one request at a time (faultfs single-threaded), 4 threads add nothing while
+/// the device queue grows: device_flat on both cells and nothing else; served in parallel, 4
+/// threads scale and device_flat does not fire.
+#[test]
+fn explain_sweep_says_the_device_is_flat_only_when_it_is() {
+    let name = "explain_sweep_says_the_device_is_flat_only_when_it_is";
+    if let Some(why) = cannot(true) {
+        return skip(name, &why);
+    }
+    for parallel in [false, true] {
+        // 4 ms per request: the per-request overhead outside the delay (FUSE, loop), which 4
+        // threads can overlap with it, stays a few percent of it
+        let fuse = FaultFs::mount_with(&[("FAULTFS_DELAY_US", "4000")], parallel);
+        let m = Mounted::new(&fuse.mnt.join("img"), 256, "ext4", false);
+        let set = m.dir().join("set");
+        std::fs::create_dir(&set).unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("r.db");
+        let r = iolab_db(
+            &db,
+            &[
+                "sweep",
+                "--dir",
+                set.to_str().unwrap(),
+                "--mode",
+                "rndrd",
+                "--direct",
+                "--bs",
+                "4k",
+                "--files",
+                "1",
+                "--size",
+                "64M",
+                "--threads",
+                "1,4",
+                "--time",
+                "2",
+                "-q",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let e = iolab_db(&db, &["explain", "g1", "--json"]).json();
+        let got = explain_rules(&e);
+        eprintln!("parallel {parallel}: {got:?}\n{e:#}");
+        if parallel {
+            assert!(!got.iter().flatten().any(|r| r == "device_flat"), "{e:#}");
+            assert_eq!(got[0], ["queue_depth_bound"], "{e:#}");
+        } else {
+            assert_eq!(got, [["device_flat"], ["device_flat"]], "{e:#}");
+            let ev = e["cells"][1]["findings"][0]["evidence"].as_str().unwrap();
+            assert!(ev.starts_with("1 → 4 in flight"), "{ev}");
+        }
+    }
+}

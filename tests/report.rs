@@ -87,6 +87,11 @@ fn run_report_structure_matches_the_snapshot() {
         html.contains(&esc),
         "the report embeds the show output verbatim"
     );
+    // and what `iolab explain` prints for it
+    let ex = iolab::output::charts::esc(&iolab::output::explain::render(
+        &iolab::output::explain::explain_ref(&s, Ref::Run(1)).unwrap(),
+    ));
+    assert!(html.contains(&ex), "the report embeds the explanation");
 }
 
 fn every_chart_is_complete(charts: &[iolab::output::charts::Chart], what: &str) {

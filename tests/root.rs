@@ -1614,3 +1614,126 @@ fn wal_fsync_p99_rises_with_a_checkpoint_role_beside_it() {
         0
     );
 }
+
+/// A cgroup v1 IOPS limit on a loop device: the run records the limit in its environment, and
+/// explain says throttled (nothing else), naming the file and the limit, with the measured
+/// rate within 3 % of it.
+#[test]
+fn explain_names_the_cgroup_throttle() {
+    if let Some(why) = cannot(true) {
+        return skip("explain_names_the_cgroup_throttle", &why);
+    }
+    let fs = LoopFs::new(
+        256,
+        "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0",
+    );
+    let dir = fs.dir().to_str().unwrap().to_string();
+    let set = ["--dir", dir.as_str(), "--files", "2", "--size", "64M"];
+    let mut a = vec!["prepare", "--direct", "-q"];
+    a.extend_from_slice(&set);
+    assert_eq!(iolab(&a).code, 0);
+    let th = Throttle::new(&fs.majmin(), 400, 400);
+    let mut a = vec![
+        "run",
+        "--mode",
+        "rndrd",
+        "--direct",
+        "--threads",
+        "8",
+        "--time",
+        "3",
+        "--ramp",
+        "1",
+        "--json",
+        "--no-save",
+        "-q",
+        "--explain",
+    ];
+    a.extend_from_slice(&set);
+    let r = th.iolab(&a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let dev = fs.dev.trim_start_matches("/dev/").to_string();
+    // recorded at run time
+    let lim = v["system"]["cgroup_io"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["kind"] == "read_iops" && l["device"] == dev.as_str())
+        .unwrap_or_else(|| panic!("no read_iops limit recorded: {}", v["system"]["cgroup_io"]));
+    assert_eq!(lim["limit"], 400);
+    assert_eq!(lim["dev"], fs.majmin().as_str());
+    assert!(
+        lim["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("/blkio.throttle.read_iops_device")
+    );
+    assert_eq!(
+        explain_rules(&v["explain"]),
+        [["throttled"]],
+        "{:#}",
+        v["explain"]
+    );
+    let f = &v["explain"]["cells"][0]["findings"][0];
+    assert_eq!(f["layer"], "throttle");
+    let ev = f["evidence"].as_str().unwrap();
+    assert!(
+        ev.contains("limit 400 IOPS") && ev.contains("blkio.throttle.read_iops_device"),
+        "{ev}"
+    );
+    assert!(f["why"].as_str().unwrap().contains("400 IOPS on"), "{f}");
+    let iops = v["results"]["read"]["iops"].as_f64().unwrap();
+    assert!((iops - 400.0).abs() / 400.0 <= 0.03, "{iops} IOPS vs 400");
+    drop(th);
+    assert_eq!(iolab(&["cleanup", "--dir", &dir]).code, 0);
+}
+
+/// Buffered reads of a small set read into the cache first (`--warm`): the page cache, and
+/// nothing else.
+#[test]
+fn explain_says_page_cache_for_a_warm_buffered_run() {
+    if let Some(why) = cannot(false) {
+        return skip("explain_says_page_cache_for_a_warm_buffered_run", &why);
+    }
+    let fs = LoopFs::new(
+        128,
+        "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0",
+    );
+    let dir = fs.dir().to_str().unwrap();
+    let r = iolab(&[
+        "run",
+        "--dir",
+        dir,
+        "--files",
+        "2",
+        "--size",
+        "16M",
+        "--mode",
+        "rndrd,seqrd",
+        "--warm",
+        "--time",
+        "1",
+        "--json",
+        "--no-save",
+        "-q",
+        "--explain",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(
+        explain_rules(&v["explain"]),
+        [["page_cache"], ["page_cache"]],
+        "{:#}",
+        v["explain"]
+    );
+    let f = &v["explain"]["cells"][0]["findings"][0];
+    assert_eq!(f["layer"], "page_cache");
+    assert!(
+        f["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("in the page cache")
+    );
+    assert!(f["next"].as_str().unwrap().contains("--direct"));
+}

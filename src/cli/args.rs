@@ -56,6 +56,10 @@ pub enum Cmd {
     List(ListArgs),
     /// Show a stored run (or a group's summary) like the live output.
     Show(ShowArgs),
+    /// Which layer limits a stored run or group (page cache, device, queue depth, cgroup
+    /// throttle, filesystem, CPU, flushes, alignment, scheduler, noise), with the evidence, the
+    /// rule, a confidence and a command to try next (docs/explain.md).
+    Explain(ShowArgs),
     /// Delete stored runs (ids) or groups (gN).
     Delete(DeleteArgs),
     /// Compare runs or groups; the first is the baseline.
@@ -105,7 +109,7 @@ impl Cmd {
             },
             Cmd::Zones(a) => &a.out,
             Cmd::List(a) => &a.out,
-            Cmd::Show(a) => &a.out,
+            Cmd::Show(a) | Cmd::Explain(a) => &a.out,
             Cmd::Compare(a) => &a.out,
             Cmd::Export(a) => &a.out,
             Cmd::Crashcheck(a) => match &a.which {
@@ -822,7 +826,8 @@ pub struct ShowArgs {
     pub db: DbArgs,
     /// A run id (12) or a group id (g3).
     pub id: String,
-    /// Print the stored JSON document (the same one `run --json` printed).
+    /// Print JSON: `show` the stored document (the same one `run --json` printed), `explain`
+    /// the explanation (schema iolab-explain/1).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -1121,6 +1126,11 @@ pub struct RunArgs {
     /// Print one JSON document (schema iolab-run/1) instead of the table: --output-format json.
     #[arg(long)]
     pub json: bool,
+    /// After the table, say which layer limits each mode, with the evidence, the rule and a
+    /// command to try next (`iolab explain`, docs/explain.md); with --json, the document gains
+    /// an `explain` key (schema iolab-explain/1).
+    #[arg(long)]
+    pub explain: bool,
     /// What to print: normal (the table), json (the iolab-run/1 document, as --json), json+
     /// (that document with each operation's latency histogram as `hist_bins`), fio-json or
     /// fio-json+ (fio's JSON shape, json+ with latency `bins`, read by fio's own tools and by

@@ -219,6 +219,7 @@ fn dispatch(cmd: Cmd) -> Result<i32> {
         Cmd::Plot(a) => charts::plot(&a),
         Cmd::List(a) => stored::list(&a),
         Cmd::Show(a) => stored::show(&a),
+        Cmd::Explain(a) => stored::explain(&a),
         Cmd::Delete(a) => stored::delete(&a),
         Cmd::Compare(a) => stored::compare(&a),
         Cmd::Export(a) => stored::export(&a),

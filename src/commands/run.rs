@@ -12,6 +12,11 @@ pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
                 .map_or_else(String::new, |v| v.get_name().to_string())
         )));
     }
+    if a.explain && matches!(fmt, OutputFormat::FioJson | OutputFormat::FioJsonPlus) {
+        return Err(Error::usage(
+            "--explain adds to iolab's own output (the table or --json): it cannot be used with --output-format fio-json or fio-json+",
+        ));
+    }
     let mut plan = cli::plan_run(a)?;
     // Open the store first: a store that cannot take the results should not cost a benchmark.
     let db = if a.no_save {
@@ -124,6 +129,8 @@ fn run_locked(
         _ => None,
     };
     let mut saved_ids = Vec::new();
+    // the repetitions' documents, for --explain --repeat (also when they are not saved)
+    let mut done: Vec<(i64, RunDoc)> = Vec::new();
     let mut not_saved: Option<String> = None;
     let mut worst = 0;
     let multi = plan.roles.is_empty() && plan.cells.len() > 1;
@@ -172,10 +179,30 @@ fn run_locked(
         }
         if reps == 1 {
             let bins = matches!(fmt, OutputFormat::JsonPlus | OutputFormat::FioJsonPlus);
+            let explained = a.explain.then(|| {
+                let id = (not_saved.is_none())
+                    .then(|| saved_ids.last().copied())
+                    .flatten();
+                let subject = id.map_or_else(|| "this run".to_string(), |i| format!("run {i}"));
+                crate::output::explain::explain_run(&doc, id, &subject)
+            });
             match fmt {
-                OutputFormat::Normal => emit(&printed, false),
+                OutputFormat::Normal => {
+                    emit(&printed, false);
+                    if let Some(e) = &explained {
+                        print_out(&format!("\n{}", crate::output::explain::render(e)));
+                    }
+                }
                 OutputFormat::Json | OutputFormat::JsonPlus => {
-                    emit(&Printed { bins, ..printed }, true)
+                    let p = Printed { bins, ..printed };
+                    match &explained {
+                        Some(e) => {
+                            let mut v = crate::output::document::Document::json(&p);
+                            v["explain"] = crate::output::document::Document::json(e);
+                            print_json(&v);
+                        }
+                        None => emit(&p, true),
+                    }
                 }
                 OutputFormat::FioJson | OutputFormat::FioJsonPlus => {
                     emit(&crate::output::fio::FioDoc { doc: &doc, bins }, true)
@@ -200,6 +227,14 @@ fn run_locked(
             ));
         }
         let errors: u64 = doc.runs.iter().map(|c| c.total_errors()).sum();
+        if a.explain && reps > 1 {
+            let id = if not_saved.is_none() {
+                saved_ids.last().copied().unwrap_or(0)
+            } else {
+                0
+            };
+            done.push((id, doc.clone()));
+        }
         if doc.interrupted {
             worst = Exit::Interrupted as i32;
             break;
@@ -222,11 +257,32 @@ fn run_locked(
                     .iter()
                     .map(|&id| s.doc(id))
                     .collect::<std::result::Result<_, _>>()?;
-                print_json(
-                    &serde_json::json!({"schema": "iolab-repeat/1", "group": format!("g{g}"), "run_ids": saved_ids, "runs": docs, "summary": rows}),
-                );
+                let mut v = serde_json::json!({"schema": "iolab-repeat/1", "group": format!("g{g}"), "run_ids": saved_ids, "runs": docs, "summary": rows});
+                if a.explain {
+                    let e = crate::output::explain::explain_group(&done, &format!("group g{g}"));
+                    v["explain"] = crate::output::document::Document::json(&e);
+                }
+                print_json(&v);
             } else {
                 print_out(&history::render_summary(&rows, saved_ids.len()));
+            }
+        }
+        if a.explain && !(want_json && group.is_some()) {
+            let subject = group.map_or_else(
+                || "these repetitions".to_string(),
+                |g| format!("group g{g}"),
+            );
+            let mut e = crate::output::explain::explain_group(&done, &subject);
+            if group.is_none() {
+                // not saved: no run ids to name
+                for c in &mut e.cells {
+                    c.run_id = None;
+                }
+            }
+            if want_json {
+                print_json(&crate::output::document::Document::json(&e));
+            } else {
+                print_out(&format!("\n{}", crate::output::explain::render(&e)));
             }
         }
     }

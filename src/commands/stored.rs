@@ -27,6 +27,13 @@ pub fn show(a: &cli::ShowArgs) -> Result<i32> {
     Ok(0)
 }
 
+pub fn explain(a: &cli::ShowArgs) -> Result<i32> {
+    let s = open_store(&a.db)?;
+    let r: store::Ref = a.id.parse().map_err(Error::usage)?;
+    emit(&crate::output::explain::explain_ref(&s, r)?, a.json);
+    Ok(0)
+}
+
 pub fn delete(a: &cli::DeleteArgs) -> Result<i32> {
     let mut s = open_store_write(&a.db)?;
     let refs = cli::parse_refs(&a.ids)?;

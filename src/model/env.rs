@@ -189,6 +189,29 @@ pub struct EnvReport {
     pub raid_controllers: Vec<String>,
     pub mounts: Vec<Mount>,
     pub path: Option<PathStack>,
+    /// The block I/O limits of the cgroups this process is in (its own and their ancestors):
+    /// cgroup v1 `blkio.throttle.*_device` and cgroup v2 `io.max`, one entry per device and
+    /// limit. Empty when none is set (and in snapshots taken before iolab recorded them).
+    #[serde(default)]
+    pub cgroup_io: Vec<CgroupIoLimit>,
+}
+
+/// One cgroup I/O limit on one device.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CgroupIoLimit {
+    /// The file that sets it, e.g. `/sys/fs/cgroup/blkio/db/blkio.throttle.read_iops_device`
+    /// or `/sys/fs/cgroup/db.slice/io.max`.
+    pub file: String,
+    /// 1 (blkio.throttle) or 2 (io.max)
+    pub cgroup_version: u32,
+    /// "major:minor" of the device
+    pub dev: String,
+    /// The device's name (`sda`, `loop3`), when /sys/dev/block knows it.
+    pub device: Option<String>,
+    /// read_iops, write_iops, read_bps or write_bps
+    pub kind: String,
+    /// I/Os per second, or bytes per second
+    pub limit: u64,
 }
 
 /// The devices of the stack under a path, top-down, from an env snapshot.

@@ -775,6 +775,16 @@ pub fn html(store: &Store, refs: &[Ref]) -> Result<String> {
         "<section><h2>Results</h2><pre class=\"table\">{}</pre></section>",
         esc(&text)
     );
+    // The explanation of a run or a group of runs (other kinds have none).
+    if let [r] = refs
+        && let Ok(e) = crate::output::explain::explain_ref(store, *r)
+    {
+        let _ = write!(
+            s,
+            "<section id=\"explain\"><h2>Explanation</h2><pre class=\"table\">{}</pre></section>",
+            esc(&crate::output::explain::render(&e))
+        );
+    }
     s.push_str("<section><h2>Charts</h2>");
     for c in &charts {
         let _ = write!(

@@ -6,6 +6,7 @@ pub mod db;
 pub mod document;
 pub mod env;
 pub mod experiment;
+pub mod explain;
 pub mod fio;
 pub mod history;
 pub mod html;

@@ -217,3 +217,22 @@ pub fn entries(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// The rule ids of each cell of an explanation (`iolab-explain/1`: `iolab explain --json`, or
+/// the `explain` key of `run --explain --json`).
+pub fn explain_rules(e: &serde_json::Value) -> Vec<Vec<String>> {
+    assert_eq!(e["schema"], "iolab-explain/1", "{e}");
+    e["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            c["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| f["rule"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .collect()
+}

@@ -1,0 +1,1379 @@
+//! `iolab explain`: which layer limits a result, from the stored figures only (docs/explain.md).
+//!
+//! A pure function of a run document ([`explain_run`]) or of a group's runs ([`explain_group`]):
+//! the workload's figures, the device's iostat -x figures on the same timeline, CPU time, the
+//! environment snapshot (including the cgroup I/O limits recorded at run time) and, for
+//! groups, the repetitions' spread. Nothing is read from the live system, so a stored run is
+//! explained the same way the day after.
+//!
+//! The rules are a table, [`RULES`] (id, layer, when it fires with its thresholds, why), and
+//! one function per rule. The "limit" rules are tried in the order of the table and the first
+//! that fires names the cell's limiting layer; the "also" rules (flushes, alignment) add
+//! what they find beside it. A cell where nothing fires gets one `none` finding with its
+//! figures. [`rules_markdown`] renders the table for docs/explain.md (tests/check_docs.rs keeps
+//! them equal).
+
+use crate::model::device::{CpuPct, Iostat};
+use crate::model::env::EnvReport;
+use crate::model::job::{EngineKind, Job};
+use crate::model::run::{CellJob, CellResult, RunDoc};
+use crate::model::units::{Bytes, fmt_ns, human_bytes};
+use crate::store::compare::{NOISY_CV_PCT, Stat};
+use serde::{Deserialize, Serialize};
+
+pub const EXPLAIN_SCHEMA: &str = "iolab-explain/1";
+
+/// The layer a finding names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    PageCache,
+    Device,
+    QueueDepth,
+    Throttle,
+    Filesystem,
+    Cpu,
+    Flush,
+    Alignment,
+    Scheduler,
+    Noise,
+    None,
+}
+
+impl Layer {
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::PageCache => "page_cache",
+            Layer::Device => "device",
+            Layer::QueueDepth => "queue_depth",
+            Layer::Throttle => "throttle",
+            Layer::Filesystem => "filesystem",
+            Layer::Cpu => "cpu",
+            Layer::Flush => "flush",
+            Layer::Alignment => "alignment",
+            Layer::Scheduler => "scheduler",
+            Layer::Noise => "noise",
+            Layer::None => "none",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    High,
+    Medium,
+    Low,
+}
+
+impl Confidence {
+    pub fn name(self) -> &'static str {
+        match self {
+            Confidence::High => "high",
+            Confidence::Medium => "medium",
+            Confidence::Low => "low",
+        }
+    }
+}
+
+/// One finding about one cell.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    pub layer: Layer,
+    /// The rule that fired (docs/explain.md).
+    pub rule: String,
+    pub confidence: Confidence,
+    /// The figures, with units.
+    pub evidence: String,
+    pub why: String,
+    /// What to try next: a runnable iolab command line.
+    pub next: String,
+}
+
+/// The findings of one measured cell (one mode of one run).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CellExplain {
+    /// The stored run the figures come from (absent for a run not saved).
+    pub run_id: Option<i64>,
+    pub mode: String,
+    /// "4KiB, 1 thread, sync, direct"
+    pub setup: String,
+    pub findings: Vec<Finding>,
+}
+
+/// What `iolab explain` prints (schema `iolab-explain/1`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Explanation {
+    pub schema: String,
+    /// "run 12", "group g3", "this run"
+    pub subject: String,
+    pub cells: Vec<CellExplain>,
+}
+
+/// Whether a rule names the limit (the first that fires wins) or adds to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Limit,
+    Also,
+}
+
+/// One rule: its texts as data and the function that decides whether it fires.
+pub struct Rule {
+    pub id: &'static str,
+    pub layer: Layer,
+    pub kind: Kind,
+    /// When it fires, with its thresholds.
+    pub when: &'static str,
+    pub why: &'static str,
+    pub inspect: fn(&Facts) -> Option<Hit>,
+}
+
+/// What a rule found: its confidence, evidence and next command (the why is the rule's,
+/// with `{name}` placeholders filled from `vars`).
+pub struct Hit {
+    pub confidence: Confidence,
+    pub evidence: String,
+    pub next: String,
+    pub vars: Vec<(&'static str, String)>,
+}
+
+// Thresholds (docs/explain.md lists them with each rule).
+/// Measured rate within this fraction of a cgroup limit: throttled.
+pub const THROTTLE_TOLERANCE: f64 = 0.10;
+/// The device served less than this fraction of what the workload read: page cache.
+pub const CACHE_DEVICE_FRACTION: f64 = 0.10;
+/// Page-cache residency at start at or above this: page cache.
+pub const CACHE_RESIDENT_PCT: f64 = 50.0;
+/// Fewer operations than this say nothing about a cache or a queue.
+pub const MIN_OPS: u64 = 100;
+/// iolab's CPU per thread at or above this (percent of one CPU): CPU bound.
+pub const CPU_PER_THREAD_PCT: f64 = 80.0;
+/// The whole system's CPUs busier than this (percent, not idle nor waiting on I/O) while
+/// iolab used at least [`CPU_SYSTEM_MIN_PROCESS_PCT`] of one: CPU bound.
+pub const CPU_SYSTEM_BUSY_PCT: f64 = 95.0;
+pub const CPU_SYSTEM_MIN_PROCESS_PCT: f64 = 50.0;
+/// In flight (threads × iodepth) at or below this: a candidate for queue-depth bound.
+pub const QD_MAX_IN_FLIGHT: f64 = 4.0;
+/// Little's law check: IOPS × mean latency must be at least this fraction of what was in flight.
+pub const LITTLE_MIN: f64 = 0.8;
+/// Mean latency at least this (ns): the time goes to I/O, not to copying memory.
+pub const QD_MIN_LAT_NS: f64 = 50_000.0;
+/// Filesystem serialisation: at least this many in flight, and the device queue (aqu-sz)
+/// below in-flight divided by [`SERIAL_QUEUE_RATIO`], with the device's queue at most
+/// [`SERIAL_MAX_AQU`].
+pub const SERIAL_MIN_IN_FLIGHT: f64 = 4.0;
+pub const SERIAL_QUEUE_RATIO: f64 = 3.0;
+pub const SERIAL_MAX_AQU: f64 = 2.0;
+/// Device saturated: %util at least this, aqu-sz at least [`SAT_MIN_AQU`], await at least
+/// [`SAT_AWAIT_RATIO`] × the service time.
+pub const SAT_UTIL_PCT: f64 = 95.0;
+pub const SAT_MIN_AQU: f64 = 4.0;
+pub const SAT_AWAIT_RATIO: f64 = 3.0;
+/// Scheduler reordering: the device queue below in-flight divided by this.
+pub const SCHED_QUEUE_RATIO: f64 = 2.0;
+/// Split requests: the device's average read request below this fraction of the block size.
+pub const SPLIT_FRACTION: f64 = 0.5;
+/// A sweep step is flat when IOPS rose by less than this fraction while in flight at least
+/// doubled, the device queue took at least [`FLAT_QUEUE_SHARE`] of the added I/Os, and the
+/// device was at least [`FLAT_UTIL_PCT`] busy.
+pub const FLAT_GAIN: f64 = 0.10;
+pub const FLAT_QUEUE_SHARE: f64 = 0.5;
+pub const FLAT_UTIL_PCT: f64 = 90.0;
+/// Flushes counted: at least this many fsyncs.
+pub const MIN_FSYNCS: u64 = 10;
+
+/// Every rule, limits first in the order they are tried.
+pub static RULES: &[Rule] = &[
+    Rule {
+        id: "throttled",
+        layer: Layer::Throttle,
+        kind: Kind::Limit,
+        when: "a cgroup I/O limit recorded in the run's environment (cgroup v1 blkio.throttle.*_device or v2 io.max of iolab's cgroup or an ancestor) applies to a device under --dir, and the measured rate of that kind (the device's r/s, w/s, rkB/s, wkB/s when iostat figures exist, else the workload's) is within ±10 % of it",
+        why: "the kernel holds I/O back in the cgroup at {limit}: the figures measure the limit, not the storage",
+        inspect: throttled,
+    },
+    Rule {
+        id: "page_cache",
+        layer: Layer::PageCache,
+        kind: Kind::Limit,
+        when: "not the null engine, at least 100 reads (or writes) and: the file set was ≥ 50 % resident in the page cache at start, or the device served < 10 % of the bytes the workload read (buffered reads), or wrote < 10 % of what buffered writes without fsync wrote",
+        why: "the operations were served by the page cache (memory), not the device: the figures measure memory copies and say nothing about the storage",
+        inspect: page_cache,
+    },
+    Rule {
+        id: "cpu_bound",
+        layer: Layer::Cpu,
+        kind: Kind::Limit,
+        when: "the null engine (no I/O at all), or iolab used ≥ 80 % of one CPU per thread (user + system), or the CPUs were ≥ 95 % busy (neither idle nor waiting on I/O) while iolab used ≥ 50 % of one",
+        why: "the threads spend their time on the CPU (iolab's own work, system calls, memory copies, or other processes) rather than waiting for I/O: the CPU, not the storage, sets the rate",
+        inspect: cpu_bound,
+    },
+    Rule {
+        id: "fs_serialisation",
+        layer: Layer::Filesystem,
+        kind: Kind::Limit,
+        when: "O_DIRECT writes, at least 4 in flight (IOPS × mean latency ≥ 80 % of threads × iodepth, so the threads did wait in the system call), while the device's queue (aqu-sz) stayed ≤ 2 and below a third of that",
+        why: "the threads wait inside the filesystem, not at the device: {fs} takes an exclusive lock for these writes (with the {layout} layout, {layout_why}), so they reach the device one at a time and more threads add latency, not IOPS",
+        inspect: fs_serialisation,
+    },
+    Rule {
+        id: "scheduler_reordering",
+        layer: Layer::Scheduler,
+        kind: Kind::Limit,
+        when: "`iolab check`'s scheduler_reordering fires on a device under --dir in the run's environment (bfq/cfq behind a hardware RAID controller, on NVMe or on a non-rotational device), more than one I/O in flight, and the device's queue (aqu-sz, when measured) below half of them",
+        why: "{scheduler} serves one process's queue at a time and idles between them; in front of {device_class} it keeps the device's queue shallow, so the many spindles or queues behind it sit idle and threads do not scale",
+        inspect: scheduler_reordering,
+    },
+    Rule {
+        id: "device_saturated",
+        layer: Layer::Device,
+        kind: Kind::Limit,
+        when: "a rotational physical disk (kind disk, not loop/dm/md/virtio) at ≥ 95 % util with aqu-sz ≥ 4 and await ≥ 3 × its service time (svctm)",
+        why: "a single disk serves one request at a time: at 100 % busy with a queue in front, more threads only add waiting time (await grows, IOPS does not)",
+        inspect: device_saturated,
+    },
+    Rule {
+        id: "device_flat",
+        layer: Layer::Device,
+        kind: Kind::Limit,
+        when: "in a sweep, two cells that differ only in threads or iodepth, the second with at least twice as many in flight: its IOPS are < 10 % higher while the device's queue (aqu-sz) grew by at least half the added in-flight I/Os and the device was ≥ 90 % busy; replaces queue_depth_bound or none on both cells (a limit found by an earlier rule stays)",
+        why: "more I/Os in flight reached the device and waited in its queue, but it completed no more of them: the device (or what serves it) is at its limit, so more threads or a deeper queue only add latency",
+        inspect: |_| None,
+    },
+    Rule {
+        id: "queue_depth_bound",
+        layer: Layer::QueueDepth,
+        kind: Kind::Limit,
+        when: "at most 4 in flight (threads × iodepth), not paced by --rate, mean latency ≥ 50 µs, and Little's law holds (IOPS × mean latency ≥ 80 % of in flight: the time goes to waiting for I/O)",
+        why: "with {in_flight} in flight and each I/O taking {lat}, IOPS cannot exceed in-flight / latency (Little's law): the workload, not the storage, sets the rate; more threads or a deeper queue would raise it until the device saturates",
+        inspect: queue_depth_bound,
+    },
+    Rule {
+        id: "absorbed_flush",
+        layer: Layer::Flush,
+        kind: Kind::Also,
+        when: "at least 10 fsyncs and fsync-probe's verdict on their median latency is `absorbed` (a rotational device flushing faster than a 15,000 rpm disk can)",
+        why: "a flush that reaches a rotating disk costs at least part of a revolution; faster ones are acknowledged by a volatile cache (controller, disk or hypervisor), so fsync latency and commit rates look better than the durable storage is",
+        inspect: absorbed_flush,
+    },
+    Rule {
+        id: "misaligned",
+        layer: Layer::Alignment,
+        kind: Kind::Also,
+        when: "`iolab check`'s partition_misaligned or partition_misaligned_stripe fires on a partition under --dir in the run's environment",
+        why: "the partition starts off the device's (or stripe's) boundaries, so I/Os straddle two physical blocks or stripe units and one request costs two",
+        inspect: misaligned,
+    },
+    Rule {
+        id: "split_requests",
+        layer: Layer::Alignment,
+        kind: Kind::Also,
+        when: "O_DIRECT reads (at least 100) where the device's average read request (rareq-sz) is below half the block size",
+        why: "each read reaches the device as several smaller requests (max_sectors_kb, alignment or the layer stack splits it): more requests per I/O than the workload asked for",
+        inspect: split_requests,
+    },
+    Rule {
+        id: "noisy",
+        layer: Layer::Noise,
+        kind: Kind::Limit,
+        when: "a group of repetitions whose IOPS for the cell (reads + writes) have a coefficient of variation above 5 %; it replaces every other finding of the cell",
+        why: "the repetitions disagree by more than the effect most changes are expected to have: no conclusion about a limit can be drawn from them",
+        inspect: |_| None,
+    },
+    Rule {
+        id: "none",
+        layer: Layer::None,
+        kind: Kind::Limit,
+        when: "no other rule fires",
+        why: "no limit identified from the figures: none of the rules' conditions holds, so iolab does not guess",
+        inspect: |_| None,
+    },
+];
+
+/// What the rules read about one cell.
+pub struct Facts<'a> {
+    pub cell: &'a CellResult,
+    pub job: &'a Job,
+    pub env: Option<&'a EnvReport>,
+    pub fs_type: &'a str,
+    /// threads × iodepth (queue engines), else threads
+    pub in_flight: f64,
+    /// reads + writes per second, and their mean latency (ns, weighted by ops)
+    pub iops: f64,
+    pub lat_mean_ns: f64,
+    /// the device the filesystem is on and its figures over the window
+    pub dev: Option<(&'a str, &'a Iostat)>,
+    pub sys_cpu: Option<&'a CpuPct>,
+    /// the command line of this cell (`iolab run ...`) and the same options for a sweep
+    pub run_cmd: String,
+    pub opts_without_threads: String,
+}
+
+fn fmt_n(x: f64) -> String {
+    let r = x.round();
+    if x.abs() >= 100.0 || ((x - r).abs() < 0.05 && r.abs() < 1e15) {
+        let s = format!("{}", r.abs() as i64);
+        let mut out = String::new();
+        for (i, c) in s.chars().enumerate() {
+            if i > 0 && (s.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        if r < 0.0 {
+            out.insert(0, '-');
+        }
+        out
+    } else {
+        format!("{x:.1}")
+    }
+}
+
+fn pct(a: f64, b: f64) -> String {
+    if b <= 0.0 {
+        return "n/a".into();
+    }
+    let p = a / b * 100.0;
+    if p < 0.1 {
+        format!("{p:.3} %")
+    } else {
+        format!("{p:.1} %")
+    }
+}
+
+fn queue_engine(e: EngineKind) -> bool {
+    matches!(e, EngineKind::IoUring | EngineKind::Libaio)
+}
+
+/// The options that make this cell again, as `iolab run` takes them (without `--threads` when
+/// `threads` is false).
+fn run_options(cj: &CellJob, mode: &str, threads: bool) -> String {
+    let j = &cj.job;
+    let fs = &cj.fileset;
+    let mut a = vec![format!("--mode {mode}")];
+    match &fs.device {
+        Some(d) => a.push(format!("--device {}", shell_word(&d.to_string_lossy()))),
+        None => {
+            a.push(format!("--dir {}", shell_word(&fs.dir.to_string_lossy())));
+            a.push(format!("--files {}", fs.files));
+            a.push(format!("--size {}", Bytes(fs.total_bytes)));
+            if fs.layout != Default::default() {
+                a.push(format!("--layout {}", fs.layout));
+            }
+        }
+    }
+    a.push(format!("--bs {}", shell_word(&j.bs_label())));
+    a.push(format!("--engine {}", j.engine.name()));
+    if threads {
+        a.push(format!("--threads {}", j.threads));
+        if queue_engine(j.engine) {
+            a.push(format!("--iodepth {}", j.iodepth));
+        }
+    }
+    if j.direct {
+        a.push("--direct".into());
+    }
+    a.join(" ")
+}
+
+fn shell_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-:,=+@%".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+impl<'a> Facts<'a> {
+    pub fn of(doc: &'a RunDoc, cell: &'a CellResult) -> Facts<'a> {
+        let job = &cell.job.job;
+        let depth = if queue_engine(job.engine) {
+            job.iodepth.max(1)
+        } else {
+            1
+        };
+        let r = &cell.results;
+        let iops = r.read.iops + r.write.iops;
+        let lat = |o: &crate::model::run::OpResult| o.lat_ns.as_ref().map_or(0.0, |l| l.mean);
+        let n = (r.read.ops + r.write.ops) as f64;
+        let lat_mean_ns = if n > 0.0 {
+            (lat(&r.read) * r.read.ops as f64 + lat(&r.write) * r.write.ops as f64) / n
+        } else {
+            0.0
+        };
+        let dev = cell.device.as_ref().and_then(|d| {
+            let name = d.devices.first()?;
+            Some((name.as_str(), d.summary.devices.get(name)?))
+        });
+        Facts {
+            cell,
+            job,
+            env: doc.system.as_ref(),
+            fs_type: &doc.env.fs_type,
+            in_flight: (job.threads.max(1) * depth) as f64,
+            iops,
+            lat_mean_ns,
+            dev,
+            sys_cpu: cell.device.as_ref().map(|d| &d.summary.cpu),
+            run_cmd: format!("iolab run {}", run_options(&cell.job, &cell.mode, true)),
+            opts_without_threads: run_options(&cell.job, &cell.mode, false),
+        }
+    }
+
+    fn sweep_cmd(&self) -> String {
+        if queue_engine(self.job.engine) {
+            format!(
+                "iolab sweep {} --threads {} --iodepth 1,4,16,32,64",
+                self.opts_without_threads, self.job.threads
+            )
+        } else {
+            format!(
+                "iolab sweep {} --threads 1,2,4,8,16,32",
+                self.opts_without_threads
+            )
+        }
+    }
+
+    fn ops(&self) -> (u64, u64) {
+        (self.cell.results.read.ops, self.cell.results.write.ops)
+    }
+
+    fn dev_text(&self) -> String {
+        match self.dev {
+            Some((n, d)) => format!(
+                "device {n}: {} r/s, {} w/s, aqu-sz {:.2}, %util {:.0}",
+                fmt_n(d.r_s),
+                fmt_n(d.w_s),
+                d.aqu_sz,
+                d.util_pct
+            ),
+            None => "no device figures (no block device found under --dir)".into(),
+        }
+    }
+
+    fn cpu_pct(&self) -> f64 {
+        self.cell.cpu.user_pct + self.cell.cpu.sys_pct
+    }
+
+    /// The devices of the stack under --dir (names).
+    fn stack(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .cell
+            .device
+            .as_ref()
+            .map(|d| d.devices.clone())
+            .unwrap_or_default();
+        if let Some(e) = self.env {
+            for n in crate::model::env::stack_devices(e) {
+                if !v.contains(&n) {
+                    v.push(n);
+                }
+            }
+        }
+        if let Some(d) = &self.cell.job.fileset.device
+            && let Some(n) = d.file_name()
+        {
+            v.push(n.to_string_lossy().into_owned());
+        }
+        v
+    }
+}
+
+fn hit(confidence: Confidence, evidence: String, next: String) -> Option<Hit> {
+    Some(Hit {
+        confidence,
+        evidence,
+        next,
+        vars: Vec::new(),
+    })
+}
+
+fn throttled(f: &Facts) -> Option<Hit> {
+    let env = f.env?;
+    let stack = f.stack();
+    let r = &f.cell.results;
+    for l in &env.cgroup_io {
+        let Some(name) = l.device.as_deref() else {
+            continue;
+        };
+        if !stack.iter().any(|s| s == name) {
+            continue;
+        }
+        let dev = f
+            .cell
+            .device
+            .as_ref()
+            .and_then(|d| d.summary.devices.get(name));
+        let (workload, device, unit) = match l.kind.as_str() {
+            "read_iops" => (r.read.iops, dev.map(|d| d.r_s), "IOPS"),
+            "write_iops" => (r.write.iops, dev.map(|d| d.w_s), "IOPS"),
+            "read_bps" => (r.read.bytes_per_sec, dev.map(|d| d.rkb_s * 1024.0), "B/s"),
+            "write_bps" => (r.write.bytes_per_sec, dev.map(|d| d.wkb_s * 1024.0), "B/s"),
+            _ => continue,
+        };
+        let limit = l.limit as f64;
+        let measured = device.unwrap_or(workload);
+        if limit <= 0.0 || (measured / limit - 1.0).abs() > THROTTLE_TOLERANCE {
+            continue;
+        }
+        let show = |x: f64| {
+            if unit == "B/s" {
+                format!("{}/s", human_bytes(x))
+            } else {
+                format!("{} IOPS", fmt_n(x))
+            }
+        };
+        let op = if l.kind.starts_with("read") {
+            "read"
+        } else {
+            "write"
+        };
+        let dev_part = device
+            .map(|d| format!(", device {name} {}", show(d)))
+            .unwrap_or_default();
+        let limit_text = format!(
+            "{} on {name} ({}), {}",
+            show(limit),
+            l.dev,
+            l.file.rsplit('/').next().unwrap_or(&l.file)
+        );
+        let mut h = hit(
+            Confidence::High,
+            format!(
+                "workload {op} {}{dev_part}, cgroup v{} limit {} {unit} on {name} ({}) in {}: {} of the limit",
+                show(workload),
+                l.cgroup_version,
+                fmt_n(limit),
+                l.dev,
+                l.file,
+                pct(measured, limit)
+            ),
+            format!(
+                "{} --rate {}  # below the limit, outside the cgroup or with the limit in {} raised, to measure the storage",
+                f.run_cmd,
+                if unit == "IOPS" {
+                    (limit * 0.8).round() as u64
+                } else {
+                    ((limit * 0.8) / f.job.bs_bytes.max(1) as f64).round() as u64
+                },
+                l.file
+            ),
+        )?;
+        h.vars.push(("limit", limit_text));
+        return Some(h);
+    }
+    None
+}
+
+fn page_cache(f: &Facts) -> Option<Hit> {
+    if f.job.engine == EngineKind::Null {
+        return None;
+    }
+    let (reads, writes) = f.ops();
+    let r = &f.cell.results;
+    let resident = f.cell.cache_resident_pct_at_start;
+    let next = format!(
+        "iolab run {} --direct  # or a file set larger than memory ({})",
+        f.opts_without_threads.replace(" --direct", "") + &format!(" --threads {}", f.job.threads),
+        f.env
+            .map(|e| human_bytes(e.memory.total_bytes as f64))
+            .unwrap_or_else(|| "RAM".into())
+    );
+    if reads + writes >= MIN_OPS && resident >= CACHE_RESIDENT_PCT {
+        return hit(
+            Confidence::High,
+            format!(
+                "{resident:.1} % of the file set was in the page cache when the cell started; {}",
+                f.dev_text()
+            ),
+            next,
+        );
+    }
+    let (_, d) = f.dev?;
+    if f.job.direct {
+        return None;
+    }
+    if reads >= MIN_OPS
+        && !f.cell.job.fileset.layout.reads_zeros()
+        && r.read.bytes_per_sec > 0.0
+        && d.rkb_s * 1024.0 < CACHE_DEVICE_FRACTION * r.read.bytes_per_sec
+    {
+        return hit(
+            Confidence::High,
+            format!(
+                "device read {}/s ({} r/s) vs workload {}/s ({} IOPS): {} of the bytes",
+                human_bytes(d.rkb_s * 1024.0),
+                fmt_n(d.r_s),
+                human_bytes(r.read.bytes_per_sec),
+                fmt_n(r.read.iops),
+                pct(d.rkb_s * 1024.0, r.read.bytes_per_sec)
+            ),
+            next,
+        );
+    }
+    let fsyncs = r.fsync.ops > 0 || f.job.open_flags.sync || f.job.open_flags.dsync;
+    if writes >= MIN_OPS
+        && !fsyncs
+        && r.write.bytes_per_sec > 0.0
+        && d.wkb_s * 1024.0 < CACHE_DEVICE_FRACTION * r.write.bytes_per_sec
+    {
+        return hit(
+            Confidence::Medium,
+            format!(
+                "device wrote {}/s vs workload {}/s: {} of the bytes, no fsync",
+                human_bytes(d.wkb_s * 1024.0),
+                human_bytes(r.write.bytes_per_sec),
+                pct(d.wkb_s * 1024.0, r.write.bytes_per_sec)
+            ),
+            next,
+        );
+    }
+    None
+}
+
+fn cpu_bound(f: &Facts) -> Option<Hit> {
+    let cpu = f.cpu_pct();
+    let threads = f.job.threads.max(1) as f64;
+    let per = cpu / threads;
+    let next = if f.job.engine == EngineKind::Null {
+        format!(
+            "{}  # the null engine does no I/O: this is iolab's own cost per operation",
+            f.run_cmd
+        )
+    } else if queue_engine(f.job.engine) {
+        f.run_cmd.clone()
+    } else {
+        f.run_cmd.replace(
+            &format!("--engine {}", f.job.engine.name()),
+            "--engine io_uring",
+        ) + " --iodepth 16"
+    };
+    if per >= CPU_PER_THREAD_PCT || f.job.engine == EngineKind::Null {
+        return hit(
+            Confidence::High,
+            format!(
+                "{}iolab used {cpu:.0} % of one CPU (user {:.0} %, system {:.0} %) with {} thread{}: {per:.0} % per thread; {} IOPS at {} mean",
+                if f.job.engine == EngineKind::Null {
+                    "the null engine does no I/O; "
+                } else {
+                    ""
+                },
+                f.cell.cpu.user_pct,
+                f.cell.cpu.sys_pct,
+                f.job.threads,
+                if f.job.threads == 1 { "" } else { "s" },
+                fmt_n(f.iops),
+                fmt_ns(f.lat_mean_ns)
+            ),
+            next,
+        );
+    }
+    let c = f.sys_cpu?;
+    let busy = 100.0 - c.idle - c.iowait;
+    if busy >= CPU_SYSTEM_BUSY_PCT && cpu >= CPU_SYSTEM_MIN_PROCESS_PCT {
+        return hit(
+            Confidence::Medium,
+            format!(
+                "the CPUs were {busy:.0} % busy (user {:.0} %, system {:.0} %, idle {:.0} %, iowait {:.0} %); iolab used {cpu:.0} % of one CPU",
+                c.user, c.system, c.idle, c.iowait
+            ),
+            next,
+        );
+    }
+    None
+}
+
+fn little(f: &Facts) -> f64 {
+    f.iops * f.lat_mean_ns / 1e9
+}
+
+fn fs_serialisation(f: &Facts) -> Option<Hit> {
+    let (_, writes) = f.ops();
+    if !f.job.direct || writes < MIN_OPS || f.in_flight < SERIAL_MIN_IN_FLIGHT {
+        return None;
+    }
+    let (name, d) = f.dev?;
+    let waiting = little(f);
+    if waiting < LITTLE_MIN * f.in_flight
+        || d.aqu_sz > SERIAL_MAX_AQU
+        || d.aqu_sz * SERIAL_QUEUE_RATIO > f.in_flight
+    {
+        return None;
+    }
+    let layout = f.cell.job.fileset.layout;
+    let allocating = matches!(
+        layout,
+        crate::model::job::Layout::Holes
+            | crate::model::job::Layout::Extend
+            | crate::model::job::Layout::Unwritten
+    );
+    let fs = if f.fs_type.is_empty() {
+        "the filesystem".to_string()
+    } else {
+        f.fs_type.to_string()
+    };
+    let mut h = hit(
+        if allocating {
+            Confidence::High
+        } else {
+            Confidence::Medium
+        },
+        format!(
+            "{} in flight ({} IOPS × {} mean = {waiting:.1} waiting in the system call) but device {name} aqu-sz {:.2} ({} w/s, %util {:.0}); {fs}, layout {layout}",
+            fmt_n(f.in_flight),
+            fmt_n(f.iops),
+            fmt_ns(f.lat_mean_ns),
+            d.aqu_sz,
+            fmt_n(d.w_s),
+            d.util_pct
+        ),
+        if allocating {
+            format!(
+                "iolab sweep {} --threads {} --layout overwrite,{layout}",
+                f.opts_without_threads
+                    .replace(&format!(" --layout {layout}"), ""),
+                f.job.threads
+            )
+        } else {
+            format!(
+                "iolab sweep {} --threads 1,{}",
+                f.opts_without_threads, f.job.threads
+            )
+        },
+    )?;
+    h.vars.push(("fs", fs));
+    h.vars.push(("layout", layout.to_string()));
+    h.vars.push((
+        "layout_why",
+        if allocating {
+            "each write allocates blocks or converts extents"
+        } else {
+            "writes still take the inode lock exclusively here"
+        }
+        .to_string(),
+    ));
+    Some(h)
+}
+
+fn scheduler_reordering(f: &Facts) -> Option<Hit> {
+    let env = f.env?;
+    if f.in_flight <= 1.0 {
+        return None;
+    }
+    let stack = f.stack();
+    let found = crate::system::check::RULES
+        .iter()
+        .find(|r| r.id == "scheduler_reordering")?;
+    for h in (found.inspect)(env) {
+        if !stack.contains(&h.subject) {
+            continue;
+        }
+        let var = |k: &str| {
+            h.vars
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        let (conf, queue) = match f.dev {
+            Some((n, d)) if d.aqu_sz * SCHED_QUEUE_RATIO < f.in_flight => (
+                Confidence::Medium,
+                format!(
+                    "; device {n} aqu-sz {:.2} for {} in flight",
+                    d.aqu_sz,
+                    fmt_n(f.in_flight)
+                ),
+            ),
+            Some(_) => continue,
+            None => (Confidence::Low, String::new()),
+        };
+        let rot = crate::system::env::find(env, &h.subject)
+            .and_then(|b| b.rotational)
+            .map(|r| {
+                if r {
+                    ", rotational"
+                } else {
+                    ", non-rotational"
+                }
+            })
+            .unwrap_or("");
+        let mut out = hit(
+            conf,
+            format!(
+                "{}{rot}{}{queue}; {} IOPS",
+                h.evidence,
+                if env.raid_controllers.is_empty() {
+                    String::new()
+                } else {
+                    format!(", behind {}", env.raid_controllers.join(", "))
+                },
+                fmt_n(f.iops)
+            ),
+            format!(
+                "iolab sweep {} --threads {} --scheduler {},{}",
+                f.opts_without_threads,
+                f.job.threads,
+                var("scheduler"),
+                var("scheduler_choice")
+            ),
+        )?;
+        out.vars.push(("scheduler", var("scheduler")));
+        out.vars.push(("device_class", var("device_class")));
+        return Some(out);
+    }
+    None
+}
+
+fn device_saturated(f: &Facts) -> Option<Hit> {
+    let (name, d) = f.dev?;
+    let b = crate::system::env::find(f.env?, name)?;
+    if b.kind != "disk" || b.rotational != Some(true) {
+        return None;
+    }
+    let await_ms = if d.r_s + d.w_s > 0.0 {
+        (d.r_await_ms * d.r_s + d.w_await_ms * d.w_s) / (d.r_s + d.w_s)
+    } else {
+        0.0
+    };
+    if d.util_pct < SAT_UTIL_PCT
+        || d.aqu_sz < SAT_MIN_AQU
+        || d.svctm_ms <= 0.0
+        || await_ms < SAT_AWAIT_RATIO * d.svctm_ms
+    {
+        return None;
+    }
+    hit(
+        Confidence::Medium,
+        format!(
+            "rotational disk {name}: %util {:.0}, aqu-sz {:.1}, await {await_ms:.2} ms vs service time {:.2} ms ({:.1}×); {} r/s + {} w/s",
+            d.util_pct,
+            d.aqu_sz,
+            d.svctm_ms,
+            await_ms / d.svctm_ms,
+            fmt_n(d.r_s),
+            fmt_n(d.w_s)
+        ),
+        f.sweep_cmd(),
+    )
+}
+
+fn queue_depth_bound(f: &Facts) -> Option<Hit> {
+    let (reads, writes) = f.ops();
+    if f.job.engine == EngineKind::Null
+        || reads + writes < MIN_OPS
+        || f.in_flight > QD_MAX_IN_FLIGHT
+        || f.lat_mean_ns < QD_MIN_LAT_NS
+    {
+        return None;
+    }
+    if let Some(rate) = f.job.rate_iops
+        && f.iops >= 0.9 * rate as f64
+    {
+        return None;
+    }
+    let waiting = little(f);
+    if waiting < LITTLE_MIN * f.in_flight {
+        return None;
+    }
+    let depth = if queue_engine(f.job.engine) {
+        format!("{} threads × iodepth {}", f.job.threads, f.job.iodepth)
+    } else {
+        format!(
+            "{} thread{} × 1 ({})",
+            f.job.threads,
+            if f.job.threads == 1 { "" } else { "s" },
+            f.job.engine.name()
+        )
+    };
+    let mut h = hit(
+        if f.dev.is_some() {
+            Confidence::High
+        } else {
+            Confidence::Medium
+        },
+        format!(
+            "{} IOPS × {} mean latency = {waiting:.2} in flight, of {} ({depth}); at most {} IOPS at this latency; {}",
+            fmt_n(f.iops),
+            fmt_ns(f.lat_mean_ns),
+            fmt_n(f.in_flight),
+            fmt_n(f.in_flight / (f.lat_mean_ns / 1e9)),
+            f.dev_text()
+        ),
+        f.sweep_cmd(),
+    )?;
+    h.vars.push(("in_flight", fmt_n(f.in_flight)));
+    h.vars.push(("lat", fmt_ns(f.lat_mean_ns)));
+    Some(h)
+}
+
+fn absorbed_flush(f: &Facts) -> Option<Hit> {
+    let r = &f.cell.results.fsync;
+    if r.ops < MIN_FSYNCS {
+        return None;
+    }
+    let p50 = r.lat_ns.as_ref()?.p50;
+    let env = f.env?;
+    // the physical disks under the path: rotational and write cache of the first
+    let phys = env
+        .path
+        .as_ref()
+        .and_then(|p| p.physical_disks.first())
+        .and_then(|n| crate::system::env::find(env, n));
+    let v = crate::system::fsyncprobe::verdict(
+        p50,
+        phys.and_then(|b| b.rotational),
+        phys.and_then(|b| b.write_cache.as_deref()),
+        &env.platform.virtualization.verdict,
+        phys.is_some(),
+    );
+    if v.code != "absorbed" {
+        return None;
+    }
+    hit(
+        Confidence::High,
+        format!(
+            "fsync median {} over {} fsyncs on {}: {}",
+            fmt_ns(p50 as f64),
+            fmt_n(r.ops as f64),
+            phys.map(|b| b.name.as_str()).unwrap_or("?"),
+            v.text
+        ),
+        format!(
+            "iolab fsync-probe {}",
+            shell_word(&f.cell.job.fileset.dir.to_string_lossy())
+        ),
+    )
+}
+
+fn misaligned(f: &Facts) -> Option<Hit> {
+    let env = f.env?;
+    let ps = env.path.as_ref()?;
+    let names: Vec<&str> = ps.stack.iter().map(|l| l.name.as_str()).collect();
+    let found: Vec<crate::system::check::Finding> = crate::system::check::RULES
+        .iter()
+        .filter(|r| r.id == "partition_misaligned" || r.id == "partition_misaligned_stripe")
+        .flat_map(|r| r.findings(env))
+        .filter(|x| names.contains(&x.subject.as_str()))
+        .collect();
+    let first = found.first()?;
+    hit(
+        Confidence::Medium,
+        format!("{} (iolab check: {})", first.evidence, first.id),
+        format!("iolab check {}", shell_word(&ps.path)),
+    )
+}
+
+fn split_requests(f: &Facts) -> Option<Hit> {
+    let (reads, _) = f.ops();
+    if !f.job.direct || reads < MIN_OPS || f.job.bs_mix.is_some() || f.job.bs_range.is_some() {
+        return None;
+    }
+    let (name, d) = f.dev?;
+    let bs_kb = f.job.bs_bytes as f64 / 1024.0;
+    if d.rareq_sz_kb <= 0.0 || d.rareq_sz_kb >= SPLIT_FRACTION * bs_kb {
+        return None;
+    }
+    hit(
+        Confidence::Medium,
+        format!(
+            "device {name} rareq-sz {:.1} KiB vs the workload's {} reads: {:.1} device requests per read ({} r/s for {} IOPS)",
+            d.rareq_sz_kb,
+            Bytes(f.job.bs_bytes),
+            bs_kb / d.rareq_sz_kb,
+            fmt_n(d.r_s),
+            fmt_n(f.cell.results.read.iops)
+        ),
+        format!(
+            "iolab check {}",
+            shell_word(&f.cell.job.fileset.dir.to_string_lossy())
+        ),
+    )
+}
+
+/// `template` with `{name}` replaced from `vars`.
+fn fill(template: &str, vars: &[(&str, String)]) -> String {
+    let mut s = template.to_string();
+    for (k, v) in vars {
+        s = s.replace(&format!("{{{k}}}"), v);
+    }
+    s
+}
+
+fn finding(rule: &Rule, h: Hit) -> Finding {
+    Finding {
+        layer: rule.layer,
+        rule: rule.id.into(),
+        confidence: h.confidence,
+        why: fill(rule.why, &h.vars),
+        evidence: h.evidence,
+        next: h.next,
+    }
+}
+
+fn rule(id: &str) -> &'static Rule {
+    RULES.iter().find(|r| r.id == id).expect("a rule of RULES")
+}
+
+fn setup(c: &CellResult) -> String {
+    let j = &c.job.job;
+    let mut s = format!(
+        "{}, {} thread{}",
+        j.bs_label(),
+        j.threads,
+        if j.threads == 1 { "" } else { "s" }
+    );
+    if queue_engine(j.engine) {
+        s.push_str(&format!(" × iodepth {}", j.iodepth));
+    }
+    s.push_str(&format!(", {}", j.engine.name()));
+    if j.direct {
+        s.push_str(", direct");
+    }
+    if c.job.fileset.layout != Default::default() {
+        s.push_str(&format!(", layout {}", c.job.fileset.layout));
+    }
+    s
+}
+
+/// The findings of one cell of a run.
+pub fn explain_cell(doc: &RunDoc, cell: &CellResult) -> Vec<Finding> {
+    let f = Facts::of(doc, cell);
+    let mut out = Vec::new();
+    if let Some(r) = RULES
+        .iter()
+        .filter(|r| r.kind == Kind::Limit)
+        .find_map(|r| {
+            let h = (r.inspect)(&f)?;
+            Some(finding(r, h))
+        })
+    {
+        out.push(r);
+    }
+    // the null engine does no I/O: nothing about flushes or requests to say
+    let io = f.job.engine != EngineKind::Null;
+    for r in RULES.iter().filter(|r| io && r.kind == Kind::Also) {
+        if let Some(h) = (r.inspect)(&f) {
+            out.push(finding(r, h));
+        }
+    }
+    if out.is_empty() {
+        let mut ev = format!(
+            "{} IOPS, {}/s, mean latency {}, {} in flight (IOPS × latency = {:.2}), iolab CPU {:.0} % of one; {}",
+            fmt_n(f.iops),
+            human_bytes(cell.results.read.bytes_per_sec + cell.results.write.bytes_per_sec),
+            fmt_ns(f.lat_mean_ns),
+            fmt_n(f.in_flight),
+            little(&f),
+            f.cpu_pct(),
+            f.dev_text()
+        );
+        if let Some(rate) = f.job.rate_iops {
+            ev.push_str(&format!("; paced by --rate {rate}"));
+        }
+        let r = rule("none");
+        out.push(Finding {
+            layer: Layer::None,
+            rule: r.id.into(),
+            confidence: Confidence::Low,
+            evidence: ev,
+            why: r.why.into(),
+            next: f.sweep_cmd(),
+        });
+    }
+    out
+}
+
+/// The explanation of one run document (`run_id` when it is stored).
+pub fn explain_run(doc: &RunDoc, run_id: Option<i64>, subject: &str) -> Explanation {
+    Explanation {
+        schema: EXPLAIN_SCHEMA.into(),
+        subject: subject.into(),
+        cells: doc
+            .runs
+            .iter()
+            .map(|c| CellExplain {
+                run_id,
+                mode: c.mode.clone(),
+                setup: setup(c),
+                findings: explain_cell(doc, c),
+            })
+            .collect(),
+    }
+}
+
+/// The explanation of a group of repetitions (the same job each time): per cell, `noisy` when
+/// their IOPS disagree (CV above 5 %), else the first run's findings.
+pub fn explain_group(runs: &[(i64, RunDoc)], subject: &str) -> Explanation {
+    let mut cells = Vec::new();
+    let Some((first_id, first)) = runs.first() else {
+        return Explanation {
+            schema: EXPLAIN_SCHEMA.into(),
+            subject: subject.into(),
+            cells,
+        };
+    };
+    for (i, c) in first.runs.iter().enumerate() {
+        let iops: Vec<f64> = runs
+            .iter()
+            .filter_map(|(_, d)| d.runs.get(i))
+            .filter(|x| x.mode == c.mode)
+            .map(|x| x.results.read.iops + x.results.write.iops)
+            .collect();
+        let findings = match Stat::of(&iops) {
+            Some(st) if st.n > 1 && st.cv_pct > NOISY_CV_PCT => {
+                let r = rule("noisy");
+                let each: Vec<String> = iops.iter().map(|x| fmt_n(*x)).collect();
+                let more = ((st.n as f64) * (st.cv_pct / NOISY_CV_PCT).powi(2))
+                    .ceil()
+                    .clamp(st.n as f64 + 1.0, 50.0) as u32;
+                vec![Finding {
+                    layer: Layer::Noise,
+                    rule: r.id.into(),
+                    confidence: Confidence::High,
+                    evidence: format!(
+                        "IOPS over {} repetitions: {} (mean {}, stddev {}, CV {:.1} % > {NOISY_CV_PCT} %)",
+                        st.n,
+                        each.join(", "),
+                        fmt_n(st.mean),
+                        fmt_n(st.stddev),
+                        st.cv_pct
+                    ),
+                    why: r.why.into(),
+                    next: format!(
+                        "iolab run {} --repeat {more}",
+                        run_options(&c.job, &c.mode, true)
+                    ),
+                }]
+            }
+            _ => explain_cell(first, c),
+        };
+        cells.push(CellExplain {
+            run_id: Some(*first_id),
+            mode: c.mode.clone(),
+            setup: setup(c),
+            findings,
+        });
+    }
+    Explanation {
+        schema: EXPLAIN_SCHEMA.into(),
+        subject: subject.into(),
+        cells,
+    }
+}
+
+/// The figures of one sweep cell that `device_flat` compares.
+struct Step {
+    /// index into the explanation's cells
+    at: usize,
+    /// the cell's job with threads and iodepth left out, as JSON (what must be equal)
+    key: String,
+    in_flight: f64,
+    iops: f64,
+    dev: Option<(String, f64, f64)>,
+    dir: String,
+}
+
+/// `device_flat`: compares the cells of a sweep that differ only in threads or iodepth.
+fn flat_steps(runs: &[(i64, RunDoc)], cells: &mut [CellExplain]) {
+    let mut steps = Vec::new();
+    let mut at = 0;
+    for (_, d) in runs {
+        for c in &d.runs {
+            let f = Facts::of(d, c);
+            let mut j = c.job.clone();
+            j.job.threads = 0;
+            j.job.iodepth = 0;
+            j.job.seed = 0;
+            steps.push(Step {
+                at,
+                key: format!(
+                    "{}{}",
+                    c.mode,
+                    serde_json::to_string(&j).unwrap_or_default()
+                ),
+                in_flight: f.in_flight,
+                iops: f.iops,
+                dev: f.dev.map(|(n, io)| (n.to_string(), io.aqu_sz, io.util_pct)),
+                dir: shell_word(&c.job.fileset.dir.to_string_lossy()),
+            });
+            at += 1;
+        }
+    }
+    steps.sort_by(|a, b| a.key.cmp(&b.key).then(a.in_flight.total_cmp(&b.in_flight)));
+    let r = rule("device_flat");
+    for w in steps.windows(2) {
+        let (a, b) = (&w[0], &w[1]);
+        if a.key != b.key || b.in_flight < 2.0 * a.in_flight || a.iops <= 0.0 {
+            continue;
+        }
+        let (Some((name, aqu_a, _)), Some((_, aqu_b, util_b))) = (&a.dev, &b.dev) else {
+            continue;
+        };
+        let gain = b.iops / a.iops - 1.0;
+        if gain >= FLAT_GAIN
+            || *util_b < FLAT_UTIL_PCT
+            || aqu_b - aqu_a < FLAT_QUEUE_SHARE * (b.in_flight - a.in_flight)
+        {
+            continue;
+        }
+        let evidence = format!(
+            "{} → {} in flight: {} → {} IOPS ({:+.1} %), while device {name} aqu-sz {aqu_a:.2} → {aqu_b:.2} at %util {util_b:.0}",
+            fmt_n(a.in_flight),
+            fmt_n(b.in_flight),
+            fmt_n(a.iops),
+            fmt_n(b.iops),
+            gain * 100.0
+        );
+        for s in [a, b] {
+            let c = &mut cells[s.at];
+            let replace = c
+                .findings
+                .first()
+                .is_none_or(|f| f.rule == "queue_depth_bound" || f.rule == "none");
+            if !replace {
+                continue;
+            }
+            let also: Vec<Finding> = c
+                .findings
+                .drain(..)
+                .filter(|f| RULES.iter().any(|r| r.id == f.rule && r.kind == Kind::Also))
+                .collect();
+            c.findings.push(Finding {
+                layer: r.layer,
+                rule: r.id.into(),
+                confidence: Confidence::High,
+                evidence: evidence.clone(),
+                why: r.why.into(),
+                next: format!(
+                    "iolab check {}  # the setup of the device; iolab iostat {name} while it runs shows its queue",
+                    s.dir
+                ),
+            });
+            c.findings.extend(also);
+        }
+    }
+}
+
+/// The text a person reads.
+pub fn render(e: &Explanation) -> String {
+    let mut s = format!("explain {}\n", e.subject);
+    for c in &e.cells {
+        let run = c.run_id.map(|i| format!("run {i}, ")).unwrap_or_default();
+        s.push_str(&format!("\n{} ({run}{}):\n", c.mode, c.setup));
+        for f in &c.findings {
+            s.push_str(&format!(
+                "  {}: {} [{} confidence]\n    evidence: {}\n    why: {}\n    next: {}\n",
+                f.layer.name(),
+                f.rule,
+                f.confidence.name(),
+                f.evidence,
+                f.why,
+                f.next
+            ));
+        }
+    }
+    s
+}
+
+impl crate::output::document::Document for Explanation {
+    fn json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+    fn text(&self) -> String {
+        render(self)
+    }
+}
+
+/// The rule list of docs/explain.md, from [`RULES`].
+pub fn rules_markdown() -> String {
+    let cell = |s: &str| s.replace('|', "\\|");
+    let mut s = String::from("| rule | layer | kind | fires when | why |\n|---|---|---|---|---|\n");
+    for r in RULES {
+        s.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} |\n",
+            r.id,
+            r.layer.name(),
+            match r.kind {
+                Kind::Limit => "limit",
+                Kind::Also => "also",
+            },
+            cell(r.when),
+            cell(r.why)
+        ));
+    }
+    s
+}
+
+/// What `iolab explain REF` explains: a run document of the store, or a group's runs (sweeps
+/// and saturation searches: every run; repetitions: [`explain_group`]).
+pub fn explain_ref(
+    store: &crate::store::Store,
+    r: crate::store::Ref,
+) -> crate::error::Result<Explanation> {
+    use crate::error::Error;
+    use crate::model::stored::StoredDoc;
+    let doc_of = |id: i64| -> crate::error::Result<RunDoc> {
+        let kind = store.run(id)?.kind;
+        match store.stored_doc(id)? {
+            StoredDoc::Run(d) => Ok(*d),
+            _ => Err(Error::usage(format!(
+                "run {id} is a {kind} document: iolab explain reads iolab run documents"
+            ))),
+        }
+    };
+    match r {
+        crate::store::Ref::Run(id) => Ok(explain_run(&doc_of(id)?, Some(id), &format!("run {id}"))),
+        crate::store::Ref::Group(g) => {
+            let (kind, _) = store.experiment(g)?;
+            let ids = store.group_runs(g)?;
+            let mut runs = Vec::new();
+            for id in ids {
+                runs.push((id, doc_of(id)?));
+            }
+            let subject = format!("group g{g}");
+            if kind == "run" {
+                return Ok(explain_group(&runs, &subject));
+            }
+            let mut cells = Vec::new();
+            for (id, d) in &runs {
+                cells.extend(explain_run(d, Some(*id), "").cells);
+            }
+            if kind == "sweep" {
+                flat_steps(&runs, &mut cells);
+            }
+            Ok(Explanation {
+                schema: EXPLAIN_SCHEMA.into(),
+                subject,
+                cells,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rule_ids_are_unique_and_documented() {
+        let mut ids: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), RULES.len());
+        let md = rules_markdown();
+        assert_eq!(md.lines().count(), 2 + RULES.len());
+    }
+
+    #[test]
+    fn numbers_read_like_numbers() {
+        assert_eq!(fmt_n(21000.0), "21,000");
+        assert_eq!(fmt_n(12.0), "12");
+        assert_eq!(fmt_n(0.5), "0.5");
+        assert_eq!(fmt_n(12629.4), "12,629");
+        assert_eq!(fmt_n(-1234567.0), "-1,234,567");
+        assert_eq!(pct(12.0, 21000.0), "0.057 %");
+    }
+}
