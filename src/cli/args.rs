@@ -272,6 +272,7 @@ pub fn run_options_help(cmd: &str) -> String {
             "output-format",
             "role",
             "profile",
+            "ignore-unsupported",
         ]
         .contains(&long)
         {

@@ -25,6 +25,7 @@ const RUN_ONLY: &[&str] = &[
     "report-interval",
     "role",
     "profile",
+    "ignore-unsupported",
     "help",
 ];
 
