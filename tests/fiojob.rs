@@ -256,3 +256,44 @@ fn stdin_and_files_named_otherwise_are_job_files() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(r.json()["jobfile"]["files"][0]["text"], text);
 }
+
+#[test]
+fn fio_json_has_one_job_per_fio_job_and_the_text_names_the_phases() {
+    let d = tempfile::tempdir().unwrap();
+    let f = fixture("concurrent.fio");
+    let r = iolab_in(
+        d.path(),
+        &test_db(),
+        &["run", &f, "--no-save", "-q", "--output-format", "fio-json"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let jobs: Vec<(String, u64)> = v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["jobname"].as_str().unwrap().to_string(),
+                j["groupid"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        jobs,
+        [
+            ("log".to_string(), 0),
+            ("pages".to_string(), 0),
+            ("rndwr".to_string(), 1)
+        ]
+    );
+    let r = iolab_in(d.path(), &test_db(), &["run", &f, "--no-save", "-q"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.starts_with(&format!(
+            "job file {f}: phase 1: log, pages (at once); phase 2: after\n"
+        )),
+        "{}",
+        r.stdout
+    );
+}

@@ -79,7 +79,32 @@ impl crate::output::document::Document for Printed<'_> {
         v
     }
     fn text(&self) -> String {
-        crate::output::document::Document::text(self.doc)
+        let body = crate::output::document::Document::text(self.doc);
+        let Some(j) = &self.jobfile else { return body };
+        // which job ran when: `phase 1: a, b (at once)`
+        let files: Vec<&str> = j["files"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["path"].as_str())
+            .collect();
+        let mut head = format!("job file {}:", files.join(", "));
+        for p in j["phases"].as_array().into_iter().flatten() {
+            let names: Vec<&str> = p["jobs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|n| n.as_str())
+                .collect();
+            let at_once = if names.len() > 1 { " (at once)" } else { "" };
+            head.push_str(&format!(
+                " phase {}: {}{at_once};",
+                p["phase"],
+                names.join(", ")
+            ));
+        }
+        head.pop();
+        format!("{head}\n{body}")
     }
 }
 
