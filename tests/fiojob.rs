@@ -297,3 +297,25 @@ fn fio_json_has_one_job_per_fio_job_and_the_text_names_the_phases() {
         r.stdout
     );
 }
+
+#[test]
+fn phases_share_the_default_directory_and_leave_nothing_behind() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("two.fio"),
+        "[a]\nrw=randread\nsize=1m\n[b]\nstonewall\nrw=randwrite\nsize=1m\n",
+    )
+    .unwrap();
+    let r = to_run(
+        Command::new(bin())
+            .args(["run", "two.fio", "--no-save", "--json", "-q"])
+            .current_dir(d.path())
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(v["runs"][1]["results"]["write"]["ops"], 256);
+    assert_eq!(entries(d.path()), ["two.fio"]);
+}

@@ -343,9 +343,7 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
         };
         let r = runner::run(plan, &stop, |_| {});
         drop(lock);
-        if plan.created_dir && !plan.keep {
-            let _ = std::fs::remove_dir(&plan.fileset.dir);
-        }
+        // a directory the run created is removed after the last phase (a later one may use it)
         match r {
             Ok(d) => {
                 let interrupted = d.interrupted;
