@@ -319,3 +319,29 @@ fn phases_share_the_default_directory_and_leave_nothing_behind() {
     assert_eq!(v["runs"][1]["results"]["write"]["ops"], 256);
     assert_eq!(entries(d.path()), ["two.fio"]);
 }
+
+#[test]
+fn fio_reserved_names_are_this_machines() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("n.fio");
+    std::fs::write(
+        &p,
+        format!(
+            "[n]\nrw=randread\nnumjobs=$ncpus\nbs=$pagesize\nsize=1m\ndirectory={}\n",
+            d.path().display()
+        ),
+    )
+    .unwrap();
+    let r = iolab_in(
+        d.path(),
+        &test_db(),
+        &["run", p.to_str().unwrap(), "--no-save", "--json", "-q"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let n = std::thread::available_parallelism().unwrap().get() as u64;
+    assert_eq!(v["job"]["threads"], n);
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
+    assert_eq!(v["job"]["bs_bytes"], page);
+}

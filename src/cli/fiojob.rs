@@ -54,7 +54,27 @@ pub fn load(a: &RunArgs) -> Result<FioRun> {
         ));
     }
     let read = |p: &Path| std::fs::read_to_string(p);
-    let env = |k: &str| std::env::var(k).ok();
+    // fio's reserved names first ($ncpus, $pagesize, $mb_memory), then the environment
+    let env = |k: &str| match k {
+        "ncpus" => Some(
+            std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .to_string(),
+        ),
+        // SAFETY: sysconf has no preconditions.
+        "pagesize" => Some(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.to_string()),
+        "mb_memory" => {
+            // SAFETY: sysconf has no preconditions.
+            let (pages, size) = unsafe {
+                (
+                    libc::sysconf(libc::_SC_PHYS_PAGES),
+                    libc::sysconf(libc::_SC_PAGESIZE),
+                )
+            };
+            Some(((pages as i128 * size as i128) >> 20).to_string())
+        }
+        _ => std::env::var(k).ok(),
+    };
     let src = fiojob::Source {
         read: &read,
         env: &env,
@@ -550,6 +570,7 @@ fn translate_job(
     }
     let mut dir: Option<PathBuf> = c.val("directory").map(|d| PathBuf::from(d.trim()));
     let mut device: Option<PathBuf> = None;
+    let named = c.opt("filename").is_some();
     if let Some(fname) = c.val("filename") {
         let names: Vec<&str> = fname.split(':').filter(|n| !n.is_empty()).collect();
         if names.len() == 1 && names[0].starts_with("/dev/") {
@@ -627,11 +648,13 @@ fn translate_job(
             let o = c.opt("offset").cloned().unwrap();
             c.refuse(&o);
         }
-        // fio's clones each have their own files: numjobs × nrfiles files of size/nrfiles
-        let files = nrfiles.saturating_mul(numjobs);
+        // fio's clones each have their own files (numjobs × nrfiles files of size/nrfiles),
+        // except named ones (filename=), which the clones share
+        let clones = if named { 1 } else { numjobs };
+        let files = nrfiles.saturating_mul(clones);
         let files = u32::try_from(files).map_err(|_| c.bad("nrfiles", "too many files".into()))?;
         f("files", files.to_string());
-        f("size", sz.saturating_mul(numjobs).to_string());
+        f("size", sz.saturating_mul(clones).to_string());
         if let Some(d) = &dir {
             f("dir", d.display().to_string());
         }
@@ -938,7 +961,7 @@ mod tests {
         );
         assert_eq!(
             args("scan"),
-            "--mode=seqrd --bs=65536-1048576 --engine=mmap --threads=1 --fsync-freq=0 --fsync-end=true --files=2 --size=2147483648 --dir=/data/bench --time=60"
+            "--mode=seqrd --bs=65536-1048576 --engine=mmap --threads=2 --fsync-freq=0 --fsync-end=true --files=2 --size=2147483648 --dir=/data/bench --time=60"
         );
         assert_eq!(
             args("dev"),
