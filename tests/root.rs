@@ -119,12 +119,16 @@ impl Throttle {
     }
     /// Runs iolab inside the cgroup.
     fn iolab(&self, args: &[&str]) -> Run {
+        self.run(bin(), args)
+    }
+    /// Runs a program inside the cgroup.
+    fn run(&self, prog: &str, args: &[&str]) -> Run {
         let procs = self.path.join("cgroup.procs");
         let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
         let cmd = format!(
             "echo $$ > {} && exec timeout 120 {} {}",
             procs.display(),
-            bin(),
+            prog,
             quoted.join(" ")
         );
         let o = Command::new("sh").arg("-c").arg(cmd).output().unwrap();
@@ -229,6 +233,57 @@ fn throttled_loop_device_iops_match_the_limit() {
     drop(th);
     let r = iolab(&["cleanup", "--dir", &dir]);
     assert_eq!(r.code, 0);
+}
+
+/// The same fio job file run by fio and by iolab on a throttled loop device: the same IOPS.
+#[test]
+fn a_job_file_run_by_fio_and_by_iolab_gives_the_same_iops() {
+    if let Some(why) = cannot(true) {
+        return skip(
+            "a_job_file_run_by_fio_and_by_iolab_gives_the_same_iops",
+            &why,
+        );
+    }
+    if !have("fio") {
+        return skip(
+            "a_job_file_run_by_fio_and_by_iolab_gives_the_same_iops",
+            "fio is not installed",
+        );
+    }
+    let fs = LoopFs::new(
+        512,
+        "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0",
+    );
+    let job = fs.dir().join("throttled.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "; 4 KiB O_DIRECT random reads, one clone of two threads' worth\n[global]\ndirectory={}\nioengine=psync\ndirect=1\nbs=4k\nsize=64m\nruntime=4\ntime_based\nramp_time=1\n\n[reads]\nrw=randread\nnumjobs=2\n",
+            fs.dir().display()
+        ),
+    )
+    .unwrap();
+    let limit = 400.0;
+    let th = Throttle::new(&fs.majmin(), limit as u32, limit as u32);
+    let j = job.to_str().unwrap();
+    let r = th.run("fio", &["--output-format=json", j]);
+    assert_eq!(r.code, 0, "fio: {}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let fio_iops: f64 = v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["read"]["iops"].as_f64().unwrap())
+        .sum();
+    let r = th.iolab(&["run", j, "--json", "--no-save", "-q"]);
+    assert_eq!(r.code, 0, "iolab: {}", r.stderr);
+    let iolab_iops = r.json()["results"]["read"]["iops"].as_f64().unwrap();
+    eprintln!("throttle {limit} IOPS: fio {fio_iops:.1}, iolab {iolab_iops:.1}");
+    assert!(
+        (iolab_iops - fio_iops).abs() / fio_iops <= 0.05,
+        "fio {fio_iops:.1} IOPS vs iolab {iolab_iops:.1}"
+    );
+    drop(th);
 }
 
 #[test]

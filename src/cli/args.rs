@@ -276,6 +276,7 @@ pub fn run_options_help(cmd: &str) -> String {
             "output-format",
             "role",
             "profile",
+            "ignore-unsupported",
         ]
         .contains(&long)
         {
@@ -1019,6 +1020,15 @@ impl RunArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
+    /// fio job files to run (a path ending in .fio, or a file whose first line that is not a
+    /// comment is a [section]; - reads standard input): the jobs between stonewalls run at once,
+    /// the phases one after the other, stored as one run (docs/fio-jobs.md).
+    #[arg(value_name = "JOBFILE")]
+    pub jobfiles: Vec<PathBuf>,
+    /// With job files: run them without the options iolab does not support (each is recorded in
+    /// the results and warned about) instead of refusing them.
+    #[arg(long)]
+    pub ignore_unsupported: bool,
     #[command(flatten)]
     pub set: FileSetArgs,
     /// Test mode(s), comma separated: seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw.

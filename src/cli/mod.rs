@@ -2,6 +2,7 @@
 //! Clap types stop here.
 
 mod args;
+pub mod fiojob;
 mod plan;
 mod roles;
 

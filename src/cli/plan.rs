@@ -321,6 +321,12 @@ pub fn check_fallocate(probe: &Probe, dir: &Path) -> Result<()> {
 
 /// Translates `iolab run` flags into a plan; checks everything before anything is written.
 pub fn plan_run(a: &RunArgs) -> Result<Plan> {
+    if let Some(f) = a.jobfiles.first() {
+        return Err(Error::usage(format!(
+            "'{}': a job file is run by `iolab run JOBFILE...` itself (or this is a stray word)",
+            f.display()
+        )));
+    }
     if !a.roles.is_empty() || a.profile.is_some() {
         return plan_roles(a);
     }

@@ -25,6 +25,7 @@ const RUN_ONLY: &[&str] = &[
     "report-interval",
     "role",
     "profile",
+    "ignore-unsupported",
     "help",
 ];
 
@@ -337,6 +338,19 @@ pub fn plan_roles(a: &RunArgs) -> Result<Plan> {
         ));
     }
     let specs = role_specs(&a.roles, a.profile.as_deref())?;
+    let mut roles = Vec::new();
+    for spec in &specs {
+        let (ra, own) = role_args(a, spec)?;
+        let bump = a.seed.is_some() && !spec.keys.iter().any(|(k, _)| k == "seed");
+        roles.push((spec.name.clone(), ra, own, bump));
+    }
+    plan_role_set(a, roles)
+}
+
+/// The plan of a phase of concurrent roles, each given by its name, its run options, whether
+/// it has a file set of its own (in `ITS_DIR/NAME/`) and whether its seed is the run's plus its
+/// index. `a` holds the run's options (the shared file set).
+pub fn plan_role_set(a: &RunArgs, specs: Vec<(String, RunArgs, bool, bool)>) -> Result<Plan> {
     let mut created_dir = false;
     let undo = |created: bool, e: Error| {
         if created {
@@ -347,8 +361,21 @@ pub fn plan_roles(a: &RunArgs) -> Result<Plan> {
     let mut roles: Vec<crate::spec::plan::Role> = Vec::new();
     let mut first: Option<Plan> = None;
     let mut notes: Vec<Warning> = Vec::new();
-    for (i, spec) in specs.iter().enumerate() {
-        let (ra, own) = role_args(a, spec).map_err(|e| undo(created_dir, e))?;
+    for (i, (name, ra, own, bump)) in specs.into_iter().enumerate() {
+        let spec = RoleSpec {
+            name,
+            keys: Vec::new(),
+        };
+        if let Some(d) = &ra.device {
+            return Err(undo(
+                created_dir,
+                Error::usage(format!(
+                    "{}: a block device ({}) cannot be measured by a role: roles run on file sets at once; give the device a phase of its own",
+                    spec.name,
+                    d.display()
+                )),
+            ));
+        }
         let p = plan_run(&ra).map_err(|e| {
             let e = if e.msg.starts_with("--role") {
                 e
@@ -378,7 +405,7 @@ pub fn plan_roles(a: &RunArgs) -> Result<Plan> {
             ));
         }
         let mut job = p.cells[0].clone();
-        if a.seed.is_some() && !spec.keys.iter().any(|(k, _)| k == "seed") {
+        if bump {
             // One --seed for the run: each role its own offsets, reproducibly.
             job.seed = job.seed.wrapping_add(i as u64);
         }
@@ -394,7 +421,7 @@ pub fn plan_roles(a: &RunArgs) -> Result<Plan> {
         }
         let mut fileset = p.fileset.clone();
         if own {
-            fileset.dir = a.set.dir.join(&spec.name);
+            fileset.dir = ra.set.dir.join(&spec.name);
         }
         for n in &p.notes {
             if !notes.contains(n) {

@@ -4,6 +4,9 @@ use crate::model::run::RunDoc;
 use clap::ValueEnum;
 
 pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
+    if !a.jobfiles.is_empty() {
+        return cmd_run_jobfiles(a);
+    }
     let fmt = a.format();
     if a.repeat > 1 && !matches!(fmt, OutputFormat::Normal | OutputFormat::Json) {
         return Err(Error::usage(format!(
@@ -54,6 +57,8 @@ struct Printed<'a> {
     /// json+: each operation's latency histogram as `hist_bins` (printed, not stored: the store
     /// keeps the histograms themselves).
     bins: bool,
+    /// A run of fio job files: the files, phases and jobs (`jobfile`, docs/fio-jobs.md).
+    jobfile: Option<serde_json::Value>,
 }
 
 impl crate::output::document::Document for Printed<'_> {
@@ -73,10 +78,38 @@ impl crate::output::document::Document for Printed<'_> {
         if self.bins {
             crate::output::fio::add_hist_bins(&mut v, self.doc);
         }
+        if let Some(j) = &self.jobfile {
+            v["jobfile"] = j.clone();
+        }
         v
     }
     fn text(&self) -> String {
-        crate::output::document::Document::text(self.doc)
+        let body = crate::output::document::Document::text(self.doc);
+        let Some(j) = &self.jobfile else { return body };
+        // which job ran when: `phase 1: a, b (at once)`
+        let files: Vec<&str> = j["files"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f["path"].as_str())
+            .collect();
+        let mut head = format!("job file {}:", files.join(", "));
+        for p in j["phases"].as_array().into_iter().flatten() {
+            let names: Vec<&str> = p["jobs"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|n| n.as_str())
+                .collect();
+            let at_once = if names.len() > 1 { " (at once)" } else { "" };
+            head.push_str(&format!(
+                " phase {}: {}{at_once};",
+                p["phase"],
+                names.join(", ")
+            ));
+        }
+        head.pop();
+        format!("{head}\n{body}")
     }
 }
 
@@ -157,6 +190,7 @@ fn run_locked(
             doc: &doc,
             multi,
             bins: false,
+            jobfile: None,
         };
         let json = crate::output::document::Document::json(&printed);
         if let Some(s) = &mut db {
@@ -305,4 +339,186 @@ fn run_locked(
         }
     }
     Ok(worst)
+}
+
+/// `iolab run JOBFILE...`: every phase planned before anything runs, then run one after the
+/// other; the phases' cells make one document, stored as one run with the job files' text.
+fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
+    use crate::model::run::Warning;
+    let fmt = a.format();
+    let run = cli::fiojob::load(a)?;
+    let mut plans = Vec::new();
+    for ph in 0..run.phases {
+        let jobs: Vec<&cli::fiojob::FioJob> = run.jobs.iter().filter(|j| j.phase == ph).collect();
+        match cli::fiojob::plan_phase(&jobs) {
+            Ok(p) => plans.push(p),
+            Err(e) => {
+                for p in &plans {
+                    if p.created_dir {
+                        let _ = std::fs::remove_dir(&p.fileset.dir);
+                    }
+                }
+                return Err(e);
+            }
+        }
+    }
+    let mut warnings = Vec::new();
+    for j in &run.jobs {
+        for i in &j.ignored {
+            eprintln!("iolab: warning: {i}: not supported, ignored (--ignore-unsupported)");
+            warnings.push(Warning::new(
+                "fio_option_ignored",
+                format!("job {} ({i}): not supported by iolab, ignored", j.name),
+            ));
+        }
+        for n in &j.notes {
+            warnings.push(Warning::new(
+                "fio_option_approximated",
+                format!("job {}: {n}", j.name),
+            ));
+        }
+    }
+    let mut db = if a.no_save {
+        None
+    } else {
+        Some(open_store(&a.db)?)
+    };
+    let stop = stop_flag();
+    let mut docs: Vec<RunDoc> = Vec::new();
+    let mut failed: Option<Error> = None;
+    for plan in plans.iter_mut() {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        let lock = match fileset::lock(&plan.fileset.dir) {
+            Ok(l) => l,
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
+        };
+        let r = runner::run(plan, &stop, |_| {});
+        drop(lock);
+        // a directory the run created is removed after the last phase (a later one may use it)
+        match r {
+            Ok(d) => {
+                let interrupted = d.interrupted;
+                docs.push(d);
+                if interrupted {
+                    break;
+                }
+            }
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
+        }
+    }
+    for p in &plans {
+        if p.created_dir && !p.keep {
+            let _ = std::fs::remove_dir(&p.fileset.dir);
+        }
+    }
+    let Some(first) = docs.first() else {
+        return Err(
+            failed.unwrap_or_else(|| Error::interrupted("interrupted before the first phase"))
+        );
+    };
+    if let Some(e) = &failed {
+        eprintln!(
+            "iolab: error: phase {} failed: {e}; the phases before it are kept",
+            docs.len() + 1
+        );
+    }
+    let mut doc = first.clone();
+    let mut phases = Vec::new();
+    for (i, d) in docs.iter().enumerate() {
+        phases.push(serde_json::json!({
+            "phase": i + 1,
+            "start_time": d.start_time,
+            "end_time": d.end_time,
+            "jobs": run.jobs.iter().filter(|j| j.phase == i).map(|j| j.name.clone()).collect::<Vec<_>>(),
+        }));
+        if i == 0 {
+            continue;
+        }
+        doc.runs.extend(d.runs.iter().cloned());
+        doc.end_time = d.end_time.clone();
+        doc.interrupted |= d.interrupted;
+        doc.prepare.written_bytes += d.prepare.written_bytes;
+        doc.prepare.seconds += d.prepare.seconds;
+        for w in &d.warnings {
+            if !doc.warnings.contains(w) {
+                doc.warnings.push(w.clone());
+            }
+        }
+    }
+    if failed.is_some() {
+        doc.interrupted = true;
+    }
+    doc.warnings.extend(warnings);
+    let jobfile = serde_json::json!({
+        "files": run.files.iter().map(|f| serde_json::json!({"path": f.path, "text": f.text})).collect::<Vec<_>>(),
+        "phases": phases,
+        "jobs": run.jobs.iter().map(|j| serde_json::json!({
+            "name": j.name,
+            "section": j.section,
+            "at": j.at,
+            "phase": j.phase + 1,
+            "fio_options": j.fio_options,
+            "iolab_args": j.iolab_args,
+            "options_ignored": j.ignored,
+            "notes": j.notes,
+        })).collect::<Vec<_>>(),
+    });
+    let printed = Printed {
+        doc: &doc,
+        multi: run.phases > 1,
+        bins: false,
+        jobfile: Some(jobfile),
+    };
+    let json = crate::output::document::Document::json(&printed);
+    let mut not_saved = None;
+    let mut saved = None;
+    if let Some(s) = &mut db {
+        match s.save_run(&doc, &json, None, None) {
+            Ok(id) => saved = Some(id),
+            Err(e) => {
+                not_saved = Some(match keep_unsaved(&s.path, &json) {
+                    Ok(p) => format!(
+                        "{}; the document is kept in {} (`iolab import {}` saves it later)",
+                        e.msg,
+                        p.display(),
+                        p.display()
+                    ),
+                    Err(why) => format!("{}; it could not be kept in a file either: {why}", e.msg),
+                })
+            }
+        }
+    }
+    let bins = matches!(fmt, OutputFormat::JsonPlus | OutputFormat::FioJsonPlus);
+    match fmt {
+        OutputFormat::Normal => emit(&printed, false),
+        OutputFormat::Json | OutputFormat::JsonPlus => emit(&Printed { bins, ..printed }, true),
+        OutputFormat::FioJson | OutputFormat::FioJsonPlus => {
+            emit(&crate::output::fio::FioDoc { doc: &doc, bins }, true)
+        }
+    }
+    if let Some(why) = not_saved {
+        eprintln!("iolab: error: the results above were not saved: {why}");
+        return Ok(Exit::NotSaved as i32);
+    }
+    if let (Some(s), Some(id)) = (&db, saved) {
+        eprintln!("saved as run {id} in {}", s.path.display());
+    }
+    if let Some(e) = failed {
+        return Ok(e.exit as i32);
+    }
+    if doc.interrupted {
+        return Ok(Exit::Interrupted as i32);
+    }
+    if doc.runs.iter().any(|c| c.total_errors() > 0) {
+        return Ok(Exit::IoErrors as i32);
+    }
+    Ok(0)
 }

@@ -89,12 +89,18 @@ fn fio_json(doc: &RunDoc, bins: bool) -> Value {
     if let Some(c) = doc.runs.first() {
         top.insert("global options".into(), Value::Object(global_options(c)));
     }
-    let jobs: Vec<Value> = doc
-        .runs
-        .iter()
-        .enumerate()
-        .map(|(i, c)| job(c, i, bins))
-        .collect();
+    // A phase of concurrent roles is one group of jobs, one job per role (named by the role),
+    // as fio reports the jobs it ran between two stonewalls.
+    let mut jobs: Vec<Value> = Vec::new();
+    for (i, c) in doc.runs.iter().enumerate() {
+        for (role, rc) in crate::model::run::flat_cells(std::slice::from_ref(c)) {
+            let mut j = job(&rc, i, bins);
+            if let Some(r) = role {
+                j["jobname"] = r.into();
+            }
+            jobs.push(j);
+        }
+    }
     top.insert("jobs".into(), Value::Array(jobs));
     top.insert("disk_util".into(), disk_util(doc));
     Value::Object(top)

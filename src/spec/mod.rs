@@ -2,5 +2,6 @@
 //! seeds, and the roots the system is read from.
 
 pub mod dist;
+pub mod fiojob;
 pub mod plan;
 pub mod roots;

@@ -1,0 +1,347 @@
+//! `iolab run JOBFILE...`: fio job files run end to end (tests/fixtures/fio-jobs/).
+
+mod common;
+use common::*;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/fio-jobs")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// iolab with `IOLAB_FIO_DIR` (the fixtures' directory=) set to `dir`.
+fn iolab_in(dir: &Path, db: &Path, args: &[&str]) -> Run {
+    to_run(
+        Command::new(bin())
+            .args(args)
+            .env("IOLAB_DB", db)
+            .env("IOLAB_FIO_DIR", dir)
+            .output()
+            .expect("run iolab"),
+    )
+}
+
+fn run_file(dir: &Path, name: &str) -> serde_json::Value {
+    let r = iolab_in(
+        dir,
+        &test_db(),
+        &["run", &fixture(name), "--json", "--no-save", "-q"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    r.json()
+}
+
+#[test]
+fn size_bound_jobs_move_exactly_size_bytes_and_clones_have_their_files() {
+    let d = tempfile::tempdir().unwrap();
+    let v = run_file(d.path(), "sizebound.fio");
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "two phases");
+    // reader: size=8m per clone, numjobs=2, nrfiles=2, bs=4k
+    let r = &runs[0];
+    assert_eq!(r["mode"], "rndrd");
+    assert_eq!(r["results"]["read"]["bytes"], 2 * 8 * 1024 * 1024);
+    assert_eq!(r["results"]["read"]["ops"], 2 * 2048);
+    assert_eq!(r["job"]["files"], 4, "numjobs x nrfiles files");
+    assert_eq!(r["job"]["threads"], 2);
+    // writer: size=4m in 16k writes, an fsync every 8
+    let w = &runs[1];
+    assert_eq!(w["mode"], "seqwr");
+    assert_eq!(w["results"]["write"]["bytes"], 4 * 1024 * 1024);
+    assert_eq!(w["results"]["write"]["ops"], 256);
+    assert!(w["results"]["fsync"]["ops"].as_u64().unwrap() >= 32);
+    assert_eq!(v["jobfile"]["jobs"][1]["section"], "writer");
+    // the set was this run's: removed
+    assert!(
+        entries(d.path())
+            .iter()
+            .all(|e| !e.starts_with("iolab-file"))
+    );
+}
+
+#[test]
+fn randrw_read_share_is_rwmixread_within_2_percent() {
+    let d = tempfile::tempdir().unwrap();
+    let v = run_file(d.path(), "mixed.fio");
+    let (r, w) = (ops(&v, "read") as f64, ops(&v, "write") as f64);
+    let share = r / (r + w) * 100.0;
+    assert!((share - 70.0).abs() <= 2.0, "read share {share:.1}%");
+    assert_eq!(
+        v["job"]["distribution"],
+        serde_json::json!({"kind": "zipf", "theta": 1.1})
+    );
+}
+
+fn ts(s: &serde_json::Value) -> String {
+    s.as_str().unwrap().to_string()
+}
+
+#[test]
+fn jobs_between_stonewalls_run_at_once_and_phases_do_not_overlap() {
+    let d = tempfile::tempdir().unwrap();
+    let v = run_file(d.path(), "concurrent.fio");
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    let roles: Vec<&str> = runs[0]["roles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["log", "pages"]);
+    assert_eq!(runs[1]["mode"], "rndwr");
+    let ph = v["jobfile"]["phases"].as_array().unwrap();
+    assert_eq!(ph.len(), 2);
+    // RFC 3339 UTC timestamps of one format compare as text
+    assert!(ts(&ph[0]["end_time"]) <= ts(&ph[1]["start_time"]), "{ph:?}");
+    assert!(ts(&ph[0]["start_time"]) < ts(&ph[0]["end_time"]));
+    assert_eq!(ph[1]["jobs"], serde_json::json!(["after"]));
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
+
+#[test]
+fn bad_input_is_one_line_naming_file_and_line_exit_2() {
+    let d = tempfile::tempdir().unwrap();
+    let db = test_db();
+    for (file, want) in [
+        ("nope.fio", "nope.fio: cannot read the job file"),
+        (
+            "badwait.fio",
+            "badwait.fio:6: wait_for=nosuchjob: no job named 'nosuchjob'",
+        ),
+        ("badbs.fio", "badbs.fio:3: bs=abc: 'abc' is not a number"),
+        (
+            "loop-a.fio",
+            "loop-b.fio:2: include loop-a.fio: an include loop",
+        ),
+    ] {
+        let r = iolab_in(d.path(), &db, &["run", &fixture(file), "--no-save"]);
+        assert_eq!(r.code, 2, "{file}: {}", r.stderr);
+        assert_eq!(r.stderr.lines().count(), 1, "{file}: {}", r.stderr);
+        assert!(r.stderr.contains(want), "{file}: {}", r.stderr);
+        assert!(r.stdout.is_empty());
+    }
+    assert!(entries(d.path()).is_empty());
+}
+
+#[test]
+fn unsupported_options_are_refused_before_running_or_recorded_when_ignored() {
+    let d = tempfile::tempdir().unwrap();
+    let f = fixture("unsupported.fio");
+    let r = iolab_in(d.path(), &test_db(), &["run", &f, "--no-save"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("unsupported.fio:7: option 'zonemode=zbd' is not supported by iolab"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("unsupported.fio:8: option 'verify=crc32c' is not supported by iolab")
+    );
+    assert!(entries(d.path()).is_empty(), "nothing ran");
+    let r = iolab_in(
+        d.path(),
+        &test_db(),
+        &[
+            "run",
+            &f,
+            "--ignore-unsupported",
+            "--no-save",
+            "--json",
+            "-q",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("zonemode=zbd: not supported, ignored"));
+    let v = r.json();
+    let ign = &v["jobfile"]["jobs"][0]["options_ignored"];
+    assert_eq!(ign.as_array().unwrap().len(), 2, "{ign}");
+    assert!(
+        ign[0]
+            .as_str()
+            .unwrap()
+            .ends_with("unsupported.fio:7: zonemode=zbd")
+    );
+    assert!(
+        v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "fio_option_ignored")
+    );
+}
+
+#[test]
+fn stored_as_one_run_with_the_text_and_compared_with_the_flag_run() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let f = fixture("concurrent.fio");
+    let r = iolab_in(&data, &db, &["run", &f, "-q"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("saved as run 1"), "{}", r.stderr);
+    let shown = iolab_in(&data, &db, &["show", "1", "--json"]).json();
+    assert_eq!(
+        shown["jobfile"]["files"][0]["text"],
+        std::fs::read_to_string(&f).unwrap()
+    );
+    // the same first phase as flags
+    let r = iolab_in(
+        &data,
+        &db,
+        &[
+            "run",
+            "--dir",
+            data.to_str().unwrap(),
+            "--role",
+            "log:mode=seqwr,bs=4k,size=4m,files=1,fsync-freq=1,fsync-mode=fdatasync",
+            "--role",
+            "pages:mode=rndrd,bs=4k,size=4m,files=1",
+            "--time",
+            "1",
+            "-q",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let c = iolab_in(&data, &db, &["compare", "1", "2", "--json"]);
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    let c = c.json();
+    let both = |cell: &str, op: &str| {
+        c["rows"].as_array().unwrap().iter().any(|r| {
+            r["cell"].as_str().is_some_and(|x| x.starts_with(cell))
+                && r["op"] == op
+                && r["metric"] == "iops"
+                && r["sides"][1]["stat"]["mean"].is_number()
+        })
+    };
+    assert!(
+        both("log (seqwr)", "write") && both("pages (rndrd)", "read"),
+        "{c}"
+    );
+}
+
+#[test]
+fn stdin_and_files_named_otherwise_are_job_files() {
+    let d = tempfile::tempdir().unwrap();
+    let text = format!(
+        "# no .fio suffix\n[one]\nrw=randwrite\nsize=1m\ndirectory={}\n",
+        d.path().display()
+    );
+    let mut c = Command::new(bin())
+        .args(["run", "-", "--no-save", "--json", "-q"])
+        .env("IOLAB_DB", test_db())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(c.stdin.as_mut().unwrap(), text.as_bytes()).unwrap();
+    let r = to_run(c.wait_with_output().unwrap());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(ops(&r.json(), "write"), 256);
+    let p = d.path().join("job.txt");
+    std::fs::write(&p, &text).unwrap();
+    let r = iolab_in(
+        d.path(),
+        &test_db(),
+        &["run", p.to_str().unwrap(), "--no-save", "--json", "-q"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["jobfile"]["files"][0]["text"], text);
+}
+
+#[test]
+fn fio_json_has_one_job_per_fio_job_and_the_text_names_the_phases() {
+    let d = tempfile::tempdir().unwrap();
+    let f = fixture("concurrent.fio");
+    let r = iolab_in(
+        d.path(),
+        &test_db(),
+        &["run", &f, "--no-save", "-q", "--output-format", "fio-json"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let jobs: Vec<(String, u64)> = v["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["jobname"].as_str().unwrap().to_string(),
+                j["groupid"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        jobs,
+        [
+            ("log".to_string(), 0),
+            ("pages".to_string(), 0),
+            ("rndwr".to_string(), 1)
+        ]
+    );
+    let r = iolab_in(d.path(), &test_db(), &["run", &f, "--no-save", "-q"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.starts_with(&format!(
+            "job file {f}: phase 1: log, pages (at once); phase 2: after\n"
+        )),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn phases_share_the_default_directory_and_leave_nothing_behind() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("two.fio"),
+        "[a]\nrw=randread\nsize=1m\n[b]\nstonewall\nrw=randwrite\nsize=1m\n",
+    )
+    .unwrap();
+    let r = to_run(
+        Command::new(bin())
+            .args(["run", "two.fio", "--no-save", "--json", "-q"])
+            .current_dir(d.path())
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(v["runs"][1]["results"]["write"]["ops"], 256);
+    assert_eq!(entries(d.path()), ["two.fio"]);
+}
+
+#[test]
+fn fio_reserved_names_are_this_machines() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("n.fio");
+    std::fs::write(
+        &p,
+        format!(
+            "[n]\nrw=randread\nnumjobs=$ncpus\nbs=$pagesize\nsize=1m\ndirectory={}\n",
+            d.path().display()
+        ),
+    )
+    .unwrap();
+    let r = iolab_in(
+        d.path(),
+        &test_db(),
+        &["run", p.to_str().unwrap(), "--no-save", "--json", "-q"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let n = std::thread::available_parallelism().unwrap().get() as u64;
+    assert_eq!(v["job"]["threads"], n);
+    // SAFETY: sysconf has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
+    assert_eq!(v["job"]["bs_bytes"], page);
+}
