@@ -345,3 +345,37 @@ fn fio_reserved_names_are_this_machines() {
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
     assert_eq!(v["job"]["bs_bytes"], page);
 }
+
+/// The workload's options belong to the job file: given as flags beside it they are refused
+/// (exit 2, one line naming them) and nothing runs.
+#[test]
+fn workload_flags_beside_a_job_file_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let job = d.path().join("j.fio");
+    std::fs::write(
+        &job,
+        "[j]\nrw=randread\nbs=4k\nsize=1m\nioengine=null\nruntime=1\ntime_based\n",
+    )
+    .unwrap();
+    let dir = d.path().join("data");
+    std::fs::create_dir(&dir).unwrap();
+    let r = common::iolab(&[
+        "run",
+        job.to_str().unwrap(),
+        "--dir",
+        dir.to_str().unwrap(),
+        "--bs",
+        "16k",
+        "--threads",
+        "4",
+        "--no-save",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--bs, --threads") && r.stderr.contains("job file"),
+        "{}",
+        r.stderr
+    );
+    assert!(std::fs::read_dir(&dir).unwrap().next().is_none());
+}

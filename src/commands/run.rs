@@ -343,8 +343,52 @@ fn run_locked(
 
 /// `iolab run JOBFILE...`: every phase planned before anything runs, then run one after the
 /// other; the phases' cells make one document, stored as one run with the job files' text.
+/// The options of a workload given as flags beside a job file: the job file defines the
+/// workload, so each of them is refused rather than silently not used.
+fn workload_flags_beside_a_jobfile(a: &cli::RunArgs) -> Vec<&'static str> {
+    [
+        (a.mode.is_some(), "--mode"),
+        (a.set.bs.is_some(), "--bs"),
+        (a.set.size.is_some(), "--size"),
+        (a.set.files.is_some(), "--files"),
+        (a.threads.is_some(), "--threads"),
+        (a.rw_ratio.is_some(), "--rw-ratio"),
+        (a.rwmixread.is_some(), "--rwmixread"),
+        (a.engine != "sync", "--engine"),
+        (a.iodepth != 1, "--iodepth"),
+        (a.direct, "--direct"),
+        (a.buffered, "--buffered"),
+        (a.device.is_some(), "--device"),
+        (a.offset.is_some(), "--offset"),
+        (a.layout != "overwrite", "--layout"),
+        (!a.open_flags.is_empty(), "--open-flags"),
+        (a.fsync_freq != 100, "--fsync-freq"),
+        (a.fsync_all, "--fsync-all"),
+        (a.fsync_mode != "fsync", "--fsync-mode"),
+        (a.distribution != "uniform", "--distribution"),
+        (a.seed.is_some(), "--seed"),
+        (a.rate.is_some(), "--rate"),
+        (a.time.is_some(), "--time"),
+        (a.ops.is_some(), "--ops"),
+        (a.ramp != 0.0, "--ramp"),
+        (!a.roles.is_empty(), "--role"),
+        (a.profile.is_some(), "--profile"),
+    ]
+    .into_iter()
+    .filter_map(|(given, flag)| given.then_some(flag))
+    .collect()
+}
+
 fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
     use crate::model::run::Warning;
+    let given = workload_flags_beside_a_jobfile(a);
+    if !given.is_empty() {
+        return Err(Error::usage(format!(
+            "{}: a job file defines the workload, so {} cannot be given beside it; put the option in the job file ([global] or a job section), or run without the job file",
+            given.join(", "),
+            if given.len() == 1 { "it" } else { "they" }
+        )));
+    }
     let fmt = a.format();
     let run = cli::fiojob::load(a)?;
     let mut plans = Vec::new();
