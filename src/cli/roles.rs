@@ -349,6 +349,15 @@ pub fn plan_roles(a: &RunArgs) -> Result<Plan> {
     let mut notes: Vec<Warning> = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
         let (ra, own) = role_args(a, spec).map_err(|e| undo(created_dir, e))?;
+        if ra.verify {
+            return Err(undo(
+                created_dir,
+                Error::usage(format!(
+                    "--role {}: --verify cannot be combined with --role or --profile; verify one workload at a time",
+                    spec.name
+                )),
+            ));
+        }
         let p = plan_run(&ra).map_err(|e| {
             let e = if e.msg.starts_with("--role") {
                 e

@@ -199,7 +199,11 @@ fn run_locked(
                 head.join(", ")
             ));
         }
-        let errors: u64 = doc.runs.iter().map(|c| c.total_errors()).sum();
+        let errors: u64 = doc
+            .runs
+            .iter()
+            .map(|c| c.total_errors() + c.verify.as_ref().map_or(0, |v| v.bad()))
+            .sum();
         if doc.interrupted {
             worst = Exit::Interrupted as i32;
             break;
