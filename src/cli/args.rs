@@ -72,6 +72,21 @@ pub enum Cmd {
     /// (each record synced and acknowledged to the listener before the next), cut the power,
     /// then `verify` reports every acknowledged record that is missing or damaged.
     Crashcheck(CrashcheckArgs),
+    /// Re-read a file set written by `iolab run --verify --keep` and check every block a verify
+    /// write reached: lost, misdirected, torn and stale blocks are listed (exit 3 when any is).
+    Verify(VerifyArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct VerifyArgs {
+    /// The directory of the file set (with the state file `.iolab-verify` a verify run left).
+    #[arg(long)]
+    pub dir: PathBuf,
+    /// Print one JSON document (schema iolab-verify/1) instead of the text.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -112,6 +127,7 @@ impl Cmd {
             Cmd::Show(a) | Cmd::Explain(a) => &a.out,
             Cmd::Compare(a) => &a.out,
             Cmd::Export(a) => &a.out,
+            Cmd::Verify(a) => &a.out,
             Cmd::Crashcheck(a) => match &a.which {
                 CrashCmd::Write(x) => &x.out,
                 CrashCmd::Verify(x) => &x.out,
@@ -1124,6 +1140,11 @@ pub struct RunArgs {
     /// Keep the file set after the run.
     #[arg(long)]
     pub keep: bool,
+    /// Write blocks that can be checked (header, generation, checksum) and check every block
+    /// read; mismatches are classified (lost, misdirected, torn, stale) and exit 3. Each thread
+    /// keeps to its own part of the set. With --keep, `iolab verify --dir` checks it later.
+    #[arg(long)]
+    pub verify: bool,
     /// When --dir holds a set of other sizes: remove its files (iolab-file.N only) and prepare
     /// the set afresh instead of refusing; the new set counts as this run's (removed at the end
     /// unless --keep).

@@ -319,6 +319,45 @@ pub fn check_fallocate(probe: &Probe, dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `--verify`: an engine that does I/O on files of a set in --dir, sizes that are whole
+/// numbers of the smallest (the verify block, at least 512 bytes), and one block of the largest
+/// size per thread (each thread keeps to its own range).
+fn check_verify(cells: &[Job], set: &crate::model::job::FileSetSpec, device: bool) -> Result<()> {
+    if device {
+        return Err(Error::usage(
+            "--verify works on a file set in --dir, not on a --device (the state of a verify run is kept in --dir)",
+        ));
+    }
+    let block = cells.iter().map(|c| c.bs_sizes()[0]).min().unwrap_or(512);
+    for c in cells {
+        if !crate::engine::caps(c.engine).needs_files {
+            return Err(Error::usage(format!(
+                "--verify needs an engine that reads and writes the files; --engine {} touches none (use sync, mmap, io_uring or libaio)",
+                c.engine.name()
+            )));
+        }
+        let sizes = c.bs_sizes();
+        if block < 512
+            || !block.is_multiple_of(512)
+            || sizes.iter().any(|s| !s.is_multiple_of(block))
+        {
+            return Err(Error::usage(format!(
+                "--verify: --bs {} must be a multiple of 512 bytes, and with a mix or range every size a multiple of the smallest (the verify block)",
+                c.bs_label()
+            )));
+        }
+        let blocks = set.files as u64 * set.file_size_bytes / c.bs_bytes;
+        if blocks < c.threads as u64 {
+            return Err(Error::usage(format!(
+                "--verify: --threads {} needs at least one block of {} per thread, and the set has {blocks}; use a larger --size or fewer --threads",
+                c.threads,
+                Bytes(c.bs_bytes)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Translates `iolab run` flags into a plan; checks everything before anything is written.
 pub fn plan_run(a: &RunArgs) -> Result<Plan> {
     if let Some(f) = a.jobfiles.first() {
@@ -328,6 +367,11 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         )));
     }
     if !a.roles.is_empty() || a.profile.is_some() {
+        if a.verify {
+            return Err(Error::usage(
+                "--verify cannot be combined with --role or --profile; verify one workload at a time",
+            ));
+        }
         return plan_roles(a);
     }
     let engine: EngineKind = flag("--engine", &a.engine)?;
@@ -477,6 +521,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         rate_iops: a.rate,
         limit,
         ramp_s: a.ramp,
+        verify: a.verify,
     };
     let cells: Vec<Job> = match modes {
         Some(ms) => ms
@@ -590,6 +635,9 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         }
         None => fileset_spec(&a.set, unit, layout).map_err(undo_dir)?,
     };
+    if a.verify {
+        check_verify(&cells, &fileset, target.is_some()).map_err(undo_dir)?;
+    }
     Ok(Plan {
         fileset,
         cells,

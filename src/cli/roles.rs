@@ -376,6 +376,15 @@ pub fn plan_role_set(a: &RunArgs, specs: Vec<(String, RunArgs, bool, bool)>) -> 
                 )),
             ));
         }
+        if ra.verify {
+            return Err(undo(
+                created_dir,
+                Error::usage(format!(
+                    "{}: --verify cannot be combined with roles (--role, --profile or a job file's concurrent jobs); verify one workload at a time",
+                    spec.name
+                )),
+            ));
+        }
         let p = plan_run(&ra).map_err(|e| {
             let e = if e.msg.starts_with("--role") {
                 e

@@ -1,4 +1,5 @@
-//! `iolab crashcheck listen|write|verify` (workloads::crashcheck; docs/verify.md).
+//! `iolab crashcheck listen|write|verify` (workloads::crashcheck) and `iolab verify --dir`
+//! (engine::verify); docs/verify.md.
 
 use super::*;
 use crate::model::crashcheck::{self as cc, Hello, Journal, Stop};
@@ -177,4 +178,27 @@ pub fn verify(a: &cli::CcVerifyArgs) -> Result<i32> {
     emit(&doc, a.json);
     save(&a.db, a.no_save, &doc, &dir)?;
     Ok(if failed { Exit::IoErrors as i32 } else { 0 })
+}
+
+/// `iolab verify --dir D`: every block of a `run --verify` set checked against its state file.
+pub fn verify_set(a: &cli::VerifyArgs) -> Result<i32> {
+    let dir = data_dir(&a.dir)?;
+    let start_time = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let (head, res, unwritten) = crate::engine::verify::verify_set(&dir)?;
+    let doc = crate::model::verify::VerifyDoc {
+        schema: crate::model::verify::VERIFY_SCHEMA.to_string(),
+        iolab_version: env!("CARGO_PKG_VERSION").to_string(),
+        start_time,
+        dir: dir.display().to_string(),
+        run_id: head.run_id,
+        block_bytes: head.block_bytes,
+        unwritten,
+        verify: res,
+    };
+    emit(&doc, a.json);
+    Ok(if doc.verify.bad() > 0 {
+        Exit::IoErrors as i32
+    } else {
+        0
+    })
 }

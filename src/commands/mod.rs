@@ -229,6 +229,7 @@ fn dispatch(cmd: Cmd) -> Result<i32> {
             cli::CrashCmd::Write(x) => crashcheck::write(x),
             cli::CrashCmd::Verify(x) => crashcheck::verify(x),
         },
+        Cmd::Verify(a) => crashcheck::verify_set(&a),
     }
 }
 

@@ -260,7 +260,11 @@ fn run_locked(
                 head.join(", ")
             ));
         }
-        let errors: u64 = doc.runs.iter().map(|c| c.total_errors()).sum();
+        let errors: u64 = doc
+            .runs
+            .iter()
+            .map(|c| c.total_errors() + c.verify.as_ref().map_or(0, |v| v.bad()))
+            .sum();
         if a.explain && reps > 1 {
             let id = if not_saved.is_none() {
                 saved_ids.last().copied().unwrap_or(0)

@@ -876,6 +876,7 @@ pub fn warm(spec: &FileSetSpec) -> std::io::Result<Residency> {
 /// Removes the files of this set (`iolab-file.0` .. `iolab-file.<files-1>`) and nothing else.
 /// Returns how many.
 pub fn cleanup(spec: &FileSetSpec) -> u32 {
+    crate::engine::verify::remove_state(&spec.dir);
     (0..spec.files)
         .filter(|&i| fs::remove_file(file_path(&spec.dir, i)).is_ok())
         .count() as u32
@@ -883,6 +884,7 @@ pub fn cleanup(spec: &FileSetSpec) -> u32 {
 
 /// Removes every `iolab-file.N` in the directory (and nothing else). Returns how many.
 pub fn cleanup_dir(dir: &Path) -> u32 {
+    crate::engine::verify::remove_state(dir);
     let mut n = 0;
     if let Ok(rd) = fs::read_dir(dir) {
         for e in rd.flatten() {

@@ -14,6 +14,7 @@ pub mod ops;
 pub mod psync;
 pub mod runner;
 pub mod uring;
+pub mod verify;
 pub mod worker;
 
 use crate::measure::stats::ThreadStats;

@@ -63,6 +63,9 @@ pub struct OpGen {
     fsync_freq: u32,
     fsync_all: bool,
     pending_fsync: Option<u32>,
+    /// `--verify`: random offsets stay inside this thread's range too (`seq_lo..seq_hi`, whole
+    /// blocks of the largest size), so no other thread writes its blocks.
+    verify: bool,
 }
 
 impl OpGen {
@@ -77,7 +80,13 @@ impl OpGen {
         let n = job.threads as u64;
         // Sequential modes: each thread streams through its own part of the set; whole files
         // when there are at least as many files as threads.
-        let (lo, hi) = if files as u64 >= n {
+        // --verify: ranges of whole blocks of the largest size (plan checks there is one per
+        // thread), so that no I/O of one thread reaches into another's range.
+        let (lo, hi) = if job.verify {
+            let big = job.bs_bytes;
+            let blocks = files as u64 * fsize / big;
+            ((t * blocks / n) * big, ((t + 1) * blocks / n) * big)
+        } else if files as u64 >= n {
             let f = files as u64;
             ((t * f / n) * fsize, ((t + 1) * f / n) * fsize)
         } else {
@@ -115,7 +124,14 @@ impl OpGen {
             seq_hi: hi,
             pos: lo,
             rng: thread_rng(job.seed, thread),
-            offsets: OffsetGen::new(&job.distribution, total),
+            offsets: OffsetGen::new(
+                &job.distribution,
+                if job.verify {
+                    ((hi - lo) / grid).max(1)
+                } else {
+                    total
+                },
+            ),
             ratio: job.rw_ratio,
             reads: 0,
             writes: 0,
@@ -123,7 +139,30 @@ impl OpGen {
             fsync_freq: job.fsync_freq,
             fsync_all: job.fsync_all,
             pending_fsync: None,
+            verify: job.verify,
         }
+    }
+
+    /// This thread's range of the set in bytes (files one after the other): with `--verify`,
+    /// every block it reads or writes lies inside it.
+    pub fn range(&self) -> (u64, u64) {
+        (self.seq_lo, self.seq_hi)
+    }
+
+    /// `--verify`: a random grid block of this thread's range to (file, offset); an I/O that
+    /// would reach past the range or its file is moved back to the last grid offset where it
+    /// fits.
+    #[inline]
+    fn place_own(&self, block: u64, len: u64) -> (u32, u64) {
+        let p = self.seq_lo + block * self.grid;
+        let file_start = p / self.fsize * self.fsize;
+        let end = self.seq_hi.min(file_start + self.fsize);
+        let p = if p + len > end {
+            (end - len) / self.grid * self.grid
+        } else {
+            p
+        };
+        ((p / self.fsize) as u32, self.base + p % self.fsize)
     }
 
     /// Every offset starts at `base` (`--offset` of a `--device` target).
@@ -201,7 +240,11 @@ impl OpGen {
         let (si, len) = self.pick_size();
         let (file, off) = if self.mode.is_random() {
             let block = self.offsets.next(&mut self.rng);
-            self.place(block, len)
+            if self.verify {
+                self.place_own(block, len)
+            } else {
+                self.place(block, len)
+            }
         } else {
             self.seq_next(len)
         };
@@ -287,6 +330,44 @@ mod tests {
             rate_iops: None,
             limit: Limit::Ops(1000),
             ramp_s: 0.0,
+            verify: false,
+        }
+    }
+
+    #[test]
+    fn verify_keeps_each_thread_inside_its_own_range() {
+        use crate::model::job::BsWeight;
+        let fsize = 64 * 65536;
+        for mode in [Mode::Rndrw, Mode::Seqrewr] {
+            let mut j = job(mode, 3);
+            j.verify = true;
+            j.bs_bytes = 65536;
+            j.bs_mix = Some(vec![
+                BsWeight {
+                    bs_bytes: 4096,
+                    weight_pct: 50,
+                },
+                BsWeight {
+                    bs_bytes: 65536,
+                    weight_pct: 50,
+                },
+            ]);
+            let mut prev_hi = 0;
+            for t in 0..3 {
+                let mut g = OpGen::new(&j, 4, fsize, t);
+                let (lo, hi) = g.range();
+                assert_eq!(lo, prev_hi, "ranges follow each other");
+                assert!(hi > lo && lo.is_multiple_of(65536) && hi.is_multiple_of(65536));
+                prev_hi = hi;
+                for _ in 0..5000 {
+                    if let Next::Io { file, off, len, .. } = g.next_op() {
+                        let p = file as u64 * fsize + off;
+                        assert!(p >= lo && p + len <= hi, "{mode:?} thread {t}: {p}+{len}");
+                        assert_eq!((off + len - 1) / fsize, 0, "inside its file");
+                    }
+                }
+            }
+            assert_eq!(prev_hi, 4 * fsize);
         }
     }
 

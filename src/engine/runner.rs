@@ -1,6 +1,7 @@
 //! Runs a plan: the file set, then each cell (evict, open, spawn workers, merge, check).
 
 use crate::engine::fileset::{self, file_path};
+use crate::engine::verify::{self, VerifySetup};
 use crate::engine::worker::{MapPtr, Progress, Shared};
 use crate::engine::{caps, run_worker};
 use crate::error::{Error, Result};
@@ -192,7 +193,13 @@ struct Phase {
 /// and measure the same window (the first unit's ramp and limit set it when time-limited), the
 /// device sampler runs once beside them, and each unit's threads are merged on their own. The
 /// file sets must be complete.
-fn run_phase(plan: &Plan, units: &[Unit], stop: &AtomicBool, devices: &[String]) -> Result<Phase> {
+fn run_phase(
+    plan: &Plan,
+    units: &[Unit],
+    stop: &AtomicBool,
+    devices: &[String],
+    vset: Option<&VerifySetup>,
+) -> Result<Phase> {
     let mut files: Vec<Vec<File>> = Vec::new();
     let mut maps: Vec<Maps> = Vec::new();
     for u in units {
@@ -247,6 +254,7 @@ fn run_phase(plan: &Plan, units: &[Unit], stop: &AtomicBool, devices: &[String])
                 Limit::TimeS(t) => Some(measure_start + Duration::from_secs_f64(t)),
                 Limit::Ops(_) => None,
             },
+            verify: vset.filter(|_| u.job.verify),
         })
         .collect();
     let live = !plan.quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
@@ -385,7 +393,59 @@ fn run_phase(plan: &Plan, units: &[Unit], stop: &AtomicBool, devices: &[String])
     })
 }
 
+/// `--verify`: the run id and a zero generation for every verify block of the set.
+fn new_verify_setup(plan: &Plan) -> Option<VerifySetup> {
+    let block = plan
+        .cells
+        .iter()
+        .filter(|c| c.verify)
+        .map(|c| c.bs_sizes()[0])
+        .min()?;
+    let spec = &plan.fileset;
+    let blocks = spec.files as u64 * (spec.file_size_bytes / block);
+    // A set a verify run left (same files, sizes and block): its generations go on, so reads
+    // check what it wrote.
+    if let Ok((head, gens)) = verify::load_state(&spec.dir)
+        && head.block_bytes == block
+        && head.file_size_bytes == spec.file_size_bytes
+        && head.files.len() == spec.files as usize
+        && gens.len() as u64 == blocks
+    {
+        return Some(VerifySetup {
+            run_id: head.run_id,
+            block,
+            gens,
+        });
+    }
+    let run_id = crate::spec::dist::seed_from_clock() ^ ((std::process::id() as u64) << 32);
+    Some(VerifySetup {
+        run_id,
+        block,
+        gens: vec![0; blocks as usize],
+    })
+}
+
+/// Saves the verify state of the set (`--dir/.iolab-verify`) after a verify cell.
+fn save_verify_state(spec: &FileSetSpec, vs: &VerifySetup) -> Result<()> {
+    let head = crate::model::verify::StateHead {
+        schema: crate::model::verify::STATE_SCHEMA.to_string(),
+        run_id: vs.run_id,
+        block_bytes: vs.block,
+        file_size_bytes: spec.file_size_bytes,
+        files: (0..spec.files)
+            .map(|i| file_path(Path::new(""), i).to_string_lossy().into_owned())
+            .collect(),
+    };
+    verify::save_state(&spec.dir, &head, &vs.gens).map_err(|e| {
+        Error::failed(format!(
+            "--verify: writing {}: {e}",
+            verify::state_path(&spec.dir).display()
+        ))
+    })
+}
+
 /// Measures one cell. The file set must be complete.
+#[allow(clippy::too_many_arguments)]
 fn run_cell(
     plan: &Plan,
     job: &Job,
@@ -394,10 +454,15 @@ fn run_cell(
     stop: &AtomicBool,
     resident_pct: f64,
     devices: &[String],
+    vset: Option<&mut VerifySetup>,
 ) -> Result<CellResult> {
     let spec = &plan.fileset;
-    let mut phase = run_phase(plan, &[Unit { job, spec }], stop, devices)?;
+    let mut phase = run_phase(plan, &[Unit { job, spec }], stop, devices, vset.as_deref())?;
     let merged = phase.merged.pop().expect("one unit");
+    if let (Some(vs), Some(v)) = (vset, &merged.verify) {
+        verify::apply_ranges(&mut vs.gens, &v.ranges);
+        save_verify_state(spec, vs)?;
+    }
     let cj = CellJob {
         job: job.clone(),
         fileset: spec.clone(),
@@ -434,7 +499,7 @@ fn run_roles_cell(
             spec: &r.fileset,
         })
         .collect();
-    let phase = run_phase(plan, &units, stop, devices)?;
+    let phase = run_phase(plan, &units, stop, devices, None)?;
     let mut roles = Vec::new();
     let mut warnings: Vec<Warning> = Vec::new();
     for (i, (r, m)) in plan.roles.iter().zip(&phase.merged).enumerate() {
@@ -671,6 +736,13 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
     // there before; a set that was there, even incomplete, is completed and kept.
     let existed = device || fileset::status(spec).present_files > 0;
     let needs_data = |m: Mode| m != Mode::Seqwr;
+    // --verify: one run id, and every verify block's generation across the cells. A run that
+    // writes to the set makes an older verify state wrong: it is removed now (and saved again
+    // after each verify cell).
+    let mut vset = new_verify_setup(plan);
+    if touches_files && plan.cells.iter().any(|c| c.mode.writes()) {
+        verify::remove_state(&spec.dir);
+    }
     let mut prep = PrepareInfo {
         direct: plan.cells.iter().any(|c| c.direct),
         ..Default::default()
@@ -699,7 +771,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
                     }
                 }
             }
-            match run_cell(plan, job, &env, link_bps, stop, resident, &devices) {
+            match run_cell(plan, job, &env, link_bps, stop, resident, &devices, None) {
                 Ok(cell) => {
                     on_cell(&cell);
                     runs.push(cell);
@@ -715,6 +787,9 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
             // A write consumes the layout (holes get allocated, extents converted, files grow):
             // every mode starts from files made afresh.
             let t0 = Instant::now();
+            if let Some(v) = vset.as_mut() {
+                v.gens.fill(0);
+            }
             match fileset::make_layout(spec, false) {
                 Ok(_) => {
                     if first {
@@ -738,6 +813,12 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
                     plan.keep || existed,
                 ) {
                     Ok(r) => {
+                        if r.written_bytes > 0
+                            && let Some(v) = vset.as_mut()
+                        {
+                            // files written afresh: nothing of an earlier verify run is left
+                            v.gens.fill(0);
+                        }
                         if first {
                             prep.written_bytes = r.written_bytes;
                             prep.reused_files = r.reused_files;
@@ -752,11 +833,14 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
             } else if first {
                 prep.reused_files = spec.files;
             }
-            if job.mode == Mode::Seqwr
-                && let Err(e) = punch_files(spec)
-            {
-                outcome = Err(e);
-                break;
+            if job.mode == Mode::Seqwr {
+                if let Some(v) = vset.as_mut() {
+                    v.gens.fill(0);
+                }
+                if let Err(e) = punch_files(spec) {
+                    outcome = Err(e);
+                    break;
+                }
             }
         }
         let res = match if plan.warm {
@@ -786,7 +870,16 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
             }
         }
         first = false;
-        match run_cell(plan, job, &env, link_bps, stop, res.pct(), &devices) {
+        match run_cell(
+            plan,
+            job,
+            &env,
+            link_bps,
+            stop,
+            res.pct(),
+            &devices,
+            vset.as_mut(),
+        ) {
             Ok(cell) => {
                 on_cell(&cell);
                 runs.push(cell);
@@ -811,6 +904,14 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         let never = AtomicBool::new(false);
         outcome =
             fileset::prepare(spec, prep.direct, plan.dio.mem, &never, plan.quiet, true).map(|_| ());
+        if vset.is_some() {
+            // the blocks seqwr wrote were written again: nothing left to verify later
+            verify::remove_state(&spec.dir);
+            warnings.push(Warning::new(
+                "verify_state_removed",
+                "--verify: seqwr left the set incomplete and it was prepared again, so `iolab verify --dir` has nothing to check",
+            ));
+        }
     }
     // The other layouts take milliseconds to make: made again also after an interruption or a
     // failure, so a set that was there keeps its layout.

@@ -12,6 +12,7 @@
 
 use super::opgen::{Next, OpGen, thread_quota};
 use super::ops::{QueueEngine, SyncEngine};
+use super::verify::{Verifier, VerifySetup};
 use crate::measure::live::LiveCounters;
 use crate::measure::stats::{OpKind, ThreadStats};
 use crate::model::job::Job;
@@ -72,6 +73,8 @@ pub struct Shared<'a> {
     pub measure_start: Instant,
     /// No new operations are issued at or after this instant (time-limited runs).
     pub deadline: Option<Instant>,
+    /// `--verify`: the run id and the generations the phase starts from.
+    pub verify: Option<&'a VerifySetup>,
 }
 
 /// One aligned, zero-initialised buffer area, filled with pseudo-random bytes so writes are not
@@ -224,6 +227,9 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
     let mut st = ThreadStats::new(window_ns(sh)).with_sizes(job.bs_sizes().len());
     let mut g = OpGen::new(job, files, sh.file_size_bytes, thread).with_base(sh.base_offset);
     let mut buf = AlignedBuf::new(bs, sh.mem_align, job.seed ^ thread as u64);
+    let mut vf = sh
+        .verify
+        .map(|s| Verifier::new(s, thread, sh.file_size_bytes, g.range(), job.seed));
     let quota = thread_quota(job, thread);
     let mut done_in_window = 0u64;
     let mut pacer = Pacer::new(sh, thread_rate(job));
@@ -251,24 +257,31 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
                 off,
                 len,
                 si,
-            } => (
-                OpKind::Read,
-                si,
-                len,
-                eng.read(file, off, &mut buf.bytes_mut()[..len as usize]),
-            ),
+            } => {
+                let b = &mut buf.bytes_mut()[..len as usize];
+                let r = eng.read(file, off, b);
+                if let (Ok(()), Some(v)) = (r, &mut vf) {
+                    v.check(b, file, off);
+                }
+                (OpKind::Read, si, len, r)
+            }
             Next::Io {
                 kind: _,
                 file,
                 off,
                 len,
                 si,
-            } => (
-                OpKind::Write,
-                si,
-                len,
-                eng.write(file, off, &buf.bytes_mut()[..len as usize]),
-            ),
+            } => {
+                let b = &mut buf.bytes_mut()[..len as usize];
+                if let Some(v) = &mut vf {
+                    v.stamp(b, file, off);
+                }
+                let r = eng.write(file, off, b);
+                if let (Err(_), Some(v)) = (r, &mut vf) {
+                    v.failed(file, off, len);
+                }
+                (OpKind::Write, si, len, r)
+            }
             Next::Fsync { file } => (OpKind::Fsync, 0, 0, eng.fsync(file)),
         };
         let t1 = Instant::now();
@@ -324,6 +337,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
         }
     }
     st.finish(ns_since(sh.measure_start, Instant::now()));
+    st.verify = vf.map(Verifier::finish);
     Ok(st)
 }
 
@@ -336,6 +350,9 @@ struct Slot {
     si: u8,
     bytes: u64,
     expect: u32,
+    /// Where (for `--verify`).
+    file: u32,
+    off: u64,
 }
 
 /// Runs one worker with an engine that keeps up to `iodepth` I/Os in flight.
@@ -358,6 +375,9 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     let mut eng = E::open(sh, depth as u32)?;
     let mut st = ThreadStats::new(window_ns(sh)).with_sizes(job.bs_sizes().len());
     let mut g = OpGen::new(job, files, sh.file_size_bytes, thread).with_base(sh.base_offset);
+    let mut vf = sh
+        .verify
+        .map(|s| Verifier::new(s, thread, sh.file_size_bytes, g.range(), job.seed));
     let mut slots: Vec<Option<Slot>> = vec![None; depth + 1]; // index depth = the fsync slot
     let mut free: Vec<usize> = (0..depth).rev().collect();
     let quota = thread_quota(job, thread);
@@ -375,7 +395,8 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     let mut reap = |eng: &mut E,
                     slots: &mut Vec<Option<Slot>>,
                     free: &mut Vec<usize>,
-                    st: &mut ThreadStats|
+                    st: &mut ThreadStats,
+                    vf: &mut Option<Verifier>|
      -> usize {
         let mut n = 0;
         let t1 = Instant::now();
@@ -386,6 +407,18 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 free.push(idx);
             }
             n += 1;
+            if let Some(v) = vf.as_mut().filter(|_| idx < depth) {
+                let whole = r >= 0 && r as u32 == s.expect;
+                if s.kind == OpKind::Read && whole {
+                    // SAFETY: the slot's buffer (idx < depth) holds the `bytes` just read, and
+                    // nothing else touches it until the slot is reused.
+                    let b =
+                        unsafe { std::slice::from_raw_parts(base.add(idx * bs), s.bytes as usize) };
+                    v.check(b, s.file, s.off);
+                } else if s.kind == OpKind::Write && !whole {
+                    v.failed(s.file, s.off, s.bytes);
+                }
+            }
             if s.issued < sh.measure_start {
                 // the ramp: only its report lines see it
                 if r >= 0 && r as u32 == s.expect && t1 < sh.measure_start {
@@ -434,6 +467,8 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                     si: 0,
                     bytes: 0,
                     expect: 0,
+                    file,
+                    off: 0,
                 });
                 eng.queue_fsync(file, depth as u64);
                 inflight += 1;
@@ -459,6 +494,17 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             else {
                 unreachable!()
             };
+            // --verify: an I/O that overlaps one in flight waits for it (their order on the
+            // device is not known otherwise).
+            if vf.is_some()
+                && slots[..depth]
+                    .iter()
+                    .flatten()
+                    .any(|o| o.file == file && o.off < off + len && off < o.off + o.bytes)
+            {
+                carry = Some(next);
+                break;
+            }
             let slot = free.pop().expect("a free slot when inflight < depth");
             // SAFETY: slot < depth, so the slot (bs bytes, len <= bs) lies inside bufs.
             let ptr = unsafe { base.add(slot * bs) };
@@ -469,7 +515,16 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 si,
                 bytes: len,
                 expect: len as u32,
+                file,
+                off,
             });
+            if kind == OpKind::Write
+                && let Some(v) = &mut vf
+            {
+                // SAFETY: as below: the slot's `len` bytes inside bufs, no I/O in flight on it.
+                let b = unsafe { std::slice::from_raw_parts_mut(ptr, len as usize) };
+                v.stamp(b, file, off);
+            }
             // SAFETY: the slot's buffer stays valid and untouched until its completion is
             // reaped: the slot returns to `free` only then, and `bufs` outlives the loop.
             unsafe { eng.queue_io(kind, file, off, ptr, len as u32, slot as u64) };
@@ -512,7 +567,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                     Err(e) => return Err(e),
                 }
                 loop {
-                    inflight -= reap(&mut eng, &mut slots, &mut free, &mut st);
+                    inflight -= reap(&mut eng, &mut slots, &mut free, &mut st, &mut vf);
                     if Instant::now() >= w {
                         break;
                     }
@@ -529,7 +584,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                     || (timeout.is_some() && e.raw_os_error() == Some(libc::ETIME)) => {}
             Err(e) => return Err(e),
         }
-        inflight -= reap(&mut eng, &mut slots, &mut free, &mut st);
+        inflight -= reap(&mut eng, &mut slots, &mut free, &mut st, &mut vf);
     }
     if job.mode.writes() && !sh.stop.load(Relaxed) {
         let carried = match carry {
@@ -543,6 +598,8 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 si: 0,
                 bytes: 0,
                 expect: 0,
+                file: f,
+                off: 0,
             });
             eng.queue_fsync(f, depth as u64);
             loop {
@@ -552,9 +609,10 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                     Err(e) => return Err(e),
                 }
             }
-            reap(&mut eng, &mut slots, &mut free, &mut st);
+            reap(&mut eng, &mut slots, &mut free, &mut st, &mut vf);
         }
     }
     st.finish(ns_since(sh.measure_start, Instant::now()));
+    st.verify = vf.map(Verifier::finish);
     Ok(st)
 }

@@ -60,6 +60,18 @@ pub struct ThreadStats {
     cur_sec: u64,
     /// Length of the measured window in ns (u64::MAX when the run is not time-limited).
     window_ns: u64,
+    /// `--verify`: what this thread checked, and the generations of its blocks.
+    pub verify: Option<ThreadVerify>,
+}
+
+/// `--verify`: the checks of one thread (or, merged, of all) and the generation of every block
+/// of its range (`gens[i]` is block `first_block + i` of the set; 0: not written by a verify
+/// write, with [`crate::model::verify::GEN_UNKNOWN_BIT`]: its last write failed).
+#[derive(Debug, Default)]
+pub struct ThreadVerify {
+    pub result: crate::model::verify::VerifyResult,
+    /// (first block, generations) per thread, in thread order.
+    pub ranges: Vec<(u64, Vec<u32>)>,
 }
 
 impl Default for ThreadStats {
@@ -81,6 +93,7 @@ impl ThreadStats {
             cur_bytes: [0; 3],
             cur_sec: 0,
             window_ns,
+            verify: None,
         }
     }
 
@@ -192,6 +205,8 @@ pub struct Merged {
     pub series: Vec<Vec<Interval>>,
     /// Schedule lag of paced operations, all threads (empty when not paced).
     pub lag: LatHist,
+    /// `--verify`: every thread's checks and block generations.
+    pub verify: Option<ThreadVerify>,
 }
 
 pub fn merge(threads: Vec<ThreadStats>) -> Merged {
@@ -201,7 +216,13 @@ pub fn merge(threads: Vec<ThreadStats>) -> Merged {
     let mut series: Vec<Vec<Interval>> = (0..secs).map(|_| Vec::new()).collect();
     let mut lag = LatHist::new();
     let mut by_bs: Vec<OpTotals> = Vec::new();
-    for t in threads {
+    let mut verify: Option<ThreadVerify> = None;
+    for mut t in threads {
+        if let Some(v) = t.verify.take() {
+            let m = verify.get_or_insert_with(ThreadVerify::default);
+            m.result.add(&v.result);
+            m.ranges.extend(v.ranges);
+        }
         lag.merge(&t.lag);
         if by_bs.len() < t.by_bs.len() {
             by_bs.resize_with(t.by_bs.len(), OpTotals::default);
@@ -231,6 +252,7 @@ pub fn merge(threads: Vec<ThreadStats>) -> Merged {
         errors,
         series,
         lag,
+        verify,
     }
 }
 
@@ -260,6 +282,7 @@ pub fn combine(parts: &[Merged]) -> Merged {
         errors: errs.into_iter().collect(),
         series,
         lag,
+        verify: None,
     }
 }
 
@@ -440,6 +463,7 @@ pub fn cell_result(
         interrupted,
         device: None,
         roles: Vec::new(),
+        verify: merged.verify.as_ref().map(|v| v.result.clone()),
         lat_hists: merged.op.iter().map(|o| o.lat.clone()).collect(),
     }
 }

@@ -523,6 +523,10 @@ pub struct Job {
     pub rate_iops: Option<u64>,
     pub limit: Limit,
     pub ramp_s: f64,
+    /// `--verify`: every written block carries a checked header, every read is checked, and each
+    /// thread keeps to its own part of the set (docs/verify.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub verify: bool,
 }
 
 impl Job {

@@ -14,4 +14,5 @@ pub mod run;
 pub mod stored;
 pub mod suite;
 pub mod units;
+pub mod verify;
 pub mod zones;

@@ -162,6 +162,9 @@ pub struct CellResult {
     /// the order given; absent otherwise. The cell's `results` are then the totals of all roles.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub roles: Vec<RoleResult>,
+    /// `--verify`: blocks checked and mismatches by kind (docs/verify.md); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<crate::model::verify::VerifyResult>,
     /// The merged latency histograms (read, write, fsync), kept for the results store; not part
     /// of the JSON document.
     #[serde(skip)]
@@ -238,6 +241,7 @@ pub fn flat_cells(cells: &[CellResult]) -> Vec<(Option<String>, CellResult)> {
                 warnings: r.warnings.clone(),
                 interrupted: c.interrupted,
                 device: c.device.clone(),
+                verify: None,
                 roles: Vec::new(),
                 lat_hists: r.lat_hists.clone(),
             };

@@ -59,6 +59,27 @@ document! {
     EnvReport => crate::output::env::render,
     ProbeReport => crate::system::fsyncprobe::render,
     Comparison => crate::output::history::render_compare,
+    crate::model::verify::VerifyDoc => render_verify,
+}
+
+/// The text of `iolab verify --dir D`.
+fn render_verify(d: &crate::model::verify::VerifyDoc) -> String {
+    let mut s = format!(
+        "{}: run {:016x}, blocks of {} bytes; {} blocks no verify write reached (not checked)\n{}\n",
+        d.dir,
+        d.run_id,
+        d.block_bytes,
+        d.unwritten,
+        d.verify.line()
+    );
+    s.push_str(&d.verify.mismatch_lines(20));
+    if d.verify.bad() > 0 {
+        s.push_str(&format!(
+            "{} blocks do not hold what was last written to them\n",
+            d.verify.bad()
+        ));
+    }
+    s
 }
 
 impl Document for RunDoc {

@@ -344,6 +344,12 @@ pub fn render(doc: &RunDoc) -> String {
             ));
         }
     }
+    for c in &shown {
+        if let Some(v) = &c.verify {
+            s.push_str(&format!("{}: {}\n", c.mode, v.line()));
+            s.push_str(&v.mismatch_lines(20));
+        }
+    }
     if let Some((rates, coping)) = device_tables(&doc.runs) {
         s.push_str("device figures over the measured window (iostat -x; kB = 1024 bytes, await in ms, rareq/wareq-sz in kB):\n");
         s.push_str(&rates.to_string());

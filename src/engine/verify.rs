@@ -1,0 +1,301 @@
+//! `--verify` in the worker loops, the state file a verify run leaves in `--dir`, and
+//! `iolab verify --dir` (re-reading a set against that state). docs/verify.md.
+//!
+//! Each thread keeps to its own range of the set (the op generator sees to it), so the
+//! generation of each of its blocks is exact and kept in the thread's own array: no lock, no
+//! shared map. Per write: one pass that fills the payload and one crc32 per verify block; per
+//! read: one crc32 per block. No allocation, no system call.
+
+use super::worker::AlignedBuf;
+use crate::error::{Error, Result};
+use crate::measure::stats::ThreadVerify;
+use crate::model::verify::{
+    self as v, GEN_UNKNOWN_BIT, Header, Mismatch, STATE_FILE, STATE_SCHEMA, StateHead, VerifyResult,
+};
+use std::io::{Read, Write};
+use std::path::Path;
+
+/// What a verify phase starts from: the run id and every block's generation so far.
+pub struct VerifySetup {
+    pub run_id: u64,
+    /// The verify block (the smallest size of the job).
+    pub block: u64,
+    pub gens: Vec<u32>,
+}
+
+/// One thread's verifier.
+pub struct Verifier {
+    run_id: u64,
+    thread: u32,
+    block: u64,
+    fsize: u64,
+    first: u64,
+    gens: Vec<u32>,
+    /// The thread's base pattern (one verify block), XORed with each write's key.
+    base: AlignedBuf,
+    result: VerifyResult,
+}
+
+impl Verifier {
+    /// For the blocks of `range` (bytes of the set); generations from `setup`.
+    pub fn new(setup: &VerifySetup, thread: u32, fsize: u64, range: (u64, u64), seed: u64) -> Self {
+        let first = range.0 / setup.block;
+        let last = (range.1 / setup.block).min(setup.gens.len() as u64);
+        let gens = setup.gens[first.min(last) as usize..last as usize].to_vec();
+        Verifier {
+            run_id: setup.run_id,
+            thread,
+            block: setup.block,
+            fsize,
+            first,
+            gens,
+            base: AlignedBuf::new(setup.block as usize, 64, seed ^ 0x5652_4659 ^ thread as u64),
+            result: VerifyResult::default(),
+        }
+    }
+
+    #[inline]
+    fn index(&self, file: u32, off: u64) -> Option<usize> {
+        let b = (file as u64 * self.fsize + off) / self.block;
+        b.checked_sub(self.first)
+            .map(|i| i as usize)
+            .filter(|&i| i < self.gens.len())
+    }
+
+    #[inline]
+    fn header(&self, file: u32, off: u64, generation: u32) -> Header {
+        Header {
+            run_id: self.run_id,
+            file,
+            offset_bytes: off,
+            generation: generation as u64,
+            thread: self.thread,
+        }
+    }
+
+    /// Fills `buf` for a write at (`file`, `off`): each verify block gets its next generation.
+    #[inline]
+    pub fn stamp(&mut self, buf: &mut [u8], file: u32, off: u64) {
+        let bs = self.block as usize;
+        // SAFETY: base is a live allocation of `block` bytes owned by self.
+        let base = unsafe { std::slice::from_raw_parts(self.base.ptr(), bs) };
+        for (i, blk) in buf.chunks_exact_mut(bs).enumerate() {
+            let o = off + (i * bs) as u64;
+            let Some(ix) = self.index(file, o) else {
+                continue;
+            };
+            let g = (self.gens[ix] & !GEN_UNKNOWN_BIT) + 1;
+            self.gens[ix] = g;
+            let h = self.header(file, o, g);
+            v::stamp(blk, base, &h);
+        }
+    }
+
+    /// A write at (`file`, `off`) of `len` bytes failed: its blocks are not checked until written
+    /// again.
+    #[inline]
+    pub fn failed(&mut self, file: u32, off: u64, len: u64) {
+        let mut o = off;
+        while o < off + len {
+            if let Some(ix) = self.index(file, o) {
+                self.gens[ix] |= GEN_UNKNOWN_BIT;
+            }
+            o += self.block;
+        }
+    }
+
+    /// Checks the blocks of a read at (`file`, `off`) that a verify write reached.
+    #[inline]
+    pub fn check(&mut self, buf: &[u8], file: u32, off: u64) {
+        let bs = self.block as usize;
+        for (i, blk) in buf.chunks_exact(bs).enumerate() {
+            let o = off + (i * bs) as u64;
+            let Some(ix) = self.index(file, o) else {
+                continue;
+            };
+            let g = self.gens[ix];
+            if g == 0 || g & GEN_UNKNOWN_BIT != 0 {
+                continue;
+            }
+            self.result.checked += 1;
+            let exp = self.header(file, o, g);
+            if let Err((kind, found)) = v::check(blk, &exp) {
+                self.result.record(Mismatch {
+                    file,
+                    offset_bytes: o,
+                    kind,
+                    expected: Header {
+                        thread: self.thread,
+                        ..exp
+                    },
+                    found,
+                });
+            }
+        }
+    }
+
+    /// What the thread hands back with its statistics.
+    pub fn finish(self) -> ThreadVerify {
+        ThreadVerify {
+            result: self.result,
+            ranges: vec![(self.first, self.gens)],
+        }
+    }
+}
+
+/// The state file's path in `dir`.
+pub fn state_path(dir: &Path) -> std::path::PathBuf {
+    dir.join(STATE_FILE)
+}
+
+/// Lays the ranges of a phase's threads over the generations it started from.
+pub fn apply_ranges(gens: &mut [u32], ranges: &[(u64, Vec<u32>)]) {
+    for (first, g) in ranges {
+        let at = *first as usize;
+        let end = (at + g.len()).min(gens.len());
+        if at < end {
+            gens[at..end].copy_from_slice(&g[..end - at]);
+        }
+    }
+}
+
+/// Writes the state file whole (a temporary file, synced, renamed, directory synced).
+pub fn save_state(dir: &Path, head: &StateHead, gens: &[u32]) -> std::io::Result<()> {
+    let tmp = dir.join(format!("{STATE_FILE}.tmp"));
+    let mut body = serde_json::to_vec(head).map_err(std::io::Error::other)?;
+    body.push(b'\n');
+    body.reserve(gens.len() * 4);
+    for g in gens {
+        body.extend_from_slice(&g.to_le_bytes());
+    }
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&body)?;
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, state_path(dir))?;
+    // the directory entry too, where the filesystem can (some FUSE filesystems cannot)
+    let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
+    Ok(())
+}
+
+/// Removes a state file (a run that writes without --verify makes it wrong).
+pub fn remove_state(dir: &Path) {
+    let _ = std::fs::remove_file(state_path(dir));
+}
+
+/// Reads the state file of `dir`.
+pub fn load_state(dir: &Path) -> Result<(StateHead, Vec<u32>)> {
+    let p = state_path(dir);
+    let mut body = Vec::new();
+    match std::fs::File::open(&p) {
+        Ok(mut f) => f
+            .read_to_end(&mut body)
+            .map(|_| ())
+            .map_err(|e| Error::failed(format!("{}: {e}", p.display())))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(Error::usage(format!(
+                "--dir {}: no verify state ({STATE_FILE}): this set was not written by `iolab run --verify --keep` (or a later run without --verify rewrote it); nothing to verify",
+                dir.display()
+            )));
+        }
+        Err(e) => return Err(Error::failed(format!("{}: {e}", p.display()))),
+    }
+    let bad = |why: &str| {
+        Error::usage(format!(
+            "{}: not an iolab verify state file ({why})",
+            p.display()
+        ))
+    };
+    let nl = body
+        .iter()
+        .position(|&b| b == b'\n')
+        .ok_or_else(|| bad("no header line"))?;
+    let head: StateHead =
+        serde_json::from_slice(&body[..nl]).map_err(|e| bad(&format!("header: {e}")))?;
+    if head.schema != STATE_SCHEMA {
+        return Err(bad(&format!("schema {}", head.schema)));
+    }
+    let rest = &body[nl + 1..];
+    let blocks = head.files.len() as u64 * head.file_size_bytes / head.block_bytes.max(1);
+    if head.block_bytes < v::HEADER_LEN as u64 || rest.len() as u64 != blocks * 4 {
+        return Err(bad("truncated"));
+    }
+    let gens = rest
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+        .collect();
+    Ok((head, gens))
+}
+
+/// `iolab verify --dir D`: reads every block a verify write reached (dropped from the page cache
+/// first, so what the storage holds is read) and checks it. Returns the result and how many
+/// blocks were not written by a verify run.
+pub fn verify_set(dir: &Path) -> Result<(StateHead, VerifyResult, u64)> {
+    use std::os::fd::AsRawFd;
+    let (head, gens) = load_state(dir)?;
+    let bs = head.block_bytes as usize;
+    let per_file = (head.file_size_bytes / head.block_bytes) as usize;
+    let mut res = VerifyResult::default();
+    let mut unwritten = 0u64;
+    let chunk_blocks = (1usize << 20).div_ceil(bs).max(1);
+    let mut buf = vec![0u8; chunk_blocks * bs];
+    for (fi, name) in head.files.iter().enumerate() {
+        let p = dir.join(name);
+        let mut f =
+            std::fs::File::open(&p).map_err(|e| Error::failed(format!("{}: {e}", p.display())))?;
+        // SAFETY: fadvise on our own descriptor; a failure only leaves pages cached.
+        unsafe {
+            libc::fdatasync(f.as_raw_fd());
+            libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+        }
+        let fgens = &gens[fi * per_file..(fi + 1) * per_file];
+        let mut b = 0usize;
+        while b < per_file {
+            let n = chunk_blocks.min(per_file - b);
+            let want = &mut buf[..n * bs];
+            let mut got = 0;
+            while got < want.len() {
+                match f.read(&mut want[got..]) {
+                    Ok(0) => break,
+                    Ok(k) => got += k,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        return Err(Error::failed(format!(
+                            "{}: reading at {}: {e}",
+                            p.display(),
+                            b * bs + got
+                        )));
+                    }
+                }
+            }
+            want[got..].fill(0); // a short file: its missing blocks are zeros (stale)
+            for (i, blk) in want.chunks_exact(bs).enumerate() {
+                let g = fgens[b + i];
+                if g == 0 || g & GEN_UNKNOWN_BIT != 0 {
+                    unwritten += 1;
+                    continue;
+                }
+                res.checked += 1;
+                let exp = Header {
+                    run_id: head.run_id,
+                    file: fi as u32,
+                    offset_bytes: ((b + i) * bs) as u64,
+                    generation: g as u64,
+                    thread: 0,
+                };
+                if let Err((kind, found)) = v::check(blk, &exp) {
+                    res.record(Mismatch {
+                        file: fi as u32,
+                        offset_bytes: exp.offset_bytes,
+                        kind,
+                        expected: exp,
+                        found,
+                    });
+                }
+            }
+            b += n;
+        }
+    }
+    Ok((head, res, unwritten))
+}
