@@ -253,17 +253,9 @@ pub fn cmd_db(a: &cli::DbRunArgs) -> Result<i32> {
         Some(Ok((id, p))) => eprintln!("saved as run {id} in {}", p.display()),
         Some(Err((e, path))) => {
             // Kept in a file, as `iolab run` does, so `iolab import` can save it later.
-            let kept = match keep_unsaved(&path, &json) {
-                Ok(p) => format!(
-                    "; the document is kept in {} (`iolab import {}` saves it later)",
-                    p.display(),
-                    p.display()
-                ),
-                Err(why) => format!("; it could not be kept in a file either ({why})"),
-            };
             eprintln!(
-                "iolab: error: the results above were not saved: {}{kept}",
-                e.msg
+                "iolab: error: the results above were not saved: {}",
+                kept_instead(&path, &e.msg, &json)
             );
             return Ok(Exit::NotSaved as i32);
         }

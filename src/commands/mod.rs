@@ -105,6 +105,19 @@ pub fn write_side_file(p: &Option<std::path::PathBuf>, text: &str) -> Result<()>
 }
 pub use crate::output::write_atomically;
 
+/// What to say about a result the store did not take (`err`): where its document is kept
+/// instead ([`keep_unsaved`]), for `iolab import` to save later.
+pub fn kept_instead(store_path: &Path, err: &str, json: &serde_json::Value) -> String {
+    match keep_unsaved(store_path, json) {
+        Ok(p) => format!(
+            "{err}; the document is kept in {} (`iolab import {}` saves it later)",
+            p.display(),
+            p.display()
+        ),
+        Err(why) => format!("{err}; it could not be kept in a file either: {why}"),
+    }
+}
+
 /// Writes a document the store did not take (a run or a db run) to the first of [`store::unsaved_dirs`] that
 /// takes it (`<time>-<pid>.json`, whole or absent), so `iolab import` can save it later.
 pub fn keep_unsaved(

@@ -196,19 +196,7 @@ fn run_locked(
         if let Some(s) = &mut db {
             match s.save_run(&doc, &json, group.map(|g| (g, i + 1)), None) {
                 Ok(id) => saved_ids.push(id),
-                Err(e) => {
-                    not_saved = Some(match keep_unsaved(&s.path, &json) {
-                        Ok(p) => format!(
-                            "{}; the document is kept in {} (`iolab import {}` saves it later)",
-                            e.msg,
-                            p.display(),
-                            p.display()
-                        ),
-                        Err(why) => {
-                            format!("{}; it could not be kept in a file either: {why}", e.msg)
-                        }
-                    })
-                }
+                Err(e) => not_saved = Some(kept_instead(&s.path, &e.msg, &json)),
             }
         }
         if reps == 1 {
@@ -531,17 +519,7 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
     if let Some(s) = &mut db {
         match s.save_run(&doc, &json, None, None) {
             Ok(id) => saved = Some(id),
-            Err(e) => {
-                not_saved = Some(match keep_unsaved(&s.path, &json) {
-                    Ok(p) => format!(
-                        "{}; the document is kept in {} (`iolab import {}` saves it later)",
-                        e.msg,
-                        p.display(),
-                        p.display()
-                    ),
-                    Err(why) => format!("{}; it could not be kept in a file either: {why}", e.msg),
-                })
-            }
+            Err(e) => not_saved = Some(kept_instead(&s.path, &e.msg, &json)),
         }
     }
     let bins = matches!(fmt, OutputFormat::JsonPlus | OutputFormat::FioJsonPlus);
