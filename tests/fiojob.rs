@@ -379,3 +379,149 @@ fn workload_flags_beside_a_job_file_are_refused() {
     );
     assert!(std::fs::read_dir(&dir).unwrap().next().is_none());
 }
+
+/// (read bytes, write bytes) over all the modes of an iolab run document.
+fn rw_bytes(v: &serde_json::Value) -> (u64, u64, u64, u64) {
+    // one mode: the document is the run; several: `runs[]`
+    let runs = match v["runs"].as_array() {
+        Some(r) => r.clone(),
+        None => vec![v.clone()],
+    };
+    let sum = |op: &str| {
+        runs.iter()
+            .map(|r| r["results"][op]["bytes"].as_u64().unwrap_or(0))
+            .sum::<u64>()
+    };
+    let vsum = |k: &str| {
+        runs.iter()
+            .map(|r| r["verify"][k].as_u64().unwrap_or(0))
+            .sum::<u64>()
+    };
+    let bad = ["lost", "misdirected", "torn", "stale"]
+        .iter()
+        .map(|k| vsum(k))
+        .sum();
+    (sum("read"), sum("write"), vsum("checked"), bad)
+}
+
+#[test]
+fn a_write_job_with_verify_reads_back_what_it_wrote_as_fio_does() {
+    let d = tempfile::tempdir().unwrap();
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let job = d.path().join("v.fio");
+    std::fs::write(
+        &job,
+        "[v]\nrw=write\nsize=1m\nbs=4k\nverify=crc32c\nverify_backlog=16\n",
+    )
+    .unwrap();
+    let r = iolab_in(
+        &data,
+        &test_db(),
+        &[
+            "run",
+            job.to_str().unwrap(),
+            "--dir",
+            data.to_str().unwrap(),
+            "--json",
+            "--no-save",
+            "-q",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let (rd, wr, checked, bad) = rw_bytes(&v);
+    assert_eq!((rd, wr, checked, bad), (1 << 20, 1 << 20, 256, 0), "{v}");
+    let modes: Vec<&str> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["mode"].as_str().unwrap())
+        .collect();
+    assert_eq!(modes, ["seqwr", "seqrd"]);
+    let notes = v["jobfile"]["jobs"][0]["notes"].to_string();
+    assert!(
+        notes.contains("checksum crc32 (iolab's header) in place of fio's crc32c"),
+        "{notes}"
+    );
+    assert!(notes.contains("verify_backlog=16"), "{notes}");
+    // do_verify=0: the headers are written, nothing is read back
+    std::fs::write(
+        &job,
+        "[v]\nrw=randwrite\nsize=1m\nbs=4k\nverify=md5\ndo_verify=0\n",
+    )
+    .unwrap();
+    let r = iolab_in(
+        &data,
+        &test_db(),
+        &[
+            "run",
+            job.to_str().unwrap(),
+            "--dir",
+            data.to_str().unwrap(),
+            "--json",
+            "--no-save",
+            "-q",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (rd2, wr2, _, bad) = rw_bytes(&r.json());
+    assert_eq!((rd2, wr2, bad), (0, 1 << 20, 0));
+    // fio's own run of the first job file: the same byte counts
+    if Command::new("fio").arg("--version").output().is_err() {
+        return skip(
+            "a_write_job_with_verify_reads_back_what_it_wrote_as_fio_does",
+            "fio is not installed",
+        );
+    }
+    std::fs::write(
+        &job,
+        format!(
+            "[v]\nfilename={}\nrw=write\nsize=1m\nbs=4k\nverify=crc32c\nverify_backlog=16\n",
+            d.path().join("fio-file").display()
+        ),
+    )
+    .unwrap();
+    let o = Command::new("fio")
+        .args(["--output-format=json", job.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let f: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    let j = &f["jobs"][0];
+    assert_eq!(
+        (
+            j["read"]["io_bytes"].as_u64(),
+            j["write"]["io_bytes"].as_u64()
+        ),
+        (Some(1 << 20), Some(1 << 20)),
+        "{j}"
+    );
+}
+
+#[test]
+fn verify_pattern_and_verify_on_a_read_job_are_refused_with_file_and_line() {
+    let d = tempfile::tempdir().unwrap();
+    let job = d.path().join("p.fio");
+    std::fs::write(
+        &job,
+        "[w]\nrw=write\nsize=1m\nverify=pattern\nverify_pattern=0xff\n[r]\nrw=read\nsize=1m\nverify=md5\n",
+    )
+    .unwrap();
+    let r = iolab_in(
+        d.path(),
+        &test_db(),
+        &["run", job.to_str().unwrap(), "--no-save"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let p = job.display();
+    for want in [
+        format!("{p}:4: option 'verify=pattern' is not supported by iolab"),
+        format!("{p}:5: option 'verify_pattern=0xff' is not supported by iolab"),
+        format!("{p}:9: option 'verify=md5' is not supported by iolab"),
+    ] {
+        assert!(r.stderr.contains(&want), "{want}\n{}", r.stderr);
+    }
+    assert!(r.stdout.is_empty());
+}

@@ -689,6 +689,32 @@ fn report_embeds_show_of_a_crashcheck_write_and_verify() {
 }
 
 #[test]
+fn report_embeds_show_of_a_verify_dir() {
+    let k = Kind::new();
+    k.ok(&[
+        "run",
+        "--dir",
+        &k.data(),
+        "--files",
+        "1",
+        "--size",
+        "1M",
+        "--bs",
+        "16k",
+        "--mode",
+        "seqwr",
+        "--ops",
+        "64",
+        "--verify",
+        "--keep",
+        "--no-save",
+        "-q",
+    ]);
+    let v = k.saved(&["verify", "--dir", &k.data()]);
+    k.report_embeds_show(&v);
+}
+
+#[test]
 fn report_embeds_show_of_a_db_run_on_sqlite() {
     let k = Kind::new();
     let id = k.saved(&[

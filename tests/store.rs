@@ -1386,3 +1386,101 @@ fn roles_are_stored_shown_and_compared_by_name() {
     let h = std::fs::read_to_string(&html).unwrap();
     assert!(h.contains("wal (seqwr)") && h.contains("reads (rndrd)"));
 }
+
+/// A file set written by `run --verify --keep` in `lab.dir` (64 blocks of 16 KiB).
+fn verify_set(lab: &Lab) {
+    let r = iolab_db(
+        &lab.db,
+        &[
+            "run",
+            "--dir",
+            lab.dir.to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "1M",
+            "--bs",
+            "16k",
+            "--mode",
+            "seqwr",
+            "--ops",
+            "64",
+            "--verify",
+            "--keep",
+            "--no-save",
+            "-q",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}
+
+#[test]
+fn verify_dir_is_stored_listed_shown_and_kept_when_the_store_refuses_it() {
+    let lab = Lab::new();
+    verify_set(&lab);
+    let dir = lab.dir.to_str().unwrap();
+    // --no-save: nothing stored
+    lab.ok(&["verify", "--dir", dir, "--no-save"]);
+    let r = lab.ok(&[
+        "verify",
+        "--dir",
+        dir,
+        "--label",
+        "after-reboot",
+        "--tag",
+        "host=a",
+    ]);
+    assert!(r.stderr.contains("saved as run 1"), "{}", r.stderr);
+    let list = lab.ok(&["list"]).stdout;
+    assert!(
+        list.contains("verify 64 blocks checked, 0 lost, 0 misdirected, 0 torn, 0 stale"),
+        "{list}"
+    );
+    let l: serde_json::Value = serde_json::from_str(&lab.ok(&["list", "--json"]).stdout).unwrap();
+    assert_eq!(l["runs"].as_array().unwrap().len(), 1, "{l}");
+    assert_eq!(l["runs"][0]["kind"], "verify");
+    assert_eq!(l["runs"][0]["label"], "after-reboot");
+    let show = lab.ok(&["show", "1"]).stdout;
+    assert!(show.contains("verify: 64 blocks checked, 0 lost"), "{show}");
+    assert!(show.contains("tags host=a"), "{show}");
+    let j: serde_json::Value =
+        serde_json::from_str(&lab.ok(&["show", "1", "--json"]).stdout).unwrap();
+    assert_eq!(j["schema"], "iolab-verify/1");
+    assert_eq!(j["verify"]["checked"], 64);
+
+    // a store that refuses it: printed, kept in a file, exit 4; imported later
+    let state = lab._tmp.path().join("state");
+    Connection::open(&lab.db)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER no_room BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'no room left'); END;",
+        )
+        .unwrap();
+    let o = std::process::Command::new(bin())
+        .args(["verify", "--dir", dir, "--json"])
+        .env("IOLAB_DB", &lab.db)
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{stderr}");
+    let printed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let kept_dir = state.join("iolab/unsaved");
+    let files = entries(&kept_dir);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let kept = kept_dir.join(&files[0]);
+    assert!(
+        stderr.contains("not saved") && stderr.contains(kept.to_str().unwrap()),
+        "{stderr}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&kept).unwrap()).unwrap();
+    assert_eq!(doc, printed);
+    let good = lab._tmp.path().join("good.db");
+    let r = iolab_db(&good, &["import", kept.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("as run 1"), "{}", r.stdout);
+    let l = iolab_db(&good, &["list", "--json"]);
+    let l: serde_json::Value = serde_json::from_str(&l.stdout).unwrap();
+    assert_eq!(l["runs"][0]["kind"], "verify");
+}

@@ -17,7 +17,7 @@ use std::process::{Command, Output};
 const BS: u64 = 16384;
 
 fn iolab_out(args: &[&str]) -> Output {
-    run_timed(Command::new(bin()).args(args))
+    run_timed(Command::new(bin()).env("IOLAB_DB", test_db()).args(args))
 }
 
 fn json_of(o: &Output) -> Value {

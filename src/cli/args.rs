@@ -87,6 +87,17 @@ pub struct VerifyArgs {
     pub json: bool,
     #[command(flatten)]
     pub out: OutArgs,
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Do not save the result in the results store.
+    #[arg(long)]
+    pub no_save: bool,
+    /// A label for the stored result.
+    #[arg(long)]
+    pub label: Option<String>,
+    /// A tag K=V for the stored result (repeatable).
+    #[arg(long = "tag", value_name = "K=V")]
+    pub tags: Vec<String>,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -268,6 +268,11 @@ const MAPPED: &[&str] = &[
     "randseed",
     "file_service_type",
     "verify",
+    "do_verify",
+    "verify_fatal",
+    "verify_backlog",
+    "verify_interval",
+    "verify_pattern",
     "fallocate",
 ];
 
@@ -796,12 +801,7 @@ fn translate_job(
             c.refuse(&o);
         }
     }
-    if let Some(v) = c.val("verify")
-        && !matches!(v.trim(), "0" | "none")
-    {
-        let o = c.opt("verify").cloned().unwrap();
-        c.refuse(&o);
-    }
+    let read_back = verify_options(&mut c, mode, runtime.is_some_and(|t| t > 0.0), &mut notes)?;
     if let Some(v) = c.val("fallocate")
         && device.is_none()
         && matches!(mode, "seqwr" | "rndwr")
@@ -819,13 +819,25 @@ fn translate_job(
         f("layout", layout.into());
     }
 
+    // verify: iolab's headers on every write; a write job reads its range back after writing it
+    if let Some(back) = read_back {
+        flags.push(("verify".into(), String::new()));
+        if let Some(m) = back {
+            for (k, v) in flags.iter_mut() {
+                if k == "mode" {
+                    *v = format!("{v},{m}");
+                }
+            }
+        }
+    }
+
     // the run options, by the run's own parser
     let mut argv: Vec<String> = vec!["iolab".into(), "run".into()];
     let mut iolab_args = Vec::new();
     for (k, v) in &flags {
-        if k == "direct" {
-            argv.push("--direct".into());
-            iolab_args.push("--direct".into());
+        if k == "direct" || k == "verify" {
+            argv.push(format!("--{k}"));
+            iolab_args.push(format!("--{k}"));
         } else {
             argv.push(format!("--{k}={v}"));
             iolab_args.push(format!("--{k}={v}"));
@@ -882,6 +894,129 @@ fn translate_job(
         ignored: c.ignored,
         notes,
     })
+}
+
+/// fio's checksum kinds of `verify=`: iolab's own header and CRC-32 stand in for each.
+const FIO_CHECKSUMS: &[&str] = &[
+    "md5",
+    "crc64",
+    "crc32c",
+    "crc32c-intel",
+    "crc32",
+    "crc16",
+    "crc7",
+    "sha1",
+    "sha224",
+    "sha256",
+    "sha384",
+    "sha512",
+    "sha3-224",
+    "sha3-256",
+    "sha3-384",
+    "sha3-512",
+    "xxhash",
+    "meta",
+];
+
+/// fio's verify options (docs/fio-jobs.md, "Verification"). `None`: no `--verify`;
+/// `Some(None)`: `--verify` on the job's own mode; `Some(Some(m))`: `--verify` and the mode `m`
+/// after the writes, reading back the range they wrote (fio's verify phase of a write job).
+fn verify_options(
+    c: &mut Ctx,
+    mode: &str,
+    timed: bool,
+    notes: &mut Vec<String>,
+) -> Result<Option<Option<&'static str>>> {
+    // verify_pattern: fio's own byte pattern, which iolab's header cannot stand in for
+    if let Some(o) = c.opt("verify_pattern").cloned() {
+        c.refuse(&o);
+    }
+    let Some(v) = c.val("verify") else {
+        for k in [
+            "do_verify",
+            "verify_fatal",
+            "verify_backlog",
+            "verify_interval",
+        ] {
+            if c.opt(k).is_some() {
+                notes.push(format!("{k} without verify=: no effect, as in fio"));
+            }
+        }
+        return Ok(None);
+    };
+    let kind = v.trim().to_string();
+    match kind.as_str() {
+        "0" | "none" => return Ok(None),
+        "null" => {
+            notes.push("verify=null: fio checks nothing; iolab runs without --verify".into());
+            return Ok(None);
+        }
+        "pattern" => {
+            let o = c.opt("verify").cloned().unwrap();
+            c.refuse(&o);
+            return Ok(None);
+        }
+        k if FIO_CHECKSUMS.contains(&k) => {}
+        k => {
+            return Err(c.bad(
+                "verify",
+                format!("'{k}' is not a verify method of fio's (md5, crc32c, sha256, xxhash, meta, pattern, ...)"),
+            ));
+        }
+    }
+    let writes = matches!(mode, "seqwr" | "rndwr" | "rndrw");
+    if !writes {
+        // a read job checks data an earlier fio job wrote with fio's headers: nothing iolab
+        // wrote, so nothing it can check
+        let o = c.opt("verify").cloned().unwrap();
+        c.refuse(&o);
+        return Ok(None);
+    }
+    notes.push(format!(
+        "verify={kind}: checksum crc32 (iolab's header) in place of fio's {kind}"
+    ));
+    let do_verify = c.bool("do_verify")?.unwrap_or(true);
+    if let Some(true) = c.bool("verify_fatal")? {
+        notes.push(
+            "verify_fatal=1: iolab counts every mismatch and exits 3 at the end instead of stopping at the first"
+                .into(),
+        );
+    }
+    if let Some(n) = c.val("verify_backlog") {
+        notes.push(format!(
+            "verify_backlog={}: iolab reads the blocks back after all the writes, not every {} blocks (the same bytes, later)",
+            n.trim(),
+            n.trim()
+        ));
+    }
+    if let Some(n) = c.val("verify_interval") {
+        notes.push(format!(
+            "verify_interval={}: iolab's header and checksum cover the whole block",
+            n.trim()
+        ));
+    }
+    if !do_verify {
+        notes.push("do_verify=0: written with iolab's headers, not read back".into());
+        return Ok(Some(None));
+    }
+    if mode == "rndrw" {
+        notes.push(
+            "verify with randrw: iolab's reads check what the job wrote as they go; fio's verify phase at the end is not run"
+                .into(),
+        );
+        return Ok(Some(None));
+    }
+    if timed {
+        notes.push(
+            "verify with runtime=: the read-back runs for the same time as the writes, not once over what they wrote"
+                .into(),
+        );
+    }
+    notes.push(
+        "verify: after the writes, a seqrd pass reads back and checks the range written (fio's verify phase)"
+            .into(),
+    );
+    Ok(Some(Some("seqrd")))
 }
 
 /// The plan of one phase: one job is an ordinary run, several are roles (each on its own file

@@ -180,9 +180,18 @@ pub fn verify(a: &cli::CcVerifyArgs) -> Result<i32> {
     Ok(if failed { Exit::IoErrors as i32 } else { 0 })
 }
 
-/// `iolab verify --dir D`: every block of a `run --verify` set checked against its state file.
+/// `iolab verify --dir D`: every block of a `run --verify` set checked against its state file;
+/// stored (kind `verify`) unless `--no-save`. Exit 3 on mismatches; 4 when the store did not take
+/// it (the document is kept in a file for `iolab import`, as `iolab run` does).
 pub fn verify_set(a: &cli::VerifyArgs) -> Result<i32> {
     let dir = data_dir(&a.dir)?;
+    let tags = cli::parse_tags(&a.tags)?;
+    // The store first: a store that cannot be opened is refused before the set is read.
+    let mut store = if a.no_save {
+        None
+    } else {
+        Some(open_store_write(&a.db)?)
+    };
     let start_time = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let (head, res, unwritten) = crate::engine::verify::verify_set(&dir)?;
     let doc = crate::model::verify::VerifyDoc {
@@ -194,8 +203,29 @@ pub fn verify_set(a: &cli::VerifyArgs) -> Result<i32> {
         block_bytes: head.block_bytes,
         unwritten,
         verify: res,
+        host: fsinfo::hostname(),
+        label: a.label.clone(),
+        tags,
     };
+    let json = serde_json::to_value(&doc).map_err(|e| Error::failed(e.to_string()))?;
+    let saved = store.as_mut().map(|s| {
+        let system = crate::system::env::collect(&crate::system::env::Roots::live(), Some(&dir));
+        s.save_verify(&doc, &json, Some(&system))
+            .map(|id| (id, s.path.clone()))
+            .map_err(|e| (e, s.path.clone()))
+    });
     emit(&doc, a.json);
+    match saved {
+        Some(Ok((id, p))) => eprintln!("saved as run {id} in {}", p.display()),
+        Some(Err((e, path))) => {
+            eprintln!(
+                "iolab: error: the results above were not saved: {}",
+                kept_instead(&path, &e.msg, &json)
+            );
+            return Ok(Exit::NotSaved as i32);
+        }
+        None => {}
+    }
     Ok(if doc.verify.bad() > 0 {
         Exit::IoErrors as i32
     } else {

@@ -107,6 +107,24 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
         let db_doc = serde_json::from_str::<serde_json::Value>(&text)
             .ok()
             .filter(|v| v.get("schema").and_then(|x| x.as_str()) == Some("iolab-db/1"));
+        // An iolab verify document kept the same way.
+        let verify_doc = serde_json::from_str::<serde_json::Value>(&text)
+            .ok()
+            .filter(|v| {
+                v.get("schema").and_then(|x| x.as_str())
+                    == Some(crate::model::verify::VERIFY_SCHEMA)
+            });
+        if let Some(v) = verify_doc {
+            let doc: crate::model::verify::VerifyDoc =
+                serde_json::from_value(v.clone()).map_err(|e| {
+                    Error::usage(format!(
+                        "{}: an iolab-verify/1 document that cannot be read: {e}",
+                        f.display()
+                    ))
+                })?;
+            parsed.push((f.clone(), Parsed::Verify(Box::new(doc), v)));
+            continue;
+        }
         if let Some(v) = db_doc {
             let doc: crate::model::db::DbDoc = serde_json::from_value(v.clone()).map_err(|e| {
                 Error::usage(format!(
@@ -157,6 +175,16 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
                 ));
                 continue;
             }
+            Parsed::Verify(doc, v) => {
+                warn_again(&s, &f, "verify", &v)?;
+                let id = s.save_verify(&doc, &v, None)?;
+                print_out(&format!(
+                    "imported {} as run {id} (iolab verify of {})\n",
+                    f.display(),
+                    doc.dir
+                ));
+                continue;
+            }
             Parsed::Tool(imp) => imp,
         };
         let doc = imp.to_doc(&f.display().to_string());
@@ -178,6 +206,7 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
 enum Parsed {
     Run(Box<RunDoc>, serde_json::Value),
     Db(Box<crate::model::db::DbDoc>, serde_json::Value),
+    Verify(Box<crate::model::verify::VerifyDoc>, serde_json::Value),
     Tool(crate::store::import::Imported),
 }
 

@@ -55,6 +55,8 @@ pub enum StoredDoc {
     Experiment(Box<Experiment>),
     /// `iolab crashcheck write|verify` (kind `crashcheck`)
     Crashcheck(Box<crate::model::crashcheck::CrashDoc>),
+    /// `iolab verify --dir` (kind `verify`)
+    Verify(Box<crate::model::verify::VerifyDoc>),
 }
 
 impl StoredDoc {
@@ -66,6 +68,7 @@ impl StoredDoc {
             StoredDoc::Suite(_) => "suite",
             StoredDoc::Import(_) => "import",
             StoredDoc::Crashcheck(_) => "crashcheck",
+            StoredDoc::Verify(_) => "verify",
             StoredDoc::Experiment(e) => match **e {
                 Experiment::Sweep { .. } => "sweep",
                 Experiment::Saturate { .. } => "saturate",

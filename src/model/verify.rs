@@ -280,6 +280,26 @@ pub struct VerifyDoc {
     /// Blocks of the set that no verify write reached (not checked).
     pub unwritten: u64,
     pub verify: VerifyResult,
+    /// The host that checked the set (absent in documents of iolab before it was stored).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub host: String,
+    /// `--label`, stored with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// `--tag K=V`, stored with it.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tags: std::collections::BTreeMap<String, String>,
+}
+
+impl VerifyDoc {
+    /// The one line `iolab list` shows for it.
+    pub fn headline(&self) -> String {
+        let v = &self.verify;
+        format!(
+            "verify {} blocks checked, {} lost, {} misdirected, {} torn, {} stale",
+            v.checked, v.lost, v.misdirected, v.torn, v.stale
+        )
+    }
 }
 
 #[cfg(test)]

@@ -63,7 +63,7 @@ document! {
 }
 
 /// The text of `iolab verify --dir D`.
-fn render_verify(d: &crate::model::verify::VerifyDoc) -> String {
+pub fn render_verify(d: &crate::model::verify::VerifyDoc) -> String {
     let mut s = format!(
         "{}: run {:016x}, blocks of {} bytes; {} blocks no verify write reached (not checked)\n{}\n",
         d.dir,

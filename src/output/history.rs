@@ -63,6 +63,11 @@ pub fn render_list(store: &Store, rows: &[RunRow]) -> Result<String> {
         let m = store.metrics(r.id)?;
         let head = if r.kind == "crashcheck" {
             crashcheck_headline(store, r.id)
+        } else if r.kind == "verify" {
+            match store.stored_doc(r.id) {
+                Ok(crate::model::stored::StoredDoc::Verify(d)) => d.headline(),
+                _ => String::new(),
+            }
         } else {
             m.first()
                 // a db run's rate is transactions per second
@@ -185,6 +190,7 @@ pub fn render_show(store: &Store, id: i64) -> Result<String> {
         StoredDoc::Db(d) => s.push_str(&crate::output::db::render(&d)),
         StoredDoc::Run(d) => s.push_str(&crate::output::table::render(&d)),
         StoredDoc::Crashcheck(d) => s.push_str(&crate::output::crashcheck::render(&d)),
+        StoredDoc::Verify(d) => s.push_str(&crate::output::document::render_verify(&d)),
         StoredDoc::Import(_) | StoredDoc::Experiment(_) => {
             s.push_str(&format!(
                 "imported from {} {}\n",

@@ -60,7 +60,10 @@ pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
             });
             return Ok(vec![c].into_iter().filter(|c| c.check().is_ok()).collect());
         }
-        StoredDoc::Import(_) | StoredDoc::Experiment(_) | StoredDoc::Crashcheck(_) => {
+        StoredDoc::Import(_)
+        | StoredDoc::Experiment(_)
+        | StoredDoc::Crashcheck(_)
+        | StoredDoc::Verify(_) => {
             return Ok(Vec::new());
         }
     };

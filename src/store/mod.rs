@@ -723,6 +723,41 @@ impl Store {
         Ok(id)
     }
 
+    /// Saves an `iolab verify --dir` document (kind `verify`, `modes` = `verify`), with its
+    /// label and tags. Like a crashcheck it has no metrics rows: it says what it found, not a speed.
+    pub fn save_verify(
+        &mut self,
+        doc: &crate::model::verify::VerifyDoc,
+        json: &serde_json::Value,
+        system: Option<&crate::system::env::EnvReport>,
+    ) -> Result<i64> {
+        let path = self.path.clone();
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let tx = self.begin()?;
+        let id = insert_run(
+            &tx,
+            &RunIn {
+                kind: "verify",
+                tool: "iolab",
+                tool_version: env!("CARGO_PKG_VERSION"),
+                start_time: &doc.start_time,
+                end_time: Some(&now),
+                host: &doc.host,
+                label: doc.label.as_deref(),
+                modes: vec!["verify"],
+                interrupted: false,
+                doc: json,
+                env: Some(serde_json::json!({"run": {"host": doc.host}, "system": system})),
+                group: None,
+                cell: None,
+            },
+        )
+        .map_err(|e| db_err(&path, e))?;
+        insert_tags(&tx, id, &doc.tags).map_err(|e| db_err(&path, e))?;
+        tx.commit().map_err(|e| db_err(&path, e))?;
+        Ok(id)
+    }
+
     /// The `metrics` rows of a suite or zones result document (`result` of kind `suite`), by the
     /// suite's name: the model's `metric_rows` of IOZone, Bonnie++ or zones.
     pub fn suite_metrics(
@@ -969,6 +1004,7 @@ impl Store {
             "crashcheck" => {
                 StoredDoc::Crashcheck(Box::new(serde_json::from_value(doc).map_err(bad)?))
             }
+            "verify" => StoredDoc::Verify(Box::new(serde_json::from_value(doc).map_err(bad)?)),
             "suite" => {
                 let name = doc.get("suite").and_then(|x| x.as_str()).unwrap_or("");
                 let r = doc.get("result").cloned().unwrap_or_default();
