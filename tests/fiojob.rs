@@ -482,7 +482,10 @@ fn a_write_job_with_verify_reads_back_what_it_wrote_as_fio_does() {
         ),
     )
     .unwrap();
+    // fio saves a verify state file (local-v-0-verify.state) in its working directory: the
+    // temporary one, so the test leaves nothing behind.
     let o = Command::new("fio")
+        .current_dir(d.path())
         .args(["--output-format=json", job.to_str().unwrap()])
         .output()
         .unwrap();
