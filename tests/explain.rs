@@ -205,3 +205,73 @@ fn run_repeat_explain_and_fio_formats() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("--explain"), "{}", r.stderr);
 }
+
+/// A roles phase is explained as its totals and then role by role (`role NAME (mode)`), each
+/// role on its own job and results with the phase's shared device and CPU figures: the warm
+/// buffered reads are the page cache, the null engine's role is CPU bound (it does no I/O), and
+/// neither gets the other's finding.
+#[test]
+fn roles_are_explained_one_by_one_with_their_own_findings() {
+    let d = tempfile::tempdir().unwrap();
+    if iolab::system::fsinfo::fs_type(d.path()) == "tmpfs" {
+        return skip(
+            "roles_are_explained_one_by_one_with_their_own_findings",
+            "the temp dir is tmpfs: --warm's residency is not measured there",
+        );
+    }
+    let v = run_json(
+        d.path(),
+        &[
+            "--files",
+            "1",
+            "--size",
+            "4M",
+            "--time",
+            "1",
+            "--warm",
+            "--role",
+            "reads:mode=rndrd,engine=sync,threads=1",
+            "--role",
+            "cpu:mode=rndrd,engine=null,threads=1",
+            "--explain",
+        ],
+    );
+    let e = &v["explain"];
+    let cells = e["cells"].as_array().unwrap();
+    let modes: Vec<&str> = cells.iter().map(|c| c["mode"].as_str().unwrap()).collect();
+    assert_eq!(
+        modes,
+        ["roles", "role reads (rndrd)", "role cpu (rndrd)"],
+        "{e:#}"
+    );
+    assert!(cells[0].get("role").is_none(), "{e:#}");
+    assert_eq!(cells[1]["role"], "reads");
+    assert_eq!(cells[2]["role"], "cpu");
+    let rules = explain_rules(e);
+    // the phase's totals: the reads' cache (the null role's reads are left out of the bytes)
+    assert_eq!(rules[0][0], "page_cache", "{e:#}");
+    assert_eq!(rules[1], ["page_cache"], "{e:#}");
+    assert_eq!(rules[2], ["cpu_bound"], "{e:#}");
+    let reads = &cells[1]["findings"][0];
+    assert!(
+        reads["evidence"]
+            .as_str()
+            .unwrap()
+            .contains("in the page cache"),
+        "{reads:#}"
+    );
+    assert!(reads["next"].as_str().unwrap().contains("--engine sync"));
+    let cpu = &cells[2]["findings"][0];
+    let ev = cpu["evidence"].as_str().unwrap();
+    assert!(
+        ev.contains("role cpu uses the null engine") && ev.contains("whole phase's"),
+        "{ev}"
+    );
+    assert!(cpu["next"].as_str().unwrap().contains("--engine null"));
+    // the text: one block per role
+    let text = iolab::output::explain::render(
+        &serde_json::from_value::<iolab::output::explain::Explanation>(e.clone()).unwrap(),
+    );
+    assert!(text.contains("\nrole reads (rndrd) ("), "{text}");
+    assert!(text.contains("\nrole cpu (rndrd) ("), "{text}");
+}

@@ -2895,3 +2895,42 @@ fn bad_roles_are_refused_with_one_line() {
     assert!(r.stderr.contains("takes no roles"), "{}", r.stderr);
     assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
 }
+
+/// `--report-interval` with roles: one line per interval per role, named `role NAME`, each
+/// summing that role's own threads; stdout stays the JSON document.
+#[test]
+fn report_interval_with_roles_prints_a_line_per_role() {
+    let d = tempfile::tempdir().unwrap();
+    let r = iolab(&[
+        "run",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--engine",
+        "null",
+        "--time",
+        "2",
+        "--report-interval",
+        "1",
+        "--role",
+        "wal:mode=seqwr,threads=1,fsync-freq=1,size=1m,files=1",
+        "--role",
+        "reads:mode=rndrd,threads=2",
+        "--json",
+        "--no-save",
+        "-q",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["mode"], "roles");
+    let lines = report_lines(&r.stderr);
+    let of = |name: &str| -> Vec<_> { lines.iter().filter(|l| l.2 == name).collect() };
+    let (wal, reads) = (of("role wal 1t"), of("role reads 2t"));
+    assert!(wal.len() >= 2 && reads.len() >= 2, "{}", r.stderr);
+    assert_eq!(wal.len(), reads.len(), "{}", r.stderr);
+    assert_eq!(lines.len(), wal.len() + reads.len(), "{}", r.stderr);
+    // each role's own operations: writes and fsyncs for wal, reads for reads
+    let kinds = |l: &&ReportLine| -> Vec<String> { l.3.iter().map(|o| o.0.clone()).collect() };
+    assert_eq!(kinds(&wal[0]), ["write", "fsync"], "{}", r.stderr);
+    assert_eq!(kinds(&reads[0]), ["read"], "{}", r.stderr);
+    assert!(wal[0].3[0].1 > 0.0 && reads[0].3[0].1 > 0.0, "{}", r.stderr);
+}

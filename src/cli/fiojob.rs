@@ -1029,15 +1029,6 @@ pub fn plan_phase(jobs: &[&FioJob]) -> Result<Plan> {
             ..e
         }),
         _ => {
-            if jobs[0].args.report_interval.is_some() {
-                return Err(Error::usage(format!(
-                    "--report-interval cannot be used with jobs that run at once (phase of {}) yet; the per-job results come at the end",
-                    jobs.iter()
-                        .map(|j| j.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )));
-            }
             let base = jobs[0].args.clone();
             plan_role_set(
                 &base,

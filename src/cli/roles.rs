@@ -332,11 +332,6 @@ pub fn plan_roles(a: &RunArgs) -> Result<Plan> {
             d.display()
         )));
     }
-    if a.report_interval.is_some() {
-        return Err(Error::usage(
-            "--report-interval cannot be used with --role/--profile yet; the per-role results come at the end",
-        ));
-    }
     let specs = role_specs(&a.roles, a.profile.as_deref())?;
     let mut roles = Vec::new();
     for spec in &specs {

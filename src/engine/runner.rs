@@ -177,6 +177,8 @@ fn fmt_rate(iops: f64, bps: f64) -> String {
 struct Unit<'a> {
     job: &'a Job,
     spec: &'a FileSetSpec,
+    /// The role's name (`--report-interval` lines of a roles phase); None for a mode's cell.
+    role: Option<&'a str>,
 }
 
 /// What one phase measured: the merged statistics of each unit, and what the units share.
@@ -325,8 +327,8 @@ fn run_phase(
             cell_done.store(true, Ordering::Relaxed);
             return Err(e);
         }
-        if let (Some(every), [_]) = (plan.report_interval, units) {
-            report_lines(job0, &progress[0], &finished, every, start, measure_start);
+        if let Some(every) = plan.report_interval {
+            report_lines(units, &progress, &finished, every, start, measure_start);
         } else if live {
             let label = if units.len() > 1 {
                 format!("{} roles", units.len())
@@ -457,7 +459,17 @@ fn run_cell(
     vset: Option<&mut VerifySetup>,
 ) -> Result<CellResult> {
     let spec = &plan.fileset;
-    let mut phase = run_phase(plan, &[Unit { job, spec }], stop, devices, vset.as_deref())?;
+    let mut phase = run_phase(
+        plan,
+        &[Unit {
+            job,
+            spec,
+            role: None,
+        }],
+        stop,
+        devices,
+        vset.as_deref(),
+    )?;
     let merged = phase.merged.pop().expect("one unit");
     if let (Some(vs), Some(v)) = (vset, &merged.verify) {
         verify::apply_ranges(&mut vs.gens, &v.ranges);
@@ -497,6 +509,7 @@ fn run_roles_cell(
         .map(|r| Unit {
             job: &r.job,
             spec: &r.fileset,
+            role: Some(&r.name),
         })
         .collect();
     let phase = run_phase(plan, &units, stop, devices, None)?;
@@ -554,38 +567,60 @@ pub const ROLES_MODE: &str = "roles";
 
 /// `--report-interval`: one line per interval on stderr (terminal or not, also with -q), until
 /// the workers finish. Replaces the live progress line.
+/// With roles (several units), one line per role per interval, each summing that role's own
+/// threads and named `role NAME` instead of the mode.
 fn report_lines(
-    job: &Job,
-    progress: &[Progress],
+    units: &[Unit],
+    progress: &[Vec<Progress>],
     finished: &AtomicUsize,
     every: Duration,
     start: Instant,
     measure_start: Instant,
 ) {
-    let threads: Vec<&LiveCounters> = progress.iter().filter_map(|p| p.live.as_ref()).collect();
-    let fsyncs = job.mode.writes() && (job.fsync_freq > 0 || job.fsync_all || job.fsync_end);
-    let kinds: Vec<(OpKind, &str)> = [
-        (OpKind::Read, job.mode.reads()),
-        (OpKind::Write, job.mode.writes()),
-        (OpKind::Fsync, fsyncs),
-    ]
-    .into_iter()
-    .filter(|k| k.1)
-    .map(|(k, _)| (k, k.name()))
-    .collect();
-    live::report_every(
-        &threads,
+    let groups: Vec<Vec<&LiveCounters>> = progress
+        .iter()
+        .map(|ps| ps.iter().filter_map(|p| p.live.as_ref()).collect())
+        .collect();
+    let kinds: Vec<Vec<(OpKind, &str)>> = units
+        .iter()
+        .map(|u| {
+            let job = u.job;
+            let fsyncs =
+                job.mode.writes() && (job.fsync_freq > 0 || job.fsync_all || job.fsync_end);
+            [
+                (OpKind::Read, job.mode.reads()),
+                (OpKind::Write, job.mode.writes()),
+                (OpKind::Fsync, fsyncs),
+            ]
+            .into_iter()
+            .filter(|k| k.1)
+            .map(|(k, _)| (k, k.name()))
+            .collect()
+        })
+        .collect();
+    let threads: usize = progress.iter().map(Vec::len).sum();
+    live::report_every_groups(
+        &groups,
         every,
         start,
         measure_start,
-        &|| finished.load(Ordering::Acquire) >= progress.len(),
-        &mut |stamp, d| live::print_line(&report_line(job, &kinds, stamp, d)),
+        &|| finished.load(Ordering::Acquire) >= threads,
+        &mut |stamp, ds| {
+            for ((u, k), d) in units.iter().zip(&kinds).zip(ds) {
+                live::print_line(&report_line(u, k, stamp, d));
+            }
+        },
     );
 }
 
-/// `[ 2s ] rndrw 4t  read: 1234 IOPS 19.28 MiB/s p99 0.452 ms  write: ...  fsync: 12 p99 3.10 ms`
-fn report_line(job: &Job, kinds: &[(OpKind, &str)], stamp: live::Stamp, d: &live::Delta) -> String {
-    let mut l = format!("{stamp} {} {}t", job.mode, job.threads);
+/// `[ 2s ] rndrw 4t  read: 1234 IOPS 19.28 MiB/s p99 0.452 ms  write: ...  fsync: 12 p99 3.10 ms`;
+/// a role's line names it: `[ 2s ] role wal 1t  write: ...`.
+fn report_line(u: &Unit, kinds: &[(OpKind, &str)], stamp: live::Stamp, d: &live::Delta) -> String {
+    let job = u.job;
+    let mut l = match u.role {
+        Some(name) => format!("{stamp} role {name} {}t", job.threads),
+        None => format!("{stamp} {} {}t", job.mode, job.threads),
+    };
     for &(k, name) in kinds {
         let i = k as usize;
         let p99 = live::fmt_ms(d.percentile(i, 99.0));

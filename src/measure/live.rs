@@ -198,7 +198,38 @@ pub fn report_every(
     done: &dyn Fn() -> bool,
     line: &mut dyn FnMut(Stamp, &Delta),
 ) {
-    let mut prev = Snapshot::take(threads.iter().copied(), start.min(Instant::now()));
+    report_every_groups(
+        &[threads.to_vec()],
+        every,
+        start,
+        measured,
+        done,
+        &mut |stamp, d| line(stamp, &d[0]),
+    )
+}
+
+/// [`report_every`] for several groups of threads (the roles of a phase) on the same ticks:
+/// `line` gets one [`Delta`] per group, in their order. The last partial interval is reported
+/// when any group completed operations in it.
+pub fn report_every_groups(
+    groups: &[Vec<&LiveCounters>],
+    every: Duration,
+    start: Instant,
+    measured: Instant,
+    done: &dyn Fn() -> bool,
+    line: &mut dyn FnMut(Stamp, &[Delta]),
+) {
+    let take = |at: Instant| -> Vec<Snapshot> {
+        groups
+            .iter()
+            .map(|g| Snapshot::take(g.iter().copied(), at))
+            .collect()
+    };
+    let since = |a: &[Snapshot], b: &[Snapshot]| -> Vec<Delta> {
+        a.iter().zip(b).map(|(a, b)| a.since(b)).collect()
+    };
+    let mut prev = take(start.min(Instant::now()));
+    let prev_at = |p: &[Snapshot]| p[0].at;
     let mut in_ramp = measured > start;
     let mut k = 1u64;
     let shortest = every.mul_f64(0.5).min(Duration::from_millis(200));
@@ -219,13 +250,13 @@ pub fn report_every(
         }
         let now = Instant::now();
         if now >= tick {
-            let snap = Snapshot::take(threads.iter().copied(), now);
+            let snap = take(now);
             if in_ramp && tick == measured {
                 // the measured window begins: the rest of the ramp is a line when it is not too
                 // short, and the lines start again from the window
-                if now.saturating_duration_since(prev.at) >= shortest {
+                if now.saturating_duration_since(prev_at(&prev)) >= shortest {
                     let t = measured.saturating_duration_since(start).as_secs_f64();
-                    line(Stamp::Ramp(t), &snap.since(&prev));
+                    line(Stamp::Ramp(t), &since(&snap, &prev));
                 }
                 in_ramp = false;
                 k = 1;
@@ -241,7 +272,7 @@ pub fn report_every(
                 } else {
                     Stamp::Measured(t)
                 };
-                line(stamp, &snap.since(&prev));
+                line(stamp, &since(&snap, &prev));
                 k = passed + 1;
             }
             prev = snap;
@@ -250,9 +281,11 @@ pub fn report_every(
             }
         }
         if finished {
-            let snap = Snapshot::take(threads.iter().copied(), now);
-            let d = snap.since(&prev);
-            if d.total_ops() > 0 && snap.at.saturating_duration_since(prev.at) >= shortest {
+            let snap = take(now);
+            let d = since(&snap, &prev);
+            if d.iter().map(Delta::total_ops).sum::<u64>() > 0
+                && prev_at(&snap).saturating_duration_since(prev_at(&prev)) >= shortest
+            {
                 let base = if in_ramp { start } else { measured };
                 let t = now.saturating_duration_since(base).as_secs_f64();
                 line(

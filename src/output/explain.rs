@@ -98,6 +98,10 @@ pub struct CellExplain {
     pub mode: String,
     /// "4KiB, 1 thread, sync, direct"
     pub setup: String,
+    /// A role of a roles phase (`--role`, `--profile db`): its name; absent for a mode's cell and
+    /// for the phase's totals. Its device and CPU figures are the phase's, shared by the roles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
     pub findings: Vec<Finding>,
 }
 
@@ -307,6 +311,20 @@ pub struct Facts<'a> {
     /// the command line of this cell (`iolab run ...`) and the same options for a sweep
     pub run_cmd: String,
     pub opts_without_threads: String,
+    /// The role this cell is (its own job and results, the phase's device and CPU figures);
+    /// None for a mode's cell or a phase's totals.
+    pub role: Option<&'a str>,
+    /// Whether the cell does no I/O at all (the null engine; for a phase's totals: every role).
+    pub null: bool,
+    /// O_DIRECT only (for a phase's totals: every role).
+    pub direct: bool,
+    /// The reads and writes (ops, bytes/s) that went to files: a phase's totals leave out its
+    /// null-engine roles, which do no I/O.
+    pub io_read: (u64, f64),
+    pub io_write: (u64, f64),
+    /// For a role: whether the phase's page-cache residency at start was measured on the role's
+    /// own file set (the first role's set, shared with the phase).
+    pub resident_is_own: bool,
 }
 
 fn fmt_n(x: f64) -> String {
@@ -408,18 +426,90 @@ impl<'a> Facts<'a> {
             let name = d.devices.first()?;
             Some((name.as_str(), d.summary.devices.get(name)?))
         });
+        let io: Vec<&crate::model::run::Results> = if cell.roles.is_empty() {
+            vec![r]
+        } else {
+            cell.roles
+                .iter()
+                .filter(|x| x.job.job.engine != EngineKind::Null)
+                .map(|x| &x.results)
+                .collect()
+        };
+        let in_flight = if cell.roles.is_empty() {
+            (job.threads.max(1) * depth) as f64
+        } else {
+            cell.roles
+                .iter()
+                .map(|x| {
+                    let j = &x.job.job;
+                    let d = if queue_engine(j.engine) {
+                        j.iodepth.max(1)
+                    } else {
+                        1
+                    };
+                    (j.threads.max(1) * d) as f64
+                })
+                .sum()
+        };
         Facts {
+            role: None,
+            null: if cell.roles.is_empty() {
+                job.engine == EngineKind::Null
+            } else {
+                cell.roles
+                    .iter()
+                    .all(|x| x.job.job.engine == EngineKind::Null)
+            },
+            direct: if cell.roles.is_empty() {
+                job.direct
+            } else {
+                cell.roles.iter().all(|x| x.job.job.direct)
+            },
+            io_read: (
+                io.iter().map(|x| x.read.ops).sum(),
+                io.iter().map(|x| x.read.bytes_per_sec).sum(),
+            ),
+            io_write: (
+                io.iter().map(|x| x.write.ops).sum(),
+                io.iter().map(|x| x.write.bytes_per_sec).sum(),
+            ),
+            resident_is_own: true,
             cell,
             job,
             env: doc.system.as_ref(),
             fs_type: &doc.env.fs_type,
-            in_flight: (job.threads.max(1) * depth) as f64,
+            in_flight,
             iops,
             lat_mean_ns,
             dev,
             sys_cpu: cell.device.as_ref().map(|d| &d.summary.cpu),
             run_cmd: format!("iolab run {}", run_options(&cell.job, &cell.mode, true)),
             opts_without_threads: run_options(&cell.job, &cell.mode, false),
+        }
+    }
+
+    /// The facts of one role of a roles phase: `cell` is the role made a cell (its job and
+    /// results, [`role_cell`]), `phase` the phase's cell (device and CPU figures). The next
+    /// commands run the role alone.
+    pub fn of_role(
+        doc: &'a RunDoc,
+        phase: &'a CellResult,
+        cell: &'a CellResult,
+        name: &'a str,
+    ) -> Facts<'a> {
+        let mut f = Facts::of(doc, cell);
+        f.role = Some(name);
+        f.resident_is_own = phase.roles.first().map(|r| &r.job.fileset) == Some(&phase.job.fileset)
+            && cell.job.fileset == phase.job.fileset;
+        f
+    }
+
+    /// " (the device's figures are the whole phase's, all roles')" for a role.
+    fn shared(&self) -> &'static str {
+        if self.role.is_some() {
+            " (device figures: the whole phase's, all roles together)"
+        } else {
+            ""
         }
     }
 
@@ -452,6 +542,11 @@ impl<'a> Facts<'a> {
             ),
             None => "no device figures (no block device found under --dir)".into(),
         }
+    }
+
+    /// [`Self::dev_text`], said to be the phase's for a role.
+    fn dev_text_shared(&self) -> String {
+        format!("{}{}", self.dev_text(), self.shared())
     }
 
     fn cpu_pct(&self) -> f64 {
@@ -492,6 +587,10 @@ fn hit(confidence: Confidence, evidence: String, next: String) -> Option<Hit> {
 }
 
 fn throttled(f: &Facts) -> Option<Hit> {
+    // the device's rates are the phase's: the phase's totals are judged against the limit
+    if f.role.is_some() {
+        return None;
+    }
     let env = f.env?;
     let stack = f.stack();
     let r = &f.cell.results;
@@ -569,12 +668,17 @@ fn throttled(f: &Facts) -> Option<Hit> {
 }
 
 fn page_cache(f: &Facts) -> Option<Hit> {
-    if f.job.engine == EngineKind::Null {
+    if f.null {
         return None;
     }
-    let (reads, writes) = f.ops();
+    let (reads, read_bps) = f.io_read;
+    let (writes, write_bps) = f.io_write;
     let r = &f.cell.results;
-    let resident = f.cell.cache_resident_pct_at_start;
+    let resident = if f.resident_is_own {
+        f.cell.cache_resident_pct_at_start
+    } else {
+        0.0
+    };
     let next = format!(
         "iolab run {} --direct  # or a file set larger than memory ({})",
         f.opts_without_threads.replace(" --direct", "") + &format!(" --threads {}", f.job.threads),
@@ -586,30 +690,34 @@ fn page_cache(f: &Facts) -> Option<Hit> {
         return hit(
             Confidence::High,
             format!(
-                "{resident:.1} % of the file set was in the page cache when the cell started; {}",
-                f.dev_text()
+                "{resident:.1} % of the file set was in the page cache when the cell started; {}{}",
+                f.dev_text(),
+                f.shared()
             ),
             next,
         );
     }
     let (_, d) = f.dev?;
-    if f.job.direct {
+    if f.direct {
         return None;
     }
+    // For a role the device's bytes are every role's: the role's reads alone exceeding ten times
+    // what the device served in total still cannot have come from the device.
     if reads >= MIN_OPS
         && !f.cell.job.fileset.layout.reads_zeros()
-        && r.read.bytes_per_sec > 0.0
-        && d.rkb_s * 1024.0 < CACHE_DEVICE_FRACTION * r.read.bytes_per_sec
+        && read_bps > 0.0
+        && d.rkb_s * 1024.0 < CACHE_DEVICE_FRACTION * read_bps
     {
         return hit(
             Confidence::High,
             format!(
-                "device read {}/s ({} r/s) vs workload {}/s ({} IOPS): {} of the bytes",
+                "device read {}/s ({} r/s) vs workload {}/s ({} IOPS): {} of the bytes{}",
                 human_bytes(d.rkb_s * 1024.0),
                 fmt_n(d.r_s),
-                human_bytes(r.read.bytes_per_sec),
+                human_bytes(read_bps),
                 fmt_n(r.read.iops),
-                pct(d.rkb_s * 1024.0, r.read.bytes_per_sec)
+                pct(d.rkb_s * 1024.0, read_bps),
+                f.shared()
             ),
             next,
         );
@@ -617,16 +725,17 @@ fn page_cache(f: &Facts) -> Option<Hit> {
     let fsyncs = r.fsync.ops > 0 || f.job.open_flags.sync || f.job.open_flags.dsync;
     if writes >= MIN_OPS
         && !fsyncs
-        && r.write.bytes_per_sec > 0.0
-        && d.wkb_s * 1024.0 < CACHE_DEVICE_FRACTION * r.write.bytes_per_sec
+        && write_bps > 0.0
+        && d.wkb_s * 1024.0 < CACHE_DEVICE_FRACTION * write_bps
     {
         return hit(
             Confidence::Medium,
             format!(
-                "device wrote {}/s vs workload {}/s: {} of the bytes, no fsync",
+                "device wrote {}/s vs workload {}/s: {} of the bytes, no fsync{}",
                 human_bytes(d.wkb_s * 1024.0),
-                human_bytes(r.write.bytes_per_sec),
-                pct(d.wkb_s * 1024.0, r.write.bytes_per_sec)
+                human_bytes(write_bps),
+                pct(d.wkb_s * 1024.0, write_bps),
+                f.shared()
             ),
             next,
         );
@@ -635,10 +744,30 @@ fn page_cache(f: &Facts) -> Option<Hit> {
 }
 
 fn cpu_bound(f: &Facts) -> Option<Hit> {
+    // iolab's CPU time is the whole process's, the phase's: a role is CPU bound only when it
+    // does no I/O at all (the null engine); the CPU figures are judged on the phase
+    if let Some(name) = f.role {
+        if !f.null {
+            return None;
+        }
+        return hit(
+            Confidence::High,
+            format!(
+                "role {name} uses the null engine, which does no I/O: {} IOPS at {} mean are iolab's own cost per operation (iolab's CPU, {:.0} % of one, is the whole phase's, all roles together)",
+                fmt_n(f.iops),
+                fmt_ns(f.lat_mean_ns),
+                f.cpu_pct()
+            ),
+            format!(
+                "{}  # the null engine does no I/O: this is iolab's own cost per operation",
+                f.run_cmd
+            ),
+        );
+    }
     let cpu = f.cpu_pct();
     let threads = f.job.threads.max(1) as f64;
     let per = cpu / threads;
-    let next = if f.job.engine == EngineKind::Null {
+    let next = if f.null {
         format!(
             "{}  # the null engine does no I/O: this is iolab's own cost per operation",
             f.run_cmd
@@ -651,12 +780,12 @@ fn cpu_bound(f: &Facts) -> Option<Hit> {
             "--engine io_uring",
         ) + " --iodepth 16"
     };
-    if per >= CPU_PER_THREAD_PCT || f.job.engine == EngineKind::Null {
+    if per >= CPU_PER_THREAD_PCT || f.null {
         return hit(
             Confidence::High,
             format!(
                 "{}iolab used {cpu:.0} % of one CPU (user {:.0} %, system {:.0} %) with {} thread{}: {per:.0} % per thread; {} IOPS at {} mean",
-                if f.job.engine == EngineKind::Null {
+                if f.null {
                     "the null engine does no I/O; "
                 } else {
                     ""
@@ -692,7 +821,7 @@ fn little(f: &Facts) -> f64 {
 
 fn fs_serialisation(f: &Facts) -> Option<Hit> {
     let (_, writes) = f.ops();
-    if !f.job.direct || writes < MIN_OPS || f.in_flight < SERIAL_MIN_IN_FLIGHT {
+    if !f.direct || writes < MIN_OPS || f.in_flight < SERIAL_MIN_IN_FLIGHT {
         return None;
     }
     let (name, d) = f.dev?;
@@ -722,13 +851,14 @@ fn fs_serialisation(f: &Facts) -> Option<Hit> {
             Confidence::Medium
         },
         format!(
-            "{} in flight ({} IOPS × {} mean = {waiting:.1} waiting in the system call) but device {name} aqu-sz {:.2} ({} w/s, %util {:.0}); {fs}, layout {layout}",
+            "{} in flight ({} IOPS × {} mean = {waiting:.1} waiting in the system call) but device {name} aqu-sz {:.2} ({} w/s, %util {:.0}); {fs}, layout {layout}{}",
             fmt_n(f.in_flight),
             fmt_n(f.iops),
             fmt_ns(f.lat_mean_ns),
             d.aqu_sz,
             fmt_n(d.w_s),
-            d.util_pct
+            d.util_pct,
+            f.shared()
         ),
         if allocating {
             format!(
@@ -759,6 +889,10 @@ fn fs_serialisation(f: &Facts) -> Option<Hit> {
 }
 
 fn scheduler_reordering(f: &Facts) -> Option<Hit> {
+    // the device's queue is the phase's: judged on the phase's totals
+    if f.role.is_some() {
+        return None;
+    }
     let env = f.env?;
     if f.in_flight <= 1.0 {
         return None;
@@ -828,6 +962,10 @@ fn scheduler_reordering(f: &Facts) -> Option<Hit> {
 }
 
 fn device_saturated(f: &Facts) -> Option<Hit> {
+    // a busy device is the phase's: judged on the phase's totals
+    if f.role.is_some() {
+        return None;
+    }
     let (name, d) = f.dev?;
     let b = crate::system::env::find(f.env?, name)?;
     if b.kind != "disk" || b.rotational != Some(true) {
@@ -862,7 +1000,7 @@ fn device_saturated(f: &Facts) -> Option<Hit> {
 
 fn queue_depth_bound(f: &Facts) -> Option<Hit> {
     let (reads, writes) = f.ops();
-    if f.job.engine == EngineKind::Null
+    if f.null
         || reads + writes < MIN_OPS
         || f.in_flight > QD_MAX_IN_FLIGHT
         || f.lat_mean_ns < QD_MIN_LAT_NS
@@ -900,7 +1038,7 @@ fn queue_depth_bound(f: &Facts) -> Option<Hit> {
             fmt_ns(f.lat_mean_ns),
             fmt_n(f.in_flight),
             fmt_n(f.in_flight / (f.lat_mean_ns / 1e9)),
-            f.dev_text()
+            f.dev_text_shared()
         ),
         f.sweep_cmd(),
     )?;
@@ -949,6 +1087,10 @@ fn absorbed_flush(f: &Facts) -> Option<Hit> {
 }
 
 fn misaligned(f: &Facts) -> Option<Hit> {
+    // the environment's, said once on the phase
+    if f.role.is_some() {
+        return None;
+    }
     let env = f.env?;
     let ps = env.path.as_ref()?;
     let names: Vec<&str> = ps.stack.iter().map(|l| l.name.as_str()).collect();
@@ -968,7 +1110,13 @@ fn misaligned(f: &Facts) -> Option<Hit> {
 
 fn split_requests(f: &Facts) -> Option<Hit> {
     let (reads, _) = f.ops();
-    if !f.job.direct || reads < MIN_OPS || f.job.bs_mix.is_some() || f.job.bs_range.is_some() {
+    // rareq-sz is the average over every role's reads: judged on a role only alone
+    if f.role.is_some()
+        || !f.direct
+        || reads < MIN_OPS
+        || f.job.bs_mix.is_some()
+        || f.job.bs_range.is_some()
+    {
         return None;
     }
     let (name, d) = f.dev?;
@@ -1040,35 +1188,87 @@ fn setup(c: &CellResult) -> String {
 
 /// The findings of one cell of a run.
 pub fn explain_cell(doc: &RunDoc, cell: &CellResult) -> Vec<Finding> {
-    let f = Facts::of(doc, cell);
+    explain_facts(&Facts::of(doc, cell))
+}
+
+/// The role `r` of the phase `phase` as a cell of its own: its job, results and errors, the
+/// phase's device, CPU and page-cache figures.
+pub fn role_cell(phase: &CellResult, r: &crate::model::run::RoleResult) -> CellResult {
+    CellResult {
+        mode: r.mode.clone(),
+        job: r.job.clone(),
+        duration_s: r.duration_s,
+        window_s: r.window_s,
+        results: r.results.clone(),
+        schedule_lag_ns: r.schedule_lag_ns.clone(),
+        cpu: phase.cpu.clone(),
+        timeseries: Vec::new(),
+        errors: r.errors.clone(),
+        cache_resident_pct_at_start: phase.cache_resident_pct_at_start,
+        warnings: r.warnings.clone(),
+        interrupted: phase.interrupted,
+        device: phase.device.clone(),
+        roles: Vec::new(),
+        verify: None,
+        lat_hists: Vec::new(),
+    }
+}
+
+/// One block per role of a roles phase (mode `role NAME (mode)`), each judged on its own job
+/// and results with the phase's device and CPU figures (docs/explain.md).
+pub fn explain_roles(doc: &RunDoc, phase: &CellResult, run_id: Option<i64>) -> Vec<CellExplain> {
+    phase
+        .roles
+        .iter()
+        .map(|r| {
+            let c = role_cell(phase, r);
+            let f = Facts::of_role(doc, phase, &c, &r.name);
+            CellExplain {
+                run_id,
+                mode: format!("role {} ({})", r.name, r.mode),
+                setup: setup(&c),
+                role: Some(r.name.clone()),
+                findings: explain_facts(&f),
+            }
+        })
+        .collect()
+}
+
+fn explain_facts(f: &Facts) -> Vec<Finding> {
+    let cell = f.cell;
     let mut out = Vec::new();
     if let Some(r) = RULES
         .iter()
         .filter(|r| r.kind == Kind::Limit)
         .find_map(|r| {
-            let h = (r.inspect)(&f)?;
+            let h = (r.inspect)(f)?;
             Some(finding(r, h))
         })
     {
         out.push(r);
     }
     // the null engine does no I/O: nothing about flushes or requests to say
-    let io = f.job.engine != EngineKind::Null;
+    let io = !f.null;
     for r in RULES.iter().filter(|r| io && r.kind == Kind::Also) {
-        if let Some(h) = (r.inspect)(&f) {
+        if let Some(h) = (r.inspect)(f) {
             out.push(finding(r, h));
         }
     }
     if out.is_empty() {
         let mut ev = format!(
-            "{} IOPS, {}/s, mean latency {}, {} in flight (IOPS × latency = {:.2}), iolab CPU {:.0} % of one; {}",
+            "{} IOPS, {}/s, mean latency {}, {} in flight (IOPS × latency = {:.2}), iolab CPU {:.0} % of one{}; {}",
             fmt_n(f.iops),
             human_bytes(cell.results.read.bytes_per_sec + cell.results.write.bytes_per_sec),
             fmt_ns(f.lat_mean_ns),
             fmt_n(f.in_flight),
-            little(&f),
+            little(f),
             f.cpu_pct(),
-            f.dev_text()
+            if f.role.is_some() {
+                " (the whole phase's)"
+            } else {
+                ""
+            },
+            f.dev_text_shared()
         );
         if let Some(rate) = f.job.rate_iops {
             ev.push_str(&format!("; paced by --rate {rate}"));
@@ -1094,11 +1294,16 @@ pub fn explain_run(doc: &RunDoc, run_id: Option<i64>, subject: &str) -> Explanat
         cells: doc
             .runs
             .iter()
-            .map(|c| CellExplain {
-                run_id,
-                mode: c.mode.clone(),
-                setup: setup(c),
-                findings: explain_cell(doc, c),
+            .flat_map(|c| {
+                let mut v = vec![CellExplain {
+                    run_id,
+                    mode: c.mode.clone(),
+                    setup: setup(c),
+                    role: None,
+                    findings: explain_cell(doc, c),
+                }];
+                v.extend(explain_roles(doc, c, run_id));
+                v
             })
             .collect(),
     }
@@ -1122,8 +1327,10 @@ pub fn explain_group(runs: &[(i64, RunDoc)], subject: &str) -> Explanation {
             .filter(|x| x.mode == c.mode)
             .map(|x| x.results.read.iops + x.results.write.iops)
             .collect();
+        let mut noisy = false;
         let findings = match Stat::of(&iops) {
             Some(st) if st.n > 1 && st.cv_pct > NOISY_CV_PCT => {
+                noisy = true;
                 let r = rule("noisy");
                 let each: Vec<String> = iops.iter().map(|x| fmt_n(*x)).collect();
                 let more = ((st.n as f64) * (st.cv_pct / NOISY_CV_PCT).powi(2))
@@ -1154,8 +1361,13 @@ pub fn explain_group(runs: &[(i64, RunDoc)], subject: &str) -> Explanation {
             run_id: Some(*first_id),
             mode: c.mode.clone(),
             setup: setup(c),
+            role: None,
             findings,
         });
+        // repetitions that disagree: no role is judged either
+        if !noisy {
+            cells.extend(explain_roles(first, c, Some(*first_id)));
+        }
     }
     Explanation {
         schema: EXPLAIN_SCHEMA.into(),
@@ -1202,6 +1414,13 @@ fn flat_steps(runs: &[(i64, RunDoc)], cells: &mut [CellExplain]) {
             at += 1;
         }
     }
+    // the cells of the runs' modes and phases, not their roles' blocks
+    let index: Vec<usize> = cells
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.role.is_none())
+        .map(|(i, _)| i)
+        .collect();
     steps.sort_by(|a, b| a.key.cmp(&b.key).then(a.in_flight.total_cmp(&b.in_flight)));
     let r = rule("device_flat");
     for w in steps.windows(2) {
@@ -1228,7 +1447,10 @@ fn flat_steps(runs: &[(i64, RunDoc)], cells: &mut [CellExplain]) {
             gain * 100.0
         );
         for s in [a, b] {
-            let c = &mut cells[s.at];
+            let Some(&i) = index.get(s.at) else {
+                continue;
+            };
+            let c = &mut cells[i];
             let replace = c
                 .findings
                 .first()
