@@ -394,6 +394,43 @@ fn run_options(cj: &CellJob, mode: &str, threads: bool) -> String {
     a.join(" ")
 }
 
+/// The `iolab run` options that run a roles phase again: the shared set and one `--role` per
+/// role (a role with a set of its own gives its size, files and layout).
+fn roles_options(cell: &CellResult) -> String {
+    let fs = &cell.job.fileset;
+    let mut a = vec![
+        format!("--dir {}", shell_word(&fs.dir.to_string_lossy())),
+        format!("--files {}", fs.files),
+        format!("--size {}", Bytes(fs.total_bytes)),
+    ];
+    for r in &cell.roles {
+        let j = &r.job.job;
+        let mut k = vec![
+            format!("mode={}", r.mode),
+            format!("bs={}", j.bs_label()),
+            format!("threads={}", j.threads),
+            format!("engine={}", j.engine.name()),
+        ];
+        if queue_engine(j.engine) {
+            k.push(format!("iodepth={}", j.iodepth));
+        }
+        k.push(format!("direct={}", j.direct));
+        let own = &r.job.fileset;
+        if own.dir != fs.dir {
+            k.push(format!("size={}", Bytes(own.total_bytes)));
+            k.push(format!("files={}", own.files));
+            if own.layout != Default::default() {
+                k.push(format!("layout={}", own.layout));
+            }
+        }
+        a.push(format!(
+            "--role {}",
+            shell_word(&format!("{}:{}", r.name, k.join(",")))
+        ));
+    }
+    a.join(" ")
+}
+
 fn shell_word(s: &str) -> String {
     if !s.is_empty()
         && s.chars()
@@ -483,8 +520,15 @@ impl<'a> Facts<'a> {
             lat_mean_ns,
             dev,
             sys_cpu: cell.device.as_ref().map(|d| &d.summary.cpu),
-            run_cmd: format!("iolab run {}", run_options(&cell.job, &cell.mode, true)),
-            opts_without_threads: run_options(&cell.job, &cell.mode, false),
+            run_cmd: match cell.roles.first() {
+                None => format!("iolab run {}", run_options(&cell.job, &cell.mode, true)),
+                Some(_) => format!("iolab run {}", roles_options(cell)),
+            },
+            // A roles phase cannot be swept: the sweeps it suggests vary its first role alone.
+            opts_without_threads: match cell.roles.first() {
+                None => run_options(&cell.job, &cell.mode, false),
+                Some(r) => run_options(&r.job, &r.mode, false),
+            },
         }
     }
 
