@@ -234,8 +234,30 @@ fn strip_comment(l: &str) -> String {
     l.to_string()
 }
 
-/// `$NAME` and `${NAME}` replaced by the environment's value; an unset name is an error.
+/// `$NAME` and `${NAME}` replaced by the environment's value; an unset name is an error. A
+/// value that uses one of fio's reserved keywords in arithmetic (`8*$mb_memory`) becomes the
+/// expression `(8*16384)`, as fio evaluates it.
 fn substitute(v: &str, file: &str, line: usize, src: &Source) -> Result<String> {
+    let mut reserved = false;
+    let out = substitute_names(v, file, line, src, &mut reserved)?;
+    let arithmetic = out.contains(['+', '-', '*', '/', '%', '^'])
+        && out.starts_with(|c: char| c.is_ascii_digit() || c == '(')
+        && out
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-*/%^(). ".contains(c));
+    if reserved && arithmetic && !is_expression(&out) {
+        return Ok(format!("({out})"));
+    }
+    Ok(out)
+}
+
+fn substitute_names(
+    v: &str,
+    file: &str,
+    line: usize,
+    src: &Source,
+    reserved: &mut bool,
+) -> Result<String> {
     let mut out = String::new();
     let mut rest = v;
     while let Some(i) = rest.find('$') {
@@ -259,6 +281,7 @@ fn substitute(v: &str, file: &str, line: usize, src: &Source) -> Result<String> 
             rest = after;
             continue;
         }
+        *reserved |= RESERVED.contains(&name);
         match (src.env)(name) {
             Some(x) => out.push_str(&x),
             None => {
@@ -277,6 +300,12 @@ fn substitute(v: &str, file: &str, line: usize, src: &Source) -> Result<String> 
 /// suffix b, k, kb, ki, kib, m, ... p. With `kb_base` 1024 (fio's default) k/kb/K/KB are powers
 /// of 1024 and ki/kib powers of 1000; with 1000 the other way round. Hex `0x..` is taken too.
 pub fn parse_size(s: &str, kb_base: u32) -> std::result::Result<u64, String> {
+    if is_expression(s) {
+        let number = |tok: &str| parse_size(tok, kb_base).map(u128::from);
+        let unit = |u: &str| parse_size(&format!("1{u}"), kb_base).map(u128::from);
+        let v = eval_expression(s, &number, &unit)?;
+        return u64::try_from(v).map_err(|_| format!("'{s}' is not a byte count (it is {v})"));
+    }
     let t = s.trim();
     if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         return u64::from_str_radix(h, 16).map_err(|_| format!("'{s}' is not a number"));
@@ -320,6 +349,19 @@ pub fn parse_size(s: &str, kb_base: u32) -> std::result::Result<u64, String> {
 /// insensitive); without a unit, `default_unit_s` seconds (1 for runtime, 1e-6 for
 /// microsecond options).
 pub fn parse_time(s: &str, default_unit_s: f64) -> std::result::Result<f64, String> {
+    if is_expression(s) {
+        // fio: in an expression a time without a unit is in microseconds; a unit after the
+        // closing parenthesis is the unit of the result
+        let us = |tok: &str| {
+            let v = parse_time(tok, 1e-6)? * 1e6;
+            if v.fract() != 0.0 {
+                return Err(format!("'{tok}' is not a whole number of microseconds"));
+            }
+            Ok(v as u128)
+        };
+        let v = eval_expression(s, &us, &|u| us(&format!("1{u}")).map(|x| x.max(1)))?;
+        return Ok(v as f64 * 1e-6);
+    }
     let t = s.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -339,6 +381,199 @@ pub fn parse_time(s: &str, default_unit_s: f64) -> std::result::Result<f64, Stri
         _ => return Err(format!("'{s}' is not a time (e.g. 30, 30s, 5m, 250ms)")),
     };
     Ok(n * mult)
+}
+
+/// fio's reserved keywords (HOWTO "Reserved keywords"): replaced by the system's values, and a
+/// value that uses one with arithmetic (`size=8*$mb_memory`) is evaluated as an expression.
+pub const RESERVED: &[&str] = &["pagesize", "mb_memory", "ncpus"];
+
+/// Is this value one of fio's arithmetic expressions (HOWTO "Job file parameters": a numeric
+/// value "surrounded by parentheses")? `(1+2)*3` and `(2*1024)k` are; `4k` and `1k-4k` are not.
+pub fn is_expression(s: &str) -> bool {
+    s.trim_start().starts_with('(')
+}
+
+/// Evaluates one of fio's arithmetic expressions: whole numbers (with fio's unit suffixes, turned
+/// into base units by `number`), `+ - * / % ^`, unary minus and parentheses, in integer
+/// arithmetic as fio does for integer options (`/` truncates; `^` is a power, right to left).
+/// A unit right after the outer closing parenthesis (`(2*1024)k`) multiplies the result by
+/// `unit`'s value of that suffix. Anything else (`$((...))`, names, `<<`) is refused.
+fn eval_expression(
+    s: &str,
+    number: &dyn Fn(&str) -> std::result::Result<u128, String>,
+    unit: &dyn Fn(&str) -> std::result::Result<u128, String>,
+) -> std::result::Result<u128, String> {
+    let t = s.trim();
+    // the expression is the outer parenthesis; a unit may follow it
+    let mut depth = 0i32;
+    let mut end = None;
+    for (i, c) in t.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = Some(i);
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    let Some(end) = end else {
+        return Err(format!("'{s}': '(' without its closing ')'"));
+    };
+    let (expr, suffix) = (&t[..=end], t[end + 1..].trim());
+    let mut p = Expr {
+        toks: tokenize(expr, s)?,
+        i: 0,
+        s,
+        number,
+    };
+    let v = p.sum()?;
+    if p.i != p.toks.len() {
+        return Err(format!("'{s}' is not an arithmetic expression fio takes"));
+    }
+    let v = if suffix.is_empty() {
+        v
+    } else if suffix.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        let m = unit(suffix)
+            .map_err(|_| format!("'{s}': unknown unit '{suffix}' after the expression"))?;
+        v.checked_mul(i128::try_from(m).map_err(|_| format!("'{s}' overflows"))?)
+            .ok_or_else(|| format!("'{s}' overflows"))?
+    } else {
+        return Err(format!(
+            "'{s}': only a unit may follow the closing ')' (put the whole expression in parentheses)"
+        ));
+    };
+    u128::try_from(v).map_err(|_| format!("'{s}' is negative ({v})"))
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Num(String),
+    Op(char),
+}
+
+fn tokenize(e: &str, whole: &str) -> std::result::Result<Vec<Tok>, String> {
+    let mut out = Vec::new();
+    let mut chars = e.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            ' ' | '\t' => {}
+            '+' | '-' | '*' | '/' | '%' | '^' | '(' | ')' => out.push(Tok::Op(c)),
+            '0'..='9' | '.' => {
+                let mut j = i + c.len_utf8();
+                while let Some(&(k, d)) = chars.peek() {
+                    if d.is_ascii_alphanumeric() || d == '.' {
+                        j = k + d.len_utf8();
+                        chars.next();
+                    } else {
+                        break;
+                    }
+                }
+                out.push(Tok::Num(e[i..j].to_string()));
+            }
+            _ => {
+                return Err(format!(
+                    "'{whole}': '{c}' is not part of fio's arithmetic (numbers with units, + - * / % ^ and parentheses)"
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A recursive descent over fio's grammar: sum = product {(+|-) product}; product = unary
+/// {(*|/|%) unary}; unary = -unary | power; power = atom [^ unary]; atom = number | (sum).
+struct Expr<'a> {
+    toks: Vec<Tok>,
+    i: usize,
+    s: &'a str,
+    number: &'a dyn Fn(&str) -> std::result::Result<u128, String>,
+}
+
+impl Expr<'_> {
+    fn peek(&self) -> Option<char> {
+        match self.toks.get(self.i) {
+            Some(Tok::Op(c)) => Some(*c),
+            _ => None,
+        }
+    }
+    fn err(&self, why: &str) -> String {
+        format!(
+            "'{}' is not an arithmetic expression fio takes: {why}",
+            self.s
+        )
+    }
+    fn sum(&mut self) -> std::result::Result<i128, String> {
+        let mut v = self.product()?;
+        while let Some(op @ ('+' | '-')) = self.peek() {
+            self.i += 1;
+            let r = self.product()?;
+            v = if op == '+' {
+                v.checked_add(r)
+            } else {
+                v.checked_sub(r)
+            }
+            .ok_or_else(|| self.err("overflow"))?;
+        }
+        Ok(v)
+    }
+    fn product(&mut self) -> std::result::Result<i128, String> {
+        let mut v = self.unary()?;
+        while let Some(op @ ('*' | '/' | '%')) = self.peek() {
+            self.i += 1;
+            let r = self.unary()?;
+            if op != '*' && r == 0 {
+                return Err(self.err("division by zero"));
+            }
+            v = match op {
+                '*' => v.checked_mul(r),
+                '/' => v.checked_div(r),
+                _ => v.checked_rem(r),
+            }
+            .ok_or_else(|| self.err("overflow"))?;
+        }
+        Ok(v)
+    }
+    fn unary(&mut self) -> std::result::Result<i128, String> {
+        if self.peek() == Some('-') {
+            self.i += 1;
+            return Ok(-self.unary()?);
+        }
+        self.power()
+    }
+    fn power(&mut self) -> std::result::Result<i128, String> {
+        let b = self.atom()?;
+        if self.peek() != Some('^') {
+            return Ok(b);
+        }
+        self.i += 1;
+        let e = self.unary()?;
+        let e = u32::try_from(e).map_err(|_| self.err("a negative or huge exponent"))?;
+        b.checked_pow(e).ok_or_else(|| self.err("overflow"))
+    }
+    fn atom(&mut self) -> std::result::Result<i128, String> {
+        match self.toks.get(self.i).cloned() {
+            Some(Tok::Num(n)) => {
+                self.i += 1;
+                let v = (self.number)(&n).map_err(|e| self.err(&e))?;
+                i128::try_from(v).map_err(|_| self.err("overflow"))
+            }
+            Some(Tok::Op('(')) => {
+                self.i += 1;
+                let v = self.sum()?;
+                if self.peek() != Some(')') {
+                    return Err(self.err("a '(' without its ')'"));
+                }
+                self.i += 1;
+                Ok(v)
+            }
+            Some(Tok::Op(c)) => Err(self.err(&format!("'{c}' where a number belongs"))),
+            None => Err(self.err("it ends where a number belongs")),
+        }
+    }
 }
 
 /// A bool option: bare (true), 0/1, true/false, yes/no, on/off.
@@ -509,6 +744,71 @@ mod tests {
         for bad in ["abc", "4q", "", "k", "1.1b"] {
             assert!(parse_size(bad, 1024).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn fio_arithmetic_expressions() {
+        // HOWTO "Job file parameters": numeric values in parentheses, + - * / % ^
+        for (e, v) in [
+            ("(1+2)*3", None),
+            ("((1+2)*3)", Some(9)),
+            ("(2*1024)", Some(2048)),
+            ("(2*1024)k", Some(2 << 20)),
+            ("(4k+4k)", Some(8192)),
+            ("(1m/4)", Some(262_144)),
+            ("(10-3)", Some(7)),
+            ("(7/2)", Some(3)),
+            ("(10%4)", Some(2)),
+            ("(2^10)", Some(1024)),
+            ("(2^3^2)", Some(512)),
+            ("(-2+10)", Some(8)),
+            ("( 3 * (4 + 1) )", Some(15)),
+            ("(1.5k*2)", Some(3072)),
+        ] {
+            match v {
+                Some(v) => assert_eq!(parse_size(e, 1024), Ok(v), "{e}"),
+                None => assert!(parse_size(e, 1024).is_err(), "{e}"),
+            }
+        }
+        // the whole expression in parentheses, a unit after it, nothing else
+        for bad in [
+            "$((2*1024))k",
+            "(2*1024",
+            "(2*)",
+            "(1/0)",
+            "(2-3)",
+            "(2<<3)",
+            "(x*2)",
+            "(2)+1",
+            "(2)q",
+        ] {
+            let e = parse_size(bad, 1024).unwrap_err();
+            assert!(!e.contains('\n'), "{e}");
+        }
+        // times: microseconds inside an expression, a unit after it is the result's unit
+        assert_eq!(parse_time("(1000*1000)", 1.0), Ok(1.0));
+        assert_eq!(parse_time("(2*5)s", 1.0), Ok(10.0));
+        assert_eq!(parse_time("(1+1)m", 1.0), Ok(120.0));
+        assert_eq!(parse_time("(1s+500ms)", 1.0), Ok(1.5));
+    }
+
+    #[test]
+    fn reserved_keywords_with_arithmetic_are_expressions() {
+        // HOWTO "Reserved keywords": size=8*$mb_memory
+        let j = parse_with(
+            &[(
+                "d/job.fio",
+                "[a]\nsize=8*$mb_memory\nnumjobs=$ncpus\nbs=$pagesize\ndirectory=/x/$ncpus-y\n",
+            )],
+            &[("mb_memory", "16"), ("ncpus", "4"), ("pagesize", "4096")],
+        )
+        .unwrap();
+        let get = |k: &str| j.jobs[0].get(k).unwrap().value.clone().unwrap();
+        assert_eq!(get("size"), "(8*16)");
+        assert_eq!(parse_size(&get("size"), 1024), Ok(128));
+        assert_eq!(get("numjobs"), "4");
+        assert_eq!(get("bs"), "4096");
+        assert_eq!(get("directory"), "/x/4-y");
     }
 
     #[test]
