@@ -301,9 +301,24 @@ fn substitute_names(
 /// of 1024 and ki/kib powers of 1000; with 1000 the other way round. Hex `0x..` is taken too.
 pub fn parse_size(s: &str, kb_base: u32) -> std::result::Result<u64, String> {
     if is_expression(s) {
-        let number = |tok: &str| parse_size(tok, kb_base).map(u128::from);
-        let unit = |u: &str| parse_size(&format!("1{u}"), kb_base).map(u128::from);
-        let v = eval_expression(s, &number, &unit)?;
+        // fio's expression lexer: k/kb, m/mb, ... p/pb are powers of 1024, kib, mib, gib, pib
+        // powers of 1000, whatever kb_base says
+        let unit = |u: &str| {
+            let p = |e: u32| 1024i128.pow(e);
+            Some(match u.to_ascii_lowercase().as_str() {
+                "k" | "kb" => p(1),
+                "m" | "mb" => p(2),
+                "g" | "gb" => p(3),
+                "t" | "tb" => p(4),
+                "p" | "pb" => p(5),
+                "kib" => 1_000,
+                "mib" => 1_000_000,
+                "gib" => 1_000_000_000,
+                "pib" => 1_000_000_000_000,
+                _ => return None,
+            })
+        };
+        let v = eval_expression(s, &unit)?;
         return u64::try_from(v).map_err(|_| format!("'{s}' is not a byte count (it is {v})"));
     }
     let t = s.trim();
@@ -350,16 +365,19 @@ pub fn parse_size(s: &str, kb_base: u32) -> std::result::Result<u64, String> {
 /// microsecond options).
 pub fn parse_time(s: &str, default_unit_s: f64) -> std::result::Result<f64, String> {
     if is_expression(s) {
-        // fio: in an expression a time without a unit is in microseconds; a unit after the
-        // closing parenthesis is the unit of the result
-        let us = |tok: &str| {
-            let v = parse_time(tok, 1e-6)? * 1e6;
-            if v.fract() != 0.0 {
-                return Err(format!("'{tok}' is not a whole number of microseconds"));
-            }
-            Ok(v as u128)
+        // fio: an expression's time is in microseconds; its lexer's time units are us, ms, s,
+        // h and d (`m` there is a mebibyte, not a minute: refused)
+        let unit = |u: &str| {
+            Some(match u.to_ascii_lowercase().as_str() {
+                "us" => 1,
+                "ms" => 1_000,
+                "s" => 1_000_000,
+                "h" => 3_600_000_000,
+                "d" => 86_400_000_000,
+                _ => return None,
+            })
         };
-        let v = eval_expression(s, &us, &|u| us(&format!("1{u}")).map(|x| x.max(1)))?;
+        let v = eval_expression(s, &unit)?;
         return Ok(v as f64 * 1e-6);
     }
     let t = s.trim();
@@ -387,190 +405,181 @@ pub fn parse_time(s: &str, default_unit_s: f64) -> std::result::Result<f64, Stri
 /// value that uses one with arithmetic (`size=8*$mb_memory`) is evaluated as an expression.
 pub const RESERVED: &[&str] = &["pagesize", "mb_memory", "ncpus"];
 
-/// Is this value one of fio's arithmetic expressions (HOWTO "Job file parameters": a numeric
-/// value "surrounded by parentheses")? `(1+2)*3` and `(2*1024)k` are; `4k` and `1k-4k` are not.
+/// Is this value one of fio's arithmetic expressions? fio evaluates a numeric value that starts
+/// with `(` (HOWTO "Job file parameters": "provided it is surrounded by parentheses"); `4k` and
+/// `1k-4k` are not expressions.
 pub fn is_expression(s: &str) -> bool {
     s.trim_start().starts_with('(')
 }
 
-/// Evaluates one of fio's arithmetic expressions: whole numbers (with fio's unit suffixes, turned
-/// into base units by `number`), `+ - * / % ^`, unary minus and parentheses, in integer
-/// arithmetic as fio does for integer options (`/` truncates; `^` is a power, right to left).
-/// A unit right after the outer closing parenthesis (`(2*1024)k`) multiplies the result by
-/// `unit`'s value of that suffix. Anything else (`$((...))`, names, `<<`) is refused.
+/// Evaluates one of fio's arithmetic expressions (the whole value) as fio's grammar
+/// (exp/expression-parser.y) does for integers: whole numbers (decimal or `0x` hex), `+ - * /
+/// % ^`, unary minus, parentheses, and unit suffixes (`unit`'s factor) as postfix operators.
+/// Precedence, lowest first, as fio's: `+ -`; a unit; `* /`; `^` (right to left); `%`; unary
+/// minus. So `(1+2k)` is 1 + 2048, `(8/2k)` is (8/2)k, `(2*1024)k` and `(1+2)*3` are whole
+/// expressions. Anything else (`$((...))`, names, decimals, `<<`) is refused.
 fn eval_expression(
     s: &str,
-    number: &dyn Fn(&str) -> std::result::Result<u128, String>,
-    unit: &dyn Fn(&str) -> std::result::Result<u128, String>,
+    unit: &dyn Fn(&str) -> Option<i128>,
 ) -> std::result::Result<u128, String> {
-    let t = s.trim();
-    // the expression is the outer parenthesis; a unit may follow it
-    let mut depth = 0i32;
-    let mut end = None;
-    for (i, c) in t.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth -= 1;
-                if depth == 0 {
-                    end = Some(i);
-                    break;
-                }
-            }
-            _ => {}
-        }
-    }
-    let Some(end) = end else {
-        return Err(format!("'{s}': '(' without its closing ')'"));
-    };
-    let (expr, suffix) = (&t[..=end], t[end + 1..].trim());
     let mut p = Expr {
-        toks: tokenize(expr, s)?,
+        toks: tokenize(s)?,
         i: 0,
         s,
-        number,
+        unit,
     };
-    let v = p.sum()?;
+    let v = p.expr(0)?;
     if p.i != p.toks.len() {
-        return Err(format!("'{s}' is not an arithmetic expression fio takes"));
+        return Err(p.err("text after the expression"));
     }
-    let v = if suffix.is_empty() {
-        v
-    } else if suffix.starts_with(|c: char| c.is_ascii_alphabetic()) {
-        let m = unit(suffix)
-            .map_err(|_| format!("'{s}': unknown unit '{suffix}' after the expression"))?;
-        v.checked_mul(i128::try_from(m).map_err(|_| format!("'{s}' overflows"))?)
-            .ok_or_else(|| format!("'{s}' overflows"))?
-    } else {
-        return Err(format!(
-            "'{s}': only a unit may follow the closing ')' (put the whole expression in parentheses)"
-        ));
-    };
     u128::try_from(v).map_err(|_| format!("'{s}' is negative ({v})"))
 }
 
 #[derive(Debug, Clone, PartialEq)]
 enum Tok {
-    Num(String),
+    Num(i128),
+    Unit(String),
     Op(char),
 }
 
-fn tokenize(e: &str, whole: &str) -> std::result::Result<Vec<Tok>, String> {
+fn tokenize(s: &str) -> std::result::Result<Vec<Tok>, String> {
+    let bad = |why: String| {
+        format!(
+            "'{s}' is not an arithmetic expression fio takes ({why}; fio's are whole numbers with units, + - * / % ^ and parentheses)"
+        )
+    };
+    let b = s.as_bytes();
     let mut out = Vec::new();
-    let mut chars = e.char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        match c {
-            ' ' | '\t' => {}
-            '+' | '-' | '*' | '/' | '%' | '^' | '(' | ')' => out.push(Tok::Op(c)),
-            '0'..='9' | '.' => {
-                let mut j = i + c.len_utf8();
-                while let Some(&(k, d)) = chars.peek() {
-                    if d.is_ascii_alphanumeric() || d == '.' {
-                        j = k + d.len_utf8();
-                        chars.next();
-                    } else {
-                        break;
-                    }
-                }
-                out.push(Tok::Num(e[i..j].to_string()));
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i] as char;
+        if c == ' ' || c == '\t' {
+            i += 1;
+        } else if "+-*/%^()".contains(c) {
+            out.push(Tok::Op(c));
+            i += 1;
+        } else if c.is_ascii_digit() {
+            let hex = s[i..].starts_with("0x") || s[i..].starts_with("0X");
+            let start = if hex { i + 2 } else { i };
+            let mut j = start;
+            while j < b.len()
+                && (b[j] as char).is_ascii_hexdigit()
+                && (hex || b[j].is_ascii_digit())
+            {
+                j += 1;
             }
-            _ => {
-                return Err(format!(
-                    "'{whole}': '{c}' is not part of fio's arithmetic (numbers with units, + - * / % ^ and parentheses)"
-                ));
+            if j < b.len() && b[j] == b'.' {
+                return Err(bad("decimal numbers are refused".into()));
             }
+            let n = i128::from_str_radix(&s[start..j], if hex { 16 } else { 10 })
+                .map_err(|_| bad(format!("'{}' is not a number", &s[i..j])))?;
+            out.push(Tok::Num(n));
+            i = j;
+        } else if c.is_ascii_alphabetic() {
+            let mut j = i;
+            while j < b.len() && b[j].is_ascii_alphabetic() {
+                j += 1;
+            }
+            out.push(Tok::Unit(s[i..j].to_string()));
+            i = j;
+        } else {
+            return Err(bad(format!("'{c}'")));
         }
     }
     Ok(out)
 }
 
-/// A recursive descent over fio's grammar: sum = product {(+|-) product}; product = unary
-/// {(*|/|%) unary}; unary = -unary | power; power = atom [^ unary]; atom = number | (sum).
+/// Precedence climbing over fio's yacc precedences.
 struct Expr<'a> {
     toks: Vec<Tok>,
     i: usize,
     s: &'a str,
-    number: &'a dyn Fn(&str) -> std::result::Result<u128, String>,
+    unit: &'a dyn Fn(&str) -> Option<i128>,
 }
 
+/// (operator, precedence, right-associative)
+const BINARY: &[(char, u8, bool)] = &[
+    ('+', 1, false),
+    ('-', 1, false),
+    ('*', 3, false),
+    ('/', 3, false),
+    ('^', 4, true),
+    ('%', 5, false),
+];
+/// A unit suffix binds between `+ -` and `* /`.
+const UNIT_PREC: u8 = 2;
+
 impl Expr<'_> {
-    fn peek(&self) -> Option<char> {
-        match self.toks.get(self.i) {
-            Some(Tok::Op(c)) => Some(*c),
-            _ => None,
-        }
-    }
     fn err(&self, why: &str) -> String {
         format!(
             "'{}' is not an arithmetic expression fio takes: {why}",
             self.s
         )
     }
-    fn sum(&mut self) -> std::result::Result<i128, String> {
-        let mut v = self.product()?;
-        while let Some(op @ ('+' | '-')) = self.peek() {
-            self.i += 1;
-            let r = self.product()?;
-            v = if op == '+' {
-                v.checked_add(r)
-            } else {
-                v.checked_sub(r)
+    fn expr(&mut self, min: u8) -> std::result::Result<i128, String> {
+        let mut v = self.unary()?;
+        loop {
+            match self.toks.get(self.i).cloned() {
+                Some(Tok::Unit(u)) if UNIT_PREC >= min => {
+                    let m =
+                        (self.unit)(&u).ok_or_else(|| self.err(&format!("unknown unit '{u}'")))?;
+                    self.i += 1;
+                    v = v.checked_mul(m).ok_or_else(|| self.err("overflow"))?;
+                }
+                Some(Tok::Op(c)) => {
+                    let Some(&(_, prec, right)) = BINARY.iter().find(|(o, _, _)| *o == c) else {
+                        break;
+                    };
+                    if prec < min {
+                        break;
+                    }
+                    self.i += 1;
+                    let r = self.expr(if right { prec } else { prec + 1 })?;
+                    v = self.apply(c, v, r)?;
+                }
+                _ => break,
             }
-            .ok_or_else(|| self.err("overflow"))?;
         }
         Ok(v)
     }
-    fn product(&mut self) -> std::result::Result<i128, String> {
-        let mut v = self.unary()?;
-        while let Some(op @ ('*' | '/' | '%')) = self.peek() {
-            self.i += 1;
-            let r = self.unary()?;
-            if op != '*' && r == 0 {
-                return Err(self.err("division by zero"));
-            }
-            v = match op {
-                '*' => v.checked_mul(r),
-                '/' => v.checked_div(r),
-                _ => v.checked_rem(r),
-            }
-            .ok_or_else(|| self.err("overflow"))?;
+    fn apply(&self, op: char, a: i128, b: i128) -> std::result::Result<i128, String> {
+        if matches!(op, '/' | '%') && b == 0 {
+            return Err(self.err("division by zero"));
         }
-        Ok(v)
+        let r = match op {
+            '+' => a.checked_add(b),
+            '-' => a.checked_sub(b),
+            '*' => a.checked_mul(b),
+            '/' => a.checked_div(b),
+            '%' => a.checked_rem(b),
+            _ => {
+                let e = u32::try_from(b).map_err(|_| self.err("a negative or huge exponent"))?;
+                a.checked_pow(e)
+            }
+        };
+        r.ok_or_else(|| self.err("overflow"))
     }
     fn unary(&mut self) -> std::result::Result<i128, String> {
-        if self.peek() == Some('-') {
-            self.i += 1;
-            return Ok(-self.unary()?);
-        }
-        self.power()
-    }
-    fn power(&mut self) -> std::result::Result<i128, String> {
-        let b = self.atom()?;
-        if self.peek() != Some('^') {
-            return Ok(b);
-        }
-        self.i += 1;
-        let e = self.unary()?;
-        let e = u32::try_from(e).map_err(|_| self.err("a negative or huge exponent"))?;
-        b.checked_pow(e).ok_or_else(|| self.err("overflow"))
-    }
-    fn atom(&mut self) -> std::result::Result<i128, String> {
         match self.toks.get(self.i).cloned() {
+            Some(Tok::Op('-')) => {
+                self.i += 1;
+                Ok(-self.unary()?)
+            }
             Some(Tok::Num(n)) => {
                 self.i += 1;
-                let v = (self.number)(&n).map_err(|e| self.err(&e))?;
-                i128::try_from(v).map_err(|_| self.err("overflow"))
+                Ok(n)
             }
             Some(Tok::Op('(')) => {
                 self.i += 1;
-                let v = self.sum()?;
-                if self.peek() != Some(')') {
+                let v = self.expr(0)?;
+                if self.toks.get(self.i) != Some(&Tok::Op(')')) {
                     return Err(self.err("a '(' without its ')'"));
                 }
                 self.i += 1;
                 Ok(v)
             }
             Some(Tok::Op(c)) => Err(self.err(&format!("'{c}' where a number belongs"))),
+            Some(Tok::Unit(u)) => Err(self.err(&format!("'{u}' where a number belongs"))),
             None => Err(self.err("it ends where a number belongs")),
         }
     }
@@ -748,29 +757,34 @@ mod tests {
 
     #[test]
     fn fio_arithmetic_expressions() {
-        // HOWTO "Job file parameters": numeric values in parentheses, + - * / % ^
+        // HOWTO "Job file parameters": a value in parentheses, + - * / % ^; the precedences and
+        // units of fio's exp/expression-parser.y
         for (e, v) in [
-            ("(1+2)*3", None),
-            ("((1+2)*3)", Some(9)),
-            ("(2*1024)", Some(2048)),
-            ("(2*1024)k", Some(2 << 20)),
-            ("(4k+4k)", Some(8192)),
-            ("(1m/4)", Some(262_144)),
-            ("(10-3)", Some(7)),
-            ("(7/2)", Some(3)),
-            ("(10%4)", Some(2)),
-            ("(2^10)", Some(1024)),
-            ("(2^3^2)", Some(512)),
-            ("(-2+10)", Some(8)),
-            ("( 3 * (4 + 1) )", Some(15)),
-            ("(1.5k*2)", Some(3072)),
+            ("(1+2)*3", 9),
+            ("((1+2)*3)", 9),
+            ("(2*1024)", 2048),
+            ("(2*1024)k", 2 << 20),
+            ("(4k+4k)", 8192),
+            ("(1m/4)", 262_144),
+            ("(1+2k)", 2049),
+            ("(8/2k)", 4096),
+            ("(2k*3)", 6144),
+            ("(10-3)", 7),
+            ("(7/2)", 3),
+            ("(10%4)", 2),
+            ("(2^10)", 1024),
+            ("(2^3^2)", 512),
+            ("(2*7%4)", 6),
+            ("(-2+10)", 8),
+            ("( 3 * (4 + 1) )", 15),
+            ("(0x10*2)", 32),
+            ("(1kib)", 1000),
+            ("(1KB)", 1024),
         ] {
-            match v {
-                Some(v) => assert_eq!(parse_size(e, 1024), Ok(v), "{e}"),
-                None => assert!(parse_size(e, 1024).is_err(), "{e}"),
-            }
+            assert_eq!(parse_size(e, 1024), Ok(v), "{e}");
         }
-        // the whole expression in parentheses, a unit after it, nothing else
+        // kb_base does not reach fio's expression units
+        assert_eq!(parse_size("(4k)", 1000), Ok(4096));
         for bad in [
             "$((2*1024))k",
             "(2*1024",
@@ -779,17 +793,19 @@ mod tests {
             "(2-3)",
             "(2<<3)",
             "(x*2)",
-            "(2)+1",
             "(2)q",
+            "(1.5k)",
+            "(2)(3)",
         ] {
             let e = parse_size(bad, 1024).unwrap_err();
             assert!(!e.contains('\n'), "{e}");
         }
-        // times: microseconds inside an expression, a unit after it is the result's unit
+        // times: microseconds unless a unit says otherwise; fio's units us ms s h d
         assert_eq!(parse_time("(1000*1000)", 1.0), Ok(1.0));
         assert_eq!(parse_time("(2*5)s", 1.0), Ok(10.0));
-        assert_eq!(parse_time("(1+1)m", 1.0), Ok(120.0));
         assert_eq!(parse_time("(1s+500ms)", 1.0), Ok(1.5));
+        assert_eq!(parse_time("(1h)", 1.0), Ok(3600.0));
+        assert!(parse_time("(1m)", 1.0).is_err(), "m is a mebibyte to fio");
     }
 
     #[test]
