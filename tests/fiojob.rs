@@ -528,3 +528,102 @@ fn verify_pattern_and_verify_on_a_read_job_are_refused_with_file_and_line() {
     }
     assert!(r.stdout.is_empty());
 }
+
+/// `--repeat N` with a job file: N stored runs of the whole file (every phase), one group, the
+/// summary of `iolab run --repeat`; formats of one run's document are refused.
+#[test]
+fn repeat_runs_the_whole_job_file_n_times_as_one_group() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let f = fixture("sizebound.fio");
+    let r = iolab_in(&data, &db, &["run", &f, "--repeat", "2", "--json", "-q"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("saved as group g1 (runs 1, 2)"),
+        "{}",
+        r.stderr
+    );
+    let v = r.json();
+    assert_eq!(v["schema"], "iolab-repeat/1");
+    assert_eq!(v["run_ids"], serde_json::json!([1, 2]));
+    for run in v["runs"].as_array().unwrap() {
+        // each repetition is the whole file: both phases, exact sizes, the text kept
+        let cells = run["runs"].as_array().unwrap();
+        assert_eq!(cells.len(), 2, "{run}");
+        assert_eq!(cells[0]["results"]["read"]["bytes"], 2 * 8 * 1024 * 1024);
+        assert_eq!(cells[1]["results"]["write"]["bytes"], 4 * 1024 * 1024);
+        assert_eq!(
+            run["jobfile"]["files"][0]["text"],
+            std::fs::read_to_string(&f).unwrap()
+        );
+    }
+    let s = v["summary"].as_array().unwrap();
+    assert!(
+        s.iter()
+            .any(|r| r["cell"] == "rndrd" && r["op"] == "read" && r["stat"]["n"] == 2),
+        "{v}"
+    );
+    // the table: one line per repetition, then the summary
+    let r = iolab_in(&data, &db, &["run", &f, "--repeat", "2"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("repetition 2/2: rndrd"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("summary of 2 repetitions"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        entries(&data).iter().all(|e| !e.starts_with("iolab-file")),
+        "the sets were the runs': removed"
+    );
+    let r = iolab_in(
+        &data,
+        &db,
+        &["run", &f, "--repeat", "2", "--output-format", "fio-json"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(r.stderr.contains("--repeat"), "{}", r.stderr);
+}
+
+/// fio's arithmetic (`(...)` values, reserved keywords with math) end to end; anything else is
+/// one line naming file:line.
+#[test]
+fn arithmetic_values_are_evaluated_as_fio_does() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("m.fio");
+    std::fs::write(
+        &p,
+        format!(
+            "[m]\nrw=randread\nbs=(2*2)k\nsize=((1+1)*512k)\nnumjobs=(2^1)\nruntime=(500*1000)\ntime_based\ndirectory={}\n",
+            d.path().display()
+        ),
+    )
+    .unwrap();
+    let r = iolab_in(
+        d.path(),
+        &test_db(),
+        &["run", p.to_str().unwrap(), "--no-save", "--json", "-q"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["job"]["bs_bytes"], 4096);
+    assert_eq!(v["job"]["threads"], 2);
+    let opts = &v["jobfile"]["jobs"][0]["iolab_args"];
+    assert!(opts.to_string().contains("0.5"), "{opts}");
+    std::fs::write(&p, "[m]\nrw=read\nsize=$((2*1024))k\n").unwrap();
+    let r = iolab_in(
+        d.path(),
+        &test_db(),
+        &["run", p.to_str().unwrap(), "--no-save"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("m.fio:3: size=$((2*1024))k"),
+        "{}",
+        r.stderr
+    );
+}

@@ -48,11 +48,6 @@ pub fn is_jobfile(p: &Path) -> bool {
 /// Reads, parses and translates the job files of `iolab run JOBFILE...`. Unsupported options
 /// are refused (one line each) unless `--ignore-unsupported`.
 pub fn load(a: &RunArgs) -> Result<FioRun> {
-    if a.repeat > 1 {
-        return Err(Error::usage(
-            "--repeat cannot be used with job files yet; run the file several times",
-        ));
-    }
     let read = |p: &Path| std::fs::read_to_string(p);
     // fio's reserved names first ($ncpus, $pagesize, $mb_memory), then the environment
     let env = |k: &str| match k {
@@ -317,6 +312,10 @@ impl Ctx<'_> {
     fn int(&self, k: &str) -> Result<Option<u64>> {
         match self.val(k) {
             None => Ok(None),
+            // an expression `(...)` as for sizes (fio's str_to_decimal)
+            Some(v) if fiojob::is_expression(&v) => fiojob::parse_size(&v, self.kb)
+                .map(Some)
+                .map_err(|e| self.bad(k, e)),
             Some(v) => v
                 .trim()
                 .parse::<u64>()

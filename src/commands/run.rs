@@ -382,6 +382,13 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
         )));
     }
     let fmt = a.format();
+    if a.repeat > 1 && !matches!(fmt, OutputFormat::Normal | OutputFormat::Json) {
+        return Err(Error::usage(format!(
+            "--output-format {} prints the document of one run: it cannot be used with --repeat (use --json for the repetitions' summary, or run them one by one)",
+            fmt.to_possible_value()
+                .map_or_else(String::new, |v| v.get_name().to_string())
+        )));
+    }
     let run = cli::fiojob::load(a)?;
     let mut plans = Vec::new();
     for ph in 0..run.phases {
@@ -414,12 +421,153 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
             ));
         }
     }
+    let reps = a.repeat.max(1);
     let mut db = if a.no_save {
         None
     } else {
         Some(open_store(&a.db)?)
     };
     let stop = stop_flag();
+    // --repeat N: N stored runs of the whole job file, as a group (as `iolab run --repeat`)
+    let group = match (&mut db, reps > 1) {
+        (Some(s), true) => Some(s.new_group("run", a.label.as_deref(), reps)?),
+        _ => None,
+    };
+    let mut saved_ids = Vec::new();
+    let mut not_saved = None;
+    let mut worst = 0;
+    for rep in 0..reps {
+        let (doc, jobfile, failed) = match run_jobfile_once(&run, &mut plans, &stop, &warnings) {
+            Ok(x) => x,
+            Err(e) => {
+                if rep == 0 {
+                    remove_created_dirs(&plans);
+                    return Err(e);
+                }
+                // earlier repetitions were measured and saved
+                eprintln!("iolab: {e}");
+                worst = e.exit as i32;
+                break;
+            }
+        };
+        let printed = Printed {
+            doc: &doc,
+            multi: run.phases > 1,
+            bins: false,
+            jobfile: Some(jobfile),
+        };
+        let json = crate::output::document::Document::json(&printed);
+        let mut saved = None;
+        if let Some(s) = &mut db {
+            match s.save_run(&doc, &json, group.map(|g| (g, rep + 1)), None) {
+                Ok(id) => {
+                    saved = Some(id);
+                    saved_ids.push(id);
+                }
+                Err(e) => not_saved = Some(kept_instead(&s.path, &e.msg, &json)),
+            }
+        }
+        if reps == 1 {
+            let bins = matches!(fmt, OutputFormat::JsonPlus | OutputFormat::FioJsonPlus);
+            match fmt {
+                OutputFormat::Normal => emit(&printed, false),
+                OutputFormat::Json | OutputFormat::JsonPlus => {
+                    emit(&Printed { bins, ..printed }, true)
+                }
+                OutputFormat::FioJson | OutputFormat::FioJsonPlus => {
+                    emit(&crate::output::fio::FioDoc { doc: &doc, bins }, true)
+                }
+            }
+            if let (None, Some(s), Some(id)) = (&not_saved, &db, saved) {
+                eprintln!("saved as run {id} in {}", s.path.display());
+            }
+        } else if fmt == OutputFormat::Normal {
+            let head: Vec<String> = doc
+                .runs
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{} {:.0} IOPS",
+                        c.mode,
+                        c.results.read.iops + c.results.write.iops
+                    )
+                })
+                .collect();
+            print_out(&format!(
+                "repetition {}/{reps}: {}\n",
+                rep + 1,
+                head.join(", ")
+            ));
+        }
+        let code = if let Some(e) = &failed {
+            e.exit as i32
+        } else if doc.interrupted {
+            Exit::Interrupted as i32
+        } else if doc.runs.iter().any(|c| c.total_errors() > 0) {
+            Exit::IoErrors as i32
+        } else {
+            0
+        };
+        if code != 0 {
+            worst = code;
+        }
+        if doc.interrupted || failed.is_some() || not_saved.is_some() {
+            break;
+        }
+    }
+    remove_created_dirs(&plans);
+    // a group is made only for --repeat N > 1 with a store
+    if let (Some(s), Some(g)) = (&db, group) {
+        let rows = history::group_summary(s, &saved_ids)?;
+        if fmt == OutputFormat::Json {
+            let docs: Vec<serde_json::Value> = saved_ids
+                .iter()
+                .map(|&id| s.doc(id))
+                .collect::<std::result::Result<_, _>>()?;
+            print_json(
+                &serde_json::json!({"schema": "iolab-repeat/1", "group": format!("g{g}"), "run_ids": saved_ids, "runs": docs, "summary": rows}),
+            );
+        } else {
+            print_out(&history::render_summary(&rows, saved_ids.len()));
+        }
+        if not_saved.is_none() {
+            eprintln!(
+                "saved as group g{g} (runs {}) in {}",
+                saved_ids
+                    .iter()
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                s.path.display()
+            );
+        }
+    }
+    if let Some(why) = not_saved {
+        eprintln!("iolab: error: the results above were not saved: {why}");
+        return Ok(Exit::NotSaved as i32);
+    }
+    Ok(worst)
+}
+
+/// The directories the job file's phases created, removed after the last repetition (a later
+/// phase or repetition may use them) unless kept.
+fn remove_created_dirs(plans: &[crate::spec::plan::Plan]) {
+    for p in plans {
+        if p.created_dir && !p.keep {
+            let _ = std::fs::remove_dir(&p.fileset.dir);
+        }
+    }
+}
+
+/// One run of the whole job file: its phases one after the other, made into one document (and
+/// its `jobfile` part). An error in a later phase keeps the phases before it (the error is
+/// returned beside the document); no phase measured is an error.
+fn run_jobfile_once(
+    run: &cli::fiojob::FioRun,
+    plans: &mut [crate::spec::plan::Plan],
+    stop: &AtomicBool,
+    warnings: &[crate::model::run::Warning],
+) -> Result<(RunDoc, serde_json::Value, Option<Error>)> {
     let mut docs: Vec<RunDoc> = Vec::new();
     let mut failed: Option<Error> = None;
     for plan in plans.iter_mut() {
@@ -433,9 +581,8 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
                 break;
             }
         };
-        let r = runner::run(plan, &stop, |_| {});
+        let r = runner::run(plan, stop, |_| {});
         drop(lock);
-        // a directory the run created is removed after the last phase (a later one may use it)
         match r {
             Ok(d) => {
                 let interrupted = d.interrupted;
@@ -448,11 +595,6 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
                 failed = Some(e);
                 break;
             }
-        }
-    }
-    for p in &plans {
-        if p.created_dir && !p.keep {
-            let _ = std::fs::remove_dir(&p.fileset.dir);
         }
     }
     let Some(first) = docs.first() else {
@@ -492,7 +634,7 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
     if failed.is_some() {
         doc.interrupted = true;
     }
-    doc.warnings.extend(warnings);
+    doc.warnings.extend(warnings.iter().cloned());
     let jobfile = serde_json::json!({
         "files": run.files.iter().map(|f| serde_json::json!({"path": f.path, "text": f.text})).collect::<Vec<_>>(),
         "phases": phases,
@@ -507,44 +649,5 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
             "notes": j.notes,
         })).collect::<Vec<_>>(),
     });
-    let printed = Printed {
-        doc: &doc,
-        multi: run.phases > 1,
-        bins: false,
-        jobfile: Some(jobfile),
-    };
-    let json = crate::output::document::Document::json(&printed);
-    let mut not_saved = None;
-    let mut saved = None;
-    if let Some(s) = &mut db {
-        match s.save_run(&doc, &json, None, None) {
-            Ok(id) => saved = Some(id),
-            Err(e) => not_saved = Some(kept_instead(&s.path, &e.msg, &json)),
-        }
-    }
-    let bins = matches!(fmt, OutputFormat::JsonPlus | OutputFormat::FioJsonPlus);
-    match fmt {
-        OutputFormat::Normal => emit(&printed, false),
-        OutputFormat::Json | OutputFormat::JsonPlus => emit(&Printed { bins, ..printed }, true),
-        OutputFormat::FioJson | OutputFormat::FioJsonPlus => {
-            emit(&crate::output::fio::FioDoc { doc: &doc, bins }, true)
-        }
-    }
-    if let Some(why) = not_saved {
-        eprintln!("iolab: error: the results above were not saved: {why}");
-        return Ok(Exit::NotSaved as i32);
-    }
-    if let (Some(s), Some(id)) = (&db, saved) {
-        eprintln!("saved as run {id} in {}", s.path.display());
-    }
-    if let Some(e) = failed {
-        return Ok(e.exit as i32);
-    }
-    if doc.interrupted {
-        return Ok(Exit::Interrupted as i32);
-    }
-    if doc.runs.iter().any(|c| c.total_errors() > 0) {
-        return Ok(Exit::IoErrors as i32);
-    }
-    Ok(0)
+    Ok((doc, jobfile, failed))
 }

@@ -234,8 +234,30 @@ fn strip_comment(l: &str) -> String {
     l.to_string()
 }
 
-/// `$NAME` and `${NAME}` replaced by the environment's value; an unset name is an error.
+/// `$NAME` and `${NAME}` replaced by the environment's value; an unset name is an error. A
+/// value that uses one of fio's reserved keywords in arithmetic (`8*$mb_memory`) becomes the
+/// expression `(8*16384)`, as fio evaluates it.
 fn substitute(v: &str, file: &str, line: usize, src: &Source) -> Result<String> {
+    let mut reserved = false;
+    let out = substitute_names(v, file, line, src, &mut reserved)?;
+    let arithmetic = out.contains(['+', '-', '*', '/', '%', '^'])
+        && out.starts_with(|c: char| c.is_ascii_digit() || c == '(')
+        && out
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-*/%^(). ".contains(c));
+    if reserved && arithmetic && !is_expression(&out) {
+        return Ok(format!("({out})"));
+    }
+    Ok(out)
+}
+
+fn substitute_names(
+    v: &str,
+    file: &str,
+    line: usize,
+    src: &Source,
+    reserved: &mut bool,
+) -> Result<String> {
     let mut out = String::new();
     let mut rest = v;
     while let Some(i) = rest.find('$') {
@@ -259,6 +281,7 @@ fn substitute(v: &str, file: &str, line: usize, src: &Source) -> Result<String> 
             rest = after;
             continue;
         }
+        *reserved |= RESERVED.contains(&name);
         match (src.env)(name) {
             Some(x) => out.push_str(&x),
             None => {
@@ -277,6 +300,27 @@ fn substitute(v: &str, file: &str, line: usize, src: &Source) -> Result<String> 
 /// suffix b, k, kb, ki, kib, m, ... p. With `kb_base` 1024 (fio's default) k/kb/K/KB are powers
 /// of 1024 and ki/kib powers of 1000; with 1000 the other way round. Hex `0x..` is taken too.
 pub fn parse_size(s: &str, kb_base: u32) -> std::result::Result<u64, String> {
+    if is_expression(s) {
+        // fio's expression lexer: k/kb, m/mb, ... p/pb are powers of 1024, kib, mib, gib, pib
+        // powers of 1000, whatever kb_base says
+        let unit = |u: &str| {
+            let p = |e: u32| 1024i128.pow(e);
+            Some(match u.to_ascii_lowercase().as_str() {
+                "k" | "kb" => p(1),
+                "m" | "mb" => p(2),
+                "g" | "gb" => p(3),
+                "t" | "tb" => p(4),
+                "p" | "pb" => p(5),
+                "kib" => 1_000,
+                "mib" => 1_000_000,
+                "gib" => 1_000_000_000,
+                "pib" => 1_000_000_000_000,
+                _ => return None,
+            })
+        };
+        let v = eval_expression(s, &unit)?;
+        return u64::try_from(v).map_err(|_| format!("'{s}' is not a byte count (it is {v})"));
+    }
     let t = s.trim();
     if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         return u64::from_str_radix(h, 16).map_err(|_| format!("'{s}' is not a number"));
@@ -320,6 +364,22 @@ pub fn parse_size(s: &str, kb_base: u32) -> std::result::Result<u64, String> {
 /// insensitive); without a unit, `default_unit_s` seconds (1 for runtime, 1e-6 for
 /// microsecond options).
 pub fn parse_time(s: &str, default_unit_s: f64) -> std::result::Result<f64, String> {
+    if is_expression(s) {
+        // fio: an expression's time is in microseconds; its lexer's time units are us, ms, s,
+        // h and d (`m` there is a mebibyte, not a minute: refused)
+        let unit = |u: &str| {
+            Some(match u.to_ascii_lowercase().as_str() {
+                "us" => 1,
+                "ms" => 1_000,
+                "s" => 1_000_000,
+                "h" => 3_600_000_000,
+                "d" => 86_400_000_000,
+                _ => return None,
+            })
+        };
+        let v = eval_expression(s, &unit)?;
+        return Ok(v as f64 * 1e-6);
+    }
     let t = s.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -339,6 +399,190 @@ pub fn parse_time(s: &str, default_unit_s: f64) -> std::result::Result<f64, Stri
         _ => return Err(format!("'{s}' is not a time (e.g. 30, 30s, 5m, 250ms)")),
     };
     Ok(n * mult)
+}
+
+/// fio's reserved keywords (HOWTO "Reserved keywords"): replaced by the system's values, and a
+/// value that uses one with arithmetic (`size=8*$mb_memory`) is evaluated as an expression.
+pub const RESERVED: &[&str] = &["pagesize", "mb_memory", "ncpus"];
+
+/// Is this value one of fio's arithmetic expressions? fio evaluates a numeric value that starts
+/// with `(` (HOWTO "Job file parameters": "provided it is surrounded by parentheses"); `4k` and
+/// `1k-4k` are not expressions.
+pub fn is_expression(s: &str) -> bool {
+    s.trim_start().starts_with('(')
+}
+
+/// Evaluates one of fio's arithmetic expressions (the whole value) as fio's grammar
+/// (exp/expression-parser.y) does for integers: whole numbers (decimal or `0x` hex), `+ - * /
+/// % ^`, unary minus, parentheses, and unit suffixes (`unit`'s factor) as postfix operators.
+/// Precedence, lowest first, as fio's: `+ -`; a unit; `* /`; `^` (right to left); `%`; unary
+/// minus. So `(1+2k)` is 1 + 2048, `(8/2k)` is (8/2)k, `(2*1024)k` and `(1+2)*3` are whole
+/// expressions. Anything else (`$((...))`, names, decimals, `<<`) is refused.
+fn eval_expression(
+    s: &str,
+    unit: &dyn Fn(&str) -> Option<i128>,
+) -> std::result::Result<u128, String> {
+    let mut p = Expr {
+        toks: tokenize(s)?,
+        i: 0,
+        s,
+        unit,
+    };
+    let v = p.expr(0)?;
+    if p.i != p.toks.len() {
+        return Err(p.err("text after the expression"));
+    }
+    u128::try_from(v).map_err(|_| format!("'{s}' is negative ({v})"))
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Num(i128),
+    Unit(String),
+    Op(char),
+}
+
+fn tokenize(s: &str) -> std::result::Result<Vec<Tok>, String> {
+    let bad = |why: String| {
+        format!(
+            "'{s}' is not an arithmetic expression fio takes ({why}; fio's are whole numbers with units, + - * / % ^ and parentheses)"
+        )
+    };
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i] as char;
+        if c == ' ' || c == '\t' {
+            i += 1;
+        } else if "+-*/%^()".contains(c) {
+            out.push(Tok::Op(c));
+            i += 1;
+        } else if c.is_ascii_digit() {
+            let hex = s[i..].starts_with("0x") || s[i..].starts_with("0X");
+            let start = if hex { i + 2 } else { i };
+            let mut j = start;
+            while j < b.len()
+                && (b[j] as char).is_ascii_hexdigit()
+                && (hex || b[j].is_ascii_digit())
+            {
+                j += 1;
+            }
+            if j < b.len() && b[j] == b'.' {
+                return Err(bad("decimal numbers are refused".into()));
+            }
+            let n = i128::from_str_radix(&s[start..j], if hex { 16 } else { 10 })
+                .map_err(|_| bad(format!("'{}' is not a number", &s[i..j])))?;
+            out.push(Tok::Num(n));
+            i = j;
+        } else if c.is_ascii_alphabetic() {
+            let mut j = i;
+            while j < b.len() && b[j].is_ascii_alphabetic() {
+                j += 1;
+            }
+            out.push(Tok::Unit(s[i..j].to_string()));
+            i = j;
+        } else {
+            return Err(bad(format!("'{c}'")));
+        }
+    }
+    Ok(out)
+}
+
+/// Precedence climbing over fio's yacc precedences.
+struct Expr<'a> {
+    toks: Vec<Tok>,
+    i: usize,
+    s: &'a str,
+    unit: &'a dyn Fn(&str) -> Option<i128>,
+}
+
+/// (operator, precedence, right-associative)
+const BINARY: &[(char, u8, bool)] = &[
+    ('+', 1, false),
+    ('-', 1, false),
+    ('*', 3, false),
+    ('/', 3, false),
+    ('^', 4, true),
+    ('%', 5, false),
+];
+/// A unit suffix binds between `+ -` and `* /`.
+const UNIT_PREC: u8 = 2;
+
+impl Expr<'_> {
+    fn err(&self, why: &str) -> String {
+        format!(
+            "'{}' is not an arithmetic expression fio takes: {why}",
+            self.s
+        )
+    }
+    fn expr(&mut self, min: u8) -> std::result::Result<i128, String> {
+        let mut v = self.unary()?;
+        loop {
+            match self.toks.get(self.i).cloned() {
+                Some(Tok::Unit(u)) if UNIT_PREC >= min => {
+                    let m =
+                        (self.unit)(&u).ok_or_else(|| self.err(&format!("unknown unit '{u}'")))?;
+                    self.i += 1;
+                    v = v.checked_mul(m).ok_or_else(|| self.err("overflow"))?;
+                }
+                Some(Tok::Op(c)) => {
+                    let Some(&(_, prec, right)) = BINARY.iter().find(|(o, _, _)| *o == c) else {
+                        break;
+                    };
+                    if prec < min {
+                        break;
+                    }
+                    self.i += 1;
+                    let r = self.expr(if right { prec } else { prec + 1 })?;
+                    v = self.apply(c, v, r)?;
+                }
+                _ => break,
+            }
+        }
+        Ok(v)
+    }
+    fn apply(&self, op: char, a: i128, b: i128) -> std::result::Result<i128, String> {
+        if matches!(op, '/' | '%') && b == 0 {
+            return Err(self.err("division by zero"));
+        }
+        let r = match op {
+            '+' => a.checked_add(b),
+            '-' => a.checked_sub(b),
+            '*' => a.checked_mul(b),
+            '/' => a.checked_div(b),
+            '%' => a.checked_rem(b),
+            _ => {
+                let e = u32::try_from(b).map_err(|_| self.err("a negative or huge exponent"))?;
+                a.checked_pow(e)
+            }
+        };
+        r.ok_or_else(|| self.err("overflow"))
+    }
+    fn unary(&mut self) -> std::result::Result<i128, String> {
+        match self.toks.get(self.i).cloned() {
+            Some(Tok::Op('-')) => {
+                self.i += 1;
+                Ok(-self.unary()?)
+            }
+            Some(Tok::Num(n)) => {
+                self.i += 1;
+                Ok(n)
+            }
+            Some(Tok::Op('(')) => {
+                self.i += 1;
+                let v = self.expr(0)?;
+                if self.toks.get(self.i) != Some(&Tok::Op(')')) {
+                    return Err(self.err("a '(' without its ')'"));
+                }
+                self.i += 1;
+                Ok(v)
+            }
+            Some(Tok::Op(c)) => Err(self.err(&format!("'{c}' where a number belongs"))),
+            Some(Tok::Unit(u)) => Err(self.err(&format!("'{u}' where a number belongs"))),
+            None => Err(self.err("it ends where a number belongs")),
+        }
+    }
 }
 
 /// A bool option: bare (true), 0/1, true/false, yes/no, on/off.
@@ -509,6 +753,78 @@ mod tests {
         for bad in ["abc", "4q", "", "k", "1.1b"] {
             assert!(parse_size(bad, 1024).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn fio_arithmetic_expressions() {
+        // HOWTO "Job file parameters": a value in parentheses, + - * / % ^; the precedences and
+        // units of fio's exp/expression-parser.y
+        for (e, v) in [
+            ("(1+2)*3", 9),
+            ("((1+2)*3)", 9),
+            ("(2*1024)", 2048),
+            ("(2*1024)k", 2 << 20),
+            ("(4k+4k)", 8192),
+            ("(1m/4)", 262_144),
+            ("(1+2k)", 2049),
+            ("(8/2k)", 4096),
+            ("(2k*3)", 6144),
+            ("(10-3)", 7),
+            ("(7/2)", 3),
+            ("(10%4)", 2),
+            ("(2^10)", 1024),
+            ("(2^3^2)", 512),
+            ("(2*7%4)", 6),
+            ("(-2+10)", 8),
+            ("( 3 * (4 + 1) )", 15),
+            ("(0x10*2)", 32),
+            ("(1kib)", 1000),
+            ("(1KB)", 1024),
+        ] {
+            assert_eq!(parse_size(e, 1024), Ok(v), "{e}");
+        }
+        // kb_base does not reach fio's expression units
+        assert_eq!(parse_size("(4k)", 1000), Ok(4096));
+        for bad in [
+            "$((2*1024))k",
+            "(2*1024",
+            "(2*)",
+            "(1/0)",
+            "(2-3)",
+            "(2<<3)",
+            "(x*2)",
+            "(2)q",
+            "(1.5k)",
+            "(2)(3)",
+        ] {
+            let e = parse_size(bad, 1024).unwrap_err();
+            assert!(!e.contains('\n'), "{e}");
+        }
+        // times: microseconds unless a unit says otherwise; fio's units us ms s h d
+        assert_eq!(parse_time("(1000*1000)", 1.0), Ok(1.0));
+        assert_eq!(parse_time("(2*5)s", 1.0), Ok(10.0));
+        assert_eq!(parse_time("(1s+500ms)", 1.0), Ok(1.5));
+        assert_eq!(parse_time("(1h)", 1.0), Ok(3600.0));
+        assert!(parse_time("(1m)", 1.0).is_err(), "m is a mebibyte to fio");
+    }
+
+    #[test]
+    fn reserved_keywords_with_arithmetic_are_expressions() {
+        // HOWTO "Reserved keywords": size=8*$mb_memory
+        let j = parse_with(
+            &[(
+                "d/job.fio",
+                "[a]\nsize=8*$mb_memory\nnumjobs=$ncpus\nbs=$pagesize\ndirectory=/x/$ncpus-y\n",
+            )],
+            &[("mb_memory", "16"), ("ncpus", "4"), ("pagesize", "4096")],
+        )
+        .unwrap();
+        let get = |k: &str| j.jobs[0].get(k).unwrap().value.clone().unwrap();
+        assert_eq!(get("size"), "(8*16)");
+        assert_eq!(parse_size(&get("size"), 1024), Ok(128));
+        assert_eq!(get("numjobs"), "4");
+        assert_eq!(get("bs"), "4096");
+        assert_eq!(get("directory"), "/x/4-y");
     }
 
     #[test]
