@@ -235,6 +235,8 @@ fn run_phase(
         .collect();
     let total_threads: u32 = units.iter().map(|u| u.job.threads).sum();
     let finished = AtomicUsize::new(0);
+    // set by the last worker to finish: wakes the live line at once
+    let all_done = crate::measure::iostat::StopSignal::new();
     let job0 = units[0].job;
     let start = Instant::now() + Duration::from_millis(5);
     let measure_start = start + Duration::from_secs_f64(job0.ramp_s);
@@ -261,7 +263,7 @@ fn run_phase(
         .collect();
     let live = !plan.quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
     let (u0, s0) = rusage();
-    let cell_done = AtomicBool::new(false);
+    let cell_done = crate::measure::iostat::StopSignal::new();
     let mut device = None;
     let results: Vec<Vec<std::io::Result<ThreadStats>>> = std::thread::scope(|s| {
         // The device sampler: one read of /proc/diskstats and /proc/stat per interval.
@@ -291,6 +293,7 @@ fn run_phase(
             let mut hs = Vec::new();
             for t in 0..u.job.threads {
                 let (sh, prog, finished) = (&shared[ui], &progress[ui][t as usize], &finished);
+                let all_done = &all_done;
                 let files_n = u.spec.files;
                 let name = if units.len() > 1 {
                     format!("iolab-r{ui}w{t}")
@@ -307,7 +310,9 @@ fn run_phase(
                         if r.is_err() {
                             sh.stop.store(true, Ordering::Relaxed);
                         }
-                        finished.fetch_add(1, Ordering::Release);
+                        if finished.fetch_add(1, Ordering::Release) + 1 == total_threads as usize {
+                            all_done.set();
+                        }
                         r
                     }) {
                     Ok(h) => hs.push(h),
@@ -324,7 +329,7 @@ fn run_phase(
         // the workers already running are stopped and joined, never a panic.
         if let Some(e) = spawn_err {
             stop.store(true, Ordering::Relaxed);
-            cell_done.store(true, Ordering::Relaxed);
+            cell_done.set();
             return Err(e);
         }
         if let Some(every) = plan.report_interval {
@@ -341,7 +346,7 @@ fn run_phase(
                 total_threads,
                 job0.limit,
                 &all,
-                &finished,
+                &all_done,
                 measure_start,
                 shared[0].deadline,
             );
@@ -354,7 +359,7 @@ fn run_phase(
                     .collect()
             })
             .collect();
-        cell_done.store(true, Ordering::Relaxed);
+        cell_done.set();
         device = sampler.map(|h| h.join().expect("sampler panicked"));
         Ok(r)
     })
@@ -657,15 +662,16 @@ fn monitor(
     threads: u32,
     limit: Limit,
     progress: &[&Progress],
-    finished: &AtomicUsize,
+    all_done: &crate::measure::iostat::StopSignal,
     measure_start: Instant,
     deadline: Option<Instant>,
 ) {
     let pb = indicatif::ProgressBar::new_spinner();
     pb.set_style(indicatif::ProgressStyle::with_template("{spinner} {msg}").expect("template"));
     let mut last = (Instant::now(), 0u64, 0u64);
-    while finished.load(Ordering::Acquire) < progress.len() {
-        std::thread::sleep(Duration::from_millis(250));
+    while !all_done.is_set() {
+        // a refresh every 250 ms; the end of the run wakes it at once
+        all_done.wait_until(Instant::now() + Duration::from_millis(250));
         let ops: u64 = progress.iter().map(|p| p.ops.load(Ordering::Relaxed)).sum();
         let bytes: u64 = progress
             .iter()

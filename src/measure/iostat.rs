@@ -5,7 +5,7 @@ pub use crate::model::device::{CpuPct, DeviceReport, Iostat, Sample};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// One line of /proc/diskstats. Kernels print 14 fields (before 4.18), 18 (with discards) or
@@ -242,50 +242,82 @@ pub fn between(a: &Reading, b: &Reading, t0: Instant) -> Sample {
 /// A last, partial sampling interval shorter than this is not part of the series.
 pub const SHORTEST_LAST: Duration = Duration::from_millis(200);
 
+/// A stop flag a sleeping thread waits on: [`StopSignal::set`] wakes every waiter at once,
+/// so a thread that only has to notice the end sleeps to its next deadline, costing no CPU.
+#[derive(Debug, Default)]
+pub struct StopSignal {
+    set: Mutex<bool>,
+    cv: Condvar,
+}
+
+impl StopSignal {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the flag and wakes every waiter.
+    pub fn set(&self) {
+        *self.set.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.cv.notify_all();
+    }
+
+    pub fn is_set(&self) -> bool {
+        *self.set.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Sleeps until `deadline` or until the flag is set, whichever comes first; returns
+    /// whether it is set.
+    pub fn wait_until(&self, deadline: Instant) -> bool {
+        let mut g = self.set.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if *g {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            g = self
+                .cv
+                .wait_timeout(g, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+}
+
 /// Samples the devices every `interval` from `start` until `stop` is set; returns the report.
-/// One read of /proc/diskstats and /proc/stat per interval, nothing per I/O.
+/// One read of /proc/diskstats and /proc/stat per interval, nothing per I/O. Between readings
+/// it sleeps on `stop` (no polling): it wakes at the next interval, or at once on the stop.
 pub fn sample_until(
     proc_root: &Path,
     devices: &[String],
     interval: Duration,
     start: Instant,
-    stop: &AtomicBool,
+    stop: &StopSignal,
 ) -> DeviceReport {
-    let now = Instant::now();
-    if start > now {
-        // sleep in small steps so a very short cell still ends promptly
-        while Instant::now() < start && !stop.load(Ordering::Relaxed) {
-            std::thread::sleep((start - Instant::now()).min(Duration::from_millis(20)));
-        }
-    }
+    stop.wait_until(start);
     let first = reading(proc_root, devices);
     let mut prev = first.clone();
     let mut series = Vec::new();
     let mut next = first.at + interval;
     loop {
-        let done = stop.load(Ordering::Relaxed);
-        if done || Instant::now() >= next {
-            let r = reading(proc_root, devices);
-            let since = r.at.saturating_duration_since(prev.at);
-            if since >= Duration::from_millis(50) || series.is_empty() || done {
-                // the last, partial interval: its rates and %util are per its real length
-                // (dur_s); one shorter than SHORTEST_LAST is left out of the series (a few
-                // ms of jiffy-rounded ticks are noise), the summary still covers it
-                if !done || series.is_empty() || since >= SHORTEST_LAST {
-                    series.push(between(&prev, &r, first.at));
-                }
-                prev = r;
+        let done = stop.wait_until(next);
+        let r = reading(proc_root, devices);
+        let since = r.at.saturating_duration_since(prev.at);
+        if since >= Duration::from_millis(50) || series.is_empty() || done {
+            // the last, partial interval: its rates and %util are per its real length
+            // (dur_s); one shorter than SHORTEST_LAST is left out of the series (a few
+            // ms of jiffy-rounded ticks are noise), the summary still covers it
+            if !done || series.is_empty() || since >= SHORTEST_LAST {
+                series.push(between(&prev, &r, first.at));
             }
-            next += interval;
-            if done {
-                break;
-            }
+            prev = r;
         }
-        std::thread::sleep(
-            Duration::from_millis(10)
-                .min(next.saturating_duration_since(Instant::now()))
-                .max(Duration::from_millis(1)),
-        );
+        next += interval;
+        if done {
+            break;
+        }
     }
     let summary = between(&first, &prev, first.at);
     DeviceReport {
@@ -306,11 +338,11 @@ pub fn with_sampler<T>(
     if devices.is_empty() {
         return (f(), None);
     }
-    let done = AtomicBool::new(false);
+    let done = StopSignal::new();
     std::thread::scope(|s| {
         let h = s.spawn(|| sample_until(proc_root, devices, interval, Instant::now(), &done));
         let r = f();
-        done.store(true, Ordering::Relaxed);
+        done.set();
         (r, Some(h.join().expect("sampler panicked")))
     })
 }
@@ -349,6 +381,36 @@ mod tests {
         );
         assert!(parse_line("garbage line").is_none());
         assert_eq!(parse_diskstats(&format!("{L14}\n{L20}\n")).len(), 2);
+    }
+
+    #[test]
+    fn sampler_returns_at_once_on_stop_not_at_the_next_interval() {
+        // a 10 s interval: a sampler that waited for its next reading would take 10 s
+        let stop = StopSignal::new();
+        let interval = Duration::from_secs(10);
+        let t0 = Instant::now();
+        let rep = std::thread::scope(|s| {
+            let h = s.spawn(|| sample_until(Path::new("/proc"), &[], interval, t0, &stop));
+            std::thread::sleep(Duration::from_millis(30));
+            assert!(!h.is_finished(), "the sampler ended before its stop");
+            stop.set();
+            h.join().unwrap()
+        });
+        assert!(t0.elapsed() < interval / 2, "waited for the interval");
+        // the only, partial interval stays in the series (nothing else would describe the run)
+        assert_eq!(rep.timeseries.len(), 1);
+        assert!(stop.is_set());
+        // a stop set before the start: no wait for the start either
+        let stop = StopSignal::new();
+        stop.set();
+        let t1 = Instant::now();
+        sample_until(Path::new("/proc"), &[], interval, t1 + interval, &stop);
+        assert!(t1.elapsed() < interval / 2);
+        // and wait_until still sleeps to its deadline when nothing stops it
+        let idle = StopSignal::new();
+        let d = Instant::now() + Duration::from_millis(20);
+        assert!(!idle.wait_until(d));
+        assert!(Instant::now() >= d);
     }
 
     #[test]
