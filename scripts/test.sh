@@ -20,7 +20,7 @@ if [ "$(id -u)" -eq 0 ] && [ -z "${IOLAB_TEST_PG_URL:-}${IOLAB_TEST_MYSQL_URL:-}
   fi
 fi
 set +e
-cargo test --quiet -- --nocapture --test-threads=1 2>&1 | tee "$log"
+cargo test --quiet --no-fail-fast -- --nocapture --test-threads=1 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e
 # A SKIP line may follow cargo's progress dots on the same line: match anywhere, once per line.
