@@ -284,9 +284,17 @@ fn fio_json_has_one_job_per_fio_job_and_the_text_names_the_phases() {
         [
             ("log".to_string(), 0),
             ("pages".to_string(), 0),
-            ("rndwr".to_string(), 1)
+            ("after".to_string(), 1)
         ]
     );
+    // each job's options are its file's, resolved ([global] included), not rebuilt from iolab's
+    let after = &v["jobs"][2]["job options"];
+    assert_eq!(after["wait_for"], "pages", "{after}");
+    assert_eq!(after["rw"], "randwrite", "{after}");
+    assert_eq!(after["size"], "4m", "{after}");
+    assert_eq!(after["time_based"], "", "{after}");
+    assert_eq!(v["jobs"][0]["job options"]["fdatasync"], "1");
+    assert!(v["jobs"][0]["job options"].get("wait_for").is_none());
     let r = iolab_in(d.path(), &test_db(), &["run", &f, "--no-save", "-q"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
