@@ -635,3 +635,71 @@ fn arithmetic_values_are_evaluated_as_fio_does() {
         r.stderr
     );
 }
+
+/// Writes `text` as `job.fio` in a directory of its own (beside the data directory `dir`) and
+/// runs it with `extra` options; the JSON document.
+fn run_text(dir: &Path, text: &str, extra: &[&str]) -> serde_json::Value {
+    let jobs = tempfile::tempdir().unwrap();
+    let p = jobs.path().join("job.fio");
+    std::fs::write(&p, text).unwrap();
+    let mut args = vec!["run", p.to_str().unwrap(), "--json", "--no-save", "-q"];
+    args.extend_from_slice(extra);
+    let r = iolab_in(dir, &test_db(), &args);
+    assert_eq!(r.code, 0, "{text}\n{}", r.stderr);
+    r.json()
+}
+
+fn notes_of(v: &serde_json::Value, job: usize) -> Vec<String> {
+    v["jobfile"]["jobs"][job]["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn invalidate_0_and_a_missing_norandommap_are_noted() {
+    let d = tempfile::tempdir().unwrap();
+    let text = "[global]\ndirectory=${IOLAB_FIO_DIR}\nsize=1m\nbs=4k\n\n\
+                [cold]\nrw=randread\ninvalidate=0\n\n\
+                [mapped]\nstonewall\nrw=randread\nnorandommap\n\n\
+                [timed]\nstonewall\nrw=randread\nruntime=1\ntime_based\n";
+    let v = run_text(d.path(), text, &[]);
+    let cold = notes_of(&v, 0);
+    assert!(
+        cold.iter()
+            .any(|n| n.starts_with("invalidate=0: iolab still evicts")),
+        "{cold:?}"
+    );
+    assert!(
+        cold.iter()
+            .any(|n| n.contains("without norandommap") && n.contains("draws 256 offsets")),
+        "{cold:?}"
+    );
+    // with norandommap, and time-bound: fio draws with repetition too, nothing to say
+    assert!(notes_of(&v, 1).is_empty(), "{:?}", notes_of(&v, 1));
+    assert!(notes_of(&v, 2).is_empty(), "{:?}", notes_of(&v, 2));
+    // the notes are the document's warnings too
+    let warned: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "fio_option_approximated")
+        .map(|w| w["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(warned.len(), 2, "{warned:?}");
+    assert!(
+        warned.iter().all(|w| w.starts_with("job cold: ")),
+        "{warned:?}"
+    );
+    // --warm reads the set in: invalidate=0 is then no approximation
+    let v = run_text(d.path(), text, &["--warm"]);
+    assert!(
+        !notes_of(&v, 0)
+            .iter()
+            .any(|n| n.starts_with("invalidate=0")),
+        "{:?}",
+        notes_of(&v, 0)
+    );
+}

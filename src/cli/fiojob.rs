@@ -715,7 +715,19 @@ fn translate_job(
                 )));
             }
             f("ops", ops.to_string());
+            // fio's random map: a size-bound random job touches each block once per loop
+            if random && !c.bool("norandommap")?.unwrap_or(false) {
+                notes.push(format!(
+                    "size-bound random job without norandommap: fio would touch each block once per loop; iolab draws {ops} offsets with repetition (some blocks twice, some not at all), as fio does with norandommap"
+                ));
+            }
         }
+    }
+    // invalidate=0: fio leaves the page cache as it is; iolab has no such run
+    if c.bool("invalidate")? == Some(false) && !a.warm {
+        notes.push(
+            "invalidate=0: iolab still evicts the file set from the page cache before the phase (fio would leave the cache as it is); run with --warm to read the set in instead".into(),
+        );
     }
     if let Some(r) = c.time("ramp_time")?
         && r > 0.0
