@@ -46,7 +46,6 @@ fn size_bound_jobs_move_exactly_size_bytes_and_clones_have_their_files() {
     assert_eq!(r["mode"], "rndrd");
     assert_eq!(r["results"]["read"]["bytes"], 2 * 8 * 1024 * 1024);
     assert_eq!(r["results"]["read"]["ops"], 2 * 2048);
-    assert_eq!(r["job"]["files"], 4, "numjobs x nrfiles files");
     assert_eq!(r["job"]["threads"], 2);
     // writer: size=4m in 16k writes, an fsync every 8
     let w = &runs[1];
@@ -61,6 +60,27 @@ fn size_bound_jobs_move_exactly_size_bytes_and_clones_have_their_files() {
             .iter()
             .all(|e| !e.starts_with("iolab-file"))
     );
+    // numjobs x nrfiles files on disk, each size / nrfiles bytes: the reader alone, kept
+    let kept = tempfile::tempdir().unwrap();
+    let reader =
+        "[reader]\ndirectory=${IOLAB_FIO_DIR}\nrw=randread\nbs=4k\nsize=8m\nnrfiles=2\nnumjobs=2\n";
+    run_text(kept.path(), reader, &["--keep"]);
+    let mut files: Vec<(String, u64)> = std::fs::read_dir(kept.path())
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("iolab-file"))
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.metadata().unwrap().len(),
+            )
+        })
+        .collect();
+    files.sort();
+    let want: Vec<(String, u64)> = (0..4)
+        .map(|i| (format!("iolab-file.{i}"), 4 * 1024 * 1024))
+        .collect();
+    assert_eq!(files, want, "2 clones x 2 files of 8m / 2");
 }
 
 #[test]
