@@ -211,7 +211,7 @@ fn role_name(s: &str) -> String {
 }
 
 /// Options that change nothing in what iolab runs (accepted, echoed).
-const ACCEPTED: &[&str] = &[
+pub const ACCEPTED: &[&str] = &[
     "name",
     "description",
     "thread",
@@ -226,7 +226,7 @@ const ACCEPTED: &[&str] = &[
 ];
 
 /// Options translated below.
-const MAPPED: &[&str] = &[
+pub const MAPPED: &[&str] = &[
     "filename",
     "directory",
     "size",
@@ -908,7 +908,7 @@ fn translate_job(
 }
 
 /// fio's checksum kinds of `verify=`: iolab's own header and CRC-32 stand in for each.
-const FIO_CHECKSUMS: &[&str] = &[
+pub const FIO_CHECKSUMS: &[&str] = &[
     "md5",
     "crc64",
     "crc32c",
