@@ -723,3 +723,238 @@ fn invalidate_0_and_a_missing_norandommap_are_noted() {
         notes_of(&v, 0)
     );
 }
+
+/// The cells of a job-file run, one per phase (`runs[]`, or the document itself for one phase).
+fn cells(v: &serde_json::Value) -> Vec<serde_json::Value> {
+    match v["runs"].as_array() {
+        Some(r) => r.clone(),
+        None => vec![v.clone()],
+    }
+}
+
+fn op(c: &serde_json::Value, op: &str) -> (u64, u64) {
+    let r = &c["results"][op];
+    (r["ops"].as_u64().unwrap(), r["bytes"].as_u64().unwrap())
+}
+
+fn codes(c: &serde_json::Value) -> Vec<String> {
+    c["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+const MIB: u64 = 1024 * 1024;
+
+/// Every engine iolab maps runs from a job file and moves exactly `size` bytes.
+#[test]
+fn each_engine_of_a_job_file_runs_and_moves_exactly_size() {
+    let d = tempfile::tempdir().unwrap();
+    let v = run_file(d.path(), "engines.fio");
+    let c = cells(&v);
+    assert_eq!(c.len(), 4, "one phase per job");
+    let want = [
+        ("libaio", "rndrd", "read", 256),
+        ("io_uring", "rndwr", "write", 256),
+        ("mmap", "seqrd", "read", 16),
+        ("null", "seqwr", "write", 256),
+    ];
+    for (c, (engine, mode, dir, ops)) in c.iter().zip(want) {
+        assert_eq!(c["job"]["engine"], engine, "{}", c["job"]);
+        assert_eq!(c["mode"], mode);
+        assert_eq!(op(c, dir), (ops, MIB), "{engine}");
+        let other = if dir == "read" { "write" } else { "read" };
+        assert_eq!(op(c, other), (0, 0), "{engine}");
+    }
+    assert_eq!(c[0]["job"]["direct"], true, "direct=1");
+    assert_eq!(c[0]["job"]["iodepth"], 8);
+    assert_eq!(c[1]["job"]["iodepth"], 4);
+    assert_eq!(c[2]["job"]["bs_bytes"], 65536);
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
+
+/// bssplit, bsrange, loops, kb_base, fallocate, sync= and fsync_on_close, each a size-bound job
+/// of its own phase: the counts each job fixes, exactly.
+#[test]
+fn sizes_loops_layouts_and_syncs_of_a_job_file_give_their_exact_counts() {
+    let d = tempfile::tempdir().unwrap();
+    let v = run_file(d.path(), "sizes.fio");
+    let c = cells(&v);
+    let names: Vec<&str> = v["jobfile"]["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["name"].as_str().unwrap())
+        .collect();
+    let want = [
+        "split",
+        "range",
+        "looped",
+        "decimal",
+        "holes",
+        "unwritten",
+        "dsync",
+        "osync",
+        "closing",
+    ];
+    assert_eq!(names, want);
+    assert_eq!(c.len(), want.len());
+    let at = |n: &str| &c[want.iter().position(|w| *w == n).unwrap()];
+
+    // bssplit=4k/50:16k/50, size=10000k: 1000 reads, each 4 KiB or 16 KiB, half and half
+    let (ops, bytes) = op(at("split"), "read");
+    assert_eq!(ops, 1000);
+    let big = (bytes - 1000 * 4096) / 12288;
+    assert_eq!(bytes, 4096 * (1000 - big) + 16384 * big, "4k and 16k only");
+    assert!(
+        (400..=600).contains(&big),
+        "{big} of 1000 reads were 16 KiB"
+    );
+    // bsrange=4k-16k: 1000 reads of 4, 8, 12 or 16 KiB, 10 KiB on average
+    let (ops, bytes) = op(at("range"), "read");
+    assert_eq!(ops, 1000);
+    assert_eq!(bytes % 4096, 0);
+    let mean = bytes as f64 / 1000.0;
+    assert!((mean - 10240.0).abs() <= 1024.0, "mean read {mean} bytes");
+    // loops=3: three times size
+    assert_eq!(op(at("looped"), "write"), (768, 3 * MIB));
+    // kb_base=1000: size=4096k is 4,096,000 bytes, bs=4KiB is 4096
+    assert_eq!(op(at("decimal"), "read"), (1000, 4_096_000));
+    // fallocate=none / posix: the set made sparse / preallocated, and written through
+    for (n, layout) in [("holes", "holes"), ("unwritten", "unwritten")] {
+        assert_eq!(at(n)["job"]["layout"], layout);
+        assert_eq!(op(at(n), "write"), (256, MIB), "{n}");
+        assert!(
+            codes(at(n)).contains(&"layout_allocating_writes".to_string()),
+            "{n}: {:?}",
+            codes(at(n))
+        );
+    }
+    assert_eq!(at("looped")["job"]["layout"], "overwrite");
+    // sync=dsync / sync=1: O_DSYNC / O_SYNC writes, so no warning that writes were not synced
+    assert_eq!(
+        at("dsync")["job"]["open_flags"],
+        serde_json::json!({"dsync": true, "sync": false})
+    );
+    assert_eq!(
+        at("osync")["job"]["open_flags"],
+        serde_json::json!({"dsync": false, "sync": true})
+    );
+    for n in ["dsync", "osync"] {
+        assert_eq!(op(at(n), "write"), (64, 256 * 1024), "{n}");
+        assert!(
+            !codes(at(n)).contains(&"writes_not_synced".to_string()),
+            "{n}: {:?}",
+            codes(at(n))
+        );
+    }
+    assert!(codes(at("looped")).contains(&"writes_not_synced".to_string()));
+    // fsync_on_close=1: one fsync of the one file at the end; none without it
+    assert_eq!(op(at("closing"), "fsync").0, 1);
+    assert_eq!(op(at("closing"), "write"), (256, MIB));
+    assert_eq!(op(at("looped"), "fsync").0, 0);
+}
+
+/// rate_iops and rate (per clone, as fio's) pace a time-based job: ops = rate x window within
+/// 10%; ramp_time runs before the measured window.
+#[test]
+fn rates_and_ramp_of_a_job_file_pace_and_delay_the_window() {
+    let d = tempfile::tempdir().unwrap();
+    let v = run_file(d.path(), "paced.fio");
+    let c = cells(&v);
+    assert_eq!(c.len(), 3);
+    // rate_iops=100 with numjobs=2: 200 reads a second
+    let w = c[0]["window_s"].as_f64().unwrap();
+    let (ops, _) = op(&c[0], "read");
+    let want = 200.0 * w;
+    assert!(
+        (ops as f64 - want).abs() <= 0.1 * want,
+        "{ops} reads in {w} s at 200/s"
+    );
+    // rate=400k of 4 KiB writes: 100 a second
+    let w = c[1]["window_s"].as_f64().unwrap();
+    let (ops, bytes) = op(&c[1], "write");
+    let want = 100.0 * w;
+    assert!(
+        (ops as f64 - want).abs() <= 0.1 * want,
+        "{ops} writes in {w} s at 100/s"
+    );
+    assert_eq!(bytes, ops * 4096);
+    // ramp_time=1, runtime=1: a 1 s window after 1 s of ramp
+    assert_eq!(c[2]["job"]["ramp_s"], 1.0);
+    let w = c[2]["window_s"].as_f64().unwrap();
+    assert!((w - 1.0).abs() < 0.05, "window {w} s");
+    let ph = &v["jobfile"]["phases"][2];
+    let t = |k: &str| chrono::DateTime::parse_from_rfc3339(ph[k].as_str().unwrap()).unwrap();
+    let phase_s = (t("end_time") - t("start_time")).as_seconds_f64();
+    assert!(phase_s >= 2.0, "the ramped phase took {phase_s} s");
+}
+
+/// `include` in [global] and in a job: the included options apply (paths relative to the file
+/// that includes them), and the job runs with them.
+#[test]
+fn an_included_file_gives_its_options_to_the_job() {
+    let d = tempfile::tempdir().unwrap();
+    let v = run_file(d.path(), "included.fio");
+    // bs=8k from inc/common.fio, rw=randread and size=2m from inc/reader.fio; numjobs=2
+    assert_eq!(v["mode"], "rndrd");
+    assert_eq!(v["job"]["bs_bytes"], 8192);
+    assert_eq!(op(&v, "read"), (2 * 256, 2 * 2 * MIB));
+    let o = &v["jobfile"]["jobs"][0]["fio_options"];
+    assert_eq!(o["bs"], "8k");
+    assert_eq!(o["rw"], "randread");
+    assert!(
+        v["jobfile"]["files"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("include inc/reader.fio")
+    );
+}
+
+/// The distribution decides where random writes land: each job writes 1024 random 4 KiB blocks
+/// over 1024 blocks with verify headers; `iolab verify` on the kept set counts the blocks no
+/// write reached. Uniform: about 1 - 1/e of the blocks are written; zoned 80/10:20/90: the hot
+/// tenth and about a fifth of the rest (~287); pareto:0.9 fewer still.
+#[test]
+fn zoned_and_pareto_distributions_concentrate_the_writes() {
+    let d = tempfile::tempdir().unwrap();
+    for n in ["uniform", "zoned", "pareto"] {
+        std::fs::create_dir(d.path().join(n)).unwrap();
+    }
+    let v = run_text(
+        d.path(),
+        &std::fs::read_to_string(fixture("dist.fio")).unwrap(),
+        &["--keep"],
+    );
+    let c = cells(&v);
+    assert_eq!(c.len(), 6, "each job writes, then reads back (verify)");
+    let mut written = Vec::new();
+    for (i, n) in ["uniform", "zoned", "pareto"].iter().enumerate() {
+        assert_eq!(op(&c[2 * i], "write"), (1024, 4 * MIB), "{n}");
+        let dir = d.path().join(n);
+        let r = iolab_in(
+            d.path(),
+            &test_db(),
+            &[
+                "verify",
+                "--dir",
+                dir.to_str().unwrap(),
+                "--json",
+                "--no-save",
+            ],
+        );
+        assert_eq!(r.code, 0, "{n}: {}", r.stderr);
+        let j = r.json();
+        let checked = j["verify"]["checked"].as_u64().unwrap();
+        assert_eq!(checked + j["unwritten"].as_u64().unwrap(), 1024, "{j}");
+        written.push(checked);
+    }
+    let [uniform, zoned, pareto] = written[..] else {
+        unreachable!()
+    };
+    assert!((600..=700).contains(&uniform), "uniform: {uniform}");
+    assert!((250..=330).contains(&zoned), "zoned: {zoned}");
+    assert!(pareto < 400, "pareto: {pareto} (uniform {uniform})");
+}
