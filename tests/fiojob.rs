@@ -469,7 +469,9 @@ fn a_write_job_with_verify_reads_back_what_it_wrote_as_fio_does() {
     assert_eq!(modes, ["seqwr", "seqrd"]);
     let notes = v["jobfile"]["jobs"][0]["notes"].to_string();
     assert!(
-        notes.contains("checksum crc32 (iolab's header) in place of fio's crc32c"),
+        notes.contains(
+            "verify=crc32c: iolab's header, with the same checksum (CRC-32C) as fio's crc32c"
+        ),
         "{notes}"
     );
     assert!(notes.contains("verify_backlog=16"), "{notes}");

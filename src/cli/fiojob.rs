@@ -907,7 +907,7 @@ fn translate_job(
     })
 }
 
-/// fio's checksum kinds of `verify=`: iolab's own header and CRC-32 stand in for each.
+/// fio's checksum kinds of `verify=`: iolab's own header and CRC-32C stand in for each.
 pub const FIO_CHECKSUMS: &[&str] = &[
     "md5",
     "crc64",
@@ -983,9 +983,11 @@ fn verify_options(
         c.refuse(&o);
         return Ok(None);
     }
-    notes.push(format!(
-        "verify={kind}: checksum crc32 (iolab's header) in place of fio's {kind}"
-    ));
+    notes.push(if kind.starts_with("crc32c") {
+        format!("verify={kind}: iolab's header, with the same checksum (CRC-32C) as fio's {kind}")
+    } else {
+        format!("verify={kind}: checksum crc32c (iolab's header) in place of fio's {kind}")
+    });
     let do_verify = c.bool("do_verify")?.unwrap_or(true);
     if let Some(true) = c.bool("verify_fatal")? {
         notes.push(
