@@ -960,3 +960,75 @@ fn zoned_and_pareto_distributions_concentrate_the_writes() {
     assert!((250..=330).contains(&zoned), "zoned: {zoned}");
     assert!(pareto < 400, "pareto: {pareto} (uniform {uniform})");
 }
+
+/// rw=readwrite (and its spelling rw=rw): sequential reads and writes mixed by rwmixread, a
+/// size-bound job moving exactly `size` bytes in all, as fio's own run of the file does.
+#[test]
+fn readwrite_is_a_sequential_mix_that_moves_exactly_size() {
+    let d = tempfile::tempdir().unwrap();
+    for rw in ["readwrite", "rw"] {
+        let text = format!(
+            "[seqmix]\ndirectory=${{IOLAB_FIO_DIR}}\nrw={rw}\nrwmixread=70\nbs=4k\nsize=2m\n"
+        );
+        let v = run_text(d.path(), &text, &[]);
+        assert_eq!(v["mode"], "seqrw", "{rw}");
+        let (r, rb) = op(&v, "read");
+        let (w, wb) = op(&v, "write");
+        assert_eq!(r + w, 512, "{rw}: size / bs operations in all");
+        assert_eq!(rb + wb, 2 * MIB, "{rw}");
+        let share = r as f64 / 512.0 * 100.0;
+        assert!((share - 70.0).abs() <= 2.0, "{rw}: read share {share:.1}%");
+        assert!(notes_of(&v, 0).is_empty(), "{:?}", notes_of(&v, 0));
+    }
+    let jobs = tempfile::tempdir().unwrap();
+    let p = jobs.path().join("mix.fio");
+    std::fs::write(
+        &p,
+        "[seqmix]\ndirectory=${IOLAB_FIO_DIR}\nrw=readwrite\nbs=4k\nsize=1m\n",
+    )
+    .unwrap();
+    let r = iolab_in(
+        d.path(),
+        &test_db(),
+        &[
+            "run",
+            p.to_str().unwrap(),
+            "--no-save",
+            "-q",
+            "--output-format",
+            "fio-json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let j = &v["jobs"][0];
+    assert_eq!(j["job options"]["rw"], "readwrite");
+    let (rb, wb) = (
+        j["read"]["io_bytes"].as_u64().unwrap(),
+        j["write"]["io_bytes"].as_u64().unwrap(),
+    );
+    assert_eq!(rb + wb, MIB);
+    assert!(rb > 0 && wb > 0);
+    // fio's run of the same file: the same total
+    if Command::new("fio").arg("--version").output().is_err() {
+        return skip(
+            "readwrite_is_a_sequential_mix_that_moves_exactly_size",
+            "fio is not installed",
+        );
+    }
+    let o = Command::new("fio")
+        .current_dir(d.path())
+        .env("IOLAB_FIO_DIR", d.path())
+        .args(["--output-format=json", p.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let f: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    let fj = &f["jobs"][0];
+    let (frb, fwb) = (
+        fj["read"]["io_bytes"].as_u64().unwrap(),
+        fj["write"]["io_bytes"].as_u64().unwrap(),
+    );
+    assert_eq!(frb + fwb, MIB, "{fj}");
+}

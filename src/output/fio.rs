@@ -182,6 +182,7 @@ fn fio_rw(m: Mode) -> &'static str {
         Mode::Rndrd => "randread",
         Mode::Rndwr => "randwrite",
         Mode::Rndrw => "randrw",
+        Mode::Seqrw => "rw",
     }
 }
 
@@ -197,7 +198,7 @@ fn job_options(c: &CellResult) -> Map<String, Value> {
     if j.mode == Mode::Seqrewr {
         put("overwrite", "1".into());
     }
-    if j.mode == Mode::Rndrw {
+    if j.mode.is_mixed() {
         let pct = 100.0 * j.rw_ratio / (1.0 + j.rw_ratio);
         put("rwmixread", format!("{}", pct.round() as u64));
     }
