@@ -7,6 +7,7 @@
 # Environment:
 #   IOLAB=path      iolab binary (default: cargo build --release, then target/release/iolab,
 #                   honouring CARGO_TARGET_DIR)
+#   CHECKSUM_SPEED=path  the checksum-speed example (default: built like iolab)
 #   RUNTIME=5       seconds per run
 #   SIZE=256M       size of each set (one file)
 #   THREADS=1       --threads
@@ -20,6 +21,11 @@ REPEAT=${REPEAT:-5} WORKROOT=${WORKROOT:-/var/tmp}
 if [ -z "${IOLAB:-}" ]; then
     cargo build --release -q
     IOLAB="${CARGO_TARGET_DIR:-target}/release/iolab"
+fi
+# the checksum's own speed, without I/O (examples/checksum-speed.rs)
+if [ -z "${CHECKSUM_SPEED:-}" ]; then
+    cargo build --release -q --example checksum-speed
+    CHECKSUM_SPEED="${CARGO_TARGET_DIR:-target}/release/examples/checksum-speed"
 fi
 work=$(mktemp -d "$WORKROOT/iolab-verify-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -52,4 +58,7 @@ done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 mp=$(median "${p[@]}") mv=$(median "${v[@]}")
 echo "median: plain $mp IOPS, --verify $mv IOPS: --verify costs $(awk -v p="$mp" -v v="$mv" 'BEGIN {printf "%.1f", 100*(p-v)/p}') % of IOPS"
+# what --verify adds per operation, against what the checksum alone costs per block
+echo "--verify adds $(awk -v p="$mp" -v v="$mv" 'BEGIN {printf "%.0f", 1e9/v - 1e9/p}') ns per operation ($(awk -v p="$mp" 'BEGIN {printf "%.0f", 1e9/p}') ns plain)"
+"$CHECKSUM_SPEED" 4096 1024
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

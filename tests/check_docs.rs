@@ -118,3 +118,74 @@ fn every_explain_rule_is_named_by_a_test() {
         "explain rules no test asserts: {missing:?}"
     );
 }
+
+/// The section of `doc` from the heading `head` to the next `## ` heading.
+fn section<'a>(doc: &'a str, head: &str) -> &'a str {
+    let b = doc
+        .find(head)
+        .unwrap_or_else(|| panic!("docs/fio-jobs.md has no {head:?}"));
+    let rest = &doc[b + head.len()..];
+    &rest[..rest.find("\n## ").unwrap_or(rest.len())]
+}
+
+/// The option names in the first column of a markdown table: each `` `name` `` of the cell,
+/// cut at `=` (`fsync=N` names `fsync`).
+fn first_column_names(table: &str) -> Vec<String> {
+    table
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .flat_map(|l| {
+            let cell = l.split('|').nth(1).unwrap_or("");
+            cell.split('`')
+                .skip(1)
+                .step_by(2)
+                .map(|n| n.split('=').next().unwrap_or("").to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// docs/fio-jobs.md's "Supported options" table names every option the job-file code maps or
+/// accepts (and the aliases of those), and nothing else; its Verification table names every
+/// checksum `verify=` takes. So the list cannot drift from `cli::fiojob::{MAPPED, ACCEPTED}`.
+#[test]
+fn fio_jobs_docs_name_every_supported_option() {
+    use iolab::cli::fiojob::{ACCEPTED, FIO_CHECKSUMS, MAPPED};
+    use iolab::spec::fiojob::ALIASES;
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/fio-jobs.md");
+    let doc = std::fs::read_to_string(&path).expect("read docs/fio-jobs.md");
+    let table = section(&doc, "\n## Supported options\n");
+    let named = first_column_names(table);
+    let supported: Vec<&str> = MAPPED.iter().chain(ACCEPTED).copied().collect();
+    let aliases: Vec<&str> = ALIASES
+        .iter()
+        .filter(|(_, o)| supported.contains(o))
+        .map(|(a, _)| *a)
+        .collect();
+    let missing: Vec<&&str> = supported
+        .iter()
+        .chain(&aliases)
+        .filter(|o| !named.iter().any(|n| n == *o))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "options the code runs that docs/fio-jobs.md's Supported options table does not name: {missing:?}"
+    );
+    let extra: Vec<&String> = named
+        .iter()
+        .filter(|n| !supported.contains(&n.as_str()) && !aliases.contains(&n.as_str()))
+        .collect();
+    assert!(
+        extra.is_empty(),
+        "docs/fio-jobs.md's Supported options table names options the code does not take: {extra:?}"
+    );
+    let verification = section(&doc, "\n## Verification\n");
+    let missing: Vec<&&str> = FIO_CHECKSUMS
+        .iter()
+        .filter(|c| !verification.contains(&format!("`{c}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "verify= checksums docs/fio-jobs.md's Verification section does not name: {missing:?}"
+    );
+}

@@ -46,7 +46,6 @@ fn size_bound_jobs_move_exactly_size_bytes_and_clones_have_their_files() {
     assert_eq!(r["mode"], "rndrd");
     assert_eq!(r["results"]["read"]["bytes"], 2 * 8 * 1024 * 1024);
     assert_eq!(r["results"]["read"]["ops"], 2 * 2048);
-    assert_eq!(r["job"]["files"], 4, "numjobs x nrfiles files");
     assert_eq!(r["job"]["threads"], 2);
     // writer: size=4m in 16k writes, an fsync every 8
     let w = &runs[1];
@@ -61,6 +60,27 @@ fn size_bound_jobs_move_exactly_size_bytes_and_clones_have_their_files() {
             .iter()
             .all(|e| !e.starts_with("iolab-file"))
     );
+    // numjobs x nrfiles files on disk, each size / nrfiles bytes: the reader alone, kept
+    let kept = tempfile::tempdir().unwrap();
+    let reader =
+        "[reader]\ndirectory=${IOLAB_FIO_DIR}\nrw=randread\nbs=4k\nsize=8m\nnrfiles=2\nnumjobs=2\n";
+    run_text(kept.path(), reader, &["--keep"]);
+    let mut files: Vec<(String, u64)> = std::fs::read_dir(kept.path())
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("iolab-file"))
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.metadata().unwrap().len(),
+            )
+        })
+        .collect();
+    files.sort();
+    let want: Vec<(String, u64)> = (0..4)
+        .map(|i| (format!("iolab-file.{i}"), 4 * 1024 * 1024))
+        .collect();
+    assert_eq!(files, want, "2 clones x 2 files of 8m / 2");
 }
 
 #[test]
@@ -284,9 +304,17 @@ fn fio_json_has_one_job_per_fio_job_and_the_text_names_the_phases() {
         [
             ("log".to_string(), 0),
             ("pages".to_string(), 0),
-            ("rndwr".to_string(), 1)
+            ("after".to_string(), 1)
         ]
     );
+    // each job's options are its file's, resolved ([global] included), not rebuilt from iolab's
+    let after = &v["jobs"][2]["job options"];
+    assert_eq!(after["wait_for"], "pages", "{after}");
+    assert_eq!(after["rw"], "randwrite", "{after}");
+    assert_eq!(after["size"], "4m", "{after}");
+    assert_eq!(after["time_based"], "", "{after}");
+    assert_eq!(v["jobs"][0]["job options"]["fdatasync"], "1");
+    assert!(v["jobs"][0]["job options"].get("wait_for").is_none());
     let r = iolab_in(d.path(), &test_db(), &["run", &f, "--no-save", "-q"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(
@@ -441,7 +469,9 @@ fn a_write_job_with_verify_reads_back_what_it_wrote_as_fio_does() {
     assert_eq!(modes, ["seqwr", "seqrd"]);
     let notes = v["jobfile"]["jobs"][0]["notes"].to_string();
     assert!(
-        notes.contains("checksum crc32 (iolab's header) in place of fio's crc32c"),
+        notes.contains(
+            "verify=crc32c: iolab's header, with the same checksum (CRC-32C) as fio's crc32c"
+        ),
         "{notes}"
     );
     assert!(notes.contains("verify_backlog=16"), "{notes}");
@@ -626,4 +656,379 @@ fn arithmetic_values_are_evaluated_as_fio_does() {
         "{}",
         r.stderr
     );
+}
+
+/// Writes `text` as `job.fio` in a directory of its own (beside the data directory `dir`) and
+/// runs it with `extra` options; the JSON document.
+fn run_text(dir: &Path, text: &str, extra: &[&str]) -> serde_json::Value {
+    let jobs = tempfile::tempdir().unwrap();
+    let p = jobs.path().join("job.fio");
+    std::fs::write(&p, text).unwrap();
+    let mut args = vec!["run", p.to_str().unwrap(), "--json", "--no-save", "-q"];
+    args.extend_from_slice(extra);
+    let r = iolab_in(dir, &test_db(), &args);
+    assert_eq!(r.code, 0, "{text}\n{}", r.stderr);
+    r.json()
+}
+
+fn notes_of(v: &serde_json::Value, job: usize) -> Vec<String> {
+    v["jobfile"]["jobs"][job]["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn invalidate_0_and_a_missing_norandommap_are_noted() {
+    let d = tempfile::tempdir().unwrap();
+    let text = "[global]\ndirectory=${IOLAB_FIO_DIR}\nsize=1m\nbs=4k\n\n\
+                [cold]\nrw=randread\ninvalidate=0\n\n\
+                [mapped]\nstonewall\nrw=randread\nnorandommap\n\n\
+                [timed]\nstonewall\nrw=randread\nruntime=1\ntime_based\n";
+    let v = run_text(d.path(), text, &[]);
+    let cold = notes_of(&v, 0);
+    assert!(
+        cold.iter()
+            .any(|n| n.starts_with("invalidate=0: iolab still evicts")),
+        "{cold:?}"
+    );
+    assert!(
+        cold.iter()
+            .any(|n| n.contains("without norandommap") && n.contains("draws 256 offsets")),
+        "{cold:?}"
+    );
+    // with norandommap, and time-bound: fio draws with repetition too, nothing to say
+    assert!(notes_of(&v, 1).is_empty(), "{:?}", notes_of(&v, 1));
+    assert!(notes_of(&v, 2).is_empty(), "{:?}", notes_of(&v, 2));
+    // the notes are the document's warnings too
+    let warned: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["code"] == "fio_option_approximated")
+        .map(|w| w["message"].as_str().unwrap())
+        .collect();
+    assert_eq!(warned.len(), 2, "{warned:?}");
+    assert!(
+        warned.iter().all(|w| w.starts_with("job cold: ")),
+        "{warned:?}"
+    );
+    // --warm reads the set in: invalidate=0 is then no approximation
+    let v = run_text(d.path(), text, &["--warm"]);
+    assert!(
+        !notes_of(&v, 0)
+            .iter()
+            .any(|n| n.starts_with("invalidate=0")),
+        "{:?}",
+        notes_of(&v, 0)
+    );
+}
+
+/// The cells of a job-file run, one per phase (`runs[]`, or the document itself for one phase).
+fn cells(v: &serde_json::Value) -> Vec<serde_json::Value> {
+    match v["runs"].as_array() {
+        Some(r) => r.clone(),
+        None => vec![v.clone()],
+    }
+}
+
+fn op(c: &serde_json::Value, op: &str) -> (u64, u64) {
+    let r = &c["results"][op];
+    (r["ops"].as_u64().unwrap(), r["bytes"].as_u64().unwrap())
+}
+
+fn codes(c: &serde_json::Value) -> Vec<String> {
+    c["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap().to_string())
+        .collect()
+}
+
+const MIB: u64 = 1024 * 1024;
+
+/// Every engine iolab maps runs from a job file and moves exactly `size` bytes.
+#[test]
+fn each_engine_of_a_job_file_runs_and_moves_exactly_size() {
+    let d = tempfile::tempdir().unwrap();
+    let v = run_file(d.path(), "engines.fio");
+    let c = cells(&v);
+    assert_eq!(c.len(), 4, "one phase per job");
+    let want = [
+        ("libaio", "rndrd", "read", 256),
+        ("io_uring", "rndwr", "write", 256),
+        ("mmap", "seqrd", "read", 16),
+        ("null", "seqwr", "write", 256),
+    ];
+    for (c, (engine, mode, dir, ops)) in c.iter().zip(want) {
+        assert_eq!(c["job"]["engine"], engine, "{}", c["job"]);
+        assert_eq!(c["mode"], mode);
+        assert_eq!(op(c, dir), (ops, MIB), "{engine}");
+        let other = if dir == "read" { "write" } else { "read" };
+        assert_eq!(op(c, other), (0, 0), "{engine}");
+    }
+    assert_eq!(c[0]["job"]["direct"], true, "direct=1");
+    assert_eq!(c[0]["job"]["iodepth"], 8);
+    assert_eq!(c[1]["job"]["iodepth"], 4);
+    assert_eq!(c[2]["job"]["bs_bytes"], 65536);
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
+
+/// bssplit, bsrange, loops, kb_base, fallocate, sync= and fsync_on_close, each a size-bound job
+/// of its own phase: the counts each job fixes, exactly.
+#[test]
+fn sizes_loops_layouts_and_syncs_of_a_job_file_give_their_exact_counts() {
+    let d = tempfile::tempdir().unwrap();
+    let v = run_file(d.path(), "sizes.fio");
+    let c = cells(&v);
+    let names: Vec<&str> = v["jobfile"]["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["name"].as_str().unwrap())
+        .collect();
+    let want = [
+        "split",
+        "range",
+        "looped",
+        "decimal",
+        "holes",
+        "unwritten",
+        "dsync",
+        "osync",
+        "closing",
+    ];
+    assert_eq!(names, want);
+    assert_eq!(c.len(), want.len());
+    let at = |n: &str| &c[want.iter().position(|w| *w == n).unwrap()];
+
+    // bssplit=4k/50:16k/50, size=10000k: 1000 reads, each 4 KiB or 16 KiB, half and half
+    let (ops, bytes) = op(at("split"), "read");
+    assert_eq!(ops, 1000);
+    let big = (bytes - 1000 * 4096) / 12288;
+    assert_eq!(bytes, 4096 * (1000 - big) + 16384 * big, "4k and 16k only");
+    assert!(
+        (400..=600).contains(&big),
+        "{big} of 1000 reads were 16 KiB"
+    );
+    // bsrange=4k-16k: 1000 reads of 4, 8, 12 or 16 KiB, 10 KiB on average
+    let (ops, bytes) = op(at("range"), "read");
+    assert_eq!(ops, 1000);
+    assert_eq!(bytes % 4096, 0);
+    let mean = bytes as f64 / 1000.0;
+    assert!((mean - 10240.0).abs() <= 1024.0, "mean read {mean} bytes");
+    // loops=3: three times size
+    assert_eq!(op(at("looped"), "write"), (768, 3 * MIB));
+    // kb_base=1000: size=4096k is 4,096,000 bytes, bs=4KiB is 4096
+    assert_eq!(op(at("decimal"), "read"), (1000, 4_096_000));
+    // fallocate=none / posix: the set made sparse / preallocated, and written through
+    for (n, layout) in [("holes", "holes"), ("unwritten", "unwritten")] {
+        assert_eq!(at(n)["job"]["layout"], layout);
+        assert_eq!(op(at(n), "write"), (256, MIB), "{n}");
+        assert!(
+            codes(at(n)).contains(&"layout_allocating_writes".to_string()),
+            "{n}: {:?}",
+            codes(at(n))
+        );
+    }
+    assert_eq!(at("looped")["job"]["layout"], "overwrite");
+    // sync=dsync / sync=1: O_DSYNC / O_SYNC writes, so no warning that writes were not synced
+    assert_eq!(
+        at("dsync")["job"]["open_flags"],
+        serde_json::json!({"dsync": true, "sync": false})
+    );
+    assert_eq!(
+        at("osync")["job"]["open_flags"],
+        serde_json::json!({"dsync": false, "sync": true})
+    );
+    for n in ["dsync", "osync"] {
+        assert_eq!(op(at(n), "write"), (64, 256 * 1024), "{n}");
+        assert!(
+            !codes(at(n)).contains(&"writes_not_synced".to_string()),
+            "{n}: {:?}",
+            codes(at(n))
+        );
+    }
+    assert!(codes(at("looped")).contains(&"writes_not_synced".to_string()));
+    // fsync_on_close=1: one fsync of the one file at the end; none without it
+    assert_eq!(op(at("closing"), "fsync").0, 1);
+    assert_eq!(op(at("closing"), "write"), (256, MIB));
+    assert_eq!(op(at("looped"), "fsync").0, 0);
+}
+
+/// rate_iops and rate (per clone, as fio's) pace a time-based job: ops = rate x window within
+/// 10%; ramp_time runs before the measured window.
+#[test]
+fn rates_and_ramp_of_a_job_file_pace_and_delay_the_window() {
+    let d = tempfile::tempdir().unwrap();
+    let v = run_file(d.path(), "paced.fio");
+    let c = cells(&v);
+    assert_eq!(c.len(), 3);
+    // rate_iops=100 with numjobs=2: 200 reads a second
+    let w = c[0]["window_s"].as_f64().unwrap();
+    let (ops, _) = op(&c[0], "read");
+    let want = 200.0 * w;
+    assert!(
+        (ops as f64 - want).abs() <= 0.1 * want,
+        "{ops} reads in {w} s at 200/s"
+    );
+    // rate=400k of 4 KiB writes: 100 a second
+    let w = c[1]["window_s"].as_f64().unwrap();
+    let (ops, bytes) = op(&c[1], "write");
+    let want = 100.0 * w;
+    assert!(
+        (ops as f64 - want).abs() <= 0.1 * want,
+        "{ops} writes in {w} s at 100/s"
+    );
+    assert_eq!(bytes, ops * 4096);
+    // ramp_time=1, runtime=1: a 1 s window after 1 s of ramp
+    assert_eq!(c[2]["job"]["ramp_s"], 1.0);
+    let w = c[2]["window_s"].as_f64().unwrap();
+    assert!((w - 1.0).abs() < 0.05, "window {w} s");
+    let ph = &v["jobfile"]["phases"][2];
+    let t = |k: &str| chrono::DateTime::parse_from_rfc3339(ph[k].as_str().unwrap()).unwrap();
+    let phase_s = (t("end_time") - t("start_time")).as_seconds_f64();
+    assert!(phase_s >= 2.0, "the ramped phase took {phase_s} s");
+}
+
+/// `include` in [global] and in a job: the included options apply (paths relative to the file
+/// that includes them), and the job runs with them.
+#[test]
+fn an_included_file_gives_its_options_to_the_job() {
+    let d = tempfile::tempdir().unwrap();
+    let v = run_file(d.path(), "included.fio");
+    // bs=8k from inc/common.fio, rw=randread and size=2m from inc/reader.fio; numjobs=2
+    assert_eq!(v["mode"], "rndrd");
+    assert_eq!(v["job"]["bs_bytes"], 8192);
+    assert_eq!(op(&v, "read"), (2 * 256, 2 * 2 * MIB));
+    let o = &v["jobfile"]["jobs"][0]["fio_options"];
+    assert_eq!(o["bs"], "8k");
+    assert_eq!(o["rw"], "randread");
+    assert!(
+        v["jobfile"]["files"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("include inc/reader.fio")
+    );
+}
+
+/// The distribution decides where random writes land: each job writes 1024 random 4 KiB blocks
+/// over 1024 blocks with verify headers; `iolab verify` on the kept set counts the blocks no
+/// write reached. Uniform: about 1 - 1/e of the blocks are written; zoned 80/10:20/90: the hot
+/// tenth and about a fifth of the rest (~287); pareto:0.9 fewer still.
+#[test]
+fn zoned_and_pareto_distributions_concentrate_the_writes() {
+    let d = tempfile::tempdir().unwrap();
+    for n in ["uniform", "zoned", "pareto"] {
+        std::fs::create_dir(d.path().join(n)).unwrap();
+    }
+    let v = run_text(
+        d.path(),
+        &std::fs::read_to_string(fixture("dist.fio")).unwrap(),
+        &["--keep"],
+    );
+    let c = cells(&v);
+    assert_eq!(c.len(), 6, "each job writes, then reads back (verify)");
+    let mut written = Vec::new();
+    for (i, n) in ["uniform", "zoned", "pareto"].iter().enumerate() {
+        assert_eq!(op(&c[2 * i], "write"), (1024, 4 * MIB), "{n}");
+        let dir = d.path().join(n);
+        let r = iolab_in(
+            d.path(),
+            &test_db(),
+            &[
+                "verify",
+                "--dir",
+                dir.to_str().unwrap(),
+                "--json",
+                "--no-save",
+            ],
+        );
+        assert_eq!(r.code, 0, "{n}: {}", r.stderr);
+        let j = r.json();
+        let checked = j["verify"]["checked"].as_u64().unwrap();
+        assert_eq!(checked + j["unwritten"].as_u64().unwrap(), 1024, "{j}");
+        written.push(checked);
+    }
+    let [uniform, zoned, pareto] = written[..] else {
+        unreachable!()
+    };
+    assert!((600..=700).contains(&uniform), "uniform: {uniform}");
+    assert!((250..=330).contains(&zoned), "zoned: {zoned}");
+    assert!(pareto < 400, "pareto: {pareto} (uniform {uniform})");
+}
+
+/// rw=readwrite (and its spelling rw=rw): sequential reads and writes mixed by rwmixread, a
+/// size-bound job moving exactly `size` bytes in all, as fio's own run of the file does.
+#[test]
+fn readwrite_is_a_sequential_mix_that_moves_exactly_size() {
+    let d = tempfile::tempdir().unwrap();
+    for rw in ["readwrite", "rw"] {
+        let text = format!(
+            "[seqmix]\ndirectory=${{IOLAB_FIO_DIR}}\nrw={rw}\nrwmixread=70\nbs=4k\nsize=2m\n"
+        );
+        let v = run_text(d.path(), &text, &[]);
+        assert_eq!(v["mode"], "seqrw", "{rw}");
+        let (r, rb) = op(&v, "read");
+        let (w, wb) = op(&v, "write");
+        assert_eq!(r + w, 512, "{rw}: size / bs operations in all");
+        assert_eq!(rb + wb, 2 * MIB, "{rw}");
+        let share = r as f64 / 512.0 * 100.0;
+        assert!((share - 70.0).abs() <= 2.0, "{rw}: read share {share:.1}%");
+        assert!(notes_of(&v, 0).is_empty(), "{:?}", notes_of(&v, 0));
+    }
+    let jobs = tempfile::tempdir().unwrap();
+    let p = jobs.path().join("mix.fio");
+    std::fs::write(
+        &p,
+        "[seqmix]\ndirectory=${IOLAB_FIO_DIR}\nrw=readwrite\nbs=4k\nsize=1m\n",
+    )
+    .unwrap();
+    let r = iolab_in(
+        d.path(),
+        &test_db(),
+        &[
+            "run",
+            p.to_str().unwrap(),
+            "--no-save",
+            "-q",
+            "--output-format",
+            "fio-json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let j = &v["jobs"][0];
+    assert_eq!(j["job options"]["rw"], "readwrite");
+    let (rb, wb) = (
+        j["read"]["io_bytes"].as_u64().unwrap(),
+        j["write"]["io_bytes"].as_u64().unwrap(),
+    );
+    assert_eq!(rb + wb, MIB);
+    assert!(rb > 0 && wb > 0);
+    // fio's run of the same file: the same total
+    if Command::new("fio").arg("--version").output().is_err() {
+        return skip(
+            "readwrite_is_a_sequential_mix_that_moves_exactly_size",
+            "fio is not installed",
+        );
+    }
+    let o = Command::new("fio")
+        .current_dir(d.path())
+        .env("IOLAB_FIO_DIR", d.path())
+        .args(["--output-format=json", p.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let f: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    let fj = &f["jobs"][0];
+    let (frb, fwb) = (
+        fj["read"]["io_bytes"].as_u64().unwrap(),
+        fj["write"]["io_bytes"].as_u64().unwrap(),
+    );
+    assert_eq!(frb + fwb, MIB, "{fj}");
 }

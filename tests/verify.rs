@@ -407,3 +407,44 @@ fn faultfs_lost_write() {
     assert_eq!(m["expected"]["generation"], 2);
     assert_eq!(m["found"]["generation"], 1);
 }
+
+/// A set written by an iolab of verify format 1 (CRC-32 block headers, magic `IOLABVF1`, state
+/// `iolab-verify-state/1`) is recognised and refused in one line, exit 2; writing it again with
+/// `--verify` makes it a set this iolab verifies.
+#[test]
+fn a_set_of_the_older_crc32_format_is_refused_clearly() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    write_once(d.path(), 1, false);
+    // make it what format 1 wrote: the old magic and CRC-32 over the block (field zeroed)
+    for i in 0..64 {
+        let mut b = block(d.path(), i);
+        assert_eq!(&b[..8], b"IOLABVF2", "block {i}");
+        b[..8].copy_from_slice(b"IOLABVF1");
+        b[48..52].fill(0);
+        let crc = crc32fast::hash(&b);
+        b[48..52].copy_from_slice(&crc.to_le_bytes());
+        put(d.path(), i, &b);
+    }
+    let state = d.path().join(".iolab-verify");
+    let body = std::fs::read(&state).unwrap();
+    let text = String::from_utf8_lossy(&body);
+    assert!(text.contains("\"iolab-verify-state/2\""));
+    let old = text.replacen("iolab-verify-state/2", "iolab-verify-state/1", 1);
+    std::fs::write(&state, old.as_bytes()).unwrap();
+    let r = iolab(&["verify", "--dir", dir, "--no-save"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("written by an older iolab (verify format 1, CRC-32"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty());
+    // written again: verified clean
+    write_once(d.path(), 1, false);
+    let (code, v) = verify_dir(d.path());
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(counts(&v["verify"]), [64, 0, 0, 0, 0], "{v}");
+}

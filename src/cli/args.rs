@@ -1058,7 +1058,8 @@ pub struct RunArgs {
     pub ignore_unsupported: bool,
     #[command(flatten)]
     pub set: FileSetArgs,
-    /// Test mode(s), comma separated: seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw.
+    /// Test mode(s), comma separated: seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw, seqrw (a
+    /// sequential mix of reads and writes, fio's rw=readwrite).
     #[arg(long)]
     pub mode: Option<String>,
     /// What the files hold before each mode: overwrite (written data: writes overwrite in
@@ -1071,10 +1072,10 @@ pub struct RunArgs {
     /// (the reads return zeros without reaching the device); a warning stays in the results.
     #[arg(long)]
     pub force: bool,
-    /// Reads per write for rndrw, sysbench's spelling (default 1.5).
+    /// Reads per write for rndrw and seqrw, sysbench's spelling (default 1.5).
     #[arg(long)]
     pub rw_ratio: Option<f64>,
-    /// Percent of rndrw's I/Os that are reads, fio's spelling (0..100): 70 = --rw-ratio 2.333...
+    /// Percent of rndrw's or seqrw's I/Os that are reads, fio's spelling (0..100): 70 = --rw-ratio 2.333...
     #[arg(long, value_name = "PCT", value_parser = percent)]
     pub rwmixread: Option<u32>,
     /// How I/O is issued: sync (pread/pwrite), io_uring, libaio (Linux native AIO; use it with

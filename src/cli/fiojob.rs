@@ -211,7 +211,7 @@ fn role_name(s: &str) -> String {
 }
 
 /// Options that change nothing in what iolab runs (accepted, echoed).
-const ACCEPTED: &[&str] = &[
+pub const ACCEPTED: &[&str] = &[
     "name",
     "description",
     "thread",
@@ -226,7 +226,7 @@ const ACCEPTED: &[&str] = &[
 ];
 
 /// Options translated below.
-const MAPPED: &[&str] = &[
+pub const MAPPED: &[&str] = &[
     "filename",
     "directory",
     "size",
@@ -404,7 +404,8 @@ fn translate_job(
         "randread" => "rndrd",
         "randwrite" => "rndwr",
         "randrw" => "rndrw",
-        "rw" | "readwrite" | "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+        "rw" | "readwrite" => "seqrw",
+        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
             let o = c.opt("rw").cloned().unwrap();
             c.refuse(&o);
             "seqrd"
@@ -413,8 +414,9 @@ fn translate_job(
     };
     f("mode", mode.into());
     let random = mode.starts_with("rnd");
-    let writes = matches!(mode, "seqwr" | "rndwr" | "rndrw");
-    if mode == "rndrw" {
+    let writes = matches!(mode, "seqwr" | "rndwr" | "rndrw" | "seqrw");
+    let mixed = matches!(mode, "rndrw" | "seqrw");
+    if mixed {
         let pct = match (c.val("rwmixread"), c.val("rwmixwrite")) {
             (Some(r), _) => fiojob::parse_percent(&r).map_err(|e| c.bad("rwmixread", e))?,
             (None, Some(w)) => {
@@ -715,7 +717,19 @@ fn translate_job(
                 )));
             }
             f("ops", ops.to_string());
+            // fio's random map: a size-bound random job touches each block once per loop
+            if random && !c.bool("norandommap")?.unwrap_or(false) {
+                notes.push(format!(
+                    "size-bound random job without norandommap: fio would touch each block once per loop; iolab draws {ops} offsets with repetition (some blocks twice, some not at all), as fio does with norandommap"
+                ));
+            }
         }
+    }
+    // invalidate=0: fio leaves the page cache as it is; iolab has no such run
+    if c.bool("invalidate")? == Some(false) && !a.warm {
+        notes.push(
+            "invalidate=0: iolab still evicts the file set from the page cache before the phase (fio would leave the cache as it is); run with --warm to read the set in instead".into(),
+        );
     }
     if let Some(r) = c.time("ramp_time")?
         && r > 0.0
@@ -746,7 +760,7 @@ fn translate_job(
         }
     }
     if let Some(r) = rate {
-        if mode == "rndrw" {
+        if mixed {
             let o = c
                 .opt("rate_iops")
                 .or_else(|| c.opt("rate"))
@@ -895,8 +909,8 @@ fn translate_job(
     })
 }
 
-/// fio's checksum kinds of `verify=`: iolab's own header and CRC-32 stand in for each.
-const FIO_CHECKSUMS: &[&str] = &[
+/// fio's checksum kinds of `verify=`: iolab's own header and CRC-32C stand in for each.
+pub const FIO_CHECKSUMS: &[&str] = &[
     "md5",
     "crc64",
     "crc32c",
@@ -963,7 +977,7 @@ fn verify_options(
             ));
         }
     }
-    let writes = matches!(mode, "seqwr" | "rndwr" | "rndrw");
+    let writes = matches!(mode, "seqwr" | "rndwr" | "rndrw" | "seqrw");
     if !writes {
         // a read job checks data an earlier fio job wrote with fio's headers: nothing iolab
         // wrote, so nothing it can check
@@ -971,9 +985,11 @@ fn verify_options(
         c.refuse(&o);
         return Ok(None);
     }
-    notes.push(format!(
-        "verify={kind}: checksum crc32 (iolab's header) in place of fio's {kind}"
-    ));
+    notes.push(if kind.starts_with("crc32c") {
+        format!("verify={kind}: iolab's header, with the same checksum (CRC-32C) as fio's {kind}")
+    } else {
+        format!("verify={kind}: checksum crc32c (iolab's header) in place of fio's {kind}")
+    });
     let do_verify = c.bool("do_verify")?.unwrap_or(true);
     if let Some(true) = c.bool("verify_fatal")? {
         notes.push(
@@ -998,11 +1014,11 @@ fn verify_options(
         notes.push("do_verify=0: written with iolab's headers, not read back".into());
         return Ok(Some(None));
     }
-    if mode == "rndrw" {
-        notes.push(
-            "verify with randrw: iolab's reads check what the job wrote as they go; fio's verify phase at the end is not run"
-                .into(),
-        );
+    if matches!(mode, "rndrw" | "seqrw") {
+        notes.push(format!(
+            "verify with {}: iolab's reads check what the job wrote as they go; fio's verify phase at the end is not run",
+            if mode == "rndrw" { "randrw" } else { "readwrite" }
+        ));
         return Ok(Some(None));
     }
     if timed {
@@ -1168,7 +1184,7 @@ mod tests {
 
     #[test]
     fn unsupported_options_are_refused_one_line_each_or_recorded() {
-        let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nrw=rw\n[b]\nrw=randread:8\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\nstartdelay=2\nverify=md5\n";
+        let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nrw=trim\n[b]\nrw=randread:8\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\nstartdelay=2\nverify=md5\n";
         let e = jobs(text, &[]).unwrap_err();
         assert_eq!(e.exit, crate::error::Exit::Usage);
         let lines: Vec<&str> = e.msg.lines().collect();
@@ -1176,7 +1192,7 @@ mod tests {
             &lines[..lines.len() - 1],
             [
                 "t.fio:3: option 'zonemode=zbd' is not supported by iolab",
-                "t.fio:5: option 'rw=rw' is not supported by iolab",
+                "t.fio:5: option 'rw=trim' is not supported by iolab",
                 "t.fio:7: option 'rw=randread:8' is not supported by iolab",
                 "t.fio:9: option 'bs=4k,8k' is not supported by iolab",
                 "t.fio:8: option 'ioengine=sg' is not supported by iolab",
@@ -1190,7 +1206,7 @@ mod tests {
         let r = jobs(text, &["--ignore-unsupported"]).unwrap();
         assert_eq!(
             r.jobs[0].ignored,
-            ["t.fio:3: zonemode=zbd", "t.fio:5: rw=rw"]
+            ["t.fio:3: zonemode=zbd", "t.fio:5: rw=trim"]
         );
         assert_eq!(r.jobs[1].ignored.len(), 7);
     }

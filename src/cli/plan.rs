@@ -407,7 +407,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
                 .collect::<Result<_>>()?;
             if v.is_empty() {
                 return Err(Error::usage(
-                    "--mode: give at least one of seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw",
+                    "--mode: give at least one of seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw, seqrw",
                 ));
             }
             Some(v)

@@ -226,9 +226,14 @@ fn run_locked(
                         None => emit(&p, true),
                     }
                 }
-                OutputFormat::FioJson | OutputFormat::FioJsonPlus => {
-                    emit(&crate::output::fio::FioDoc { doc: &doc, bins }, true)
-                }
+                OutputFormat::FioJson | OutputFormat::FioJsonPlus => emit(
+                    &crate::output::fio::FioDoc {
+                        doc: &doc,
+                        bins,
+                        jobfile: None,
+                    },
+                    true,
+                ),
             }
         } else if !want_json {
             let head: Vec<String> = doc
@@ -474,9 +479,14 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
                 OutputFormat::Json | OutputFormat::JsonPlus => {
                     emit(&Printed { bins, ..printed }, true)
                 }
-                OutputFormat::FioJson | OutputFormat::FioJsonPlus => {
-                    emit(&crate::output::fio::FioDoc { doc: &doc, bins }, true)
-                }
+                OutputFormat::FioJson | OutputFormat::FioJsonPlus => emit(
+                    &crate::output::fio::FioDoc {
+                        doc: &doc,
+                        bins,
+                        jobfile: printed.jobfile.as_ref(),
+                    },
+                    true,
+                ),
             }
             if let (None, Some(s), Some(id)) = (&not_saved, &db, saved) {
                 eprintln!("saved as run {id} in {}", s.path.display());
@@ -615,6 +625,7 @@ fn run_jobfile_once(
             "phase": i + 1,
             "start_time": d.start_time,
             "end_time": d.end_time,
+            "cells": d.runs.len(),
             "jobs": run.jobs.iter().filter(|j| j.phase == i).map(|j| j.name.clone()).collect::<Vec<_>>(),
         }));
         if i == 0 {

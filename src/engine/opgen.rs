@@ -53,6 +53,8 @@ pub struct OpGen {
     seq_lo: u64,
     seq_hi: u64,
     pos: u64,
+    /// `seqrw`: the writes' own sequential position (`pos` is the reads').
+    pos_w: u64,
     rng: Rng,
     offsets: OffsetGen,
     ratio: f64,
@@ -123,6 +125,7 @@ impl OpGen {
             seq_lo: lo,
             seq_hi: hi,
             pos: lo,
+            pos_w: lo,
             rng: thread_rng(job.seed, thread),
             offsets: OffsetGen::new(
                 &job.distribution,
@@ -226,7 +229,9 @@ impl OpGen {
             Mode::Seqrd | Mode::Rndrd => true,
             Mode::Seqwr | Mode::Seqrewr | Mode::Rndwr => false,
             // Exact ratio: read while reads < ratio × (writes + 1). 1.5 gives r r w r w | r r w r w ...
-            Mode::Rndrw => (self.reads as f64) < self.ratio * (self.writes + 1) as f64,
+            Mode::Rndrw | Mode::Seqrw => {
+                (self.reads as f64) < self.ratio * (self.writes + 1) as f64
+            }
         }
     }
 
@@ -245,6 +250,12 @@ impl OpGen {
             } else {
                 self.place(block, len)
             }
+        } else if self.mode == Mode::Seqrw && !read {
+            // the writes' own position
+            std::mem::swap(&mut self.pos, &mut self.pos_w);
+            let at = self.seq_next(len);
+            std::mem::swap(&mut self.pos, &mut self.pos_w);
+            at
         } else {
             self.seq_next(len)
         };
@@ -369,6 +380,41 @@ mod tests {
             }
             assert_eq!(prev_hi, 4 * fsize);
         }
+    }
+
+    /// seqrw (fio's rw=readwrite): 1.5 reads per write, exactly; the reads and the writes
+    /// each go through the set in order from its start, each from its own position (as fio
+    /// keeps one per direction), across the files and round again.
+    #[test]
+    fn seqrw_reads_and_writes_each_go_in_order() {
+        let fsize = 8 * 16384;
+        let mut g = OpGen::new(&job(Mode::Seqrw, 1), 2, fsize, 0);
+        let (mut reads, mut writes) = (Vec::new(), Vec::new());
+        for _ in 0..100 {
+            match g.next_op() {
+                Next::Io {
+                    kind,
+                    file,
+                    off,
+                    len,
+                    ..
+                } => {
+                    assert_eq!(len, 16384);
+                    let at = file as u64 * fsize + off;
+                    if kind == OpKind::Read {
+                        reads.push(at);
+                    } else {
+                        writes.push(at);
+                    }
+                }
+                other => panic!("unexpected {other:?} with fsync freq 0"),
+            }
+        }
+        assert_eq!((reads.len(), writes.len()), (60, 40));
+        // 16 blocks over the two files, in order, then from the start again
+        let in_order = |n: usize| (0..n).map(|i| (i as u64 % 16) * 16384).collect::<Vec<_>>();
+        assert_eq!(reads, in_order(60));
+        assert_eq!(writes, in_order(40));
     }
 
     #[test]

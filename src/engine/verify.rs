@@ -3,8 +3,8 @@
 //!
 //! Each thread keeps to its own range of the set (the op generator sees to it), so the
 //! generation of each of its blocks is exact and kept in the thread's own array: no lock, no
-//! shared map. Per write: one pass that fills the payload and one crc32 per verify block; per
-//! read: one crc32 per block. No allocation, no system call.
+//! shared map. Per write: one pass that fills the payload and one CRC-32C per verify block; per
+//! read: one CRC-32C per block. No allocation, no system call.
 
 use super::worker::AlignedBuf;
 use crate::error::{Error, Result};
@@ -213,6 +213,12 @@ pub fn load_state(dir: &Path) -> Result<(StateHead, Vec<u32>)> {
         .ok_or_else(|| bad("no header line"))?;
     let head: StateHead =
         serde_json::from_slice(&body[..nl]).map_err(|e| bad(&format!("header: {e}")))?;
+    if head.schema == v::STATE_SCHEMA_V1 {
+        return Err(Error::usage(format!(
+            "--dir {}: this set was written by an older iolab (verify format 1, CRC-32 block headers); this iolab writes and checks format 2 (CRC-32C) and cannot verify it: write the set again with `iolab run --verify --keep`",
+            dir.display()
+        )));
+    }
     if head.schema != STATE_SCHEMA {
         return Err(bad(&format!("schema {}", head.schema)));
     }

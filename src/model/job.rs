@@ -21,16 +21,21 @@ pub enum Mode {
     Rndwr,
     /// Random mix of reads and writes, `rw_ratio` reads per write.
     Rndrw,
+    /// Sequential mix of reads and writes (fio's `rw=readwrite`), `rw_ratio` reads per write:
+    /// the reads and the writes each go through the thread's range in order, each from its own
+    /// position (as fio keeps one per direction); the writes overwrite in place.
+    Seqrw,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 6] = [
+    pub const ALL: [Mode; 7] = [
         Mode::Seqwr,
         Mode::Seqrewr,
         Mode::Seqrd,
         Mode::Rndrd,
         Mode::Rndwr,
         Mode::Rndrw,
+        Mode::Seqrw,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -40,6 +45,7 @@ impl Mode {
             Mode::Rndrd => "rndrd",
             Mode::Rndwr => "rndwr",
             Mode::Rndrw => "rndrw",
+            Mode::Seqrw => "seqrw",
         }
     }
     pub fn is_random(self) -> bool {
@@ -48,11 +54,15 @@ impl Mode {
     pub fn writes(self) -> bool {
         matches!(
             self,
-            Mode::Seqwr | Mode::Seqrewr | Mode::Rndwr | Mode::Rndrw
+            Mode::Seqwr | Mode::Seqrewr | Mode::Rndwr | Mode::Rndrw | Mode::Seqrw
         )
     }
     pub fn reads(self) -> bool {
-        matches!(self, Mode::Seqrd | Mode::Rndrd | Mode::Rndrw)
+        matches!(self, Mode::Seqrd | Mode::Rndrd | Mode::Rndrw | Mode::Seqrw)
+    }
+    /// A mix of reads and writes in one mode (`rw_ratio` reads per write).
+    pub fn is_mixed(self) -> bool {
+        matches!(self, Mode::Rndrw | Mode::Seqrw)
     }
 }
 
@@ -69,7 +79,9 @@ impl FromStr for Mode {
             .into_iter()
             .find(|m| m.name() == s.trim())
             .ok_or_else(|| {
-                format!("'{s}' is not a mode: use seqwr, seqrewr, seqrd, rndrd, rndwr or rndrw")
+                format!(
+                    "'{s}' is not a mode: use seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw or seqrw"
+                )
             })
     }
 }

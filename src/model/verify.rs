@@ -5,15 +5,19 @@
 use serde::{Deserialize, Serialize};
 
 /// First bytes of every verified block.
-pub const MAGIC: [u8; 8] = *b"IOLABVF1";
+pub const MAGIC: [u8; 8] = *b"IOLABVF2";
+/// The magic of format 1 (CRC-32 instead of CRC-32C), which this iolab recognises and refuses.
+pub const MAGIC_V1: [u8; 8] = *b"IOLABVF1";
 /// Bytes of the header at the start of each block.
 pub const HEADER_LEN: usize = 64;
-/// Where the crc32 sits in the header (computed with these 4 bytes zero).
+/// Where the CRC-32C sits in the header (computed with these 4 bytes zero).
 const CRC_AT: usize = 48;
 /// The state file of a verify run, in `--dir`.
 pub const STATE_FILE: &str = ".iolab-verify";
 /// Schema of the state file's first line.
-pub const STATE_SCHEMA: &str = "iolab-verify-state/1";
+pub const STATE_SCHEMA: &str = "iolab-verify-state/2";
+/// The state schema of format 1 (blocks with CRC-32 headers): recognised, refused.
+pub const STATE_SCHEMA_V1: &str = "iolab-verify-state/1";
 /// Schema of the `iolab verify` document.
 pub const VERIFY_SCHEMA: &str = "iolab-verify/1";
 /// How many mismatches a result lists (the counts count them all).
@@ -80,18 +84,17 @@ pub fn stamp(block: &mut [u8], base: &[u8], h: &Header) {
     hd[32..40].copy_from_slice(&h.generation.to_le_bytes());
     hd[40..44].copy_from_slice(&h.thread.to_le_bytes());
     hd[44..64].fill(0);
-    let crc = crc32fast::hash(block);
+    let crc = crc32c::crc32c(block);
     block[CRC_AT..CRC_AT + 4].copy_from_slice(&crc.to_le_bytes());
 }
 
-/// The checksum `block` should carry: crc32 of the block with the crc field zero.
+/// The checksum `block` should carry: CRC-32C (Castagnoli; SSE4.2 / ARMv8 CRC instructions
+/// through the `crc32c` crate) of the block with the crc field zero.
 #[inline]
-fn crc_of(block: &[u8]) -> u32 {
-    let mut h = crc32fast::Hasher::new();
-    h.update(&block[..CRC_AT]);
-    h.update(&[0u8; 4]);
-    h.update(&block[CRC_AT + 4..]);
-    h.finalize()
+pub fn crc_of(block: &[u8]) -> u32 {
+    let c = crc32c::crc32c(&block[..CRC_AT]);
+    let c = crc32c::crc32c_append(c, &[0u8; 4]);
+    crc32c::crc32c_append(c, &block[CRC_AT + 4..])
 }
 
 /// The header found in a block, if its magic and length are there.
@@ -314,6 +317,42 @@ mod tests {
             generation: g,
             thread: 0,
         }
+    }
+
+    /// CRC-32C bit by bit (reflected polynomial 0x82F63B78), the reference the header's field
+    /// is checked against.
+    fn crc32c_reference(data: &[u8]) -> u32 {
+        let mut c = !0u32;
+        for &b in data {
+            c ^= u32::from(b);
+            for _ in 0..8 {
+                c = if c & 1 == 1 {
+                    (c >> 1) ^ 0x82F6_3B78
+                } else {
+                    c >> 1
+                };
+            }
+        }
+        !c
+    }
+
+    #[test]
+    fn the_header_carries_the_crc32c_of_the_block() {
+        // the standard check value of CRC-32C
+        assert_eq!(crc32c_reference(b"123456789"), 0xE306_9283);
+        let base: Vec<u8> = (0..4096u32).map(|i| (i * 7 % 253) as u8).collect();
+        let mut b = vec![0u8; 4096];
+        stamp(&mut b, &base, &hdr(5));
+        assert_eq!(&b[..8], b"IOLABVF2");
+        let stored = u32_at(&b, CRC_AT);
+        let mut zeroed = b.clone();
+        zeroed[CRC_AT..CRC_AT + 4].fill(0);
+        assert_eq!(stored, crc32c_reference(&zeroed));
+        assert_eq!(crc_of(&b), stored);
+        // a block of format 1 (CRC-32 headers) has no header this iolab reads
+        let mut old = b.clone();
+        old[..8].copy_from_slice(&MAGIC_V1);
+        assert_eq!(header_of(&old), None);
     }
 
     #[test]

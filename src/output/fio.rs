@@ -53,11 +53,14 @@ pub fn add_hist_bins(v: &mut Value, doc: &RunDoc) {
 pub struct FioDoc<'a> {
     pub doc: &'a RunDoc,
     pub bins: bool,
+    /// A run of fio job files: the document's `jobfile` part (docs/fio-jobs.md). Each job is
+    /// then named as in its file and carries the file's resolved options.
+    pub jobfile: Option<&'a Value>,
 }
 
 impl Document for FioDoc<'_> {
     fn json(&self) -> Value {
-        fio_json(self.doc, self.bins)
+        fio_json(self.doc, self.bins, self.jobfile)
     }
     fn text(&self) -> String {
         // fio's shape has no text form: it is JSON either way.
@@ -74,7 +77,43 @@ pub fn fio_version(doc: &RunDoc, bins: bool) -> String {
     format!("iolab-{} ({fmt})", doc.iolab_version)
 }
 
-fn fio_json(doc: &RunDoc, bins: bool) -> Value {
+/// The job of a job file that measured cell `cell` (role `role` of it, for a phase of jobs at
+/// once): the phase is found by counting the phases' `cells`; a one-job phase's cells are all
+/// that job's (a verify read-back is a second cell of the same job).
+fn file_job<'a>(jobfile: &'a Value, cell: usize, role: Option<&str>) -> Option<&'a Value> {
+    let mut first = 0;
+    let mut phase = None;
+    for p in jobfile["phases"].as_array()? {
+        let n = p["cells"].as_u64()? as usize;
+        if cell < first + n {
+            phase = p["phase"].as_u64();
+            break;
+        }
+        first += n;
+    }
+    let phase = phase?;
+    let mut jobs = jobfile["jobs"]
+        .as_array()?
+        .iter()
+        .filter(|j| j["phase"].as_u64() == Some(phase));
+    match role {
+        Some(r) => jobs.find(|j| j["name"] == r),
+        None => {
+            let j = jobs.next()?;
+            jobs.next().is_none().then_some(j)
+        }
+    }
+}
+
+/// fio's name of a job: its `name=` option, else its section.
+fn file_job_name(j: &Value) -> Option<&str> {
+    j["fio_options"]["name"]
+        .as_str()
+        .filter(|n| !n.is_empty())
+        .or_else(|| j["section"].as_str())
+}
+
+fn fio_json(doc: &RunDoc, bins: bool, jobfile: Option<&Value>) -> Value {
     let mut top = Map::new();
     top.insert("fio version".into(), fio_version(doc, bins).into());
     if let Ok(t) = chrono::DateTime::parse_from_rfc3339(&doc.start_time) {
@@ -95,7 +134,16 @@ fn fio_json(doc: &RunDoc, bins: bool) -> Value {
     for (i, c) in doc.runs.iter().enumerate() {
         for (role, rc) in crate::model::run::flat_cells(std::slice::from_ref(c)) {
             let mut j = job(&rc, i, bins);
-            if let Some(r) = role {
+            let from_file = jobfile.and_then(|f| file_job(f, i, role.as_deref()));
+            if let Some(fj) = from_file {
+                // the job as its file says: its name and its resolved options, fio's spelling
+                if let Some(n) = file_job_name(fj) {
+                    j["jobname"] = n.into();
+                }
+                if let Some(o) = fj["fio_options"].as_object() {
+                    j["job options"] = Value::Object(o.clone());
+                }
+            } else if let Some(r) = role {
                 j["jobname"] = r.into();
             }
             jobs.push(j);
@@ -134,6 +182,7 @@ fn fio_rw(m: Mode) -> &'static str {
         Mode::Rndrd => "randread",
         Mode::Rndwr => "randwrite",
         Mode::Rndrw => "randrw",
+        Mode::Seqrw => "rw",
     }
 }
 
@@ -149,7 +198,7 @@ fn job_options(c: &CellResult) -> Map<String, Value> {
     if j.mode == Mode::Seqrewr {
         put("overwrite", "1".into());
     }
-    if j.mode == Mode::Rndrw {
+    if j.mode.is_mixed() {
         let pct = 100.0 * j.rw_ratio / (1.0 + j.rw_ratio);
         put("rwmixread", format!("{}", pct.round() as u64));
     }
