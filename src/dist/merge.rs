@@ -1,0 +1,399 @@
+//! Rank 0's merge of what every rank measured into one run document: counts and bytes add,
+//! latency histograms add (the percentiles are the merged histogram's, never an average of the
+//! ranks'), rates add over the common window, and `dist` keeps every rank's own figures, host
+//! environment and device figures, the failures and the stonewall figures.
+
+use super::{Done, Outcome};
+use crate::measure::hist::LatHist;
+use crate::model::dist::{Distributed, RankCell, RankFailure, RankRun, Stonewall};
+use crate::model::job::Limit;
+use crate::model::lat::LatSummary;
+use crate::model::run::{
+    BsResult, CellResult, Cpu, OpKind, OpResult, Results, RunDoc, TsOp, TsPoint, Warning,
+};
+use std::collections::BTreeMap;
+
+/// One rank that measured: its document with the histograms put back, and its windows.
+struct Measured {
+    rank: u32,
+    host: String,
+    doc: RunDoc,
+    windows: Vec<(u64, u64)>,
+}
+
+fn restore(rank: u32, host: String, d: Done) -> Measured {
+    let mut doc = d.doc;
+    for (c, hs) in doc.runs.iter_mut().zip(&d.hists) {
+        c.lat_hists = hs
+            .iter()
+            .map(|b| {
+                if b.is_empty() {
+                    LatHist::new()
+                } else {
+                    crate::store::deserialize_hist(b).unwrap_or_default()
+                }
+            })
+            .collect();
+    }
+    Measured {
+        rank,
+        host,
+        doc,
+        windows: d.windows,
+    }
+}
+
+/// The merged document, or None when no rank measured anything. Failures of ranks that only
+/// stopped because another failed are not listed as failures of their own.
+pub fn merge(outcomes: Vec<Outcome>) -> (Option<RunDoc>, Vec<RankFailure>) {
+    let ranks = outcomes.len() as u32;
+    let hosts: Vec<String> = outcomes.iter().map(|o| o.host.clone()).collect();
+    let mut failures = Vec::new();
+    let mut stopped_any = false;
+    let mut measured = Vec::new();
+    for o in outcomes {
+        match o.result {
+            Ok(d) => measured.push(restore(o.rank, o.host, d)),
+            Err(f) if f.only_stopped() => stopped_any = true,
+            Err(f) => failures.push(RankFailure {
+                rank: o.rank,
+                host: o.host,
+                error: f.msg,
+            }),
+        }
+    }
+    if measured.is_empty() {
+        return (None, failures);
+    }
+    let cells = measured.iter().map(|m| m.doc.runs.len()).max().unwrap_or(0);
+    let mut runs = Vec::new();
+    let mut stonewall = Vec::new();
+    for i in 0..cells {
+        let parts: Vec<(&Measured, &CellResult, (u64, u64))> = measured
+            .iter()
+            .filter_map(|m| {
+                let c = m.doc.runs.get(i)?;
+                let w = m.windows.get(i).copied().unwrap_or((0, 0));
+                Some((m, c, w))
+            })
+            .collect();
+        let mut cell = merge_cell(&parts);
+        if parts.len() < measured.len() {
+            cell.interrupted = true;
+        }
+        stonewall.push(stonewall_of(&parts));
+        runs.push(cell);
+    }
+    let first = &measured[0].doc;
+    let mut warnings: Vec<Warning> = Vec::new();
+    for m in &measured {
+        for w in &m.doc.warnings {
+            let w = Warning::new(
+                &w.code,
+                format!("rank {} ({}): {}", m.rank, m.host, w.message),
+            );
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+    }
+    let mut prepare = first.prepare.clone();
+    for m in &measured[1..] {
+        let p = &m.doc.prepare;
+        prepare.written_bytes += p.written_bytes;
+        prepare.reused_files += p.reused_files;
+        prepare.seconds = prepare.seconds.max(p.seconds);
+        prepare.cache_resident_pct_after_evict = prepare
+            .cache_resident_pct_after_evict
+            .max(p.cache_resident_pct_after_evict);
+    }
+    let complete = failures.is_empty()
+        && !stopped_any
+        && measured.len() as u32 == ranks
+        && measured.iter().all(|m| !m.doc.interrupted);
+    let per_rank = measured
+        .iter()
+        .map(|m| RankRun {
+            rank: m.rank,
+            host: m.host.clone(),
+            env: m.doc.env.clone(),
+            system: m.doc.system.clone(),
+            prepare: m.doc.prepare.clone(),
+            interrupted: m.doc.interrupted,
+            cells: m
+                .doc
+                .runs
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let (s, e) = m.windows.get(i).copied().unwrap_or((0, 0));
+                    RankCell {
+                        measure_start_unix_ns: s,
+                        measure_end_unix_ns: e,
+                        hist_bins: OpKind::ALL
+                            .iter()
+                            .filter_map(|&k| {
+                                let h = c.lat_hists.get(k as usize)?;
+                                (h.count() > 0).then(|| (k.name().to_string(), bins(h)))
+                            })
+                            .collect(),
+                        cell: c.clone(),
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    let doc = RunDoc {
+        schema: first.schema.clone(),
+        iolab_version: first.iolab_version.clone(),
+        start_time: measured
+            .iter()
+            .map(|m| m.doc.start_time.clone())
+            .min()
+            .unwrap_or_default(),
+        end_time: measured
+            .iter()
+            .map(|m| m.doc.end_time.clone())
+            .max()
+            .unwrap_or_default(),
+        label: first.label.clone(),
+        tags: first.tags.clone(),
+        env: first.env.clone(),
+        system: first.system.clone(),
+        prepare,
+        warnings,
+        interrupted: !complete,
+        runs,
+        dist: Some(Distributed {
+            ranks,
+            hosts,
+            complete,
+            failures: failures.clone(),
+            stonewall,
+            per_rank,
+        }),
+    };
+    (Some(doc), failures)
+}
+
+/// A histogram's recorded buckets: `[value_ns, count]`, the value the bucket's highest.
+fn bins(h: &LatHist) -> Vec<(u64, u64)> {
+    h.h.iter_recorded()
+        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        .collect()
+}
+
+/// The ranks' measured windows are one fixed window: time-limited, none interrupted.
+fn fixed_window(parts: &[(&Measured, &CellResult, (u64, u64))]) -> Option<f64> {
+    let c0 = parts[0].1;
+    let Limit::TimeS(t) = c0.job.job.limit else {
+        return None;
+    };
+    parts
+        .iter()
+        .all(|(_, c, _)| !c.interrupted && (c.window_s - t).abs() < 1e-9)
+        .then_some(t)
+}
+
+/// Seconds from the earliest measure start to the latest end.
+fn span_s(parts: &[(&Measured, &CellResult, (u64, u64))]) -> f64 {
+    let t0 = parts.iter().map(|p| p.2.0).min().unwrap_or(0);
+    let t1 = parts.iter().map(|p| p.2.1).max().unwrap_or(0);
+    (t1.saturating_sub(t0) as f64 / 1e9).max(1e-9)
+}
+
+fn merge_cell(parts: &[(&Measured, &CellResult, (u64, u64))]) -> CellResult {
+    let c0 = parts[0].1;
+    let fixed = fixed_window(parts);
+    let span = span_s(parts);
+    let window_s = fixed.unwrap_or(span);
+    let mut hists: Vec<LatHist> = (0..3).map(|_| LatHist::new()).collect();
+    for (_, c, _) in parts {
+        for (dst, src) in hists.iter_mut().zip(&c.lat_hists) {
+            dst.merge(src);
+        }
+    }
+    let op = |k: OpKind| -> OpResult {
+        let ops: Vec<&OpResult> = parts.iter().map(|p| p.1.results.get(k)).collect();
+        let total_ops: u64 = ops.iter().map(|o| o.ops).sum();
+        let total_bytes: u64 = ops.iter().map(|o| o.bytes).sum();
+        // A fixed window: each rank's rate counts what completed inside the same window, so
+        // the rates add; otherwise everything over the whole span (first start to last end).
+        let (iops, bps) = if fixed.is_some() {
+            (
+                ops.iter().map(|o| o.iops).sum(),
+                ops.iter().map(|o| o.bytes_per_sec).sum(),
+            )
+        } else {
+            (total_ops as f64 / span, total_bytes as f64 / span)
+        };
+        let mut by: BTreeMap<u64, BsResult> = BTreeMap::new();
+        for o in &ops {
+            for b in &o.by_bs {
+                let e = by.entry(b.bs_bytes).or_insert(BsResult {
+                    bs_bytes: b.bs_bytes,
+                    ops: 0,
+                    bytes: 0,
+                    iops: 0.0,
+                    bytes_per_sec: 0.0,
+                    // per-size histograms stay with the ranks
+                    lat_ns: None,
+                });
+                e.ops += b.ops;
+                e.bytes += b.bytes;
+                if fixed.is_some() {
+                    e.iops += b.iops;
+                    e.bytes_per_sec += b.bytes_per_sec;
+                } else {
+                    e.iops = e.ops as f64 / span;
+                    e.bytes_per_sec = e.bytes as f64 / span;
+                }
+            }
+        }
+        OpResult {
+            ops: total_ops,
+            bytes: total_bytes,
+            iops,
+            bytes_per_sec: bps,
+            lat_ns: LatSummary::from_hist(&hists[k as usize]),
+            by_bs: by.into_values().collect(),
+        }
+    };
+    let results = Results {
+        read: op(OpKind::Read),
+        write: op(OpKind::Write),
+        fsync: op(OpKind::Fsync),
+    };
+    let mut cpu = Cpu::default();
+    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+    let mut warnings: Vec<Warning> = Vec::new();
+    for (m, c, _) in parts {
+        cpu.user_s += c.cpu.user_s;
+        cpu.sys_s += c.cpu.sys_s;
+        cpu.user_pct += c.cpu.user_pct;
+        cpu.sys_pct += c.cpu.sys_pct;
+        for (e, n) in &c.errors {
+            *errors.entry(e.clone()).or_default() += n;
+        }
+        for w in &c.warnings {
+            let w = Warning::new(
+                &w.code,
+                format!("rank {} ({}): {}", m.rank, m.host, w.message),
+            );
+            if !warnings.contains(&w) {
+                warnings.push(w);
+            }
+        }
+    }
+    let mut job = c0.job.clone();
+    job.job.threads = parts.iter().map(|p| p.1.job.job.threads).sum();
+    let verify = parts.iter().try_fold(None, |acc: Option<_>, p| {
+        let v = p.1.verify.as_ref()?;
+        let mut a: crate::model::verify::VerifyResult = acc.unwrap_or_default();
+        a.add(v);
+        Some(Some(a))
+    });
+    CellResult {
+        mode: c0.mode.clone(),
+        job,
+        duration_s: span,
+        window_s,
+        results,
+        schedule_lag_ns: None,
+        cpu,
+        timeseries: merge_series(parts),
+        errors,
+        cache_resident_pct_at_start: parts
+            .iter()
+            .map(|p| p.1.cache_resident_pct_at_start)
+            .fold(0.0, f64::max),
+        warnings,
+        interrupted: parts.iter().any(|p| p.1.interrupted),
+        device: None,
+        roles: Vec::new(),
+        verify: verify.flatten(),
+        lat_hists: hists,
+    }
+}
+
+/// Second by second, the ranks' counts and rates added (their windows start together);
+/// per-second percentiles are each rank's own (in `dist.per_rank`), so null here.
+fn merge_series(parts: &[(&Measured, &CellResult, (u64, u64))]) -> Vec<TsPoint> {
+    let n = parts
+        .iter()
+        .map(|p| p.1.timeseries.len())
+        .max()
+        .unwrap_or(0);
+    (0..n)
+        .map(|i| {
+            let pts: Vec<&TsPoint> = parts.iter().filter_map(|p| p.1.timeseries.get(i)).collect();
+            let add = |sel: fn(&TsPoint) -> Option<&TsOp>| -> Option<TsOp> {
+                let ops: Vec<&TsOp> = pts.iter().filter_map(|p| sel(p)).collect();
+                if ops.is_empty() {
+                    return None;
+                }
+                Some(TsOp {
+                    ops: ops.iter().map(|o| o.ops).sum(),
+                    iops: ops.iter().map(|o| o.iops).sum(),
+                    bytes_per_sec: ops.iter().map(|o| o.bytes_per_sec).sum(),
+                    p50_ns: None,
+                    p99_ns: None,
+                })
+            };
+            TsPoint {
+                t_s: i as f64,
+                dur_s: pts.iter().map(|p| p.dur_s).fold(0.0, f64::max),
+                read: add(|p| p.read.as_ref()),
+                write: add(|p| p.write.as_ref()),
+                fsync: add(|p| p.fsync.as_ref()),
+            }
+        })
+        .collect()
+}
+
+/// Reads and writes (ops, bytes) a rank completed in the first `tau_s` seconds of its window,
+/// from its time series (the second that `tau_s` falls in counted in proportion).
+fn done_by(c: &CellResult, tau_s: f64) -> (f64, f64) {
+    let (mut ops, mut bytes) = (0.0, 0.0);
+    for p in &c.timeseries {
+        let share = ((tau_s - p.t_s) / p.dur_s.max(1e-9)).clamp(0.0, 1.0);
+        for o in [&p.read, &p.write].into_iter().flatten() {
+            ops += o.ops as f64 * share;
+            bytes += o.bytes_per_sec * p.dur_s * share;
+        }
+    }
+    (ops, bytes)
+}
+
+fn stonewall_of(parts: &[(&Measured, &CellResult, (u64, u64))]) -> Stonewall {
+    let t0 = parts.iter().map(|p| p.2.0).min().unwrap_or(0);
+    let latest_start = parts.iter().map(|p| p.2.0).max().unwrap_or(0);
+    let first = parts
+        .iter()
+        .min_by_key(|p| p.2.1)
+        .expect("at least one rank");
+    let first_end = first.2.1;
+    let last_end = parts.iter().map(|p| p.2.1).max().unwrap_or(0);
+    let secs = |t: u64| t.saturating_sub(t0) as f64 / 1e9;
+    let (first_s, last_s) = (secs(first_end).max(1e-9), secs(last_end).max(1e-9));
+    let (mut ops_first, mut bytes_first) = (0.0, 0.0);
+    let (mut ops_all, mut bytes_all) = (0u64, 0u64);
+    for (_, c, (s, _)) in parts {
+        let tau = first_end.saturating_sub(*s) as f64 / 1e9;
+        let (o, b) = done_by(c, tau);
+        ops_first += o;
+        bytes_first += b;
+        ops_all += c.results.read.ops + c.results.write.ops;
+        bytes_all += c.results.read.bytes + c.results.write.bytes;
+    }
+    Stonewall {
+        start_spread_ms: latest_start.saturating_sub(t0) as f64 / 1e6,
+        first_rank: first.0.rank,
+        first_finished_s: first_s,
+        last_finished_s: last_s,
+        iops_until_first: ops_first / first_s,
+        bytes_per_sec_until_first: bytes_first / first_s,
+        iops_until_last: ops_all as f64 / last_s,
+        bytes_per_sec_until_last: bytes_all as f64 / last_s,
+    }
+}

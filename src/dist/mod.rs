@@ -1,0 +1,235 @@
+//! Distributed runs (docs/distributed.md): under `mpirun -np N`, every process (rank) runs the
+//! same job against its own target, waits for the others before each phase
+//! ([`crate::engine::sync::PhaseSync`]), and rank 0 gathers what every rank measured and
+//! merges it exactly ([`merge`]). The communicator is MPI (`--features mpi`); everything else
+//! here is plain code that tests run without MPI.
+
+pub mod merge;
+#[cfg(feature = "mpi")]
+pub mod mpi;
+
+use crate::engine::sync::{Agreed, Checkpoint, PhaseSync};
+use crate::error::{Error, Result};
+use crate::model::run::RunDoc;
+use serde::{Deserialize, Serialize};
+use std::cell::{Cell, RefCell};
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+/// What the ranks need of a communicator: one collective of each kind, called by every rank
+/// in the same order.
+pub trait Comm {
+    fn rank(&self) -> u32;
+    fn size(&self) -> u32;
+    /// The largest `v` of all ranks, on every rank.
+    fn all_max(&self, v: u8) -> u8;
+    /// Every rank's bytes, in rank order, on rank 0 (None on the others).
+    fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>>;
+}
+
+/// The number of processes the MPI launcher started, when this process was started by one
+/// (Open MPI's `mpirun`/`mpiexec`, or a PMI launcher: MPICH's hydra, Slurm's `srun`).
+pub fn launched_size() -> Option<u32> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok()?.parse().ok())
+}
+
+/// This process's rank in a distributed run, when there is one (more than one process).
+pub struct Ranks {
+    comm: Box<dyn Comm>,
+    pub host: String,
+    /// A checkpoint said stop: every later one answers at once.
+    stopped: Cell<bool>,
+    /// The measured windows of the cells run so far (wall clock, ns since the epoch).
+    windows: RefCell<Vec<(u64, u64)>>,
+}
+
+/// Joins the distributed run this process was started in: None when it was started alone (or
+/// as the only rank); an error when a launcher started several but this build has no MPI.
+pub fn join() -> Result<Option<Ranks>> {
+    let Some(n) = launched_size().filter(|&n| n > 1) else {
+        return Ok(None);
+    };
+    join_mpi(n)
+}
+
+#[cfg(feature = "mpi")]
+fn join_mpi(n: u32) -> Result<Option<Ranks>> {
+    let world = mpi::init().ok_or_else(|| {
+        Error::failed(format!(
+            "started by an MPI launcher as one of {n} processes, but MPI could not be initialized"
+        ))
+    })?;
+    Ok(Some(Ranks::new(
+        Box::new(world),
+        crate::system::fsinfo::hostname(),
+    )))
+}
+
+#[cfg(not(feature = "mpi"))]
+fn join_mpi(n: u32) -> Result<Option<Ranks>> {
+    Err(Error::usage(format!(
+        "started by an MPI launcher as one of {n} processes, but this iolab was built without MPI: build it with `cargo build --release --features mpi` (docs/distributed.md), or run it without mpirun"
+    )))
+}
+
+/// `{rank}` and `{host}` in a path (`--dir /mnt/{host}/r{rank}`).
+pub fn substitute(p: &Path, rank: u32, host: &str) -> PathBuf {
+    let s = p.to_string_lossy();
+    if !s.contains('{') {
+        return p.to_path_buf();
+    }
+    PathBuf::from(
+        s.replace("{rank}", &rank.to_string())
+            .replace("{host}", host),
+    )
+}
+
+/// What a rank sends to rank 0 at the end.
+#[derive(Serialize, Deserialize)]
+pub struct Outcome {
+    pub rank: u32,
+    pub host: String,
+    pub result: std::result::Result<Done, Failed>,
+}
+
+/// A rank's run document, its histograms and measured windows.
+#[derive(Serialize, Deserialize)]
+pub struct Done {
+    pub doc: RunDoc,
+    /// Per cell, per operation (read, write, fsync): the HdrHistogram V2 (deflate) bytes the
+    /// results store keeps; empty when the operation did not run.
+    pub hists: Vec<Vec<Vec<u8>>>,
+    /// Per cell: the measured window (wall clock, ns since the epoch).
+    pub windows: Vec<(u64, u64)>,
+}
+
+/// Why a rank failed (or stopped because another did).
+#[derive(Serialize, Deserialize, Clone)]
+pub struct Failed {
+    pub exit: i32,
+    pub msg: String,
+}
+
+impl Failed {
+    /// Stopped because another rank failed: not a failure of its own.
+    pub fn only_stopped(&self) -> bool {
+        self.msg == crate::engine::sync::STOPPED
+    }
+}
+
+fn unix_ns(t: SystemTime) -> u64 {
+    t.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+impl Ranks {
+    pub fn new(comm: Box<dyn Comm>, host: String) -> Ranks {
+        Ranks {
+            comm,
+            host,
+            stopped: Cell::new(false),
+            windows: RefCell::new(Vec::new()),
+        }
+    }
+    pub fn rank(&self) -> u32 {
+        self.comm.rank()
+    }
+    pub fn size(&self) -> u32 {
+        self.comm.size()
+    }
+
+    /// Whether every rank is fine (a collective: every rank calls it at the same point).
+    pub fn all_ok(&self, ok: bool) -> bool {
+        self.comm.all_max(u8::from(!ok)) == 0
+    }
+
+    /// Sends this rank's result to rank 0: there, every rank's outcome in rank order.
+    pub fn gather(&self, r: &Result<RunDoc>) -> Option<Vec<Outcome>> {
+        let result = match r {
+            Ok(doc) => Ok(Done {
+                doc: doc.clone(),
+                hists: doc
+                    .runs
+                    .iter()
+                    .map(|c| {
+                        c.lat_hists
+                            .iter()
+                            .map(|h| {
+                                if h.count() > 0 {
+                                    crate::store::serialize_hist(h)
+                                } else {
+                                    Vec::new()
+                                }
+                            })
+                            .collect()
+                    })
+                    .collect(),
+                windows: self.windows.borrow().clone(),
+            }),
+            Err(e) => Err(Failed {
+                exit: e.exit as i32,
+                msg: e.msg.clone(),
+            }),
+        };
+        let me = Outcome {
+            rank: self.rank(),
+            host: self.host.clone(),
+            result,
+        };
+        let bytes = serde_json::to_vec(&me).expect("serializable");
+        let all = self.comm.gather(&bytes)?;
+        Some(
+            all.iter()
+                .enumerate()
+                .map(|(i, b)| {
+                    serde_json::from_slice(b).unwrap_or_else(|e| Outcome {
+                        rank: i as u32,
+                        host: "?".into(),
+                        result: Err(Failed {
+                            exit: 1,
+                            msg: format!("its result could not be read: {e}"),
+                        }),
+                    })
+                })
+                .collect(),
+        )
+    }
+}
+
+impl PhaseSync for Ranks {
+    fn checkpoint(&self, _at: Checkpoint, ok: bool) -> Agreed {
+        if self.stopped.get() {
+            return Agreed::Stop;
+        }
+        if self.all_ok(ok) {
+            Agreed::Go
+        } else {
+            self.stopped.set(true);
+            Agreed::Stop
+        }
+    }
+    fn measured(&self, start: SystemTime, end: SystemTime) {
+        self.windows
+            .borrow_mut()
+            .push((unix_ns(start), unix_ns(end)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_and_host_are_put_into_a_path() {
+        assert_eq!(
+            substitute(Path::new("/mnt/{host}/r{rank}"), 3, "db7"),
+            PathBuf::from("/mnt/db7/r3")
+        );
+        assert_eq!(
+            substitute(Path::new("/data"), 3, "db7"),
+            PathBuf::from("/data")
+        );
+    }
+}
