@@ -23,6 +23,8 @@ pub trait Comm {
     fn size(&self) -> u32;
     /// The largest `v` of all ranks, on every rank.
     fn all_max(&self, v: u8) -> u8;
+    /// The largest `v` of all ranks, on every rank.
+    fn all_max_u64(&self, v: u64) -> u64;
     /// Every rank's bytes, in rank order, on rank 0 (None on the others).
     fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>>;
 }
@@ -85,6 +87,9 @@ pub fn substitute(p: &Path, rank: u32, host: &str) -> PathBuf {
             .replace("{host}", host),
     )
 }
+
+/// How far ahead of the measure checkpoint the ranks' common start is put.
+pub const START_LEAD: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// What a rank sends to rank 0 at the end.
 #[derive(Serialize, Deserialize)]
@@ -209,6 +214,18 @@ impl PhaseSync for Ranks {
             self.stopped.set(true);
             Agreed::Stop
         }
+    }
+    /// Each rank proposes its clock now plus [`START_LEAD`]; the latest proposal is everyone's
+    /// start, so a rank that left the checkpoint late (scheduled out, a slower link) still starts
+    /// with the others. A start further ahead than a second (clocks that disagree: hosts without
+    /// NTP) is not waited for: the rank starts at once.
+    fn common_start(&self) -> Option<SystemTime> {
+        let at = self
+            .comm
+            .all_max_u64(unix_ns(SystemTime::now() + START_LEAD));
+        let at = SystemTime::UNIX_EPOCH + std::time::Duration::from_nanos(at);
+        let ahead = at.duration_since(SystemTime::now()).unwrap_or_default();
+        (ahead < std::time::Duration::from_secs(1)).then_some(at)
     }
     fn measured(&self, start: SystemTime, end: SystemTime) {
         self.windows

@@ -35,6 +35,12 @@ impl Comm for World {
             .all_reduce_into(&v, &mut out, SystemOperation::max());
         out
     }
+    fn all_max_u64(&self, v: u64) -> u64 {
+        let mut out = 0u64;
+        self.world
+            .all_reduce_into(&v, &mut out, SystemOperation::max());
+        out
+    }
     fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
         let root = self.world.process_at_rank(0);
         let len = bytes.len() as Count;

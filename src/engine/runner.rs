@@ -246,7 +246,11 @@ fn run_phase(
         stop.store(true, Ordering::Relaxed);
         return Err(crate::engine::sync::stopped());
     }
-    let start = Instant::now() + Duration::from_millis(5);
+    let start = match sync.common_start() {
+        // the same instant on every process, whenever each left the checkpoint
+        Some(at) => Instant::now() + at.duration_since(SystemTime::now()).unwrap_or_default(),
+        None => Instant::now() + Duration::from_millis(5),
+    };
     let measure_start = start + Duration::from_secs_f64(job0.ramp_s);
     let measure_start_wall = SystemTime::now() + measure_start.duration_since(Instant::now());
     let shared: Vec<Shared> = units

@@ -48,6 +48,11 @@ pub trait PhaseSync {
     /// The measured window of a cell just run, on the wall clock: from the end of the ramp to the
     /// end of the last thread.
     fn measured(&self, _start: SystemTime, _end: SystemTime) {}
+    /// Right after [`Checkpoint::Measure`] said go: the instant (wall clock) every process
+    /// starts its workers at, or None to start at once.
+    fn common_start(&self) -> Option<SystemTime> {
+        None
+    }
 }
 
 /// One process alone: every checkpoint goes on.
