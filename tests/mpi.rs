@@ -1,0 +1,489 @@
+//! Distributed runs under Open MPI (docs/distributed.md): `mpirun -np 4 iolab run ...` on this
+//! machine. Built only with `--features mpi` (`cargo test --features mpi --test mpi`); skips
+//! without mpirun, and without root for the tests that mount, throttle or break a rank's disk.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use common::{bin, is_root, skip};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Longest a distributed run of these tests may take before it counts as hung (a rank left
+/// waiting in a collective); each run measures a few seconds.
+const HUNG: Duration = Duration::from_secs(120);
+
+fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {tool}"))
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+fn cannot_mpi() -> Option<String> {
+    (!have("mpirun")).then(|| "mpirun (Open MPI) is not installed".to_string())
+}
+
+/// `mpirun -np N iolab ARGS` (as root too: --allow-run-as-root), through `prefix` (e.g. a
+/// shell that first joins a cgroup). Killed and failed when it runs past [`HUNG`].
+fn mpirun_with(prefix: &[&str], n: u32, args: &[&str], db: &Path) -> (Output, Duration) {
+    let np = n.to_string();
+    let mut all: Vec<&str> = prefix.to_vec();
+    all.extend_from_slice(&[
+        "mpirun",
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "--bind-to",
+        "none",
+        "-np",
+        &np,
+        bin(),
+    ]);
+    all.extend_from_slice(args);
+    let t0 = Instant::now();
+    let mut child = Command::new(all[0])
+        .args(&all[1..])
+        .env("IOLAB_DB", db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mpirun");
+    // Read the pipes while waiting, so a large output cannot block the run.
+    let out = child.stdout.take().unwrap();
+    let err = child.stderr.take().unwrap();
+    let ro = std::thread::spawn(move || read_all(out));
+    let re = std::thread::spawn(move || read_all(err));
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let o = Output {
+                status,
+                stdout: ro.join().unwrap(),
+                stderr: re.join().unwrap(),
+            };
+            return (o, t0.elapsed());
+        }
+        if t0.elapsed() > HUNG {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("mpirun {args:?} ran past {HUNG:?}: a rank hung");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn read_all(mut r: impl std::io::Read) -> Vec<u8> {
+    let mut b = Vec::new();
+    let _ = r.read_to_end(&mut b);
+    b
+}
+
+fn mpirun(n: u32, args: &[&str], db: &Path) -> (Output, Duration) {
+    mpirun_with(&[], n, args, db)
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// `per_rank` directories `base/r0 ... base/r{n-1}`.
+fn rank_dirs(base: &Path, n: u32) -> Vec<PathBuf> {
+    (0..n)
+        .map(|r| {
+            let d = base.join(format!("r{r}"));
+            std::fs::create_dir_all(&d).unwrap();
+            d
+        })
+        .collect()
+}
+
+/// The value at percentile `p` of recorded buckets `(highest value, count)` added up, the way
+/// HdrHistogram defines it: the first bucket whose running count reaches ceil(p% of all).
+fn brute_percentile(bins: &[(u64, u64)], p: f64) -> u64 {
+    let total: u64 = bins.iter().map(|b| b.1).sum();
+    let want = (((p / 100.0) * total as f64).ceil() as u64).max(1);
+    let mut run = 0;
+    for &(v, c) in bins {
+        run += c;
+        if run >= want {
+            return v;
+        }
+    }
+    bins.last().map_or(0, |b| b.0)
+}
+
+/// Every rank's buckets of `op` in cell `i`, added value by value.
+fn added_bins(doc: &Value, i: usize, op: &str) -> Vec<(u64, u64)> {
+    let mut all = std::collections::BTreeMap::new();
+    for r in doc["dist"]["per_rank"].as_array().unwrap() {
+        for b in r["cells"][i]["hist_bins"][op]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            *all.entry(b[0].as_u64().unwrap()).or_insert(0u64) += b[1].as_u64().unwrap();
+        }
+    }
+    all.into_iter().collect()
+}
+
+#[test]
+fn four_ranks_merge_exactly_and_start_together() {
+    if let Some(why) = cannot_mpi() {
+        return skip("four_ranks_merge_exactly_and_start_together", &why);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    rank_dirs(tmp.path(), 4);
+    let dir = tmp.path().join("r{rank}");
+    let db = tmp.path().join("store.db");
+    let (o, _) = mpirun(
+        4,
+        &[
+            "run",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--files",
+            "2",
+            "--size",
+            "8M",
+            "--mode",
+            "rndrw",
+            "--time",
+            "2",
+            "--json",
+        ],
+        &db,
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "rank 0 printed one JSON document ({e}): {}",
+            text(&o.stdout)
+        )
+    });
+    let d = &doc["dist"];
+    assert_eq!(d["ranks"], 4);
+    assert_eq!(d["complete"], true);
+    let per_rank = d["per_rank"].as_array().unwrap();
+    assert_eq!(per_rank.len(), 4);
+    let host = common::iolab(&["env", "--json"]).json()["platform"]["host"].clone();
+    for (i, r) in per_rank.iter().enumerate() {
+        assert_eq!(r["rank"], i as u64);
+        assert!(r["system"].is_object(), "every rank's env snapshot is kept");
+        if host.is_string() {
+            assert_eq!(r["host"], host);
+        }
+        let rank_dir = r["cells"][0]["cell"]["job"]["dir"].as_str().unwrap();
+        assert!(rank_dir.ends_with(&format!("/r{i}")), "{rank_dir}");
+    }
+    for op in ["read", "write", "fsync"] {
+        let merged = &doc["results"][op];
+        for field in ["ops", "bytes"] {
+            let sum: u64 = per_rank
+                .iter()
+                .map(|r| {
+                    r["cells"][0]["cell"]["results"][op][field]
+                        .as_u64()
+                        .unwrap()
+                })
+                .sum();
+            assert_eq!(merged[field].as_u64().unwrap(), sum, "{op} {field}");
+        }
+        let bins = added_bins(&doc, 0, op);
+        let count: u64 = bins.iter().map(|b| b.1).sum();
+        assert_eq!(
+            count,
+            merged["ops"].as_u64().unwrap(),
+            "{op}: histogram counts"
+        );
+        if op == "fsync" && count == 0 {
+            continue;
+        }
+        assert!(count > 0, "{op} ran");
+        let lat = &merged["lat_ns"];
+        for (p, name) in [
+            (50.0, "p50"),
+            (90.0, "p90"),
+            (95.0, "p95"),
+            (99.0, "p99"),
+            (99.9, "p99_9"),
+            (99.99, "p99_99"),
+        ] {
+            assert_eq!(
+                lat[name].as_u64().unwrap(),
+                brute_percentile(&bins, p),
+                "{op} {name}: the merged histogram's percentile"
+            );
+        }
+        assert_eq!(
+            lat["max"].as_u64().unwrap(),
+            bins.last().unwrap().0,
+            "{op} max"
+        );
+    }
+    // The ranks' measured windows start together.
+    let starts: Vec<u64> = per_rank
+        .iter()
+        .map(|r| r["cells"][0]["measure_start_unix_ns"].as_u64().unwrap())
+        .collect();
+    let spread_ms = (starts.iter().max().unwrap() - starts.iter().min().unwrap()) as f64 / 1e6;
+    assert!(spread_ms <= 50.0, "measure starts {spread_ms} ms apart");
+    let sw = &d["stonewall"][0];
+    assert!(sw["first_finished_s"].as_f64().unwrap() <= sw["last_finished_s"].as_f64().unwrap());
+    assert!(sw["iops_until_last"].as_f64().unwrap() > 0.0);
+    // Rank 0 saved one run; `show` presents the ranks.
+    let show = common::iolab_db(&db, &["show", "1"]);
+    assert_eq!(show.code, 0, "{}", show.stderr);
+    assert!(
+        show.stdout.contains("distributed run: 4 ranks"),
+        "{}",
+        show.stdout
+    );
+    assert!(show.stdout.contains("stonewall"), "{}", show.stdout);
+    let list = common::iolab_db(&db, &["list", "--json"]).json();
+    assert_eq!(
+        list["runs"].as_array().map(Vec::len),
+        Some(1),
+        "one stored run: {list}"
+    );
+}
+
+#[test]
+fn a_rank_with_a_missing_dir_is_named_and_nothing_hangs() {
+    if let Some(why) = cannot_mpi() {
+        return skip("a_rank_with_a_missing_dir_is_named_and_nothing_hangs", &why);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = rank_dirs(tmp.path(), 4);
+    std::fs::remove_dir(&dirs[2]).unwrap();
+    let dir = tmp.path().join("r{rank}");
+    let db = tmp.path().join("store.db");
+    let (o, _) = mpirun(
+        4,
+        &[
+            "run",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "4M",
+            "--time",
+            "1",
+        ],
+        &db,
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "usage error: {err}");
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("iolab: error"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one error line: {err}");
+    assert!(lines[0].starts_with("iolab: error: rank 2 on "), "{err}");
+    assert!(lines[0].contains(&dirs[2].display().to_string()), "{err}");
+    assert!(
+        text(&o.stdout).is_empty(),
+        "nothing measured, nothing printed"
+    );
+    for d in [&dirs[0], &dirs[1], &dirs[3]] {
+        assert!(
+            common::entries(d).is_empty(),
+            "{} left as found",
+            d.display()
+        );
+    }
+}
+
+#[test]
+fn a_rank_on_a_read_only_dir_is_named() {
+    if let Some(why) = cannot_mpi() {
+        return skip("a_rank_on_a_read_only_dir_is_named", &why);
+    }
+    if !is_root() {
+        return skip(
+            "a_rank_on_a_read_only_dir_is_named",
+            "needs root (a read-only bind mount)",
+        );
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = rank_dirs(tmp.path(), 4);
+    let ro = dirs[1].display().to_string();
+    sh(&format!(
+        "mount --bind {ro} {ro} && mount -o remount,ro,bind {ro}"
+    ));
+    let dir = tmp.path().join("r{rank}");
+    let (o, _) = mpirun(
+        4,
+        &[
+            "run",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "4M",
+            "--time",
+            "1",
+        ],
+        &tmp.path().join("store.db"),
+    );
+    let _ = Command::new("umount").arg(&ro).status();
+    let err = text(&o.stderr);
+    assert_ne!(o.status.code(), Some(0));
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("iolab: error"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one error line: {err}");
+    assert!(lines[0].starts_with("iolab: error: rank 1 on "), "{err}");
+    assert!(lines[0].contains("read-only"), "{err}");
+}
+
+fn sh(cmd: &str) -> String {
+    let o = Command::new("sh").arg("-c").arg(cmd).output().unwrap();
+    assert!(o.status.success(), "{cmd}: {}", text(&o.stderr));
+    text(&o.stdout).trim().to_string()
+}
+
+/// The pid of the iolab process with a file open in `dir` and a worker thread running (a rank
+/// measuring there).
+fn measuring_in(dir: &Path) -> Option<u32> {
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let opened = std::fs::read_dir(e.path().join("fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|f| std::fs::read_link(f.path()).ok())
+            .any(|l| l.starts_with(dir) && l.to_string_lossy().contains("iolab-file"));
+        if !opened {
+            continue;
+        }
+        let working = std::fs::read_dir(e.path().join("task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+            .any(|c| c.trim().starts_with("iolab-w"));
+        if working {
+            return Some(pid);
+        }
+    }
+    None
+}
+
+#[test]
+fn a_rank_failing_between_modes_keeps_what_the_others_measured() {
+    if let Some(why) = cannot_mpi() {
+        return skip(
+            "a_rank_failing_between_modes_keeps_what_the_others_measured",
+            &why,
+        );
+    }
+    if !is_root() || !have("chattr") {
+        return skip(
+            "a_rank_failing_between_modes_keeps_what_the_others_measured",
+            "needs root and chattr (an immutable file fails the rank's second mode)",
+        );
+    }
+    // On a filesystem that has the immutable flag (ext4 on a loop device is not needed: /var/tmp
+    // is tried first, the test skips when chattr is refused there).
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let dirs = rank_dirs(tmp.path(), 4);
+    let probe = tmp.path().join("probe");
+    std::fs::write(&probe, b"x").unwrap();
+    if !Command::new("chattr")
+        .arg("+i")
+        .arg(&probe)
+        .status()
+        .unwrap()
+        .success()
+    {
+        return skip(
+            "a_rank_failing_between_modes_keeps_what_the_others_measured",
+            "the filesystem of /var/tmp has no immutable flag",
+        );
+    }
+    let _ = Command::new("chattr").arg("-i").arg(&probe).status();
+    let dir = tmp.path().join("r{rank}");
+    let db = tmp.path().join("store.db");
+    let victim = dirs[3].join("iolab-file.0");
+    let run = {
+        let dir = dir.clone();
+        let db = db.clone();
+        std::thread::spawn(move || {
+            mpirun(
+                4,
+                &[
+                    "run",
+                    "--dir",
+                    dir.to_str().unwrap(),
+                    "--files",
+                    "1",
+                    "--size",
+                    "4M",
+                    "--mode",
+                    "rndrd,rndwr",
+                    "--time",
+                    "3",
+                ],
+                &db,
+            )
+        })
+    };
+    // Rank 3's first mode is measuring: make its file immutable, so its second mode cannot open
+    // it for writing.
+    let t0 = Instant::now();
+    while measuring_in(&dirs[3]).is_none() {
+        assert!(t0.elapsed() < HUNG, "rank 3 never started measuring");
+        assert!(!run.is_finished(), "the run ended before rank 3 measured");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    sh(&format!("chattr +i {}", victim.display()));
+    let (o, _) = run.join().unwrap();
+    let _ = Command::new("chattr").arg("-i").arg(&victim).status();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("iolab: error"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one error line: {err}");
+    assert!(lines[0].starts_with("iolab: error: rank 3 on "), "{err}");
+    assert!(lines[0].contains("iolab-file.0"), "{err}");
+    let out = text(&o.stdout);
+    assert!(out.contains("INCOMPLETE"), "{out}");
+    // Saved, marked incomplete: the first mode of the ranks that did not fail.
+    let doc = common::iolab_db(&db, &["show", "1", "--json"]).json();
+    assert_eq!(doc["dist"]["complete"], false);
+    assert_eq!(doc["interrupted"], true);
+    assert_eq!(doc["dist"]["failures"][0]["rank"], 3);
+    let ranks: Vec<u64> = doc["dist"]["per_rank"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["rank"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ranks, vec![0, 1, 2]);
+    assert_eq!(
+        doc["mode"], "rndrd",
+        "only the first mode was measured: {doc}"
+    );
+    let sum: u64 = doc["dist"]["per_rank"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["cells"][0]["cell"]["results"]["read"]["ops"]
+                .as_u64()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(doc["results"]["read"]["ops"].as_u64().unwrap(), sum);
+}
