@@ -397,3 +397,156 @@ fn stonewall_of(parts: &[(&Measured, &CellResult, (u64, u64))]) -> Stonewall {
         bytes_per_sec_until_last: bytes_all as f64 / last_s,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dist::Failed;
+
+    /// A rank's one-mode document: `lats` read latencies (ns) over a 2 s fixed window, its
+    /// time series `per_s` reads in each second, measured from `start_ns` to `end_ns`.
+    fn rank(r: u32, lats: &[u64], per_s: [u64; 2], window: (u64, u64)) -> Outcome {
+        let v: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/report/run.json")).unwrap();
+        let mut doc = RunDoc::from_json(&v).unwrap();
+        doc.runs.truncate(1);
+        let c = &mut doc.runs[0];
+        let mut h = LatHist::new();
+        for &l in lats {
+            h.record(l);
+        }
+        let n = lats.len() as u64;
+        c.results.read.ops = n;
+        c.results.read.bytes = n * 16384;
+        c.results.read.iops = n as f64 / 2.0;
+        c.results.read.bytes_per_sec = (n * 16384) as f64 / 2.0;
+        c.results.read.lat_ns = LatSummary::from_hist(&h);
+        for (p, &k) in c.timeseries.iter_mut().zip(&per_s) {
+            let o = p.read.as_mut().unwrap();
+            o.ops = k;
+            o.iops = k as f64;
+            o.bytes_per_sec = (k * 16384) as f64;
+        }
+        c.timeseries.truncate(2);
+        // the last second is as long as what is left of the window
+        c.timeseries[1].dur_s = (window.1 - window.0) as f64 / 1e9 - 1.0;
+        c.lat_hists = vec![h, LatHist::new(), LatHist::new()];
+        let hists = c
+            .lat_hists
+            .iter()
+            .map(|h| {
+                if h.count() > 0 {
+                    crate::store::serialize_hist(h)
+                } else {
+                    Vec::new()
+                }
+            })
+            .collect();
+        Outcome {
+            rank: r,
+            host: format!("h{r}"),
+            result: Ok(Done {
+                doc,
+                hists: vec![hists],
+                windows: vec![window],
+            }),
+        }
+    }
+
+    const S: u64 = 1_000_000_000;
+
+    #[test]
+    fn counts_add_and_percentiles_come_from_the_added_histograms() {
+        // Rank 0 fast, rank 1 slow: the average of their p50s is nowhere near the merged p50.
+        let fast: Vec<u64> = (0..900).map(|i| 10_000 + i).collect();
+        let slow: Vec<u64> = (0..100).map(|i| 5_000_000 + 1000 * i).collect();
+        let (doc, failures) = merge(vec![
+            rank(0, &fast, [450, 450], (10 * S, 12 * S)),
+            rank(1, &slow, [50, 50], (10 * S, 12 * S)),
+        ]);
+        assert!(failures.is_empty());
+        let doc = doc.unwrap();
+        let r = &doc.runs[0].results.read;
+        assert_eq!((r.ops, r.bytes), (1000, 1000 * 16384));
+        assert_eq!(r.iops, 500.0, "rates over the same fixed window add");
+        let mut all = LatHist::new();
+        for &l in fast.iter().chain(&slow) {
+            all.record(l);
+        }
+        let lat = r.lat_ns.as_ref().unwrap();
+        assert_eq!(lat.p50, all.percentile(50.0));
+        assert_eq!(lat.p99, all.percentile(99.0));
+        assert!(lat.p50 < 11_000, "p50 is a fast rank's: {}", lat.p50);
+        assert!(lat.p99 > 5_000_000, "p99 is the slow rank's: {}", lat.p99);
+        let d = doc.dist.unwrap();
+        assert!(d.complete);
+        assert_eq!(d.hosts, vec!["h0", "h1"]);
+        assert_eq!(d.per_rank[1].cells[0].cell.results.read.ops, 100);
+        let bins_total: u64 = d.per_rank[0].cells[0].hist_bins["read"]
+            .iter()
+            .map(|b| b.1)
+            .sum();
+        assert_eq!(bins_total, 900);
+        assert_eq!(doc.runs[0].timeseries[0].read.as_ref().unwrap().ops, 500);
+    }
+
+    #[test]
+    fn stonewall_counts_every_rank_until_the_first_finished() {
+        // Rank 1 finishes after 1.5 s, rank 0 after 2 s; both start together.
+        let (doc, _) = merge(vec![
+            rank(0, &[1000; 400], [200, 200], (0, 2 * S)),
+            rank(1, &[1000; 300], [200, 100], (0, 3 * S / 2)),
+        ]);
+        let w = &doc.unwrap().dist.unwrap().stonewall[0];
+        assert_eq!(w.first_rank, 1);
+        assert!((w.first_finished_s - 1.5).abs() < 1e-9);
+        assert!((w.last_finished_s - 2.0).abs() < 1e-9);
+        // until 1.5 s: rank 0 did 200 + 100 (half its second second), rank 1 all its 300
+        assert!((w.iops_until_first - 600.0 / 1.5).abs() < 1e-6, "{w:?}");
+        assert!((w.iops_until_last - 700.0 / 2.0).abs() < 1e-6, "{w:?}");
+        assert_eq!(w.start_spread_ms, 0.0);
+    }
+
+    #[test]
+    fn a_failed_rank_is_listed_and_the_others_kept_as_incomplete() {
+        let failed = Outcome {
+            rank: 2,
+            host: "h2".into(),
+            result: Err(Failed {
+                exit: 1,
+                msg: "opening /d/iolab-file.0: Operation not permitted".into(),
+            }),
+        };
+        let stopped = Outcome {
+            rank: 1,
+            host: "h1".into(),
+            result: Err(Failed {
+                exit: 130,
+                msg: crate::engine::sync::STOPPED.into(),
+            }),
+        };
+        let (doc, failures) = merge(vec![
+            rank(0, &[1000; 10], [5, 5], (0, 2 * S)),
+            stopped,
+            failed,
+        ]);
+        assert_eq!(failures.len(), 1, "a rank that only stopped is no failure");
+        assert_eq!((failures[0].rank, failures[0].host.as_str()), (2, "h2"));
+        let doc = doc.unwrap();
+        assert!(doc.interrupted);
+        let d = doc.dist.unwrap();
+        assert!(!d.complete);
+        assert_eq!(d.ranks, 3);
+        assert_eq!(doc.runs[0].results.read.ops, 10);
+        let (none, f) = merge(vec![Outcome {
+            rank: 0,
+            host: "h0".into(),
+            result: Err(Failed {
+                exit: 2,
+                msg: "--dir /x: no such directory".into(),
+            }),
+        }]);
+        assert!(none.is_none());
+        assert_eq!(f.len(), 1);
+    }
+}
