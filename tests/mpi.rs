@@ -487,3 +487,86 @@ fn a_rank_failing_between_modes_keeps_what_the_others_measured() {
         .sum();
     assert_eq!(doc["results"]["read"]["ops"].as_u64().unwrap(), sum);
 }
+
+/// Prepares a one-file set in each rank's directory (before any limit), then runs 4 ranks of
+/// 4 KiB O_DIRECT random reads inside `th`; returns the merged read IOPS.
+fn throttled_reads(th: &common::blk::Throttle, dirs: &[PathBuf], pattern: &Path) -> f64 {
+    for d in dirs {
+        let r = common::iolab(&[
+            "prepare",
+            "--dir",
+            d.to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "16M",
+            "--direct",
+            "-q",
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let prefix = th.prefix();
+    let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
+    let (o, _) = mpirun_with(
+        &prefix,
+        4,
+        &[
+            "run",
+            "--dir",
+            pattern.to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "16M",
+            "--direct",
+            "--bs",
+            "4k",
+            "--mode",
+            "rndrd",
+            "--time",
+            "5",
+            "--json",
+            "--no-save",
+        ],
+        &common::test_db(),
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["dist"]["complete"], true);
+    doc["results"]["read"]["iops"].as_f64().unwrap()
+}
+
+#[test]
+fn four_ranks_share_one_limit_or_each_get_their_own() {
+    const NAME: &str = "four_ranks_share_one_limit_or_each_get_their_own";
+    if let Some(why) = cannot_mpi().or_else(|| common::blk::cannot(true)) {
+        return skip(NAME, &why);
+    }
+    let limit = 1000.0;
+    let tmp = tempfile::tempdir().unwrap();
+    // One device, one limit for all four ranks.
+    {
+        let fs = common::blk::LoopFs::new(256, &tmp.path().join("shared"));
+        let dirs = rank_dirs(&fs.dir, 4);
+        let th = common::blk::Throttle::new(&[fs.majmin()], limit as u32);
+        let iops = throttled_reads(&th, &dirs, &fs.dir.join("r{rank}"));
+        eprintln!("one device, one {limit} IOPS limit, 4 ranks: {iops:.0} IOPS");
+        assert!(
+            (iops - limit).abs() <= 0.05 * limit,
+            "4 ranks on one device limited to {limit} IOPS: {iops:.0} IOPS"
+        );
+    }
+    // A device each, each with the limit.
+    let fss: Vec<common::blk::LoopFs> = (0..4)
+        .map(|r| common::blk::LoopFs::new(64, &tmp.path().join(format!("m{r}"))))
+        .collect();
+    let dirs: Vec<PathBuf> = fss.iter().map(|f| f.dir.clone()).collect();
+    let devs: Vec<String> = fss.iter().map(|f| f.majmin()).collect();
+    let th = common::blk::Throttle::new(&devs, limit as u32);
+    let iops = throttled_reads(&th, &dirs, &tmp.path().join("m{rank}"));
+    eprintln!("4 devices, a {limit} IOPS limit each, 4 ranks: {iops:.0} IOPS");
+    assert!(
+        (iops - 4.0 * limit).abs() <= 0.05 * 4.0 * limit,
+        "4 ranks on 4 devices each limited to {limit} IOPS: {iops:.0} IOPS"
+    );
+}
