@@ -44,6 +44,11 @@ fn mpirun_with(prefix: &[&str], n: u32, args: &[&str], db: &Path) -> (Output, Du
         bin(),
     ]);
     all.extend_from_slice(args);
+    bounded(&all, db)
+}
+
+/// Runs a command line with the results store `db`; killed and failed past [`HUNG`].
+fn bounded(all: &[&str], db: &Path) -> (Output, Duration) {
     let t0 = Instant::now();
     let mut child = Command::new(all[0])
         .args(&all[1..])
@@ -69,7 +74,7 @@ fn mpirun_with(prefix: &[&str], n: u32, args: &[&str], db: &Path) -> (Output, Du
         if t0.elapsed() > HUNG {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("mpirun {args:?} ran past {HUNG:?}: a rank hung");
+            panic!("{all:?} ran past {HUNG:?}: a rank hung");
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -343,11 +348,7 @@ fn a_rank_on_a_read_only_dir_is_named() {
     assert!(lines[0].contains("read-only"), "{err}");
 }
 
-fn sh(cmd: &str) -> String {
-    let o = Command::new("sh").arg("-c").arg(cmd).output().unwrap();
-    assert!(o.status.success(), "{cmd}: {}", text(&o.stderr));
-    text(&o.stdout).trim().to_string()
-}
+use common::blk::sh;
 
 /// The pid of the iolab process with a file open in `dir` and a worker thread running (a rank
 /// measuring there).
@@ -569,4 +570,186 @@ fn four_ranks_share_one_limit_or_each_get_their_own() {
         (iops - 4.0 * limit).abs() <= 0.05 * 4.0 * limit,
         "4 ranks on 4 devices each limited to {limit} IOPS: {iops:.0} IOPS"
     );
+}
+
+/// Test "hosts": network namespaces joined by veth pairs to a bridge, each with its address; an
+/// Open MPI launcher agent that starts a host's daemon with `ip netns exec` under the host's own
+/// host name (`unshare --uts`) instead of ssh. Everything is removed on drop.
+struct NsHosts {
+    names: Vec<String>,
+    prefix: String,
+    bridge: String,
+    subnet: String,
+    agent: PathBuf,
+}
+
+impl NsHosts {
+    fn new(names: &[&str], dir: &Path) -> NsHosts {
+        let id = std::process::id();
+        let prefix = format!("iolabt{id}-");
+        let bridge = format!("iolb{}", id % 100_000);
+        let net = 100 + id % 150;
+        let subnet = format!("10.{net}.77");
+        let hosts = NsHosts {
+            names: names.iter().map(|s| s.to_string()).collect(),
+            prefix: prefix.clone(),
+            bridge: bridge.clone(),
+            subnet: format!("{subnet}.0/24"),
+            agent: dir.join("agent.sh"),
+        };
+        sh(&format!(
+            "ip link add {bridge} type bridge && ip addr add {subnet}.1/24 dev {bridge} && ip link set {bridge} up"
+        ));
+        for (i, n) in names.iter().enumerate() {
+            let ns = format!("{prefix}{n}");
+            let veth = format!("iolv{}{i}", id % 10_000);
+            sh(&format!(
+                "ip netns add {ns} && ip link add {veth} type veth peer name eth0 netns {ns} && \
+                 ip link set {veth} master {bridge} up && \
+                 ip -n {ns} addr add {subnet}.{}/24 dev eth0 && ip -n {ns} link set eth0 up && \
+                 ip -n {ns} link set lo up",
+                10 + i
+            ));
+        }
+        std::fs::write(
+            &hosts.agent,
+            format!(
+                "#!/bin/sh\n# Open MPI's launcher agent: HOST COMMAND... runs in the host's network namespace.\nhost=$1; shift\nexec ip netns exec \"{prefix}$host\" unshare --uts sh -c \"hostname $host; $*\"\n"
+            ),
+        )
+        .unwrap();
+        sh(&format!("chmod +x {}", hosts.agent.display()));
+        hosts
+    }
+    /// mpirun's options: launch through the agent, talk TCP over the bridge's subnet only.
+    fn mpirun_opts(&self) -> Vec<String> {
+        let mut v: Vec<String> = [
+            "--mca",
+            "plm_rsh_agent",
+            self.agent.to_str().unwrap(),
+            "--mca",
+            "btl",
+            "tcp,self",
+            "--mca",
+            "btl_tcp_if_include",
+            &self.subnet,
+            "--mca",
+            "oob_tcp_if_include",
+            &self.subnet,
+            "--host",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        v.push(
+            self.names
+                .iter()
+                .map(|n| format!("{n}:2"))
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+        v
+    }
+}
+
+impl Drop for NsHosts {
+    fn drop(&mut self) {
+        for n in &self.names {
+            let _ = Command::new("ip")
+                .args(["netns", "del", &format!("{}{n}", self.prefix)])
+                .status();
+        }
+        let _ = Command::new("ip")
+            .args(["link", "del", &self.bridge])
+            .status();
+    }
+}
+
+#[test]
+fn ranks_on_two_namespace_hosts_each_write_their_own_device() {
+    const NAME: &str = "ranks_on_two_namespace_hosts_each_write_their_own_device";
+    if let Some(why) = cannot_mpi().or_else(|| common::blk::cannot(false)) {
+        return skip(NAME, &why);
+    }
+    for t in ["ip", "unshare"] {
+        if !have(t) {
+            return skip(NAME, &format!("{t} is not installed"));
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let names = ["iolab-a", "iolab-b"];
+    // Each host's own filesystem on its own loop device, at DIR/HOST; a directory per rank.
+    let fss: Vec<common::blk::LoopFs> = names
+        .iter()
+        .map(|n| common::blk::LoopFs::new(64, &tmp.path().join(n)))
+        .collect();
+    for f in &fss {
+        rank_dirs(&f.dir, 4);
+    }
+    let hosts = NsHosts::new(&names, tmp.path());
+    let opts = hosts.mpirun_opts();
+    let pattern = tmp.path().join("{host}/r{rank}");
+    let mut args: Vec<&str> = opts.iter().map(String::as_str).collect();
+    args.push(bin());
+    args.extend_from_slice(&[
+        "run",
+        "--dir",
+        pattern.to_str().unwrap(),
+        "--files",
+        "1",
+        "--size",
+        "8M",
+        "--direct",
+        "--mode",
+        "rndwr",
+        "--time",
+        "2",
+        "--json",
+        "--no-save",
+    ]);
+    let mut full: Vec<&str> = vec![
+        "mpirun",
+        "--allow-run-as-root",
+        "--oversubscribe",
+        "--bind-to",
+        "none",
+        "-np",
+        "4",
+    ];
+    full.extend_from_slice(&args);
+    let (o, _) = bounded(&full, &common::test_db());
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let d = &doc["dist"];
+    assert_eq!(d["complete"], true);
+    let per_host: Vec<&str> = d["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap())
+        .collect();
+    assert_eq!(per_host, ["iolab-a", "iolab-a", "iolab-b", "iolab-b"]);
+    let mut sum = 0;
+    for r in d["per_rank"].as_array().unwrap() {
+        let host = r["host"].as_str().unwrap();
+        let i = names.iter().position(|n| *n == host).unwrap();
+        let dev = fss[i].dev.trim_start_matches("/dev/");
+        assert_eq!(
+            r["env"]["device"], dev,
+            "rank {} wrote to its host's device",
+            r["rank"]
+        );
+        assert!(r["system"].is_object(), "every host's env snapshot");
+        assert!(
+            r["cells"][0]["cell"]["device"].is_object(),
+            "every host's device figures"
+        );
+        sum += r["cells"][0]["cell"]["results"]["write"]["ops"]
+            .as_u64()
+            .unwrap();
+    }
+    assert!(sum > 0);
+    assert_eq!(doc["results"]["write"]["ops"].as_u64().unwrap(), sum);
+    let show = text(&o.stdout);
+    assert!(show.contains("iolab-b"), "{show}");
 }
