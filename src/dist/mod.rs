@@ -30,9 +30,9 @@ pub trait Comm {
 }
 
 /// The number of processes the MPI launcher started, when this process was started by one
-/// (Open MPI's `mpirun`/`mpiexec`, or a PMI launcher: MPICH's hydra, Slurm's `srun`).
+/// (Open MPI's `mpirun`/`mpiexec`, a PMI launcher such as MPICH's hydra, or a Slurm `srun` step).
 pub fn launched_size() -> Option<u32> {
-    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"]
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_STEP_NUM_TASKS"]
         .iter()
         .find_map(|k| std::env::var(k).ok()?.parse().ok())
 }
