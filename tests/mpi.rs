@@ -753,3 +753,65 @@ fn ranks_on_two_namespace_hosts_each_write_their_own_device() {
     let show = text(&o.stdout);
     assert!(show.contains("iolab-b"), "{show}");
 }
+
+#[test]
+fn a_killed_rank_ends_the_whole_run_at_once() {
+    const NAME: &str = "a_killed_rank_ends_the_whole_run_at_once";
+    if let Some(why) = cannot_mpi() {
+        return skip(NAME, &why);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = rank_dirs(tmp.path(), 4);
+    let dir = tmp.path().join("r{rank}");
+    let db = tmp.path().join("store.db");
+    let measure_s = 60;
+    let run = {
+        let (dir, db) = (dir.clone(), db.clone());
+        std::thread::spawn(move || {
+            mpirun(
+                4,
+                &[
+                    "run",
+                    "--dir",
+                    dir.to_str().unwrap(),
+                    "--files",
+                    "1",
+                    "--size",
+                    "4M",
+                    "--mode",
+                    "rndrd",
+                    "--time",
+                    &measure_s.to_string(),
+                ],
+                &db,
+            )
+        })
+    };
+    let t0 = Instant::now();
+    let pid = loop {
+        if let Some(p) = measuring_in(&dirs[2]) {
+            break p;
+        }
+        assert!(t0.elapsed() < HUNG, "rank 2 never started measuring");
+        assert!(!run.is_finished(), "the run ended before rank 2 measured");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let killed = Instant::now();
+    sh(&format!("kill -9 {pid}"));
+    let (o, _) = run.join().unwrap();
+    let after = killed.elapsed();
+    // Open MPI ends every rank of a job one of whose processes died; no rank waits for it in a
+    // collective until the end of its measured window.
+    assert!(
+        after < Duration::from_secs(measure_s / 2),
+        "the run went on for {after:?} after rank 2 was killed"
+    );
+    assert!(!o.status.success());
+    let err = text(&o.stderr);
+    assert!(err.contains("rank 2"), "mpirun names the rank: {err}");
+    // Killed mid-run, as a killed iolab: nothing saved.
+    if db.exists() {
+        let list = common::iolab_db(&db, &["list", "--json"]).json();
+        assert_eq!(list["runs"].as_array().map(Vec::len), Some(0), "{list}");
+    }
+}
