@@ -815,3 +815,149 @@ fn a_killed_rank_ends_the_whole_run_at_once() {
         assert_eq!(list["runs"].as_array().map(Vec::len), Some(0), "{list}");
     }
 }
+
+/// Checks a merged `iolab db --json` document of `n` ranks: transactions, queries and errors
+/// add up, the latency percentiles are those of the ranks' buckets added, the ranks started
+/// together.
+fn check_db_merge(doc: &Value, n: u64) {
+    let d = &doc["dist"];
+    assert_eq!(d["ranks"], n);
+    assert_eq!(d["complete"], true, "{d}");
+    let per_rank = d["per_rank"].as_array().unwrap();
+    assert_eq!(per_rank.len() as u64, n);
+    for field in ["transactions", "queries", "errors"] {
+        let sum: u64 = per_rank
+            .iter()
+            .map(|r| r["doc"][field].as_u64().unwrap())
+            .sum();
+        assert_eq!(doc[field].as_u64().unwrap(), sum, "{field}");
+    }
+    assert!(doc["transactions"].as_u64().unwrap() > 0);
+    let mut all = std::collections::BTreeMap::new();
+    for r in per_rank {
+        for b in r["hist_bins"].as_array().unwrap() {
+            *all.entry(b[0].as_u64().unwrap()).or_insert(0u64) += b[1].as_u64().unwrap();
+        }
+    }
+    let bins: Vec<(u64, u64)> = all.into_iter().collect();
+    let types = doc["types"].as_object().unwrap();
+    assert_eq!(types.len(), 1);
+    let lat = &types.values().next().unwrap()["lat_ns"];
+    for (p, name) in [(50.0, "p50"), (95.0, "p95"), (99.0, "p99")] {
+        assert_eq!(
+            lat[name].as_u64().unwrap(),
+            brute_percentile(&bins, p),
+            "{name} of the added histograms"
+        );
+    }
+    assert!(d["start_spread_ms"].as_f64().unwrap() <= 50.0, "{d}");
+}
+
+#[test]
+fn db_ranks_on_their_own_sqlite_files_merge_exactly() {
+    if let Some(why) = cannot_mpi() {
+        return skip("db_ranks_on_their_own_sqlite_files_merge_exactly", &why);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    rank_dirs(tmp.path(), 3);
+    let dir = tmp.path().join("r{rank}");
+    let db = tmp.path().join("store.db");
+    let (o, _) = mpirun(
+        3,
+        &[
+            "db",
+            "run",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--tables",
+            "2",
+            "--table-size",
+            "500",
+            "--threads",
+            "2",
+            "--time",
+            "2",
+            "--json",
+        ],
+        &db,
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    check_db_merge(&doc, 3);
+    for (i, r) in doc["dist"]["per_rank"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
+        let url = r["doc"]["job"]["url"].as_str().unwrap();
+        assert!(url.ends_with(&format!("/r{i}/iolab.db")), "{url}");
+    }
+    let show = common::iolab_db(&db, &["show", "1"]);
+    assert_eq!(show.code, 0, "{}", show.stderr);
+    assert!(
+        show.stdout.contains("distributed run: 3 ranks"),
+        "{}",
+        show.stdout
+    );
+}
+
+#[test]
+fn db_ranks_are_clients_of_one_server() {
+    const NAME: &str = "db_ranks_are_clients_of_one_server";
+    if let Some(why) = cannot_mpi() {
+        return skip(NAME, &why);
+    }
+    let Some(url) = std::env::var("IOLAB_TEST_PG_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        return skip(
+            NAME,
+            "IOLAB_TEST_PG_URL not set (scripts/test.sh starts a private server as root)",
+        );
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("store.db");
+    let cleanup = || common::iolab_db(&db, &["db", "cleanup", "--url", &url, "--tables", "2"]);
+    assert_eq!(cleanup().code, 0);
+    let (o, _) = mpirun(
+        3,
+        &[
+            "db",
+            "run",
+            "--url",
+            &url,
+            "--tables",
+            "2",
+            "--table-size",
+            "10000",
+            "--threads",
+            "1",
+            "--time",
+            "2",
+            "--json",
+            "--no-save",
+        ],
+        &db,
+    );
+    let _ = cleanup();
+    // Clients of one server can collide as sysbench's do: two delete and re-insert the same id
+    // at once and one gets a duplicate key (exit 3, counted in `errors`); that is the server's
+    // answer, not a failure of the run.
+    assert!(
+        matches!(o.status.code(), Some(0 | 3)),
+        "{}",
+        text(&o.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    check_db_merge(&doc, 3);
+    assert_eq!(doc["backend"], "postgres");
+    let urls: Vec<&str> = doc["dist"]["per_rank"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["doc"]["job"]["url"].as_str().unwrap())
+        .collect();
+    assert!(urls.iter().all(|u| *u == urls[0]), "one server: {urls:?}");
+}

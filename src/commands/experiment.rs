@@ -1,6 +1,7 @@
 use super::*;
 
 pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
+    not_under_mpi("iolab sweep")?;
     use crate::workloads::sweep;
     let mut store = open_store_write(&a.db)?;
     let stop = stop_flag();
@@ -249,6 +250,7 @@ pub fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32> {
 }
 
 pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
+    not_under_mpi("iolab saturate")?;
     use crate::workloads::sweep;
     let target = sweep::Target::parse(&a.target)?;
     let (axis, range) = a.over.split_once('=').ok_or_else(|| {
@@ -342,4 +344,16 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
     } else {
         0
     })
+}
+
+/// Sweeps and saturation searches do not run distributed yet: started by an MPI launcher with
+/// several processes they would be as many independent experiments writing one store, so they
+/// are refused (docs/distributed.md).
+fn not_under_mpi(what: &str) -> Result<()> {
+    match crate::dist::launched_size() {
+        Some(n) if n > 1 => Err(Error::usage(format!(
+            "{what} does not run distributed yet (started as one of {n} MPI processes): run it without mpirun, or use `mpirun ... iolab run` for each point"
+        ))),
+        _ => Ok(()),
+    }
 }

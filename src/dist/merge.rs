@@ -398,6 +398,181 @@ fn stonewall_of(parts: &[(&Measured, &CellResult, (u64, u64))]) -> Stonewall {
     }
 }
 
+/// Rank 0's merge of a distributed `iolab db`: transactions, queries, errors, retries and
+/// reconnects added; TPS and QPS added when every rank ran the same `--time`, else all
+/// transactions over the longest rank's duration; latency from the added histograms; the time
+/// series added second by second. None when no rank measured.
+pub fn merge_db(
+    outcomes: Vec<Outcome<super::DbDone>>,
+) -> (Option<crate::model::db::DbDoc>, Vec<RankFailure>) {
+    use crate::model::db::{DbPoint, TypeResult};
+    use crate::model::dist::{DbDistributed, DbRank};
+    let ranks = outcomes.len() as u32;
+    let hosts: Vec<String> = outcomes.iter().map(|o| o.host.clone()).collect();
+    let mut failures = Vec::new();
+    let mut stopped_any = false;
+    let mut done = Vec::new();
+    for o in outcomes {
+        match o.result {
+            Ok(mut d) => {
+                d.doc.hist = (!d.hist.is_empty())
+                    .then(|| crate::store::deserialize_hist(&d.hist).ok())
+                    .flatten();
+                done.push((o.rank, o.host, d));
+            }
+            Err(f) if f.only_stopped() => stopped_any = true,
+            Err(f) => failures.push(RankFailure {
+                rank: o.rank,
+                host: o.host,
+                error: f.msg,
+            }),
+        }
+    }
+    if done.is_empty() {
+        return (None, failures);
+    }
+    let mut doc = done[0].2.doc.clone();
+    let timed = done
+        .iter()
+        .all(|(_, _, d)| d.doc.job.time_s.is_some() && !d.doc.interrupted);
+    let longest = done
+        .iter()
+        .map(|(_, _, d)| d.doc.duration_s)
+        .fold(0.0, f64::max)
+        .max(1e-9);
+    let mut hist = LatHist::new();
+    doc.transactions = 0;
+    doc.queries = 0;
+    doc.errors = 0;
+    doc.retries = 0;
+    doc.reconnects = 0;
+    doc.error_messages.clear();
+    doc.warnings.clear();
+    doc.job.threads = 0;
+    let (mut tps, mut qps) = (0.0, 0.0);
+    // each warning once: as it is when every rank had it, else naming the ranks
+    let mut said: Vec<(String, String, Vec<String>)> = Vec::new();
+    for (r, host, d) in &done {
+        let x = &d.doc;
+        doc.transactions += x.transactions;
+        doc.queries += x.queries;
+        doc.errors += x.errors;
+        doc.retries += x.retries;
+        doc.reconnects += x.reconnects;
+        doc.job.threads += x.job.threads;
+        tps += x.tps;
+        qps += x.qps;
+        for (k, v) in &x.error_messages {
+            *doc.error_messages.entry(k.clone()).or_default() += v;
+        }
+        for w in &x.warnings {
+            match said
+                .iter_mut()
+                .find(|(c, m, _)| *c == w.code && *m == w.message)
+            {
+                Some((_, _, who)) => who.push(format!("{r} ({host})")),
+                None => said.push((
+                    w.code.clone(),
+                    w.message.clone(),
+                    vec![format!("{r} ({host})")],
+                )),
+            }
+        }
+        if let Some(h) = &x.hist {
+            hist.merge(h);
+        }
+        doc.start_time = doc.start_time.clone().min(x.start_time.clone());
+        doc.end_time = doc.end_time.clone().max(x.end_time.clone());
+    }
+    doc.warnings = said
+        .into_iter()
+        .map(|(code, msg, who)| {
+            if who.len() == done.len() {
+                Warning::new(&code, msg)
+            } else {
+                Warning::new(&code, format!("rank {}: {msg}", who.join(", rank ")))
+            }
+        })
+        .collect();
+    doc.duration_s = longest;
+    if timed {
+        doc.tps = tps;
+        doc.qps = qps;
+    } else {
+        doc.tps = doc.transactions as f64 / longest;
+        doc.qps = doc.queries as f64 / longest;
+    }
+    // One transaction type per test: its figures are the totals.
+    for (name, t) in doc.types.iter_mut() {
+        *t = TypeResult {
+            transactions: done
+                .iter()
+                .filter_map(|(_, _, d)| d.doc.types.get(name))
+                .map(|t| t.transactions)
+                .sum(),
+            tps: if timed {
+                done.iter()
+                    .filter_map(|(_, _, d)| d.doc.types.get(name))
+                    .map(|t| t.tps)
+                    .sum()
+            } else {
+                doc.transactions as f64 / longest
+            },
+            lat_ns: LatSummary::from_hist(&hist),
+        };
+    }
+    let n = done
+        .iter()
+        .map(|(_, _, d)| d.doc.timeseries.len())
+        .max()
+        .unwrap_or(0);
+    doc.timeseries = (0..n)
+        .map(|i| {
+            let pts: Vec<&DbPoint> = done
+                .iter()
+                .filter_map(|(_, _, d)| d.doc.timeseries.get(i))
+                .collect();
+            DbPoint {
+                t_s: i as f64,
+                tps: pts.iter().map(|p| p.tps).sum(),
+                qps: pts.iter().map(|p| p.qps).sum(),
+                p50_ns: None,
+                p99_ns: None,
+            }
+        })
+        .collect();
+    doc.update_loop = None;
+    doc.device = None;
+    let complete = failures.is_empty()
+        && !stopped_any
+        && done.len() as u32 == ranks
+        && done.iter().all(|(_, _, d)| !d.doc.interrupted);
+    doc.interrupted = !complete;
+    let starts: Vec<u64> = done.iter().map(|(_, _, d)| d.window.0).collect();
+    doc.dist = Some(DbDistributed {
+        ranks,
+        hosts,
+        complete,
+        failures: failures.clone(),
+        start_spread_ms: (starts.iter().max().unwrap_or(&0) - starts.iter().min().unwrap_or(&0))
+            as f64
+            / 1e6,
+        per_rank: done
+            .into_iter()
+            .map(|(rank, host, d)| DbRank {
+                rank,
+                host,
+                measure_start_unix_ns: d.window.0,
+                measure_end_unix_ns: d.window.1,
+                hist_bins: d.doc.hist.as_ref().map(bins).unwrap_or_default(),
+                doc: d.doc,
+            })
+            .collect(),
+    });
+    doc.hist = Some(hist);
+    (Some(doc), failures)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -82,21 +82,33 @@ pub fn substitute(p: &Path, rank: u32, host: &str) -> PathBuf {
     if !s.contains('{') {
         return p.to_path_buf();
     }
-    PathBuf::from(
-        s.replace("{rank}", &rank.to_string())
-            .replace("{host}", host),
-    )
+    PathBuf::from(substitute_str(&s, rank, host))
+}
+
+/// `{rank}` and `{host}` in a text (`--url sqlite:///data/{host}/r{rank}.db`).
+pub fn substitute_str(s: &str, rank: u32, host: &str) -> String {
+    s.replace("{rank}", &rank.to_string())
+        .replace("{host}", host)
 }
 
 /// How far ahead of the measure checkpoint the ranks' common start is put.
 pub const START_LEAD: std::time::Duration = std::time::Duration::from_millis(20);
 
-/// What a rank sends to rank 0 at the end.
+/// What a rank sends to rank 0 at the end: `T` when it measured, else why not.
 #[derive(Serialize, Deserialize)]
-pub struct Outcome {
+pub struct Outcome<T = Done> {
     pub rank: u32,
     pub host: String,
-    pub result: std::result::Result<Done, Failed>,
+    pub result: std::result::Result<T, Failed>,
+}
+
+/// A rank's `iolab db` document, its latency histogram and its measured window.
+#[derive(Serialize, Deserialize)]
+pub struct DbDone {
+    pub doc: crate::model::db::DbDoc,
+    /// HdrHistogram V2 (deflate); empty when nothing was measured.
+    pub hist: Vec<u8>,
+    pub window: (u64, u64),
 }
 
 /// A rank's run document, its histograms and measured windows.
@@ -117,6 +129,15 @@ pub struct Failed {
     pub msg: String,
 }
 
+impl From<&Error> for Failed {
+    fn from(e: &Error) -> Failed {
+        Failed {
+            exit: e.exit as i32,
+            msg: e.msg.clone(),
+        }
+    }
+}
+
 impl Failed {
     /// Stopped because another rank failed: not a failure of its own.
     pub fn only_stopped(&self) -> bool {
@@ -124,7 +145,7 @@ impl Failed {
     }
 }
 
-fn unix_ns(t: SystemTime) -> u64 {
+pub fn unix_ns(t: SystemTime) -> u64 {
     t.duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
 }
@@ -140,6 +161,14 @@ impl Ranks {
     }
     pub fn rank(&self) -> u32 {
         self.comm.rank()
+    }
+    /// [`PhaseSync::common_start`], waited for: returns at the instant every rank returns.
+    pub fn start_together(&self) {
+        if let Some(at) = self.common_start()
+            && let Ok(d) = at.duration_since(SystemTime::now())
+        {
+            std::thread::sleep(d);
+        }
     }
     pub fn size(&self) -> u32 {
         self.comm.size()
@@ -178,6 +207,14 @@ impl Ranks {
                 msg: e.msg.clone(),
             }),
         };
+        self.gather_any(result)
+    }
+
+    /// Sends this rank's outcome to rank 0: there, every rank's in rank order.
+    pub fn gather_any<T: Serialize + serde::de::DeserializeOwned>(
+        &self,
+        result: std::result::Result<T, Failed>,
+    ) -> Option<Vec<Outcome<T>>> {
         let me = Outcome {
             rank: self.rank(),
             host: self.host.clone(),

@@ -53,6 +53,34 @@ pub struct Stonewall {
     pub bytes_per_sec_until_last: f64,
 }
 
+/// `dist` of an `iolab db` document run by several ranks (clients of one server, or each of
+/// its own SQLite file): the document's figures are every rank's merged.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DbDistributed {
+    pub ranks: u32,
+    pub hosts: Vec<String>,
+    pub complete: bool,
+    pub failures: Vec<RankFailure>,
+    /// Latest measure start minus earliest, in ms.
+    pub start_spread_ms: f64,
+    pub per_rank: Vec<DbRank>,
+}
+
+/// One rank of a distributed `iolab db`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DbRank {
+    pub rank: u32,
+    pub host: String,
+    /// When this rank started and ended its transactions (its host's clock, ns since the epoch).
+    pub measure_start_unix_ns: u64,
+    pub measure_end_unix_ns: u64,
+    /// The rank's own document (`iolab-db/1`: its TPS, latency, time series, device figures).
+    pub doc: crate::model::db::DbDoc,
+    /// Its transactions' latency buckets `[[value_ns, count], ...]`.
+    #[serde(default)]
+    pub hist_bins: Vec<(u64, u64)>,
+}
+
 /// One rank's run: where it ran and what it measured.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RankRun {
