@@ -490,7 +490,7 @@ fn a_rank_failing_between_modes_keeps_what_the_others_measured() {
 }
 
 /// Prepares a one-file set in each rank's directory (before any limit), then runs 4 ranks of
-/// 4 KiB O_DIRECT random reads inside `th`; returns the merged read IOPS.
+/// 4 threads of 4 KiB O_DIRECT random reads inside `th`; returns the merged read IOPS.
 fn throttled_reads(th: &common::blk::Throttle, dirs: &[PathBuf], pattern: &Path) -> f64 {
     for d in dirs {
         let r = common::iolab(&[
@@ -522,6 +522,10 @@ fn throttled_reads(th: &common::blk::Throttle, dirs: &[PathBuf], pattern: &Path)
             "--direct",
             "--bs",
             "4k",
+            // several reads waiting at each device: the limit, not a slow wake-up of one
+            // thread on a busy machine, sets the rate
+            "--threads",
+            "4",
             "--mode",
             "rndrd",
             "--time",
