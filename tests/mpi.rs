@@ -865,6 +865,7 @@ fn db_ranks_on_their_own_sqlite_files_merge_exactly() {
     let tmp = tempfile::tempdir().unwrap();
     rank_dirs(tmp.path(), 3);
     let dir = tmp.path().join("r{rank}");
+    let out = tmp.path().join("db.json");
     let db = tmp.path().join("store.db");
     let (o, _) = mpirun(
         3,
@@ -882,11 +883,16 @@ fn db_ranks_on_their_own_sqlite_files_merge_exactly() {
             "--time",
             "2",
             "--json",
+            "-o",
+            out.to_str().unwrap(),
         ],
         &db,
     );
     assert!(o.status.success(), "{}", text(&o.stderr));
-    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    // --output: written by rank 0 alone, once, with the merged document
+    let err = text(&o.stderr);
+    assert_eq!(err.matches("wrote ").count(), 1, "{err}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     check_db_merge(&doc, 3);
     for (i, r) in doc["dist"]["per_rank"]
         .as_array()

@@ -37,6 +37,16 @@ pub fn launched_size() -> Option<u32> {
         .find_map(|k| std::env::var(k).ok()?.parse().ok())
 }
 
+/// Whether this process is a rank other than 0 of a launch with several processes: it prints
+/// nothing and writes no `--output` file (rank 0 does).
+pub fn secondary_rank() -> bool {
+    launched_size().is_some_and(|n| n > 1)
+        && ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID"]
+            .iter()
+            .find_map(|k| std::env::var(k).ok()?.parse::<u32>().ok())
+            .is_some_and(|r| r > 0)
+}
+
 /// This process's rank in a distributed run, when there is one (more than one process).
 pub struct Ranks {
     comm: Box<dyn Comm>,
