@@ -971,3 +971,79 @@ fn db_ranks_are_clients_of_one_server() {
         .collect();
     assert!(urls.iter().all(|u| *u == urls[0]), "one server: {urls:?}");
 }
+
+#[test]
+fn stonewall_figures_show_a_slow_host() {
+    const NAME: &str = "stonewall_figures_show_a_slow_host";
+    if let Some(why) = cannot_mpi().or_else(|| common::blk::cannot(true)) {
+        return skip(NAME, &why);
+    }
+    // Rank 0 on a device limited to 800 IOPS, rank 1 on one limited to 200; 800 reads each:
+    // rank 0 is done after about 1 s, rank 1 after about 4 s.
+    let tmp = tempfile::tempdir().unwrap();
+    let fss: Vec<common::blk::LoopFs> = (0..2)
+        .map(|r| common::blk::LoopFs::new(64, &tmp.path().join(format!("m{r}"))))
+        .collect();
+    for f in &fss {
+        let r = common::iolab(&[
+            "prepare",
+            "--dir",
+            f.dir.to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "16M",
+            "--direct",
+            "-q",
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let th = common::blk::Throttle::with_limits(&[(fss[0].majmin(), 800), (fss[1].majmin(), 200)]);
+    let prefix = th.prefix();
+    let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
+    let pattern = tmp.path().join("m{rank}");
+    let (o, _) = mpirun_with(
+        &prefix,
+        2,
+        &[
+            "run",
+            "--dir",
+            pattern.to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "16M",
+            "--direct",
+            "--bs",
+            "4k",
+            "--threads",
+            "4",
+            "--mode",
+            "rndrd",
+            "--ops",
+            "800",
+            "--json",
+            "--no-save",
+        ],
+        &common::test_db(),
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let w = &doc["dist"]["stonewall"][0];
+    eprintln!("stonewall: {w}");
+    let f = |k: &str| w[k].as_f64().unwrap();
+    assert_eq!(w["first_rank"], 0, "{w}");
+    assert!(
+        f("last_finished_s") > 2.5 * f("first_finished_s"),
+        "the slow rank finished much later: {w}"
+    );
+    // Until the first finished both ran (800 + 200 per second); until the last, 1600 reads over
+    // the slow rank's 4 s.
+    let (first, last) = (f("iops_until_first"), f("iops_until_last"));
+    assert!((first - 1000.0).abs() < 0.15 * 1000.0, "{w}");
+    assert!((last - 400.0).abs() < 0.15 * 400.0, "{w}");
+    assert_eq!(doc["results"]["read"]["ops"], 1600);
+    // without a common window the merged rate is the one until the last rank finished
+    let iops = doc["results"]["read"]["iops"].as_f64().unwrap();
+    assert!((iops - last).abs() < 1e-6 * last, "{iops} vs {last}");
+}

@@ -96,9 +96,14 @@ pub struct Throttle {
 
 impl Throttle {
     pub fn new(devs_majmin: &[String], iops: u32) -> Throttle {
+        let limits: Vec<(String, u32)> = devs_majmin.iter().map(|d| (d.clone(), iops)).collect();
+        Throttle::with_limits(&limits)
+    }
+    /// A limit of its own for each device: `(MAJ:MIN, IOPS)`.
+    pub fn with_limits(limits: &[(String, u32)]) -> Throttle {
         let path = PathBuf::from(format!("/sys/fs/cgroup/blkio/iolab-test-{}", unique()));
         std::fs::create_dir(&path).unwrap();
-        for d in devs_majmin {
+        for (d, iops) in limits {
             for f in ["read_iops_device", "write_iops_device"] {
                 std::fs::write(
                     path.join(format!("blkio.throttle.{f}")),
@@ -109,7 +114,7 @@ impl Throttle {
         }
         Throttle {
             path,
-            devs: devs_majmin.to_vec(),
+            devs: limits.iter().map(|l| l.0.clone()).collect(),
         }
     }
     /// A command prefix that joins the group and runs the rest of the command line in it.
