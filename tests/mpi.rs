@@ -1047,3 +1047,107 @@ fn stonewall_figures_show_a_slow_host() {
     let iops = doc["results"]["read"]["iops"].as_f64().unwrap();
     assert!((iops - last).abs() < 1e-6 * last, "{iops} vs {last}");
 }
+
+#[test]
+fn a_sweep_under_mpi_stores_one_merged_run_per_point() {
+    const NAME: &str = "a_sweep_under_mpi_stores_one_merged_run_per_point";
+    if let Some(why) = cannot_mpi() {
+        return skip(NAME, &why);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    rank_dirs(tmp.path(), 2);
+    let dir = tmp.path().join("r{rank}");
+    let db = tmp.path().join("store.db");
+    let (o, _) = mpirun(
+        2,
+        &[
+            "sweep",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "4M",
+            "--mode",
+            "rndrd",
+            "--threads",
+            "1,2",
+            "--time",
+            "1",
+            "--json",
+        ],
+        &db,
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let sweep: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let list = common::iolab_db(&db, &["list", "--json"]).json();
+    let runs = list["runs"].as_array().unwrap();
+    assert_eq!(
+        runs.len(),
+        2,
+        "one stored run per point, by rank 0 only: {list}"
+    );
+    for r in runs {
+        let id = r["id"].as_u64().unwrap().to_string();
+        let doc = common::iolab_db(&db, &["show", &id, "--json"]).json();
+        assert_eq!(doc["dist"]["ranks"], 2);
+        assert_eq!(doc["dist"]["complete"], true);
+        let per_rank = doc["dist"]["per_rank"].as_array().unwrap();
+        let threads = doc["job"]["threads"].as_u64().unwrap();
+        let sum: u64 = per_rank
+            .iter()
+            .map(|r| {
+                r["cells"][0]["cell"]["results"]["read"]["ops"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .sum();
+        assert_eq!(doc["results"]["read"]["ops"].as_u64().unwrap(), sum);
+        let each: u64 = per_rank
+            .iter()
+            .map(|r| r["cells"][0]["cell"]["job"]["threads"].as_u64().unwrap())
+            .sum();
+        assert_eq!(threads, each, "merged threads are the ranks' added");
+    }
+    assert!(sweep.to_string().contains("iops"), "{sweep}");
+}
+
+#[test]
+fn a_sweep_with_a_rank_that_cannot_start_names_it() {
+    const NAME: &str = "a_sweep_with_a_rank_that_cannot_start_names_it";
+    if let Some(why) = cannot_mpi() {
+        return skip(NAME, &why);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = rank_dirs(tmp.path(), 2);
+    std::fs::remove_dir(&dirs[1]).unwrap();
+    let dir = tmp.path().join("r{rank}");
+    let (o, _) = mpirun(
+        2,
+        &[
+            "sweep",
+            "--dir",
+            dir.to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "4M",
+            "--mode",
+            "rndrd",
+            "--threads",
+            "1,2",
+            "--time",
+            "1",
+        ],
+        &tmp.path().join("store.db"),
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("iolab: error"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one error line: {err}");
+    assert!(lines[0].starts_with("iolab: error: rank 1 on "), "{err}");
+    assert!(lines[0].contains(&dirs[1].display().to_string()), "{err}");
+}

@@ -27,6 +27,8 @@ pub trait Comm {
     fn all_max_u64(&self, v: u64) -> u64;
     /// Every rank's bytes, in rank order, on rank 0 (None on the others).
     fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>>;
+    /// Rank 0's bytes (`bytes` there; ignored on the others), on every rank.
+    fn broadcast(&self, bytes: &[u8]) -> Vec<u8>;
 }
 
 /// The number of processes the MPI launcher started, when this process was started by one
@@ -182,6 +184,17 @@ impl Ranks {
     }
     pub fn size(&self) -> u32 {
         self.comm.size()
+    }
+
+    /// Rank 0's bytes on every rank (a collective).
+    pub fn broadcast(&self, bytes: &[u8]) -> Vec<u8> {
+        self.comm.broadcast(bytes)
+    }
+
+    /// Ready for another run (an experiment's next point): no stop agreed, no windows.
+    pub fn reset(&self) {
+        self.stopped.set(false);
+        self.windows.borrow_mut().clear();
     }
 
     /// Whether every rank is fine (a collective: every rank calls it at the same point).

@@ -41,6 +41,18 @@ impl Comm for World {
             .all_reduce_into(&v, &mut out, SystemOperation::max());
         out
     }
+    fn broadcast(&self, bytes: &[u8]) -> Vec<u8> {
+        let root = self.world.process_at_rank(0);
+        let mut len = bytes.len() as u64;
+        root.broadcast_into(&mut len);
+        let mut buf = if self.world.rank() == 0 {
+            bytes.to_vec()
+        } else {
+            vec![0u8; len as usize]
+        };
+        root.broadcast_into(&mut buf[..]);
+        buf
+    }
     fn gather(&self, bytes: &[u8]) -> Option<Vec<Vec<u8>>> {
         let root = self.world.process_at_rank(0);
         let len = bytes.len() as Count;
