@@ -248,6 +248,27 @@ fn four_ranks_merge_exactly_and_start_together() {
         show.stdout
     );
     assert!(show.stdout.contains("stonewall"), "{}", show.stdout);
+    // compare and report take it like any run: its merged figures
+    let cmp = common::iolab_db(&db, &["compare", "1", "1", "--json"]);
+    assert_eq!(cmp.code, 0, "{}", cmp.stderr);
+    let cmp = cmp.json();
+    let row = cmp["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["op"] == "read" && r["metric"] == "iops")
+        .unwrap_or_else(|| panic!("{cmp}"));
+    let mean = row["sides"][0]["stat"]["mean"].as_f64().unwrap();
+    let merged = doc["results"]["read"]["iops"].as_f64().unwrap();
+    assert!((mean - merged).abs() <= 1e-6 * merged, "{mean} vs {merged}");
+    let html = tmp.path().join("r.html");
+    let rep = common::iolab_db(&db, &["report", "1", "-o", html.to_str().unwrap()]);
+    assert_eq!(rep.code, 0, "{}", rep.stderr);
+    assert!(
+        std::fs::read_to_string(&html)
+            .unwrap()
+            .contains("distributed run: 4 ranks")
+    );
     let list = common::iolab_db(&db, &["list", "--json"]).json();
     assert_eq!(
         list["runs"].as_array().map(Vec::len),
