@@ -174,16 +174,18 @@ impl Ranks {
     pub fn rank(&self) -> u32 {
         self.comm.rank()
     }
-    /// [`PhaseSync::common_start`], waited for: returns at the instant every rank returns.
+    pub fn size(&self) -> u32 {
+        self.comm.size()
+    }
+
+    /// [`PhaseSync::common_start`], waited for (a collective): returns at the instant every
+    /// rank returns.
     pub fn start_together(&self) {
         if let Some(at) = self.common_start()
             && let Ok(d) = at.duration_since(SystemTime::now())
         {
             std::thread::sleep(d);
         }
-    }
-    pub fn size(&self) -> u32 {
-        self.comm.size()
     }
 
     /// Rank 0's bytes on every rank (a collective).
@@ -225,10 +227,7 @@ impl Ranks {
                     .collect(),
                 windows: self.windows.borrow().clone(),
             }),
-            Err(e) => Err(Failed {
-                exit: e.exit as i32,
-                msg: e.msg.clone(),
-            }),
+            Err(e) => Err(Failed::from(e)),
         };
         self.gather_any(result)
     }
