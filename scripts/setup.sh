@@ -10,9 +10,12 @@ $SUDO apt-get update -qq
 # PostgreSQL and MariaDB servers for `iolab db` tests (started privately by scripts/dbservers.sh),
 # Chromium to open the HTML reports in the report tests, DejaVu fonts for PNG charts, jq for
 # bench/layouts.sh, Bonnie++ (bon_csv2txt, bon_csv2html read `suite bonnie` CSV in tests/suites.rs).
+# The MPI build (`--features mpi`, docs/distributed.md): Open MPI (mpirun, the library and its
+# headers) and libclang for the bindings rsmpi generates; iproute2 for the network-namespace
+# hosts of tests/mpi.rs.
 $SUDO apt-get install -y -qq build-essential pkg-config fio sysbench sysstat fuse3 libfuse3-dev \
   e2fsprogs xfsprogs fdisk util-linux postgresql mariadb-server chromium fonts-dejavu-core jq \
-  bonnie++ >/dev/null
+  bonnie++ openmpi-bin libopenmpi-dev libclang-dev iproute2 >/dev/null
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: Rust is not installed. Install it with rustup (https://rustup.rs), then run this again." >&2
   exit 1

@@ -7,6 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
 cargo clippy --all-targets --quiet -- -D warnings
+# The MPI build (docs/distributed.md) needs Open MPI and libclang (scripts/setup.sh installs them).
+cargo clippy --all-targets --features mpi --quiet -- -D warnings
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 # As root, start private PostgreSQL and MariaDB servers for the `iolab db` tests (they skip
@@ -22,6 +24,10 @@ fi
 set +e
 cargo test --quiet --no-fail-fast -- --nocapture --test-threads=1 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
+# Distributed runs under mpirun: only tests/mpi.rs needs the MPI build.
+cargo test --quiet --features mpi --test mpi -- --nocapture --test-threads=1 2>&1 | tee -a "$log"
+rc_mpi=${PIPESTATUS[0]}
+[ "$rc" -ne 0 ] || rc=$rc_mpi
 set -e
 # A SKIP line may follow cargo's progress dots on the same line: match anywhere, once per line.
 skips=$(grep -o 'SKIP: .*' "$log" || true)

@@ -10,6 +10,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod dist;
 pub mod engine;
 pub mod error;
 pub mod measure;

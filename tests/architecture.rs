@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 /// Lowest first. `commands` and `main.rs` sit on top of everything.
-const LAYERS: [&str; 12] = [
+const LAYERS: [&str; 13] = [
     "model",
     "error",
     "spec",
@@ -14,6 +14,7 @@ const LAYERS: [&str; 12] = [
     "system",
     "store",
     "engine",
+    "dist",
     "workloads",
     "output",
     "cli",

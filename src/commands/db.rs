@@ -1,7 +1,89 @@
 use super::*;
 
+use crate::workloads::db;
+
+/// What `iolab db` has set up before it prepares or measures: the checked options, the target,
+/// the open connection and (when saving) the store.
+struct Begin {
+    test: db::Test,
+    trx: &'static str,
+    so: db::SqliteOpts,
+    target: db::Target,
+    tags: std::collections::BTreeMap<String, String>,
+    store: Option<Store>,
+    conn: Box<dyn db::Conn + Send>,
+    sqlite_file: Option<std::path::PathBuf>,
+}
+
 pub fn cmd_db(a: &cli::DbRunArgs) -> Result<i32> {
-    use crate::workloads::db;
+    if let Some(ranks) = crate::dist::join()? {
+        return cmd_db_dist(a, &ranks);
+    }
+    let Some(mut b) = begin(a, a.action == "run" && !a.no_save)? else {
+        return Ok(0);
+    };
+    let stop = stop_flag();
+    match a.action.as_str() {
+        "cleanup" => {
+            let n = db::cleanup(b.conn.as_mut(), b.target.backend, a.tables)?;
+            let mut msg = format!(
+                "dropped {n} iolab tables from {}\n",
+                db::redact(&b.target.url)
+            );
+            if let Some(p) = &b.sqlite_file
+                && db::sqlite_is_ours_and_empty(b.conn.as_mut())
+            {
+                drop(b.conn);
+                for f in db::remove_sqlite_files(p)? {
+                    msg.push_str(&format!("removed {}\n", f.display()));
+                }
+            }
+            print_out(&msg);
+            return Ok(0);
+        }
+        "prepare" => {
+            let p = db::prepare(
+                b.conn.as_mut(),
+                b.target.backend,
+                a.tables,
+                a.table_size,
+                a.quiet || a.json,
+                &stop,
+            )?;
+            print_out(&if p.reused {
+                format!(
+                    "{} tables of {} rows are already there (reused)\n",
+                    a.tables, a.table_size
+                )
+            } else {
+                format!(
+                    "loaded {} rows into {} tables in {:.1} s\n",
+                    p.rows_loaded, a.tables, p.seconds
+                )
+            });
+            return Ok(0);
+        }
+        _ => {}
+    }
+    let (job, doc, devices) = measure_setup(a, &mut b);
+    if b.test != db::Test::UpdateLoop {
+        prepare_tables(a, &mut b, &stop)?;
+    }
+    let Begin {
+        target,
+        so,
+        store,
+        conn,
+        ..
+    } = b;
+    drop(conn);
+    let doc = measure(a, &target, &so, &job, doc, &devices, &stop)?;
+    save_and_print(a, store, doc)
+}
+
+/// Checks the options, opens the store (`save`) and connects. None: `cleanup` of an SQLite
+/// database that is not there (said on stdout; opening it would create it).
+fn begin(a: &cli::DbRunArgs, save: bool) -> Result<Option<Begin>> {
     let test: db::Test = a
         .test
         .parse()
@@ -58,73 +140,46 @@ pub fn cmd_db(a: &cli::DbRunArgs) -> Result<i32> {
     };
     let target = db::Target::parse(&url)?;
     let tags = cli::parse_tags(&a.tags)?;
-    let mut store = if a.no_save || a.action != "run" {
-        None
-    } else {
+    let store = if save {
         Some(open_store_write(&a.db)?)
+    } else {
+        None
     };
-    let stop = stop_flag();
     let sqlite_file = target.sqlite_path.clone();
     if a.action == "cleanup"
         && let Some(p) = &sqlite_file
         && !p.exists()
     {
-        // opening it would create it
         print_out(&format!(
             "no SQLite database at {}: nothing to clean up\n",
             p.display()
         ));
-        return Ok(0);
+        return Ok(None);
     }
     let created = sqlite_file.as_ref().is_some_and(|p| !p.exists());
     let mut conn = db::connect(&target, &so)?;
     if created {
         db::mark_created(conn.as_mut())?;
     }
-    match a.action.as_str() {
-        "cleanup" => {
-            let n = db::cleanup(conn.as_mut(), target.backend, a.tables)?;
-            let mut msg = format!(
-                "dropped {n} iolab tables from {}\n",
-                db::redact(&target.url)
-            );
-            if let Some(p) = &sqlite_file
-                && db::sqlite_is_ours_and_empty(conn.as_mut())
-            {
-                drop(conn);
-                for f in db::remove_sqlite_files(p)? {
-                    msg.push_str(&format!("removed {}\n", f.display()));
-                }
-            }
-            print_out(&msg);
-            return Ok(0);
-        }
-        "prepare" => {
-            let p = db::prepare(
-                conn.as_mut(),
-                target.backend,
-                a.tables,
-                a.table_size,
-                a.quiet || a.json,
-                &stop,
-            )?;
-            print_out(&if p.reused {
-                format!(
-                    "{} tables of {} rows are already there (reused)\n",
-                    a.tables, a.table_size
-                )
-            } else {
-                format!(
-                    "loaded {} rows into {} tables in {:.1} s\n",
-                    p.rows_loaded, a.tables, p.seconds
-                )
-            });
-            return Ok(0);
-        }
-        _ => {}
-    }
+    Ok(Some(Begin {
+        test,
+        trx,
+        so,
+        target,
+        tags,
+        store,
+        conn,
+        sqlite_file,
+    }))
+}
+
+/// The job and the document's skeleton (settings, env snapshot of the data directory) and the
+/// devices to sample.
+fn measure_setup(a: &cli::DbRunArgs, b: &mut Begin) -> (db::DbJob, db::DbDoc, Vec<String>) {
+    let (test, trx, target, so) = (b.test, b.trx, &b.target, &b.so);
+    let conn = &mut b.conn;
     let settings = db::settings(conn.as_mut(), target.backend);
-    let system = db::data_dir(&target, &settings)
+    let system = db::data_dir(target, &settings)
         .map(|d| crate::system::env::collect(&crate::system::env::Roots::live(), Some(&d)));
     let devices = system
         .as_ref()
@@ -163,13 +218,13 @@ pub fn cmd_db(a: &cli::DbRunArgs) -> Result<i32> {
         sqlite: (target.backend == db::Backend::Sqlite).then(|| so.clone()),
     };
     let now = || chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let mut doc = db::DbDoc {
+    let doc = db::DbDoc {
         schema: db::DB_SCHEMA.into(),
         iolab_version: env!("CARGO_PKG_VERSION").into(),
         start_time: now(),
         end_time: String::new(),
         label: a.label.clone(),
-        tags,
+        tags: b.tags.clone(),
         test: test.name().into(),
         backend: target.backend.name().into(),
         job: job.clone(),
@@ -190,17 +245,43 @@ pub fn cmd_db(a: &cli::DbRunArgs) -> Result<i32> {
         system,
         warnings: Vec::new(),
         interrupted: false,
+        dist: None,
         hist: None,
     };
+    (job, doc, devices)
+}
+
+/// Creates and loads the tables when they are not there (OLTP tests).
+fn prepare_tables(a: &cli::DbRunArgs, b: &mut Begin, stop: &AtomicBool) -> Result<()> {
+    db::prepare(
+        b.conn.as_mut(),
+        b.target.backend,
+        a.tables,
+        a.table_size,
+        a.quiet || a.json,
+        stop,
+    )
+    .map(|_| ())
+}
+
+/// Runs the test (the connection of the setup closed) with the device sampler beside it.
+fn measure(
+    a: &cli::DbRunArgs,
+    target: &db::Target,
+    so: &db::SqliteOpts,
+    job: &db::DbJob,
+    mut doc: db::DbDoc,
+    devices: &[String],
+    stop: &AtomicBool,
+) -> Result<db::DbDoc> {
     let interval = std::time::Duration::from_secs(1);
     let report = a.report_interval.map(std::time::Duration::from_secs_f64);
-    if test == db::Test::UpdateLoop {
-        drop(conn);
+    if job.test == db::Test::UpdateLoop {
         let (r, dev) = crate::measure::iostat::with_sampler(
             &crate::system::env::Roots::live().proc,
-            &devices,
+            devices,
             interval,
-            || db::update_loop(&target, &so, a.iterations, &stop, report),
+            || db::update_loop(target, so, a.iterations, stop, report),
         );
         let (u, h) = r?;
         doc.device = dev;
@@ -220,28 +301,24 @@ pub fn cmd_db(a: &cli::DbRunArgs) -> Result<i32> {
         doc.hist = Some(h);
         doc.update_loop = Some(u);
     } else {
-        db::prepare(
-            conn.as_mut(),
-            target.backend,
-            a.tables,
-            a.table_size,
-            a.quiet || a.json,
-            &stop,
-        )?;
-        drop(conn);
         let (r, dev) = crate::measure::iostat::with_sampler(
             &crate::system::env::Roots::live().proc,
-            &devices,
+            devices,
             interval,
-            || db::run_oltp(&target, &job, &stop, report),
+            || db::run_oltp(target, job, stop, report),
         );
         let (dur, outs) = r?;
         db::merge_into(&mut doc, outs, dur);
         doc.device = dev;
     }
-    doc.end_time = now();
+    doc.end_time = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     doc.interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
     doc.warnings = db::warnings(&doc);
+    Ok(doc)
+}
+
+/// Saves (when a store is open), prints, and says the exit code.
+fn save_and_print(a: &cli::DbRunArgs, mut store: Option<Store>, doc: db::DbDoc) -> Result<i32> {
     let json = serde_json::to_value(&doc).expect("json");
     let saved = store.as_mut().map(|s| {
         s.save_db(&doc, &json, &fsinfo::hostname())
@@ -268,4 +345,100 @@ pub fn cmd_db(a: &cli::DbRunArgs) -> Result<i32> {
     } else {
         0
     })
+}
+
+/// `mpirun -np N iolab db run ...` (docs/distributed.md): every rank is a client (of one server
+/// given by `--url`, or of its own SQLite file in `--dir`/`--url` with `{rank}`/`{host}`); the
+/// tables are prepared once (by rank 0 on a server, by each rank in its own SQLite file), every
+/// rank learns whether all are ready, they start their transactions at one instant, and rank 0
+/// merges TPS, latency (histograms added) and errors, prints and saves one run.
+fn cmd_db_dist(a: &cli::DbRunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
+    use crate::dist::{DbDone, Failed, substitute, substitute_str, unix_ns};
+    let rank = ranks.rank();
+    let mut a = a.clone();
+    a.dir = substitute(&a.dir, rank, &ranks.host);
+    a.url = a.url.map(|u| substitute_str(&u, rank, &ranks.host));
+    let stop = stop_flag();
+    let stopped = || Failed::from(&crate::engine::sync::stopped());
+    // Everything before the transactions, on every rank.
+    let setup = if a.action != "run" {
+        Err(Error::usage(format!(
+            "iolab db {} is done once, not by {} ranks: run it without mpirun",
+            a.action,
+            ranks.size()
+        )))
+    } else {
+        begin(&a, rank == 0 && !a.no_save).map(|b| {
+            let mut b = b.expect("a run never stops at the cleanup check");
+            let (job, doc, devices) = measure_setup(&a, &mut b);
+            (b, job, doc, devices)
+        })
+    };
+    // Every rank learns whether all could start (the same collectives on every rank).
+    let all_set = ranks.all_ok(setup.is_ok());
+    let mut outcome: std::result::Result<_, Failed> = match setup {
+        Ok(x) if all_set => Ok(x),
+        Ok(_) => Err(stopped()),
+        Err(e) => Err(Failed::from(&e)),
+    };
+    if all_set {
+        // The tables: once on a server (rank 0), each rank's own SQLite file otherwise.
+        if let Ok((b, ..)) = &mut outcome
+            && b.test != db::Test::UpdateLoop
+            && (b.target.backend == db::Backend::Sqlite || rank == 0)
+            && let Err(e) = prepare_tables(&a, b, &stop)
+        {
+            outcome = Err(Failed::from(&e));
+        }
+        if !ranks.all_ok(outcome.is_ok()) && outcome.is_ok() {
+            outcome = Err(stopped());
+        }
+    }
+    let mut store = None;
+    let result: std::result::Result<DbDone, Failed> = match outcome {
+        Err(f) => Err(f),
+        Ok((b, job, doc, devices)) => {
+            let Begin {
+                target,
+                so,
+                store: s,
+                conn,
+                ..
+            } = b;
+            store = s;
+            drop(conn);
+            ranks.start_together();
+            let t0 = unix_ns(std::time::SystemTime::now());
+            match measure(&a, &target, &so, &job, doc, &devices, &stop) {
+                Ok(doc) => Ok(DbDone {
+                    hist: doc
+                        .hist
+                        .as_ref()
+                        .filter(|h| h.count() > 0)
+                        .map(crate::store::serialize_hist)
+                        .unwrap_or_default(),
+                    doc,
+                    window: (t0, unix_ns(std::time::SystemTime::now())),
+                }),
+                Err(e) => Err(Failed::from(&e)),
+            }
+        }
+    };
+    let Some(outcomes) = ranks.gather_any(result) else {
+        return Ok(0);
+    };
+    let code = outcomes
+        .iter()
+        .filter_map(|o| o.result.as_ref().err())
+        .find(|f| !f.only_stopped())
+        .map(|f| f.exit);
+    let (doc, failures) = crate::dist::merge::merge_db(outcomes);
+    for f in &failures {
+        eprintln!("iolab: error: rank {} on {}: {}", f.rank, f.host, f.error);
+    }
+    let Some(doc) = doc else {
+        return Ok(code.unwrap_or(Exit::Interrupted as i32));
+    };
+    let c = save_and_print(&a, store, doc)?;
+    Ok(code.unwrap_or(c))
 }

@@ -2,6 +2,25 @@ use super::*;
 
 pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
     use crate::workloads::sweep;
+    // Under mpirun: rank 0 runs the sweep, each point a distributed run; the others follow.
+    let ranks = crate::dist::join()?;
+    if let Some(r) = &ranks
+        && r.rank() != 0
+    {
+        sweep::follow(&cli::RunParser, r, &stop_flag());
+        return Ok(0);
+    }
+    let _lead = ranks.as_ref().map(sweep::Lead);
+    let points = ranks
+        .as_ref()
+        .map_or(sweep::Points::Here, sweep::Points::Ranks);
+    if ranks.is_some()
+        && (a.scheduler.is_some() || a.read_ahead.is_some() || a.nr_requests.is_some())
+    {
+        return Err(Error::usage(
+            "--scheduler/--read-ahead/--nr-requests: device settings are not switched on every host of a distributed sweep yet; run that sweep without mpirun",
+        ));
+    }
     let mut store = open_store_write(&a.db)?;
     let stop = stop_flag();
     let (gid, spec) = if let Some(r) = &a.resume {
@@ -113,7 +132,7 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
             }
             sweep::check_tuning(&mut axes, &devs)?;
         }
-        sweep::check_cells(&cli::RunParser, &fixed, &axes)?;
+        sweep::check_cells(&cli::RunParser, &rank0_args(&ranks, &fixed), &axes)?;
         let spec = sweep::SweepSpec {
             fixed,
             axes,
@@ -135,7 +154,19 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
         );
         (g, spec)
     };
-    finish_sweep(&mut store, gid, &spec, a.json, a.quiet, &stop)
+    finish_sweep(&mut store, gid, &spec, a.json, a.quiet, &stop, points)
+}
+
+/// Run options as rank 0 of a distributed experiment uses them (`{rank}`, `{host}` put in), to
+/// check them before anything runs; as given otherwise.
+fn rank0_args(ranks: &Option<crate::dist::Ranks>, args: &[String]) -> Vec<String> {
+    match ranks {
+        Some(r) => args
+            .iter()
+            .map(|x| crate::dist::substitute_str(x, r.rank(), &r.host))
+            .collect(),
+        None => args.to_vec(),
+    }
 }
 /// Runs a stored sweep and prints its matrix (or JSON).
 fn finish_sweep(
@@ -145,9 +176,18 @@ fn finish_sweep(
     json: bool,
     quiet: bool,
     stop: &AtomicBool,
+    points: crate::workloads::sweep::Points,
 ) -> Result<i32> {
     use crate::workloads::sweep;
-    let cells = sweep::run_sweep(&cli::RunParser, store, gid, spec, stop, json || quiet)?;
+    let cells = sweep::run_sweep(
+        &cli::RunParser,
+        store,
+        gid,
+        spec,
+        stop,
+        json || quiet,
+        points,
+    )?;
     let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
     let doc = crate::output::document::SweepDoc {
         gid,
@@ -245,11 +285,31 @@ pub fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32> {
         sweep::cross(&spec.axes).len()
     );
     let stop = stop_flag();
-    finish_sweep(&mut store, gid, &spec, a.json, false, &stop)
+    finish_sweep(
+        &mut store,
+        gid,
+        &spec,
+        a.json,
+        false,
+        &stop,
+        sweep::Points::Here,
+    )
 }
 
 pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
     use crate::workloads::sweep;
+    // Under mpirun: rank 0 searches, each step a distributed run; the others follow.
+    let ranks = crate::dist::join()?;
+    if let Some(r) = &ranks
+        && r.rank() != 0
+    {
+        sweep::follow(&cli::RunParser, r, &stop_flag());
+        return Ok(0);
+    }
+    let _lead = ranks.as_ref().map(sweep::Lead);
+    let points_on = ranks
+        .as_ref()
+        .map_or(sweep::Points::Here, sweep::Points::Ranks);
     let target = sweep::Target::parse(&a.target)?;
     let (axis, range) = a.over.split_once('=').ok_or_else(|| {
         Error::usage(format!(
@@ -309,7 +369,10 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
     // validate the run options once before measuring anything
     let mut probe_cell = std::collections::BTreeMap::new();
     probe_cell.insert(spec.axis.clone(), lo.to_string());
-    let probe = cli::RunParser.plan(&sweep::cell_args(&spec.fixed, &probe_cell))?;
+    let probe = cli::RunParser.plan(&rank0_args(
+        &ranks,
+        &sweep::cell_args(&spec.fixed, &probe_cell),
+    ))?;
     if probe.created_dir {
         let _ = std::fs::remove_dir(&probe.fileset.dir);
     }
@@ -327,6 +390,7 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
         &spec,
         &stop,
         a.json || a.quiet,
+        points_on,
     )?;
     let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
     let doc = crate::output::document::SaturateDoc {

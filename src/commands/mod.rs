@@ -181,6 +181,10 @@ pub fn run_cli() -> Result<i32> {
     *output_buf() = Some(String::new());
     let r = dispatch(cli.cmd);
     let text = output_buf().take().unwrap_or_default();
+    if crate::dist::secondary_rank() {
+        // rank 0 of a distributed run writes the file
+        return r;
+    }
     finish_output(&output, &text, r)
 }
 

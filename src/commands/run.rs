@@ -4,6 +4,9 @@ use crate::model::run::RunDoc;
 use clap::ValueEnum;
 
 pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
+    if let Some(ranks) = crate::dist::join()? {
+        return cmd_run_dist(a, &ranks);
+    }
     if !a.jobfiles.is_empty() {
         return cmd_run_jobfiles(a);
     }
@@ -661,4 +664,140 @@ fn run_jobfile_once(
         })).collect::<Vec<_>>(),
     });
     Ok((doc, jobfile, failed))
+}
+
+/// `mpirun -np N iolab run ...` (docs/distributed.md): every rank runs the job against its own
+/// `--dir` (`{rank}` and `{host}` put in), every phase starts behind a collective check that
+/// every rank is fine, and rank 0 merges what the ranks measured, prints it and saves it as one
+/// run. A rank that fails stops the others at the next phase; rank 0 names it (rank, host,
+/// reason) and keeps what the others measured, marked incomplete. The other ranks print and
+/// save nothing.
+fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
+    use crate::dist::substitute;
+    let rank = ranks.rank();
+    let mut a = a.clone();
+    a.set.dir = substitute(&a.set.dir, rank, &ranks.host);
+    if let Some(d) = &a.device {
+        a.device = Some(substitute(d, rank, &ranks.host));
+    }
+    let refused = [
+        (!a.jobfiles.is_empty(), "a job file"),
+        (a.repeat > 1, "--repeat"),
+        (a.explain, "--explain"),
+    ]
+    .into_iter()
+    .find_map(|(given, what)| given.then_some(what));
+    // Everything that can be refused before any I/O, on every rank; then every rank learns
+    // whether all of them can start.
+    let setup = (|| -> Result<_> {
+        if let Some(what) = refused {
+            return Err(Error::usage(format!(
+                "{what} cannot be used in a distributed run (mpirun -np {}): run it without mpirun, or run the ranks' job as plain flags",
+                ranks.size()
+            )));
+        }
+        let mut plan = cli::plan_run(&a)?;
+        if rank != 0 {
+            plan.quiet = true;
+        }
+        let db = if rank == 0 && !a.no_save {
+            Some(open_store(&a.db)?)
+        } else {
+            None
+        };
+        match fileset::lock(&plan.fileset.dir) {
+            Ok(l) => Ok((plan, db, l)),
+            Err(e) => {
+                if plan.created_dir {
+                    let _ = std::fs::remove_dir(&plan.fileset.dir);
+                }
+                Err(e)
+            }
+        }
+    })();
+    let all_ok = ranks.all_ok(setup.is_ok());
+    let stop = stop_flag();
+    let (result, mut kept) = match setup {
+        Err(e) => (Err(e), None),
+        Ok((plan, db, lock)) if !all_ok => {
+            drop(lock);
+            if plan.created_dir {
+                let _ = std::fs::remove_dir(&plan.fileset.dir);
+            }
+            drop(db);
+            (Err(crate::engine::sync::stopped()), None)
+        }
+        Ok((plan, db, lock)) => {
+            let r = runner::run_synced(&plan, &stop, ranks, |_| {});
+            drop(lock);
+            if plan.created_dir && !plan.keep {
+                let _ = std::fs::remove_dir(&plan.fileset.dir);
+            }
+            (r, Some((plan, db)))
+        }
+    };
+    // Rank 0 gets every rank's outcome; the others are done.
+    let Some(outcomes) = ranks.gather(&result) else {
+        return Ok(0);
+    };
+    let code = outcomes
+        .iter()
+        .filter_map(|o| o.result.as_ref().err())
+        .find(|f| !f.only_stopped())
+        .map(|f| f.exit);
+    let (doc, failures) = crate::dist::merge::merge(outcomes);
+    for f in &failures {
+        eprintln!("iolab: error: rank {} on {}: {}", f.rank, f.host, f.error);
+    }
+    let Some(doc) = doc else {
+        if failures.is_empty() {
+            eprintln!("iolab: error: interrupted before measuring began (nothing saved)");
+            return Ok(Exit::Interrupted as i32);
+        }
+        return Ok(code.unwrap_or(Exit::Failed as i32));
+    };
+    let multi = doc.runs.len() > 1;
+    let printed = Printed {
+        doc: &doc,
+        multi,
+        bins: false,
+        jobfile: None,
+    };
+    let json = crate::output::document::Document::json(&printed);
+    let mut saved = None;
+    let mut not_saved = None;
+    // Rank 0 measured only when every rank could start, so its store is open.
+    if let Some((_, Some(s))) = kept.as_mut() {
+        match s.save_run(&doc, &json, None, None) {
+            Ok(id) => saved = Some((id, s.path.clone())),
+            Err(e) => not_saved = Some(kept_instead(&s.path, &e.msg, &json)),
+        }
+    }
+    let fmt = a.format();
+    let bins = matches!(fmt, OutputFormat::JsonPlus | OutputFormat::FioJsonPlus);
+    match fmt {
+        OutputFormat::Normal => emit(&printed, false),
+        OutputFormat::Json | OutputFormat::JsonPlus => emit(&Printed { bins, ..printed }, true),
+        OutputFormat::FioJson | OutputFormat::FioJsonPlus => {
+            emit(&crate::output::fio::FioDoc { doc: &doc, bins }, true)
+        }
+    }
+    if let Some(why) = not_saved {
+        eprintln!("iolab: error: the results above were not saved: {why}");
+        return Ok(Exit::NotSaved as i32);
+    }
+    if let Some((id, path)) = saved {
+        eprintln!("saved as run {id} in {}", path.display());
+    }
+    if let Some(c) = code {
+        return Ok(c);
+    }
+    let errors: u64 = doc.runs.iter().map(|c| c.total_errors()).sum();
+    Ok(if doc.interrupted {
+        Exit::Interrupted as i32
+    } else if errors > 0 {
+        Exit::IoErrors as i32
+    } else {
+        0
+    })
 }

@@ -13,6 +13,7 @@ pub mod opgen;
 pub mod ops;
 pub mod psync;
 pub mod runner;
+pub mod sync;
 pub mod uring;
 pub mod verify;
 pub mod worker;

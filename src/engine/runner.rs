@@ -1,6 +1,7 @@
 //! Runs a plan: the file set, then each cell (evict, open, spawn workers, merge, check).
 
 use crate::engine::fileset::{self, file_path};
+use crate::engine::sync::{Agreed, Checkpoint, PhaseSync, Solo};
 use crate::engine::verify::{self, VerifySetup};
 use crate::engine::worker::{MapPtr, Progress, Shared};
 use crate::engine::{caps, run_worker};
@@ -20,7 +21,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 pub use crate::spec::plan::Plan;
 
@@ -201,6 +202,7 @@ fn run_phase(
     stop: &AtomicBool,
     devices: &[String],
     vset: Option<&VerifySetup>,
+    sync: &dyn PhaseSync,
 ) -> Result<Phase> {
     let mut files: Vec<Vec<File>> = Vec::new();
     let mut maps: Vec<Maps> = Vec::new();
@@ -238,8 +240,19 @@ fn run_phase(
     // set by the last worker to finish: wakes the live line at once
     let all_done = crate::measure::iostat::StopSignal::new();
     let job0 = units[0].job;
-    let start = Instant::now() + Duration::from_millis(5);
+    // The files are open: wait for the other processes of a distributed run, so that every
+    // one's ramp and measured window start at the same instant.
+    if sync.checkpoint(Checkpoint::Measure, !stop.load(Ordering::Relaxed)) == Agreed::Stop {
+        stop.store(true, Ordering::Relaxed);
+        return Err(crate::engine::sync::stopped());
+    }
+    let start = match sync.common_start() {
+        // the same instant on every process, whenever each left the checkpoint
+        Some(at) => Instant::now() + at.duration_since(SystemTime::now()).unwrap_or_default(),
+        None => Instant::now() + Duration::from_millis(5),
+    };
     let measure_start = start + Duration::from_secs_f64(job0.ramp_s);
+    let measure_start_wall = SystemTime::now() + measure_start.duration_since(Instant::now());
     let shared: Vec<Shared> = units
         .iter()
         .enumerate()
@@ -369,6 +382,7 @@ fn run_phase(
         ))
     })?;
     let end = Instant::now();
+    sync.measured(measure_start_wall, SystemTime::now());
     let (u1, s1) = rusage();
     drop(maps);
     drop(files);
@@ -462,6 +476,7 @@ fn run_cell(
     resident_pct: f64,
     devices: &[String],
     vset: Option<&mut VerifySetup>,
+    sync: &dyn PhaseSync,
 ) -> Result<CellResult> {
     let spec = &plan.fileset;
     let mut phase = run_phase(
@@ -474,6 +489,7 @@ fn run_cell(
         stop,
         devices,
         vset.as_deref(),
+        sync,
     )?;
     let merged = phase.merged.pop().expect("one unit");
     if let (Some(vs), Some(v)) = (vset, &merged.verify) {
@@ -507,6 +523,7 @@ fn run_roles_cell(
     stop: &AtomicBool,
     resident_pct: &[f64],
     devices: &[String],
+    sync: &dyn PhaseSync,
 ) -> Result<CellResult> {
     let units: Vec<Unit> = plan
         .roles
@@ -517,7 +534,7 @@ fn run_roles_cell(
             role: Some(&r.name),
         })
         .collect();
-    let phase = run_phase(plan, &units, stop, devices, None)?;
+    let phase = run_phase(plan, &units, stop, devices, None, sync)?;
     let mut roles = Vec::new();
     let mut warnings: Vec<Warning> = Vec::new();
     for (i, (r, m)) in plan.roles.iter().zip(&phase.merged).enumerate() {
@@ -715,7 +732,19 @@ pub fn replaces_set(plan: &Plan) -> bool {
 }
 
 /// Runs the plan. Returns the document (also when interrupted: `interrupted` is then true).
-pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult)) -> Result<RunDoc> {
+pub fn run(plan: &Plan, stop: &AtomicBool, on_cell: impl FnMut(&CellResult)) -> Result<RunDoc> {
+    run_synced(plan, stop, &Solo, on_cell)
+}
+
+/// [`run`], waiting at each [`Checkpoint`] for the other processes of a distributed run
+/// (`sync`). When a checkpoint says another process failed, this one stops as after Ctrl-C: what
+/// it measured is returned, marked interrupted.
+pub fn run_synced(
+    plan: &Plan,
+    stop: &AtomicBool,
+    sync: &dyn PhaseSync,
+    mut on_cell: impl FnMut(&CellResult),
+) -> Result<RunDoc> {
     let spec = &plan.fileset;
     let start_time = now_rfc3339();
     let (env, link_bps) = run_env(&plan.roots, &spec.dir, plan.dio);
@@ -726,8 +755,15 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         .map(crate::measure::iostat::stack_devices)
         .unwrap_or_default();
     if !plan.roles.is_empty() {
-        let (runs, prep, warnings, outcome) =
-            run_roles(plan, stop, &env, link_bps, &devices, plan.notes.clone());
+        let (runs, prep, warnings, outcome) = run_roles(
+            plan,
+            stop,
+            &env,
+            link_bps,
+            &devices,
+            plan.notes.clone(),
+            sync,
+        );
         for c in &runs {
             on_cell(c);
         }
@@ -744,6 +780,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
             warnings,
             interrupted: stop.load(Ordering::Relaxed),
             runs,
+            dist: None,
         };
         return finish(doc, outcome, || {
             Error::interrupted(
@@ -793,6 +830,9 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
     let mut outcome: Result<()> = Ok(());
     let mut first = true;
     for job in &plan.cells {
+        if sync.checkpoint(Checkpoint::Prepare, !stop.load(Ordering::Relaxed)) == Agreed::Stop {
+            stop.store(true, Ordering::Relaxed);
+        }
         if stop.load(Ordering::Relaxed) {
             break;
         }
@@ -800,6 +840,10 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
             // No files needed, none written; a device's range is dropped from the page cache.
             first = false;
             let mut resident = 0.0;
+            if sync.checkpoint(Checkpoint::Evict, true) == Agreed::Stop {
+                stop.store(true, Ordering::Relaxed);
+                break;
+            }
             if device && caps(job.engine).needs_files {
                 match evict_device(spec) {
                     Ok(r) => resident = r,
@@ -812,7 +856,9 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
                     }
                 }
             }
-            match run_cell(plan, job, &env, link_bps, stop, resident, &devices, None) {
+            match run_cell(
+                plan, job, &env, link_bps, stop, resident, &devices, None, sync,
+            ) {
                 Ok(cell) => {
                     on_cell(&cell);
                     runs.push(cell);
@@ -884,6 +930,10 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
                 }
             }
         }
+        if sync.checkpoint(Checkpoint::Evict, true) == Agreed::Stop {
+            stop.store(true, Ordering::Relaxed);
+            break;
+        }
         let res = match if plan.warm {
             fileset::warm(spec)
         } else {
@@ -920,6 +970,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
             res.pct(),
             &devices,
             vset.as_mut(),
+            sync,
         ) {
             Ok(cell) => {
                 on_cell(&cell);
@@ -931,6 +982,11 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
             }
         }
     }
+    // Every process has measured (or failed): the sets are completed or removed together.
+    let _ = sync.checkpoint(
+        Checkpoint::Cleanup,
+        outcome.is_ok() && !stop.load(Ordering::Relaxed),
+    );
     let interrupted = stop.load(Ordering::Relaxed);
     // Leave the set as we found it: a set that existed (or is kept) is completed again after a
     // seqwr emptied it (other layouts: made again, as the writes consumed them); a set this run
@@ -986,6 +1042,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         warnings,
         interrupted,
         runs,
+        dist: None,
     };
     finish(doc, outcome, || {
         if device {
@@ -1060,6 +1117,7 @@ fn run_roles(
     link_bps: Option<f64>,
     devices: &[String],
     mut warnings: Vec<Warning>,
+    sync: &dyn PhaseSync,
 ) -> (Vec<CellResult>, PrepareInfo, Vec<Warning>, Result<()>) {
     let mut prep = PrepareInfo {
         direct: plan.roles.iter().any(|r| r.job.direct),
@@ -1069,6 +1127,10 @@ fn run_roles(
     let mut runs = Vec::new();
     let mut resident = vec![0.0; plan.roles.len()];
     let outcome = (|| -> Result<()> {
+        if sync.checkpoint(Checkpoint::Prepare, !stop.load(Ordering::Relaxed)) == Agreed::Stop {
+            stop.store(true, Ordering::Relaxed);
+            return Ok(());
+        }
         for r in &plan.roles {
             if !caps(r.job.engine).needs_files || sets.iter().any(|s| s.spec == &r.fileset) {
                 continue;
@@ -1129,6 +1191,10 @@ fn run_roles(
                 punch_files(&r.fileset)?;
             }
         }
+        if sync.checkpoint(Checkpoint::Evict, true) == Agreed::Stop {
+            stop.store(true, Ordering::Relaxed);
+            return Ok(());
+        }
         let mut worst = 0.0f64;
         for set in &sets {
             let res = if plan.warm {
@@ -1157,10 +1223,14 @@ fn run_roles(
             ));
         }
         runs.push(run_roles_cell(
-            plan, env, link_bps, stop, &resident, devices,
+            plan, env, link_bps, stop, &resident, devices, sync,
         )?);
         Ok(())
     })();
+    let _ = sync.checkpoint(
+        Checkpoint::Cleanup,
+        outcome.is_ok() && !stop.load(Ordering::Relaxed),
+    );
     let interrupted = stop.load(Ordering::Relaxed);
     let mut outcome = outcome;
     for set in &sets {

@@ -169,6 +169,10 @@ pub struct DbDoc {
     pub system: Option<crate::model::env::EnvReport>,
     pub warnings: Vec<Warning>,
     pub interrupted: bool,
+    /// Run by several MPI ranks: each rank's document, failures; the figures above are the
+    /// merge (docs/distributed.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dist: Option<crate::model::dist::DbDistributed>,
     #[serde(skip)]
     pub hist: Option<LatHist>,
 }

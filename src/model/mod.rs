@@ -4,6 +4,7 @@
 pub mod crashcheck;
 pub mod db;
 pub mod device;
+pub mod dist;
 pub mod env;
 pub mod experiment;
 pub mod hist;

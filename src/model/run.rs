@@ -295,6 +295,10 @@ pub struct RunDoc {
     pub warnings: Vec<Warning>,
     pub interrupted: bool,
     pub runs: Vec<CellResult>,
+    /// A distributed run (MPI): each rank's figures, failures and stonewall figures; the
+    /// document's `results` are then the merge of every rank's (docs/distributed.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dist: Option<crate::model::dist::Distributed>,
 }
 
 impl RunDoc {

@@ -2,6 +2,7 @@
 
 use crate::model::db::*;
 use crate::model::lat::LatSummary;
+use crate::model::units::fmt_ns;
 
 fn s6(x: f64) -> String {
     format!("{x:.6}")
@@ -114,11 +115,67 @@ pub fn render(d: &DbDoc) -> String {
             s.push_str(&format!("error ({n}x): {m}\n"));
         }
     }
+    if let Some(dd) = &d.dist {
+        s.push_str(&dist_text(dd));
+    }
     if d.interrupted {
         s.push_str("interrupted: the figures above cover what was measured before the stop\n");
     }
     for w in &d.warnings {
         s.push_str(&format!("warning [{}]: {}\n", w.code, w.message));
+    }
+    s
+}
+
+/// A distributed `iolab db`: a row per rank and host, and the failed ranks.
+fn dist_text(d: &crate::model::dist::DbDistributed) -> String {
+    let mut hosts: Vec<&str> = d.hosts.iter().map(String::as_str).collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    let mut s = format!(
+        "distributed run: {} ranks on {} host{} ({}), started within {:.1} ms; the figures above are every rank's merged (histograms added){}\n",
+        d.ranks,
+        hosts.len(),
+        if hosts.len() == 1 { "" } else { "s" },
+        hosts.join(", "),
+        d.start_spread_ms,
+        if d.complete {
+            ""
+        } else {
+            "; INCOMPLETE: not every rank measured"
+        }
+    );
+    let mut t = comfy_table::Table::new();
+    t.load_style(comfy_table::presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
+        .set_header(vec![
+            "rank",
+            "host",
+            "transactions",
+            "TPS",
+            "p50",
+            "p99",
+            "errors",
+        ]);
+    for r in &d.per_rank {
+        let lat = r.doc.types.values().next().and_then(|t| t.lat_ns.as_ref());
+        let f = |x: Option<u64>| x.map_or_else(|| "-".into(), |v| fmt_ns(v as f64));
+        t.add_row(vec![
+            r.rank.to_string(),
+            r.host.clone(),
+            r.doc.transactions.to_string(),
+            format!("{:.2}", r.doc.tps),
+            f(lat.map(|l| l.p50)),
+            f(lat.map(|l| l.p99)),
+            r.doc.errors.to_string(),
+        ]);
+    }
+    s.push_str(&format!("per rank\n{t}\n"));
+    for f in &d.failures {
+        s.push_str(&format!(
+            "rank {} on {} failed: {}\n",
+            f.rank, f.host, f.error
+        ));
     }
     s
 }

@@ -357,6 +357,9 @@ pub fn render(doc: &RunDoc) -> String {
         s.push_str(&coping.to_string());
         s.push('\n');
     }
+    if let Some(d) = &doc.dist {
+        s.push_str(&dist_text(doc, d));
+    }
     if doc.interrupted {
         s.push_str("interrupted: the figures above cover what was measured before the stop\n");
     }
@@ -388,6 +391,101 @@ pub fn render(doc: &RunDoc) -> String {
             ));
         }
         s.push('\n');
+    }
+    s
+}
+
+/// A distributed run: a row per rank and host for each cell, the stonewall figures and the
+/// failed ranks (the table above is the merge of every rank).
+fn dist_text(doc: &RunDoc, d: &crate::model::dist::Distributed) -> String {
+    let mut hosts: Vec<&str> = d.hosts.iter().map(String::as_str).collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    let mut s = format!(
+        "distributed run: {} ranks on {} host{} ({}); the figures above are every rank's merged (histograms added){}\n",
+        d.ranks,
+        hosts.len(),
+        if hosts.len() == 1 { "" } else { "s" },
+        hosts.join(", "),
+        if d.complete {
+            ""
+        } else {
+            "; INCOMPLETE: not every rank measured every mode"
+        }
+    );
+    for (i, c) in doc.runs.iter().enumerate() {
+        let mut t = Table::new();
+        t.load_style(UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Disabled)
+            .set_header(vec![
+                "rank",
+                "host",
+                "mode",
+                "read IOPS",
+                "write IOPS",
+                "MiB/s",
+                "p99 ms",
+                "start ms",
+                "window s",
+            ]);
+        let t0 = d
+            .per_rank
+            .iter()
+            .filter_map(|r| r.cells.get(i))
+            .map(|rc| rc.measure_start_unix_ns)
+            .min()
+            .unwrap_or(0);
+        for r in &d.per_rank {
+            let Some(rc) = r.cells.get(i) else { continue };
+            let res = &rc.cell.results;
+            let p99 = [&res.read, &res.write]
+                .iter()
+                .filter_map(|o| o.lat_ns.as_ref().map(|l| l.p99))
+                .max();
+            t.add_row(vec![
+                r.rank.to_string(),
+                r.host.clone(),
+                rc.cell.mode.clone(),
+                format!("{:.0}", res.read.iops),
+                format!("{:.0}", res.write.iops),
+                format!(
+                    "{:.2}",
+                    (res.read.bytes_per_sec + res.write.bytes_per_sec) / 1048576.0
+                ),
+                p99.map_or_else(|| "-".into(), |p| format!("{:.3}", p as f64 / 1e6)),
+                format!(
+                    "+{:.1}",
+                    rc.measure_start_unix_ns.saturating_sub(t0) as f64 / 1e6
+                ),
+                format!("{:.2}", rc.cell.window_s),
+            ]);
+        }
+        for (j, col) in t.column_iter_mut().enumerate() {
+            if j >= 3 {
+                col.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        s.push_str(&format!("{}: per rank\n{t}\n", c.mode));
+        if let Some(w) = d.stonewall.get(i) {
+            s.push_str(&format!(
+                "{}: stonewall: {:.0} IOPS {:.2} MiB/s until the first rank (rank {}) finished at {:.2} s; {:.0} IOPS {:.2} MiB/s until the last finished at {:.2} s; starts within {:.1} ms\n",
+                c.mode,
+                w.iops_until_first,
+                w.bytes_per_sec_until_first / 1048576.0,
+                w.first_rank,
+                w.first_finished_s,
+                w.iops_until_last,
+                w.bytes_per_sec_until_last / 1048576.0,
+                w.last_finished_s,
+                w.start_spread_ms
+            ));
+        }
+    }
+    for f in &d.failures {
+        s.push_str(&format!(
+            "rank {} on {} failed: {}\n",
+            f.rank, f.host, f.error
+        ));
     }
     s
 }

@@ -377,6 +377,147 @@ pub fn check_cells(ro: &dyn RunOptions, fixed: &[String], axes: &[Axis]) -> Resu
 }
 
 /// Runs (or resumes) a sweep into experiment `gid`. Returns the finished cells in order.
+/// A check of rank 0's plan of a point before it runs (saturate: exactly one mode).
+type PlanCheck<'a> = &'a dyn Fn(&crate::engine::runner::Plan) -> Result<()>;
+
+/// Where the points of an experiment run: in this process, or as distributed runs of every MPI
+/// rank (rank 0 drives and stores; the others [`follow`]).
+#[derive(Clone, Copy)]
+pub enum Points<'a> {
+    Here,
+    Ranks(&'a crate::dist::Ranks),
+}
+
+impl Points<'_> {
+    /// Runs one point: the run options `args`, planned (and judged by `check`) then run.
+    fn run(
+        self,
+        ro: &dyn RunOptions,
+        args: &[String],
+        stop: &AtomicBool,
+        check: PlanCheck,
+    ) -> Result<RunDoc> {
+        match self {
+            Points::Here => {
+                let plan = ro.plan(args)?;
+                check(&plan)?;
+                run_cell(&plan, stop)
+            }
+            Points::Ranks(r) => {
+                r.broadcast(&serde_json::to_vec(&Some(args)).expect("json"));
+                point_on_ranks(ro, r, args, stop, Some(check))
+                    .expect("rank 0 gets the merged point")
+            }
+        }
+    }
+}
+
+/// One point of a distributed experiment, on every rank alike: the options with `{rank}` and
+/// `{host}` put in, planned and locked, every rank told whether all can start, run with the
+/// phases together, gathered. On rank 0 the merged document (failed ranks named on stderr);
+/// None on the others.
+fn point_on_ranks(
+    ro: &dyn RunOptions,
+    r: &crate::dist::Ranks,
+    args: &[String],
+    stop: &AtomicBool,
+    check: Option<PlanCheck>,
+) -> Option<Result<RunDoc>> {
+    r.reset();
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| crate::dist::substitute_str(a, r.rank(), &r.host))
+        .collect();
+    let setup = ro.plan(&args).and_then(|mut plan| {
+        if let Some(c) = check {
+            c(&plan)?;
+        }
+        if r.rank() != 0 {
+            plan.quiet = true;
+        }
+        match crate::engine::fileset::lock(&plan.fileset.dir) {
+            Ok(l) => Ok((plan, l)),
+            Err(e) => {
+                if plan.created_dir {
+                    let _ = std::fs::remove_dir(&plan.fileset.dir);
+                }
+                Err(e)
+            }
+        }
+    });
+    let all = r.all_ok(setup.is_ok());
+    let result = match setup {
+        Err(e) => Err(e),
+        Ok((plan, lock)) => {
+            let res = if all {
+                crate::engine::runner::run_synced(&plan, stop, r, |_| {})
+            } else {
+                Err(crate::engine::sync::stopped())
+            };
+            drop(lock);
+            if plan.created_dir && !plan.keep {
+                let _ = std::fs::remove_dir(&plan.fileset.dir);
+            }
+            res
+        }
+    };
+    let outcomes = r.gather(&result)?;
+    let first_exit = outcomes
+        .iter()
+        .filter_map(|o| o.result.as_ref().err())
+        .find(|f| !f.only_stopped())
+        .map(|f| f.exit);
+    let (doc, failures) = crate::dist::merge::merge(outcomes);
+    let named =
+        |f: &crate::model::dist::RankFailure| format!("rank {} on {}: {}", f.rank, f.host, f.error);
+    Some(match doc {
+        Some(d) => {
+            // saved marked incomplete; the experiment stops after it
+            for f in &failures {
+                eprintln!("iolab: error: {}", named(f));
+            }
+            Ok(d)
+        }
+        None => match failures.split_first() {
+            Some((f, rest)) => {
+                for o in rest {
+                    eprintln!("iolab: error: {}", named(o));
+                }
+                Err(Error {
+                    exit: match first_exit {
+                        Some(2) => crate::error::Exit::Usage,
+                        _ => crate::error::Exit::Failed,
+                    },
+                    msg: named(f),
+                })
+            }
+            None => Err(crate::engine::sync::stopped()),
+        },
+    })
+}
+
+/// A rank other than 0 of a distributed experiment: runs each point rank 0 sends, until rank 0
+/// says the experiment ended.
+pub fn follow(ro: &dyn RunOptions, r: &crate::dist::Ranks, stop: &AtomicBool) {
+    loop {
+        let b = r.broadcast(&[]);
+        let args: Option<Vec<String>> = serde_json::from_slice(&b).unwrap_or(None);
+        let Some(args) = args else { break };
+        let _ = point_on_ranks(ro, r, &args, stop, None);
+    }
+}
+
+/// Rank 0's side of a distributed experiment: when dropped (the experiment ended, however),
+/// tells the other ranks.
+pub struct Lead<'a>(pub &'a crate::dist::Ranks);
+
+impl Drop for Lead<'_> {
+    fn drop(&mut self) {
+        self.0
+            .broadcast(&serde_json::to_vec(&None::<Vec<String>>).expect("json"));
+    }
+}
+
 pub fn run_sweep(
     ro: &dyn RunOptions,
     store: &mut Store,
@@ -384,6 +525,7 @@ pub fn run_sweep(
     spec: &SweepSpec,
     stop: &AtomicBool,
     quiet: bool,
+    points: Points,
 ) -> Result<Vec<CellOut>> {
     let cells = cross(&spec.axes);
     let tuned = spec.axes.iter().any(|a| TUNING.contains(&a.name.as_str()));
@@ -430,8 +572,7 @@ pub fn run_sweep(
             }
             let desc: Vec<String> = cell.iter().map(|(a, v)| format!("{a}={v}")).collect();
             bar.set_message(desc.join(" "));
-            let plan = ro.plan(&cell_args(&spec.fixed, cell))?;
-            let doc = match run_cell(&plan, stop) {
+            let doc = match points.run(ro, &cell_args(&spec.fixed, cell), stop, &|_| Ok(())) {
                 Ok(d) => d,
                 // Stopped before this cell measured anything: nothing to save; the sweep ends
                 // here with its finished cells, resumable.
@@ -568,6 +709,7 @@ pub fn saturate(
     spec: &SaturateSpec,
     stop: &AtomicBool,
     quiet: bool,
+    points_on: Points,
 ) -> Result<Vec<Point>> {
     let mut points: Vec<Point> = Vec::new();
     let sized = spec.axis == "size";
@@ -586,11 +728,13 @@ pub fn saturate(
         }
         let mut cell = BTreeMap::new();
         cell.insert(spec.axis.clone(), v);
-        let plan = ro.plan(&cell_args(&spec.fixed, &cell))?;
-        if plan.cells.len() != 1 {
-            return Err(Error::usage("saturate: give exactly one --mode"));
-        }
-        let doc = match run_cell(&plan, stop) {
+        let one_mode = |plan: &crate::engine::runner::Plan| {
+            if plan.cells.len() != 1 {
+                return Err(Error::usage("saturate: give exactly one --mode"));
+            }
+            Ok(())
+        };
+        let doc = match points_on.run(ro, &cell_args(&spec.fixed, &cell), stop, &one_mode) {
             Ok(d) => d,
             // Stopped before this point measured anything: the search ends with what it has.
             Err(e) if e.exit == crate::error::Exit::Interrupted => return Ok(None),

@@ -1,0 +1,146 @@
+//! Loop devices with a filesystem, and cgroup v1 blkio IOPS limits, for tests that need real
+//! block devices (root only; see `cannot`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn sh(cmd: &str) -> String {
+    let o = Command::new("sh").arg("-c").arg(cmd).output().unwrap();
+    assert!(
+        o.status.success(),
+        "{cmd}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("command -v {tool}"))
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Why loop devices (and, with `cgroup`, blkio throttling) cannot be used here, if they cannot.
+pub fn cannot(cgroup: bool) -> Option<String> {
+    if !super::is_root() {
+        return Some("needs root".into());
+    }
+    for t in ["losetup", "mkfs.ext4", "mount", "lsblk"] {
+        if !have(t) {
+            return Some(format!("{t} is not installed"));
+        }
+    }
+    if cgroup && !Path::new("/sys/fs/cgroup/blkio/blkio.throttle.read_iops_device").exists() {
+        return Some("cgroup v1 blkio throttling is not available".into());
+    }
+    None
+}
+
+fn unique() -> String {
+    let n = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("{}-{n}", std::process::id())
+}
+
+/// An ext4 filesystem on a loop device (direct I/O to its image) mounted at `dir`; unmounted
+/// and removed on drop.
+pub struct LoopFs {
+    img: PathBuf,
+    pub dev: String,
+    pub dir: PathBuf,
+}
+
+impl LoopFs {
+    pub fn new(size_mb: u64, dir: &Path) -> LoopFs {
+        let img = PathBuf::from(format!("/var/tmp/iolab-test-{}.img", unique()));
+        sh(&format!("truncate -s {size_mb}M {}", img.display()));
+        let dev = sh(&format!(
+            "losetup --find --show --direct-io=on {}",
+            img.display()
+        ));
+        // No lazy inode-table init: its background writes would compete with the measurement.
+        sh(&format!(
+            "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 {dev} >/dev/null 2>&1"
+        ));
+        std::fs::create_dir_all(dir).unwrap();
+        sh(&format!("mount {dev} {}", dir.display()));
+        LoopFs {
+            img,
+            dev,
+            dir: dir.to_path_buf(),
+        }
+    }
+    pub fn majmin(&self) -> String {
+        sh(&format!("lsblk -dno MAJ:MIN {}", self.dev)).replace(' ', "")
+    }
+}
+
+impl Drop for LoopFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.dir).status();
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+        let _ = std::fs::remove_file(&self.img);
+    }
+}
+
+/// A blkio cgroup with a read and write IOPS limit on each of its devices; the limits are lifted
+/// and the group removed on drop.
+pub struct Throttle {
+    pub path: PathBuf,
+    devs: Vec<String>,
+}
+
+impl Throttle {
+    pub fn new(devs_majmin: &[String], iops: u32) -> Throttle {
+        let limits: Vec<(String, u32)> = devs_majmin.iter().map(|d| (d.clone(), iops)).collect();
+        Throttle::with_limits(&limits)
+    }
+    /// A limit of its own for each device: `(MAJ:MIN, IOPS)`.
+    pub fn with_limits(limits: &[(String, u32)]) -> Throttle {
+        let path = PathBuf::from(format!("/sys/fs/cgroup/blkio/iolab-test-{}", unique()));
+        std::fs::create_dir(&path).unwrap();
+        for (d, iops) in limits {
+            for f in ["read_iops_device", "write_iops_device"] {
+                std::fs::write(
+                    path.join(format!("blkio.throttle.{f}")),
+                    format!("{d} {iops}"),
+                )
+                .unwrap();
+            }
+        }
+        Throttle {
+            path,
+            devs: limits.iter().map(|l| l.0.clone()).collect(),
+        }
+    }
+    /// A command prefix that joins the group and runs the rest of the command line in it.
+    pub fn prefix(&self) -> Vec<String> {
+        vec![
+            "sh".into(),
+            "-c".into(),
+            format!(
+                "echo $$ > {} && exec \"$@\"",
+                self.path.join("cgroup.procs").display()
+            ),
+            "sh".into(),
+        ]
+    }
+}
+
+impl Drop for Throttle {
+    fn drop(&mut self) {
+        for d in &self.devs {
+            for f in ["read_iops_device", "write_iops_device"] {
+                let _ = std::fs::write(
+                    self.path.join(format!("blkio.throttle.{f}")),
+                    format!("{d} 0"),
+                );
+            }
+        }
+        let _ = std::fs::remove_dir(&self.path);
+    }
+}
