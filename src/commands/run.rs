@@ -778,9 +778,14 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
     match fmt {
         OutputFormat::Normal => emit(&printed, false),
         OutputFormat::Json | OutputFormat::JsonPlus => emit(&Printed { bins, ..printed }, true),
-        OutputFormat::FioJson | OutputFormat::FioJsonPlus => {
-            emit(&crate::output::fio::FioDoc { doc: &doc, bins }, true)
-        }
+        OutputFormat::FioJson | OutputFormat::FioJsonPlus => emit(
+            &crate::output::fio::FioDoc {
+                doc: &doc,
+                bins,
+                jobfile: None,
+            },
+            true,
+        ),
     }
     if let Some(why) = not_saved {
         eprintln!("iolab: error: the results above were not saved: {why}");
