@@ -1484,3 +1484,154 @@ fn verify_dir_is_stored_listed_shown_and_kept_when_the_store_refuses_it() {
     let l: serde_json::Value = serde_json::from_str(&l.stdout).unwrap();
     assert_eq!(l["runs"][0]["kind"], "verify");
 }
+
+/// Concurrent first use of a store that does not exist yet: 8 `iolab run` processes started
+/// together on a fresh `--db` path, 20 times. Every one saves its run: a store being created is
+/// never judged foreign ("not an iolab results store") by a process that finds it half made.
+#[test]
+fn concurrent_first_use_of_a_new_store_saves_every_run() {
+    const PROCS: usize = 8;
+    const TRIALS: usize = 20;
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs: Vec<_> = (0..PROCS)
+        .map(|i| {
+            let d = tmp.path().join(format!("data{i}"));
+            std::fs::create_dir(&d).unwrap();
+            d
+        })
+        .collect();
+    for trial in 0..TRIALS {
+        let db = tmp.path().join(format!("t{trial}/results.db"));
+        let children: Vec<_> = dirs
+            .iter()
+            .map(|d| {
+                std::process::Command::new(bin())
+                    .args([
+                        "run",
+                        "--db",
+                        db.to_str().unwrap(),
+                        "--dir",
+                        d.to_str().unwrap(),
+                        "--files",
+                        "1",
+                        "--size",
+                        "1M",
+                        "--mode",
+                        "rndrd",
+                        "--engine",
+                        "null",
+                        "--ops",
+                        "10",
+                        "-q",
+                    ])
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in children {
+            let o = c.wait_with_output().unwrap();
+            assert!(
+                o.status.success(),
+                "trial {trial}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        let l = iolab(&["list", "--json", "--db", db.to_str().unwrap()]);
+        assert_eq!(l.code, 0, "{}", l.stderr);
+        assert_eq!(l.json()["runs"].as_array().unwrap().len(), PROCS);
+        // Nothing but the store (and its WAL files) is left beside it: no half-made temporaries.
+        let left: Vec<String> = entries(db.parent().unwrap())
+            .into_iter()
+            .filter(|n| !n.starts_with("results.db"))
+            .collect();
+        assert!(
+            left.is_empty(),
+            "trial {trial}: left beside the store: {left:?}"
+        );
+    }
+}
+
+/// A `--db` that parses as a URL is a URL: a scheme iolab does not know is one clear line naming
+/// the supported ones (exit 2), and nothing is created, neither a file named after the URL nor
+/// a run's files.
+#[test]
+fn a_db_url_of_an_unknown_scheme_is_refused_and_creates_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    for url in [
+        "mysql://u@h:3306/db",
+        "http://example.invalid/x",
+        "Redis://h/0",
+    ] {
+        for args in [
+            vec!["list", "--db", url],
+            vec![
+                "run",
+                "--db",
+                url,
+                "--dir",
+                data.to_str().unwrap(),
+                "--files",
+                "1",
+                "--size",
+                "1M",
+                "--mode",
+                "rndrd",
+                "--ops",
+                "5",
+            ],
+        ] {
+            let r = to_run(
+                std::process::Command::new(bin())
+                    .args(&args)
+                    .current_dir(tmp.path())
+                    .env_remove("IOLAB_DB")
+                    .output()
+                    .unwrap(),
+            );
+            assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+            assert!(
+                r.stderr.contains("--db")
+                    && r.stderr.contains("postgres://")
+                    && r.stderr.contains("sqlite://"),
+                "{}",
+                r.stderr
+            );
+            assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+            assert!(r.stdout.is_empty());
+        }
+    }
+    // Nothing was made: no file or folder named after a URL, no files in --dir.
+    assert_eq!(entries(tmp.path()), ["data"]);
+    assert!(entries(&data).is_empty());
+    // The same through IOLAB_DB.
+    let r = to_run(
+        std::process::Command::new(bin())
+            .args(["list"])
+            .current_dir(tmp.path())
+            .env("IOLAB_DB", "ftp://h/x")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("IOLAB_DB"), "{}", r.stderr);
+    assert_eq!(entries(tmp.path()), ["data"]);
+}
+
+/// `sqlite:///path` names the same SQLite store as the plain path.
+#[test]
+fn a_sqlite_url_is_the_same_store_as_its_path() {
+    let lab = Lab::new();
+    let id = lab.saved(&["--mode", "rndrd", "--engine", "null", "--ops", "10"]);
+    let url = format!("sqlite://{}", lab.db.display());
+    let r = iolab(&["show", &id.to_string(), "--json", "--db", &url]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["mode"], "rndrd");
+    assert_eq!(
+        r.json(),
+        lab.ok(&["show", &id.to_string(), "--json"]).json()
+    );
+}

@@ -102,8 +102,8 @@ pub struct VerifyArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct DbArgs {
-    /// The results store (default: $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db, else ~/.local/share/iolab/results.db).
-    #[arg(long, value_name = "PATH")]
+    /// The results store: a file path, sqlite:///path, or postgres://user:pass@host:port/db (default: $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db, else ~/.local/share/iolab/results.db).
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 }
 

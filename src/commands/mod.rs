@@ -72,11 +72,11 @@ pub fn emit(doc: &dyn crate::output::document::Document, json: bool) {
 }
 
 pub fn open_store(db: &cli::DbArgs) -> Result<Store> {
-    Store::open(&store::resolve_path(db.db.as_deref()))
+    Store::open_at(&store::resolve(db.db.as_deref())?)
 }
 
 pub fn open_store_write(db: &cli::DbArgs) -> Result<Store> {
-    Store::open_write(&store::resolve_path(db.db.as_deref()))
+    Store::open_write_at(&store::resolve(db.db.as_deref())?)
 }
 
 /// The roots and path `iolab env` / `iolab check` describe (`--root` for a fixture tree).

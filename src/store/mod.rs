@@ -90,15 +90,116 @@ const MIGRATIONS: [&str; 4] = [
     "ALTER TABLE metrics ADD COLUMN role TEXT;",
 ];
 
+/// Where a store lives: an SQLite file, or a PostgreSQL database named by its URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+/// The URL schemes `--db` / `IOLAB_DB` take, as error messages name them.
+pub const SCHEMES: &str = "postgres://user:pass@host:port/db (or postgresql://), sqlite:///path/file.db, or a plain file path";
+
+impl Location {
+    /// Reads a `--db` value (`source` names where it came from: `--db` or `IOLAB_DB`). Anything
+    /// that parses as a URL (`scheme:/...`) is a URL: `postgres://`/`postgresql://` or
+    /// `sqlite://PATH`; any other scheme is a usage error naming the supported ones, so a URL
+    /// never becomes a file named after it.
+    pub fn parse(value: &std::ffi::OsStr, source: &str) -> Result<Location> {
+        let Some(s) = value.to_str() else {
+            return Ok(Location::Sqlite(PathBuf::from(value)));
+        };
+        let Some(scheme) = url_scheme(s) else {
+            return Ok(Location::Sqlite(PathBuf::from(s)));
+        };
+        match scheme.to_ascii_lowercase().as_str() {
+            "postgres" | "postgresql" => {
+                // Parsed by the client's own URL rules, so a bad one is refused here, clearly.
+                s.parse::<postgres::Config>().map_err(|e| {
+                    Error::usage(format!(
+                        "{source} {}: not a PostgreSQL URL the client can use ({e}); use {SCHEMES}",
+                        mask_password(s)
+                    ))
+                })?;
+                Ok(Location::Postgres(s.to_string()))
+            }
+            "sqlite" => {
+                let rest = &s[scheme.len() + 1..];
+                let path = rest.strip_prefix("//").unwrap_or(rest);
+                if path.is_empty() {
+                    return Err(Error::usage(format!(
+                        "{source} {s}: no file path after sqlite://; use {SCHEMES}"
+                    )));
+                }
+                Ok(Location::Sqlite(PathBuf::from(path)))
+            }
+            _ => Err(Error::usage(format!(
+                "{source} {}: a URL of scheme {scheme}://, which iolab cannot store results in; use {SCHEMES}",
+                mask_password(s)
+            ))),
+        }
+    }
+
+    /// The SQLite file, when the store is one.
+    pub fn sqlite_path(&self) -> Option<&Path> {
+        match self {
+            Location::Sqlite(p) => Some(p),
+            Location::Postgres(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Location {
+    /// The path, or the URL with its password masked (it goes into messages and documents).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::Sqlite(p) => write!(f, "{}", p.display()),
+            Location::Postgres(u) => write!(f, "{}", mask_password(u)),
+        }
+    }
+}
+
+/// `scheme` of a value that starts like a URL (`scheme:/`), per RFC 3986's scheme characters.
+fn url_scheme(s: &str) -> Option<&str> {
+    let (scheme, rest) = s.split_once(':')?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        && rest.starts_with('/'))
+    .then_some(scheme)
+}
+
+/// A URL with the password of its user info replaced by `***`.
+pub fn mask_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (auth, tail) = rest.split_at(auth_end);
+    match auth.rsplit_once('@') {
+        Some((user, host)) if user.contains(':') => {
+            let name = user.split_once(':').map(|x| x.0).unwrap_or(user);
+            format!("{scheme}://{name}:***@{host}{tail}")
+        }
+        _ => url.to_string(),
+    }
+}
+
 /// Where the store lives: `--db`, else `$IOLAB_DB`, else `$XDG_DATA_HOME/iolab/results.db`,
-/// else `~/.local/share/iolab/results.db`.
-pub fn resolve_path(flag: Option<&Path>) -> PathBuf {
+/// else `~/.local/share/iolab/results.db`. A URL of a scheme iolab cannot use is a usage error.
+pub fn resolve(flag: Option<&Path>) -> Result<Location> {
     if let Some(p) = flag {
-        return p.to_path_buf();
+        return Location::parse(p.as_os_str(), "--db");
     }
     if let Some(p) = std::env::var_os("IOLAB_DB").filter(|s| !s.is_empty()) {
-        return PathBuf::from(p);
+        return Location::parse(&p, "IOLAB_DB");
     }
+    Ok(Location::Sqlite(default_path()))
+}
+
+/// `$XDG_DATA_HOME/iolab/results.db`, else `~/.local/share/iolab/results.db`.
+fn default_path() -> PathBuf {
     let base = std::env::var_os("XDG_DATA_HOME")
         .filter(|s| !s.is_empty())
         .map(PathBuf::from)
@@ -261,6 +362,24 @@ impl Store {
         Ok(s)
     }
 
+    /// Opens the store at `loc` (see [`Store::open`]).
+    pub fn open_at(loc: &Location) -> Result<Store> {
+        match loc {
+            Location::Sqlite(p) => Self::open(p),
+            Location::Postgres(_) => Err(Error::usage(format!(
+                "--db {loc}: PostgreSQL stores are not supported by this build"
+            ))),
+        }
+    }
+
+    /// Opens the store at `loc` for saving (see [`Store::open_write`]).
+    pub fn open_write_at(loc: &Location) -> Result<Store> {
+        match loc {
+            Location::Sqlite(p) => Self::open_write(p),
+            Location::Postgres(_) => Self::open_at(loc),
+        }
+    }
+
     /// Opens the store for saving: also refuses a store that cannot be written (read-only file or
     /// filesystem), before any benchmark time is spent.
     pub fn open_write(path: &Path) -> Result<Store> {
@@ -317,6 +436,14 @@ impl Store {
                 ))
             })?;
         }
+        if std::fs::symlink_metadata(path).is_err() {
+            create_atomically(path, target)?;
+        }
+        Self::open_file(path, target)
+    }
+
+    /// Opens an existing file (or one SQLite creates: the temporary of [`create_atomically`]).
+    fn open_file(path: &Path, target: i64) -> Result<Store> {
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -345,15 +472,18 @@ impl Store {
                 path.display()
             )),
         };
-        let app: i64 = conn
-            .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .map_err(classify)?;
-        let version: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(classify)?;
-        let tables: i64 = conn
-            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-            .map_err(classify)?;
+        // The three marks are read in one read transaction: one snapshot, so a store another
+        // process is initialising at this moment is seen before or after, never half made.
+        conn.execute_batch("BEGIN DEFERRED").map_err(classify)?;
+        let marks = (|| -> rusqlite::Result<(i64, i64, i64)> {
+            Ok((
+                conn.query_row("PRAGMA application_id", [], |r| r.get(0))?,
+                conn.query_row("PRAGMA user_version", [], |r| r.get(0))?,
+                conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?,
+            ))
+        })();
+        let _ = conn.execute_batch("COMMIT");
+        let (app, version, tables) = marks.map_err(classify)?;
         if app != APP_ID && (app != 0 || tables > 0 || version != 0) {
             return Err(not_ours());
         }
@@ -383,6 +513,9 @@ impl Store {
     }
 
     fn migrate(&mut self, from: i64, to: i64) -> Result<()> {
+        if from >= to {
+            return Ok(());
+        }
         let path = self.path.clone();
         let tx = self
             .conn
@@ -1143,6 +1276,85 @@ impl Store {
             .map_err(|e| db_err(&path, e))?;
         tx.execute("DELETE FROM groups WHERE NOT EXISTS (SELECT 1 FROM runs WHERE runs.group_id = groups.id)", []).map_err(|e| db_err(&path, e))?;
         tx.commit().map_err(|e| db_err(&path, e))
+    }
+}
+
+/// Creates a new SQLite store at `path` so that no other process ever sees it half made: the
+/// schema is written into a temporary file beside it, which is then hard-linked to `path` (an
+/// atomic create that fails when `path` appeared meanwhile: another process made the store first,
+/// and that one is used). Filesystems without hard links get `renameat2(RENAME_NOREPLACE)`.
+fn create_atomically(path: &Path, target: i64) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "results.db".into());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let tmp = dir.join(format!(".{name}.creating-{}-{nanos}", std::process::id()));
+    let remove_tmp = || {
+        for sfx in ["", "-wal", "-shm", "-journal"] {
+            let mut p = tmp.as_os_str().to_owned();
+            p.push(sfx);
+            let _ = std::fs::remove_file(PathBuf::from(p));
+        }
+    };
+    let made = Store::open_file(&tmp, target).and_then(|s| {
+        // Closing checkpoints the WAL and removes -wal/-shm: the file alone is the store.
+        s.conn
+            .close()
+            .map_err(|(_, e)| db_err(path, format!("creating the store: {e}")))
+    });
+    if let Err(mut e) = made {
+        remove_tmp();
+        // The message names the store asked for, not the temporary.
+        e.msg = e
+            .msg
+            .replace(&tmp.display().to_string(), &path.display().to_string());
+        return Err(e);
+    }
+    let linked = match std::fs::hard_link(&tmp, path) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => rename_noreplace(&tmp, path),
+        r => r,
+    };
+    remove_tmp();
+    match linked {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(Error::usage(format!(
+            "--db {}: cannot create the results store: {e}",
+            path.display()
+        ))),
+    }
+}
+
+/// `rename(from, to)` that fails with `AlreadyExists` instead of replacing `to`.
+fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+    };
+    let (f, t) = (c(from)?, c(to)?);
+    // SAFETY: two valid NUL-terminated paths, relative to the working directory.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            f.as_ptr(),
+            libc::AT_FDCWD,
+            t.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 
