@@ -304,6 +304,8 @@ pub fn run_options_help(cmd: &str) -> String {
             "role",
             "profile",
             "ignore-unsupported",
+            "live",
+            "metrics-listen",
         ]
         .contains(&long)
         {
@@ -1205,6 +1207,15 @@ pub struct RunArgs {
     /// stderr, also when it is not a terminal and with -q.
     #[arg(long, value_name = "N", value_parser = interval_s, allow_negative_numbers = true)]
     pub report_interval: Option<f64>,
+    /// Write the per-second series as NDJSON while running: one object per measured second
+    /// (schema iolab-live/1, the fields of the stored time series), flushed each second; `-`
+    /// for stdout (docs/metrics.md).
+    #[arg(long, value_name = "FILE|-")]
+    pub live: Option<PathBuf>,
+    /// Serve Prometheus/OpenMetrics text at ADDR:PORT while running (iolab_ops_total,
+    /// iolab_bytes_total, iolab_latency_seconds, the device figures; docs/metrics.md).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics_listen: Option<String>,
     /// A role that runs at the same time as the other roles, with its own options and results
     /// (repeatable): NAME:key=value,... with run options as keys (mode=seqwr,bs=4k,threads=1,
     /// fsync-freq=1,direct,...). Options outside --role apply to every role; a role with size=

@@ -5,6 +5,7 @@ use crate::engine::verify::{self, VerifySetup};
 use crate::engine::worker::{MapPtr, Progress, Shared};
 use crate::engine::{caps, run_worker};
 use crate::error::{Error, Result};
+use crate::measure::export::{Observer, PhaseUnit};
 use crate::measure::live::{self, LiveCounters};
 use crate::measure::stats::{self, OpKind, ThreadStats};
 use crate::measure::truth;
@@ -201,6 +202,7 @@ fn run_phase(
     stop: &AtomicBool,
     devices: &[String],
     vset: Option<&VerifySetup>,
+    obs: Option<&Observer>,
 ) -> Result<Phase> {
     let mut files: Vec<Vec<File>> = Vec::new();
     let mut maps: Vec<Maps> = Vec::new();
@@ -227,7 +229,8 @@ fn run_phase(
         .map(|u| {
             (0..u.job.threads)
                 .map(|_| Progress {
-                    live: plan.report_interval.map(|_| LiveCounters::default()),
+                    live: (plan.report_interval.is_some() || obs.is_some())
+                        .then(|| std::sync::Arc::new(LiveCounters::default())),
                     ..Progress::default()
                 })
                 .collect()
@@ -262,6 +265,24 @@ fn run_phase(
         })
         .collect();
     let live = !plan.quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
+    // The live export: this phase's units and their threads' counters, a cell number.
+    let export_units: Vec<PhaseUnit> = units
+        .iter()
+        .map(|u| PhaseUnit {
+            mode: u.job.mode.to_string(),
+            role: u.role.map(str::to_string),
+            kinds: op_kinds(u.job).iter().map(|k| k.0 as usize).collect(),
+        })
+        .collect();
+    let export_cell = obs.map(|o| {
+        o.begin_phase(
+            &export_units,
+            progress
+                .iter()
+                .map(|ps| ps.iter().filter_map(|p| p.live.clone()).collect())
+                .collect(),
+        )
+    });
     let (u0, s0) = rusage();
     let cell_done = crate::measure::iostat::StopSignal::new();
     let mut device = None;
@@ -273,12 +294,18 @@ fn run_phase(
                 std::thread::Builder::new()
                     .name("iolab-iostat".into())
                     .spawn_scoped(s, move || {
-                        crate::measure::iostat::sample_until(
+                        let mode = job0.mode.to_string();
+                        crate::measure::iostat::sample_until_with(
                             &plan.roots.proc,
                             devices,
                             plan.iostat_interval,
                             measure_start,
                             cell_done,
+                            &|sample| {
+                                if let (Some(o), Some(c)) = (obs, export_cell) {
+                                    o.device_sample(c, &mode, sample);
+                                }
+                            },
                         )
                     })
             })
@@ -332,6 +359,32 @@ fn run_phase(
             cell_done.set();
             return Err(e);
         }
+        // `--live`: one line per measured second, on a thread of its own (beside the report
+        // lines or the live line).
+        let lines = match (obs, export_cell) {
+            (Some(o), Some(cell)) if o.wants_lines() => {
+                let (progress, finished, export_units) = (&progress, &finished, &export_units);
+                std::thread::Builder::new()
+                    .name("iolab-live".into())
+                    .spawn_scoped(s, move || {
+                        let groups: Vec<Vec<&LiveCounters>> = progress
+                            .iter()
+                            .map(|ps| ps.iter().filter_map(|p| p.live.as_deref()).collect())
+                            .collect();
+                        let threads: usize = progress.iter().map(Vec::len).sum();
+                        live::report_every_groups(
+                            &groups,
+                            Duration::from_secs(1),
+                            start,
+                            measure_start,
+                            &|| finished.load(Ordering::Acquire) >= threads,
+                            &mut |stamp, ds| o.interval(cell, export_units, stamp, ds),
+                        );
+                    })
+                    .ok()
+            }
+            _ => None,
+        };
         if let Some(every) = plan.report_interval {
             report_lines(units, &progress, &finished, every, start, measure_start);
         } else if live {
@@ -361,6 +414,12 @@ fn run_phase(
             .collect();
         cell_done.set();
         device = sampler.map(|h| h.join().expect("sampler panicked"));
+        if let Some(h) = lines {
+            h.join().expect("live lines panicked");
+        }
+        if let Some(o) = obs {
+            o.end_phase();
+        }
         Ok(r)
     })
     .map_err(|e| {
@@ -462,6 +521,7 @@ fn run_cell(
     resident_pct: f64,
     devices: &[String],
     vset: Option<&mut VerifySetup>,
+    obs: Option<&Observer>,
 ) -> Result<CellResult> {
     let spec = &plan.fileset;
     let mut phase = run_phase(
@@ -474,6 +534,7 @@ fn run_cell(
         stop,
         devices,
         vset.as_deref(),
+        obs,
     )?;
     let merged = phase.merged.pop().expect("one unit");
     if let (Some(vs), Some(v)) = (vset, &merged.verify) {
@@ -507,6 +568,7 @@ fn run_roles_cell(
     stop: &AtomicBool,
     resident_pct: &[f64],
     devices: &[String],
+    obs: Option<&Observer>,
 ) -> Result<CellResult> {
     let units: Vec<Unit> = plan
         .roles
@@ -517,7 +579,7 @@ fn run_roles_cell(
             role: Some(&r.name),
         })
         .collect();
-    let phase = run_phase(plan, &units, stop, devices, None)?;
+    let phase = run_phase(plan, &units, stop, devices, None, obs)?;
     let mut roles = Vec::new();
     let mut warnings: Vec<Warning> = Vec::new();
     for (i, (r, m)) in plan.roles.iter().zip(&phase.merged).enumerate() {
@@ -584,25 +646,9 @@ fn report_lines(
 ) {
     let groups: Vec<Vec<&LiveCounters>> = progress
         .iter()
-        .map(|ps| ps.iter().filter_map(|p| p.live.as_ref()).collect())
+        .map(|ps| ps.iter().filter_map(|p| p.live.as_deref()).collect())
         .collect();
-    let kinds: Vec<Vec<(OpKind, &str)>> = units
-        .iter()
-        .map(|u| {
-            let job = u.job;
-            let fsyncs =
-                job.mode.writes() && (job.fsync_freq > 0 || job.fsync_all || job.fsync_end);
-            [
-                (OpKind::Read, job.mode.reads()),
-                (OpKind::Write, job.mode.writes()),
-                (OpKind::Fsync, fsyncs),
-            ]
-            .into_iter()
-            .filter(|k| k.1)
-            .map(|(k, _)| (k, k.name()))
-            .collect()
-        })
-        .collect();
+    let kinds: Vec<Vec<(OpKind, &str)>> = units.iter().map(|u| op_kinds(u.job)).collect();
     let threads: usize = progress.iter().map(Vec::len).sum();
     live::report_every_groups(
         &groups,
@@ -616,6 +662,20 @@ fn report_lines(
             }
         },
     );
+}
+
+/// The kinds of operation a job does, with their names (reads, writes, fsyncs when it syncs).
+fn op_kinds(job: &Job) -> Vec<(OpKind, &'static str)> {
+    let fsyncs = job.mode.writes() && (job.fsync_freq > 0 || job.fsync_all || job.fsync_end);
+    [
+        (OpKind::Read, job.mode.reads()),
+        (OpKind::Write, job.mode.writes()),
+        (OpKind::Fsync, fsyncs),
+    ]
+    .into_iter()
+    .filter(|k| k.1)
+    .map(|(k, _)| (k, k.name()))
+    .collect()
 }
 
 /// `[ 2s ] rndrw 4t  read: 1234 IOPS 19.28 MiB/s p99 0.452 ms  write: ...  fsync: 12 p99 3.10 ms`;
@@ -715,7 +775,17 @@ pub fn replaces_set(plan: &Plan) -> bool {
 }
 
 /// Runs the plan. Returns the document (also when interrupted: `interrupted` is then true).
-pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult)) -> Result<RunDoc> {
+pub fn run(plan: &Plan, stop: &AtomicBool, on_cell: impl FnMut(&CellResult)) -> Result<RunDoc> {
+    run_observed(plan, stop, None, on_cell)
+}
+
+/// [`run`] with the live export (`--live`, `--metrics-listen`) fed while each cell runs.
+pub fn run_observed(
+    plan: &Plan,
+    stop: &AtomicBool,
+    obs: Option<&Observer>,
+    mut on_cell: impl FnMut(&CellResult),
+) -> Result<RunDoc> {
     let spec = &plan.fileset;
     let start_time = now_rfc3339();
     let (env, link_bps) = run_env(&plan.roots, &spec.dir, plan.dio);
@@ -726,8 +796,15 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
         .map(crate::measure::iostat::stack_devices)
         .unwrap_or_default();
     if !plan.roles.is_empty() {
-        let (runs, prep, warnings, outcome) =
-            run_roles(plan, stop, &env, link_bps, &devices, plan.notes.clone());
+        let (runs, prep, warnings, outcome) = run_roles(
+            plan,
+            stop,
+            &env,
+            link_bps,
+            &devices,
+            plan.notes.clone(),
+            obs,
+        );
         for c in &runs {
             on_cell(c);
         }
@@ -812,7 +889,9 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
                     }
                 }
             }
-            match run_cell(plan, job, &env, link_bps, stop, resident, &devices, None) {
+            match run_cell(
+                plan, job, &env, link_bps, stop, resident, &devices, None, obs,
+            ) {
                 Ok(cell) => {
                     on_cell(&cell);
                     runs.push(cell);
@@ -920,6 +999,7 @@ pub fn run(plan: &Plan, stop: &AtomicBool, mut on_cell: impl FnMut(&CellResult))
             res.pct(),
             &devices,
             vset.as_mut(),
+            obs,
         ) {
             Ok(cell) => {
                 on_cell(&cell);
@@ -1060,6 +1140,7 @@ fn run_roles(
     link_bps: Option<f64>,
     devices: &[String],
     mut warnings: Vec<Warning>,
+    obs: Option<&Observer>,
 ) -> (Vec<CellResult>, PrepareInfo, Vec<Warning>, Result<()>) {
     let mut prep = PrepareInfo {
         direct: plan.roles.iter().any(|r| r.job.direct),
@@ -1157,7 +1238,7 @@ fn run_roles(
             ));
         }
         runs.push(run_roles_cell(
-            plan, env, link_bps, stop, &resident, devices,
+            plan, env, link_bps, stop, &resident, devices, obs,
         )?);
         Ok(())
     })();
