@@ -75,6 +75,38 @@ pub enum Cmd {
     /// Re-read a file set written by `iolab run --verify --keep` and check every block a verify
     /// write reached: lost, misdirected, torn and stale blocks are listed (exit 3 when any is).
     Verify(VerifyArgs),
+    /// Work on results stores as a whole: `store copy --from A --to B` copies every run
+    /// (SQLite <-> PostgreSQL), ids mapped, nothing copied twice.
+    Store(StoreArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct StoreArgs {
+    #[command(subcommand)]
+    pub which: StoreCmd,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum StoreCmd {
+    /// Copy every run of store A (with its metrics, histograms, tags and group) into store B, which
+    /// is created when missing; a run B already holds (same kind, start time, host and document)
+    /// is not copied again. Prints each run's id in A and in B.
+    Copy(StoreCopyArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct StoreCopyArgs {
+    /// The store to copy from: a file path, sqlite:///path or postgres://user:pass@host:port/db.
+    #[arg(long, value_name = "PATH|URL")]
+    pub from: PathBuf,
+    /// The store to copy into (the same forms).
+    #[arg(long, value_name = "PATH|URL")]
+    pub to: PathBuf,
+    /// Print the id map as JSON (schema iolab-store-copy/1).
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -139,6 +171,9 @@ impl Cmd {
             Cmd::Compare(a) => &a.out,
             Cmd::Export(a) => &a.out,
             Cmd::Verify(a) => &a.out,
+            Cmd::Store(a) => match &a.which {
+                StoreCmd::Copy(x) => &x.out,
+            },
             Cmd::Crashcheck(a) => match &a.which {
                 CrashCmd::Write(x) => &x.out,
                 CrashCmd::Verify(x) => &x.out,

@@ -243,6 +243,9 @@ fn dispatch(cmd: Cmd) -> Result<i32> {
             cli::CrashCmd::Verify(x) => crashcheck::verify(x),
         },
         Cmd::Verify(a) => crashcheck::verify_set(&a),
+        Cmd::Store(a) => match &a.which {
+            cli::StoreCmd::Copy(x) => stored::store_copy(x),
+        },
     }
 }
 

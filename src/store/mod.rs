@@ -1697,7 +1697,141 @@ impl std::fmt::Display for Ref {
     }
 }
 
+/// What `store copy` did: (id in the source, id in the destination) of each run.
+#[derive(Debug, Default)]
+pub struct CopyReport {
+    pub copied: Vec<(i64, i64)>,
+    /// Runs the destination held already (copied before): not copied again.
+    pub already: Vec<(i64, i64)>,
+}
+
+/// `INSERT INTO table (cols...) VALUES (...)` of a row read back, without the columns in `skip`
+/// and with `set` replacing the values of the columns it names.
+fn insert_row(
+    tx: &mut dyn Exec,
+    table: &str,
+    row: &Row,
+    skip: &[&str],
+    set: &[(&str, Val)],
+    returning: bool,
+) -> DbResult<Option<i64>> {
+    let mut cols = Vec::new();
+    let mut vals = Vec::new();
+    for (name, v) in &row.cols {
+        if skip.contains(&name.as_str()) {
+            continue;
+        }
+        cols.push(name.as_str());
+        vals.push(
+            set.iter()
+                .find(|s| s.0 == name)
+                .map(|s| s.1.clone())
+                .unwrap_or_else(|| v.clone()),
+        );
+    }
+    let marks: Vec<String> = (1..=cols.len()).map(|i| format!("?{i}")).collect();
+    let sql = format!(
+        "INSERT INTO {table} ({}) VALUES ({}){}",
+        cols.join(", "),
+        marks.join(", "),
+        if returning { " RETURNING id" } else { "" }
+    );
+    if returning {
+        Ok(tx.query(&sql, &vals)?.first().map(|r| r.i64("id")))
+    } else {
+        tx.exec(&sql, &vals)?;
+        Ok(None)
+    }
+}
+
 impl Store {
+    /// Copies every run of this store into `dst` (`iolab store copy`), oldest first, each in one
+    /// transaction of `dst` with its tags, metrics and histograms; groups are made in `dst` once
+    /// and the runs' places in them kept. A run `dst` already holds (same kind, start time, host
+    /// and document: copied before) is not copied again, so a repeated copy adds nothing.
+    pub fn copy_into(&self, dst: &mut Store) -> Result<CopyReport> {
+        let mut report = CopyReport::default();
+        let mut groups: std::collections::HashMap<i64, i64> = Default::default();
+        for run in self.q("SELECT * FROM runs ORDER BY id", &[])? {
+            let id = run.i64("id");
+            let there = dst
+                .q1(
+                    "SELECT id, group_id FROM runs WHERE kind = ?1 AND start_time = ?2 AND host = ?3 AND doc = ?4 ORDER BY id LIMIT 1",
+                    &[
+                        run.get("kind").clone(),
+                        run.get("start_time").clone(),
+                        run.get("host").clone(),
+                        run.get("doc").clone(),
+                    ],
+                )?;
+            if let Some(t) = there {
+                if let (Some(g), Some(dg)) = (run.opt_i64("group_id"), t.opt_i64("group_id")) {
+                    groups.entry(g).or_insert(dg);
+                }
+                report.already.push((id, t.i64("id")));
+                continue;
+            }
+            let group = match run.opt_i64("group_id") {
+                None => None,
+                Some(g) => Some(match groups.get(&g) {
+                    Some(&dg) => dg,
+                    None => {
+                        let grow = self
+                            .q1("SELECT * FROM groups WHERE id = ?1", &vals![g])?
+                            .ok_or_else(|| unknown(&self.path, &format!("group g{g}")))?;
+                        // A group copied before (its other runs are there) is found by what
+                        // it is; else it is made.
+                        let found = dst
+                            .q1(
+                                "SELECT id FROM groups WHERE kind = ?1 AND created = ?2 AND repeat = ?3 AND coalesce(label, '') = coalesce(?4, '') ORDER BY id LIMIT 1",
+                                &[
+                                    grow.get("kind").clone(),
+                                    grow.get("created").clone(),
+                                    grow.get("repeat").clone(),
+                                    grow.get("label").clone(),
+                                ],
+                            )?
+                            .map(|r| r.i64("id"));
+                        let dg = match found {
+                            Some(dg) => dg,
+                            None => dst
+                                .write(|tx| insert_row(tx, "groups", &grow, &["id"], &[], true))?
+                                .unwrap_or(0),
+                        };
+                        groups.insert(g, dg);
+                        dg
+                    }
+                }),
+            };
+            let tags = self.q("SELECT * FROM tags WHERE run_id = ?1", &vals![id])?;
+            let metrics = self.q("SELECT * FROM metrics WHERE run_id = ?1", &vals![id])?;
+            let hists = self.q("SELECT * FROM histograms WHERE run_id = ?1", &vals![id])?;
+            let new = dst.write(|tx| {
+                let new = insert_row(
+                    tx,
+                    "runs",
+                    &run,
+                    &["id"],
+                    &[("group_id", group.into())],
+                    true,
+                )?
+                .unwrap_or(0);
+                for (table, rows) in [
+                    ("tags", &tags),
+                    ("metrics", &metrics),
+                    ("histograms", &hists),
+                ] {
+                    for r in rows {
+                        insert_row(tx, table, r, &[], &[("run_id", Val::I(new))], false)?;
+                    }
+                }
+                Ok(new)
+            })?;
+            report.copied.push((id, new));
+        }
+        Ok(report)
+    }
+
     /// The run ids a reference stands for.
     pub fn resolve(&self, r: Ref) -> Result<Vec<i64>> {
         match r {
