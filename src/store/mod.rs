@@ -527,14 +527,17 @@ impl Store {
             return Err(newer(version));
         }
         if version < target {
-            // Under an advisory lock: hosts that start together migrate once, the others wait
-            // and find the store made.
+            // Under an advisory lock, taken before the transaction begins (so its snapshot,
+            // the catalog's included, sees what a process that held the lock made): hosts that
+            // start together migrate once, the others wait and find the store made.
+            Exec::query(
+                &mut client,
+                "SELECT pg_advisory_lock(?1)::text AS l",
+                &[Val::I(PG_LOCK)],
+            )
+            .map_err(bad)?;
             let mut conn = Conn::Pg(Box::new(client));
             let r = conn.write_tx(|tx| {
-                tx.query(
-                    "SELECT pg_advisory_xact_lock(?1)::text AS l",
-                    &[Val::I(PG_LOCK)],
-                )?;
                 let (ours, runs, now) = mark(tx)?;
                 if !ours && runs {
                     return Ok(Err(not_ours()));
@@ -544,10 +547,13 @@ impl Store {
                 }
                 if !ours {
                     tx.exec(
-                        "CREATE TABLE iolab_store (app TEXT NOT NULL, version BIGINT NOT NULL)",
+                        "CREATE TABLE IF NOT EXISTS iolab_store (app TEXT NOT NULL, version BIGINT NOT NULL)",
                         &[],
                     )?;
-                    tx.exec("INSERT INTO iolab_store VALUES ('iolab', 0)", &[])?;
+                    tx.exec(
+                        "INSERT INTO iolab_store SELECT 'iolab', 0 WHERE NOT EXISTS (SELECT 1 FROM iolab_store)",
+                        &[],
+                    )?;
                 }
                 for v in now..target {
                     for stmt in PG_MIGRATIONS[v as usize].split(';') {
@@ -564,6 +570,10 @@ impl Store {
                 }
                 Ok(Ok(()))
             });
+            let _ = conn.exec_on().query(
+                "SELECT pg_advisory_unlock(?1)::text AS l",
+                &[Val::I(PG_LOCK)],
+            );
             r.map_err(bad)??;
             return Ok(Store {
                 conn: std::cell::RefCell::new(conn),
