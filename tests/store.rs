@@ -1868,8 +1868,8 @@ fn pg_down_at_start_refuses_the_run_unless_no_save() {
 }
 
 /// PostgreSQL going away while a run measures (its connection ended by the server): the
-/// results are printed, the document is kept in the local spool, exit 4; `iolab import` of the
-/// kept file saves it into the store once it is reachable.
+/// results are printed, the document is kept in the local spool, exit 4; the next command that
+/// writes into the store saves it.
 #[test]
 fn pg_going_away_mid_run_prints_keeps_the_results_and_exits_4() {
     let Some(lab) = pg_lab("pg_going_away_mid_run_prints_keeps_the_results_and_exits_4") else {
@@ -1948,8 +1948,36 @@ fn pg_going_away_mid_run_prints_keeps_the_results_and_exits_4() {
             .len(),
         0
     );
-    let r = lab.ok(&["import", kept.to_str().unwrap()]);
-    assert!(r.stdout.contains("as run 1"), "{}", r.stdout);
+    // The next command that writes into the store saves the kept run first, and removes it.
+    let next = std::process::Command::new(bin())
+        .args([
+            "run",
+            "--dir",
+            lab.dir.to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "1M",
+            "--mode",
+            "seqrd",
+            "--engine",
+            "null",
+            "--ops",
+            "10",
+            "-q",
+        ])
+        .env("IOLAB_DB", &lab.db)
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    let next_err = String::from_utf8_lossy(&next.stderr);
+    assert!(next.status.success(), "{next_err}");
+    assert!(
+        next_err.contains(&format!("saved {}", kept.display())) && next_err.contains("as run 1"),
+        "{next_err}"
+    );
+    assert!(next_err.contains("saved as run 2"), "{next_err}");
+    assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
     assert_eq!(lab.ok(&["show", "1", "--json"]).json(), printed);
 }
 

@@ -27,7 +27,7 @@ pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
         let db = if a.no_save {
             None
         } else {
-            Some(open_store(&a.db)?)
+            Some(open_store_write(&a.db)?)
         };
         Ok((db, live_export(a)?))
     })();
@@ -439,7 +439,7 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
     let mut db = if a.no_save {
         None
     } else {
-        Some(open_store(&a.db)?)
+        Some(open_store_write(&a.db)?)
     };
     let (obs, _server) = live_export(a)?;
     let stop = stop_flag();

@@ -85,7 +85,8 @@ pub fn export(a: &cli::ExportArgs) -> Result<i32> {
 }
 
 pub fn import(a: &cli::ImportArgs) -> Result<i32> {
-    let mut s = open_store_write(&a.db)?;
+    // Not open_store_write: the files named here are imported, not the kept ones too.
+    let mut s = Store::open_write_at(&store::resolve(a.db.db.as_deref())?)?;
     let tags = cli::parse_tags(&a.tags)?;
     let host = a.host.clone().unwrap_or_else(fsinfo::hostname);
     // Parse everything first: nothing is imported when one file is bad.
