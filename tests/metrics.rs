@@ -267,3 +267,25 @@ fn a_scrape_during_a_run_reads_growing_counters() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(scrape(port).is_none(), "the server ends with the run");
 }
+
+/// A sweep's runs do not take --live or --metrics-listen (they are `iolab run`'s): refused, exit 2.
+#[test]
+fn sweeps_refuse_the_live_export() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = iolab(&[
+        "sweep",
+        "--dir",
+        tmp.path().to_str().unwrap(),
+        "--engine",
+        "null",
+        "--ops",
+        "10",
+        "--threads",
+        "1,2",
+        "--no-save",
+        "--metrics-listen",
+        "127.0.0.1:0",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--metrics-listen"), "{}", r.stderr);
+}
