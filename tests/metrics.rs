@@ -282,7 +282,6 @@ fn sweeps_refuse_the_live_export() {
         "10",
         "--threads",
         "1,2",
-        "--no-save",
         "--metrics-listen",
         "127.0.0.1:0",
     ]);

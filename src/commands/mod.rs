@@ -82,11 +82,13 @@ pub fn open_store_write(db: &cli::DbArgs) -> Result<Store> {
 }
 
 /// The part of a kept document's file name that names the store it was meant for: `-for-` and
-/// 16 hex digits of the FNV-1a hash of the store as messages name it (the file path, or the URL
-/// with its password masked).
+/// 16 hex digits of the FNV-1a hash of the store as messages name it (the file's canonical path,
+/// or the URL with its password masked).
 fn kept_tag(store_path: &Path) -> String {
+    // An SQLite file by its canonical path, however the command spelled it.
+    let canon = std::fs::canonicalize(store_path).unwrap_or_else(|_| store_path.to_path_buf());
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in store_path.as_os_str().as_encoded_bytes() {
+    for b in canon.as_os_str().as_encoded_bytes() {
         h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
     }
     format!("-for-{h:016x}")
