@@ -86,6 +86,8 @@ macro_rules! on_both_backends {
 }
 
 on_both_backends!(
+    run_save_show_gives_the_same_json,
+    roles_are_stored_shown_and_compared_by_name,
     repeat_stores_a_group_and_compare_tests_significance,
     compare_reports_the_seed_000_delta_and_what_cannot_be_compared,
     export_csv_and_json,
@@ -168,9 +170,7 @@ fn saved_id(stderr: &str) -> i64 {
         .unwrap()
 }
 
-#[test]
-fn run_save_show_gives_the_same_json() {
-    let lab = Lab::new();
+fn run_save_show_gives_the_same_json(lab: Lab) {
     let r = lab.run(&[
         "--mode", "rndrw", "--ops", "300", "--json", "--label", "base", "--tag", "disk=vda",
     ]);
@@ -240,16 +240,11 @@ fn run_save_show_gives_the_same_json() {
         0
     );
     // histograms are stored and give back the percentiles
-    let conn = Connection::open(&lab.db).unwrap();
-    let blobs: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM histograms WHERE run_id = ?1",
-            [id],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert!(blobs >= 2, "read and write histograms of rndrw");
-    let store = iolab::store::Store::open(&lab.db).unwrap();
+    let store = lab.store();
+    assert!(
+        store.histogram(id, 0, "write").unwrap().is_some(),
+        "read and write histograms of rndrw"
+    );
     let h = store.histogram(id, 0, "read").unwrap().unwrap();
     assert_eq!(
         h.count(),
@@ -273,14 +268,10 @@ fn run_save_show_gives_the_same_json() {
     let r = iolab_db(&lab.db, &["show", &id.to_string()]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains(&format!("no run {id}")), "{}", r.stderr);
-    let blobs: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM histograms WHERE run_id = ?1",
-            [id],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(blobs, 0);
+    // its histograms went with it
+    let store = lab.store();
+    assert!(store.histogram(id, 0, "read").unwrap().is_none());
+    assert!(store.histogram(id, 0, "write").unwrap().is_none());
 }
 
 #[test]
@@ -1369,9 +1360,7 @@ fn a_db_run_the_store_did_not_take_is_kept_and_imported_later() {
 
 /// A run with roles: stored as one metrics cell per role (the `role` column), shown like the
 /// live table, compared role by role with another run of the same roles.
-#[test]
-fn roles_are_stored_shown_and_compared_by_name() {
-    let lab = Lab::new();
+fn roles_are_stored_shown_and_compared_by_name(lab: Lab) {
     let args = [
         "--engine",
         "null",
@@ -1395,19 +1384,14 @@ fn roles_are_stored_shown_and_compared_by_name() {
         shown.contains("wal (seqwr)") && shown.contains("reads (rndrd)"),
         "{shown}"
     );
-    let conn = Connection::open(&lab.db).unwrap();
-    let mut st = conn
-        .prepare(
-            "SELECT cell, role, mode, op, ops FROM metrics WHERE run_id = ?1 ORDER BY cell, op",
-        )
-        .unwrap();
-    let rows: Vec<(i64, Option<String>, String, String, i64)> = st
-        .query_map([id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-        })
+    let mut rows: Vec<(i64, Option<String>, String, String, i64)> = lab
+        .store()
+        .metrics(id)
         .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+        .into_iter()
+        .map(|m| (m.cell, m.role, m.mode, m.op, m.ops))
+        .collect();
+    rows.sort();
     let want = |c, role: &str, mode: &str, op: &str, n| {
         (
             c,
@@ -2090,4 +2074,63 @@ fn store_copy_moves_runs_between_sqlite_and_postgres_once() {
         &["show", &to_of(&b1, new_single).to_string(), "--json"],
     );
     assert_eq!(r.json(), show(&lite, single));
+}
+
+/// A PostgreSQL database whose `runs` table iolab did not make, and a store of a newer schema,
+/// are refused as SQLite files are: exit 2, one line, nothing run, nothing changed.
+#[test]
+fn pg_stores_that_are_not_ours_or_newer_are_refused() {
+    let Some(other) = pg_lab("pg_stores_that_are_not_ours_or_newer_are_refused") else {
+        return;
+    };
+    let Some(newer) = pg_lab("pg_stores_that_are_not_ours_or_newer_are_refused") else {
+        return;
+    };
+    other
+        ._pg
+        .as_ref()
+        .unwrap()
+        .client()
+        .batch_execute("CREATE TABLE runs (id INT, customer TEXT)")
+        .unwrap();
+    newer.ok(&["list"]);
+    newer
+        ._pg
+        .as_ref()
+        .unwrap()
+        .client()
+        .batch_execute("UPDATE iolab_store SET version = 99")
+        .unwrap();
+    for (lab, needle) in [
+        (&other, "not an iolab results store"),
+        (&newer, "newer iolab"),
+    ] {
+        let r = iolab_db(&lab.db, &["list"]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+        assert!(
+            r.stderr.contains(needle) && r.stderr.contains("--db postgres://"),
+            "{}",
+            r.stderr
+        );
+        let r = lab.run(&["--mode", "rndrd", "--ops", "5"]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(r.stdout.is_empty());
+        assert!(entries(&lab.dir).is_empty());
+    }
+    // the other application's table is untouched, and no store was made beside it
+    let mut c = other._pg.as_ref().unwrap().client();
+    let cols: i64 = c
+        .query_one(
+            "SELECT count(*) FROM information_schema.columns WHERE table_name = 'runs'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(cols, 2);
+    let ours: bool = c
+        .query_one("SELECT to_regclass('iolab_store') IS NOT NULL", &[])
+        .unwrap()
+        .get(0);
+    assert!(!ours);
 }
