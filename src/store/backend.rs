@@ -397,6 +397,74 @@ impl Conn {
 mod tests {
     use super::*;
 
+    /// A PostgreSQL transaction the server aborts with a serialization failure is run again,
+    /// the failed attempts rolled back: a real conflict (a row another connection updated after
+    /// this REPEATABLE READ transaction's snapshot) twice, then a commit.
+    #[test]
+    fn pg_serialization_failures_are_retried_and_lose_nothing() {
+        let Some(url) = std::env::var("IOLAB_TEST_PG_URL")
+            .ok()
+            .filter(|u| !u.is_empty())
+        else {
+            if std::env::var("CI").is_ok_and(|v| v == "true") {
+                panic!("CI=true: IOLAB_TEST_PG_URL must be set");
+            }
+            eprintln!(
+                "\nSKIP: pg_serialization_failures_are_retried_and_lose_nothing: IOLAB_TEST_PG_URL is not set"
+            );
+            return;
+        };
+        let table = format!("iolab_retry_{}", std::process::id());
+        let mut other = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        other
+            .batch_execute(&format!(
+                "DROP TABLE IF EXISTS {table}; CREATE TABLE {table} (k TEXT PRIMARY KEY, n BIGINT); INSERT INTO {table} VALUES ('x', 0)"
+            ))
+            .unwrap();
+        let mut conn = Conn::Pg(Box::new(
+            postgres::Client::connect(&url, postgres::NoTls).unwrap(),
+        ));
+        let mut tries = 0;
+        let r = conn.write_tx(|tx| {
+            tries += 1;
+            tx.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ", &[])?;
+            let n = tx
+                .query(&format!("SELECT n FROM {table} WHERE k = 'x'"), &[])?
+                .remove(0)
+                .i64("n");
+            tx.exec(
+                &format!("INSERT INTO {table} VALUES (?1, ?2)"),
+                &[Val::T(format!("try{tries}")), Val::I(n)],
+            )?;
+            if tries <= 2 {
+                // Another host updates the row after this transaction's snapshot.
+                other
+                    .batch_execute(&format!("UPDATE {table} SET n = n + 1 WHERE k = 'x'"))
+                    .unwrap();
+            }
+            // 40001 "could not serialize access due to concurrent update" on the first two tries
+            tx.exec(
+                &format!("UPDATE {table} SET n = ?1 WHERE k = 'x'"),
+                &[Val::I(n + 10)],
+            )?;
+            Ok(n)
+        });
+        let rows: Vec<(String, i64)> = other
+            .query(&format!("SELECT k, n FROM {table} ORDER BY k"), &[])
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        other.batch_execute(&format!("DROP TABLE {table}")).unwrap();
+        assert_eq!(r.unwrap(), 2, "the last try read both other updates");
+        assert_eq!(tries, 3, "two serialization failures, then a commit");
+        assert_eq!(
+            rows,
+            [("try3".to_string(), 2), ("x".to_string(), 12)],
+            "the failed tries left nothing"
+        );
+    }
+
     #[test]
     fn placeholders_become_dollar_numbers() {
         assert_eq!(
