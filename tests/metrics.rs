@@ -288,3 +288,43 @@ fn sweeps_refuse_the_live_export() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("--metrics-listen"), "{}", r.stderr);
 }
+
+/// `--live -` writes the lines on stdout, before the run's table.
+#[test]
+fn live_on_stdout_comes_before_the_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = iolab(&[
+        "run",
+        "--dir",
+        tmp.path().to_str().unwrap(),
+        "--files",
+        "1",
+        "--size",
+        "4M",
+        "--mode",
+        "rndrd",
+        "--rate",
+        "200",
+        "--time",
+        "2",
+        "--no-save",
+        "-q",
+        "--live",
+        "-",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    let json: Vec<serde_json::Value> = lines
+        .iter()
+        .map_while(|l| serde_json::from_str(l).ok())
+        .collect();
+    // one per second of the 2 s window (fewer only when a line was written late and covers two)
+    assert!((1..=2).contains(&json.len()), "{}", r.stdout);
+    assert!(json.iter().all(|l| l["schema"] == "iolab-live/1"));
+    assert_eq!(json[0]["t_s"], 0.0);
+    assert!(
+        lines[json.len()..].iter().any(|l| l.contains("rndrd")),
+        "the table follows: {}",
+        r.stdout
+    );
+}
