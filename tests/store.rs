@@ -2134,3 +2134,68 @@ fn pg_stores_that_are_not_ours_or_newer_are_refused() {
         .get(0);
     assert!(!ours);
 }
+
+/// A run an SQLite store did not take (exit 4) is saved by the next run into that store, once
+/// the store takes runs again, whatever spelling of its path that run uses.
+#[test]
+fn a_kept_run_is_saved_by_the_next_run_into_its_store() {
+    let lab = Lab::new();
+    let state = lab._tmp.path().join("state");
+    drop(iolab::store::Store::open(&lab.db).unwrap());
+    let conn = Connection::open(&lab.db).unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER no_room BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'no room left'); END;",
+    )
+    .unwrap();
+    let run = |db: &Path| {
+        std::process::Command::new(bin())
+            .args([
+                "run",
+                "--dir",
+                lab.dir.to_str().unwrap(),
+                "--files",
+                "1",
+                "--size",
+                "1M",
+                "--mode",
+                "rndrd",
+                "--engine",
+                "null",
+                "--ops",
+                "10",
+                "-q",
+                "--json",
+            ])
+            .env("IOLAB_DB", db)
+            .env("XDG_STATE_HOME", &state)
+            .output()
+            .unwrap()
+    };
+    let o = run(&lab.db);
+    assert_eq!(o.status.code(), Some(4));
+    let printed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let dir = state.join("iolab/unsaved");
+    assert_eq!(entries(&dir).len(), 1);
+    // still refused: the next run is kept too, and the first stays
+    let o = run(&lab.db);
+    assert_eq!(o.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("is still not saved"), "{err}");
+    assert_eq!(entries(&dir).len(), 2);
+    conn.execute_batch("DROP TRIGGER no_room;").unwrap();
+    // the store's path spelled another way (through its folder's `..`)
+    let other = lab
+        .db
+        .parent()
+        .unwrap()
+        .join("../store")
+        .join(lab.db.file_name().unwrap());
+    let o = run(&other);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(err.matches("(kept when").count(), 2, "{err}");
+    assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
+    let l = lab.ok(&["list", "--json"]).json();
+    assert_eq!(l["runs"].as_array().unwrap().len(), 3);
+    assert_eq!(lab.ok(&["show", "1", "--json"]).json(), printed);
+}
