@@ -2152,3 +2152,39 @@ fn a_kept_run_is_saved_by_the_next_run_into_its_store() {
     assert_eq!(l["runs"].as_array().unwrap().len(), 3);
     assert_eq!(lab.ok(&["show", "1", "--json"]).json(), printed);
 }
+
+/// `store copy` from a file that does not exist, or into a URL of an unknown scheme: one line
+/// naming the flag, exit 2, nothing made.
+#[test]
+fn store_copy_refuses_a_missing_source_and_an_unknown_scheme() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("missing.db");
+    let to = tmp.path().join("to.db");
+    let r = iolab(&[
+        "store",
+        "copy",
+        "--from",
+        missing.to_str().unwrap(),
+        "--to",
+        to.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--from") && r.stderr.contains("no such results store"),
+        "{}",
+        r.stderr
+    );
+    let lab = Lab::new();
+    lab.saved(&["--mode", "rndrd", "--engine", "null", "--ops", "5"]);
+    let r = iolab(&[
+        "store",
+        "copy",
+        "--from",
+        lab.db.to_str().unwrap(),
+        "--to",
+        "mysql://h/x",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--to mysql://h/x"), "{}", r.stderr);
+    assert!(entries(tmp.path()).is_empty(), "{:?}", entries(tmp.path()));
+}

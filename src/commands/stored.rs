@@ -233,6 +233,13 @@ pub fn store_copy(a: &cli::StoreCopyArgs) -> Result<i32> {
             "--from and --to name the same store ({from}); give two stores"
         )));
     }
+    // A source that does not exist is not made (an empty store copies nothing).
+    if let Some(p) = from.sqlite_path().filter(|p| !p.exists()) {
+        return Err(Error::usage(format!(
+            "--from {}: no such results store",
+            p.display()
+        )));
+    }
     let src = Store::open_at(&from).map_err(|e| rename_flag(e, "--from"))?;
     let mut dst = Store::open_write_at(&to).map_err(|e| rename_flag(e, "--to"))?;
     let r = src.copy_into(&mut dst)?;
