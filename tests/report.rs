@@ -569,16 +569,33 @@ fn unescape(html: &str) -> String {
 /// A store and a data directory in a temporary directory.
 struct Kind {
     d: tempfile::TempDir,
+    /// The store on the test PostgreSQL server instead of a file.
+    pg: Option<PgDb>,
 }
 
 impl Kind {
     fn new() -> Kind {
         let d = tempfile::tempdir().unwrap();
         std::fs::create_dir(d.path().join("data")).unwrap();
-        Kind { d }
+        Kind { d, pg: None }
+    }
+    /// A store of its own on the test PostgreSQL server; None (and a SKIP line) without one.
+    fn pg(test: &str) -> Option<Kind> {
+        let Some(pg) = PgDb::new() else {
+            skip(
+                test,
+                "IOLAB_TEST_PG_URL is not set (scripts/test.sh starts the server as root)",
+            );
+            return None;
+        };
+        let k = Kind::new();
+        Some(Kind { pg: Some(pg), ..k })
     }
     fn db(&self) -> PathBuf {
-        self.d.path().join("r.db")
+        match &self.pg {
+            Some(pg) => PathBuf::from(pg.url()),
+            None => self.d.path().join("r.db"),
+        }
     }
     fn data(&self) -> String {
         self.d.path().join("data").to_str().unwrap().to_string()
@@ -625,7 +642,18 @@ impl Kind {
 
 #[test]
 fn report_embeds_show_of_a_file_run() {
-    let k = Kind::new();
+    file_run_report(Kind::new());
+}
+
+/// `report` and `show` read a PostgreSQL store the same way.
+#[test]
+fn report_embeds_show_of_a_file_run_on_a_postgres_store() {
+    if let Some(k) = Kind::pg("report_embeds_show_of_a_file_run_on_a_postgres_store") {
+        file_run_report(k);
+    }
+}
+
+fn file_run_report(k: Kind) {
     let id = k.saved(&[
         "run",
         "--dir",

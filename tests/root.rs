@@ -1808,3 +1808,144 @@ fn explain_says_page_cache_for_a_warm_buffered_run() {
     );
     assert!(f["next"].as_str().unwrap().contains("--direct"));
 }
+
+/// `--metrics-listen` and `--live` on a loop device throttled to 500 read IOPS: the rate of
+/// `iolab_ops_total` between two scrapes 3 s apart is the limit (within 3 %), the device gauges
+/// are there, and the `--live` lines agree with the stored series second by second.
+#[test]
+fn a_scrape_during_a_throttled_run_reads_the_limit() {
+    use std::io::{Read, Write};
+    use std::time::{Duration, Instant};
+    if let Some(why) = cannot(true) {
+        return skip("a_scrape_during_a_throttled_run_reads_the_limit", &why);
+    }
+    let fs = LoopFs::new(
+        512,
+        "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0",
+    );
+    let dir = fs.dir().to_str().unwrap().to_string();
+    let set = ["--dir", dir.as_str(), "--files", "4", "--size", "64M"];
+    let mut a = vec!["prepare", "--direct", "-q"];
+    a.extend_from_slice(&set);
+    assert_eq!(iolab(&a).code, 0);
+    let th = Throttle::new(&fs.majmin(), 500, 500);
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("r.db");
+    let live = tmp.path().join("live.ndjson");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut args: Vec<String> = [
+        "run",
+        "--mode",
+        "rndrd",
+        "--direct",
+        "--threads",
+        "4",
+        "--time",
+        "7",
+        "--ramp",
+        "1",
+        "-q",
+        "--metrics-listen",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(format!("127.0.0.1:{port}"));
+    args.push("--live".into());
+    args.push(live.to_str().unwrap().into());
+    args.extend(set.iter().map(|s| s.to_string()));
+    let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "echo $$ > {} && exec timeout 120 {} {}",
+            th.path.join("cgroup.procs").display(),
+            bin(),
+            quoted.join(" ")
+        ))
+        .env("IOLAB_DB", &db)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let scrape = || -> Option<(Instant, String)> {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+        s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").ok()?;
+        let at = Instant::now();
+        let mut t = String::new();
+        s.read_to_string(&mut t).ok()?;
+        Some((at, t))
+    };
+    let reads = |b: &str| -> f64 {
+        b.lines()
+            .find(|l| l.starts_with("iolab_ops_total{") && l.contains(r#"op="read""#))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0)
+    };
+    // The first scrape 2 s after the operations begin (past the ramp and the throttle's first
+    // slice), the second 3 s later.
+    let t0 = Instant::now();
+    let began = loop {
+        if let Some((at, b)) = scrape()
+            && reads(&b) > 0.0
+        {
+            break at;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "no operations scraped"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep((began + Duration::from_secs(2)).saturating_duration_since(Instant::now()));
+    let (a1, b1) = scrape().expect("scrape 1");
+    std::thread::sleep(Duration::from_secs(3));
+    let (a2, b2) = scrape().expect("scrape 2");
+    let rate = (reads(&b2) - reads(&b1)) / a2.duration_since(a1).as_secs_f64();
+    eprintln!("throttle 500 IOPS: iolab_ops_total rate over 3 s of scrapes {rate:.1}/s");
+    assert!((rate - 500.0).abs() / 500.0 <= 0.03, "rate {rate}");
+    let dev = fs.dev.trim_start_matches("/dev/").to_string();
+    assert!(
+        b2.contains("iolab_device_reads_per_second{") && b2.contains(&format!("device=\"{dev}\"")),
+        "{b2}"
+    );
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    drop(th);
+    // The live lines against the stored series.
+    let id: String = stderr
+        .split("saved as run ")
+        .nth(1)
+        .unwrap()
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    let stored = iolab_db(&db, &["show", &id, "--json"]).json();
+    let series = stored["timeseries"].as_array().unwrap();
+    let text = std::fs::read_to_string(&live).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), series.len(), "{text}");
+    for (l, s) in lines.iter().zip(series) {
+        assert_eq!(l["t_s"], s["t_s"]);
+        let (lo, so) = (
+            l["read"]["ops"].as_i64().unwrap(),
+            s["read"]["ops"].as_i64().unwrap(),
+        );
+        eprintln!("t {}: live {lo} ops, stored {so}", s["t_s"]);
+        assert!(
+            (lo - so).abs() <= 8,
+            "t {}: live {lo}, stored {so}",
+            s["t_s"]
+        );
+    }
+    assert_eq!(iolab(&["cleanup", "--dir", &dir]).code, 0);
+}

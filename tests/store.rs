@@ -7,17 +7,82 @@ use std::path::Path;
 
 struct Lab {
     _tmp: tempfile::TempDir,
+    /// The store: an SQLite file, or the URL of a PostgreSQL database of its own.
     db: std::path::PathBuf,
     dir: std::path::PathBuf,
+    _pg: Option<PgDb>,
 }
+
+/// The backends the store tests run against.
+#[derive(Clone, Copy, Debug)]
+enum Backend {
+    Sqlite,
+    Pg,
+}
+
+/// Runs each named test (a `fn NAME(lab: Lab)`) once per backend: `sqlite::NAME` and `pg::NAME`
+/// (skipped, or a failure under CI=true, without a test PostgreSQL server).
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(#[test] fn $name() { super::$name(super::Lab::new()) })*
+        }
+        mod pg {
+            $(#[test] fn $name() {
+                match super::Lab::on(super::Backend::Pg) {
+                    Some(lab) => super::$name(lab),
+                    None => super::skip(concat!("pg::", stringify!($name)), "IOLAB_TEST_PG_URL is not set (scripts/test.sh starts the server as root)"),
+                }
+            })*
+        }
+    };
+}
+
+on_both_backends!(
+    run_save_show_gives_the_same_json,
+    roles_are_stored_shown_and_compared_by_name,
+    repeat_stores_a_group_and_compare_tests_significance,
+    compare_reports_the_seed_000_delta_and_what_cannot_be_compared,
+    export_csv_and_json,
+    imports_real_fio_and_sysbench_output,
+    bad_imports_name_the_key_or_line_and_import_nothing,
+    concurrent_runs_both_save,
+    unknown_ids_are_refused,
+    compare_with_few_repetitions_says_how_wide_the_interval_is,
+    zones_runs_compare_and_export_zone_by_zone,
+    export_gives_every_stored_kind_the_same_cells_shape,
+    numjobs_without_group_reporting_compares_with_the_grouped_import,
+    importing_the_same_file_twice_warns_and_imports,
+    groups_are_named_gn_in_list_csv_and_export,
+);
 
 impl Lab {
     fn new() -> Lab {
+        Lab::on(Backend::Sqlite).unwrap()
+    }
+    /// A lab whose store is on `backend`; None for PostgreSQL without a test server.
+    fn on(backend: Backend) -> Option<Lab> {
         let tmp = tempfile::tempdir().unwrap();
-        let db = tmp.path().join("store/results.db");
         let dir = tmp.path().join("data");
         std::fs::create_dir(&dir).unwrap();
-        Lab { _tmp: tmp, db, dir }
+        let (db, pg) = match backend {
+            Backend::Sqlite => (tmp.path().join("store/results.db"), None),
+            Backend::Pg => {
+                let pg = PgDb::new()?;
+                (std::path::PathBuf::from(pg.url()), Some(pg))
+            }
+        };
+        Some(Lab {
+            _tmp: tmp,
+            db,
+            dir,
+            _pg: pg,
+        })
+    }
+    /// The store opened in this process.
+    fn store(&self) -> iolab::store::Store {
+        let loc = iolab::store::Location::parse(self.db.as_os_str(), "--db").unwrap();
+        iolab::store::Store::open_at(&loc).unwrap()
     }
     fn run(&self, args: &[&str]) -> Run {
         let mut a = vec![
@@ -58,9 +123,7 @@ fn saved_id(stderr: &str) -> i64 {
         .unwrap()
 }
 
-#[test]
-fn run_save_show_gives_the_same_json() {
-    let lab = Lab::new();
+fn run_save_show_gives_the_same_json(lab: Lab) {
     let r = lab.run(&[
         "--mode", "rndrw", "--ops", "300", "--json", "--label", "base", "--tag", "disk=vda",
     ]);
@@ -130,16 +193,11 @@ fn run_save_show_gives_the_same_json() {
         0
     );
     // histograms are stored and give back the percentiles
-    let conn = Connection::open(&lab.db).unwrap();
-    let blobs: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM histograms WHERE run_id = ?1",
-            [id],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert!(blobs >= 2, "read and write histograms of rndrw");
-    let store = iolab::store::Store::open(&lab.db).unwrap();
+    let store = lab.store();
+    assert!(
+        store.histogram(id, 0, "write").unwrap().is_some(),
+        "read and write histograms of rndrw"
+    );
     let h = store.histogram(id, 0, "read").unwrap().unwrap();
     assert_eq!(
         h.count(),
@@ -163,14 +221,10 @@ fn run_save_show_gives_the_same_json() {
     let r = iolab_db(&lab.db, &["show", &id.to_string()]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains(&format!("no run {id}")), "{}", r.stderr);
-    let blobs: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM histograms WHERE run_id = ?1",
-            [id],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(blobs, 0);
+    // its histograms went with it
+    let store = lab.store();
+    assert!(store.histogram(id, 0, "read").unwrap().is_none());
+    assert!(store.histogram(id, 0, "write").unwrap().is_none());
 }
 
 #[test]
@@ -182,9 +236,7 @@ fn no_save_saves_nothing() {
     assert!(!lab.db.exists(), "--no-save does not even create the store");
 }
 
-#[test]
-fn repeat_stores_a_group_and_compare_tests_significance() {
-    let lab = Lab::new();
+fn repeat_stores_a_group_and_compare_tests_significance(lab: Lab) {
     let args = |rate: &'static str| {
         vec![
             "--mode", "rndrd", "--engine", "null", "--rate", rate, "--time", "0.5", "--repeat", "3",
@@ -292,9 +344,7 @@ Threads fairness:
     )
 }
 
-#[test]
-fn compare_reports_the_seed_000_delta_and_what_cannot_be_compared() {
-    let lab = Lab::new();
+fn compare_reports_the_seed_000_delta_and_what_cannot_be_compared(lab: Lab) {
     let d = lab._tmp.path();
     std::fs::write(d.join("a.txt"), sysbench_text(909.0)).unwrap();
     std::fs::write(d.join("b.txt"), sysbench_text(1049.0)).unwrap();
@@ -347,9 +397,7 @@ fn compare_reports_the_seed_000_delta_and_what_cannot_be_compared() {
     assert!(nc.iter().any(|x| x.contains("rndwr")), "{nc:?}");
 }
 
-#[test]
-fn export_csv_and_json() {
-    let lab = Lab::new();
+fn export_csv_and_json(lab: Lab) {
     let id = lab.saved(&["--mode", "rndrw", "--ops", "100", "--label", "x"]);
     let csv = lab
         .ok(&["export", &id.to_string(), "--format", "csv"])
@@ -389,9 +437,7 @@ fn export_csv_and_json() {
     assert!(r.stderr.contains("--format"));
 }
 
-#[test]
-fn imports_real_fio_and_sysbench_output() {
-    let lab = Lab::new();
+fn imports_real_fio_and_sysbench_output(lab: Lab) {
     let d = lab._tmp.path();
     let have = |t: &str| {
         std::process::Command::new("sh")
@@ -460,7 +506,7 @@ fn imports_real_fio_and_sysbench_output() {
         "{show}"
     );
     // the json+ histogram was kept
-    let store = iolab::store::Store::open(&lab.db).unwrap();
+    let store = lab.store();
     assert!(store.histogram(1, 0, "read").unwrap().is_some());
     // imported and native runs compare
     let native = lab.saved(&["--mode", "rndrd", "--ops", "200", "--bs", "16k"]);
@@ -477,9 +523,7 @@ fn imports_real_fio_and_sysbench_output() {
     assert!(fields.contains(&"tool"), "{fields:?}");
 }
 
-#[test]
-fn bad_imports_name_the_key_or_line_and_import_nothing() {
-    let lab = Lab::new();
+fn bad_imports_name_the_key_or_line_and_import_nothing(lab: Lab) {
     let d = lab._tmp.path();
     std::fs::write(d.join("good.txt"), sysbench_text(500.0)).unwrap();
     std::fs::write(
@@ -625,9 +669,7 @@ fn an_older_schema_is_migrated_in_place() {
     assert_eq!(t, 2);
 }
 
-#[test]
-fn concurrent_runs_both_save() {
-    let lab = Lab::new();
+fn concurrent_runs_both_save(lab: Lab) {
     let spawn = |dir: &Path| {
         std::process::Command::new(bin())
             .args([
@@ -705,9 +747,7 @@ fn a_locked_store_waits_and_saves() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("saved as run 1"));
 }
 
-#[test]
-fn unknown_ids_are_refused() {
-    let lab = Lab::new();
+fn unknown_ids_are_refused(lab: Lab) {
     lab.saved(&["--mode", "rndrd", "--ops", "5"]);
     for args in [
         vec!["show", "42"],
@@ -729,9 +769,7 @@ fn unknown_ids_are_refused() {
     );
 }
 
-#[test]
-fn compare_with_few_repetitions_says_how_wide_the_interval_is() {
-    let lab = Lab::new();
+fn compare_with_few_repetitions_says_how_wide_the_interval_is(lab: Lab) {
     let group = |repeat: &str| {
         let r = lab.run(&[
             "--mode", "rndrd", "--engine", "null", "--time", "0.2", "--repeat", repeat,
@@ -849,9 +887,7 @@ fn imports_stored_in_the_old_shape_read_as_today() {
 
 /// Zones results are stored as metrics rows too (docs/results.md, "One measurement shape"): one
 /// cell per zone, so two reads of the same target compare zone by zone and export as CSV.
-#[test]
-fn zones_runs_compare_and_export_zone_by_zone() {
-    let lab = Lab::new();
+fn zones_runs_compare_and_export_zone_by_zone(lab: Lab) {
     let img = lab.dir.join("disk.img");
     std::fs::write(&img, vec![9u8; 8 << 20]).unwrap();
     let args = [
@@ -913,9 +949,7 @@ fn zones_runs_compare_and_export_zone_by_zone() {
 /// Every stored kind comes out of `export --format json` with its measurements in one shape,
 /// `cells[].results.<op>.{ops, bytes, iops, bytes_per_sec, lat_ns}`, beside its own document: a
 /// file run, an import, a database run and an IOZone suite.
-#[test]
-fn export_gives_every_stored_kind_the_same_cells_shape() {
-    let lab = Lab::new();
+fn export_gives_every_stored_kind_the_same_cells_shape(lab: Lab) {
     let data = lab.dir.to_str().unwrap().to_string();
     let run = lab.saved(&["--engine", "null", "--mode", "rndrw", "--ops", "400"]);
     let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/fio-randread.json");
@@ -1004,9 +1038,7 @@ fn import_fixture(lab: &Lab, name: &str) -> i64 {
         .unwrap()
 }
 
-#[test]
-fn numjobs_without_group_reporting_compares_with_the_grouped_import() {
-    let lab = Lab::new();
+fn numjobs_without_group_reporting_compares_with_the_grouped_import(lab: Lab) {
     let grouped = import_fixture(&lab, "fio-numjobs4-grouped.json");
     let separate = import_fixture(&lab, "fio-numjobs4-separate.json");
     let c = lab
@@ -1177,9 +1209,7 @@ fn a_run_the_store_did_not_take_is_kept_in_a_file_and_imported_later() {
     assert_eq!(list["runs"][0]["tool"], "iolab");
 }
 
-#[test]
-fn importing_the_same_file_twice_warns_and_imports() {
-    let lab = Lab::new();
+fn importing_the_same_file_twice_warns_and_imports(lab: Lab) {
     let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/fio-randread.json");
     let first = lab.ok(&["import", f.to_str().unwrap()]);
     assert!(!first.stderr.contains("warning"), "{}", first.stderr);
@@ -1194,9 +1224,7 @@ fn importing_the_same_file_twice_warns_and_imports() {
     assert!(again.stdout.contains("as run 2"), "{}", again.stdout);
 }
 
-#[test]
-fn groups_are_named_gn_in_list_csv_and_export() {
-    let lab = Lab::new();
+fn groups_are_named_gn_in_list_csv_and_export(lab: Lab) {
     let r = lab.run(&[
         "--engine", "null", "--mode", "rndrd", "--ops", "10", "--repeat", "2",
     ]);
@@ -1285,9 +1313,7 @@ fn a_db_run_the_store_did_not_take_is_kept_and_imported_later() {
 
 /// A run with roles: stored as one metrics cell per role (the `role` column), shown like the
 /// live table, compared role by role with another run of the same roles.
-#[test]
-fn roles_are_stored_shown_and_compared_by_name() {
-    let lab = Lab::new();
+fn roles_are_stored_shown_and_compared_by_name(lab: Lab) {
     let args = [
         "--engine",
         "null",
@@ -1311,19 +1337,14 @@ fn roles_are_stored_shown_and_compared_by_name() {
         shown.contains("wal (seqwr)") && shown.contains("reads (rndrd)"),
         "{shown}"
     );
-    let conn = Connection::open(&lab.db).unwrap();
-    let mut st = conn
-        .prepare(
-            "SELECT cell, role, mode, op, ops FROM metrics WHERE run_id = ?1 ORDER BY cell, op",
-        )
-        .unwrap();
-    let rows: Vec<(i64, Option<String>, String, String, i64)> = st
-        .query_map([id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
-        })
+    let mut rows: Vec<(i64, Option<String>, String, String, i64)> = lab
+        .store()
+        .metrics(id)
         .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+        .into_iter()
+        .map(|m| (m.cell, m.role, m.mode, m.op, m.ops))
+        .collect();
+    rows.sort();
     let want = |c, role: &str, mode: &str, op: &str, n| {
         (
             c,
@@ -1483,4 +1504,687 @@ fn verify_dir_is_stored_listed_shown_and_kept_when_the_store_refuses_it() {
     let l = iolab_db(&good, &["list", "--json"]);
     let l: serde_json::Value = serde_json::from_str(&l.stdout).unwrap();
     assert_eq!(l["runs"][0]["kind"], "verify");
+}
+
+/// Concurrent first use of a store that does not exist yet: 8 `iolab run` processes started
+/// together on a fresh `--db` path, 20 times. Every one saves its run: a store being created is
+/// never judged foreign ("not an iolab results store") by a process that finds it half made.
+#[test]
+fn concurrent_first_use_of_a_new_store_saves_every_run() {
+    const PROCS: usize = 8;
+    const TRIALS: usize = 20;
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs: Vec<_> = (0..PROCS)
+        .map(|i| {
+            let d = tmp.path().join(format!("data{i}"));
+            std::fs::create_dir(&d).unwrap();
+            d
+        })
+        .collect();
+    for trial in 0..TRIALS {
+        let db = tmp.path().join(format!("t{trial}/results.db"));
+        let children: Vec<_> = dirs
+            .iter()
+            .map(|d| {
+                std::process::Command::new(bin())
+                    .args([
+                        "run",
+                        "--db",
+                        db.to_str().unwrap(),
+                        "--dir",
+                        d.to_str().unwrap(),
+                        "--files",
+                        "1",
+                        "--size",
+                        "1M",
+                        "--mode",
+                        "rndrd",
+                        "--engine",
+                        "null",
+                        "--ops",
+                        "10",
+                        "-q",
+                    ])
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in children {
+            let o = c.wait_with_output().unwrap();
+            assert!(
+                o.status.success(),
+                "trial {trial}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        let l = iolab(&["list", "--json", "--db", db.to_str().unwrap()]);
+        assert_eq!(l.code, 0, "{}", l.stderr);
+        assert_eq!(l.json()["runs"].as_array().unwrap().len(), PROCS);
+        // Nothing but the store (and its WAL files) is left beside it: no half-made temporaries.
+        let left: Vec<String> = entries(db.parent().unwrap())
+            .into_iter()
+            .filter(|n| !n.starts_with("results.db"))
+            .collect();
+        assert!(
+            left.is_empty(),
+            "trial {trial}: left beside the store: {left:?}"
+        );
+    }
+}
+
+/// A `--db` that parses as a URL is a URL: a scheme iolab does not know is one clear line naming
+/// the supported ones (exit 2), and nothing is created, neither a file named after the URL nor
+/// a run's files.
+#[test]
+fn a_db_url_of_an_unknown_scheme_is_refused_and_creates_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    for url in [
+        "mysql://u@h:3306/db",
+        "http://example.invalid/x",
+        "Redis://h/0",
+    ] {
+        for args in [
+            vec!["list", "--db", url],
+            vec![
+                "run",
+                "--db",
+                url,
+                "--dir",
+                data.to_str().unwrap(),
+                "--files",
+                "1",
+                "--size",
+                "1M",
+                "--mode",
+                "rndrd",
+                "--ops",
+                "5",
+            ],
+        ] {
+            let r = to_run(
+                std::process::Command::new(bin())
+                    .args(&args)
+                    .current_dir(tmp.path())
+                    .env_remove("IOLAB_DB")
+                    .output()
+                    .unwrap(),
+            );
+            assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+            assert!(
+                r.stderr.contains("--db")
+                    && r.stderr.contains("postgres://")
+                    && r.stderr.contains("sqlite://"),
+                "{}",
+                r.stderr
+            );
+            assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+            assert!(r.stdout.is_empty());
+        }
+    }
+    // Nothing was made: no file or folder named after a URL, no files in --dir.
+    assert_eq!(entries(tmp.path()), ["data"]);
+    assert!(entries(&data).is_empty());
+    // The same through IOLAB_DB.
+    let r = to_run(
+        std::process::Command::new(bin())
+            .args(["list"])
+            .current_dir(tmp.path())
+            .env("IOLAB_DB", "ftp://h/x")
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("IOLAB_DB"), "{}", r.stderr);
+    assert_eq!(entries(tmp.path()), ["data"]);
+}
+
+/// `sqlite:///path` names the same SQLite store as the plain path.
+#[test]
+fn a_sqlite_url_is_the_same_store_as_its_path() {
+    let lab = Lab::new();
+    let id = lab.saved(&["--mode", "rndrd", "--engine", "null", "--ops", "10"]);
+    let url = format!("sqlite://{}", lab.db.display());
+    let r = iolab(&["show", &id.to_string(), "--json", "--db", &url]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["mode"], "rndrd");
+    assert_eq!(
+        r.json(),
+        lab.ok(&["show", &id.to_string(), "--json"]).json()
+    );
+}
+
+/// A lab on the test PostgreSQL server, or a printed SKIP (a failure under CI=true).
+fn pg_lab(test: &str) -> Option<Lab> {
+    let l = Lab::on(Backend::Pg);
+    if l.is_none() {
+        skip(
+            test,
+            "IOLAB_TEST_PG_URL is not set (scripts/test.sh starts the server as root)",
+        );
+    }
+    l
+}
+
+/// Four hosts writing into one PostgreSQL store at once (its first use included), 50 runs
+/// each: all 200 runs are saved, each group holds its own 50, no id twice.
+#[test]
+fn pg_four_concurrent_writers_of_fifty_runs_lose_nothing() {
+    let Some(lab) = pg_lab("pg_four_concurrent_writers_of_fifty_runs_lose_nothing") else {
+        return;
+    };
+    let children: Vec<_> = (0..4)
+        .map(|i| {
+            let d = lab._tmp.path().join(format!("w{i}"));
+            std::fs::create_dir(&d).unwrap();
+            std::process::Command::new(bin())
+                .args([
+                    "run",
+                    "--dir",
+                    d.to_str().unwrap(),
+                    "--files",
+                    "1",
+                    "--size",
+                    "1M",
+                    "--mode",
+                    "rndrd",
+                    "--engine",
+                    "null",
+                    "--ops",
+                    "20",
+                    "--repeat",
+                    "50",
+                    "--label",
+                    &format!("writer{i}"),
+                    "-q",
+                ])
+                .env("IOLAB_DB", &lab.db)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let o = c.wait_with_output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let l = lab.ok(&["list", "--json", "--limit", "1000"]).json();
+    let runs = l["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 200);
+    let mut ids: Vec<i64> = runs.iter().map(|r| r["id"].as_i64().unwrap()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 200);
+    for i in 0..4 {
+        let mine: Vec<&serde_json::Value> = runs
+            .iter()
+            .filter(|r| r["label"] == format!("writer{i}"))
+            .collect();
+        assert_eq!(mine.len(), 50, "writer{i}");
+        let g = &mine[0]["group"];
+        assert!(
+            mine.iter().all(|r| &r["group"] == g),
+            "writer{i}: one group"
+        );
+        // every run has its metrics
+        let id = mine[0]["id"].to_string();
+        let e = lab.ok(&["export", &id, "--format", "json"]).json();
+        assert!(!e.to_string().is_empty());
+    }
+    let hosts: std::collections::BTreeSet<&str> =
+        runs.iter().map(|r| r["host"].as_str().unwrap()).collect();
+    assert_eq!(hosts.len(), 1, "runs name their host: {hosts:?}");
+    assert!(!hosts.iter().next().unwrap().is_empty());
+}
+
+/// A PostgreSQL store that cannot be reached at start: one clear line naming the store (with
+/// its password masked), exit 2, the run does not start; with --no-save it runs.
+#[test]
+fn pg_down_at_start_refuses_the_run_unless_no_save() {
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    // A port nothing listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://iolab:secret@127.0.0.1:{port}/iolab");
+    let args = |extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--db",
+            url.as_str(),
+            "--dir",
+            data.to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "1M",
+            "--mode",
+            "rndrd",
+            "--ops",
+            "10",
+        ];
+        a.extend_from_slice(extra);
+        a.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let r = to_run(
+        std::process::Command::new(bin())
+            .args(args(&[]))
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("cannot reach the PostgreSQL results store")
+            && r.stderr
+                .contains(&format!("--db postgres://iolab:***@127.0.0.1:{port}/iolab"))
+            && !r.stderr.contains("secret")
+            && r.stderr.contains("--no-save"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty());
+    assert!(entries(&data).is_empty(), "the run did not start");
+    let r = to_run(
+        std::process::Command::new(bin())
+            .args(args(&["--no-save", "--json"]))
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.json()["results"]["read"]["ops"], 10);
+}
+
+/// PostgreSQL going away while a run measures (its connection ended by the server): the
+/// results are printed, the document is kept in the local spool, exit 4; the next command that
+/// writes into the store saves it.
+#[test]
+fn pg_going_away_mid_run_prints_keeps_the_results_and_exits_4() {
+    let Some(lab) = pg_lab("pg_going_away_mid_run_prints_keeps_the_results_and_exits_4") else {
+        return;
+    };
+    let pg = lab._pg.as_ref().unwrap();
+    let state = lab._tmp.path().join("state");
+    let mut cmd = std::process::Command::new(bin());
+    cmd.args([
+        "run",
+        "--dir",
+        lab.dir.to_str().unwrap(),
+        "--files",
+        "1",
+        "--size",
+        "1M",
+        "--mode",
+        "rndrd",
+        "--engine",
+        "null",
+        "--rate",
+        "1000",
+        "--time",
+        "2",
+        "--report-interval",
+        "0.2",
+        "-q",
+        "--json",
+    ])
+    .env("IOLAB_DB", &lab.db)
+    .env("XDG_STATE_HOME", &state);
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the run measures, the server ends every connection to the store's database.
+    let mut err = child.stderr.take().unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    while !String::from_utf8_lossy(&seen).contains("[ 0.2s ]") {
+        let n = std::io::Read::read(&mut err, &mut buf).unwrap();
+        assert!(n > 0, "{}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let killed: i64 = pg
+        .client()
+        .query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(killed >= 1, "iolab's connection was ended");
+    let _ = std::io::Read::read_to_end(&mut err, &mut seen);
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&seen);
+    assert_eq!(o.status.code(), Some(4), "{stderr}");
+    let printed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(printed["results"]["read"]["ops"].as_u64().unwrap() > 0);
+    let dir = state.join("iolab/unsaved");
+    let files = entries(&dir);
+    assert_eq!(files.len(), 1, "{files:?}: {stderr}");
+    let kept = dir.join(&files[0]);
+    assert!(
+        stderr.contains("not saved") && stderr.contains(kept.to_str().unwrap()),
+        "{stderr}"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&kept).unwrap()).unwrap();
+    assert_eq!(doc, printed);
+    assert_eq!(
+        lab.ok(&["list", "--json"]).json()["runs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+    // The next command that writes into the store saves the kept run first, and removes it.
+    let next = std::process::Command::new(bin())
+        .args([
+            "run",
+            "--dir",
+            lab.dir.to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "1M",
+            "--mode",
+            "seqrd",
+            "--engine",
+            "null",
+            "--ops",
+            "10",
+            "-q",
+        ])
+        .env("IOLAB_DB", &lab.db)
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    let next_err = String::from_utf8_lossy(&next.stderr);
+    assert!(next.status.success(), "{next_err}");
+    assert!(
+        next_err.contains(&format!("saved {}", kept.display())) && next_err.contains("as run 1"),
+        "{next_err}"
+    );
+    assert!(next_err.contains("saved as run 2"), "{next_err}");
+    assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
+    assert_eq!(lab.ok(&["show", "1", "--json"]).json(), printed);
+}
+
+/// `store copy` between SQLite and PostgreSQL, both ways: every run with its group, tags,
+/// metrics and histograms, ids mapped; a second copy adds nothing.
+#[test]
+fn store_copy_moves_runs_between_sqlite_and_postgres_once() {
+    let Some(pg) = pg_lab("store_copy_moves_runs_between_sqlite_and_postgres_once") else {
+        return;
+    };
+    let lite = Lab::new();
+    // In SQLite: a group of two, a tagged single run, an import.
+    let r = lite.run(&[
+        "--mode", "rndrd", "--engine", "null", "--ops", "50", "--repeat", "2",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let single = lite.saved(&[
+        "--mode", "rndrw", "--ops", "100", "--tag", "disk=vda", "--label", "one",
+    ]);
+    import_fixture(&lite, "fio-randrw-jsonplus.json");
+    let n = |lab: &Lab| {
+        lab.ok(&["list", "--json"]).json()["runs"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(n(&lite), 4);
+    // PostgreSQL already holds a run of its own: ids differ, so they are mapped.
+    pg.saved(&["--mode", "seqrd", "--engine", "null", "--ops", "10"]);
+    let copy = |from: &Path, to: &Path| {
+        let r = iolab(&[
+            "store",
+            "copy",
+            "--from",
+            from.to_str().unwrap(),
+            "--to",
+            to.to_str().unwrap(),
+            "--json",
+        ]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.json()
+    };
+    let first = copy(&lite.db, &pg.db);
+    assert_eq!(first["copied"].as_array().unwrap().len(), 4, "{first}");
+    let to_of = |j: &serde_json::Value, from: i64| {
+        j["copied"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .chain(j["already"].as_array().unwrap())
+            .find(|m| m["from"] == from)
+            .unwrap()["to"]
+            .as_i64()
+            .unwrap()
+    };
+    let new_single = to_of(&first, single);
+    assert_ne!(new_single, single);
+    assert_eq!(n(&pg), 5);
+    // the same run on both sides: document, metrics, tags, group
+    let show = |lab: &Lab, id: i64| lab.ok(&["show", &id.to_string(), "--json"]).json();
+    assert_eq!(show(&lite, single), show(&pg, new_single));
+    let exp = |lab: &Lab, id: i64| {
+        let mut e = lab
+            .ok(&["export", &id.to_string(), "--format", "json"])
+            .json();
+        // the run's own id is the one thing that differs
+        e["runs"][0]["id"] = serde_json::Value::Null;
+        for m in e["runs"][0]["metrics"].as_array_mut().into_iter().flatten() {
+            m["run_id"] = serde_json::Value::Null;
+        }
+        e
+    };
+    let (a, b) = (exp(&lite, single), exp(&pg, new_single));
+    assert_eq!(a["runs"][0]["tags"], b["runs"][0]["tags"]);
+    assert_eq!(a["runs"][0]["cells"], b["runs"][0]["cells"], "{a}\n{b}");
+    let gl = pg.ok(&["list", "--json", "--label", "one"]).json();
+    assert_eq!(gl["runs"][0]["id"], new_single);
+    // the group came along whole
+    let grouped: Vec<String> = pg.ok(&["list", "--json"]).json()["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["group"].as_str().map(String::from))
+        .collect();
+    assert_eq!(grouped.len(), 2, "{grouped:?}");
+    assert_eq!(grouped[0], grouped[1]);
+    let e = pg.ok(&["export", &grouped[0], "--format", "json"]).json();
+    assert_eq!(e["runs"].as_array().unwrap().len(), 2, "{e}");
+    // the histograms came along: percentiles recomputed from them agree
+    let h1 = lite.store().histogram(single, 0, "read").unwrap().unwrap();
+    let h2 = pg
+        .store()
+        .histogram(new_single, 0, "read")
+        .unwrap()
+        .unwrap();
+    assert_eq!(h1.count(), h2.count());
+    // again: nothing is copied twice
+    let again = copy(&lite.db, &pg.db);
+    assert_eq!(again["copied"].as_array().unwrap().len(), 0, "{again}");
+    assert_eq!(again["already"].as_array().unwrap().len(), 4);
+    assert_eq!(n(&pg), 5);
+    // and back: PostgreSQL into a new SQLite store, then once more
+    let back = lite._tmp.path().join("back.db");
+    let b1 = copy(&pg.db, &back);
+    assert_eq!(b1["copied"].as_array().unwrap().len(), 5);
+    let b2 = copy(&pg.db, &back);
+    assert_eq!(b2["copied"].as_array().unwrap().len(), 0);
+    let r = iolab_db(
+        &back,
+        &["show", &to_of(&b1, new_single).to_string(), "--json"],
+    );
+    assert_eq!(r.json(), show(&lite, single));
+}
+
+/// A PostgreSQL database whose `runs` table iolab did not make, and a store of a newer schema,
+/// are refused as SQLite files are: exit 2, one line, nothing run, nothing changed.
+#[test]
+fn pg_stores_that_are_not_ours_or_newer_are_refused() {
+    let Some(other) = pg_lab("pg_stores_that_are_not_ours_or_newer_are_refused") else {
+        return;
+    };
+    let Some(newer) = pg_lab("pg_stores_that_are_not_ours_or_newer_are_refused") else {
+        return;
+    };
+    other
+        ._pg
+        .as_ref()
+        .unwrap()
+        .client()
+        .batch_execute("CREATE TABLE runs (id INT, customer TEXT)")
+        .unwrap();
+    newer.ok(&["list"]);
+    newer
+        ._pg
+        .as_ref()
+        .unwrap()
+        .client()
+        .batch_execute("UPDATE iolab_store SET version = 99")
+        .unwrap();
+    for (lab, needle) in [
+        (&other, "not an iolab results store"),
+        (&newer, "newer iolab"),
+    ] {
+        let r = iolab_db(&lab.db, &["list"]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+        assert!(
+            r.stderr.contains(needle) && r.stderr.contains("--db postgres://"),
+            "{}",
+            r.stderr
+        );
+        let r = lab.run(&["--mode", "rndrd", "--ops", "5"]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(r.stdout.is_empty());
+        assert!(entries(&lab.dir).is_empty());
+    }
+    // the other application's table is untouched, and no store was made beside it
+    let mut c = other._pg.as_ref().unwrap().client();
+    let cols: i64 = c
+        .query_one(
+            "SELECT count(*) FROM information_schema.columns WHERE table_name = 'runs'",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(cols, 2);
+    let ours: bool = c
+        .query_one("SELECT to_regclass('iolab_store') IS NOT NULL", &[])
+        .unwrap()
+        .get(0);
+    assert!(!ours);
+}
+
+/// A run an SQLite store did not take (exit 4) is saved by the next run into that store, once
+/// the store takes runs again, whatever spelling of its path that run uses.
+#[test]
+fn a_kept_run_is_saved_by_the_next_run_into_its_store() {
+    let lab = Lab::new();
+    let state = lab._tmp.path().join("state");
+    drop(iolab::store::Store::open(&lab.db).unwrap());
+    let conn = Connection::open(&lab.db).unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER no_room BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'no room left'); END;",
+    )
+    .unwrap();
+    let run = |db: &Path| {
+        std::process::Command::new(bin())
+            .args([
+                "run",
+                "--dir",
+                lab.dir.to_str().unwrap(),
+                "--files",
+                "1",
+                "--size",
+                "1M",
+                "--mode",
+                "rndrd",
+                "--engine",
+                "null",
+                "--ops",
+                "10",
+                "-q",
+                "--json",
+            ])
+            .env("IOLAB_DB", db)
+            .env("XDG_STATE_HOME", &state)
+            .output()
+            .unwrap()
+    };
+    let o = run(&lab.db);
+    assert_eq!(o.status.code(), Some(4));
+    let printed: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let dir = state.join("iolab/unsaved");
+    assert_eq!(entries(&dir).len(), 1);
+    // still refused: the next run is kept too, and the first stays
+    let o = run(&lab.db);
+    assert_eq!(o.status.code(), Some(4));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("is still not saved"), "{err}");
+    assert_eq!(entries(&dir).len(), 2);
+    conn.execute_batch("DROP TRIGGER no_room;").unwrap();
+    // the store's path spelled another way (through its folder's `..`)
+    let other = lab
+        .db
+        .parent()
+        .unwrap()
+        .join("../store")
+        .join(lab.db.file_name().unwrap());
+    let o = run(&other);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert_eq!(err.matches("(kept when").count(), 2, "{err}");
+    assert!(entries(&dir).is_empty(), "{:?}", entries(&dir));
+    let l = lab.ok(&["list", "--json"]).json();
+    assert_eq!(l["runs"].as_array().unwrap().len(), 3);
+    assert_eq!(lab.ok(&["show", "1", "--json"]).json(), printed);
+}
+
+/// `store copy` from a file that does not exist, or into a URL of an unknown scheme: one line
+/// naming the flag, exit 2, nothing made.
+#[test]
+fn store_copy_refuses_a_missing_source_and_an_unknown_scheme() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("missing.db");
+    let to = tmp.path().join("to.db");
+    let r = iolab(&[
+        "store",
+        "copy",
+        "--from",
+        missing.to_str().unwrap(),
+        "--to",
+        to.to_str().unwrap(),
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--from") && r.stderr.contains("no such results store"),
+        "{}",
+        r.stderr
+    );
+    let lab = Lab::new();
+    lab.saved(&["--mode", "rndrd", "--engine", "null", "--ops", "5"]);
+    let r = iolab(&[
+        "store",
+        "copy",
+        "--from",
+        lab.db.to_str().unwrap(),
+        "--to",
+        "mysql://h/x",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--to mysql://h/x"), "{}", r.stderr);
+    assert!(entries(tmp.path()).is_empty(), "{:?}", entries(tmp.path()));
 }

@@ -191,8 +191,25 @@ fn bad_axes_are_refused_before_anything_runs() {
 #[test]
 fn an_interrupted_sweep_resumes_without_rerunning_finished_cells() {
     let d = tempfile::tempdir().unwrap();
-    let db = d.path().join("r.db");
-    let data = d.path().join("data");
+    resume_case(&d.path().join("r.db"), d.path());
+}
+
+/// The same on a PostgreSQL store (the test server of scripts/test.sh).
+#[test]
+fn an_interrupted_sweep_resumes_on_a_postgres_store() {
+    let Some(pg) = PgDb::new() else {
+        return skip(
+            "an_interrupted_sweep_resumes_on_a_postgres_store",
+            "IOLAB_TEST_PG_URL is not set (scripts/test.sh starts the server as root)",
+        );
+    };
+    let d = tempfile::tempdir().unwrap();
+    resume_case(&std::path::PathBuf::from(pg.url()), d.path());
+}
+
+fn resume_case(db: &std::path::Path, tmp: &std::path::Path) {
+    let db = db.to_path_buf();
+    let data = tmp.join("data");
     std::fs::create_dir(&data).unwrap();
     let dstr = data.to_str().unwrap().to_string();
     // Stop once the sweep is stored and its first cell (of 1 s each) is saved.

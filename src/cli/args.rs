@@ -75,6 +75,38 @@ pub enum Cmd {
     /// Re-read a file set written by `iolab run --verify --keep` and check every block a verify
     /// write reached: lost, misdirected, torn and stale blocks are listed (exit 3 when any is).
     Verify(VerifyArgs),
+    /// Work on results stores as a whole: `store copy --from A --to B` copies every run
+    /// (SQLite <-> PostgreSQL), ids mapped, nothing copied twice.
+    Store(StoreArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct StoreArgs {
+    #[command(subcommand)]
+    pub which: StoreCmd,
+}
+
+#[derive(Subcommand, Debug, Clone)]
+pub enum StoreCmd {
+    /// Copy every run of store A (with its metrics, histograms, tags and group) into store B, which
+    /// is created when missing; a run B already holds (same kind, start time, host and document)
+    /// is not copied again. Prints each run's id in A and in B.
+    Copy(StoreCopyArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct StoreCopyArgs {
+    /// The store to copy from: a file path, sqlite:///path or postgres://user:pass@host:port/db.
+    #[arg(long, value_name = "PATH|URL")]
+    pub from: PathBuf,
+    /// The store to copy into (the same forms).
+    #[arg(long, value_name = "PATH|URL")]
+    pub to: PathBuf,
+    /// Print the id map as JSON (schema iolab-store-copy/1).
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -102,8 +134,8 @@ pub struct VerifyArgs {
 
 #[derive(Args, Debug, Clone)]
 pub struct DbArgs {
-    /// The results store (default: $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db, else ~/.local/share/iolab/results.db).
-    #[arg(long, value_name = "PATH")]
+    /// The results store: a file path, sqlite:///path, or postgres://user:pass@host:port/db (default: $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db, else ~/.local/share/iolab/results.db).
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<PathBuf>,
 }
 
@@ -139,6 +171,9 @@ impl Cmd {
             Cmd::Compare(a) => &a.out,
             Cmd::Export(a) => &a.out,
             Cmd::Verify(a) => &a.out,
+            Cmd::Store(a) => match &a.which {
+                StoreCmd::Copy(x) => &x.out,
+            },
             Cmd::Crashcheck(a) => match &a.which {
                 CrashCmd::Write(x) => &x.out,
                 CrashCmd::Verify(x) => &x.out,
@@ -304,6 +339,8 @@ pub fn run_options_help(cmd: &str) -> String {
             "role",
             "profile",
             "ignore-unsupported",
+            "live",
+            "metrics-listen",
         ]
         .contains(&long)
         {
@@ -1206,6 +1243,15 @@ pub struct RunArgs {
     /// stderr, also when it is not a terminal and with -q.
     #[arg(long, value_name = "N", value_parser = interval_s, allow_negative_numbers = true)]
     pub report_interval: Option<f64>,
+    /// Write the per-second series as NDJSON while running: one object per measured second
+    /// (schema iolab-live/1, the fields of the stored time series), flushed each second; `-`
+    /// for stdout (docs/metrics.md).
+    #[arg(long, value_name = "FILE|-")]
+    pub live: Option<PathBuf>,
+    /// Serve Prometheus/OpenMetrics text at ADDR:PORT while running (iolab_ops_total,
+    /// iolab_bytes_total, iolab_latency_seconds, the device figures; docs/metrics.md).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics_listen: Option<String>,
     /// A role that runs at the same time as the other roles, with its own options and results
     /// (repeatable): NAME:key=value,... with run options as keys (mode=seqwr,bs=4k,threads=1,
     /// fsync-freq=1,direct,...). Options outside --role apply to every role; a role with size=

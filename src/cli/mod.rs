@@ -66,6 +66,11 @@ fn plan_for(args: &[String]) -> Result<Plan> {
     })?;
     match cli.cmd {
         Cmd::Run(mut r) => {
+            if r.live.is_some() || r.metrics_listen.is_some() {
+                return Err(Error::usage(
+                    "--live and --metrics-listen are options of `iolab run`, not of the runs of a sweep or saturation search",
+                ));
+            }
             r.quiet = true;
             let mut p = plan_run(&r)?;
             p.quiet = true;

@@ -23,6 +23,8 @@ const RUN_ONLY: &[&str] = &[
     "quiet",
     "iostat-interval",
     "report-interval",
+    "live",
+    "metrics-listen",
     "role",
     "profile",
     "ignore-unsupported",

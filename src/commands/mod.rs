@@ -72,11 +72,91 @@ pub fn emit(doc: &dyn crate::output::document::Document, json: bool) {
 }
 
 pub fn open_store(db: &cli::DbArgs) -> Result<Store> {
-    Store::open(&store::resolve_path(db.db.as_deref()))
+    Store::open_at(&store::resolve(db.db.as_deref())?)
 }
 
 pub fn open_store_write(db: &cli::DbArgs) -> Result<Store> {
-    Store::open_write(&store::resolve_path(db.db.as_deref()))
+    let mut s = Store::open_write_at(&store::resolve(db.db.as_deref())?)?;
+    save_kept(&mut s);
+    Ok(s)
+}
+
+/// The part of a kept document's file name that names the store it was meant for: `-for-` and
+/// 16 hex digits of the FNV-1a hash of the store as messages name it (the file's canonical path,
+/// or the URL with its password masked).
+fn kept_tag(store_path: &Path) -> String {
+    // An SQLite file by its canonical path, however the command spelled it.
+    let canon = std::fs::canonicalize(store_path).unwrap_or_else(|_| store_path.to_path_buf());
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in canon.as_os_str().as_encoded_bytes() {
+        h = (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("-for-{h:016x}")
+}
+
+/// Saves the documents an earlier command kept because this store did not take them (exit 4:
+/// a full disk, a PostgreSQL server gone during the run), now that it opened for writing: each
+/// saved is said on stderr and its file removed. One that cannot be saved stays for the next
+/// command (or `iolab import FILE`).
+pub fn save_kept(s: &mut Store) {
+    let suffix = format!("{}.json", kept_tag(&s.path));
+    for dir in store::unsaved_dirs(&s.path) {
+        let Ok(rd) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        let mut files: Vec<std::path::PathBuf> = rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.ends_with(&suffix))
+            })
+            .collect();
+        files.sort();
+        for f in files {
+            let Some(v) = std::fs::read_to_string(&f)
+                .ok()
+                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            else {
+                continue;
+            };
+            let saved = match v.get("schema").and_then(|x| x.as_str()) {
+                Some(crate::model::run::RUN_SCHEMA) => crate::model::run::RunDoc::from_json(&v)
+                    .ok()
+                    .map(|d| s.save_run(&d, &v, None, None)),
+                Some(crate::model::db::DB_SCHEMA) => {
+                    serde_json::from_value::<crate::model::db::DbDoc>(v.clone())
+                        .ok()
+                        .map(|d| s.save_db(&d, &v, &fsinfo::hostname()))
+                }
+                Some(crate::model::verify::VERIFY_SCHEMA) => {
+                    serde_json::from_value::<crate::model::verify::VerifyDoc>(v.clone())
+                        .ok()
+                        .map(|d| s.save_verify(&d, &v, None))
+                }
+                _ => None,
+            };
+            match saved {
+                Some(Ok(id)) => {
+                    let _ = std::fs::remove_file(&f);
+                    eprintln!(
+                        "iolab: saved {} (kept when {} did not take it) as run {id}",
+                        f.display(),
+                        s.path.display()
+                    );
+                }
+                Some(Err(e)) => {
+                    eprintln!(
+                        "iolab: warning: {} is still not saved ({e}); it stays for the next command",
+                        f.display()
+                    );
+                    return;
+                }
+                None => {}
+            }
+        }
+    }
 }
 
 /// The roots and path `iolab env` / `iolab check` describe (`--root` for a fixture tree).
@@ -125,9 +205,10 @@ pub fn keep_unsaved(
     json: &serde_json::Value,
 ) -> std::result::Result<std::path::PathBuf, String> {
     let name = format!(
-        "{}-{}.json",
+        "{}-{}{}.json",
         chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"),
-        std::process::id()
+        std::process::id(),
+        kept_tag(store_path)
     );
     let text = format!(
         "{}\n",
@@ -247,6 +328,9 @@ fn dispatch(cmd: Cmd) -> Result<i32> {
             cli::CrashCmd::Verify(x) => crashcheck::verify(x),
         },
         Cmd::Verify(a) => crashcheck::verify_set(&a),
+        Cmd::Store(a) => match &a.which {
+            cli::StoreCmd::Copy(x) => stored::store_copy(x),
+        },
     }
 }
 

@@ -24,11 +24,24 @@ pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
         ));
     }
     let mut plan = cli::plan_run(a)?;
-    // Open the store first: a store that cannot take the results should not cost a benchmark.
-    let db = if a.no_save {
-        None
-    } else {
-        Some(open_store(&a.db)?)
+    // Open the store first: a store that cannot take the results should not cost a benchmark;
+    // the same for the live export (a port in use, a --live file that cannot be made).
+    let ready = (|| -> Result<_> {
+        let db = if a.no_save {
+            None
+        } else {
+            Some(open_store_write(&a.db)?)
+        };
+        Ok((db, live_export(a)?))
+    })();
+    let (db, (obs, _server)) = match ready {
+        Ok(x) => x,
+        Err(e) => {
+            if plan.created_dir {
+                let _ = std::fs::remove_dir(&plan.fileset.dir);
+            }
+            return Err(e);
+        }
     };
     let stop = stop_flag();
     let reps = a.repeat.max(1);
@@ -43,7 +56,7 @@ pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
         }
     };
     let (created_dir, keep) = (plan.created_dir, plan.keep);
-    let r = run_locked(a, &mut plan, db, &stop, reps);
+    let r = run_locked(a, &mut plan, db, &stop, reps, obs.as_ref());
     drop(lock);
     // The lock file was the last thing in a --dir this run created.
     if created_dir && !keep {
@@ -122,6 +135,7 @@ fn run_locked(
     mut db: Option<Store>,
     stop: &AtomicBool,
     reps: u32,
+    obs: Option<&crate::measure::export::Observer>,
 ) -> Result<i32> {
     // A set --reprepare replaces is this run's, like one it created.
     // A device target is never prepared or removed: it counts as there before.
@@ -173,7 +187,7 @@ fn run_locked(
     let fmt = a.format();
     let want_json = fmt != OutputFormat::Normal;
     for i in 0..reps {
-        let doc = match runner::run(plan, stop, |_| {}) {
+        let doc = match runner::run_observed(plan, stop, obs, |_| {}) {
             Ok(d) => d,
             Err(e) => {
                 if reps > 1 && !keep {
@@ -433,8 +447,9 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
     let mut db = if a.no_save {
         None
     } else {
-        Some(open_store(&a.db)?)
+        Some(open_store_write(&a.db)?)
     };
+    let (obs, _server) = live_export(a)?;
     let stop = stop_flag();
     // --repeat N: N stored runs of the whole job file, as a group (as `iolab run --repeat`)
     let group = match (&mut db, reps > 1) {
@@ -445,19 +460,20 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
     let mut not_saved = None;
     let mut worst = 0;
     for rep in 0..reps {
-        let (doc, jobfile, failed) = match run_jobfile_once(&run, &mut plans, &stop, &warnings) {
-            Ok(x) => x,
-            Err(e) => {
-                if rep == 0 {
-                    remove_created_dirs(&plans);
-                    return Err(e);
+        let (doc, jobfile, failed) =
+            match run_jobfile_once(&run, &mut plans, &stop, &warnings, obs.as_ref()) {
+                Ok(x) => x,
+                Err(e) => {
+                    if rep == 0 {
+                        remove_created_dirs(&plans);
+                        return Err(e);
+                    }
+                    // earlier repetitions were measured and saved
+                    eprintln!("iolab: {e}");
+                    worst = e.exit as i32;
+                    break;
                 }
-                // earlier repetitions were measured and saved
-                eprintln!("iolab: {e}");
-                worst = e.exit as i32;
-                break;
-            }
-        };
+            };
         let printed = Printed {
             doc: &doc,
             multi: run.phases > 1,
@@ -580,6 +596,7 @@ fn run_jobfile_once(
     plans: &mut [crate::spec::plan::Plan],
     stop: &AtomicBool,
     warnings: &[crate::model::run::Warning],
+    obs: Option<&crate::measure::export::Observer>,
 ) -> Result<(RunDoc, serde_json::Value, Option<Error>)> {
     let mut docs: Vec<RunDoc> = Vec::new();
     let mut failed: Option<Error> = None;
@@ -594,7 +611,7 @@ fn run_jobfile_once(
                 break;
             }
         };
-        let r = runner::run(plan, stop, |_| {});
+        let r = runner::run_observed(plan, stop, obs, |_| {});
         drop(lock);
         match r {
             Ok(d) => {
@@ -684,6 +701,8 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
         (!a.jobfiles.is_empty(), "a job file"),
         (a.repeat > 1, "--repeat"),
         (a.explain, "--explain"),
+        (a.live.is_some(), "--live"),
+        (a.metrics_listen.is_some(), "--metrics-listen"),
     ]
     .into_iter()
     .find_map(|(given, what)| given.then_some(what));
@@ -805,4 +824,61 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
     } else {
         0
     })
+}
+
+/// `--live FILE|-` and `--metrics-listen ADDR:PORT`: the observer the runner feeds and the
+/// server that reads it, both made before anything runs (a port in use or a file that cannot be
+/// created is a usage error, exit 2). `-` is stdout, refused when stdout also carries a JSON
+/// document.
+fn live_export(
+    a: &cli::RunArgs,
+) -> Result<(
+    Option<crate::measure::export::Observer>,
+    Option<crate::measure::export::MetricsServer>,
+)> {
+    use crate::measure::export::{MetricsServer, Observer};
+    if a.live.is_none() && a.metrics_listen.is_none() {
+        return Ok((None, None));
+    }
+    let stdout_lines = a.live.as_ref().is_some_and(|p| p.as_os_str() == "-");
+    if stdout_lines && a.format() != OutputFormat::Normal && a.out.output.is_none() {
+        return Err(Error::usage(
+            "--live -: stdout carries the JSON document of the run; write the lines to a file (--live FILE) or the document with --output FILE",
+        ));
+    }
+    let run_id = format!(
+        "{}-{}",
+        chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"),
+        std::process::id()
+    );
+    let obs = Observer::new(run_id, fsinfo::hostname());
+    // The port first: a port in use leaves no --live file behind.
+    let server = match &a.metrics_listen {
+        Some(addr) => {
+            let s = MetricsServer::start(addr, &obs)?;
+            if !a.quiet {
+                eprintln!(
+                    "metrics: http://{}/metrics (run_id {})",
+                    s.addr,
+                    obs.run_id()
+                );
+            }
+            Some(s)
+        }
+        None => None,
+    };
+    let out: Option<Box<dyn std::io::Write + Send>> = match &a.live {
+        None => None,
+        Some(_) if stdout_lines => Some(Box::new(std::io::stdout())),
+        Some(p) => {
+            let f = std::fs::File::create(p).map_err(|e| {
+                Error::usage(format!(
+                    "--live {}: cannot create the file ({e})",
+                    p.display()
+                ))
+            })?;
+            Some(Box::new(std::io::LineWriter::new(f)))
+        }
+    };
+    Ok((Some(obs.with_lines(out)), server))
 }

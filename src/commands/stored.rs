@@ -85,7 +85,8 @@ pub fn export(a: &cli::ExportArgs) -> Result<i32> {
 }
 
 pub fn import(a: &cli::ImportArgs) -> Result<i32> {
-    let mut s = open_store_write(&a.db)?;
+    // Not open_store_write: the files named here are imported, not the kept ones too.
+    let mut s = Store::open_write_at(&store::resolve(a.db.db.as_deref())?)?;
     let tags = cli::parse_tags(&a.tags)?;
     let host = a.host.clone().unwrap_or_else(fsinfo::hostname);
     // Parse everything first: nothing is imported when one file is bad.
@@ -220,4 +221,58 @@ fn warn_again(s: &Store, f: &Path, kind: &str, doc: &serde_json::Value) -> Resul
         );
     }
     Ok(())
+}
+
+/// `iolab store copy --from A --to B`: every run of A into B (created when missing), ids
+/// mapped; runs B already holds are not copied again, so repeating it copies nothing.
+pub fn store_copy(a: &cli::StoreCopyArgs) -> Result<i32> {
+    let from = store::Location::parse(a.from.as_os_str(), "--from")?;
+    let to = store::Location::parse(a.to.as_os_str(), "--to")?;
+    if from == to {
+        return Err(Error::usage(format!(
+            "--from and --to name the same store ({from}); give two stores"
+        )));
+    }
+    // A source that does not exist is not made (an empty store copies nothing).
+    if let Some(p) = from.sqlite_path().filter(|p| !p.exists()) {
+        return Err(Error::usage(format!(
+            "--from {}: no such results store",
+            p.display()
+        )));
+    }
+    let src = Store::open_at(&from).map_err(|e| rename_flag(e, "--from"))?;
+    let mut dst = Store::open_write_at(&to).map_err(|e| rename_flag(e, "--to"))?;
+    let r = src.copy_into(&mut dst)?;
+    if a.json {
+        print_json(&serde_json::json!({
+            "schema": "iolab-store-copy/1",
+            "from": from.to_string(),
+            "to": to.to_string(),
+            "copied": r.copied.iter().map(|(f, t)| serde_json::json!({"from": f, "to": t})).collect::<Vec<_>>(),
+            "already": r.already.iter().map(|(f, t)| serde_json::json!({"from": f, "to": t})).collect::<Vec<_>>(),
+        }));
+    } else {
+        let mut s = String::new();
+        for (f, t) in &r.copied {
+            s.push_str(&format!("run {f} -> {t}\n"));
+        }
+        for (f, t) in &r.already {
+            s.push_str(&format!("run {f} = {t} (already there)\n"));
+        }
+        s.push_str(&format!(
+            "copied {} runs from {from} to {to}; {} were there already\n",
+            r.copied.len(),
+            r.already.len()
+        ));
+        print_out(&s);
+    }
+    Ok(0)
+}
+
+/// An error about a store opened for `store copy` names the flag that gave it, not `--db`.
+fn rename_flag(mut e: Error, flag: &str) -> Error {
+    if let Some(rest) = e.msg.strip_prefix("--db ") {
+        e.msg = format!("{flag} {rest}");
+    }
+    e
 }

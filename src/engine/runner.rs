@@ -6,6 +6,7 @@ use crate::engine::verify::{self, VerifySetup};
 use crate::engine::worker::{MapPtr, Progress, Shared};
 use crate::engine::{caps, run_worker};
 use crate::error::{Error, Result};
+use crate::measure::export::{Observer, PhaseUnit};
 use crate::measure::live::{self, LiveCounters};
 use crate::measure::stats::{self, OpKind, ThreadStats};
 use crate::measure::truth;
@@ -203,6 +204,7 @@ fn run_phase(
     devices: &[String],
     vset: Option<&VerifySetup>,
     sync: &dyn PhaseSync,
+    obs: Option<&Observer>,
 ) -> Result<Phase> {
     let mut files: Vec<Vec<File>> = Vec::new();
     let mut maps: Vec<Maps> = Vec::new();
@@ -229,7 +231,8 @@ fn run_phase(
         .map(|u| {
             (0..u.job.threads)
                 .map(|_| Progress {
-                    live: plan.report_interval.map(|_| LiveCounters::default()),
+                    live: (plan.report_interval.is_some() || obs.is_some())
+                        .then(|| std::sync::Arc::new(LiveCounters::default())),
                     ..Progress::default()
                 })
                 .collect()
@@ -275,6 +278,24 @@ fn run_phase(
         })
         .collect();
     let live = !plan.quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
+    // The live export: this phase's units and their threads' counters, a cell number.
+    let export_units: Vec<PhaseUnit> = units
+        .iter()
+        .map(|u| PhaseUnit {
+            mode: u.job.mode.to_string(),
+            role: u.role.map(str::to_string),
+            kinds: op_kinds(u.job).iter().map(|k| k.0 as usize).collect(),
+        })
+        .collect();
+    let export_cell = obs.map(|o| {
+        o.begin_phase(
+            &export_units,
+            progress
+                .iter()
+                .map(|ps| ps.iter().filter_map(|p| p.live.clone()).collect())
+                .collect(),
+        )
+    });
     let (u0, s0) = rusage();
     let cell_done = crate::measure::iostat::StopSignal::new();
     let mut device = None;
@@ -286,12 +307,18 @@ fn run_phase(
                 std::thread::Builder::new()
                     .name("iolab-iostat".into())
                     .spawn_scoped(s, move || {
-                        crate::measure::iostat::sample_until(
+                        let mode = job0.mode.to_string();
+                        crate::measure::iostat::sample_until_with(
                             &plan.roots.proc,
                             devices,
                             plan.iostat_interval,
                             measure_start,
                             cell_done,
+                            &|sample| {
+                                if let (Some(o), Some(c)) = (obs, export_cell) {
+                                    o.device_sample(c, &mode, sample);
+                                }
+                            },
                         )
                     })
             })
@@ -345,6 +372,32 @@ fn run_phase(
             cell_done.set();
             return Err(e);
         }
+        // `--live`: one line per measured second, on a thread of its own (beside the report
+        // lines or the live line).
+        let lines = match (obs, export_cell) {
+            (Some(o), Some(cell)) if o.wants_lines() => {
+                let (progress, finished, export_units) = (&progress, &finished, &export_units);
+                std::thread::Builder::new()
+                    .name("iolab-live".into())
+                    .spawn_scoped(s, move || {
+                        let groups: Vec<Vec<&LiveCounters>> = progress
+                            .iter()
+                            .map(|ps| ps.iter().filter_map(|p| p.live.as_deref()).collect())
+                            .collect();
+                        let threads: usize = progress.iter().map(Vec::len).sum();
+                        live::report_every_groups(
+                            &groups,
+                            Duration::from_secs(1),
+                            start,
+                            measure_start,
+                            &|| finished.load(Ordering::Acquire) >= threads,
+                            &mut |stamp, ds| o.interval(cell, export_units, stamp, ds),
+                        );
+                    })
+                    .ok()
+            }
+            _ => None,
+        };
         if let Some(every) = plan.report_interval {
             report_lines(units, &progress, &finished, every, start, measure_start);
         } else if live {
@@ -374,6 +427,12 @@ fn run_phase(
             .collect();
         cell_done.set();
         device = sampler.map(|h| h.join().expect("sampler panicked"));
+        if let Some(h) = lines {
+            h.join().expect("live lines panicked");
+        }
+        if let Some(o) = obs {
+            o.end_phase();
+        }
         Ok(r)
     })
     .map_err(|e| {
@@ -477,6 +536,7 @@ fn run_cell(
     devices: &[String],
     vset: Option<&mut VerifySetup>,
     sync: &dyn PhaseSync,
+    obs: Option<&Observer>,
 ) -> Result<CellResult> {
     let spec = &plan.fileset;
     let mut phase = run_phase(
@@ -490,6 +550,7 @@ fn run_cell(
         devices,
         vset.as_deref(),
         sync,
+        obs,
     )?;
     let merged = phase.merged.pop().expect("one unit");
     if let (Some(vs), Some(v)) = (vset, &merged.verify) {
@@ -516,6 +577,7 @@ fn run_cell(
 /// Measures the roles of a plan in one phase: one cell whose `roles` are each role's results
 /// and whose `results` are their totals. The file sets must be complete; `resident_pct` is the
 /// share of each role's set in the page cache at the start.
+#[allow(clippy::too_many_arguments)]
 fn run_roles_cell(
     plan: &Plan,
     env: &RunEnv,
@@ -524,6 +586,7 @@ fn run_roles_cell(
     resident_pct: &[f64],
     devices: &[String],
     sync: &dyn PhaseSync,
+    obs: Option<&Observer>,
 ) -> Result<CellResult> {
     let units: Vec<Unit> = plan
         .roles
@@ -534,7 +597,7 @@ fn run_roles_cell(
             role: Some(&r.name),
         })
         .collect();
-    let phase = run_phase(plan, &units, stop, devices, None, sync)?;
+    let phase = run_phase(plan, &units, stop, devices, None, sync, obs)?;
     let mut roles = Vec::new();
     let mut warnings: Vec<Warning> = Vec::new();
     for (i, (r, m)) in plan.roles.iter().zip(&phase.merged).enumerate() {
@@ -601,25 +664,9 @@ fn report_lines(
 ) {
     let groups: Vec<Vec<&LiveCounters>> = progress
         .iter()
-        .map(|ps| ps.iter().filter_map(|p| p.live.as_ref()).collect())
+        .map(|ps| ps.iter().filter_map(|p| p.live.as_deref()).collect())
         .collect();
-    let kinds: Vec<Vec<(OpKind, &str)>> = units
-        .iter()
-        .map(|u| {
-            let job = u.job;
-            let fsyncs =
-                job.mode.writes() && (job.fsync_freq > 0 || job.fsync_all || job.fsync_end);
-            [
-                (OpKind::Read, job.mode.reads()),
-                (OpKind::Write, job.mode.writes()),
-                (OpKind::Fsync, fsyncs),
-            ]
-            .into_iter()
-            .filter(|k| k.1)
-            .map(|(k, _)| (k, k.name()))
-            .collect()
-        })
-        .collect();
+    let kinds: Vec<Vec<(OpKind, &str)>> = units.iter().map(|u| op_kinds(u.job)).collect();
     let threads: usize = progress.iter().map(Vec::len).sum();
     live::report_every_groups(
         &groups,
@@ -633,6 +680,20 @@ fn report_lines(
             }
         },
     );
+}
+
+/// The kinds of operation a job does, with their names (reads, writes, fsyncs when it syncs).
+fn op_kinds(job: &Job) -> Vec<(OpKind, &'static str)> {
+    let fsyncs = job.mode.writes() && (job.fsync_freq > 0 || job.fsync_all || job.fsync_end);
+    [
+        (OpKind::Read, job.mode.reads()),
+        (OpKind::Write, job.mode.writes()),
+        (OpKind::Fsync, fsyncs),
+    ]
+    .into_iter()
+    .filter(|k| k.1)
+    .map(|(k, _)| (k, k.name()))
+    .collect()
 }
 
 /// `[ 2s ] rndrw 4t  read: 1234 IOPS 19.28 MiB/s p99 0.452 ms  write: ...  fsync: 12 p99 3.10 ms`;
@@ -733,7 +794,7 @@ pub fn replaces_set(plan: &Plan) -> bool {
 
 /// Runs the plan. Returns the document (also when interrupted: `interrupted` is then true).
 pub fn run(plan: &Plan, stop: &AtomicBool, on_cell: impl FnMut(&CellResult)) -> Result<RunDoc> {
-    run_synced(plan, stop, &Solo, on_cell)
+    run_with(plan, stop, &Solo, None, on_cell)
 }
 
 /// [`run`], waiting at each [`Checkpoint`] for the other processes of a distributed run
@@ -743,6 +804,27 @@ pub fn run_synced(
     plan: &Plan,
     stop: &AtomicBool,
     sync: &dyn PhaseSync,
+    on_cell: impl FnMut(&CellResult),
+) -> Result<RunDoc> {
+    run_with(plan, stop, sync, None, on_cell)
+}
+
+/// [`run`] with the live export (`--live`, `--metrics-listen`) fed while each cell runs.
+pub fn run_observed(
+    plan: &Plan,
+    stop: &AtomicBool,
+    obs: Option<&Observer>,
+    on_cell: impl FnMut(&CellResult),
+) -> Result<RunDoc> {
+    run_with(plan, stop, &Solo, obs, on_cell)
+}
+
+/// [`run`] with both: the other processes' checkpoints and the live export.
+pub fn run_with(
+    plan: &Plan,
+    stop: &AtomicBool,
+    sync: &dyn PhaseSync,
+    obs: Option<&Observer>,
     mut on_cell: impl FnMut(&CellResult),
 ) -> Result<RunDoc> {
     let spec = &plan.fileset;
@@ -763,6 +845,7 @@ pub fn run_synced(
             &devices,
             plan.notes.clone(),
             sync,
+            obs,
         );
         for c in &runs {
             on_cell(c);
@@ -857,7 +940,7 @@ pub fn run_synced(
                 }
             }
             match run_cell(
-                plan, job, &env, link_bps, stop, resident, &devices, None, sync,
+                plan, job, &env, link_bps, stop, resident, &devices, None, sync, obs,
             ) {
                 Ok(cell) => {
                     on_cell(&cell);
@@ -971,6 +1054,7 @@ pub fn run_synced(
             &devices,
             vset.as_mut(),
             sync,
+            obs,
         ) {
             Ok(cell) => {
                 on_cell(&cell);
@@ -1110,6 +1194,7 @@ struct RoleSet<'a> {
 /// Runs the roles of a plan: prepares and evicts each file set (the shared one and the roles'
 /// own in `DIR/NAME/`), measures them in one phase, and leaves every set as it was found (a
 /// set this run created is removed unless --keep).
+#[allow(clippy::too_many_arguments)]
 fn run_roles(
     plan: &Plan,
     stop: &AtomicBool,
@@ -1118,6 +1203,7 @@ fn run_roles(
     devices: &[String],
     mut warnings: Vec<Warning>,
     sync: &dyn PhaseSync,
+    obs: Option<&Observer>,
 ) -> (Vec<CellResult>, PrepareInfo, Vec<Warning>, Result<()>) {
     let mut prep = PrepareInfo {
         direct: plan.roles.iter().any(|r| r.job.direct),
@@ -1223,7 +1309,7 @@ fn run_roles(
             ));
         }
         runs.push(run_roles_cell(
-            plan, env, link_bps, stop, &resident, devices, sync,
+            plan, env, link_bps, stop, &resident, devices, sync, obs,
         )?);
         Ok(())
     })();

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 pub struct Progress {
     pub ops: AtomicU64,
     pub bytes: AtomicU64,
-    pub live: Option<LiveCounters>,
+    pub live: Option<std::sync::Arc<LiveCounters>>,
 }
 
 impl Progress {

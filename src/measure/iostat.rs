@@ -296,6 +296,18 @@ pub fn sample_until(
     start: Instant,
     stop: &StopSignal,
 ) -> DeviceReport {
+    sample_until_with(proc_root, devices, interval, start, stop, &|_| {})
+}
+
+/// [`sample_until`], handing each interval to `on_sample` as it is taken (`--metrics-listen`).
+pub fn sample_until_with(
+    proc_root: &Path,
+    devices: &[String],
+    interval: Duration,
+    start: Instant,
+    stop: &StopSignal,
+    on_sample: &(dyn Fn(&Sample) + Sync),
+) -> DeviceReport {
     stop.wait_until(start);
     let first = reading(proc_root, devices);
     let mut prev = first.clone();
@@ -310,7 +322,9 @@ pub fn sample_until(
             // (dur_s); one shorter than SHORTEST_LAST is left out of the series (a few
             // ms of jiffy-rounded ticks are noise), the summary still covers it
             if !done || series.is_empty() || since >= SHORTEST_LAST {
-                series.push(between(&prev, &r, first.at));
+                let sample = between(&prev, &r, first.at);
+                on_sample(&sample);
+                series.push(sample);
             }
             prev = r;
         }

@@ -22,6 +22,16 @@ pub struct LiveCounters {
     amount: [AtomicU64; KINDS],
     /// KINDS × INTERVAL_BUCKETS latency bucket counts.
     lat: Box<[AtomicU64]>,
+    /// The sum of the latencies in ns (`--metrics-listen`: a histogram's `_sum`).
+    lat_sum_ns: [AtomicU64; KINDS],
+}
+
+impl std::fmt::Debug for LiveCounters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveCounters")
+            .field("ops", &self.ops)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for LiveCounters {
@@ -32,6 +42,7 @@ impl Default for LiveCounters {
             lat: (0..KINDS * INTERVAL_BUCKETS)
                 .map(|_| AtomicU64::new(0))
                 .collect(),
+            lat_sum_ns: Default::default(),
         }
     }
 }
@@ -49,10 +60,43 @@ impl LiveCounters {
     pub fn publish(&self, kind: usize, amount: u64, lat_ns: u64) {
         bump(&self.ops[kind], 1);
         bump(&self.amount[kind], amount);
+        bump(&self.lat_sum_ns[kind], lat_ns);
         bump(
             &self.lat[kind * INTERVAL_BUCKETS + interval_bucket(lat_ns)],
             1,
         );
+    }
+}
+
+/// Cumulative totals of one kind of operation over a group of threads, read at one instant
+/// (`--metrics-listen`): counts, amount, the latency sum and bucket counts.
+pub struct Totals {
+    pub ops: u64,
+    pub amount: u64,
+    pub lat_sum_ns: u64,
+    /// INTERVAL_BUCKETS bucket counts (index: [`interval_bucket`]).
+    pub lat: Vec<u64>,
+}
+
+impl Totals {
+    /// Sums `kind` of every thread of `threads` now.
+    pub fn take<'a>(threads: impl IntoIterator<Item = &'a LiveCounters>, kind: usize) -> Totals {
+        let mut t = Totals {
+            ops: 0,
+            amount: 0,
+            lat_sum_ns: 0,
+            lat: vec![0; INTERVAL_BUCKETS],
+        };
+        for c in threads {
+            t.ops += c.ops[kind].load(Relaxed);
+            t.amount += c.amount[kind].load(Relaxed);
+            t.lat_sum_ns += c.lat_sum_ns[kind].load(Relaxed);
+            let own = &c.lat[kind * INTERVAL_BUCKETS..(kind + 1) * INTERVAL_BUCKETS];
+            for (sum, b) in t.lat.iter_mut().zip(own) {
+                *sum += b.load(Relaxed);
+            }
+        }
+        t
     }
 }
 

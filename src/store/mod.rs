@@ -10,6 +10,7 @@
 //! older versions are migrated in place, newer ones refused. WAL mode and a busy timeout let
 //! several iolab processes save at once. Each run is saved in one transaction.
 
+pub mod backend;
 pub mod compare;
 pub mod import;
 
@@ -18,7 +19,8 @@ use crate::measure::hist::LatHist;
 use crate::measure::stats::OpKind;
 use crate::model::run::RunDoc;
 use crate::store::import::Imported;
-use rusqlite::{Connection, OpenFlags, OptionalExtension, params};
+use backend::{Conn, DbError, DbResult, Exec, Row, Val, vals};
+use rusqlite::{Connection, OpenFlags};
 use std::path::{Path, PathBuf};
 
 /// "iolb"
@@ -90,15 +92,116 @@ const MIGRATIONS: [&str; 4] = [
     "ALTER TABLE metrics ADD COLUMN role TEXT;",
 ];
 
+/// Where a store lives: an SQLite file, or a PostgreSQL database named by its URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Location {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
+/// The URL schemes `--db` / `IOLAB_DB` take, as error messages name them.
+pub const SCHEMES: &str = "postgres://user:pass@host:port/db (or postgresql://), sqlite:///path/file.db, or a plain file path";
+
+impl Location {
+    /// Reads a `--db` value (`source` names where it came from: `--db` or `IOLAB_DB`). Anything
+    /// that parses as a URL (`scheme:/...`) is a URL: `postgres://`/`postgresql://` or
+    /// `sqlite://PATH`; any other scheme is a usage error naming the supported ones, so a URL
+    /// never becomes a file named after it.
+    pub fn parse(value: &std::ffi::OsStr, source: &str) -> Result<Location> {
+        let Some(s) = value.to_str() else {
+            return Ok(Location::Sqlite(PathBuf::from(value)));
+        };
+        let Some(scheme) = url_scheme(s) else {
+            return Ok(Location::Sqlite(PathBuf::from(s)));
+        };
+        match scheme.to_ascii_lowercase().as_str() {
+            "postgres" | "postgresql" => {
+                // Parsed by the client's own URL rules, so a bad one is refused here, clearly.
+                s.parse::<postgres::Config>().map_err(|e| {
+                    Error::usage(format!(
+                        "{source} {}: not a PostgreSQL URL the client can use ({e}); use {SCHEMES}",
+                        mask_password(s)
+                    ))
+                })?;
+                Ok(Location::Postgres(s.to_string()))
+            }
+            "sqlite" => {
+                let rest = &s[scheme.len() + 1..];
+                let path = rest.strip_prefix("//").unwrap_or(rest);
+                if path.is_empty() {
+                    return Err(Error::usage(format!(
+                        "{source} {s}: no file path after sqlite://; use {SCHEMES}"
+                    )));
+                }
+                Ok(Location::Sqlite(PathBuf::from(path)))
+            }
+            _ => Err(Error::usage(format!(
+                "{source} {}: a URL of scheme {scheme}://, which iolab cannot store results in; use {SCHEMES}",
+                mask_password(s)
+            ))),
+        }
+    }
+
+    /// The SQLite file, when the store is one.
+    pub fn sqlite_path(&self) -> Option<&Path> {
+        match self {
+            Location::Sqlite(p) => Some(p),
+            Location::Postgres(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Location {
+    /// The path, or the URL with its password masked (it goes into messages and documents).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Location::Sqlite(p) => write!(f, "{}", p.display()),
+            Location::Postgres(u) => write!(f, "{}", mask_password(u)),
+        }
+    }
+}
+
+/// `scheme` of a value that starts like a URL (`scheme:/`), per RFC 3986's scheme characters.
+fn url_scheme(s: &str) -> Option<&str> {
+    let (scheme, rest) = s.split_once(':')?;
+    let mut chars = scheme.chars();
+    let first = chars.next()?;
+    (first.is_ascii_alphabetic()
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        && rest.starts_with('/'))
+    .then_some(scheme)
+}
+
+/// A URL with the password of its user info replaced by `***`.
+pub fn mask_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (auth, tail) = rest.split_at(auth_end);
+    match auth.rsplit_once('@') {
+        Some((user, host)) if user.contains(':') => {
+            let name = user.split_once(':').map(|x| x.0).unwrap_or(user);
+            format!("{scheme}://{name}:***@{host}{tail}")
+        }
+        _ => url.to_string(),
+    }
+}
+
 /// Where the store lives: `--db`, else `$IOLAB_DB`, else `$XDG_DATA_HOME/iolab/results.db`,
-/// else `~/.local/share/iolab/results.db`.
-pub fn resolve_path(flag: Option<&Path>) -> PathBuf {
+/// else `~/.local/share/iolab/results.db`. A URL of a scheme iolab cannot use is a usage error.
+pub fn resolve(flag: Option<&Path>) -> Result<Location> {
     if let Some(p) = flag {
-        return p.to_path_buf();
+        return Location::parse(p.as_os_str(), "--db");
     }
     if let Some(p) = std::env::var_os("IOLAB_DB").filter(|s| !s.is_empty()) {
-        return PathBuf::from(p);
+        return Location::parse(&p, "IOLAB_DB");
     }
+    Ok(Location::Sqlite(default_path()))
+}
+
+/// `$XDG_DATA_HOME/iolab/results.db`, else `~/.local/share/iolab/results.db`.
+fn default_path() -> PathBuf {
     let base = std::env::var_os("XDG_DATA_HOME")
         .filter(|s| !s.is_empty())
         .map(PathBuf::from)
@@ -111,7 +214,7 @@ pub fn resolve_path(flag: Option<&Path>) -> PathBuf {
 
 /// Where a document that could not be saved in `store` is kept, in the order tried:
 /// `$XDG_STATE_HOME/iolab/unsaved` (else `~/.local/state/iolab/unsaved`), `<store>.unsaved`
-/// beside the store, then `iolab-unsaved` in the temporary directory.
+/// beside an SQLite store, then `iolab-unsaved` in the temporary directory.
 pub fn unsaved_dirs(store: &Path) -> Vec<PathBuf> {
     let state = std::env::var_os("XDG_STATE_HOME")
         .filter(|s| !s.is_empty())
@@ -121,15 +224,20 @@ pub fn unsaved_dirs(store: &Path) -> Vec<PathBuf> {
                 .filter(|s| !s.is_empty())
                 .map(|h| PathBuf::from(h).join(".local/state"))
         });
-    let mut beside = store.as_os_str().to_owned();
-    beside.push(".unsaved");
+    // Beside an SQLite file; a PostgreSQL store (named by its URL) has no folder of its own.
+    let beside = store
+        .to_str()
+        .is_none_or(|s| url_scheme(s).is_none())
+        .then(|| {
+            let mut b = store.as_os_str().to_owned();
+            b.push(".unsaved");
+            PathBuf::from(b)
+        });
     state
         .map(|s| s.join("iolab/unsaved"))
         .into_iter()
-        .chain([
-            PathBuf::from(beside),
-            std::env::temp_dir().join("iolab-unsaved"),
-        ])
+        .chain(beside)
+        .chain([std::env::temp_dir().join("iolab-unsaved")])
         .collect()
 }
 
@@ -209,10 +317,11 @@ pub struct Filter {
     pub since: Option<String>,
     pub limit: Option<usize>,
 }
-
 pub struct Store {
-    conn: Connection,
+    conn: std::cell::RefCell<Conn>,
+    /// The store as messages name it: the file, or the URL with its password masked.
     pub path: PathBuf,
+    pub loc: Location,
 }
 
 /// The error for an id the store does not have.
@@ -225,8 +334,14 @@ fn unknown(path: &Path, what: &str) -> Error {
 
 fn db_err(path: &Path, e: impl std::fmt::Display + 'static) -> Error {
     // A damaged file found while reading or writing gets the one message of every unusable store.
-    if let Some(e) = (&e as &dyn std::any::Any).downcast_ref::<rusqlite::Error>()
+    let any = &e as &dyn std::any::Any;
+    if let Some(e) = any.downcast_ref::<rusqlite::Error>()
         && is_damage(e)
+    {
+        return damaged(path, e);
+    }
+    if let Some(e) = any.downcast_ref::<DbError>()
+        && e.damaged
     {
         return damaged(path, e);
     }
@@ -250,6 +365,73 @@ pub fn damaged(path: &Path, why: impl std::fmt::Display) -> Error {
     ))
 }
 
+/// PostgreSQL: the schema, one statement list per version (the same tables and columns as the
+/// SQLite store's [`MIGRATIONS`], in PostgreSQL's types). Migration i takes a store from
+/// version i to i + 1; the version is kept in `iolab_store`.
+const PG_MIGRATIONS: [&str; 4] = [
+    "CREATE TABLE runs (
+        id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+        kind TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        tool_version TEXT NOT NULL,
+        start_time TEXT NOT NULL,
+        end_time TEXT,
+        host TEXT NOT NULL,
+        label TEXT,
+        modes TEXT NOT NULL,
+        interrupted BIGINT NOT NULL DEFAULT 0,
+        doc TEXT NOT NULL,
+        env TEXT
+    );
+    CREATE TABLE tags (
+        run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (run_id, key)
+    );
+    CREATE TABLE metrics (
+        run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        cell BIGINT NOT NULL,
+        mode TEXT NOT NULL,
+        op TEXT NOT NULL,
+        threads BIGINT,
+        bs_bytes BIGINT,
+        ops BIGINT NOT NULL,
+        bytes BIGINT NOT NULL,
+        iops DOUBLE PRECISION NOT NULL,
+        bytes_per_sec DOUBLE PRECISION NOT NULL,
+        lat_min_ns DOUBLE PRECISION, lat_mean_ns DOUBLE PRECISION, lat_max_ns DOUBLE PRECISION,
+        lat_stddev_ns DOUBLE PRECISION, lat_p50_ns DOUBLE PRECISION, lat_p90_ns DOUBLE PRECISION,
+        lat_p95_ns DOUBLE PRECISION, lat_p99_ns DOUBLE PRECISION, lat_p99_9_ns DOUBLE PRECISION,
+        lat_p99_99_ns DOUBLE PRECISION,
+        PRIMARY KEY (run_id, cell, op)
+    );",
+    "CREATE TABLE groups (
+        id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+        kind TEXT NOT NULL,
+        created TEXT NOT NULL,
+        label TEXT,
+        repeat BIGINT NOT NULL
+    );
+    ALTER TABLE runs ADD COLUMN group_id BIGINT REFERENCES groups(id);
+    ALTER TABLE runs ADD COLUMN seq BIGINT;
+    CREATE TABLE histograms (
+        run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        cell BIGINT NOT NULL,
+        op TEXT NOT NULL,
+        hdr BYTEA NOT NULL,
+        PRIMARY KEY (run_id, cell, op)
+    );
+    CREATE INDEX runs_start ON runs(start_time);
+    CREATE INDEX runs_group ON runs(group_id);",
+    "ALTER TABLE groups ADD COLUMN spec TEXT;
+    ALTER TABLE runs ADD COLUMN cell TEXT;",
+    "ALTER TABLE metrics ADD COLUMN role TEXT;",
+];
+
+/// The key of the advisory lock that serialises creating and migrating a PostgreSQL store.
+const PG_LOCK: i64 = APP_ID;
+
 impl Store {
     /// Opens (creating when missing) and migrates the store. Refuses files that are not iolab
     /// stores or come from a newer iolab.
@@ -261,12 +443,193 @@ impl Store {
         Ok(s)
     }
 
+    /// Opens the store at `loc` (see [`Store::open`]; a PostgreSQL store is created in its
+    /// database when that holds none, and migrated).
+    pub fn open_at(loc: &Location) -> Result<Store> {
+        match loc {
+            Location::Sqlite(p) => Self::open(p),
+            Location::Postgres(url) => Self::open_pg(url, SCHEMA_VERSION),
+        }
+    }
+
+    /// Opens the store at `loc` for saving (see [`Store::open_write`]).
+    pub fn open_write_at(loc: &Location) -> Result<Store> {
+        match loc {
+            Location::Sqlite(p) => Self::open_write(p),
+            Location::Postgres(_) => {
+                let s = Self::open_at(loc)?;
+                let ok = s
+                    .q(
+                        "SELECT has_table_privilege('runs', 'INSERT') AND has_table_privilege('metrics', 'INSERT') AS ok",
+                        &[],
+                    )?
+                    .first()
+                    .and_then(|r| r.opt_i64("ok"))
+                    == Some(1);
+                if !ok {
+                    return Err(Error::usage(format!(
+                        "--db {loc}: the results store cannot be written (this user may not insert into its tables); use another --db or --no-save"
+                    )));
+                }
+                Ok(s)
+            }
+        }
+    }
+
+    /// Opens (and creates or migrates to `target`) the store in the PostgreSQL database `url`.
+    /// A server that cannot be reached is a usage error naming the store (exit 2), so a run
+    /// refuses before measuring; a database whose `runs` table is not iolab's, or a store of a
+    /// newer schema, is refused as with SQLite.
+    #[doc(hidden)]
+    pub fn open_pg(url: &str, target: i64) -> Result<Store> {
+        let shown = mask_password(url);
+        let path = PathBuf::from(&shown);
+        let mut client = postgres::Client::connect(url, postgres::NoTls).map_err(|e| {
+            let why = DbError::from(e);
+            Error::usage(format!(
+                "--db {shown}: cannot reach the PostgreSQL results store ({why}); start the server or fix the URL, or run with --no-save"
+            ))
+        })?;
+        let bad = |e: DbError| db_err(&path, e);
+        let mark = |c: &mut dyn Exec| -> DbResult<(bool, bool, i64)> {
+            let r = c
+                .query(
+                    "SELECT to_regclass('iolab_store') IS NOT NULL AS ours, to_regclass('runs') IS NOT NULL AS runs",
+                    &[],
+                )?
+                .remove(0);
+            let ours = r.i64("ours") == 1;
+            let version = if ours {
+                c.query("SELECT version FROM iolab_store", &[])?
+                    .first()
+                    .map(|r| r.i64("version"))
+                    .unwrap_or(0)
+            } else {
+                0
+            };
+            Ok((ours, r.i64("runs") == 1, version))
+        };
+        let (ours, runs, version) = mark(&mut client).map_err(bad)?;
+        let not_ours = || {
+            Error::usage(format!(
+                "--db {shown}: not an iolab results store (the database has a table runs that iolab did not make; use another database)"
+            ))
+        };
+        let newer = |v: i64| {
+            Error::usage(format!(
+                "--db {shown}: written by a newer iolab (store schema {v}, this iolab knows up to {SCHEMA_VERSION}); upgrade iolab or use another --db"
+            ))
+        };
+        if !ours && runs {
+            return Err(not_ours());
+        }
+        if version > SCHEMA_VERSION {
+            return Err(newer(version));
+        }
+        if version < target {
+            // Under an advisory lock, taken before the transaction begins (so its snapshot,
+            // the catalog's included, sees what a process that held the lock made): hosts that
+            // start together migrate once, the others wait and find the store made.
+            Exec::query(
+                &mut client,
+                "SELECT pg_advisory_lock(?1)::text AS l",
+                &[Val::I(PG_LOCK)],
+            )
+            .map_err(bad)?;
+            let mut conn = Conn::Pg(Box::new(client));
+            let r = conn.write_tx(|tx| {
+                let (ours, runs, now) = mark(tx)?;
+                if !ours && runs {
+                    return Ok(Err(not_ours()));
+                }
+                if now > SCHEMA_VERSION {
+                    return Ok(Err(newer(now)));
+                }
+                if !ours {
+                    tx.exec(
+                        "CREATE TABLE IF NOT EXISTS iolab_store (app TEXT NOT NULL, version BIGINT NOT NULL)",
+                        &[],
+                    )?;
+                    tx.exec(
+                        "INSERT INTO iolab_store SELECT 'iolab', 0 WHERE NOT EXISTS (SELECT 1 FROM iolab_store)",
+                        &[],
+                    )?;
+                }
+                for v in now..target {
+                    for stmt in PG_MIGRATIONS[v as usize].split(';') {
+                        if !stmt.trim().is_empty() {
+                            tx.exec(stmt, &[]).map_err(|e| DbError {
+                                msg: format!("migrating schema {v} -> {}: {e}", v + 1),
+                                ..e
+                            })?;
+                        }
+                    }
+                }
+                if now < target {
+                    tx.exec("UPDATE iolab_store SET version = ?1", &[Val::I(target)])?;
+                }
+                Ok(Ok(()))
+            });
+            let _ = conn.exec_on().query(
+                "SELECT pg_advisory_unlock(?1)::text AS l",
+                &[Val::I(PG_LOCK)],
+            );
+            r.map_err(bad)??;
+            return Ok(Store {
+                conn: std::cell::RefCell::new(conn),
+                path,
+                loc: Location::Postgres(url.to_string()),
+            });
+        }
+        Ok(Store {
+            conn: std::cell::RefCell::new(Conn::Pg(Box::new(client))),
+            path,
+            loc: Location::Postgres(url.to_string()),
+        })
+    }
+
+    /// The SQLite connection (the file-only checks: pages, pragmas).
+    fn sqlite(&self) -> Option<std::cell::RefMut<'_, rusqlite::Connection>> {
+        std::cell::RefMut::filter_map(self.conn.borrow_mut(), |c| match c {
+            Conn::Sqlite(c) => Some(c),
+            Conn::Pg(_) => None,
+        })
+        .ok()
+    }
+
+    /// Runs a statement that returns rows.
+    fn q(&self, sql: &str, params: &[Val]) -> Result<Vec<Row>> {
+        self.conn
+            .borrow_mut()
+            .exec_on()
+            .query(sql, params)
+            .map_err(|e| db_err(&self.path, e))
+    }
+
+    /// The first row of a statement, if any.
+    fn q1(&self, sql: &str, params: &[Val]) -> Result<Option<Row>> {
+        Ok(self.q(sql, params)?.into_iter().next())
+    }
+
+    /// Runs `f` in one write transaction (retried on PostgreSQL's serialization failures).
+    fn write<T>(&self, f: impl FnMut(&mut dyn Exec) -> DbResult<T>) -> Result<T> {
+        self.conn
+            .borrow_mut()
+            .write_tx(f)
+            .map_err(|e| db_err(&self.path, e))
+    }
+
     /// Opens the store for saving: also refuses a store that cannot be written (read-only file or
     /// filesystem), before any benchmark time is spent.
     pub fn open_write(path: &Path) -> Result<Store> {
         let s = Self::open(path)?;
-        let ro = s.conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false);
-        let probe = s.conn.execute_batch("BEGIN IMMEDIATE; ROLLBACK;");
+        let (ro, probe) = {
+            let c = s.sqlite().expect("an SQLite store");
+            (
+                c.is_readonly(rusqlite::MAIN_DB).unwrap_or(false),
+                c.execute_batch("BEGIN IMMEDIATE; ROLLBACK;"),
+            )
+        };
         if ro || probe.is_err() {
             let why = probe
                 .err()
@@ -282,9 +645,12 @@ impl Store {
 
     /// `PRAGMA quick_check`: every page of every b-tree is read and checked (not the indexes
     /// against their tables), so a damaged store is refused before a benchmark is run into it.
+    /// (SQLite only: a PostgreSQL server checks its own pages.)
     pub fn check_integrity(&self) -> Result<()> {
-        let mut st = self
-            .conn
+        let Some(c) = self.sqlite() else {
+            return Ok(());
+        };
+        let mut st = c
             .prepare("PRAGMA quick_check(1)")
             .map_err(|e| db_err(&self.path, e))?;
         let first: String =
@@ -317,6 +683,14 @@ impl Store {
                 ))
             })?;
         }
+        if std::fs::symlink_metadata(path).is_err() {
+            create_atomically(path, target)?;
+        }
+        Self::open_file(path, target)
+    }
+
+    /// Opens an existing file (or one SQLite creates: the temporary of [`create_atomically`]).
+    fn open_file(path: &Path, target: i64) -> Result<Store> {
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -345,15 +719,18 @@ impl Store {
                 path.display()
             )),
         };
-        let app: i64 = conn
-            .query_row("PRAGMA application_id", [], |r| r.get(0))
-            .map_err(classify)?;
-        let version: i64 = conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(classify)?;
-        let tables: i64 = conn
-            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
-            .map_err(classify)?;
+        // The three marks are read in one read transaction: one snapshot, so a store another
+        // process is initialising at this moment is seen before or after, never half made.
+        conn.execute_batch("BEGIN DEFERRED").map_err(classify)?;
+        let marks = (|| -> rusqlite::Result<(i64, i64, i64)> {
+            Ok((
+                conn.query_row("PRAGMA application_id", [], |r| r.get(0))?,
+                conn.query_row("PRAGMA user_version", [], |r| r.get(0))?,
+                conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?,
+            ))
+        })();
+        let _ = conn.execute_batch("COMMIT");
+        let (app, version, tables) = marks.map_err(classify)?;
         if app != APP_ID && (app != 0 || tables > 0 || version != 0) {
             return Err(not_ours());
         }
@@ -363,62 +740,71 @@ impl Store {
                 path.display()
             )));
         }
-        let mut s = Store {
-            conn,
-            path: path.to_path_buf(),
-        };
-        s.conn
-            .pragma_update(None, "foreign_keys", "ON")
+        let mut conn = conn;
+        conn.pragma_update(None, "foreign_keys", "ON")
             .map_err(|e| db_err(path, e))?;
         if version < target {
-            s.migrate(version, target)?;
+            migrate_sqlite(&mut conn, path, version, target)?;
         }
         // WAL lets readers and one writer work at once; readonly files fail here, clearly.
-        let mode: String = s
-            .conn
+        let mode: String = conn
             .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
             .map_err(|e| Error::usage(format!("--db {}: cannot write to the results store ({e}); use another --db or --no-save", path.display())))?;
         let _ = mode;
-        Ok(s)
+        Ok(Store {
+            conn: std::cell::RefCell::new(Conn::Sqlite(conn)),
+            path: path.to_path_buf(),
+            loc: Location::Sqlite(path.to_path_buf()),
+        })
     }
+}
 
-    fn migrate(&mut self, from: i64, to: i64) -> Result<()> {
-        let path = self.path.clone();
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| Error::usage(format!("--db {}: cannot write to the results store ({e}); use another --db or --no-save", path.display())))?;
-        // Another process may have migrated meanwhile.
-        let now: i64 = tx
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .map_err(|e| db_err(&path, e))?;
-        for v in now.max(from)..to {
-            tx.execute_batch(MIGRATIONS[v as usize])
-                .map_err(|e| db_err(&path, format!("migrating schema {v} -> {}: {e}", v + 1)))?;
-        }
-        tx.execute_batch(&format!(
-            "PRAGMA application_id = {APP_ID}; PRAGMA user_version = {to};"
-        ))
-        .map_err(|e| db_err(&path, e))?;
-        tx.commit().map_err(|e| db_err(&path, e))
+fn migrate_sqlite(conn: &mut Connection, path: &Path, from: i64, to: i64) -> Result<()> {
+    if from >= to {
+        return Ok(());
     }
+    let tx = conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(|e| {
+            Error::usage(format!(
+                "--db {}: cannot write to the results store ({e}); use another --db or --no-save",
+                path.display()
+            ))
+        })?;
+    // Another process may have migrated meanwhile.
+    let now: i64 = tx
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| db_err(path, e))?;
+    for v in now.max(from)..to {
+        tx.execute_batch(MIGRATIONS[v as usize])
+            .map_err(|e| db_err(path, format!("migrating schema {v} -> {}: {e}", v + 1)))?;
+    }
+    tx.execute_batch(&format!(
+        "PRAGMA application_id = {APP_ID}; PRAGMA user_version = {to};"
+    ))
+    .map_err(|e| db_err(path, e))?;
+    tx.commit().map_err(|e| db_err(path, e))
+}
 
+impl Store {
     pub fn schema_version(&self) -> i64 {
-        self.conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))
-            .unwrap_or(0)
+        match self.sqlite() {
+            Some(c) => c
+                .query_row("PRAGMA user_version", [], |r| r.get(0))
+                .unwrap_or(0),
+            None => self
+                .q1("SELECT version FROM iolab_store", &[])
+                .ok()
+                .flatten()
+                .map(|r| r.i64("version"))
+                .unwrap_or(0),
+        }
     }
 
     /// Starts a repetition group.
     pub fn new_group(&mut self, kind: &str, label: Option<&str>, repeat: u32) -> Result<i64> {
         let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        self.conn
-            .execute(
-                "INSERT INTO groups (kind, created, label, repeat) VALUES (?1, ?2, ?3, ?4)",
-                params![kind, now, label, repeat],
-            )
-            .map_err(|e| db_err(&self.path, e))?;
-        Ok(self.conn.last_insert_rowid())
+        self.write(|tx| insert_group(tx, kind, &now, label, i64::from(repeat), None))
     }
 
     /// Starts an experiment: a group with its definition (axes, options) as JSON.
@@ -429,47 +815,41 @@ impl Store {
         repeat: u32,
         spec: &serde_json::Value,
     ) -> Result<i64> {
-        let id = self.new_group(kind, label, repeat)?;
-        self.conn
-            .execute(
-                "UPDATE groups SET spec = ?1 WHERE id = ?2",
-                params![serde_json::to_string(spec).expect("json"), id],
-            )
-            .map_err(|e| db_err(&self.path, e))?;
-        Ok(id)
+        let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let spec = serde_json::to_string(spec).expect("json");
+        self.write(|tx| insert_group(tx, kind, &now, label, i64::from(repeat), Some(&spec)))
     }
 
     /// An experiment's kind and definition.
     pub fn experiment(&self, gid: i64) -> Result<(String, Option<serde_json::Value>)> {
-        let (kind, spec): (String, Option<String>) = self
-            .conn
-            .query_row("SELECT kind, spec FROM groups WHERE id = ?1", [gid], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .optional()
-            .map_err(|e| db_err(&self.path, e))?
+        let r = self
+            .q1("SELECT kind, spec FROM groups WHERE id = ?1", &vals![gid])?
             .ok_or_else(|| unknown(&self.path, &format!("group g{gid}")))?;
-        Ok((kind, spec.and_then(|s| serde_json::from_str(&s).ok())))
+        Ok((
+            r.str("kind"),
+            r.opt_str("spec")
+                .and_then(|s| serde_json::from_str(&s).ok()),
+        ))
     }
 
     /// Marks a saved run as one cell of an experiment.
     pub fn set_cell(&mut self, id: i64, cell: &serde_json::Value) -> Result<()> {
-        self.conn
-            .execute(
+        let cell = serde_json::to_string(cell).expect("json");
+        self.write(|tx| {
+            tx.exec(
                 "UPDATE runs SET cell = ?1 WHERE id = ?2",
-                params![serde_json::to_string(cell).expect("json"), id],
+                &vals![cell.as_str(), id],
             )
-            .map_err(|e| db_err(&self.path, e))?;
+        })?;
         Ok(())
     }
 
     /// The cell of a run, when it belongs to an experiment.
     pub fn cell(&self, id: i64) -> Result<Option<serde_json::Value>> {
-        let s: Option<String> = self
-            .conn
-            .query_row("SELECT cell FROM runs WHERE id = ?1", [id], |r| r.get(0))
-            .map_err(|e| db_err(&self.path, e))?;
-        Ok(s.and_then(|s| serde_json::from_str(&s).ok()))
+        Ok(self
+            .q1("SELECT cell FROM runs WHERE id = ?1", &vals![id])?
+            .and_then(|r| r.opt_str("cell"))
+            .and_then(|s| serde_json::from_str(&s).ok()))
     }
 
     /// Saves one `iolab run` in one transaction. `json` is the document as printed.
@@ -480,73 +860,57 @@ impl Store {
         group: Option<(i64, u32)>,
         cell: Option<&serde_json::Value>,
     ) -> Result<i64> {
-        let path = self.path.clone();
-        let tx = self.begin()?;
-        let id = insert_run(
-            &tx,
-            &RunIn {
-                kind: "run",
-                tool: "iolab",
-                tool_version: &doc.iolab_version,
-                start_time: &doc.start_time,
-                end_time: Some(&doc.end_time),
-                host: &doc.env.host,
-                label: doc.label.as_deref(),
-                modes: doc.runs.iter().map(|c| c.mode.as_str()).collect(),
-                interrupted: doc.interrupted,
-                doc: json,
-                env: Some(serde_json::json!({"run": doc.env, "system": doc.system})),
-                group,
-                cell,
-            },
-        )
-        .map_err(|e| db_err(&path, e))?;
-        insert_tags(&tx, id, &doc.tags).map_err(|e| db_err(&path, e))?;
+        let run = RunIn {
+            kind: "run",
+            tool: "iolab",
+            tool_version: &doc.iolab_version,
+            start_time: &doc.start_time,
+            end_time: Some(&doc.end_time),
+            host: &doc.env.host,
+            label: doc.label.as_deref(),
+            modes: doc.runs.iter().map(|c| c.mode.as_str()).collect(),
+            interrupted: doc.interrupted,
+            doc: json,
+            env: Some(serde_json::json!({"run": doc.env, "system": doc.system})),
+            group,
+            cell,
+        };
         // A phase of concurrent roles is stored as one cell per role (`role` names it).
-        for (ci, (role, c)) in crate::model::run::flat_cells(&doc.runs).iter().enumerate() {
-            for k in OpKind::ALL {
-                let r = c.results.get(k);
-                if r.ops == 0 {
-                    continue;
-                }
-                let l = r.lat_ns.as_ref();
-                insert_metric(
-                    &tx,
-                    id,
-                    &MetricIn {
-                        cell: ci as i64,
-                        mode: &c.mode,
-                        role: role.as_deref(),
-                        op: k.name(),
-                        threads: Some(c.job.job.threads as i64),
-                        bs_bytes: Some(c.job.job.bs_bytes as i64),
-                        ops: r.ops as i64,
-                        bytes: r.bytes as i64,
-                        iops: r.iops,
-                        bytes_per_sec: r.bytes_per_sec,
-                        lat: l.map(|x| x.columns()).unwrap_or_default(),
-                    },
-                )
-                .map_err(|e| db_err(&path, e))?;
-                if let Some(h) = c.lat_hists.get(k as usize).filter(|h| h.count() > 0) {
-                    tx.execute(
-                        "INSERT INTO histograms VALUES (?1, ?2, ?3, ?4)",
-                        params![id, ci as i64, k.name(), serialize_hist(h)],
-                    )
-                    .map_err(|e| db_err(&path, e))?;
+        let flat = crate::model::run::flat_cells(&doc.runs);
+        self.write(|tx| {
+            let id = insert_run(tx, &run)?;
+            insert_tags(tx, id, &doc.tags)?;
+            for (ci, (role, c)) in flat.iter().enumerate() {
+                for k in OpKind::ALL {
+                    let r = c.results.get(k);
+                    if r.ops == 0 {
+                        continue;
+                    }
+                    let l = r.lat_ns.as_ref();
+                    insert_metric(
+                        tx,
+                        id,
+                        &MetricIn {
+                            cell: ci as i64,
+                            mode: &c.mode,
+                            role: role.as_deref(),
+                            op: k.name(),
+                            threads: Some(c.job.job.threads as i64),
+                            bs_bytes: Some(c.job.job.bs_bytes as i64),
+                            ops: r.ops as i64,
+                            bytes: r.bytes as i64,
+                            iops: r.iops,
+                            bytes_per_sec: r.bytes_per_sec,
+                            lat: l.map(|x| x.columns()).unwrap_or_default(),
+                        },
+                    )?;
+                    if let Some(h) = c.lat_hists.get(k as usize).filter(|h| h.count() > 0) {
+                        insert_hist(tx, id, ci as i64, k.name(), h)?;
+                    }
                 }
             }
-        }
-        tx.commit().map_err(|e| db_err(&path, e))?;
-        Ok(id)
-    }
-
-    /// A write transaction that takes the lock at once (no deadlock between two savers).
-    fn begin(&mut self) -> Result<rusqlite::Transaction<'_>> {
-        let path = self.path.clone();
-        self.conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| db_err(&path, e))
+            Ok(id)
+        })
     }
 
     /// Saves an `iolab db` run in one transaction; `json` is the document as printed.
@@ -556,60 +920,51 @@ impl Store {
         json: &serde_json::Value,
         host: &str,
     ) -> Result<i64> {
-        let path = self.path.clone();
-        let tx = self.begin()?;
-        let id = insert_run(
-            &tx,
-            &RunIn {
-                kind: "db",
-                tool: "iolab",
-                tool_version: &doc.iolab_version,
-                start_time: &doc.start_time,
-                end_time: Some(&doc.end_time),
-                host,
-                label: doc.label.as_deref(),
-                modes: vec![doc.test.as_str()],
-                interrupted: doc.interrupted,
-                doc: json,
-                env: Some(
-                    serde_json::json!({"run": {"host": host, "backend": doc.backend, "settings": doc.settings}, "system": doc.system}),
-                ),
-                group: None,
-                cell: None,
-            },
-        )
-        .map_err(|e| db_err(&path, e))?;
-        insert_tags(&tx, id, &doc.tags).map_err(|e| db_err(&path, e))?;
-        for (name, r) in &doc.types {
-            let l = r.lat_ns.as_ref();
-            insert_metric(
-                &tx,
-                id,
-                &MetricIn {
-                    role: None,
-                    cell: 0,
-                    mode: &doc.test,
-                    op: name,
-                    threads: Some(doc.job.threads as i64),
-                    bs_bytes: None,
-                    ops: r.transactions as i64,
-                    bytes: 0,
-                    iops: r.tps,
-                    bytes_per_sec: 0.0,
-                    lat: l.map(|x| x.columns()).unwrap_or_default(),
-                },
-            )
-            .map_err(|e| db_err(&path, e))?;
-            if let Some(h) = doc.hist.as_ref().filter(|h| h.count() > 0) {
-                tx.execute(
-                    "INSERT INTO histograms VALUES (?1, 0, ?2, ?3)",
-                    params![id, name, serialize_hist(h)],
-                )
-                .map_err(|e| db_err(&path, e))?;
+        let run = RunIn {
+            kind: "db",
+            tool: "iolab",
+            tool_version: &doc.iolab_version,
+            start_time: &doc.start_time,
+            end_time: Some(&doc.end_time),
+            host,
+            label: doc.label.as_deref(),
+            modes: vec![doc.test.as_str()],
+            interrupted: doc.interrupted,
+            doc: json,
+            env: Some(
+                serde_json::json!({"run": {"host": host, "backend": doc.backend, "settings": doc.settings}, "system": doc.system}),
+            ),
+            group: None,
+            cell: None,
+        };
+        self.write(|tx| {
+            let id = insert_run(tx, &run)?;
+            insert_tags(tx, id, &doc.tags)?;
+            for (name, r) in &doc.types {
+                let l = r.lat_ns.as_ref();
+                insert_metric(
+                    tx,
+                    id,
+                    &MetricIn {
+                        role: None,
+                        cell: 0,
+                        mode: &doc.test,
+                        op: name,
+                        threads: Some(doc.job.threads as i64),
+                        bs_bytes: None,
+                        ops: r.transactions as i64,
+                        bytes: 0,
+                        iops: r.tps,
+                        bytes_per_sec: 0.0,
+                        lat: l.map(|x| x.columns()).unwrap_or_default(),
+                    },
+                )?;
+                if let Some(h) = doc.hist.as_ref().filter(|h| h.count() > 0) {
+                    insert_hist(tx, id, 0, name, h)?;
+                }
             }
-        }
-        tx.commit().map_err(|e| db_err(&path, e))?;
-        Ok(id)
+            Ok(id)
+        })
     }
 
     /// Saves a suite or zones result (kind `suite`, `modes` = the suite's name) in one transaction:
@@ -622,68 +977,65 @@ impl Store {
         host: &str,
         system: Option<&crate::system::env::EnvReport>,
     ) -> Result<i64> {
-        let path = self.path.clone();
         let metrics = Self::suite_metrics(name, doc)?;
         let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(|e| db_err(&path, e))?;
-        let id = insert_run(
-            &tx,
-            &RunIn {
-                kind: "suite",
-                tool: "iolab",
-                tool_version: env!("CARGO_PKG_VERSION"),
-                start_time: &now,
-                end_time: Some(&now),
-                host,
-                label: None,
-                modes: vec![name],
-                interrupted: doc
-                    .get("interrupted")
-                    .and_then(|v| v.as_bool())
-                    .unwrap_or(false),
-                doc: &serde_json::json!({"suite": name, "result": doc}),
-                env: Some(serde_json::json!({"run": {"host": host}, "system": system})),
-                group: None,
-                cell: None,
-            },
-        )
-        .map_err(|e| db_err(&path, e))?;
-        for (ci, m) in metrics.iter().enumerate() {
-            insert_metric(
-                &tx,
-                id,
-                &MetricIn {
-                    role: None,
-                    cell: ci as i64,
-                    mode: &m.mode,
-                    op: m.op,
-                    threads: m.threads.map(i64::from),
-                    bs_bytes: m.bs_bytes.map(|b| b as i64),
-                    ops: m.ops as i64,
-                    bytes: m.bytes as i64,
-                    iops: m.iops,
-                    bytes_per_sec: m.bytes_per_sec,
-                    lat: [
-                        None,
-                        m.lat_mean_ns,
-                        m.lat_max_ns,
-                        None,
-                        None,
-                        None,
-                        None,
-                        None,
-                        None,
-                        None,
-                    ],
-                },
-            )
-            .map_err(|e| db_err(&path, format!("{name} {}: {e}", m.mode)))?;
-        }
-        tx.commit().map_err(|e| db_err(&path, e))?;
-        Ok(id)
+        let stored = serde_json::json!({"suite": name, "result": doc});
+        let run = RunIn {
+            kind: "suite",
+            tool: "iolab",
+            tool_version: env!("CARGO_PKG_VERSION"),
+            start_time: &now,
+            end_time: Some(&now),
+            host,
+            label: None,
+            modes: vec![name],
+            interrupted: doc
+                .get("interrupted")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false),
+            doc: &stored,
+            env: Some(serde_json::json!({"run": {"host": host}, "system": system})),
+            group: None,
+            cell: None,
+        };
+        self.write(|tx| {
+            let id = insert_run(tx, &run)?;
+            for (ci, m) in metrics.iter().enumerate() {
+                insert_metric(
+                    tx,
+                    id,
+                    &MetricIn {
+                        role: None,
+                        cell: ci as i64,
+                        mode: &m.mode,
+                        op: m.op,
+                        threads: m.threads.map(i64::from),
+                        bs_bytes: m.bs_bytes.map(|b| b as i64),
+                        ops: m.ops as i64,
+                        bytes: m.bytes as i64,
+                        iops: m.iops,
+                        bytes_per_sec: m.bytes_per_sec,
+                        lat: [
+                            None,
+                            m.lat_mean_ns,
+                            m.lat_max_ns,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                            None,
+                        ],
+                    },
+                )
+                .map_err(|e| DbError {
+                    msg: format!("{name} {}: {e}", m.mode),
+                    ..e
+                })?;
+            }
+            Ok(id)
+        })
     }
 
     /// Saves a `crashcheck write` or `verify` document (kind `crashcheck`, `modes` = the phase).
@@ -693,34 +1045,27 @@ impl Store {
         doc: &crate::model::crashcheck::CrashDoc,
         system: Option<&crate::system::env::EnvReport>,
     ) -> Result<i64> {
-        let path = self.path.clone();
         let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
         let json = serde_json::to_value(doc).map_err(|e| Error::failed(e.to_string()))?;
-        let tx = self.begin()?;
-        let id = insert_run(
-            &tx,
-            &RunIn {
-                kind: "crashcheck",
-                tool: "iolab",
-                tool_version: env!("CARGO_PKG_VERSION"),
-                start_time: &doc.start_time,
-                end_time: Some(&now),
-                host: &doc.host,
-                label: None,
-                modes: vec![&doc.phase],
-                interrupted: doc
-                    .write
-                    .as_ref()
-                    .is_some_and(|w| w.stopped == crate::model::crashcheck::Stop::Interrupted),
-                doc: &json,
-                env: Some(serde_json::json!({"run": {"host": doc.host}, "system": system})),
-                group: None,
-                cell: None,
-            },
-        )
-        .map_err(|e| db_err(&path, e))?;
-        tx.commit().map_err(|e| db_err(&path, e))?;
-        Ok(id)
+        let run = RunIn {
+            kind: "crashcheck",
+            tool: "iolab",
+            tool_version: env!("CARGO_PKG_VERSION"),
+            start_time: &doc.start_time,
+            end_time: Some(&now),
+            host: &doc.host,
+            label: None,
+            modes: vec![&doc.phase],
+            interrupted: doc
+                .write
+                .as_ref()
+                .is_some_and(|w| w.stopped == crate::model::crashcheck::Stop::Interrupted),
+            doc: &json,
+            env: Some(serde_json::json!({"run": {"host": doc.host}, "system": system})),
+            group: None,
+            cell: None,
+        };
+        self.write(|tx| insert_run(tx, &run))
     }
 
     /// Saves an `iolab verify --dir` document (kind `verify`, `modes` = `verify`), with its
@@ -731,31 +1076,27 @@ impl Store {
         json: &serde_json::Value,
         system: Option<&crate::system::env::EnvReport>,
     ) -> Result<i64> {
-        let path = self.path.clone();
         let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        let tx = self.begin()?;
-        let id = insert_run(
-            &tx,
-            &RunIn {
-                kind: "verify",
-                tool: "iolab",
-                tool_version: env!("CARGO_PKG_VERSION"),
-                start_time: &doc.start_time,
-                end_time: Some(&now),
-                host: &doc.host,
-                label: doc.label.as_deref(),
-                modes: vec!["verify"],
-                interrupted: false,
-                doc: json,
-                env: Some(serde_json::json!({"run": {"host": doc.host}, "system": system})),
-                group: None,
-                cell: None,
-            },
-        )
-        .map_err(|e| db_err(&path, e))?;
-        insert_tags(&tx, id, &doc.tags).map_err(|e| db_err(&path, e))?;
-        tx.commit().map_err(|e| db_err(&path, e))?;
-        Ok(id)
+        let run = RunIn {
+            kind: "verify",
+            tool: "iolab",
+            tool_version: env!("CARGO_PKG_VERSION"),
+            start_time: &doc.start_time,
+            end_time: Some(&now),
+            host: &doc.host,
+            label: doc.label.as_deref(),
+            modes: vec!["verify"],
+            interrupted: false,
+            doc: json,
+            env: Some(serde_json::json!({"run": {"host": doc.host}, "system": system})),
+            group: None,
+            cell: None,
+        };
+        self.write(|tx| {
+            let id = insert_run(tx, &run)?;
+            insert_tags(tx, id, &doc.tags)?;
+            Ok(id)
+        })
     }
 
     /// The `metrics` rows of a suite or zones result document (`result` of kind `suite`), by the
@@ -795,110 +1136,106 @@ impl Store {
         label: Option<&str>,
         tags: &std::collections::BTreeMap<String, String>,
     ) -> Result<i64> {
-        let path = self.path.clone();
-        let tx = self.begin()?;
         let start = imp.start_time.clone().unwrap_or_else(|| {
             chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
         });
-        let id = insert_run(
-            &tx,
-            &RunIn {
-                kind: "import",
-                tool: &imp.tool,
-                tool_version: &imp.tool_version,
-                start_time: &start,
-                end_time: None,
-                host,
-                label,
-                modes: imp.cells.iter().map(|c| c.mode.as_str()).collect(),
-                interrupted: false,
-                doc,
-                env: None,
-                group: None,
-                cell: None,
-            },
-        )
-        .map_err(|e| db_err(&path, e))?;
-        insert_tags(&tx, id, tags).map_err(|e| db_err(&path, e))?;
+        let run = RunIn {
+            kind: "import",
+            tool: &imp.tool,
+            tool_version: &imp.tool_version,
+            start_time: &start,
+            end_time: None,
+            host,
+            label,
+            modes: imp.cells.iter().map(|c| c.mode.as_str()).collect(),
+            interrupted: false,
+            doc,
+            env: None,
+            group: None,
+            cell: None,
+        };
+        // The histograms of imported latency bins, made before the transaction.
+        let mut hists: Vec<(i64, &str, LatHist)> = Vec::new();
         for (ci, c) in imp.cells.iter().enumerate() {
             for o in &c.ops {
-                let l = o.lat_ns.as_ref();
-                insert_metric(
-                    &tx,
-                    id,
-                    &MetricIn {
-                        role: None,
-                        cell: ci as i64,
-                        mode: &c.mode,
-                        op: &o.op,
-                        threads: Some(c.threads as i64),
-                        bs_bytes: Some(c.bs_bytes as i64),
-                        ops: o.ops as i64,
-                        bytes: o.bytes as i64,
-                        iops: o.iops,
-                        bytes_per_sec: o.bytes_per_sec,
-                        lat: l.map(|x| x.columns()).unwrap_or_default(),
-                    },
-                )
-                .map_err(|e| db_err(&path, format!("cell {ci} op {}: {e}", o.op)))?;
                 if let Some(bins) = &o.hist_bins {
                     let mut h = LatHist::new();
                     for &(v, n) in bins {
-                        for _ in 0..n.min(1) {}
                         let _ =
                             h.h.record_n(v.clamp(1, crate::measure::hist::MAX_TRACKED_NS), n);
                     }
                     if h.count() > 0 {
-                        tx.execute(
-                            "INSERT INTO histograms VALUES (?1, ?2, ?3, ?4)",
-                            params![id, ci as i64, o.op, serialize_hist(&h)],
-                        )
-                        .map_err(|e| db_err(&path, e))?;
+                        hists.push((ci as i64, &o.op, h));
                     }
                 }
             }
         }
-        tx.commit().map_err(|e| db_err(&path, e))?;
-        Ok(id)
+        self.write(|tx| {
+            let id = insert_run(tx, &run)?;
+            insert_tags(tx, id, tags)?;
+            for (ci, c) in imp.cells.iter().enumerate() {
+                for o in &c.ops {
+                    let l = o.lat_ns.as_ref();
+                    insert_metric(
+                        tx,
+                        id,
+                        &MetricIn {
+                            role: None,
+                            cell: ci as i64,
+                            mode: &c.mode,
+                            op: &o.op,
+                            threads: Some(c.threads as i64),
+                            bs_bytes: Some(c.bs_bytes as i64),
+                            ops: o.ops as i64,
+                            bytes: o.bytes as i64,
+                            iops: o.iops,
+                            bytes_per_sec: o.bytes_per_sec,
+                            lat: l.map(|x| x.columns()).unwrap_or_default(),
+                        },
+                    )
+                    .map_err(|e| DbError {
+                        msg: format!("cell {ci} op {}: {e}", o.op),
+                        ..e
+                    })?;
+                }
+            }
+            for (ci, op, h) in &hists {
+                insert_hist(tx, id, *ci, op, h)?;
+            }
+            Ok(id)
+        })
     }
 
-    fn row_to_run(&self, r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
-        let modes: String = r.get("modes")?;
-        let group_id: Option<i64> = r.get("group_id")?;
-        Ok(RunRow {
-            id: r.get("id")?,
+    fn row_to_run(r: &Row) -> RunRow {
+        let group_id = r.opt_i64("group_id");
+        RunRow {
+            id: r.i64("id"),
             group: group_id.map(|g| format!("g{g}")),
             group_id,
-            kind: r.get("kind")?,
-            tool: r.get("tool")?,
-            tool_version: r.get("tool_version")?,
-            start_time: r.get("start_time")?,
-            end_time: r.get("end_time")?,
-            host: r.get("host")?,
-            label: r.get("label")?,
-            modes: modes
+            kind: r.str("kind"),
+            tool: r.str("tool"),
+            tool_version: r.str("tool_version"),
+            start_time: r.str("start_time"),
+            end_time: r.opt_str("end_time"),
+            host: r.str("host"),
+            label: r.opt_str("label"),
+            modes: r
+                .str("modes")
                 .split(',')
                 .filter(|s| !s.is_empty())
                 .map(String::from)
                 .collect(),
             tags: Default::default(),
-            interrupted: r.get::<_, i64>("interrupted")? != 0,
-        })
+            interrupted: r.i64("interrupted") != 0,
+        }
     }
 
     fn fill_tags(&self, run: &mut RunRow) -> Result<()> {
-        let mut st = self
-            .conn
-            .prepare_cached("SELECT key, value FROM tags WHERE run_id = ?1 ORDER BY key")
-            .map_err(|e| db_err(&self.path, e))?;
-        let rows = st
-            .query_map([run.id], |r| {
-                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-            })
-            .map_err(|e| db_err(&self.path, e))?;
-        for kv in rows {
-            let (k, v) = kv.map_err(|e| db_err(&self.path, e))?;
-            run.tags.insert(k, v);
+        for r in self.q(
+            "SELECT key, value FROM tags WHERE run_id = ?1 ORDER BY key",
+            &vals![run.id],
+        )? {
+            run.tags.insert(r.str("key"), r.str("value"));
         }
         Ok(())
     }
@@ -906,41 +1243,37 @@ impl Store {
     /// Runs matching the filter, newest first.
     pub fn list(&self, f: &Filter) -> Result<Vec<RunRow>> {
         let mut sql = String::from("SELECT * FROM runs WHERE 1=1");
-        let mut args: Vec<String> = Vec::new();
+        let mut args: Vec<Val> = Vec::new();
+        let arg = |v: String, args: &mut Vec<Val>| {
+            args.push(Val::T(v));
+            args.len()
+        };
         if let Some(l) = &f.label {
-            args.push(l.clone());
-            sql.push_str(&format!(" AND label = ?{}", args.len()));
+            let n = arg(l.clone(), &mut args);
+            sql.push_str(&format!(" AND label = ?{n}"));
         }
         if let Some(m) = &f.mode {
-            args.push(format!("%,{m},%"));
-            sql.push_str(&format!(" AND modes LIKE ?{}", args.len()));
+            let n = arg(format!("%,{m},%"), &mut args);
+            sql.push_str(&format!(" AND modes LIKE ?{n}"));
         }
         if let Some(h) = &f.host {
-            args.push(h.clone());
-            sql.push_str(&format!(" AND host = ?{}", args.len()));
+            let n = arg(h.clone(), &mut args);
+            sql.push_str(&format!(" AND host = ?{n}"));
         }
         if let Some(s) = &f.since {
-            args.push(s.clone());
-            sql.push_str(&format!(" AND start_time >= ?{}", args.len()));
+            let n = arg(s.clone(), &mut args);
+            sql.push_str(&format!(" AND start_time >= ?{n}"));
         }
         for (k, v) in &f.tags {
-            args.push(k.clone());
-            args.push(v.clone());
-            sql.push_str(&format!(" AND EXISTS (SELECT 1 FROM tags t WHERE t.run_id = runs.id AND t.key = ?{} AND t.value = ?{})", args.len() - 1, args.len()));
+            let a = arg(k.clone(), &mut args);
+            let b = arg(v.clone(), &mut args);
+            sql.push_str(&format!(" AND EXISTS (SELECT 1 FROM tags t WHERE t.run_id = runs.id AND t.key = ?{a} AND t.value = ?{b})"));
         }
         sql.push_str(" ORDER BY start_time DESC, id DESC");
         if let Some(n) = f.limit {
             sql.push_str(&format!(" LIMIT {n}"));
         }
-        let mut st = self.conn.prepare(&sql).map_err(|e| db_err(&self.path, e))?;
-        let rows = st
-            .query_map(rusqlite::params_from_iter(args.iter()), |r| {
-                self.row_to_run(r)
-            })
-            .map_err(|e| db_err(&self.path, e))?
-            .collect::<rusqlite::Result<Vec<_>>>()
-            .map_err(|e| db_err(&self.path, e))?;
-        let mut rows = rows;
+        let mut rows: Vec<RunRow> = self.q(&sql, &args)?.iter().map(Self::row_to_run).collect();
         for r in &mut rows {
             self.fill_tags(r)?;
         }
@@ -950,12 +1283,8 @@ impl Store {
     /// One run's row, or a usage error naming the id.
     pub fn run(&self, id: i64) -> Result<RunRow> {
         let mut r = self
-            .conn
-            .query_row("SELECT * FROM runs WHERE id = ?1", [id], |r| {
-                self.row_to_run(r)
-            })
-            .optional()
-            .map_err(|e| db_err(&self.path, e))?
+            .q1("SELECT * FROM runs WHERE id = ?1", &vals![id])?
+            .map(|r| Self::row_to_run(&r))
             .ok_or_else(|| unknown(&self.path, &format!("run {id}")))?;
         self.fill_tags(&mut r)?;
         Ok(r)
@@ -964,22 +1293,20 @@ impl Store {
     /// The first run of `kind` whose stored document is `doc` exactly (an import of the same
     /// file, a run document imported again).
     pub fn same_doc(&self, kind: &str, doc: &serde_json::Value) -> Result<Option<i64>> {
-        self.conn
-            .query_row(
+        Ok(self
+            .q1(
                 "SELECT id FROM runs WHERE kind = ?1 AND doc = ?2 ORDER BY id LIMIT 1",
-                params![kind, serde_json::to_string(doc).unwrap_or_default()],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| db_err(&self.path, e))
+                &vals![kind, serde_json::to_string(doc).unwrap_or_default()],
+            )?
+            .map(|r| r.i64("id")))
     }
 
     /// The stored document of a run.
     pub fn doc(&self, id: i64) -> Result<serde_json::Value> {
-        let s: String = self
-            .conn
-            .query_row("SELECT doc FROM runs WHERE id = ?1", [id], |r| r.get(0))
-            .map_err(|e| db_err(&self.path, e))?;
+        let s = self
+            .q1("SELECT doc FROM runs WHERE id = ?1", &vals![id])?
+            .map(|r| r.str("doc"))
+            .ok_or_else(|| unknown(&self.path, &format!("run {id}")))?;
         serde_json::from_str(&s).map_err(|e| {
             db_err(
                 &self.path,
@@ -1028,11 +1355,10 @@ impl Store {
     }
 
     pub fn env(&self, id: i64) -> Result<Option<serde_json::Value>> {
-        let s: Option<String> = self
-            .conn
-            .query_row("SELECT env FROM runs WHERE id = ?1", [id], |r| r.get(0))
-            .map_err(|e| db_err(&self.path, e))?;
-        Ok(s.and_then(|s| serde_json::from_str(&s).ok()))
+        Ok(self
+            .q1("SELECT env FROM runs WHERE id = ?1", &vals![id])?
+            .and_then(|r| r.opt_str("env"))
+            .and_then(|s| serde_json::from_str(&s).ok()))
     }
 
     /// The measured cells of run `id` in the one shape every stored kind shares
@@ -1069,48 +1395,43 @@ impl Store {
     }
 
     pub fn metrics(&self, id: i64) -> Result<Vec<MetricRow>> {
-        let mut st = self.conn.prepare_cached("SELECT * FROM metrics WHERE run_id = ?1 ORDER BY cell, CASE op WHEN 'read' THEN 0 WHEN 'write' THEN 1 WHEN 'fsync' THEN 2 ELSE 3 END").map_err(|e| db_err(&self.path, e))?;
-        st.query_map([id], |r| {
-            Ok(MetricRow {
-                run_id: r.get("run_id")?,
-                cell: r.get("cell")?,
-                mode: r.get("mode")?,
-                role: r.get("role")?,
-                op: r.get("op")?,
-                threads: r.get("threads")?,
-                bs_bytes: r.get("bs_bytes")?,
-                ops: r.get("ops")?,
-                bytes: r.get("bytes")?,
-                iops: r.get("iops")?,
-                bytes_per_sec: r.get("bytes_per_sec")?,
-                lat_min_ns: r.get("lat_min_ns")?,
-                lat_mean_ns: r.get("lat_mean_ns")?,
-                lat_max_ns: r.get("lat_max_ns")?,
-                lat_stddev_ns: r.get("lat_stddev_ns")?,
-                lat_p50_ns: r.get("lat_p50_ns")?,
-                lat_p90_ns: r.get("lat_p90_ns")?,
-                lat_p95_ns: r.get("lat_p95_ns")?,
-                lat_p99_ns: r.get("lat_p99_ns")?,
-                lat_p99_9_ns: r.get("lat_p99_9_ns")?,
-                lat_p99_99_ns: r.get("lat_p99_99_ns")?,
+        Ok(self
+            .q("SELECT * FROM metrics WHERE run_id = ?1 ORDER BY cell, CASE op WHEN 'read' THEN 0 WHEN 'write' THEN 1 WHEN 'fsync' THEN 2 ELSE 3 END", &vals![id])?
+            .iter()
+            .map(|r| MetricRow {
+                run_id: r.i64("run_id"),
+                cell: r.i64("cell"),
+                mode: r.str("mode"),
+                role: r.opt_str("role"),
+                op: r.str("op"),
+                threads: r.opt_i64("threads"),
+                bs_bytes: r.opt_i64("bs_bytes"),
+                ops: r.i64("ops"),
+                bytes: r.i64("bytes"),
+                iops: r.f64("iops"),
+                bytes_per_sec: r.f64("bytes_per_sec"),
+                lat_min_ns: r.opt_f64("lat_min_ns"),
+                lat_mean_ns: r.opt_f64("lat_mean_ns"),
+                lat_max_ns: r.opt_f64("lat_max_ns"),
+                lat_stddev_ns: r.opt_f64("lat_stddev_ns"),
+                lat_p50_ns: r.opt_f64("lat_p50_ns"),
+                lat_p90_ns: r.opt_f64("lat_p90_ns"),
+                lat_p95_ns: r.opt_f64("lat_p95_ns"),
+                lat_p99_ns: r.opt_f64("lat_p99_ns"),
+                lat_p99_9_ns: r.opt_f64("lat_p99_9_ns"),
+                lat_p99_99_ns: r.opt_f64("lat_p99_99_ns"),
             })
-        })
-        .map_err(|e| db_err(&self.path, e))?
-        .collect::<rusqlite::Result<Vec<_>>>()
-        .map_err(|e| db_err(&self.path, e))
+            .collect())
     }
 
     /// A stored latency histogram of one run × cell × op.
     pub fn histogram(&self, id: i64, cell: i64, op: &str) -> Result<Option<LatHist>> {
-        let blob: Option<Vec<u8>> = self
-            .conn
-            .query_row(
+        let blob = self
+            .q1(
                 "SELECT hdr FROM histograms WHERE run_id = ?1 AND cell = ?2 AND op = ?3",
-                params![id, cell, op],
-                |r| r.get(0),
-            )
-            .optional()
-            .map_err(|e| db_err(&self.path, e))?;
+                &vals![id, cell, op],
+            )?
+            .and_then(|r| r.opt_blob("hdr"));
         blob.map(|b| {
             deserialize_hist(&b).map_err(|e| db_err(&self.path, format!("run {id} histogram: {e}")))
         })
@@ -1119,15 +1440,14 @@ impl Store {
 
     /// Run ids of a group, in repetition order.
     pub fn group_runs(&self, gid: i64) -> Result<Vec<i64>> {
-        let mut st = self
-            .conn
-            .prepare("SELECT id FROM runs WHERE group_id = ?1 ORDER BY seq, id")
-            .map_err(|e| db_err(&self.path, e))?;
-        let ids = st
-            .query_map([gid], |r| r.get(0))
-            .map_err(|e| db_err(&self.path, e))?
-            .collect::<rusqlite::Result<Vec<i64>>>()
-            .map_err(|e| db_err(&self.path, e))?;
+        let ids: Vec<i64> = self
+            .q(
+                "SELECT id FROM runs WHERE group_id = ?1 ORDER BY seq, id",
+                &vals![gid],
+            )?
+            .iter()
+            .map(|r| r.i64("id"))
+            .collect();
         if ids.is_empty() {
             return Err(unknown(&self.path, &format!("group g{gid}")));
         }
@@ -1137,12 +1457,92 @@ impl Store {
     /// Deletes a run (with its metrics, tags and histograms).
     pub fn delete(&mut self, id: i64) -> Result<()> {
         self.run(id)?;
-        let path = self.path.clone();
-        let tx = self.begin()?;
-        tx.execute("DELETE FROM runs WHERE id = ?1", [id])
-            .map_err(|e| db_err(&path, e))?;
-        tx.execute("DELETE FROM groups WHERE NOT EXISTS (SELECT 1 FROM runs WHERE runs.group_id = groups.id)", []).map_err(|e| db_err(&path, e))?;
-        tx.commit().map_err(|e| db_err(&path, e))
+        self.write(|tx| {
+            tx.exec("DELETE FROM runs WHERE id = ?1", &vals![id])?;
+            tx.exec("DELETE FROM groups WHERE NOT EXISTS (SELECT 1 FROM runs WHERE runs.group_id = groups.id)", &[])?;
+            Ok(())
+        })
+    }
+}
+
+/// Creates a new SQLite store at `path` so that no other process ever sees it half made: the
+/// schema is written into a temporary file beside it, which is then hard-linked to `path` (an
+/// atomic create that fails when `path` appeared meanwhile: another process made the store first,
+/// and that one is used). Filesystems without hard links get `renameat2(RENAME_NOREPLACE)`.
+fn create_atomically(path: &Path, target: i64) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "results.db".into());
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let tmp = dir.join(format!(".{name}.creating-{}-{nanos}", std::process::id()));
+    let remove_tmp = || {
+        for sfx in ["", "-wal", "-shm", "-journal"] {
+            let mut p = tmp.as_os_str().to_owned();
+            p.push(sfx);
+            let _ = std::fs::remove_file(PathBuf::from(p));
+        }
+    };
+    let made = Store::open_file(&tmp, target).and_then(|s| {
+        // Closing checkpoints the WAL and removes -wal/-shm: the file alone is the store.
+        match s.conn.into_inner() {
+            Conn::Sqlite(c) => c.close(),
+            Conn::Pg(_) => Ok(()),
+        }
+        .map_err(|(_, e)| db_err(path, format!("creating the store: {e}")))
+    });
+    if let Err(mut e) = made {
+        remove_tmp();
+        // The message names the store asked for, not the temporary.
+        e.msg = e
+            .msg
+            .replace(&tmp.display().to_string(), &path.display().to_string());
+        return Err(e);
+    }
+    let linked = match std::fs::hard_link(&tmp, path) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => rename_noreplace(&tmp, path),
+        r => r,
+    };
+    remove_tmp();
+    match linked {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(Error::usage(format!(
+            "--db {}: cannot create the results store: {e}",
+            path.display()
+        ))),
+    }
+}
+
+/// `rename(from, to)` that fails with `AlreadyExists` instead of replacing `to`.
+fn rename_noreplace(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+    };
+    let (f, t) = (c(from)?, c(to)?);
+    // SAFETY: two valid NUL-terminated paths, relative to the working directory.
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            f.as_ptr(),
+            libc::AT_FDCWD,
+            t.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 
@@ -1168,12 +1568,12 @@ struct RunIn<'a> {
 }
 
 /// The one `INSERT INTO runs`; returns the new run id.
-fn insert_run(c: &rusqlite::Connection, r: &RunIn) -> rusqlite::Result<i64> {
+fn insert_run(c: &mut dyn Exec, r: &RunIn) -> DbResult<i64> {
     let json = |v: &serde_json::Value| serde_json::to_string(v).unwrap_or_default();
-    c.execute(
+    let row = c.query(
         "INSERT INTO runs (kind, tool, tool_version, start_time, end_time, host, label, modes, interrupted, doc, env, group_id, seq, cell)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-        params![
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) RETURNING id",
+        &vals![
             r.kind,
             r.tool,
             r.tool_version,
@@ -1186,25 +1586,48 @@ fn insert_run(c: &rusqlite::Connection, r: &RunIn) -> rusqlite::Result<i64> {
             json(r.doc),
             r.env.as_ref().map(json),
             r.group.map(|g| g.0),
-            r.group.map(|g| g.1),
+            r.group.map(|g| i64::from(g.1)),
             r.cell.map(json),
         ],
     )?;
-    Ok(c.last_insert_rowid())
+    Ok(row.first().map(|r| r.i64("id")).unwrap_or(0))
+}
+
+/// The one `INSERT INTO groups`; returns the new group id.
+fn insert_group(
+    c: &mut dyn Exec,
+    kind: &str,
+    created: &str,
+    label: Option<&str>,
+    repeat: i64,
+    spec: Option<&str>,
+) -> DbResult<i64> {
+    let row = c.query(
+        "INSERT INTO groups (kind, created, label, repeat, spec) VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id",
+        &vals![kind, created, label, repeat, spec],
+    )?;
+    Ok(row.first().map(|r| r.i64("id")).unwrap_or(0))
 }
 
 fn insert_tags(
-    tx: &rusqlite::Transaction,
+    tx: &mut dyn Exec,
     run_id: i64,
     tags: &std::collections::BTreeMap<String, String>,
-) -> rusqlite::Result<()> {
+) -> DbResult<()> {
     for (k, v) in tags {
-        tx.execute(
+        tx.exec(
             "INSERT INTO tags (run_id, key, value) VALUES (?1, ?2, ?3)",
-            params![run_id, k, v],
+            &vals![run_id, k.as_str(), v.as_str()],
         )?;
     }
     Ok(())
+}
+
+fn insert_hist(tx: &mut dyn Exec, run_id: i64, cell: i64, op: &str, h: &LatHist) -> DbResult<u64> {
+    tx.exec(
+        "INSERT INTO histograms (run_id, cell, op, hdr) VALUES (?1, ?2, ?3, ?4)",
+        &vals![run_id, cell, op, serialize_hist(h)],
+    )
 }
 
 /// One row of `metrics`; `lat` in ns: min, mean, max, stddev, p50, p90, p95, p99, p99.9, p99.99.
@@ -1223,13 +1646,13 @@ struct MetricIn<'a> {
     lat: [Option<f64>; 10],
 }
 
-fn insert_metric(tx: &rusqlite::Transaction, run_id: i64, m: &MetricIn) -> rusqlite::Result<usize> {
+fn insert_metric(tx: &mut dyn Exec, run_id: i64, m: &MetricIn) -> DbResult<u64> {
     let l = &m.lat;
-    tx.execute(
+    tx.exec(
         "INSERT INTO metrics (run_id, cell, mode, op, threads, bs_bytes, ops, bytes, iops, bytes_per_sec,
             lat_min_ns, lat_mean_ns, lat_max_ns, lat_stddev_ns, lat_p50_ns, lat_p90_ns, lat_p95_ns, lat_p99_ns, lat_p99_9_ns, lat_p99_99_ns, role)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
-        params![run_id, m.cell, m.mode, m.op, m.threads, m.bs_bytes, m.ops, m.bytes, m.iops, m.bytes_per_sec, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7], l[8], l[9], m.role],
+        &vals![run_id, m.cell, m.mode, m.op, m.threads, m.bs_bytes, m.ops, m.bytes, m.iops, m.bytes_per_sec, l[0], l[1], l[2], l[3], l[4], l[5], l[6], l[7], l[8], l[9], m.role],
     )
 }
 
@@ -1284,7 +1707,141 @@ impl std::fmt::Display for Ref {
     }
 }
 
+/// What `store copy` did: (id in the source, id in the destination) of each run.
+#[derive(Debug, Default)]
+pub struct CopyReport {
+    pub copied: Vec<(i64, i64)>,
+    /// Runs the destination held already (copied before): not copied again.
+    pub already: Vec<(i64, i64)>,
+}
+
+/// `INSERT INTO table (cols...) VALUES (...)` of a row read back, without the columns in `skip`
+/// and with `set` replacing the values of the columns it names.
+fn insert_row(
+    tx: &mut dyn Exec,
+    table: &str,
+    row: &Row,
+    skip: &[&str],
+    set: &[(&str, Val)],
+    returning: bool,
+) -> DbResult<Option<i64>> {
+    let mut cols = Vec::new();
+    let mut vals = Vec::new();
+    for (name, v) in &row.cols {
+        if skip.contains(&name.as_str()) {
+            continue;
+        }
+        cols.push(name.as_str());
+        vals.push(
+            set.iter()
+                .find(|s| s.0 == name)
+                .map(|s| s.1.clone())
+                .unwrap_or_else(|| v.clone()),
+        );
+    }
+    let marks: Vec<String> = (1..=cols.len()).map(|i| format!("?{i}")).collect();
+    let sql = format!(
+        "INSERT INTO {table} ({}) VALUES ({}){}",
+        cols.join(", "),
+        marks.join(", "),
+        if returning { " RETURNING id" } else { "" }
+    );
+    if returning {
+        Ok(tx.query(&sql, &vals)?.first().map(|r| r.i64("id")))
+    } else {
+        tx.exec(&sql, &vals)?;
+        Ok(None)
+    }
+}
+
 impl Store {
+    /// Copies every run of this store into `dst` (`iolab store copy`), oldest first, each in one
+    /// transaction of `dst` with its tags, metrics and histograms; groups are made in `dst` once
+    /// and the runs' places in them kept. A run `dst` already holds (same kind, start time, host
+    /// and document: copied before) is not copied again, so a repeated copy adds nothing.
+    pub fn copy_into(&self, dst: &mut Store) -> Result<CopyReport> {
+        let mut report = CopyReport::default();
+        let mut groups: std::collections::HashMap<i64, i64> = Default::default();
+        for run in self.q("SELECT * FROM runs ORDER BY id", &[])? {
+            let id = run.i64("id");
+            let there = dst
+                .q1(
+                    "SELECT id, group_id FROM runs WHERE kind = ?1 AND start_time = ?2 AND host = ?3 AND doc = ?4 ORDER BY id LIMIT 1",
+                    &[
+                        run.get("kind").clone(),
+                        run.get("start_time").clone(),
+                        run.get("host").clone(),
+                        run.get("doc").clone(),
+                    ],
+                )?;
+            if let Some(t) = there {
+                if let (Some(g), Some(dg)) = (run.opt_i64("group_id"), t.opt_i64("group_id")) {
+                    groups.entry(g).or_insert(dg);
+                }
+                report.already.push((id, t.i64("id")));
+                continue;
+            }
+            let group = match run.opt_i64("group_id") {
+                None => None,
+                Some(g) => Some(match groups.get(&g) {
+                    Some(&dg) => dg,
+                    None => {
+                        let grow = self
+                            .q1("SELECT * FROM groups WHERE id = ?1", &vals![g])?
+                            .ok_or_else(|| unknown(&self.path, &format!("group g{g}")))?;
+                        // A group copied before (its other runs are there) is found by what
+                        // it is; else it is made.
+                        let found = dst
+                            .q1(
+                                "SELECT id FROM groups WHERE kind = ?1 AND created = ?2 AND repeat = ?3 AND coalesce(label, '') = coalesce(?4, '') ORDER BY id LIMIT 1",
+                                &[
+                                    grow.get("kind").clone(),
+                                    grow.get("created").clone(),
+                                    grow.get("repeat").clone(),
+                                    grow.get("label").clone(),
+                                ],
+                            )?
+                            .map(|r| r.i64("id"));
+                        let dg = match found {
+                            Some(dg) => dg,
+                            None => dst
+                                .write(|tx| insert_row(tx, "groups", &grow, &["id"], &[], true))?
+                                .unwrap_or(0),
+                        };
+                        groups.insert(g, dg);
+                        dg
+                    }
+                }),
+            };
+            let tags = self.q("SELECT * FROM tags WHERE run_id = ?1", &vals![id])?;
+            let metrics = self.q("SELECT * FROM metrics WHERE run_id = ?1", &vals![id])?;
+            let hists = self.q("SELECT * FROM histograms WHERE run_id = ?1", &vals![id])?;
+            let new = dst.write(|tx| {
+                let new = insert_row(
+                    tx,
+                    "runs",
+                    &run,
+                    &["id"],
+                    &[("group_id", group.into())],
+                    true,
+                )?
+                .unwrap_or(0);
+                for (table, rows) in [
+                    ("tags", &tags),
+                    ("metrics", &metrics),
+                    ("histograms", &hists),
+                ] {
+                    for r in rows {
+                        insert_row(tx, table, r, &[], &[("run_id", Val::I(new))], false)?;
+                    }
+                }
+                Ok(new)
+            })?;
+            report.copied.push((id, new));
+        }
+        Ok(report)
+    }
+
     /// The run ids a reference stands for.
     pub fn resolve(&self, r: Ref) -> Result<Vec<i64>> {
         match r {

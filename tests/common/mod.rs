@@ -237,3 +237,50 @@ pub fn explain_rules(e: &serde_json::Value) -> Vec<Vec<String>> {
         })
         .collect()
 }
+
+/// A database of its own on the test PostgreSQL server (IOLAB_TEST_PG_URL), dropped at the end.
+pub struct PgDb {
+    admin: String,
+    name: String,
+}
+
+impl PgDb {
+    /// None when no server is given (the caller skips).
+    pub fn new() -> Option<PgDb> {
+        let admin = std::env::var("IOLAB_TEST_PG_URL")
+            .ok()
+            .filter(|u| !u.is_empty())?;
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let name = format!(
+            "iolab_store_{}_{}_{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos()
+        );
+        let mut c = postgres::Client::connect(&admin, postgres::NoTls).expect("test server");
+        c.batch_execute(&format!("CREATE DATABASE {name}")).unwrap();
+        Some(PgDb { admin, name })
+    }
+    /// The URL of this database (the server's URL with the database name replaced).
+    pub fn url(&self) -> String {
+        let (base, _) = self.admin.rsplit_once('/').unwrap();
+        format!("{base}/{}", self.name)
+    }
+    pub fn client(&self) -> postgres::Client {
+        postgres::Client::connect(&self.url(), postgres::NoTls).unwrap()
+    }
+}
+
+impl Drop for PgDb {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&self.admin, postgres::NoTls) {
+            let _ = c.batch_execute(&format!(
+                "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                self.name
+            ));
+        }
+    }
+}

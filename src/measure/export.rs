@@ -1,0 +1,540 @@
+//! Live export while a run goes on (docs/metrics.md): `--live FILE|-` writes the per-second
+//! series as NDJSON (one object per measured second, the fields of the stored time series), and
+//! `--metrics-listen ADDR:PORT` serves Prometheus / OpenMetrics text.
+//!
+//! Both read the counters each worker already publishes ([`LiveCounters`]: relaxed atomics only
+//! that thread writes), so the hot path does nothing more for them. The NDJSON lines come from
+//! the same interval reporter as `--report-interval` (one tick per second, aligned to the start of
+//! the measured window, as the stored series is); a scrape sums the counters at the moment it
+//! arrives, so a counter's rate between two scrapes is exact. The exposition format is written by
+//! `prometheus-client`; the HTTP side is `tiny_http`.
+
+use crate::error::{Error, Result};
+use crate::measure::hist::{INTERVAL_BUCKETS, interval_bucket_value};
+use crate::measure::live::{Delta, KINDS, LiveCounters, Stamp, Totals};
+use crate::model::device::Sample;
+use crate::model::run::{TsOp, TsPoint};
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Unit;
+use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The schema of each `--live` line.
+pub const LIVE_SCHEMA: &str = "iolab-live/1";
+
+/// Operation names by kind index (read, write, fsync).
+pub const OP_NAMES: [&str; KINDS] = ["read", "write", "fsync"];
+
+/// One job of a measured phase as the export names it: a cell's mode, or a role.
+#[derive(Debug, Clone)]
+pub struct PhaseUnit {
+    pub mode: String,
+    pub role: Option<String>,
+    /// The kinds of operation it does (indexes into [`OP_NAMES`]).
+    pub kinds: Vec<usize>,
+}
+
+/// One `--live` line: which cell (and role), then the fields of the stored time series.
+#[derive(Debug, serde::Serialize)]
+pub struct LiveLine<'a> {
+    pub schema: &'static str,
+    pub run_id: &'a str,
+    pub host: &'a str,
+    /// The measured phase, from 0 (a cell of a run; all roles of a run with roles share one).
+    pub cell: usize,
+    pub mode: &'a str,
+    pub role: Option<&'a str>,
+    #[serde(flatten)]
+    pub point: TsPoint,
+}
+
+/// The point of the stored time series for one interval of the reporter: `t_s` is its start
+/// after the end of the ramp (a whole second: the ticks are aligned to the window, as the stored
+/// series is), `dur_s` its real length; an operation the job does not do, or did
+/// not complete in it, is null (as stored).
+pub fn ts_point(end_s: f64, d: &Delta) -> TsPoint {
+    let op = |k: usize| -> Option<TsOp> {
+        (d.ops[k] > 0).then(|| TsOp {
+            ops: d.ops[k],
+            iops: d.rate(k),
+            bytes_per_sec: d.amount_rate(k),
+            p50_ns: d.percentile(k, 50.0),
+            p99_ns: d.percentile(k, 99.0),
+        })
+    };
+    TsPoint {
+        t_s: (end_s - d.secs).round().max(0.0),
+        dur_s: d.secs,
+        read: op(0),
+        write: op(1),
+        fsync: op(2),
+    }
+}
+
+/// The cells of the run so far, for the scrapes: each unit with its threads' counters.
+#[derive(Debug, Default)]
+struct Cells {
+    units: Vec<(usize, PhaseUnit, Vec<Arc<LiveCounters>>)>,
+    /// The latest device interval of the phase that is running (cell, mode), none between cells.
+    device: Option<(usize, String, Sample)>,
+}
+
+/// What the export of one `iolab run` shares between the runner and the HTTP server.
+pub struct Observer {
+    run_id: String,
+    host: String,
+    ndjson: Option<Mutex<Box<dyn Write + Send>>>,
+    /// Set once a `--live` write failed: said once, then the lines stop (the run goes on).
+    ndjson_failed: std::sync::atomic::AtomicBool,
+    cells: Arc<Mutex<Cells>>,
+    next_cell: AtomicUsize,
+}
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Observer")
+            .field("run_id", &self.run_id)
+            .field("host", &self.host)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Observer {
+    /// `run_id` and `host` label every line and series.
+    pub fn new(run_id: String, host: String) -> Observer {
+        Observer {
+            run_id,
+            host,
+            ndjson: None,
+            ndjson_failed: Default::default(),
+            cells: Default::default(),
+            next_cell: AtomicUsize::new(0),
+        }
+    }
+
+    /// The `--live` stream (set before the run; a server already started keeps serving).
+    pub fn with_lines(mut self, ndjson: Option<Box<dyn Write + Send>>) -> Observer {
+        self.ndjson = ndjson.map(Mutex::new);
+        self
+    }
+
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// Whether `--live` lines are wanted (the runner starts their reporter only then).
+    pub fn wants_lines(&self) -> bool {
+        self.ndjson.is_some()
+    }
+
+    /// A measured phase begins: its units and each unit's thread counters (kept for the
+    /// scrapes after the phase, so a finished cell's counters stay at their last values).
+    /// Returns the phase's cell number.
+    pub fn begin_phase(&self, units: &[PhaseUnit], counters: Vec<Vec<Arc<LiveCounters>>>) -> usize {
+        let cell = self.next_cell.fetch_add(1, Ordering::Relaxed);
+        let mut c = self.cells.lock().unwrap_or_else(|e| e.into_inner());
+        for (u, t) in units.iter().zip(counters) {
+            c.units.push((cell, u.clone(), t));
+        }
+        c.device = None;
+        cell
+    }
+
+    /// The phase ended: its device figures are no longer current.
+    pub fn end_phase(&self) {
+        self.cells.lock().unwrap_or_else(|e| e.into_inner()).device = None;
+    }
+
+    /// The device sampler took an interval of `cell`.
+    pub fn device_sample(&self, cell: usize, mode: &str, s: &Sample) {
+        self.cells.lock().unwrap_or_else(|e| e.into_inner()).device =
+            Some((cell, mode.to_string(), s.clone()));
+    }
+
+    /// One reporter interval of phase `cell`: a `--live` line per unit for a measured interval
+    /// (the ramp is not part of the stored series, so not of the stream either), flushed at once.
+    pub fn interval(&self, cell: usize, units: &[PhaseUnit], stamp: Stamp, ds: &[Delta]) {
+        let (Some(out), Stamp::Measured(end_s)) = (&self.ndjson, stamp) else {
+            return;
+        };
+        if self.ndjson_failed.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut text = String::new();
+        for (u, d) in units.iter().zip(ds) {
+            let line = LiveLine {
+                schema: LIVE_SCHEMA,
+                run_id: &self.run_id,
+                host: &self.host,
+                cell,
+                mode: &u.mode,
+                role: u.role.as_deref(),
+                point: ts_point(end_s, d),
+            };
+            text.push_str(&serde_json::to_string(&line).expect("json"));
+            text.push('\n');
+        }
+        let mut w = out.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(e) = w.write_all(text.as_bytes()).and_then(|_| w.flush()) {
+            self.ndjson_failed.store(true, Ordering::Relaxed);
+            crate::measure::live::print_line(&format!(
+                "iolab: warning: --live: writing failed ({e}); no more lines are written, the run goes on"
+            ));
+        }
+    }
+
+    /// The Prometheus collector of this run (register it once).
+    fn collector(&self) -> RunCollector {
+        RunCollector {
+            run_id: self.run_id.clone(),
+            host: self.host.clone(),
+            cells: Arc::clone(&self.cells),
+        }
+    }
+}
+
+/// Upper bounds of the latency histogram's classic buckets, in seconds.
+pub const LE_S: [f64; 19] = [
+    10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3,
+    250e-3, 500e-3, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// The classic buckets (`le`, the count in that bucket alone: the encoder writes them
+/// cumulative) of interval-histogram bucket counts: each bucket counted under the first bound at
+/// or above its midpoint (within its 3.1 % width), then +Inf.
+pub fn le_buckets(lat: &[u64]) -> Vec<(f64, u64)> {
+    let mut per = vec![0u64; LE_S.len() + 1];
+    for (i, &n) in lat.iter().enumerate().take(INTERVAL_BUCKETS) {
+        if n == 0 {
+            continue;
+        }
+        let v_s = interval_bucket_value(i) as f64 / 1e9;
+        let at = LE_S.iter().position(|&le| v_s <= le).unwrap_or(LE_S.len());
+        per[at] += n;
+    }
+    LE_S.iter()
+        .copied()
+        .chain([f64::INFINITY])
+        .zip(per)
+        .collect()
+}
+
+/// Encodes the run's series on each scrape.
+#[derive(Debug)]
+struct RunCollector {
+    run_id: String,
+    host: String,
+    cells: Arc<Mutex<Cells>>,
+}
+
+type Labels = Vec<(&'static str, String)>;
+
+impl RunCollector {
+    fn labels(&self, cell: usize, mode: &str, role: Option<&str>) -> Labels {
+        let mut l = vec![
+            ("run_id", self.run_id.clone()),
+            ("host", self.host.clone()),
+            ("cell", cell.to_string()),
+            ("mode", mode.to_string()),
+        ];
+        if let Some(r) = role {
+            l.push(("role", r.to_string()));
+        }
+        l
+    }
+}
+
+/// A counter value as the encoder takes it.
+#[derive(Debug)]
+struct Count(u64);
+
+impl EncodeMetric for Count {
+    fn encode(
+        &self,
+        mut encoder: prometheus_client::encoding::MetricEncoder,
+    ) -> std::result::Result<(), std::fmt::Error> {
+        encoder.encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(&self.0, None)
+    }
+    fn metric_type(&self) -> MetricType {
+        MetricType::Counter
+    }
+}
+
+impl prometheus_client::collector::Collector for RunCollector {
+    fn encode(&self, mut enc: DescriptorEncoder) -> std::result::Result<(), std::fmt::Error> {
+        let cells = self.cells.lock().unwrap_or_else(|e| e.into_inner());
+        // Every unit × kind, summed now over its threads.
+        let mut rows: Vec<(Labels, Totals)> = Vec::new();
+        for (cell, u, threads) in &cells.units {
+            for &k in &u.kinds {
+                let mut l = self.labels(*cell, &u.mode, u.role.as_deref());
+                l.push(("op", OP_NAMES[k].to_string()));
+                rows.push((l, Totals::take(threads.iter().map(|t| &**t), k)));
+            }
+        }
+        {
+            let mut m = enc.encode_descriptor(
+                "iolab_ops",
+                "Operations completed (reads, writes, fsyncs), from the start of the cell, ramp included",
+                None,
+                MetricType::Counter,
+            )?;
+            for (l, t) in &rows {
+                Count(t.ops).encode(m.encode_family(l)?)?;
+            }
+        }
+        {
+            let mut m = enc.encode_descriptor(
+                "iolab_bytes",
+                "Bytes read or written, from the start of the cell, ramp included",
+                None,
+                MetricType::Counter,
+            )?;
+            for (l, t) in rows
+                .iter()
+                .filter(|(l, _)| l.last().is_some_and(|o| o.1 != "fsync"))
+            {
+                Count(t.amount).encode(m.encode_family(l)?)?;
+            }
+        }
+        {
+            let mut m = enc.encode_descriptor(
+                "iolab_latency",
+                "Latency of each completed operation (buckets within 3.1 % of their bounds)",
+                Some(&Unit::Seconds),
+                MetricType::Histogram,
+            )?;
+            for (l, t) in &rows {
+                m.encode_family(l)?
+                    .encode_histogram::<prometheus_client::encoding::NoLabelSet>(
+                        t.lat_sum_ns as f64 / 1e9,
+                        t.ops,
+                        &le_buckets(&t.lat),
+                        None,
+                    )?;
+            }
+        }
+        if let Some((cell, mode, s)) = &cells.device {
+            type Pick = fn(&crate::model::device::Iostat) -> f64;
+            let gauges: [(&str, &str, Option<Unit>, Pick); 8] = [
+                (
+                    "iolab_device_reads_per_second",
+                    "Reads completed per second by the device (iostat r/s), latest interval",
+                    None,
+                    |x| x.r_s,
+                ),
+                (
+                    "iolab_device_writes_per_second",
+                    "Writes completed per second by the device (iostat w/s), latest interval",
+                    None,
+                    |x| x.w_s,
+                ),
+                (
+                    "iolab_device_read_bytes_per_second",
+                    "Bytes read per second by the device (iostat rkB/s × 1024), latest interval",
+                    None,
+                    |x| x.rkb_s * 1024.0,
+                ),
+                (
+                    "iolab_device_write_bytes_per_second",
+                    "Bytes written per second by the device (iostat wkB/s × 1024), latest interval",
+                    None,
+                    |x| x.wkb_s * 1024.0,
+                ),
+                (
+                    "iolab_device_read_await",
+                    "Mean read time at the device (iostat r_await), latest interval",
+                    Some(Unit::Seconds),
+                    |x| x.r_await_ms / 1e3,
+                ),
+                (
+                    "iolab_device_write_await",
+                    "Mean write time at the device (iostat w_await), latest interval",
+                    Some(Unit::Seconds),
+                    |x| x.w_await_ms / 1e3,
+                ),
+                (
+                    "iolab_device_queue_depth",
+                    "Mean requests queued or in service (iostat aqu-sz), latest interval",
+                    None,
+                    |x| x.aqu_sz,
+                ),
+                (
+                    "iolab_device_util_ratio",
+                    "Share of the interval the device was busy (iostat %util / 100), latest interval",
+                    None,
+                    |x| x.util_pct / 100.0,
+                ),
+            ];
+            for (name, help, unit, pick) in gauges {
+                let mut m = enc.encode_descriptor(name, help, unit.as_ref(), MetricType::Gauge)?;
+                for (dev, x) in &s.devices {
+                    let mut l = self.labels(*cell, mode, None);
+                    l.push(("device", dev.clone()));
+                    m.encode_family(&l)?.encode_gauge(&pick(x))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The `--metrics-listen` HTTP server: bound before the run, serving every path with the
+/// exposition (`/metrics` is the usual one) until dropped.
+pub struct MetricsServer {
+    server: Arc<tiny_http::Server>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    pub addr: String,
+}
+
+impl MetricsServer {
+    /// Binds `addr` (a port in use, an address not of this host: a usage error before the run)
+    /// and serves `obs`'s series. OpenMetrics text when the scraper asks for it (`Accept:
+    /// application/openmetrics-text`), else the Prometheus text format 0.0.4.
+    pub fn start(addr: &str, obs: &Observer) -> Result<MetricsServer> {
+        let server = tiny_http::Server::http(addr).map_err(|e| {
+            Error::usage(format!(
+                "--metrics-listen {addr}: cannot listen there ({e}); give a free ADDR:PORT of this host, e.g. 127.0.0.1:9464 or 0.0.0.0:9464"
+            ))
+        })?;
+        let bound = server
+            .server_addr()
+            .to_ip()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|| addr.to_string());
+        let server = Arc::new(server);
+        let mut registry = prometheus_client::registry::Registry::default();
+        registry.register_collector(Box::new(obs.collector()));
+        let srv = Arc::clone(&server);
+        let thread = std::thread::Builder::new()
+            .name("iolab-metrics".into())
+            .spawn(move || {
+                for req in srv.incoming_requests() {
+                    let open = req.headers().iter().any(|h| {
+                        h.field.equiv("Accept")
+                            && h.value.as_str().contains("application/openmetrics-text")
+                    });
+                    let mut body = String::new();
+                    let (ok, ctype) = if open {
+                        (
+                            prometheus_client::encoding::text::encode(&mut body, &registry),
+                            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                        )
+                    } else {
+                        (
+                            prometheus_client::encoding::prometheus_text::encode(
+                                &mut body, &registry,
+                            ),
+                            "text/plain; version=0.0.4; charset=utf-8",
+                        )
+                    };
+                    let resp = if ok.is_ok() {
+                        tiny_http::Response::from_string(body).with_header(
+                            tiny_http::Header::from_bytes("Content-Type", ctype).expect("header"),
+                        )
+                    } else {
+                        tiny_http::Response::from_string("encoding failed\n").with_status_code(500)
+                    };
+                    let _ = req.respond(resp);
+                }
+            })
+            .map_err(|e| Error::failed(format!("--metrics-listen: starting its thread: {e}")))?;
+        Ok(MetricsServer {
+            server,
+            thread: Some(thread),
+            addr: bound,
+        })
+    }
+}
+
+impl Drop for MetricsServer {
+    fn drop(&mut self) {
+        self.server.unblock();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classic_buckets_hold_each_operation_once() {
+        use crate::measure::hist::interval_bucket;
+        let mut lat = vec![0u64; INTERVAL_BUCKETS];
+        lat[interval_bucket(80_000)] += 3; // 80 µs: under 100 µs
+        lat[interval_bucket(2_000_000)] += 2; // 2 ms: under 2.5 ms
+        lat[interval_bucket(30_000_000_000)] += 1; // 30 s: only +Inf
+        let b = le_buckets(&lat);
+        assert_eq!(b.len(), LE_S.len() + 1);
+        let at = |le: f64| b.iter().find(|x| x.0 == le).unwrap().1;
+        assert_eq!(at(50e-6), 0);
+        assert_eq!(at(100e-6), 3);
+        assert_eq!(at(1e-3), 0);
+        assert_eq!(at(2.5e-3), 2);
+        assert_eq!(at(10.0), 0);
+        assert_eq!(at(f64::INFINITY), 1);
+        assert_eq!(b.iter().map(|x| x.1).sum::<u64>(), 6);
+    }
+
+    #[test]
+    fn a_scrape_sums_the_threads_and_keeps_finished_cells() {
+        let obs = Observer::new("r1".into(), "h".into());
+        let a = Arc::new(LiveCounters::default());
+        let b = Arc::new(LiveCounters::default());
+        for _ in 0..7 {
+            a.publish(0, 4096, 90_000);
+        }
+        for _ in 0..5 {
+            b.publish(0, 4096, 3_000_000);
+        }
+        let u = PhaseUnit {
+            mode: "rndrd".into(),
+            role: None,
+            kinds: vec![0],
+        };
+        assert_eq!(
+            obs.begin_phase(std::slice::from_ref(&u), vec![vec![a, b]]),
+            0
+        );
+        assert_eq!(obs.begin_phase(&[u], vec![vec![]]), 1);
+        let mut reg = prometheus_client::registry::Registry::default();
+        reg.register_collector(Box::new(obs.collector()));
+        let mut text = String::new();
+        prometheus_client::encoding::prometheus_text::encode(&mut text, &reg).unwrap();
+        let l = r#"{run_id="r1",host="h",cell="0",mode="rndrd",op="read"}"#;
+        assert!(text.contains(&format!("iolab_ops_total{l} 12\n")), "{text}");
+        assert!(
+            text.contains(&format!("iolab_bytes_total{l} 49152\n")),
+            "{text}"
+        );
+        // cumulative in the exposition: 7 under 100 µs, all 12 under 5 ms
+        assert!(
+            text.contains(r#"iolab_latency_seconds_bucket{run_id="r1",host="h",cell="0",mode="rndrd",op="read",le="0.0001"} 7"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"iolab_latency_seconds_bucket{run_id="r1",host="h",cell="0",mode="rndrd",op="read",le="0.005"} 12"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"iolab_latency_seconds_bucket{run_id="r1",host="h",cell="0",mode="rndrd",op="read",le="+Inf"} 12"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("iolab_latency_seconds_count{l} 12\n")),
+            "{text}"
+        );
+        // the second cell is there with zero counts
+        assert!(
+            text.contains(
+                r#"iolab_ops_total{run_id="r1",host="h",cell="1",mode="rndrd",op="read"} 0"#
+            ),
+            "{text}"
+        );
+    }
+}
