@@ -1979,7 +1979,23 @@ mod explain {
         io: Iostat,
         fsync_p50_ns: Option<u64>,
     ) -> Vec<ExFinding> {
-        let mut doc = base_doc();
+        let doc = doc_on(&base_doc(), e, dev, threads, iops, io, fsync_p50_ns);
+        let e = explain::explain_run(&doc, None, "fixture");
+        assert_eq!(e.cells.len(), 1);
+        e.cells[0].findings.clone()
+    }
+
+    /// The document [`run_on`] explains, made from `base`.
+    fn doc_on(
+        base: &RunDoc,
+        e: EnvReport,
+        dev: &str,
+        threads: u32,
+        iops: f64,
+        io: Iostat,
+        fsync_p50_ns: Option<u64>,
+    ) -> RunDoc {
+        let mut doc = base.clone();
         doc.system = Some(e);
         let c = &mut doc.runs[0];
         c.job.job.engine = EngineKind::Sync;
@@ -2028,9 +2044,7 @@ mod explain {
             summary,
             timeseries: Vec::new(),
         });
-        let e = explain::explain_run(&doc, None, "fixture");
-        assert_eq!(e.cells.len(), 1);
-        e.cells[0].findings.clone()
+        doc
     }
 
     fn rules(f: &[ExFinding]) -> Vec<&str> {
@@ -2142,6 +2156,12 @@ mod explain {
         };
         let f = run_on(mk(), "sdb", 32, 150.0, busy(150.0, 30.0, 6.6), None);
         assert_eq!(rules(&f), ["device_saturated"], "{f:#?}");
+        assert_eq!(f[0].confidence, explain::Confidence::Medium);
+        assert!(
+            !f[0].evidence.contains("weak evidence"),
+            "{}",
+            f[0].evidence
+        );
         assert!(
             f[0].evidence.contains("%util 100, aqu-sz 30.0"),
             "{}",
@@ -2159,6 +2179,113 @@ mod explain {
             Some(8_000_000),
         );
         assert_eq!(rules(&f), ["queue_depth_bound"], "{f:#?}");
+    }
+
+    /// A SATA SSD under /srv (non-rotational, kind disk).
+    fn ssd() -> EnvReport {
+        let mut fx = Fx::new();
+        fx.pci_ahci();
+        let sect = 4 * GIB_SECT;
+        fx.disk("sda", "8:0", sect, &DiskSpec::sata_ssd())
+            .partition("sda", "sda1", "8:1", 2048, sect - 4096)
+            .mount("8:1", "/srv", "ext4", "rw,noatime", "rw");
+        fx.report("/srv", "8:1")
+    }
+
+    /// Queue-depth bound in a run alone: one read at a time is the low-load latency by
+    /// definition (high confidence, %util 100 read as one I/O outstanding); with more in flight
+    /// one run has no low-load latency to compare with, so the rule does not fire whatever the
+    /// in-flight count, nor does it when the device's queue holds others' I/O or not the
+    /// workload's. No device_saturated on a non-rotational disk in a run alone either.
+    #[test]
+    fn explain_queue_depth_bound_in_a_run_alone() {
+        let f = run_on(ssd(), "sda", 1, 5000.0, busy(5000.0, 1.0, 0.2), None);
+        assert_eq!(rules(&f), ["queue_depth_bound"], "{f:#?}");
+        assert_eq!(f[0].confidence, explain::Confidence::High);
+        assert!(f[0].evidence.contains("lowest load"), "{}", f[0].evidence);
+        assert!(
+            f[0].evidence.contains("%util 100 only says"),
+            "{}",
+            f[0].evidence
+        );
+        // 2 and 8 threads at that latency, 32 queued at 8 × it: nothing a run alone can show
+        for (t, iops, aqu) in [(2, 10_000.0, 2.0), (8, 40_000.0, 8.0), (32, 20_000.0, 32.0)] {
+            let f = run_on(ssd(), "sda", t, iops, busy(iops, aqu, 0.02), None);
+            assert_eq!(rules(&f), ["none"], "{t} threads: {f:#?}");
+        }
+        // 1 thread, 10 queued at the device (someone else's I/O), or 16 threads with 1.3
+        // queued (they wait above the device): not bound
+        let f = run_on(ssd(), "sda", 1, 5000.0, busy(5000.0, 10.0, 0.2), None);
+        assert_eq!(rules(&f), ["none"], "{f:#?}");
+        let f = run_on(ssd(), "sda", 16, 400.0, busy(400.0, 1.3, 2.5), None);
+        assert_eq!(rules(&f), ["none"], "{f:#?}");
+    }
+
+    /// A sweep of 1 and 8 threads on an SSD: the device's await at 1 thread is its low-load
+    /// latency. Await unchanged at 8: queue-depth bound (high); 6.7 × it with IOPS still rising:
+    /// saturated (medium, %util called weak evidence); 7.7 × with IOPS flat: the 1-thread cell
+    /// is device_flat and the 8-thread one saturated with the flat IOPS added (high); 1.6 ×:
+    /// neither (none).
+    #[test]
+    fn explain_sweep_low_load_latency_decides_queue_depth_or_saturation() {
+        let base = base_doc();
+        let sweep = |iops8: f64| {
+            let one = doc_on(&base, ssd(), "sda", 1, 5000.0, busy(5000.0, 1.0, 0.2), None);
+            let eight = doc_on(&base, ssd(), "sda", 8, iops8, busy(iops8, 8.0, 0.02), None);
+            explain::explain_sweep(&[(1, one), (2, eight)], "group g1")
+        };
+        let rules2 = |e: &explain::Explanation| -> Vec<Vec<String>> {
+            e.cells
+                .iter()
+                .map(|c| c.findings.iter().map(|f| f.rule.clone()).collect())
+                .collect()
+        };
+        let e = sweep(40_000.0);
+        assert_eq!(
+            rules2(&e),
+            [["queue_depth_bound"], ["queue_depth_bound"]],
+            "{e:#?}"
+        );
+        let f = &e.cells[1].findings[0];
+        assert_eq!(f.confidence, explain::Confidence::High);
+        assert!(
+            f.evidence.contains(
+                "device sda await 0.20 ms at 8 in flight vs 0.20 ms at 1 in flight (run 1, its low-load latency): 1.00×"
+            ),
+            "{}",
+            f.evidence
+        );
+        let e = sweep(6000.0);
+        assert_eq!(
+            rules2(&e),
+            [["queue_depth_bound"], ["device_saturated"]],
+            "{e:#?}"
+        );
+        let f = &e.cells[1].findings[0];
+        assert_eq!(f.confidence, explain::Confidence::Medium);
+        assert!(
+            f.evidence.contains("1.33 ms at 8 in flight vs 0.20 ms")
+                && f.evidence.contains("6.67×")
+                && f.evidence.contains("weak evidence"),
+            "{}",
+            f.evidence
+        );
+        let e = sweep(5200.0);
+        assert_eq!(
+            rules2(&e),
+            [["device_flat"], ["device_saturated"]],
+            "{e:#?}"
+        );
+        let f = &e.cells[1].findings[0];
+        assert_eq!(f.confidence, explain::Confidence::High);
+        assert!(
+            f.evidence
+                .contains("IOPS flat as threads rise: 1 → 8 in flight"),
+            "{}",
+            f.evidence
+        );
+        let e = sweep(25_000.0);
+        assert_eq!(rules2(&e), [["queue_depth_bound"], ["none"]], "{e:#?}");
     }
 
     /// The cgroup limits of the process, read from a fixture tree: v1 blkio.throttle files of
