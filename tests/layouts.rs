@@ -315,6 +315,61 @@ fn explain_says_ext4_serialises_writes_into_holes() {
     );
 }
 
+/// The same device and writes as a sweep of 1 and 8 threads: into holes, the 8-thread cell is
+/// fs_serialisation with "per-thread latency up as threads rise" against the 1-thread cell
+/// (high confidence), the 1-thread cell queue-depth bound, nothing else; as overwrites no cell
+/// is called serialised.
+#[test]
+fn explain_sweep_says_ext4_serialisation_raises_per_thread_latency() {
+    let name = "explain_sweep_says_ext4_serialisation_raises_per_thread_latency";
+    if let Some(why) = cannot(true) {
+        return skip(name, &why);
+    }
+    let fuse = FaultFs::mount_with(
+        &[("FAULTFS_WRITES", "1"), ("FAULTFS_DELAY_US", DELAY_US)],
+        true,
+    );
+    let m = Mounted::new(&fuse.mnt.join("img"), 512, "ext4", false);
+    rndwr_iops(m.dir(), "overwrite", 1);
+    let w = |layout| {
+        [
+            "--mode",
+            "rndwr",
+            "--bs",
+            "16k",
+            "--fsync-freq",
+            "0",
+            "--layout",
+            layout,
+        ]
+    };
+    let e = sweep_explained(m.dir(), &w("holes"), "1,8");
+    eprintln!("holes: {e:#}");
+    assert_eq!(
+        explain_rules(&e),
+        [["queue_depth_bound"], ["fs_serialisation"]],
+        "{e:#}"
+    );
+    let f = &e["cells"][1]["findings"][0];
+    assert_eq!(f["confidence"], "high");
+    let ev = f["evidence"].as_str().unwrap();
+    assert!(
+        ev.contains("ext4, layout holes")
+            && ev.contains("per-thread latency up as threads rise")
+            && ev.contains("at 1 in flight (run 1) →"),
+        "{ev}"
+    );
+    let e = sweep_explained(m.dir(), &w("overwrite"), "1,8");
+    eprintln!("overwrite: {e:#}");
+    assert!(
+        !explain_rules(&e)
+            .iter()
+            .flatten()
+            .any(|r| r == "fs_serialisation"),
+        "{e:#}"
+    );
+}
+
 /// O_DIRECT random reads on ext4 over the fixed-latency device (1 ms per request, served in
 /// parallel by faultfs's FUSE threads, of which libfuse runs at most 10): one at a time is
 /// queue-depth bound (Little's law at the lowest load there is) and nothing else. 16 in flight

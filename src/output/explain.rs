@@ -175,6 +175,9 @@ pub const QD_MIN_LAT_NS: f64 = 50_000.0;
 pub const SERIAL_MIN_IN_FLIGHT: f64 = 4.0;
 pub const SERIAL_QUEUE_RATIO: f64 = 3.0;
 pub const SERIAL_MAX_AQU: f64 = 2.0;
+/// Filesystem serialisation in a sweep: the mean (per-thread) latency rose by at least this
+/// share of the rise in in-flight I/Os from the sweep's fewest.
+pub const SERIAL_LAT_SHARE: f64 = 0.5;
 /// Device saturated: %util at least this, aqu-sz at least [`SAT_MIN_AQU`], await at least
 /// [`SAT_AWAIT_RATIO`] × the service time (svctm) for a rotational disk.
 pub const SAT_UTIL_PCT: f64 = 95.0;
@@ -225,7 +228,7 @@ pub static RULES: &[Rule] = &[
         id: "fs_serialisation",
         layer: Layer::Filesystem,
         kind: Kind::Limit,
-        when: "O_DIRECT writes, at least 4 in flight (IOPS × mean latency ≥ 80 % of threads × iodepth, so the threads did wait in the system call), while the device's queue (aqu-sz) stayed ≤ 2 and below a third of that",
+        when: "O_DIRECT writes, at least 4 in flight (IOPS × mean latency ≥ 80 % of threads × iodepth, so the threads did wait in the system call), while the device's queue (aqu-sz) stayed ≤ 2 and below a third of that; in a sweep, compared with the same job at the sweep's fewest in flight: per-thread (mean) latency up by at least half the rise in in-flight I/Os with the device's queue still ≤ 2 adds that evidence (high confidence), latency that did not rise says so (low confidence)",
         why: "the threads wait inside the filesystem, not at the device: {fs} takes an exclusive lock for these writes (with the {layout} layout, {layout_why}), so they reach the device one at a time and more threads add latency, not IOPS",
         inspect: fs_serialisation,
     },
@@ -1591,6 +1594,61 @@ fn low_load_steps(runs: &[(i64, RunDoc)], cells: &mut [CellExplain]) {
     }
 }
 
+/// `fs_serialisation` in a sweep: per-thread latency up as threads rise. A cell the rule found
+/// serialised is compared with the same job at the sweep's fewest in flight: when its mean
+/// latency rose by at least half the ratio of in-flight I/Os while the device's queue stayed
+/// ≤ [`SERIAL_MAX_AQU`], the sweep confirms it (evidence added, high confidence); when it did
+/// not, the finding stays with that said and low confidence.
+fn serial_steps(runs: &[(i64, RunDoc)], cells: &mut [CellExplain]) {
+    let mut all = Vec::new();
+    for (id, d) in runs {
+        for c in &d.runs {
+            all.push((*id, sweep_key(c), Facts::of(d, c)));
+        }
+    }
+    let index = own_cells(cells);
+    for (at, (_, key, f)) in all.iter().enumerate() {
+        let Some(&ci) = index.get(at) else {
+            continue;
+        };
+        let Some(found) = cells[ci]
+            .findings
+            .first_mut()
+            .filter(|x| x.rule == "fs_serialisation")
+        else {
+            continue;
+        };
+        let Some((ref_id, _, r)) = all
+            .iter()
+            .filter(|x| &x.1 == key && x.2.in_flight < f.in_flight && x.2.lat_mean_ns > 0.0)
+            .min_by(|a, b| a.2.in_flight.total_cmp(&b.2.in_flight))
+        else {
+            continue;
+        };
+        let rise = f.lat_mean_ns / r.lat_mean_ns;
+        let more = f.in_flight / r.in_flight;
+        let aqu = |x: &Facts| x.dev.map_or(f64::NAN, |(_, io)| io.aqu_sz);
+        let up = rise >= SERIAL_LAT_SHARE * more && aqu(f) <= SERIAL_MAX_AQU;
+        found.evidence.push_str(&format!(
+            "; per-thread latency {}: {} at {} in flight (run {ref_id}) → {} at {} ({rise:.1}× for {more:.1}× the in-flight I/Os), IOPS {} → {}, device aqu-sz {:.2} → {:.2}",
+            if up { "up as threads rise" } else { "did not rise with the threads" },
+            fmt_ns(r.lat_mean_ns),
+            fmt_n(r.in_flight),
+            fmt_ns(f.lat_mean_ns),
+            fmt_n(f.in_flight),
+            fmt_n(r.iops),
+            fmt_n(f.iops),
+            aqu(r),
+            aqu(f),
+        ));
+        found.confidence = if up {
+            Confidence::High
+        } else {
+            Confidence::Low
+        };
+    }
+}
+
 /// The figures of one sweep cell that `device_flat` compares.
 struct Step {
     /// index into the explanation's cells
@@ -1694,6 +1752,7 @@ pub fn explain_sweep(runs: &[(i64, RunDoc)], subject: &str) -> Explanation {
         cells.extend(explain_run(d, Some(*id), "").cells);
     }
     low_load_steps(runs, &mut cells);
+    serial_steps(runs, &mut cells);
     flat_steps(runs, &mut cells);
     Explanation {
         schema: EXPLAIN_SCHEMA.into(),
