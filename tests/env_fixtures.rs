@@ -274,6 +274,14 @@ impl Fx {
         self.dev_link(majmin, name)
     }
 
+    /// `n` blk-mq hardware queues for `dev` (sys/block/DEV/mq/0 ...).
+    fn mq(&mut self, dev: &str, n: u32) -> &mut Self {
+        for i in 0..n {
+            self.write(&format!("sys/block/{dev}/mq/{i}/nr_tags"), "64");
+        }
+        self
+    }
+
     /// Changes one queue attribute of a device: `set_queue("sda", "read_ahead_kb", "4096")`.
     fn set_queue(&mut self, dev: &str, attr: &str, value: &str) -> &mut Self {
         self.write(&format!("sys/block/{dev}/queue/{attr}"), value)
@@ -2065,44 +2073,133 @@ mod explain {
         }
     }
 
-    /// A rotational logical drive behind a hardware RAID controller with bfq: 16
-    /// threads, but the device's queue stays near 1: scheduler reordering, nothing else. The
-    /// same disk on a plain AHCI controller has no finding about its scheduler.
+    /// A disk `sda` (partition sda1 on /) with `spec`, the scheduler file `sched`, `queues`
+    /// blk-mq hardware queues (None: no mq directory), behind a hardware RAID controller or
+    /// a plain AHCI one.
+    fn sched_env(
+        spec: DiskSpec,
+        sched: &'static str,
+        queues: Option<u32>,
+        raid: bool,
+    ) -> EnvReport {
+        let mut fx = Fx::new();
+        let sect = 4 * TIB_SECT;
+        if raid {
+            fx.pci_raid();
+        } else {
+            fx.pci_ahci();
+        }
+        fx.disk(
+            "sda",
+            "8:0",
+            sect,
+            &DiskSpec {
+                scheduler: sched,
+                ..spec
+            },
+        )
+        .partition("sda", "sda1", "8:1", 2048, sect - 4096)
+        .mount("8:1", "/", "ext4", "rw,noatime", "rw");
+        if let Some(n) = queues {
+            fx.mq("sda", n);
+        }
+        fx.report("/", "8:1")
+    }
+
+    /// Scheduler reordering by the conditions: a rotational logical drive of 4 data
+    /// members (1 MiB stripe / 256 KiB chunk), one hardware queue, a sorting scheduler, 16
+    /// threads and a device queue of 1.3 (fewer than half the members busy). Each condition
+    /// taken away in turn gives no such finding (and nothing else).
     #[test]
     fn explain_scheduler_reordering_on_a_rotational_array() {
-        let mk = |raid: bool| {
-            let mut fx = Fx::new();
-            let sect = 4 * TIB_SECT;
-            if raid {
-                fx.pci_raid();
-            } else {
-                fx.pci_ahci();
-            }
-            fx.disk(
-                "sda",
-                "8:0",
-                sect,
-                &DiskSpec {
-                    scheduler: "mq-deadline kyber [bfq] none",
-                    ..DiskSpec::raid_lun()
-                },
-            )
-            .partition("sda", "sda1", "8:1", 2048, sect - 4096)
-            .mount("8:1", "/", "ext4", "rw,noatime", "rw");
-            fx.report("/", "8:1")
-        };
-        let f = run_on(mk(true), "sda", 16, 400.0, busy(400.0, 1.3, 2.5), None);
+        let bfq = "mq-deadline kyber [bfq] none";
+        let lun = DiskSpec::raid_lun;
+        let shallow = || busy(400.0, 1.3, 2.5);
+        let e = sched_env(lun(), bfq, Some(1), true);
+        let sda = e.block_devices.iter().find(|b| b.name == "sda").unwrap();
+        assert_eq!(sda.hw_queues, Some(1));
+        let f = run_on(e, "sda", 16, 400.0, shallow(), None);
         assert_eq!(rules(&f), ["scheduler_reordering"], "{f:#?}");
         assert_eq!(f[0].layer, explain::Layer::Scheduler);
-        assert!(f[0].evidence.contains("bfq") && f[0].evidence.contains("aqu-sz 1.30"));
-        assert!(f[0].why.contains("hardware RAID"), "{}", f[0].why);
+        let ev = &f[0].evidence;
         assert!(
-            f[0].next.contains("--scheduler bfq,mq-deadline"),
-            "{}",
-            f[0].next
+            ev.contains("rotational, 1 hardware queue, scheduler bfq")
+                && ev.contains("= 4 data members")
+                && ev.contains("aqu-sz 1.30 for 16 in flight"),
+            "{ev}"
         );
-        let f = run_on(mk(false), "sda", 16, 400.0, busy(400.0, 1.3, 2.5), None);
-        assert_eq!(rules(&f), ["none"], "{f:#?}");
+        assert!(
+            f[0].why.contains("4 rotating members behind"),
+            "{}",
+            f[0].why
+        );
+        assert!(f[0].next.contains("--scheduler bfq,none"), "{}", f[0].next);
+        // mq-deadline sorts too; no RAID controller needed when the device says its members
+        let e = sched_env(lun(), "[mq-deadline] kyber bfq none", Some(1), false);
+        let f = run_on(e, "sda", 16, 400.0, shallow(), None);
+        assert_eq!(rules(&f), ["scheduler_reordering"], "{f:#?}");
+        // a kernel without blk-mq for it: cfq on the single-queue block layer
+        let e = sched_env(lun(), "noop deadline [cfq]", None, true);
+        let f = run_on(e, "sda", 16, 400.0, shallow(), None);
+        assert_eq!(rules(&f), ["scheduler_reordering"], "{f:#?}");
+        assert!(f[0].evidence.contains("single-queue block layer"));
+        // each condition away: 4 hardware queues, no mq directory with an mq scheduler, no
+        // sorting (none), not rotational, no members (a plain disk), a queue of 3 (more than
+        // half the 4 members busy), one thread
+        let cases: Vec<(&str, EnvReport, u32, Iostat)> = vec![
+            (
+                "4 queues",
+                sched_env(lun(), bfq, Some(4), true),
+                16,
+                shallow(),
+            ),
+            ("no mq", sched_env(lun(), bfq, None, true), 16, shallow()),
+            (
+                "none",
+                sched_env(lun(), "mq-deadline kyber bfq [none]", Some(1), true),
+                16,
+                shallow(),
+            ),
+            (
+                "ssd",
+                sched_env(
+                    DiskSpec {
+                        rotational: false,
+                        ..lun()
+                    },
+                    bfq,
+                    Some(1),
+                    true,
+                ),
+                16,
+                shallow(),
+            ),
+            (
+                "one disk",
+                sched_env(DiskSpec::sata_hdd(), bfq, Some(1), true),
+                16,
+                shallow(),
+            ),
+            (
+                "queue 3",
+                sched_env(lun(), bfq, Some(1), true),
+                16,
+                busy(400.0, 3.0, 2.5),
+            ),
+        ];
+        for (what, e, t, io) in cases {
+            let f = run_on(e, "sda", t, 400.0, io, None);
+            assert_eq!(rules(&f), ["none"], "{what}: {f:#?}");
+        }
+        let f = run_on(
+            sched_env(lun(), bfq, Some(1), true),
+            "sda",
+            1,
+            150.0,
+            busy(150.0, 1.0, 6.6),
+            None,
+        );
+        assert_eq!(rules(&f), ["queue_depth_bound"], "{f:#?}");
     }
 
     /// A partition at sector 63 (old DOS label): misaligned beside the limit (one read at a

@@ -236,8 +236,8 @@ pub static RULES: &[Rule] = &[
         id: "scheduler_reordering",
         layer: Layer::Scheduler,
         kind: Kind::Limit,
-        when: "`iolab check`'s scheduler_reordering fires on a device under --dir in the run's environment (bfq/cfq behind a hardware RAID controller, on NVMe or on a non-rotational device), more than one I/O in flight, and the device's queue (aqu-sz, when measured) below half of them",
-        why: "{scheduler} serves one process's queue at a time and idles between them; in front of {device_class} it keeps the device's queue shallow, so the many spindles or queues behind it sit idle and threads do not scale",
+        when: "a device under --dir that is rotational, has one hardware queue (one entry in /sys/block/X/mq/, or no blk-mq with cfq/deadline), a sorting scheduler (mq-deadline, bfq, kyber; cfq, deadline) and several members (an md array's, or a RAID logical drive's optimal_io_size / minimum_io_size), with more than one I/O in flight and the device's queue (aqu-sz) below half of the members and of the in-flight I/Os: the threads scale far below the member count",
+        why: "{scheduler} sorts the requests of the device's one queue and hands them on a few at a time; in front of {device_class} that keeps most of the members idle, so more threads add waiting above the device, not IOPS",
         inspect: scheduler_reordering,
     },
     Rule {
@@ -944,74 +944,100 @@ fn fs_serialisation(f: &Facts) -> Option<Hit> {
     Some(h)
 }
 
+/// Schedulers that sort requests (and hold them back to sort them): blk-mq's mq-deadline,
+/// bfq and kyber; cfq and deadline on kernels before blk-mq.
+pub const SORTING_SCHEDULERS: &[&str] = &["mq-deadline", "bfq", "kyber", "cfq", "deadline"];
+
+/// How many rotating members serve one device: an md array's members, else the data disks of
+/// a RAID logical drive as the stripe width over the chunk (optimal_io_size / minimum_io_size,
+/// which RAID controllers and md export); None when the device does not say.
+fn members(b: &crate::model::env::BlockDevice) -> Option<(u64, String)> {
+    if let Some(md) = &b.md
+        && md.members.len() >= 2
+    {
+        return Some((
+            md.members.len() as u64,
+            format!("md {} members", md.members.len()),
+        ));
+    }
+    match (b.minimum_io_size, b.optimal_io_size) {
+        (Some(min), Some(opt)) if min > 0 && opt >= 2 * min && opt % min == 0 => Some((
+            opt / min,
+            format!(
+                "optimal_io_size {} / minimum_io_size {} = {} data members",
+                human_bytes(opt as f64),
+                human_bytes(min as f64),
+                opt / min
+            ),
+        )),
+        _ => None,
+    }
+}
+
 fn scheduler_reordering(f: &Facts) -> Option<Hit> {
     // the device's queue is the phase's: judged on the phase's totals
     if f.role.is_some() {
         return None;
     }
     let env = f.env?;
+    // the scaling: how many requests the device had at once (aqu-sz) for the I/Os in flight
+    let (dev_name, d) = f.dev?;
     if f.in_flight <= 1.0 {
         return None;
     }
-    let stack = f.stack();
-    let found = crate::system::check::RULES
-        .iter()
-        .find(|r| r.id == "scheduler_reordering")?;
-    for h in (found.inspect)(env) {
-        if !stack.contains(&h.subject) {
+    for name in f.stack() {
+        let Some(b) = crate::system::env::find(env, &name) else {
+            continue;
+        };
+        let Some(sched) = b.scheduler.as_deref() else {
+            continue;
+        };
+        if b.rotational != Some(true) || !SORTING_SCHEDULERS.contains(&sched) {
             continue;
         }
-        let var = |k: &str| {
-            h.vars
-                .iter()
-                .find(|(n, _)| *n == k)
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default()
+        // one hardware queue: blk-mq says how many; without blk-mq (cfq, deadline) there is one
+        let queues = match b.hw_queues {
+            Some(1) => "1 hardware queue".to_string(),
+            None if matches!(sched, "cfq" | "deadline") => "single-queue block layer".into(),
+            _ => continue,
         };
-        let (conf, queue) = match f.dev {
-            Some((n, d)) if d.aqu_sz * SCHED_QUEUE_RATIO < f.in_flight => (
-                Confidence::Medium,
-                format!(
-                    "; device {n} aqu-sz {:.2} for {} in flight",
-                    d.aqu_sz,
-                    fmt_n(f.in_flight)
-                ),
-            ),
-            Some(_) => continue,
-            None => (Confidence::Low, String::new()),
+        let Some((n, how)) = members(b) else {
+            continue;
         };
-        let rot = crate::system::env::find(env, &h.subject)
-            .and_then(|b| b.rotational)
-            .map(|r| {
-                if r {
-                    ", rotational"
-                } else {
-                    ", non-rotational"
-                }
-            })
-            .unwrap_or("");
-        let mut out = hit(
-            conf,
+        // far below the members: fewer than half of them had a request, though the workload
+        // had at least twice as many in flight as reached the device
+        if d.aqu_sz * SCHED_QUEUE_RATIO > (n as f64).min(f.in_flight) {
+            continue;
+        }
+        let class = if env.raid_controllers.is_empty() {
+            format!("{n} rotating members")
+        } else {
             format!(
-                "{}{rot}{}{queue}; {} IOPS",
-                h.evidence,
-                if env.raid_controllers.is_empty() {
-                    String::new()
-                } else {
-                    format!(", behind {}", env.raid_controllers.join(", "))
-                },
+                "{n} rotating members behind {}",
+                env.raid_controllers.join(", ")
+            )
+        };
+        let choice = if b.schedulers.iter().any(|x| x == "none") {
+            "none"
+        } else {
+            "noop"
+        };
+        let mut out = hit(
+            Confidence::Medium,
+            format!(
+                "{name}: rotational, {queues}, scheduler {sched}, {how}; device {dev_name} aqu-sz {:.2} for {} in flight: at most {:.1} of {n} members busy; {} IOPS",
+                d.aqu_sz,
+                fmt_n(f.in_flight),
+                d.aqu_sz,
                 fmt_n(f.iops)
             ),
             format!(
-                "iolab sweep {} --threads {} --scheduler {},{}",
-                f.opts_without_threads,
-                f.job.threads,
-                var("scheduler"),
-                var("scheduler_choice")
+                "iolab sweep {} --threads {} --scheduler {sched},{choice}",
+                f.opts_without_threads, f.job.threads,
             ),
         )?;
-        out.vars.push(("scheduler", var("scheduler")));
-        out.vars.push(("device_class", var("device_class")));
+        out.vars.push(("scheduler", sched.to_string()));
+        out.vars.push(("device_class", class));
         return Some(out);
     }
     None
