@@ -274,6 +274,14 @@ impl Fx {
         self.dev_link(majmin, name)
     }
 
+    /// `n` blk-mq hardware queues for `dev` (sys/block/DEV/mq/0 ...).
+    fn mq(&mut self, dev: &str, n: u32) -> &mut Self {
+        for i in 0..n {
+            self.write(&format!("sys/block/{dev}/mq/{i}/nr_tags"), "64");
+        }
+        self
+    }
+
     /// Changes one queue attribute of a device: `set_queue("sda", "read_ahead_kb", "4096")`.
     fn set_queue(&mut self, dev: &str, attr: &str, value: &str) -> &mut Self {
         self.write(&format!("sys/block/{dev}/queue/{attr}"), value)
@@ -1979,7 +1987,23 @@ mod explain {
         io: Iostat,
         fsync_p50_ns: Option<u64>,
     ) -> Vec<ExFinding> {
-        let mut doc = base_doc();
+        let doc = doc_on(&base_doc(), e, dev, threads, iops, io, fsync_p50_ns);
+        let e = explain::explain_run(&doc, None, "fixture");
+        assert_eq!(e.cells.len(), 1);
+        e.cells[0].findings.clone()
+    }
+
+    /// The document [`run_on`] explains, made from `base`.
+    fn doc_on(
+        base: &RunDoc,
+        e: EnvReport,
+        dev: &str,
+        threads: u32,
+        iops: f64,
+        io: Iostat,
+        fsync_p50_ns: Option<u64>,
+    ) -> RunDoc {
+        let mut doc = base.clone();
         doc.system = Some(e);
         let c = &mut doc.runs[0];
         c.job.job.engine = EngineKind::Sync;
@@ -2028,9 +2052,7 @@ mod explain {
             summary,
             timeseries: Vec::new(),
         });
-        let e = explain::explain_run(&doc, None, "fixture");
-        assert_eq!(e.cells.len(), 1);
-        e.cells[0].findings.clone()
+        doc
     }
 
     fn rules(f: &[ExFinding]) -> Vec<&str> {
@@ -2051,44 +2073,133 @@ mod explain {
         }
     }
 
-    /// A rotational logical drive behind a hardware RAID controller with bfq: 16
-    /// threads, but the device's queue stays near 1: scheduler reordering, nothing else. The
-    /// same disk on a plain AHCI controller has no finding about its scheduler.
+    /// A disk `sda` (partition sda1 on /) with `spec`, the scheduler file `sched`, `queues`
+    /// blk-mq hardware queues (None: no mq directory), behind a hardware RAID controller or
+    /// a plain AHCI one.
+    fn sched_env(
+        spec: DiskSpec,
+        sched: &'static str,
+        queues: Option<u32>,
+        raid: bool,
+    ) -> EnvReport {
+        let mut fx = Fx::new();
+        let sect = 4 * TIB_SECT;
+        if raid {
+            fx.pci_raid();
+        } else {
+            fx.pci_ahci();
+        }
+        fx.disk(
+            "sda",
+            "8:0",
+            sect,
+            &DiskSpec {
+                scheduler: sched,
+                ..spec
+            },
+        )
+        .partition("sda", "sda1", "8:1", 2048, sect - 4096)
+        .mount("8:1", "/", "ext4", "rw,noatime", "rw");
+        if let Some(n) = queues {
+            fx.mq("sda", n);
+        }
+        fx.report("/", "8:1")
+    }
+
+    /// Scheduler reordering by the conditions: a rotational logical drive of 4 data
+    /// members (1 MiB stripe / 256 KiB chunk), one hardware queue, a sorting scheduler, 16
+    /// threads and a device queue of 1.3 (fewer than half the members busy). Each condition
+    /// taken away in turn gives no such finding (and nothing else).
     #[test]
     fn explain_scheduler_reordering_on_a_rotational_array() {
-        let mk = |raid: bool| {
-            let mut fx = Fx::new();
-            let sect = 4 * TIB_SECT;
-            if raid {
-                fx.pci_raid();
-            } else {
-                fx.pci_ahci();
-            }
-            fx.disk(
-                "sda",
-                "8:0",
-                sect,
-                &DiskSpec {
-                    scheduler: "mq-deadline kyber [bfq] none",
-                    ..DiskSpec::raid_lun()
-                },
-            )
-            .partition("sda", "sda1", "8:1", 2048, sect - 4096)
-            .mount("8:1", "/", "ext4", "rw,noatime", "rw");
-            fx.report("/", "8:1")
-        };
-        let f = run_on(mk(true), "sda", 16, 400.0, busy(400.0, 1.3, 2.5), None);
+        let bfq = "mq-deadline kyber [bfq] none";
+        let lun = DiskSpec::raid_lun;
+        let shallow = || busy(400.0, 1.3, 2.5);
+        let e = sched_env(lun(), bfq, Some(1), true);
+        let sda = e.block_devices.iter().find(|b| b.name == "sda").unwrap();
+        assert_eq!(sda.hw_queues, Some(1));
+        let f = run_on(e, "sda", 16, 400.0, shallow(), None);
         assert_eq!(rules(&f), ["scheduler_reordering"], "{f:#?}");
         assert_eq!(f[0].layer, explain::Layer::Scheduler);
-        assert!(f[0].evidence.contains("bfq") && f[0].evidence.contains("aqu-sz 1.30"));
-        assert!(f[0].why.contains("hardware RAID"), "{}", f[0].why);
+        let ev = &f[0].evidence;
         assert!(
-            f[0].next.contains("--scheduler bfq,mq-deadline"),
-            "{}",
-            f[0].next
+            ev.contains("rotational, 1 hardware queue, scheduler bfq")
+                && ev.contains("= 4 data members")
+                && ev.contains("aqu-sz 1.30 for 16 in flight"),
+            "{ev}"
         );
-        let f = run_on(mk(false), "sda", 16, 400.0, busy(400.0, 1.3, 2.5), None);
-        assert_eq!(rules(&f), ["none"], "{f:#?}");
+        assert!(
+            f[0].why.contains("4 rotating members behind"),
+            "{}",
+            f[0].why
+        );
+        assert!(f[0].next.contains("--scheduler bfq,none"), "{}", f[0].next);
+        // mq-deadline sorts too; no RAID controller needed when the device says its members
+        let e = sched_env(lun(), "[mq-deadline] kyber bfq none", Some(1), false);
+        let f = run_on(e, "sda", 16, 400.0, shallow(), None);
+        assert_eq!(rules(&f), ["scheduler_reordering"], "{f:#?}");
+        // a kernel without blk-mq for it: cfq on the single-queue block layer
+        let e = sched_env(lun(), "noop deadline [cfq]", None, true);
+        let f = run_on(e, "sda", 16, 400.0, shallow(), None);
+        assert_eq!(rules(&f), ["scheduler_reordering"], "{f:#?}");
+        assert!(f[0].evidence.contains("single-queue block layer"));
+        // each condition away: 4 hardware queues, no mq directory with an mq scheduler, no
+        // sorting (none), not rotational, no members (a plain disk), a queue of 3 (more than
+        // half the 4 members busy), one thread
+        let cases: Vec<(&str, EnvReport, u32, Iostat)> = vec![
+            (
+                "4 queues",
+                sched_env(lun(), bfq, Some(4), true),
+                16,
+                shallow(),
+            ),
+            ("no mq", sched_env(lun(), bfq, None, true), 16, shallow()),
+            (
+                "none",
+                sched_env(lun(), "mq-deadline kyber bfq [none]", Some(1), true),
+                16,
+                shallow(),
+            ),
+            (
+                "ssd",
+                sched_env(
+                    DiskSpec {
+                        rotational: false,
+                        ..lun()
+                    },
+                    bfq,
+                    Some(1),
+                    true,
+                ),
+                16,
+                shallow(),
+            ),
+            (
+                "one disk",
+                sched_env(DiskSpec::sata_hdd(), bfq, Some(1), true),
+                16,
+                shallow(),
+            ),
+            (
+                "queue 3",
+                sched_env(lun(), bfq, Some(1), true),
+                16,
+                busy(400.0, 3.0, 2.5),
+            ),
+        ];
+        for (what, e, t, io) in cases {
+            let f = run_on(e, "sda", t, 400.0, io, None);
+            assert_eq!(rules(&f), ["none"], "{what}: {f:#?}");
+        }
+        let f = run_on(
+            sched_env(lun(), bfq, Some(1), true),
+            "sda",
+            1,
+            150.0,
+            busy(150.0, 1.0, 6.6),
+            None,
+        );
+        assert_eq!(rules(&f), ["queue_depth_bound"], "{f:#?}");
     }
 
     /// A partition at sector 63 (old DOS label): misaligned beside the limit (one read at a
@@ -2142,6 +2253,12 @@ mod explain {
         };
         let f = run_on(mk(), "sdb", 32, 150.0, busy(150.0, 30.0, 6.6), None);
         assert_eq!(rules(&f), ["device_saturated"], "{f:#?}");
+        assert_eq!(f[0].confidence, explain::Confidence::Medium);
+        assert!(
+            !f[0].evidence.contains("weak evidence"),
+            "{}",
+            f[0].evidence
+        );
         assert!(
             f[0].evidence.contains("%util 100, aqu-sz 30.0"),
             "{}",
@@ -2159,6 +2276,192 @@ mod explain {
             Some(8_000_000),
         );
         assert_eq!(rules(&f), ["queue_depth_bound"], "{f:#?}");
+    }
+
+    /// A SATA SSD under /srv (non-rotational, kind disk).
+    fn ssd() -> EnvReport {
+        let mut fx = Fx::new();
+        fx.pci_ahci();
+        let sect = 4 * GIB_SECT;
+        fx.disk("sda", "8:0", sect, &DiskSpec::sata_ssd())
+            .partition("sda", "sda1", "8:1", 2048, sect - 4096)
+            .mount("8:1", "/srv", "ext4", "rw,noatime", "rw");
+        fx.report("/srv", "8:1")
+    }
+
+    /// Queue-depth bound in a run alone: one read at a time is the low-load latency by
+    /// definition (high confidence, %util 100 read as one I/O outstanding); with more in flight
+    /// one run has no low-load latency to compare with, so the rule does not fire whatever the
+    /// in-flight count, nor does it when the device's queue holds others' I/O or not the
+    /// workload's. No device_saturated on a non-rotational disk in a run alone either.
+    #[test]
+    fn explain_queue_depth_bound_in_a_run_alone() {
+        let f = run_on(ssd(), "sda", 1, 5000.0, busy(5000.0, 1.0, 0.2), None);
+        assert_eq!(rules(&f), ["queue_depth_bound"], "{f:#?}");
+        assert_eq!(f[0].confidence, explain::Confidence::High);
+        assert!(f[0].evidence.contains("lowest load"), "{}", f[0].evidence);
+        assert!(
+            f[0].evidence.contains("%util 100 only says"),
+            "{}",
+            f[0].evidence
+        );
+        // 2 and 8 threads at that latency, 32 queued at 8 × it: nothing a run alone can show
+        for (t, iops, aqu) in [(2, 10_000.0, 2.0), (8, 40_000.0, 8.0), (32, 20_000.0, 32.0)] {
+            let f = run_on(ssd(), "sda", t, iops, busy(iops, aqu, 0.02), None);
+            assert_eq!(rules(&f), ["none"], "{t} threads: {f:#?}");
+        }
+        // 1 thread, 10 queued at the device (someone else's I/O), or 16 threads with 1.3
+        // queued (they wait above the device): not bound
+        let f = run_on(ssd(), "sda", 1, 5000.0, busy(5000.0, 10.0, 0.2), None);
+        assert_eq!(rules(&f), ["none"], "{f:#?}");
+        let f = run_on(ssd(), "sda", 16, 400.0, busy(400.0, 1.3, 2.5), None);
+        assert_eq!(rules(&f), ["none"], "{f:#?}");
+    }
+
+    /// A sweep of 1 and 8 threads on an SSD: the device's await at 1 thread is its low-load
+    /// latency. Await unchanged at 8: queue-depth bound (high); 6.7 × it with IOPS still rising:
+    /// saturated (medium, %util called weak evidence); 7.7 × with IOPS flat: the 1-thread cell
+    /// is device_flat and the 8-thread one saturated with the flat IOPS added (high); 1.6 ×:
+    /// neither (none).
+    #[test]
+    fn explain_sweep_low_load_latency_decides_queue_depth_or_saturation() {
+        let base = base_doc();
+        let sweep = |iops8: f64| {
+            let one = doc_on(&base, ssd(), "sda", 1, 5000.0, busy(5000.0, 1.0, 0.2), None);
+            let eight = doc_on(&base, ssd(), "sda", 8, iops8, busy(iops8, 8.0, 0.02), None);
+            explain::explain_sweep(&[(1, one), (2, eight)], "group g1")
+        };
+        let rules2 = |e: &explain::Explanation| -> Vec<Vec<String>> {
+            e.cells
+                .iter()
+                .map(|c| c.findings.iter().map(|f| f.rule.clone()).collect())
+                .collect()
+        };
+        let e = sweep(40_000.0);
+        assert_eq!(
+            rules2(&e),
+            [["queue_depth_bound"], ["queue_depth_bound"]],
+            "{e:#?}"
+        );
+        let f = &e.cells[1].findings[0];
+        assert_eq!(f.confidence, explain::Confidence::High);
+        assert!(
+            f.evidence.contains(
+                "device sda await 0.20 ms at 8 in flight vs 0.20 ms at 1 in flight (run 1, its low-load latency): 1.00×"
+            ),
+            "{}",
+            f.evidence
+        );
+        let e = sweep(6000.0);
+        assert_eq!(
+            rules2(&e),
+            [["queue_depth_bound"], ["device_saturated"]],
+            "{e:#?}"
+        );
+        let f = &e.cells[1].findings[0];
+        assert_eq!(f.confidence, explain::Confidence::Medium);
+        assert!(
+            f.evidence.contains("1.33 ms at 8 in flight vs 0.20 ms")
+                && f.evidence.contains("6.67×")
+                && f.evidence.contains("weak evidence"),
+            "{}",
+            f.evidence
+        );
+        let e = sweep(5200.0);
+        assert_eq!(
+            rules2(&e),
+            [["device_flat"], ["device_saturated"]],
+            "{e:#?}"
+        );
+        let f = &e.cells[1].findings[0];
+        assert_eq!(f.confidence, explain::Confidence::High);
+        assert!(
+            f.evidence
+                .contains("IOPS flat as threads rise: 1 → 8 in flight"),
+            "{}",
+            f.evidence
+        );
+        let e = sweep(25_000.0);
+        assert_eq!(rules2(&e), [["queue_depth_bound"], ["none"]], "{e:#?}");
+    }
+
+    /// [`doc_on`] with the reads made O_DIRECT writes into holes.
+    fn writes_on(base: &RunDoc, threads: u32, iops: f64, aqu: f64) -> RunDoc {
+        let mut d = doc_on(
+            base,
+            ssd(),
+            "sda",
+            threads,
+            iops,
+            busy(iops, aqu, 0.1),
+            None,
+        );
+        let c = &mut d.runs[0];
+        c.results.write = c.results.read.clone();
+        c.results.read.ops = 0;
+        c.results.read.iops = 0.0;
+        c.results.read.bytes_per_sec = 0.0;
+        c.results.read.lat_ns = None;
+        c.job.fileset.layout = iolab::model::job::Layout::Holes;
+        d
+    }
+
+    /// fs_serialisation in a sweep of 1 and 8 threads, device queue about 1 throughout:
+    /// per-thread latency 5.6 × higher at 8 threads (IOPS 600 → 850) confirms it (high
+    /// confidence, said in the evidence); latency only 1.2 × higher (IOPS 600 → 4,000, which
+    /// such a queue cannot carry at that latency: the figures contradict each other) leaves it
+    /// with low confidence and says it did not rise. The run alone is medium/high without that
+    /// evidence.
+    #[test]
+    fn explain_sweep_fs_serialisation_wants_per_thread_latency_up() {
+        let base = base_doc();
+        let one = || writes_on(&base, 1, 600.0, 0.8);
+        let rules2 = |e: &explain::Explanation| -> Vec<Vec<String>> {
+            e.cells
+                .iter()
+                .map(|c| c.findings.iter().map(|f| f.rule.clone()).collect())
+                .collect()
+        };
+        let alone = explain::explain_run(&writes_on(&base, 8, 850.0, 1.07), None, "x");
+        let f = &alone.cells[0].findings[0];
+        assert_eq!(f.rule, "fs_serialisation");
+        assert_eq!(f.confidence, explain::Confidence::High);
+        assert!(!f.evidence.contains("per-thread latency"), "{}", f.evidence);
+        let e = explain::explain_sweep(
+            &[(1, one()), (2, writes_on(&base, 8, 850.0, 1.07))],
+            "group g1",
+        );
+        assert_eq!(
+            rules2(&e),
+            [["queue_depth_bound"], ["fs_serialisation"]],
+            "{e:#?}"
+        );
+        let f = &e.cells[1].findings[0];
+        assert_eq!(f.confidence, explain::Confidence::High);
+        assert!(
+            f.evidence.contains(
+                "per-thread latency up as threads rise: 1.67 ms at 1 in flight (run 1) → 9.41 ms at 8 (5.6×"
+            ),
+            "{}",
+            f.evidence
+        );
+        let e = explain::explain_sweep(
+            &[(1, one()), (2, writes_on(&base, 8, 4000.0, 1.0))],
+            "group g1",
+        );
+        assert_eq!(
+            rules2(&e),
+            [["queue_depth_bound"], ["fs_serialisation"]],
+            "{e:#?}"
+        );
+        let f = &e.cells[1].findings[0];
+        assert_eq!(f.confidence, explain::Confidence::Low);
+        assert!(
+            f.evidence
+                .contains("per-thread latency did not rise with the threads"),
+            "{}",
+            f.evidence
+        );
     }
 
     /// The cgroup limits of the process, read from a fixture tree: v1 blkio.throttle files of

@@ -114,6 +114,10 @@ pub struct BlockDevice {
     pub discard: bool,
     /// SCSI queue depth (device/queue_depth)
     pub queue_depth: Option<u64>,
+    /// blk-mq hardware queues (the entries of /sys/block/X/mq/); absent on a kernel without
+    /// blk-mq for the device (one queue) and in documents stored before it was recorded
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hw_queues: Option<u64>,
     pub partitions: Vec<Partition>,
     /// devices this one is built on (dm, md)
     pub slaves: Vec<String>,

@@ -156,8 +156,15 @@ pub const CPU_PER_THREAD_PCT: f64 = 80.0;
 /// iolab used at least [`CPU_SYSTEM_MIN_PROCESS_PCT`] of one: CPU bound.
 pub const CPU_SYSTEM_BUSY_PCT: f64 = 95.0;
 pub const CPU_SYSTEM_MIN_PROCESS_PCT: f64 = 50.0;
-/// In flight (threads × iodepth) at or below this: a candidate for queue-depth bound.
-pub const QD_MAX_IN_FLIGHT: f64 = 4.0;
+/// Queue-depth bound with more than one I/O in flight (in a sweep): the device's await at most
+/// this many times its await at the sweep's fewest in flight (its low-load latency).
+pub const QD_MAX_LOAD_RATIO: f64 = 1.25;
+/// Queue-depth bound: the device's queue (aqu-sz) held at most this many times the workload's
+/// own I/Os in flight, plus one: nothing else was queued at the device.
+pub const QD_MAX_QUEUE_SHARE: f64 = 1.5;
+/// Queue-depth bound: the device's queue held at least this share of the workload's I/Os in
+/// flight: they reached the device rather than waiting above it.
+pub const QD_MIN_QUEUE_SHARE: f64 = 0.5;
 /// Little's law check: IOPS × mean latency must be at least this fraction of what was in flight.
 pub const LITTLE_MIN: f64 = 0.8;
 /// Mean latency at least this (ns): the time goes to I/O, not to copying memory.
@@ -168,11 +175,16 @@ pub const QD_MIN_LAT_NS: f64 = 50_000.0;
 pub const SERIAL_MIN_IN_FLIGHT: f64 = 4.0;
 pub const SERIAL_QUEUE_RATIO: f64 = 3.0;
 pub const SERIAL_MAX_AQU: f64 = 2.0;
+/// Filesystem serialisation in a sweep: the mean (per-thread) latency rose by at least this
+/// share of the rise in in-flight I/Os from the sweep's fewest.
+pub const SERIAL_LAT_SHARE: f64 = 0.5;
 /// Device saturated: %util at least this, aqu-sz at least [`SAT_MIN_AQU`], await at least
-/// [`SAT_AWAIT_RATIO`] × the service time.
+/// [`SAT_AWAIT_RATIO`] × the service time (svctm) for a rotational disk.
 pub const SAT_UTIL_PCT: f64 = 95.0;
 pub const SAT_MIN_AQU: f64 = 4.0;
 pub const SAT_AWAIT_RATIO: f64 = 3.0;
+/// Device saturated, in a sweep (any device): await at least [`SAT_AWAIT_RATIO`] × the
+/// device's await at the sweep's fewest in flight (its low-load latency).
 /// Scheduler reordering: the device queue below in-flight divided by this.
 pub const SCHED_QUEUE_RATIO: f64 = 2.0;
 /// Split requests: the device's average read request below this fraction of the block size.
@@ -216,7 +228,7 @@ pub static RULES: &[Rule] = &[
         id: "fs_serialisation",
         layer: Layer::Filesystem,
         kind: Kind::Limit,
-        when: "O_DIRECT writes, at least 4 in flight (IOPS × mean latency ≥ 80 % of threads × iodepth, so the threads did wait in the system call), while the device's queue (aqu-sz) stayed ≤ 2 and below a third of that",
+        when: "O_DIRECT writes, at least 4 in flight (IOPS × mean latency ≥ 80 % of threads × iodepth, so the threads did wait in the system call), while the device's queue (aqu-sz) stayed ≤ 2 and below a third of that; in a sweep, compared with the same job at the sweep's fewest in flight: per-thread (mean) latency up by at least half the rise in in-flight I/Os with the device's queue still ≤ 2 adds that evidence (high confidence), latency that did not rise says so (low confidence)",
         why: "the threads wait inside the filesystem, not at the device: {fs} takes an exclusive lock for these writes (with the {layout} layout, {layout_why}), so they reach the device one at a time and more threads add latency, not IOPS",
         inspect: fs_serialisation,
     },
@@ -224,23 +236,23 @@ pub static RULES: &[Rule] = &[
         id: "scheduler_reordering",
         layer: Layer::Scheduler,
         kind: Kind::Limit,
-        when: "`iolab check`'s scheduler_reordering fires on a device under --dir in the run's environment (bfq/cfq behind a hardware RAID controller, on NVMe or on a non-rotational device), more than one I/O in flight, and the device's queue (aqu-sz, when measured) below half of them",
-        why: "{scheduler} serves one process's queue at a time and idles between them; in front of {device_class} it keeps the device's queue shallow, so the many spindles or queues behind it sit idle and threads do not scale",
+        when: "a device under --dir that is rotational, has one hardware queue (one entry in /sys/block/X/mq/, or no blk-mq with cfq/deadline), a sorting scheduler (mq-deadline, bfq, kyber; cfq, deadline) and several members (an md array's, or a RAID logical drive's optimal_io_size / minimum_io_size), with more than one I/O in flight and the device's queue (aqu-sz) below half of the members and of the in-flight I/Os: the threads scale far below the member count",
+        why: "{scheduler} sorts the requests of the device's one queue and hands them on a few at a time; in front of {device_class} that keeps most of the members idle, so more threads add waiting above the device, not IOPS",
         inspect: scheduler_reordering,
     },
     Rule {
         id: "device_saturated",
         layer: Layer::Device,
         kind: Kind::Limit,
-        when: "a rotational physical disk (kind disk, not loop/dm/md/virtio) at ≥ 95 % util with aqu-sz ≥ 4 and await ≥ 3 × its service time (svctm)",
-        why: "a single disk serves one request at a time: at 100 % busy with a queue in front, more threads only add waiting time (await grows, IOPS does not)",
+        when: "the device at ≥ 95 % util with aqu-sz ≥ 4 and await ≥ 3 × the service time it shows at low load. In a run alone only a rotational physical disk (kind disk, not loop/dm/md/virtio) qualifies, with its svctm as that service time (it serves one request at a time); medium confidence. In a sweep, any device: its await at the sweep's fewest in flight for the same job is the low-load one, for a cell no other rule explained; medium confidence, and the evidence says %util alone is weak evidence where the device may serve requests in parallel. When the sweep also shows IOPS flat as threads rise (device_flat's test), that is added to it and the confidence is high",
+        why: "the device is busy all the time and requests wait in its queue for several times what one costs at low load: more threads only add waiting time (await grows, IOPS does not)",
         inspect: device_saturated,
     },
     Rule {
         id: "device_flat",
         layer: Layer::Device,
         kind: Kind::Limit,
-        when: "in a sweep, two cells that differ only in threads or iodepth, the second with at least twice as many in flight: its IOPS are < 10 % higher while the device's queue (aqu-sz) grew by at least half the added in-flight I/Os and the device was ≥ 90 % busy; replaces queue_depth_bound or none on both cells (a limit found by an earlier rule stays)",
+        when: "in a sweep, two cells that differ only in threads or iodepth, the second with at least twice as many in flight: its IOPS are < 10 % higher while the device's queue (aqu-sz) grew by at least half the added in-flight I/Os and the device was ≥ 90 % busy; replaces queue_depth_bound or none on both cells, adds its evidence to device_saturated (a limit found by another rule stays)",
         why: "more I/Os in flight reached the device and waited in its queue, but it completed no more of them: the device (or what serves it) is at its limit, so more threads or a deeper queue only add latency",
         inspect: |_| None,
     },
@@ -248,7 +260,7 @@ pub static RULES: &[Rule] = &[
         id: "queue_depth_bound",
         layer: Layer::QueueDepth,
         kind: Kind::Limit,
-        when: "at most 4 in flight (threads × iodepth), not paced by --rate, mean latency ≥ 50 µs, and Little's law holds (IOPS × mean latency ≥ 80 % of in flight: the time goes to waiting for I/O)",
+        when: "not paced by --rate, mean latency ≥ 50 µs, Little's law holds (IOPS × mean latency ≥ 80 % of in flight, threads × iodepth: the time goes to waiting for I/O), the device's queue (aqu-sz, when measured) held the workload's I/Os and nothing else (between 0.5 × and 1.5 × in flight + 1), and the device is far from saturated: its latency at this load is its low-load latency. In a run alone that is shown only with one I/O in flight (the lowest load there is); with more, in a sweep, when the device's await is ≤ 1.25 × its await at the sweep's fewest in flight for the same job (for a cell no other rule explained). No cap on the in-flight count",
         why: "with {in_flight} in flight and each I/O taking {lat}, IOPS cannot exceed in-flight / latency (Little's law): the workload, not the storage, sets the rate; more threads or a deeper queue would raise it until the device saturates",
         inspect: queue_depth_bound,
     },
@@ -932,77 +944,112 @@ fn fs_serialisation(f: &Facts) -> Option<Hit> {
     Some(h)
 }
 
+/// Schedulers that sort requests (and hold them back to sort them): blk-mq's mq-deadline,
+/// bfq and kyber; cfq and deadline on kernels before blk-mq.
+pub const SORTING_SCHEDULERS: &[&str] = &["mq-deadline", "bfq", "kyber", "cfq", "deadline"];
+
+/// How many rotating members serve one device: an md array's members, else the data disks of
+/// a RAID logical drive as the stripe width over the chunk (optimal_io_size / minimum_io_size,
+/// which RAID controllers and md export); None when the device does not say.
+fn members(b: &crate::model::env::BlockDevice) -> Option<(u64, String)> {
+    if let Some(md) = &b.md
+        && md.members.len() >= 2
+    {
+        return Some((
+            md.members.len() as u64,
+            format!("md {} members", md.members.len()),
+        ));
+    }
+    match (b.minimum_io_size, b.optimal_io_size) {
+        (Some(min), Some(opt)) if min > 0 && opt >= 2 * min && opt % min == 0 => Some((
+            opt / min,
+            format!(
+                "optimal_io_size {} / minimum_io_size {} = {} data members",
+                human_bytes(opt as f64),
+                human_bytes(min as f64),
+                opt / min
+            ),
+        )),
+        _ => None,
+    }
+}
+
 fn scheduler_reordering(f: &Facts) -> Option<Hit> {
     // the device's queue is the phase's: judged on the phase's totals
     if f.role.is_some() {
         return None;
     }
     let env = f.env?;
+    // the scaling: how many requests the device had at once (aqu-sz) for the I/Os in flight
+    let (dev_name, d) = f.dev?;
     if f.in_flight <= 1.0 {
         return None;
     }
-    let stack = f.stack();
-    let found = crate::system::check::RULES
-        .iter()
-        .find(|r| r.id == "scheduler_reordering")?;
-    for h in (found.inspect)(env) {
-        if !stack.contains(&h.subject) {
+    for name in f.stack() {
+        let Some(b) = crate::system::env::find(env, &name) else {
+            continue;
+        };
+        let Some(sched) = b.scheduler.as_deref() else {
+            continue;
+        };
+        if b.rotational != Some(true) || !SORTING_SCHEDULERS.contains(&sched) {
             continue;
         }
-        let var = |k: &str| {
-            h.vars
-                .iter()
-                .find(|(n, _)| *n == k)
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default()
+        // one hardware queue: blk-mq says how many; without blk-mq (cfq, deadline) there is one
+        let queues = match b.hw_queues {
+            Some(1) => "1 hardware queue".to_string(),
+            None if matches!(sched, "cfq" | "deadline") => "single-queue block layer".into(),
+            _ => continue,
         };
-        let (conf, queue) = match f.dev {
-            Some((n, d)) if d.aqu_sz * SCHED_QUEUE_RATIO < f.in_flight => (
-                Confidence::Medium,
-                format!(
-                    "; device {n} aqu-sz {:.2} for {} in flight",
-                    d.aqu_sz,
-                    fmt_n(f.in_flight)
-                ),
-            ),
-            Some(_) => continue,
-            None => (Confidence::Low, String::new()),
+        let Some((n, how)) = members(b) else {
+            continue;
         };
-        let rot = crate::system::env::find(env, &h.subject)
-            .and_then(|b| b.rotational)
-            .map(|r| {
-                if r {
-                    ", rotational"
-                } else {
-                    ", non-rotational"
-                }
-            })
-            .unwrap_or("");
-        let mut out = hit(
-            conf,
+        // far below the members: fewer than half of them had a request, though the workload
+        // had at least twice as many in flight as reached the device
+        if d.aqu_sz * SCHED_QUEUE_RATIO > (n as f64).min(f.in_flight) {
+            continue;
+        }
+        let class = if env.raid_controllers.is_empty() {
+            format!("{n} rotating members")
+        } else {
             format!(
-                "{}{rot}{}{queue}; {} IOPS",
-                h.evidence,
-                if env.raid_controllers.is_empty() {
-                    String::new()
-                } else {
-                    format!(", behind {}", env.raid_controllers.join(", "))
-                },
+                "{n} rotating members behind {}",
+                env.raid_controllers.join(", ")
+            )
+        };
+        let choice = if b.schedulers.iter().any(|x| x == "none") {
+            "none"
+        } else {
+            "noop"
+        };
+        let mut out = hit(
+            Confidence::Medium,
+            format!(
+                "{name}: rotational, {queues}, scheduler {sched}, {how}; device {dev_name} aqu-sz {:.2} for {} in flight: at most {:.1} of {n} members busy; {} IOPS",
+                d.aqu_sz,
+                fmt_n(f.in_flight),
+                d.aqu_sz,
                 fmt_n(f.iops)
             ),
             format!(
-                "iolab sweep {} --threads {} --scheduler {},{}",
-                f.opts_without_threads,
-                f.job.threads,
-                var("scheduler"),
-                var("scheduler_choice")
+                "iolab sweep {} --threads {} --scheduler {sched},{choice}",
+                f.opts_without_threads, f.job.threads,
             ),
         )?;
-        out.vars.push(("scheduler", var("scheduler")));
-        out.vars.push(("device_class", var("device_class")));
+        out.vars.push(("scheduler", sched.to_string()));
+        out.vars.push(("device_class", class));
         return Some(out);
     }
     None
+}
+
+/// The device's await (ms), reads and writes weighted by their rates.
+fn await_ms(d: &Iostat) -> f64 {
+    if d.r_s + d.w_s > 0.0 {
+        (d.r_await_ms * d.r_s + d.w_await_ms * d.w_s) / (d.r_s + d.w_s)
+    } else {
+        0.0
+    }
 }
 
 fn device_saturated(f: &Facts) -> Option<Hit> {
@@ -1011,20 +1058,20 @@ fn device_saturated(f: &Facts) -> Option<Hit> {
         return None;
     }
     let (name, d) = f.dev?;
-    let b = crate::system::env::find(f.env?, name)?;
-    if b.kind != "disk" || b.rotational != Some(true) {
+    if d.util_pct < SAT_UTIL_PCT || d.aqu_sz < SAT_MIN_AQU {
         return None;
     }
-    let await_ms = if d.r_s + d.w_s > 0.0 {
-        (d.r_await_ms * d.r_s + d.w_await_ms * d.w_s) / (d.r_s + d.w_s)
-    } else {
-        0.0
-    };
-    if d.util_pct < SAT_UTIL_PCT
-        || d.aqu_sz < SAT_MIN_AQU
-        || d.svctm_ms <= 0.0
-        || await_ms < SAT_AWAIT_RATIO * d.svctm_ms
-    {
+    // Only a rotational disk serves one request at a time, so only there is its svctm (busy
+    // time per request) its service time at low load. On any other device svctm = %util /
+    // IOPS understates what one request costs, await / svctm is aqu-sz / %util by Little's
+    // law whatever the load, and one run has no low-load latency to compare with: a sweep
+    // gives it (`low_load_steps`).
+    let b = crate::system::env::find(f.env?, name)?;
+    if b.kind != "disk" || b.rotational != Some(true) || d.svctm_ms <= 0.0 {
+        return None;
+    }
+    let await_ms = await_ms(d);
+    if await_ms < SAT_AWAIT_RATIO * d.svctm_ms {
         return None;
     }
     hit(
@@ -1042,25 +1089,37 @@ fn device_saturated(f: &Facts) -> Option<Hit> {
     )
 }
 
-fn queue_depth_bound(f: &Facts) -> Option<Hit> {
+/// Little's law holds, the run is not paced and its latency is I/O's: the common part of
+/// queue_depth_bound in a run alone and in a sweep.
+fn waits_for_io(f: &Facts) -> bool {
     let (reads, writes) = f.ops();
-    if f.null
-        || reads + writes < MIN_OPS
-        || f.in_flight > QD_MAX_IN_FLIGHT
-        || f.lat_mean_ns < QD_MIN_LAT_NS
-    {
-        return None;
+    if f.null || reads + writes < MIN_OPS || f.lat_mean_ns < QD_MIN_LAT_NS {
+        return false;
     }
     if let Some(rate) = f.job.rate_iops
         && f.iops >= 0.9 * rate as f64
     {
-        return None;
+        return false;
     }
-    let waiting = little(f);
-    if waiting < LITTLE_MIN * f.in_flight {
-        return None;
+    little(f) >= LITTLE_MIN * f.in_flight
+}
+
+/// The device's queue held the workload's I/Os and nothing else: they reached it (a queue
+/// short of them: they wait above the device, on a lock or a scheduler, and more threads would
+/// not help), and no one else's I/O queued there. A role's device figures are the phase's:
+/// not judged per role.
+fn queue_is_own(f: &Facts) -> bool {
+    match f.dev {
+        Some((_, d)) if f.role.is_none() => {
+            d.aqu_sz <= QD_MAX_QUEUE_SHARE * f.in_flight + 1.0
+                && d.aqu_sz >= QD_MIN_QUEUE_SHARE * f.in_flight
+        }
+        _ => true,
     }
-    let depth = if queue_engine(f.job.engine) {
+}
+
+fn qd_depth(f: &Facts) -> String {
+    if queue_engine(f.job.engine) {
         format!("{} threads × iodepth {}", f.job.threads, f.job.iodepth)
     } else {
         format!(
@@ -1069,18 +1128,27 @@ fn queue_depth_bound(f: &Facts) -> Option<Hit> {
             if f.job.threads == 1 { "" } else { "s" },
             f.job.engine.name()
         )
+    }
+}
+
+/// The queue_depth_bound finding, with `low`: why the latency is the low-load latency.
+fn qd_hit(f: &Facts, confidence: Confidence, low: &str) -> Option<Hit> {
+    let util = match f.dev {
+        Some((_, d)) if f.role.is_none() && d.util_pct >= SAT_UTIL_PCT => format!(
+            "; %util {:.0} only says an I/O was always outstanding, not that the device was at its limit",
+            d.util_pct
+        ),
+        _ => String::new(),
     };
     let mut h = hit(
-        if f.dev.is_some() {
-            Confidence::High
-        } else {
-            Confidence::Medium
-        },
+        confidence,
         format!(
-            "{} IOPS × {} mean latency = {waiting:.2} in flight, of {} ({depth}); at most {} IOPS at this latency; {}",
+            "{} IOPS × {} mean latency = {:.2} in flight, of {} ({}); at most {} IOPS at this latency; {low}; {}{util}",
             fmt_n(f.iops),
             fmt_ns(f.lat_mean_ns),
+            little(f),
             fmt_n(f.in_flight),
+            qd_depth(f),
             fmt_n(f.in_flight / (f.lat_mean_ns / 1e9)),
             f.dev_text_shared()
         ),
@@ -1089,6 +1157,26 @@ fn queue_depth_bound(f: &Facts) -> Option<Hit> {
     h.vars.push(("in_flight", fmt_n(f.in_flight)));
     h.vars.push(("lat", fmt_ns(f.lat_mean_ns)));
     Some(h)
+}
+
+fn queue_depth_bound(f: &Facts) -> Option<Hit> {
+    // One I/O in flight is the lowest load there is: the latency at it is the device's
+    // low-load latency, so the device is as far from saturated as the workload can leave it.
+    // With more in flight one run cannot tell a device serving them in parallel (bound by the
+    // workload) from one queueing them (saturated): a sweep over threads or iodepth gives the
+    // low-load latency to compare with (`low_load_steps`).
+    if f.in_flight > 1.0 || !waits_for_io(f) || !queue_is_own(f) {
+        return None;
+    }
+    qd_hit(
+        f,
+        if f.dev.is_some() {
+            Confidence::High
+        } else {
+            Confidence::Low
+        },
+        "one I/O at a time, the lowest load there is: its latency is the low-load latency",
+    )
 }
 
 fn absorbed_flush(f: &Facts) -> Option<Hit> {
@@ -1420,6 +1508,173 @@ pub fn explain_group(runs: &[(i64, RunDoc)], subject: &str) -> Explanation {
     }
 }
 
+/// What a sweep's cells must share to be compared: the job with threads and iodepth (and the
+/// seed) left out, and the mode.
+fn sweep_key(c: &CellResult) -> String {
+    let mut j = c.job.clone();
+    j.job.threads = 0;
+    j.job.iodepth = 0;
+    j.job.seed = 0;
+    format!(
+        "{}{}",
+        c.mode,
+        serde_json::to_string(&j).unwrap_or_default()
+    )
+}
+
+/// The indexes of the runs' own cells (modes and phases, not their roles' blocks) among the
+/// explanation's cells, in the order of the runs and their cells.
+fn own_cells(cells: &[CellExplain]) -> Vec<usize> {
+    cells
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.role.is_none())
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Puts `f` in place of the cell's limit, keeping its "also" findings.
+fn replace_limit(c: &mut CellExplain, f: Finding) {
+    let also: Vec<Finding> = c
+        .findings
+        .drain(..)
+        .filter(|x| RULES.iter().any(|r| r.id == x.rule && r.kind == Kind::Also))
+        .collect();
+    c.findings.push(f);
+    c.findings.extend(also);
+}
+
+/// `queue_depth_bound` and `device_saturated` with more than one I/O in flight, in a sweep: the
+/// device's await at the sweep's fewest in flight for the same job is its low-load latency,
+/// which one run alone does not have. Only a cell no rule explained (`none`) is given one.
+fn low_load_steps(runs: &[(i64, RunDoc)], cells: &mut [CellExplain]) {
+    let mut all = Vec::new();
+    for (id, d) in runs {
+        for c in &d.runs {
+            all.push((*id, d, c, sweep_key(c), Facts::of(d, c)));
+        }
+    }
+    let index = own_cells(cells);
+    for (at, (_, _, _, key, f)) in all.iter().enumerate() {
+        let Some(&ci) = index.get(at) else {
+            continue;
+        };
+        if f.in_flight <= 1.0 || cells[ci].findings.first().is_none_or(|x| x.rule != "none") {
+            continue;
+        }
+        let Some((name, d)) = f.dev else {
+            continue;
+        };
+        // the reference: the same job with the fewest in flight, fewer than here
+        let Some((ref_id, _, _, _, r)) = all
+            .iter()
+            .filter(|x| &x.3 == key && x.4.in_flight < f.in_flight)
+            .filter(|x| x.4.dev.is_some_and(|(_, io)| await_ms(io) > 0.0))
+            .min_by(|a, b| a.4.in_flight.total_cmp(&b.4.in_flight))
+        else {
+            continue;
+        };
+        let r0 = r.dev.map_or(0.0, |(_, io)| await_ms(io));
+        let a = await_ms(d);
+        let ratio = a / r0;
+        let low = format!(
+            "device {name} await {a:.2} ms at {} in flight vs {r0:.2} ms at {} in flight (run {ref_id}, its low-load latency): {ratio:.2}×",
+            fmt_n(f.in_flight),
+            fmt_n(r.in_flight),
+        );
+        let rotational_disk = f
+            .env
+            .and_then(|e| crate::system::env::find(e, name))
+            .is_some_and(|b| b.kind == "disk" && b.rotational == Some(true));
+        if d.util_pct >= SAT_UTIL_PCT && d.aqu_sz >= SAT_MIN_AQU && ratio >= SAT_AWAIT_RATIO {
+            let rl = rule("device_saturated");
+            replace_limit(
+                &mut cells[ci],
+                Finding {
+                    layer: rl.layer,
+                    rule: rl.id.into(),
+                    confidence: Confidence::Medium,
+                    evidence: format!(
+                        "{low}; %util {:.0}, aqu-sz {:.1}; {} r/s + {} w/s{}",
+                        d.util_pct,
+                        d.aqu_sz,
+                        fmt_n(d.r_s),
+                        fmt_n(d.w_s),
+                        if rotational_disk {
+                            ""
+                        } else {
+                            "; %util alone is weak evidence on a device that may serve requests in parallel (iostat(1)): the await against its low-load await is what shows the queue"
+                        }
+                    ),
+                    why: rl.why.into(),
+                    next: f.sweep_cmd(),
+                },
+            );
+        } else if ratio <= QD_MAX_LOAD_RATIO
+            && waits_for_io(f)
+            && queue_is_own(f)
+            && let Some(h) = qd_hit(f, Confidence::High, &low)
+        {
+            replace_limit(&mut cells[ci], finding(rule("queue_depth_bound"), h));
+        }
+    }
+}
+
+/// `fs_serialisation` in a sweep: per-thread latency up as threads rise. A cell the rule found
+/// serialised is compared with the same job at the sweep's fewest in flight: when its mean
+/// latency rose by at least half the ratio of in-flight I/Os while the device's queue stayed
+/// ≤ [`SERIAL_MAX_AQU`], the sweep confirms it (evidence added, high confidence); when it did
+/// not, the finding stays with that said and low confidence.
+fn serial_steps(runs: &[(i64, RunDoc)], cells: &mut [CellExplain]) {
+    let mut all = Vec::new();
+    for (id, d) in runs {
+        for c in &d.runs {
+            all.push((*id, sweep_key(c), Facts::of(d, c)));
+        }
+    }
+    let index = own_cells(cells);
+    for (at, (_, key, f)) in all.iter().enumerate() {
+        let Some(&ci) = index.get(at) else {
+            continue;
+        };
+        let Some(found) = cells[ci]
+            .findings
+            .first_mut()
+            .filter(|x| x.rule == "fs_serialisation")
+        else {
+            continue;
+        };
+        let Some((ref_id, _, r)) = all
+            .iter()
+            .filter(|x| &x.1 == key && x.2.in_flight < f.in_flight && x.2.lat_mean_ns > 0.0)
+            .min_by(|a, b| a.2.in_flight.total_cmp(&b.2.in_flight))
+        else {
+            continue;
+        };
+        let rise = f.lat_mean_ns / r.lat_mean_ns;
+        let more = f.in_flight / r.in_flight;
+        let aqu = |x: &Facts| x.dev.map_or(f64::NAN, |(_, io)| io.aqu_sz);
+        let up = rise >= SERIAL_LAT_SHARE * more && aqu(f) <= SERIAL_MAX_AQU;
+        found.evidence.push_str(&format!(
+            "; per-thread latency {}: {} at {} in flight (run {ref_id}) → {} at {} ({rise:.1}× for {more:.1}× the in-flight I/Os), IOPS {} → {}, device aqu-sz {:.2} → {:.2}",
+            if up { "up as threads rise" } else { "did not rise with the threads" },
+            fmt_ns(r.lat_mean_ns),
+            fmt_n(r.in_flight),
+            fmt_ns(f.lat_mean_ns),
+            fmt_n(f.in_flight),
+            fmt_n(r.iops),
+            fmt_n(f.iops),
+            aqu(r),
+            aqu(f),
+        ));
+        found.confidence = if up {
+            Confidence::High
+        } else {
+            Confidence::Low
+        };
+    }
+}
+
 /// The figures of one sweep cell that `device_flat` compares.
 struct Step {
     /// index into the explanation's cells
@@ -1439,17 +1694,9 @@ fn flat_steps(runs: &[(i64, RunDoc)], cells: &mut [CellExplain]) {
     for (_, d) in runs {
         for c in &d.runs {
             let f = Facts::of(d, c);
-            let mut j = c.job.clone();
-            j.job.threads = 0;
-            j.job.iodepth = 0;
-            j.job.seed = 0;
             steps.push(Step {
                 at,
-                key: format!(
-                    "{}{}",
-                    c.mode,
-                    serde_json::to_string(&j).unwrap_or_default()
-                ),
+                key: sweep_key(c),
                 in_flight: f.in_flight,
                 iops: f.iops,
                 dev: f.dev.map(|(n, io)| (n.to_string(), io.aqu_sz, io.util_pct)),
@@ -1459,12 +1706,7 @@ fn flat_steps(runs: &[(i64, RunDoc)], cells: &mut [CellExplain]) {
         }
     }
     // the cells of the runs' modes and phases, not their roles' blocks
-    let index: Vec<usize> = cells
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.role.is_none())
-        .map(|(i, _)| i)
-        .collect();
+    let index = own_cells(cells);
     steps.sort_by(|a, b| a.key.cmp(&b.key).then(a.in_flight.total_cmp(&b.in_flight)));
     let r = rule("device_flat");
     for w in steps.windows(2) {
@@ -1495,31 +1737,53 @@ fn flat_steps(runs: &[(i64, RunDoc)], cells: &mut [CellExplain]) {
                 continue;
             };
             let c = &mut cells[i];
-            let replace = c
-                .findings
-                .first()
-                .is_none_or(|f| f.rule == "queue_depth_bound" || f.rule == "none");
-            if !replace {
+            // a device found saturated on its own figures: the flat IOPS confirm it
+            if let Some(sat) = c.findings.first_mut()
+                && sat.rule == "device_saturated"
+            {
+                sat.evidence
+                    .push_str(&format!("; IOPS flat as threads rise: {evidence}"));
+                sat.confidence = Confidence::High;
                 continue;
             }
-            let also: Vec<Finding> = c
-                .findings
-                .drain(..)
-                .filter(|f| RULES.iter().any(|r| r.id == f.rule && r.kind == Kind::Also))
-                .collect();
-            c.findings.push(Finding {
-                layer: r.layer,
-                rule: r.id.into(),
-                confidence: Confidence::High,
-                evidence: evidence.clone(),
-                why: r.why.into(),
-                next: format!(
-                    "iolab check {}  # the setup of the device; iolab iostat {name} while it runs shows its queue",
-                    s.dir
-                ),
-            });
-            c.findings.extend(also);
+            if c.findings
+                .first()
+                .is_some_and(|f| f.rule != "queue_depth_bound" && f.rule != "none")
+            {
+                continue;
+            }
+            replace_limit(
+                c,
+                Finding {
+                    layer: r.layer,
+                    rule: r.id.into(),
+                    confidence: Confidence::High,
+                    evidence: evidence.clone(),
+                    why: r.why.into(),
+                    next: format!(
+                        "iolab check {}  # the setup of the device; iolab iostat {name} while it runs shows its queue",
+                        s.dir
+                    ),
+                },
+            );
         }
+    }
+}
+
+/// The explanation of a sweep's runs: each run's, then what the cells that differ only in
+/// threads or iodepth show side by side (the low-load latency, flat IOPS).
+pub fn explain_sweep(runs: &[(i64, RunDoc)], subject: &str) -> Explanation {
+    let mut cells = Vec::new();
+    for (id, d) in runs {
+        cells.extend(explain_run(d, Some(*id), "").cells);
+    }
+    low_load_steps(runs, &mut cells);
+    serial_steps(runs, &mut cells);
+    flat_steps(runs, &mut cells);
+    Explanation {
+        schema: EXPLAIN_SCHEMA.into(),
+        subject: subject.into(),
+        cells,
     }
 }
 
@@ -1603,12 +1867,12 @@ pub fn explain_ref(
             if kind == "run" {
                 return Ok(explain_group(&runs, &subject));
             }
+            if kind == "sweep" {
+                return Ok(explain_sweep(&runs, &subject));
+            }
             let mut cells = Vec::new();
             for (id, d) in &runs {
                 cells.extend(explain_run(d, Some(*id), "").cells);
-            }
-            if kind == "sweep" {
-                flat_steps(&runs, &mut cells);
             }
             Ok(Explanation {
                 schema: EXPLAIN_SCHEMA.into(),

@@ -371,6 +371,12 @@ pub fn block_device(r: &Roots, name: &str) -> Option<BlockDevice> {
         max_sectors_kb: read_u64(&q.join("max_sectors_kb")),
         discard: read_u64(&q.join("discard_max_bytes")).unwrap_or(0) > 0,
         queue_depth: read_u64(&d.join("device/queue_depth")),
+        hw_queues: d.join("mq").is_dir().then(|| {
+            names_in(&d.join("mq"))
+                .iter()
+                .filter(|n| n.parse::<u32>().is_ok())
+                .count() as u64
+        }),
         partitions,
         slaves,
         holders: names_in(&d.join("holders")),
