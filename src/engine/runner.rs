@@ -333,7 +333,7 @@ fn run_phase(
             return Err(e);
         }
         if let Some(every) = plan.report_interval {
-            report_lines(units, &progress, &finished, every, start, measure_start);
+            report_lines(units, &progress, &all_done, every, start, measure_start);
         } else if live {
             let label = if units.len() > 1 {
                 format!("{} roles", units.len())
@@ -577,7 +577,7 @@ pub const ROLES_MODE: &str = "roles";
 fn report_lines(
     units: &[Unit],
     progress: &[Vec<Progress>],
-    finished: &AtomicUsize,
+    all_done: &crate::measure::iostat::StopSignal,
     every: Duration,
     start: Instant,
     measure_start: Instant,
@@ -603,13 +603,12 @@ fn report_lines(
             .collect()
         })
         .collect();
-    let threads: usize = progress.iter().map(Vec::len).sum();
     live::report_every_groups(
         &groups,
         every,
         start,
         measure_start,
-        &|| finished.load(Ordering::Acquire) >= threads,
+        all_done,
         &mut |stamp, ds| {
             for ((u, k), d) in units.iter().zip(&kinds).zip(ds) {
                 live::print_line(&report_line(u, k, stamp, d));

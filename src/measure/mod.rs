@@ -6,3 +6,4 @@ pub mod iostat;
 pub mod live;
 pub mod stats;
 pub mod truth;
+pub mod wake;
