@@ -1740,10 +1740,18 @@ fn run_output_writes_the_result_to_a_file_instead_of_stdout() {
         "{table}\n{printed}"
     );
     assert_eq!(table.lines().next(), printed.lines().next());
-    // Nothing but the files asked for (no temporary files) beside them.
+    // Nothing but the files asked for (no temporary files) beside them, and the store's record
+    // of its last passed integrity check (docs/store.md).
     assert_eq!(
         entries(d.path()),
-        ["r.json", "r.txt", "results.db", "set", "show.txt"]
+        [
+            "r.json",
+            "r.txt",
+            "results.db",
+            "results.db.checked",
+            "set",
+            "show.txt"
+        ]
     );
 }
 

@@ -69,8 +69,8 @@ pub fn listen(a: &cli::CcListenArgs) -> Result<i32> {
         "listening on {addr}, journals in {} (Ctrl-C to stop)",
         dir.display()
     );
-    let stop = stop_flag();
-    wc::listen(l, &dir, &stop, &|line| eprintln!("{line}"))?;
+    let (stop, wake) = stop_flag_and_wake()?;
+    wc::listen(l, &dir, &stop, &wake, &|line| eprintln!("{line}"))?;
     Ok(0)
 }
 

@@ -29,20 +29,21 @@ pub fn cmd_iostat(a: &cli::IostatArgs) -> Result<i32> {
         }
         v
     };
-    let stop = stop_flag();
+    let (stop, wake) = stop_flag_and_wake()?;
     let interval = std::time::Duration::from_secs_f64(a.interval);
     let mut prev = iostat::reading(proc_root, &devices);
     let t0 = prev.at;
     let mut n = 0u64;
     while a.count.is_none_or(|c| n < c) {
         let next = prev.at + interval;
-        while std::time::Instant::now() < next {
-            if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                return Ok(0);
-            }
-            std::thread::sleep(
-                (next - std::time::Instant::now()).min(std::time::Duration::from_millis(50)),
-            );
+        // asleep until the next reading; Ctrl-C ends it at once (no polling)
+        let woke = wake
+            .wait(None, Some(next))
+            .map_err(|e| Error::failed(format!("waiting for the next reading: {e}")))?;
+        if woke == crate::measure::wake::Woke::Signal
+            || stop.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return Ok(0);
         }
         let cur = iostat::reading(proc_root, &devices);
         let s = iostat::between(&prev, &cur, t0);

@@ -39,6 +39,19 @@ pub fn stop_flag() -> Arc<AtomicBool> {
     stop
 }
 
+/// [`stop_flag`] and a [`SignalWake`](crate::measure::wake::SignalWake) the same signals set
+/// off, for a command that sleeps between readings or connections: it sleeps in poll(2) and
+/// still ends at once on Ctrl-C, without looking at the flag every few milliseconds.
+pub fn stop_flag_and_wake() -> Result<(Arc<AtomicBool>, crate::measure::wake::SignalWake)> {
+    let stop = stop_flag();
+    let wake = crate::measure::wake::SignalWake::register(&[
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+    ])
+    .map_err(|e| Error::failed(format!("cannot set up the Ctrl-C wake-up: {e}")))?;
+    Ok((stop, wake))
+}
+
 /// What the command printed, when it goes to `--output FILE` instead of stdout: set once in
 /// [`run_cli`] from the parsed command line, written whole when the command ends.
 static OUTPUT: Mutex<Option<String>> = Mutex::new(None);

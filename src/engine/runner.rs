@@ -376,7 +376,7 @@ fn run_phase(
         // lines or the live line).
         let lines = match (obs, export_cell) {
             (Some(o), Some(cell)) if o.wants_lines() => {
-                let (progress, finished, export_units) = (&progress, &finished, &export_units);
+                let (progress, all_done, export_units) = (&progress, &all_done, &export_units);
                 std::thread::Builder::new()
                     .name("iolab-live".into())
                     .spawn_scoped(s, move || {
@@ -384,13 +384,12 @@ fn run_phase(
                             .iter()
                             .map(|ps| ps.iter().filter_map(|p| p.live.as_deref()).collect())
                             .collect();
-                        let threads: usize = progress.iter().map(Vec::len).sum();
                         live::report_every_groups(
                             &groups,
                             Duration::from_secs(1),
                             start,
                             measure_start,
-                            &|| finished.load(Ordering::Acquire) >= threads,
+                            all_done,
                             &mut |stamp, ds| o.interval(cell, export_units, stamp, ds),
                         );
                     })
@@ -399,7 +398,7 @@ fn run_phase(
             _ => None,
         };
         if let Some(every) = plan.report_interval {
-            report_lines(units, &progress, &finished, every, start, measure_start);
+            report_lines(units, &progress, &all_done, every, start, measure_start);
         } else if live {
             let label = if units.len() > 1 {
                 format!("{} roles", units.len())
@@ -657,7 +656,7 @@ pub const ROLES_MODE: &str = "roles";
 fn report_lines(
     units: &[Unit],
     progress: &[Vec<Progress>],
-    finished: &AtomicUsize,
+    all_done: &crate::measure::iostat::StopSignal,
     every: Duration,
     start: Instant,
     measure_start: Instant,
@@ -667,13 +666,12 @@ fn report_lines(
         .map(|ps| ps.iter().filter_map(|p| p.live.as_deref()).collect())
         .collect();
     let kinds: Vec<Vec<(OpKind, &str)>> = units.iter().map(|u| op_kinds(u.job)).collect();
-    let threads: usize = progress.iter().map(Vec::len).sum();
     live::report_every_groups(
         &groups,
         every,
         start,
         measure_start,
-        &|| finished.load(Ordering::Acquire) >= threads,
+        all_done,
         &mut |stamp, ds| {
             for ((u, k), d) in units.iter().zip(&kinds).zip(ds) {
                 live::print_line(&report_line(u, k, stamp, d));

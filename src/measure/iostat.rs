@@ -5,7 +5,8 @@ pub use crate::model::device::{CpuPct, DeviceReport, Iostat, Sample};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::{Condvar, Mutex};
+
+pub use super::wake::StopSignal;
 use std::time::{Duration, Instant};
 
 /// One line of /proc/diskstats. Kernels print 14 fields (before 4.18), 18 (with discards) or
@@ -242,50 +243,6 @@ pub fn between(a: &Reading, b: &Reading, t0: Instant) -> Sample {
 /// A last, partial sampling interval shorter than this is not part of the series.
 pub const SHORTEST_LAST: Duration = Duration::from_millis(200);
 
-/// A stop flag a sleeping thread waits on: [`StopSignal::set`] wakes every waiter at once,
-/// so a thread that only has to notice the end sleeps to its next deadline, costing no CPU.
-#[derive(Debug, Default)]
-pub struct StopSignal {
-    set: Mutex<bool>,
-    cv: Condvar,
-}
-
-impl StopSignal {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Sets the flag and wakes every waiter.
-    pub fn set(&self) {
-        *self.set.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.cv.notify_all();
-    }
-
-    pub fn is_set(&self) -> bool {
-        *self.set.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Sleeps until `deadline` or until the flag is set, whichever comes first; returns
-    /// whether it is set.
-    pub fn wait_until(&self, deadline: Instant) -> bool {
-        let mut g = self.set.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            if *g {
-                return true;
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return false;
-            }
-            g = self
-                .cv
-                .wait_timeout(g, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-    }
-}
-
 /// Samples the devices every `interval` from `start` until `stop` is set; returns the report.
 /// One read of /proc/diskstats and /proc/stat per interval, nothing per I/O. Between readings
 /// it sleeps on `stop` (no polling): it wakes at the next interval, or at once on the stop.
@@ -398,33 +355,28 @@ mod tests {
     }
 
     #[test]
-    fn sampler_returns_at_once_on_stop_not_at_the_next_interval() {
-        // a 10 s interval: a sampler that waited for its next reading would take 10 s
+    fn sampler_ends_on_its_stop_not_at_its_next_interval() {
+        // The interval is a year: a sampler that waited for its next reading, or for a start a
+        // year away, would never return (the test would hang, not pass). Nothing here depends
+        // on how fast the machine is.
+        let year = Duration::from_secs(365 * 86_400);
         let stop = StopSignal::new();
-        let interval = Duration::from_secs(10);
         let t0 = Instant::now();
         let rep = std::thread::scope(|s| {
-            let h = s.spawn(|| sample_until(Path::new("/proc"), &[], interval, t0, &stop));
-            std::thread::sleep(Duration::from_millis(30));
-            assert!(!h.is_finished(), "the sampler ended before its stop");
+            let h = s.spawn(|| sample_until(Path::new("/proc"), &[], year, t0, &stop));
             stop.set();
             h.join().unwrap()
         });
-        assert!(t0.elapsed() < interval / 2, "waited for the interval");
-        // the only, partial interval stays in the series (nothing else would describe the run)
+        // the only, partial interval stays in the series (nothing else would describe the run),
+        // and it ends with the stop, far short of the interval
         assert_eq!(rep.timeseries.len(), 1);
-        assert!(stop.is_set());
-        // a stop set before the start: no wait for the start either
+        assert!(rep.timeseries[0].dur_s < year.as_secs_f64() / 2.0);
+        assert_eq!(rep.interval_s, year.as_secs_f64());
+        // a stop set before a start a year away: no wait for the start either
         let stop = StopSignal::new();
         stop.set();
-        let t1 = Instant::now();
-        sample_until(Path::new("/proc"), &[], interval, t1 + interval, &stop);
-        assert!(t1.elapsed() < interval / 2);
-        // and wait_until still sleeps to its deadline when nothing stops it
-        let idle = StopSignal::new();
-        let d = Instant::now() + Duration::from_millis(20);
-        assert!(!idle.wait_until(d));
-        assert!(Instant::now() >= d);
+        let rep = sample_until(Path::new("/proc"), &[], year, Instant::now() + year, &stop);
+        assert_eq!(rep.timeseries.len(), 1);
     }
 
     #[test]

@@ -12,6 +12,8 @@ use crate::measure::hist::{INTERVAL_BUCKETS, bucket_percentile, interval_bucket}
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
+use super::wake::StopSignal;
+
 /// Kinds of operations a thread publishes (read, write, fsync; `iolab db` uses the first).
 pub const KINDS: usize = 3;
 
@@ -225,11 +227,9 @@ pub fn print_line(line: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
-/// How often the reporter looks whether the threads finished.
-const POLL: Duration = Duration::from_millis(20);
-
 /// Calls `line` once per `every` with what the threads completed in that interval, until
-/// `done()` (the threads finished and published everything). Intervals are aligned to the ramp
+/// `done` is set (the threads finished and published everything); it sleeps on `done` between
+/// lines and wakes at once when it is set (no polling). Intervals are aligned to the ramp
 /// start `start` while before `measured`, then to `measured`; the last ramp line ends at
 /// `measured`. A partial interval (the last of the ramp, the last of the run) is a line of its
 /// own, rated over its real length, when it lasted at least 0.2 s (or half an interval, if
@@ -239,7 +239,7 @@ pub fn report_every(
     every: Duration,
     start: Instant,
     measured: Instant,
-    done: &dyn Fn() -> bool,
+    done: &StopSignal,
     line: &mut dyn FnMut(Stamp, &Delta),
 ) {
     report_every_groups(
@@ -260,7 +260,7 @@ pub fn report_every_groups(
     every: Duration,
     start: Instant,
     measured: Instant,
-    done: &dyn Fn() -> bool,
+    done: &StopSignal,
     line: &mut dyn FnMut(Stamp, &[Delta]),
 ) {
     let take = |at: Instant| -> Vec<Snapshot> {
@@ -283,15 +283,7 @@ pub fn report_every_groups(
         if in_ramp && tick >= measured {
             tick = measured;
         }
-        let mut finished = done();
-        while !finished {
-            let now = Instant::now();
-            if now >= tick {
-                break;
-            }
-            std::thread::sleep((tick - now).min(POLL));
-            finished = done();
-        }
+        let finished = done.wait_until(tick);
         let now = Instant::now();
         if now >= tick {
             let snap = take(now);
@@ -402,9 +394,8 @@ mod tests {
 
     #[test]
     fn the_reporter_gives_one_line_per_interval_and_the_rest_at_the_end() {
-        use std::sync::atomic::{AtomicBool, Ordering};
         let c = LiveCounters::default();
-        let stop = AtomicBool::new(false);
+        let stop = StopSignal::new();
         let start = Instant::now();
         let mut lines = Vec::new();
         std::thread::scope(|s| {
@@ -414,14 +405,14 @@ mod tests {
                     c.publish(0, 1, 1000);
                     std::thread::sleep(Duration::from_millis(1));
                 }
-                stop.store(true, Ordering::Release);
+                stop.set();
             });
             report_every(
                 &[&c],
                 Duration::from_millis(200),
                 start,
                 start,
-                &|| stop.load(Ordering::Acquire),
+                &stop,
                 &mut |st, d| lines.push((st, d.ops[0])),
             );
         });

@@ -7,3 +7,4 @@ pub mod iostat;
 pub mod live;
 pub mod stats;
 pub mod truth;
+pub mod wake;

@@ -324,6 +324,74 @@ pub struct Store {
     pub loc: Location,
 }
 
+/// What a passed integrity check saw of the store's files, kept beside the store in
+/// `<store>.checked`: device, inode, size, mtime and ctime (ns) of the main file and the size,
+/// mtime and ctime of a non-empty `-wal` file. Any write to the store (iolab's own saves, a
+/// checkpoint, another program overwriting pages, a truncation) changes one of them, and the next
+/// command checks the whole file again. ctime cannot be set back by a user. A write within the
+/// same timestamp tick of the file system (a few ms) as the check itself, without a change of
+/// size, is the one change it could miss.
+#[derive(Debug, PartialEq, Eq)]
+struct CheckStamp(String);
+
+impl CheckStamp {
+    fn of(path: &Path) -> Option<CheckStamp> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).ok()?;
+        let mut wal = path.as_os_str().to_owned();
+        wal.push("-wal");
+        // a fresh, empty -wal is created by every connection: only its content counts
+        let w = match std::fs::metadata(PathBuf::from(wal)) {
+            Ok(w) if w.len() > 0 => format!(
+                "{} {}.{} {}.{}",
+                w.len(),
+                w.mtime(),
+                w.mtime_nsec(),
+                w.ctime(),
+                w.ctime_nsec()
+            ),
+            Ok(_) => "empty".into(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => "none".into(),
+            Err(_) => return None,
+        };
+        Some(CheckStamp(format!(
+            "iolab-store-check/1 schema {SCHEMA_VERSION} main {} {} {} {}.{} {}.{} wal {w}",
+            m.dev(),
+            m.ino(),
+            m.len(),
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec()
+        )))
+    }
+
+    fn file(path: &Path) -> PathBuf {
+        let mut p = path.as_os_str().to_owned();
+        p.push(".checked");
+        PathBuf::from(p)
+    }
+
+    /// Whether the last passed check recorded exactly this.
+    fn recorded(&self, path: &Path) -> bool {
+        std::fs::read_to_string(Self::file(path)).is_ok_and(|t| t.trim_end() == self.0)
+    }
+
+    /// Records a passed check (whole or absent: written aside, then renamed). A store in a
+    /// directory iolab cannot write is simply checked every time.
+    fn record(&self, path: &Path) {
+        let f = Self::file(path);
+        let mut tmp = f.as_os_str().to_owned();
+        tmp.push(format!(".{}", std::process::id()));
+        let tmp = PathBuf::from(tmp);
+        let done = std::fs::write(&tmp, format!("{}\n", self.0)).is_ok()
+            && std::fs::rename(&tmp, &f).is_ok();
+        if !done {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
+
 /// The error for an id the store does not have.
 fn unknown(path: &Path, what: &str) -> Error {
     Error::usage(format!(
@@ -436,10 +504,19 @@ impl Store {
     /// Opens (creating when missing) and migrates the store. Refuses files that are not iolab
     /// stores or come from a newer iolab.
     /// Every command checks the pages first (`PRAGMA quick_check`): a damaged store is refused
-    /// the same way by `list` and by `run` (before a benchmark is run into it).
+    /// the same way by `list` and by `run` (before a benchmark is run into it). The check reads
+    /// the whole file, so a command skips it when the file is exactly as a passed check left it
+    /// ([`CheckStamp`]): the first command after a change pays it, the others do not.
     pub fn open(path: &Path) -> Result<Store> {
         let s = Self::open_to(path, SCHEMA_VERSION)?;
+        let stamp = CheckStamp::of(path);
+        if stamp.as_ref().is_some_and(|st| st.recorded(path)) {
+            return Ok(s);
+        }
         s.check_integrity()?;
+        if let Some(st) = stamp {
+            st.record(path);
+        }
         Ok(s)
     }
 

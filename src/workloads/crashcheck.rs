@@ -17,6 +17,7 @@
 //! ```
 
 use crate::error::{Error, Result};
+use crate::measure::wake::{SignalWake, Woke};
 use crate::model::crashcheck::{
     self as cc, Ack, Block, Class, CrashDoc, Hello, IoFailure, Journal, Problem, Stop, VerifyOut,
     WriteOut,
@@ -24,6 +25,7 @@ use crate::model::crashcheck::{
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
+use std::os::fd::AsFd;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -463,12 +465,14 @@ fn journal_file(dir: &Path, run: &str) -> PathBuf {
     dir.join(format!("{run}.journal"))
 }
 
-/// Serves writers (one journal per run) and verifiers until `stop` is set. `say` hears one line
+/// Serves writers (one journal per run) and verifiers until `stop` is set or `wake` sees its
+/// signal; between connections it sleeps in poll(2) on the socket and `wake`. `say` hears one line
 /// per connection that ends.
 pub fn listen(
     l: TcpListener,
     dir: &Path,
     stop: &AtomicBool,
+    wake: &SignalWake,
     say: &(dyn Fn(&str) + Sync),
 ) -> Result<()> {
     l.set_nonblocking(true)
@@ -484,8 +488,16 @@ pub fn listen(
                         }
                     });
                 }
+                // asleep until a connection or the stop's signal (no polling)
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    std::thread::sleep(Duration::from_millis(20))
+                    match wake.wait(Some(l.as_fd()), None) {
+                        Ok(Woke::Signal) => stop.store(true, Ordering::Relaxed),
+                        Ok(_) => {}
+                        Err(e) => {
+                            say(&format!("waiting for connections: {e}"));
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
                 }
                 Err(e) => say(&format!("accept: {e}")),
             }

@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::measure::hist::{IntervalHist, LatHist, SparseHist};
 use crate::measure::live::LiveCounters;
+use crate::measure::wake::StopSignal;
 pub use crate::model::db::*;
 use crate::model::lat::LatSummary;
 use crate::model::run::Warning;
@@ -776,15 +777,11 @@ pub fn update_loop(
     let mut h = LatHist::new();
     let loop_start = Instant::now();
     let live = report.map(|_| LiveCounters::default());
-    let done = AtomicBool::new(false);
+    let done = StopSignal::new();
     let looped = std::thread::scope(|s| {
         if let (Some(every), Some(l)) = (report, &live) {
             let done = &done;
-            s.spawn(move || {
-                report_lines(Test::UpdateLoop, 1, &[l], every, loop_start, &|| {
-                    done.load(Ordering::Acquire)
-                })
-            });
+            s.spawn(move || report_lines(Test::UpdateLoop, 1, &[l], every, loop_start, done));
         }
         let r = (|| {
             for _ in 0..iterations {
@@ -804,7 +801,7 @@ pub fn update_loop(
             }
             Ok(())
         })();
-        done.store(true, Ordering::Release);
+        done.set();
         r
     });
     looped?;
@@ -875,25 +872,27 @@ pub fn run_oltp(
         None => Vec::new(),
     };
     let finished = AtomicUsize::new(0);
+    // set by the last worker to finish: wakes the report line at once
+    let all_done = StopSignal::new();
     let outs: Vec<std::result::Result<ThreadOut, String>> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..job.threads)
             .map(|t| {
                 let quota = job.transactions.map(|n| {
                     n / job.threads as u64 + u64::from((t as u64) < n % job.threads as u64)
                 });
-                let (live, finished) = (live.get(t as usize), &finished);
+                let (live, finished, all_done) = (live.get(t as usize), &finished, &all_done);
                 s.spawn(move || {
                     let r = worker(target, job, t, quota, start, deadline, stop, live);
-                    finished.fetch_add(1, Ordering::Release);
+                    if finished.fetch_add(1, Ordering::Release) + 1 == job.threads as usize {
+                        all_done.set();
+                    }
                     r
                 })
             })
             .collect();
         if let Some(every) = report {
             let threads: Vec<&LiveCounters> = live.iter().collect();
-            report_lines(job.test, job.threads, &threads, every, start, &|| {
-                finished.load(Ordering::Acquire) >= job.threads as usize
-            });
+            report_lines(job.test, job.threads, &threads, every, start, &all_done);
         }
         hs.into_iter()
             .map(|h| h.join().expect("db worker panicked"))
@@ -910,7 +909,7 @@ pub fn run_oltp(
     Ok((end.saturating_duration_since(start).as_secs_f64(), v))
 }
 
-/// `--report-interval`: one line per interval on stderr until `done()`:
+/// `--report-interval`: one line per interval on stderr until `done` is set:
 /// `[ 2s ] read-write 4t  tx: 123.4 TPS 2221.2 QPS p99 4.52 ms`.
 fn report_lines(
     test: Test,
@@ -918,7 +917,7 @@ fn report_lines(
     live: &[&LiveCounters],
     every: Duration,
     start: Instant,
-    done: &dyn Fn() -> bool,
+    done: &StopSignal,
 ) {
     crate::measure::live::report_every(live, every, start, start, done, &mut |stamp, d| {
         crate::measure::live::print_line(&format!(
