@@ -1385,6 +1385,52 @@ fn pseudo_filesystems_and_block_devices_are_refused_as_dir() {
             assert_eq!(entries(std::path::Path::new(dir)).len(), before);
         }
     }
+    // cgroupfs: every cgroup (v1 hierarchy) or cgroup2 mount, wherever the system put it
+    // (/sys/fs/cgroup itself is a tmpfs holding the v1 hierarchies on some systems).
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    let cgroups: Vec<(String, String)> = mounts
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (f.len() > 2 && (f[2] == "cgroup" || f[2] == "cgroup2"))
+                .then(|| (f[1].to_string(), f[2].to_string()))
+        })
+        .collect();
+    if cgroups.is_empty() {
+        skip(
+            "pseudo_filesystems_and_block_devices_are_refused_as_dir",
+            "no cgroup or cgroup2 filesystem is mounted (the cgroup case is not checked)",
+        );
+    }
+    for (dir, fstype) in &cgroups {
+        let before = entries(std::path::Path::new(dir));
+        let r = iolab(&[
+            "run",
+            "--dir",
+            dir,
+            "--files",
+            "1",
+            "--size",
+            "1M",
+            "--ops",
+            "1",
+            "--no-save",
+        ]);
+        assert_eq!(r.code, 2, "{dir}: {}", r.stderr);
+        let word = if fstype == "cgroup2" {
+            "cgroup2"
+        } else {
+            "cgroup (v1)"
+        };
+        assert!(
+            r.stderr.contains("not storage") && r.stderr.contains(word),
+            "{dir} ({fstype}): {}",
+            r.stderr
+        );
+        assert_eq!(r.stderr.trim().lines().count(), 1, "{dir}: {}", r.stderr);
+        // nothing made there: no file set, and no child cgroup (a mkdir in cgroupfs makes one)
+        assert_eq!(entries(std::path::Path::new(dir)), before, "{dir}");
+    }
     let dev = std::fs::read_dir("/sys/class/block")
         .into_iter()
         .flatten()
