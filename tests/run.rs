@@ -461,6 +461,57 @@ fn buffered_small_sets_warn_about_the_page_cache_and_unsynced_writes() {
     assert!(codes.contains(&"writes_not_synced"), "{codes:?}");
 }
 
+/// `--engine libaio` on buffered files blocks inside io_submit (nothing stays in flight): the
+/// run says so with `libaio_buffered`, naming --direct; with --direct it does not.
+#[test]
+fn libaio_without_direct_warns_that_it_blocks_in_submit() {
+    let d = tempfile::tempdir().unwrap();
+    let codes = |v: &serde_json::Value| -> Vec<String> {
+        v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["code"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let base = [
+        "--engine",
+        "libaio",
+        "--iodepth",
+        "8",
+        "--mode",
+        "rndrd",
+        "--ops",
+        "200",
+    ];
+    let v = rj(d.path(), &base);
+    let c = codes(&v);
+    assert!(c.contains(&"libaio_buffered".to_string()), "{c:?}");
+    let w = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "libaio_buffered")
+        .unwrap();
+    let msg = w["message"].as_str().unwrap();
+    assert!(
+        msg.contains("--direct") && msg.contains("io_submit") && msg.contains("--iodepth 8"),
+        "{msg}"
+    );
+    let mut direct = base.to_vec();
+    direct.push("--direct");
+    let v = rj(d.path(), &direct);
+    let c = codes(&v);
+    assert!(!c.contains(&"libaio_buffered".to_string()), "{c:?}");
+    assert_eq!(ops(&v, "read"), 200, "the direct run ran");
+    // and no other engine is warned about it
+    let v = rj(
+        d.path(),
+        &["--engine", "sync", "--mode", "rndrd", "--ops", "50"],
+    );
+    assert!(!codes(&v).contains(&"libaio_buffered".to_string()));
+}
+
 #[test]
 fn warm_reads_the_set_into_the_cache() {
     let mut d = tempfile::tempdir().unwrap();
