@@ -2946,6 +2946,57 @@ fn roles_share_the_file_set_or_have_their_own() {
     assert_eq!(roles[2]["job"]["direct"], false);
 }
 
+/// `--profile db` is what issue 13 names: the log writer (4 KiB appends to an empty file, each
+/// followed by an fdatasync, 1 thread), page reads (16 KiB random, O_DIRECT, 8 threads) and
+/// checkpoint writes (16 KiB random, buffered, an fsync of each file every 1024 writes, 2
+/// threads); and with a real engine the log writer really syncs each append.
+#[test]
+fn profile_db_is_the_log_writer_page_reads_and_checkpoint_writes() {
+    let d = tempfile::tempdir().unwrap();
+    let v = rj(
+        d.path(),
+        &["--profile", "db", "--engine", "sync", "--time", "0.5"],
+    );
+    let roles = v["roles"].as_array().unwrap();
+    let job = |i: usize, k: &str| roles[i]["job"][k].clone();
+    let names: Vec<&str> = roles.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["wal", "reads", "checkpoint"]);
+    // wal
+    assert_eq!(job(0, "mode"), "seqwr");
+    assert_eq!(job(0, "layout"), "extend");
+    assert_eq!(job(0, "bs_bytes"), 4096);
+    assert_eq!(job(0, "fsync_freq"), 1);
+    assert_eq!(job(0, "fsync_mode"), "fdatasync");
+    assert_eq!(job(0, "threads"), 1);
+    assert_eq!(job(0, "files"), 1);
+    // reads
+    assert_eq!(job(1, "mode"), "rndrd");
+    assert_eq!(job(1, "bs_bytes"), 16384);
+    assert_eq!(job(1, "threads"), 8);
+    assert_eq!(job(1, "direct"), true);
+    // checkpoint
+    assert_eq!(job(2, "mode"), "rndwr");
+    assert_eq!(job(2, "bs_bytes"), 16384);
+    assert_eq!(job(2, "direct"), false);
+    assert_eq!(job(2, "fsync_freq"), 1024);
+    assert_eq!(job(2, "threads"), 2);
+    // what each role did: the log writer synced every append (and no more than one extra at
+    // the end), the readers only read, the checkpoint wrote and synced at most once per 1024
+    // writes per file and thread (plus the end-of-mode fsyncs of the files it touched)
+    let (w, f) = (ops(&roles[0], "write"), ops(&roles[0], "fsync"));
+    assert!(
+        w > 0 && (w..=w + 1).contains(&f),
+        "wal: {w} writes, {f} fsyncs"
+    );
+    assert!(ops(&roles[1], "read") > 0 && ops(&roles[1], "write") == 0);
+    let (w, f) = (ops(&roles[2], "write"), ops(&roles[2], "fsync"));
+    let files = job(2, "files").as_u64().unwrap();
+    assert!(
+        w > 0 && f <= w / 1024 + 2 * files,
+        "checkpoint: {w} writes, {f} fsyncs"
+    );
+}
+
 #[test]
 fn bad_roles_are_refused_with_one_line() {
     let d = tempfile::tempdir().unwrap();
