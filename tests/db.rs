@@ -477,6 +477,26 @@ fn server_faults_are_reported_clearly() {
             "the password is not printed: {}",
             r.stderr
         );
+        // one line with the server's own message, no Rust debug text
+        assert_eq!(
+            r.stderr.trim().lines().count(),
+            1,
+            "{backend}: {}",
+            r.stderr
+        );
+        let server_says = if backend == "postgres" {
+            "password authentication failed for user \"iolab\""
+        } else {
+            "Access denied for user 'iolab'"
+        };
+        assert!(r.stderr.contains(server_says), "{backend}: {}", r.stderr);
+        for debug in ["DriverError", "{", "}", "Error {", "Some("] {
+            assert!(
+                !r.stderr.contains(debug),
+                "{backend}: {debug:?} in: {}",
+                r.stderr
+            );
+        }
         // missing database
         let missing = format!("{}/iolab_no_such_db", url.rsplit_once('/').unwrap().0);
         let r = iolab(&["db", "--url", &missing, "--transactions", "1", "--no-save"]);
