@@ -1844,6 +1844,73 @@ fn run_output_writes_the_result_to_a_file_instead_of_stdout() {
     );
 }
 
+/// `--output FILE` is written whole or not at all: when the command fails (bad input, a run
+/// refused, a store it cannot save into, a result that is not there) a FILE that already exists
+/// keeps its contents and its inode, and no temporary file is left beside it.
+#[test]
+fn a_failing_command_leaves_an_existing_output_untouched() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let set = d.path().join("set");
+    std::fs::create_dir(&set).unwrap();
+    let out = d.path().join("keep.json");
+    let before = "{\"earlier\": \"result\"}\n";
+    std::fs::write(&out, before).unwrap();
+    let ino = std::fs::metadata(&out).unwrap().ino();
+    let o = out.to_str().unwrap();
+    let s = set.to_str().unwrap();
+    let base = [
+        "run", "--dir", s, "--engine", "null", "--ops", "100", "-q", "--json", "--output", o,
+    ];
+    let cases: Vec<(Vec<&str>, i32)> = vec![
+        // bad input
+        ([&base[..], &["--mode", "sideways"]].concat(), 2),
+        // a --dir that is not there
+        (
+            vec![
+                "run",
+                "--dir",
+                "/nonexistent/iolab",
+                "--json",
+                "--output",
+                o,
+            ],
+            2,
+        ),
+        // a stored result that is not there
+        (vec!["show", "99", "--json", "--output", o], 2),
+    ];
+    // an unreadable store: the run is refused before it measures
+    let broken = d.path().join("broken.db");
+    std::fs::write(&broken, vec![0x5a_u8; 8192]).unwrap();
+    for (args, code) in cases {
+        let r = iolab_db(&db, &args);
+        assert_eq!(r.code, code, "{args:?}: {}", r.stderr);
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), before, "{args:?}");
+        assert_eq!(std::fs::metadata(&out).unwrap().ino(), ino, "{args:?}");
+    }
+    let r = iolab_db(&broken, &base);
+    assert_eq!(r.code, 2, "a run into a broken store: {}", r.stderr);
+    assert!(r.stderr.contains("broken.db"), "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), before);
+    assert_eq!(std::fs::metadata(&out).unwrap().ino(), ino);
+    let names = entries(d.path());
+    assert!(
+        names.contains(&"keep.json".to_string()) && !names.iter().any(|n| n.ends_with(".tmp")),
+        "no temporary file beside the output: {names:?}"
+    );
+    assert!(entries(&set).is_empty(), "nothing was prepared");
+    // and the same command that succeeds replaces it whole
+    let r = iolab_db(
+        &db,
+        &[&base[..], &["--mode", "rndrd", "--no-save"]].concat(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["schema"], "iolab-run/1");
+}
+
 /// An `--output` that cannot be written is refused before anything runs: one line naming
 /// `--output` and the path, exit 2, nothing measured or saved, no file (not even a temporary one).
 #[test]
