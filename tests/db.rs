@@ -636,13 +636,28 @@ fn the_last_partial_second_is_not_plotted_as_a_full_one() {
                 tps[n - 1]
             );
         }
-        if let Some(dev) = v["device"].as_object() {
-            let s = dev["timeseries"].as_array().unwrap();
-            if s.len() > 1 {
-                let last = s.last().unwrap()["dur_s"].as_f64().unwrap();
-                assert!(last >= 0.2, "--time {time}: a device sample of {last} s");
-            }
-        }
+        // The device sampler's series: whole seconds, then a last sample of at least 0.2 s.
+        let Some(dev) = v["device"].as_object() else {
+            return skip(
+                "the_last_partial_second_is_not_plotted_as_a_full_one",
+                &format!(
+                    "no block device was found under {} (no device series to check)",
+                    d.path().display()
+                ),
+            );
+        };
+        let s = dev["timeseries"].as_array().unwrap();
+        let durs: Vec<f64> = s.iter().map(|x| x["dur_s"].as_f64().unwrap()).collect();
+        assert!(durs.len() >= 2, "--time {time}: device samples {durs:?}");
+        let (last, whole) = durs.split_last().unwrap();
+        assert!(
+            whole.iter().all(|d| (0.9..=1.1).contains(d)),
+            "--time {time}: device samples {durs:?}"
+        );
+        assert!(
+            (0.2..=1.1).contains(last),
+            "--time {time}: a last device sample of {last} s: {durs:?}"
+        );
     }
 }
 

@@ -512,6 +512,39 @@ fn libaio_without_direct_warns_that_it_blocks_in_submit() {
     assert!(!codes(&v).contains(&"libaio_buffered".to_string()));
 }
 
+/// The last, partial second of a run is rated over its real length (ops / dur_s), and a tail
+/// shorter than 0.2 s gets no point of its own (as in db runs and the device series): the
+/// per-second series never shows a sliver of a second as a full second's collapse.
+#[test]
+fn the_last_partial_second_of_a_run_is_rated_over_its_real_length() {
+    let d = tempfile::tempdir().unwrap();
+    for (time, points, last_s) in [("1.1", 1, 1.0), ("1.5", 2, 0.5), ("2", 2, 1.0)] {
+        let v = rj(
+            d.path(),
+            &["--engine", "null", "--mode", "rndrd", "--time", time],
+        );
+        let ts = v["timeseries"].as_array().unwrap();
+        assert_eq!(ts.len(), points, "--time {time}: {ts:?}");
+        for (i, p) in ts.iter().enumerate() {
+            assert_eq!(p["t_s"].as_f64().unwrap(), i as f64, "--time {time}");
+            let dur = p["dur_s"].as_f64().unwrap();
+            let want = if i + 1 == points { last_s } else { 1.0 };
+            assert!(
+                (dur - want).abs() < 1e-9,
+                "--time {time}: point {i} lasts {dur} s"
+            );
+            let r = &p["read"];
+            let ops = r["ops"].as_f64().unwrap();
+            let iops = r["iops"].as_f64().unwrap();
+            assert!(ops > 0.0, "--time {time}: {p}");
+            assert!(
+                (iops - ops / dur).abs() <= 1e-9 * iops,
+                "--time {time}: point {i}: {iops} IOPS is not its {ops} ops over {dur} s"
+            );
+        }
+    }
+}
+
 #[test]
 fn warm_reads_the_set_into_the_cache() {
     let mut d = tempfile::tempdir().unwrap();

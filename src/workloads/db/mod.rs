@@ -934,8 +934,9 @@ fn report_lines(
 /// Opaque per-thread results (merged by [`build_doc`]).
 pub struct ThreadOutPub(ThreadOut);
 
-/// A last, partial per-second interval shorter than this (seconds) is not plotted.
-pub const SHORTEST_LAST_S: f64 = 0.2;
+/// A last, partial per-second interval shorter than this (seconds) is not plotted (the same
+/// rule as file runs and the device series).
+pub use crate::measure::stats::SHORTEST_LAST_S;
 
 /// Merges the threads into the document's figures.
 pub fn merge_into(doc: &mut DbDoc, outs: Vec<ThreadOutPub>, dur: f64) {
