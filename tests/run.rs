@@ -1231,6 +1231,82 @@ fn a_worker_thread_that_cannot_start_fails_the_run_without_a_panic() {
     assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
 }
 
+/// Roles run at once: their threads together must fit, not only each role's own. As nobody
+/// under RLIMIT_NPROC 40, two roles of 30 threads each fit alone and are refused together, up
+/// front, with one line naming the roles and the limit, nothing created.
+#[test]
+fn concurrent_roles_threads_are_checked_together_up_front() {
+    if !is_root() {
+        return skip(
+            "concurrent_roles_threads_are_checked_together_up_front",
+            "needs root to run iolab as nobody under RLIMIT_NPROC",
+        );
+    }
+    let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        d.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let set = d.path().join("set");
+    let limited = |roles: &[&str]| {
+        let mut c = std::process::Command::new(bin());
+        c.args([
+            "run",
+            "--dir",
+            d.path().to_str().unwrap(),
+            "--files",
+            "2",
+            "--size",
+            "2M",
+            "--engine",
+            "null",
+            "--time",
+            "0.2",
+            "--no-save",
+            "-q",
+        ]);
+        for r in roles {
+            c.args(["--role", r]);
+        }
+        as_nobody(&mut c);
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setrlimit is async-signal-safe; it only lowers the child's own limit.
+        unsafe {
+            c.pre_exec(|| {
+                let rl = libc::rlimit {
+                    rlim_cur: 40,
+                    rlim_max: 40,
+                };
+                if libc::setrlimit(libc::RLIMIT_NPROC, &rl) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        to_run(c.output().unwrap())
+    };
+    // each role alone fits
+    for r in ["a:mode=rndrd,threads=30", "b:mode=rndwr,threads=30"] {
+        let one = limited(&[r]);
+        assert_eq!(one.code, 0, "{r}: {}", one.stderr);
+    }
+    // together they do not
+    let r = limited(&["a:mode=rndrd,threads=30", "b:mode=rndwr,threads=30"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("(a 30, b 30)")
+            && r.stderr.contains("60 worker threads")
+            && r.stderr.contains("RLIMIT_NPROC"),
+        "{}",
+        r.stderr
+    );
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+    assert!(!set.exists());
+}
+
 #[test]
 fn ctrl_c_during_prepare_saves_nothing_and_says_what_was_prepared() {
     let d = tempfile::tempdir().unwrap();
