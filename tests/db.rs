@@ -625,7 +625,7 @@ fn the_last_partial_second_is_not_plotted_as_a_full_one() {
         let tps: Vec<f64> = ts.iter().map(|p| p["tps"].as_f64().unwrap()).collect();
         let n = tps.len();
         let tail = dur - (n - 1) as f64;
-        if tail >= 0.2 && tail < 1.0 {
+        if (0.2..1.0).contains(&tail) {
             let before: f64 = tps[..n - 1].iter().sum();
             let last_tx = v["transactions"].as_f64().unwrap() - before;
             let want = last_tx / tail;
