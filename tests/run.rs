@@ -1754,6 +1754,42 @@ fn paced_runs_report_a_small_schedule_lag() {
     assert!(r.stdout.contains("schedule lag"), "{}", r.stdout);
 }
 
+/// `env` and `check` take the same target but each has help of its own: check's speaks of
+/// checking and of its iolab-check/1 findings, env's of describing and of iolab-env/1.
+#[test]
+fn env_and_check_have_help_of_their_own() {
+    let env = iolab(&["env", "--help"]);
+    let check = iolab(&["check", "--help"]);
+    assert_eq!((env.code, check.code), (0, 0));
+    let (env, check) = (env.stdout, check.stdout);
+    let section = |help: &str, head: &str| -> String {
+        help.lines()
+            .skip_while(|l| !l.starts_with(head))
+            .take_while(|l| !l.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    // the PATH argument
+    let (ea, ca) = (section(&env, "Arguments:"), section(&check, "Arguments:"));
+    assert!(ea.contains("describe"), "{env}");
+    assert!(
+        !ca.contains("describe") && ca.contains("check"),
+        "check's PATH: {ca}"
+    );
+    // --json names each command's own schema, and only it
+    let (eo, co) = (section(&env, "Options:"), section(&check, "Options:"));
+    assert!(
+        eo.contains("iolab-env/1") && !eo.contains("iolab-check/1"),
+        "{eo}"
+    );
+    assert!(
+        co.contains("iolab-check/1") && !co.contains("iolab-env/1"),
+        "{co}"
+    );
+    assert!(!co.contains("for check"), "{co}");
+    assert_ne!(ea, ca);
+}
+
 /// Every option of every subcommand has a description in its --help, and sweep/saturate list
 /// the run options they accept.
 #[test]
