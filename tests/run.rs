@@ -1178,6 +1178,30 @@ fn threads_beyond_the_system_limits_are_refused_up_front() {
     assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
 }
 
+/// A block size that not even one worker can hold is refused naming --bs and --iodepth (not
+/// "use --threads 0"), up front, nothing created.
+#[test]
+fn a_block_size_no_worker_can_hold_is_refused_naming_bs() {
+    let d = tempfile::tempdir().unwrap();
+    let a = run_small(
+        d.path(),
+        &[
+            "--mode", "rndrd", "--bs", "4T", "--engine", "null", "--ops", "1",
+        ],
+    );
+    let r = iolab(&a.iter().map(|s| s.as_str()).collect::<Vec<_>>());
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--bs 4TiB with --iodepth 1")
+            && r.stderr.contains("not even one worker")
+            && !r.stderr.contains("--threads 0"),
+        "{}",
+        r.stderr
+    );
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
+
 #[test]
 fn a_worker_thread_that_cannot_start_fails_the_run_without_a_panic() {
     if !is_root() {

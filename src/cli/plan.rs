@@ -760,9 +760,17 @@ fn check_threads(cells: &[Job]) -> Result<()> {
     };
     let n = job.threads as u64;
     check_workers(&[job], |max, why| {
-        format!(
-            "--threads {n}: at most {max} worker threads fit on this system ({why}); use --threads {max} or fewer"
-        )
+        if max == 0 {
+            format!(
+                "--bs {} with --iodepth {}: not even one worker thread fits on this system ({why}); use a smaller --bs or --iodepth",
+                Bytes(job.bs_bytes),
+                job.iodepth
+            )
+        } else {
+            format!(
+                "--threads {n}: at most {max} worker threads fit on this system ({why}); use --threads {max} or fewer"
+            )
+        }
     })
 }
 
@@ -797,10 +805,14 @@ fn check_workers(jobs: &[&Job], refuse: impl Fn(u64, &str) -> String) -> Result<
     // The sampler and the main thread come on top of the workers.
     let mut fits: Option<(u64, String)> = fsinfo::thread_room(&roots.proc, &roots.sys)
         .map(|(room, why)| (room.saturating_sub(2), why));
+    // saturating: a --bs or --iodepth far beyond any memory is refused, not wrapped around
     let bytes: u64 = jobs
         .iter()
-        .map(|j| j.threads as u64 * (WORKER_FIXED_BYTES + j.bs_bytes * j.iodepth as u64))
-        .sum();
+        .map(|j| {
+            let buffers = j.bs_bytes.saturating_mul(j.iodepth as u64);
+            (j.threads as u64).saturating_mul(WORKER_FIXED_BYTES.saturating_add(buffers))
+        })
+        .fold(0, u64::saturating_add);
     // the mean cost of a worker of these jobs
     let per = bytes.div_ceil(n.max(1)).max(1);
     if let Some((_, avail)) = fsinfo::meminfo(&roots.proc) {
