@@ -878,3 +878,59 @@ fn report_interval_prints_tps_and_p99_lines_on_stderr() {
         assert!(!lines.is_empty(), "{}", r.stderr);
     }
 }
+
+/// A connection thread that cannot start (a thread limit) fails the run with one line naming
+/// --threads and the limit, exit 1, no panic and no hang (as nobody under RLIMIT_NPROC 40).
+#[test]
+fn a_db_thread_that_cannot_start_is_an_error_not_a_panic() {
+    if !is_root() {
+        return skip(
+            "a_db_thread_that_cannot_start_is_an_error_not_a_panic",
+            "needs root to run iolab as nobody under RLIMIT_NPROC",
+        );
+    }
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    std::fs::set_permissions(
+        d.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let mut c = std::process::Command::new(bin());
+    c.args([
+        "db",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--threads",
+        "100",
+        "--time",
+        "1",
+        "--table-size",
+        "100",
+        "--no-save",
+    ])
+    .env("IOLAB_DB", d.path().join("r.db"));
+    as_nobody(&mut c);
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe; it only lowers the child's own limit.
+    unsafe {
+        c.pre_exec(|| {
+            let rl = libc::rlimit {
+                rlim_cur: 40,
+                rlim_max: 40,
+            };
+            if libc::setrlimit(libc::RLIMIT_NPROC, &rl) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let r = to_run(faultfs::run_timed(&mut c));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--threads 100") && r.stderr.contains("could not start"),
+        "{}",
+        r.stderr
+    );
+}

@@ -875,21 +875,36 @@ pub fn run_oltp(
         None => Vec::new(),
     };
     let finished = AtomicUsize::new(0);
+    let mut not_started: Option<String> = None;
     let outs: Vec<std::result::Result<ThreadOut, String>> = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..job.threads)
-            .map(|t| {
-                let quota = job.transactions.map(|n| {
-                    n / job.threads as u64 + u64::from((t as u64) < n % job.threads as u64)
-                });
-                let (live, finished) = (live.get(t as usize), &finished);
-                s.spawn(move || {
-                    let r = worker(target, job, t, quota, start, deadline, stop, live);
-                    finished.fetch_add(1, Ordering::Release);
-                    r
-                })
-            })
-            .collect();
-        if let Some(every) = report {
+        let mut hs = Vec::new();
+        for t in 0..job.threads {
+            let quota = job
+                .transactions
+                .map(|n| n / job.threads as u64 + u64::from((t as u64) < n % job.threads as u64));
+            let (live, finished) = (live.get(t as usize), &finished);
+            let spawned = std::thread::Builder::new().spawn_scoped(s, move || {
+                let r = worker(target, job, t, quota, start, deadline, stop, live);
+                finished.fetch_add(1, Ordering::Release);
+                r
+            });
+            match spawned {
+                Ok(h) => hs.push(h),
+                Err(e) => {
+                    // A thread limit reached: the started threads stop, and the run fails.
+                    not_started = Some(format!(
+                        "--threads {}: thread {} could not start ({e}); use fewer --threads or raise the limit (ulimit -u, kernel.threads-max, the cgroup's pids.max)",
+                        job.threads,
+                        t + 1
+                    ));
+                    stop.store(true, Ordering::Release);
+                    break;
+                }
+            }
+        }
+        if let Some(every) = report
+            && not_started.is_none()
+        {
             let threads: Vec<&LiveCounters> = live.iter().collect();
             report_lines(job.test, job.threads, &threads, every, start, &|| {
                 finished.load(Ordering::Acquire) >= job.threads as usize
@@ -899,6 +914,9 @@ pub fn run_oltp(
             .map(|h| h.join().expect("db worker panicked"))
             .collect()
     });
+    if let Some(why) = not_started {
+        return Err(Error::failed(why));
+    }
     let joined = Instant::now();
     let mut v = Vec::new();
     for o in outs {
