@@ -415,7 +415,8 @@ pub fn cell_result(
     // A last, partial interval shorter than SHORTEST_LAST is left out, as in db runs and the
     // device series (a few operations over a few ms are noise, not a rate); a longer one is rated
     // over its real length below. Its operations stay in the totals.
-    if groups.len() > 1 && span - ((groups.len() - 1) as f64) < SHORTEST_LAST_S {
+    // (1e-9: a --time 1.2 leaves a tail of 0.2 s, which 1.2 - 1.0 computes as 0.19999...)
+    if groups.len() > 1 && span - ((groups.len() - 1) as f64) < SHORTEST_LAST_S - 1e-9 {
         groups.pop();
     }
     let last = groups.len();
