@@ -477,6 +477,26 @@ fn server_faults_are_reported_clearly() {
             "the password is not printed: {}",
             r.stderr
         );
+        // one line with the server's own message, no Rust debug text
+        assert_eq!(
+            r.stderr.trim().lines().count(),
+            1,
+            "{backend}: {}",
+            r.stderr
+        );
+        let server_says = if backend == "postgres" {
+            "password authentication failed for user \"iolab\""
+        } else {
+            "Access denied for user 'iolab'"
+        };
+        assert!(r.stderr.contains(server_says), "{backend}: {}", r.stderr);
+        for debug in ["DriverError", "{", "}", "Error {", "Some("] {
+            assert!(
+                !r.stderr.contains(debug),
+                "{backend}: {debug:?} in: {}",
+                r.stderr
+            );
+        }
         // missing database
         let missing = format!("{}/iolab_no_such_db", url.rsplit_once('/').unwrap().0);
         let r = iolab(&["db", "--url", &missing, "--transactions", "1", "--no-save"]);
@@ -616,13 +636,28 @@ fn the_last_partial_second_is_not_plotted_as_a_full_one() {
                 tps[n - 1]
             );
         }
-        if let Some(dev) = v["device"].as_object() {
-            let s = dev["timeseries"].as_array().unwrap();
-            if s.len() > 1 {
-                let last = s.last().unwrap()["dur_s"].as_f64().unwrap();
-                assert!(last >= 0.2, "--time {time}: a device sample of {last} s");
-            }
-        }
+        // The device sampler's series: whole seconds, then a last sample of at least 0.2 s.
+        let Some(dev) = v["device"].as_object() else {
+            return skip(
+                "the_last_partial_second_is_not_plotted_as_a_full_one",
+                &format!(
+                    "no block device was found under {} (no device series to check)",
+                    d.path().display()
+                ),
+            );
+        };
+        let s = dev["timeseries"].as_array().unwrap();
+        let durs: Vec<f64> = s.iter().map(|x| x["dur_s"].as_f64().unwrap()).collect();
+        assert!(durs.len() >= 2, "--time {time}: device samples {durs:?}");
+        let (last, whole) = durs.split_last().unwrap();
+        assert!(
+            whole.iter().all(|d| (0.9..=1.1).contains(d)),
+            "--time {time}: device samples {durs:?}"
+        );
+        assert!(
+            (0.2..=1.1).contains(last),
+            "--time {time}: a last device sample of {last} s: {durs:?}"
+        );
     }
 }
 
@@ -842,4 +877,60 @@ fn report_interval_prints_tps_and_p99_lines_on_stderr() {
     if v["duration_s"].as_f64().unwrap() >= 0.2 {
         assert!(!lines.is_empty(), "{}", r.stderr);
     }
+}
+
+/// A connection thread that cannot start (a thread limit) fails the run with one line naming
+/// --threads and the limit, exit 1, no panic and no hang (as nobody under RLIMIT_NPROC 40).
+#[test]
+fn a_db_thread_that_cannot_start_is_an_error_not_a_panic() {
+    if !is_root() {
+        return skip(
+            "a_db_thread_that_cannot_start_is_an_error_not_a_panic",
+            "needs root to run iolab as nobody under RLIMIT_NPROC",
+        );
+    }
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    std::fs::set_permissions(
+        d.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let mut c = std::process::Command::new(bin());
+    c.args([
+        "db",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--threads",
+        "100",
+        "--time",
+        "1",
+        "--table-size",
+        "100",
+        "--no-save",
+    ])
+    .env("IOLAB_DB", d.path().join("r.db"));
+    as_nobody(&mut c);
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe; it only lowers the child's own limit.
+    unsafe {
+        c.pre_exec(|| {
+            let rl = libc::rlimit {
+                rlim_cur: 40,
+                rlim_max: 40,
+            };
+            if libc::setrlimit(libc::RLIMIT_NPROC, &rl) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let r = to_run(faultfs::run_timed(&mut c));
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--threads 100") && r.stderr.contains("could not start"),
+        "{}",
+        r.stderr
+    );
 }

@@ -461,6 +461,90 @@ fn buffered_small_sets_warn_about_the_page_cache_and_unsynced_writes() {
     assert!(codes.contains(&"writes_not_synced"), "{codes:?}");
 }
 
+/// `--engine libaio` on buffered files blocks inside io_submit (nothing stays in flight): the
+/// run says so with `libaio_buffered`, naming --direct; with --direct it does not.
+#[test]
+fn libaio_without_direct_warns_that_it_blocks_in_submit() {
+    let d = tempfile::tempdir().unwrap();
+    let codes = |v: &serde_json::Value| -> Vec<String> {
+        v["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["code"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let base = [
+        "--engine",
+        "libaio",
+        "--iodepth",
+        "8",
+        "--mode",
+        "rndrd",
+        "--ops",
+        "200",
+    ];
+    let v = rj(d.path(), &base);
+    let c = codes(&v);
+    assert!(c.contains(&"libaio_buffered".to_string()), "{c:?}");
+    let w = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "libaio_buffered")
+        .unwrap();
+    let msg = w["message"].as_str().unwrap();
+    assert!(
+        msg.contains("--direct") && msg.contains("io_submit") && msg.contains("--iodepth 8"),
+        "{msg}"
+    );
+    let mut direct = base.to_vec();
+    direct.push("--direct");
+    let v = rj(d.path(), &direct);
+    let c = codes(&v);
+    assert!(!c.contains(&"libaio_buffered".to_string()), "{c:?}");
+    assert_eq!(ops(&v, "read"), 200, "the direct run ran");
+    // and no other engine is warned about it
+    let v = rj(
+        d.path(),
+        &["--engine", "sync", "--mode", "rndrd", "--ops", "50"],
+    );
+    assert!(!codes(&v).contains(&"libaio_buffered".to_string()));
+}
+
+/// The last, partial second of a run is rated over its real length (ops / dur_s), and a tail
+/// shorter than 0.2 s gets no point of its own (as in db runs and the device series): the
+/// per-second series never shows a sliver of a second as a full second's collapse.
+#[test]
+fn the_last_partial_second_of_a_run_is_rated_over_its_real_length() {
+    let d = tempfile::tempdir().unwrap();
+    for (time, points, last_s) in [("1.1", 1, 1.0), ("1.5", 2, 0.5), ("2", 2, 1.0)] {
+        let v = rj(
+            d.path(),
+            &["--engine", "null", "--mode", "rndrd", "--time", time],
+        );
+        let ts = v["timeseries"].as_array().unwrap();
+        assert_eq!(ts.len(), points, "--time {time}: {ts:?}");
+        for (i, p) in ts.iter().enumerate() {
+            assert_eq!(p["t_s"].as_f64().unwrap(), i as f64, "--time {time}");
+            let dur = p["dur_s"].as_f64().unwrap();
+            let want = if i + 1 == points { last_s } else { 1.0 };
+            assert!(
+                (dur - want).abs() < 1e-9,
+                "--time {time}: point {i} lasts {dur} s"
+            );
+            let r = &p["read"];
+            let ops = r["ops"].as_f64().unwrap();
+            let iops = r["iops"].as_f64().unwrap();
+            assert!(ops > 0.0, "--time {time}: {p}");
+            assert!(
+                (iops - ops / dur).abs() <= 1e-9 * iops,
+                "--time {time}: point {i}: {iops} IOPS is not its {ops} ops over {dur} s"
+            );
+        }
+    }
+}
+
 #[test]
 fn warm_reads_the_set_into_the_cache() {
     let mut d = tempfile::tempdir().unwrap();
@@ -1094,6 +1178,30 @@ fn threads_beyond_the_system_limits_are_refused_up_front() {
     assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
 }
 
+/// A block size that not even one worker can hold is refused naming --bs and --iodepth (not
+/// "use --threads 0"), up front, nothing created.
+#[test]
+fn a_block_size_no_worker_can_hold_is_refused_naming_bs() {
+    let d = tempfile::tempdir().unwrap();
+    let a = run_small(
+        d.path(),
+        &[
+            "--mode", "rndrd", "--bs", "4T", "--engine", "null", "--ops", "1",
+        ],
+    );
+    let r = iolab(&a.iter().map(|s| s.as_str()).collect::<Vec<_>>());
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--bs 4TiB with --iodepth 1")
+            && r.stderr.contains("not even one worker")
+            && !r.stderr.contains("--threads 0"),
+        "{}",
+        r.stderr
+    );
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
+
 #[test]
 fn a_worker_thread_that_cannot_start_fails_the_run_without_a_panic() {
     if !is_root() {
@@ -1145,6 +1253,82 @@ fn a_worker_thread_that_cannot_start_fails_the_run_without_a_panic() {
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     assert!(r.stderr.contains("--threads 200"), "{}", r.stderr);
     assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
+
+/// Roles run at once: their threads together must fit, not only each role's own. As nobody
+/// under RLIMIT_NPROC 40, two roles of 30 threads each fit alone and are refused together, up
+/// front, with one line naming the roles and the limit, nothing created.
+#[test]
+fn concurrent_roles_threads_are_checked_together_up_front() {
+    if !is_root() {
+        return skip(
+            "concurrent_roles_threads_are_checked_together_up_front",
+            "needs root to run iolab as nobody under RLIMIT_NPROC",
+        );
+    }
+    let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        d.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let set = d.path().join("set");
+    let limited = |roles: &[&str]| {
+        let mut c = std::process::Command::new(bin());
+        c.args([
+            "run",
+            "--dir",
+            d.path().to_str().unwrap(),
+            "--files",
+            "2",
+            "--size",
+            "2M",
+            "--engine",
+            "null",
+            "--time",
+            "0.2",
+            "--no-save",
+            "-q",
+        ]);
+        for r in roles {
+            c.args(["--role", r]);
+        }
+        as_nobody(&mut c);
+        use std::os::unix::process::CommandExt;
+        // SAFETY: setrlimit is async-signal-safe; it only lowers the child's own limit.
+        unsafe {
+            c.pre_exec(|| {
+                let rl = libc::rlimit {
+                    rlim_cur: 40,
+                    rlim_max: 40,
+                };
+                if libc::setrlimit(libc::RLIMIT_NPROC, &rl) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        to_run(c.output().unwrap())
+    };
+    // each role alone fits
+    for r in ["a:mode=rndrd,threads=30", "b:mode=rndwr,threads=30"] {
+        let one = limited(&[r]);
+        assert_eq!(one.code, 0, "{r}: {}", one.stderr);
+    }
+    // together they do not
+    let r = limited(&["a:mode=rndrd,threads=30", "b:mode=rndwr,threads=30"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    assert_eq!(r.stderr.trim().lines().count(), 1, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("(a 30, b 30)")
+            && r.stderr.contains("60 worker threads")
+            && r.stderr.contains("RLIMIT_NPROC"),
+        "{}",
+        r.stderr
+    );
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+    assert!(!set.exists());
 }
 
 #[test]
@@ -1385,6 +1569,52 @@ fn pseudo_filesystems_and_block_devices_are_refused_as_dir() {
             assert_eq!(entries(std::path::Path::new(dir)).len(), before);
         }
     }
+    // cgroupfs: every cgroup (v1 hierarchy) or cgroup2 mount, wherever the system put it
+    // (/sys/fs/cgroup itself is a tmpfs holding the v1 hierarchies on some systems).
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    let cgroups: Vec<(String, String)> = mounts
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (f.len() > 2 && (f[2] == "cgroup" || f[2] == "cgroup2"))
+                .then(|| (f[1].to_string(), f[2].to_string()))
+        })
+        .collect();
+    if cgroups.is_empty() {
+        skip(
+            "pseudo_filesystems_and_block_devices_are_refused_as_dir",
+            "no cgroup or cgroup2 filesystem is mounted (the cgroup case is not checked)",
+        );
+    }
+    for (dir, fstype) in &cgroups {
+        let before = entries(std::path::Path::new(dir));
+        let r = iolab(&[
+            "run",
+            "--dir",
+            dir,
+            "--files",
+            "1",
+            "--size",
+            "1M",
+            "--ops",
+            "1",
+            "--no-save",
+        ]);
+        assert_eq!(r.code, 2, "{dir}: {}", r.stderr);
+        let word = if fstype == "cgroup2" {
+            "cgroup2"
+        } else {
+            "cgroup (v1)"
+        };
+        assert!(
+            r.stderr.contains("not storage") && r.stderr.contains(word),
+            "{dir} ({fstype}): {}",
+            r.stderr
+        );
+        assert_eq!(r.stderr.trim().lines().count(), 1, "{dir}: {}", r.stderr);
+        // nothing made there: no file set, and no child cgroup (a mkdir in cgroupfs makes one)
+        assert_eq!(entries(std::path::Path::new(dir)), before, "{dir}");
+    }
     let dev = std::fs::read_dir("/sys/class/block")
         .into_iter()
         .flatten()
@@ -1546,6 +1776,42 @@ fn paced_runs_report_a_small_schedule_lag() {
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("schedule lag"), "{}", r.stdout);
+}
+
+/// `env` and `check` take the same target but each has help of its own: check's speaks of
+/// checking and of its iolab-check/1 findings, env's of describing and of iolab-env/1.
+#[test]
+fn env_and_check_have_help_of_their_own() {
+    let env = iolab(&["env", "--help"]);
+    let check = iolab(&["check", "--help"]);
+    assert_eq!((env.code, check.code), (0, 0));
+    let (env, check) = (env.stdout, check.stdout);
+    let section = |help: &str, head: &str| -> String {
+        help.lines()
+            .skip_while(|l| !l.starts_with(head))
+            .take_while(|l| !l.trim().is_empty())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    // the PATH argument
+    let (ea, ca) = (section(&env, "Arguments:"), section(&check, "Arguments:"));
+    assert!(ea.contains("describe"), "{env}");
+    assert!(
+        !ca.contains("describe") && ca.contains("check"),
+        "check's PATH: {ca}"
+    );
+    // --json names each command's own schema, and only it
+    let (eo, co) = (section(&env, "Options:"), section(&check, "Options:"));
+    assert!(
+        eo.contains("iolab-env/1") && !eo.contains("iolab-check/1"),
+        "{eo}"
+    );
+    assert!(
+        co.contains("iolab-check/1") && !co.contains("iolab-env/1"),
+        "{co}"
+    );
+    assert!(!co.contains("for check"), "{co}");
+    assert_ne!(ea, ca);
 }
 
 /// Every option of every subcommand has a description in its --help, and sweep/saturate list
@@ -1753,6 +2019,73 @@ fn run_output_writes_the_result_to_a_file_instead_of_stdout() {
             "show.txt"
         ]
     );
+}
+
+/// `--output FILE` is written whole or not at all: when the command fails (bad input, a run
+/// refused, a store it cannot save into, a result that is not there) a FILE that already exists
+/// keeps its contents and its inode, and no temporary file is left beside it.
+#[test]
+fn a_failing_command_leaves_an_existing_output_untouched() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("results.db");
+    let set = d.path().join("set");
+    std::fs::create_dir(&set).unwrap();
+    let out = d.path().join("keep.json");
+    let before = "{\"earlier\": \"result\"}\n";
+    std::fs::write(&out, before).unwrap();
+    let ino = std::fs::metadata(&out).unwrap().ino();
+    let o = out.to_str().unwrap();
+    let s = set.to_str().unwrap();
+    let base = [
+        "run", "--dir", s, "--engine", "null", "--ops", "100", "-q", "--json", "--output", o,
+    ];
+    let cases: Vec<(Vec<&str>, i32)> = vec![
+        // bad input
+        ([&base[..], &["--mode", "sideways"]].concat(), 2),
+        // a --dir that is not there
+        (
+            vec![
+                "run",
+                "--dir",
+                "/nonexistent/iolab",
+                "--json",
+                "--output",
+                o,
+            ],
+            2,
+        ),
+        // a stored result that is not there
+        (vec!["show", "99", "--json", "--output", o], 2),
+    ];
+    // an unreadable store: the run is refused before it measures
+    let broken = d.path().join("broken.db");
+    std::fs::write(&broken, vec![0x5a_u8; 8192]).unwrap();
+    for (args, code) in cases {
+        let r = iolab_db(&db, &args);
+        assert_eq!(r.code, code, "{args:?}: {}", r.stderr);
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), before, "{args:?}");
+        assert_eq!(std::fs::metadata(&out).unwrap().ino(), ino, "{args:?}");
+    }
+    let r = iolab_db(&broken, &base);
+    assert_eq!(r.code, 2, "a run into a broken store: {}", r.stderr);
+    assert!(r.stderr.contains("broken.db"), "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), before);
+    assert_eq!(std::fs::metadata(&out).unwrap().ino(), ino);
+    let names = entries(d.path());
+    assert!(
+        names.contains(&"keep.json".to_string()) && !names.iter().any(|n| n.ends_with(".tmp")),
+        "no temporary file beside the output: {names:?}"
+    );
+    assert!(entries(&set).is_empty(), "nothing was prepared");
+    // and the same command that succeeds replaces it whole
+    let r = iolab_db(
+        &db,
+        &[&base[..], &["--mode", "rndrd", "--no-save"]].concat(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(v["schema"], "iolab-run/1");
 }
 
 /// An `--output` that cannot be written is refused before anything runs: one line naming
@@ -2855,6 +3188,57 @@ fn roles_share_the_file_set_or_have_their_own() {
     assert_eq!(roles[0]["job"]["fsync_mode"], "fdatasync");
     assert_eq!(roles[0]["job"]["bs_bytes"], 4096);
     assert_eq!(roles[2]["job"]["direct"], false);
+}
+
+/// `--profile db` is what issue 13 names: the log writer (4 KiB appends to an empty file, each
+/// followed by an fdatasync, 1 thread), page reads (16 KiB random, O_DIRECT, 8 threads) and
+/// checkpoint writes (16 KiB random, buffered, an fsync of each file every 1024 writes, 2
+/// threads); and with a real engine the log writer really syncs each append.
+#[test]
+fn profile_db_is_the_log_writer_page_reads_and_checkpoint_writes() {
+    let d = tempfile::tempdir().unwrap();
+    let v = rj(
+        d.path(),
+        &["--profile", "db", "--engine", "sync", "--time", "0.5"],
+    );
+    let roles = v["roles"].as_array().unwrap();
+    let job = |i: usize, k: &str| roles[i]["job"][k].clone();
+    let names: Vec<&str> = roles.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["wal", "reads", "checkpoint"]);
+    // wal
+    assert_eq!(job(0, "mode"), "seqwr");
+    assert_eq!(job(0, "layout"), "extend");
+    assert_eq!(job(0, "bs_bytes"), 4096);
+    assert_eq!(job(0, "fsync_freq"), 1);
+    assert_eq!(job(0, "fsync_mode"), "fdatasync");
+    assert_eq!(job(0, "threads"), 1);
+    assert_eq!(job(0, "files"), 1);
+    // reads
+    assert_eq!(job(1, "mode"), "rndrd");
+    assert_eq!(job(1, "bs_bytes"), 16384);
+    assert_eq!(job(1, "threads"), 8);
+    assert_eq!(job(1, "direct"), true);
+    // checkpoint
+    assert_eq!(job(2, "mode"), "rndwr");
+    assert_eq!(job(2, "bs_bytes"), 16384);
+    assert_eq!(job(2, "direct"), false);
+    assert_eq!(job(2, "fsync_freq"), 1024);
+    assert_eq!(job(2, "threads"), 2);
+    // what each role did: the log writer synced every append (and no more than one extra at
+    // the end), the readers only read, the checkpoint wrote and synced at most once per 1024
+    // writes per file and thread (plus the end-of-mode fsyncs of the files it touched)
+    let (w, f) = (ops(&roles[0], "write"), ops(&roles[0], "fsync"));
+    assert!(
+        w > 0 && (w..=w + 1).contains(&f),
+        "wal: {w} writes, {f} fsyncs"
+    );
+    assert!(ops(&roles[1], "read") > 0 && ops(&roles[1], "write") == 0);
+    let (w, f) = (ops(&roles[2], "write"), ops(&roles[2], "fsync"));
+    let files = job(2, "files").as_u64().unwrap();
+    assert!(
+        w > 0 && f <= w / 1024 + 2 * files,
+        "checkpoint: {w} writes, {f} fsyncs"
+    );
 }
 
 #[test]

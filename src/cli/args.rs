@@ -27,7 +27,7 @@ pub enum Cmd {
     /// filesystems, and the stack under PATH.
     Env(EnvArgs),
     /// Check the storage setup for known pitfalls: misaligned partitions, stripe mismatches, schedulers, read-ahead, write caches, dirty limits, virtualization (exit 1 on warnings).
-    Check(EnvArgs),
+    Check(CheckArgs),
     /// Live device figures like `iostat -x` / pt-diskstats (no benchmark needed).
     Iostat(IostatArgs),
     /// Do flushes reach stable storage? fsync/fdatasync latency against the device's physics.
@@ -154,7 +154,8 @@ impl Cmd {
     pub fn output(&self) -> Option<&Path> {
         let o = match self {
             Cmd::Run(a) => &a.out,
-            Cmd::Env(a) | Cmd::Check(a) => &a.out,
+            Cmd::Env(a) => &a.out,
+            Cmd::Check(a) => &a.out,
             Cmd::Iostat(a) => &a.out,
             Cmd::FsyncProbe(a) => &a.out,
             Cmd::Db(a) => &a.out,
@@ -192,9 +193,10 @@ impl Cmd {
 
 #[derive(Args, Debug, Clone)]
 pub struct EnvArgs {
-    /// A path whose storage stack to describe (default: the current directory).
+    /// A path whose storage stack to describe (default: the current directory); a block device
+    /// (/dev/sdb) describes that device.
     pub path: Option<PathBuf>,
-    /// Print JSON (schema iolab-env/1, or iolab-check/1 for check).
+    /// Print JSON (schema iolab-env/1).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -202,6 +204,35 @@ pub struct EnvArgs {
     /// Read /proc, /sys and /etc below this directory instead of the live system (fixture trees).
     #[arg(long, hide = true)]
     pub root: Option<PathBuf>,
+}
+
+/// `iolab check`: the same target as `env`, its own help.
+#[derive(Args, Debug, Clone)]
+pub struct CheckArgs {
+    /// A path whose storage setup to check for pitfalls (default: the current directory); a block
+    /// device (/dev/sdb) checks that device.
+    pub path: Option<PathBuf>,
+    /// Print the findings as JSON (schema iolab-check/1: rule id, severity, subject, evidence,
+    /// why and fix).
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub out: OutArgs,
+    /// Read /proc, /sys and /etc below this directory instead of the live system (fixture trees).
+    #[arg(long, hide = true)]
+    pub root: Option<PathBuf>,
+}
+
+impl CheckArgs {
+    /// The system the check reads, as `env` would describe it.
+    pub fn target(&self) -> EnvArgs {
+        EnvArgs {
+            path: self.path.clone(),
+            json: self.json,
+            out: self.out.clone(),
+            root: self.root.clone(),
+        }
+    }
 }
 
 #[derive(Args, Debug, Clone)]

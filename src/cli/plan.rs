@@ -752,21 +752,69 @@ fn resolve_bs(
 pub const WORKER_FIXED_BYTES: u64 = 900 * 1024;
 
 /// Refuses a --threads that the system cannot start (thread limits) or hold (memory), before
-/// anything is written: a thread that fails to start would fail the run midway.
+/// anything is written: a thread that fails to start would fail the run midway. The cells of a
+/// run run one after another, so the largest is what must fit.
 fn check_threads(cells: &[Job]) -> Result<()> {
     let Some(job) = cells.iter().max_by_key(|c| c.threads) else {
         return Ok(());
     };
+    let n = job.threads as u64;
+    check_workers(&[job], |max, why| {
+        if max == 0 {
+            format!(
+                "--bs {} with --iodepth {}: not even one worker thread fits on this system ({why}); use a smaller --bs or --iodepth",
+                Bytes(job.bs_bytes),
+                job.iodepth
+            )
+        } else {
+            format!(
+                "--threads {n}: at most {max} worker threads fit on this system ({why}); use --threads {max} or fewer"
+            )
+        }
+    })
+}
+
+/// Refuses jobs that run at once (concurrent roles) when their threads together do not fit on
+/// the system: each role's own check passes with the others left out. `names` label the jobs
+/// in the message.
+pub fn check_concurrent_threads(names: &[&str], jobs: &[&Job]) -> Result<()> {
+    let n: u64 = jobs.iter().map(|j| j.threads as u64).sum();
+    let parts: Vec<String> = names
+        .iter()
+        .zip(jobs)
+        .map(|(name, j)| format!("{name} {}", j.threads))
+        .collect();
+    check_workers(jobs, |max, why| {
+        format!(
+            "roles ({}) run at once: {n} worker threads together, and at most {max} fit on this system ({why}); give the roles fewer threads (threads=)",
+            parts.join(", ")
+        )
+    })
+}
+
+/// The check behind [`check_threads`] and [`check_concurrent_threads`]: the threads of `jobs`
+/// together against the room for threads and the available memory (each worker costs
+/// [`WORKER_FIXED_BYTES`] plus its buffers); `refuse(max, why)` words the refusal.
+fn check_workers(jobs: &[&Job], refuse: impl Fn(u64, &str) -> String) -> Result<()> {
     // Tests reach the failure of a thread start behind this check with it.
-    if std::env::var_os("IOLAB_TEST_SKIP_THREAD_CHECK").is_some() {
+    if jobs.is_empty() || std::env::var_os("IOLAB_TEST_SKIP_THREAD_CHECK").is_some() {
         return Ok(());
     }
-    let n = job.threads as u64;
+    let n: u64 = jobs.iter().map(|j| j.threads as u64).sum();
     let roots = crate::system::env::Roots::live();
     // The sampler and the main thread come on top of the workers.
     let mut fits: Option<(u64, String)> = fsinfo::thread_room(&roots.proc, &roots.sys)
         .map(|(room, why)| (room.saturating_sub(2), why));
-    let per = WORKER_FIXED_BYTES + job.bs_bytes * job.iodepth as u64;
+    // saturating: a --bs or --iodepth far beyond any memory is refused, not wrapped around
+    let bytes: u64 = jobs
+        .iter()
+        .map(|j| {
+            let buffers = j.bs_bytes.saturating_mul(j.iodepth as u64);
+            (j.threads as u64).saturating_mul(WORKER_FIXED_BYTES.saturating_add(buffers))
+        })
+        .fold(0, u64::saturating_add);
+    // the mean cost of a worker of these jobs
+    let per = bytes.div_ceil(n.max(1)).max(1);
     if let Some((_, avail)) = fsinfo::meminfo(&roots.proc) {
         let m = avail / per;
         if fits.as_ref().is_none_or(|f| m < f.0) {
@@ -781,9 +829,7 @@ fn check_threads(cells: &[Job]) -> Result<()> {
         }
     }
     match fits {
-        Some((max, why)) if n > max => Err(Error::usage(format!(
-            "--threads {n}: at most {max} worker threads fit on this system ({why}); use --threads {max} or fewer"
-        ))),
+        Some((max, why)) if n > max => Err(Error::usage(refuse(max, &why))),
         _ => Ok(()),
     }
 }

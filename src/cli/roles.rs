@@ -447,6 +447,10 @@ pub fn plan_role_set(a: &RunArgs, specs: Vec<(String, RunArgs, bool, bool)>) -> 
     let Some(first) = first else {
         return Err(Error::usage("--role: no roles given"));
     };
+    // Each role's threads fit on their own (plan_run checked them); the roles run at once.
+    let names: Vec<&str> = roles.iter().map(|r| r.name.as_str()).collect();
+    let jobs: Vec<&Job> = roles.iter().map(|r| &r.job).collect();
+    crate::cli::plan::check_concurrent_threads(&names, &jobs).map_err(|e| undo(created_dir, e))?;
     let unit = roles
         .iter()
         .filter(|r| !r.own_set)

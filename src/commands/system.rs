@@ -7,8 +7,8 @@ pub fn env(a: &cli::EnvArgs) -> Result<i32> {
     Ok(0)
 }
 
-pub fn check(a: &cli::EnvArgs) -> Result<i32> {
-    let (roots, path) = env_target(a)?;
+pub fn check(a: &cli::CheckArgs) -> Result<i32> {
+    let (roots, path) = env_target(&a.target())?;
     let e = crate::system::env::collect(&roots, Some(&path));
     let findings = crate::system::check::check(&e);
     if a.json {

@@ -86,13 +86,17 @@ pub struct AlignedBuf {
 
 impl AlignedBuf {
     pub fn new(len: usize, align: usize, fill_seed: u64) -> Self {
+        // Cannot fail: every caller's alignment is a power of two (a constant, or the kernel's
+        // STATX_DIOALIGN raised to one), and `len` (--bs × --iodepth) was checked against the
+        // available memory before any thread started (cli::plan::check_threads).
         let layout = Layout::from_size_align(len.max(1), align.max(8)).expect("valid layout");
         // SAFETY: layout has non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
-        assert!(
-            !ptr.is_null(),
-            "out of memory allocating {len} bytes of I/O buffers"
-        );
+        if ptr.is_null() {
+            // As every allocation of std (Vec, String) fails: the kernel refused memory that was
+            // available when the run was checked. An abort with the size, not a panic.
+            std::alloc::handle_alloc_error(layout);
+        }
         let mut b = AlignedBuf { ptr, layout };
         let mut x = fill_seed | 1;
         for chunk in b.bytes_mut().chunks_mut(8) {

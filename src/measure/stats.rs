@@ -1,6 +1,7 @@
 //! Per-thread statistics, kept by each worker without locks and merged once at the end.
 
 use crate::measure::hist::{IntervalHist, LatHist, SparseHist};
+use crate::measure::iostat::SHORTEST_LAST;
 use crate::model::run::{
     BsResult, CellJob, CellResult, Cpu, LatSummary, OpResult, Results, TsOp, TsPoint,
 };
@@ -367,6 +368,10 @@ fn by_bs_results(
         .collect()
 }
 
+/// A last, partial per-second interval shorter than this (seconds) is not part of a time series
+/// (file runs, roles and db runs; the device series uses the same [`SHORTEST_LAST`]).
+pub const SHORTEST_LAST_S: f64 = SHORTEST_LAST.as_secs_f64();
+
 /// The result of one measured cell from its merged per-thread statistics.
 pub fn cell_result(
     job: CellJob,
@@ -406,6 +411,13 @@ pub fn cell_result(
     }
     if merged.series.is_empty() {
         groups.clear();
+    }
+    // A last, partial interval shorter than SHORTEST_LAST is left out, as in db runs and the
+    // device series (a few operations over a few ms are noise, not a rate); a longer one is rated
+    // over its real length below. Its operations stay in the totals.
+    // (1e-9: a --time 1.2 leaves a tail of 0.2 s, which 1.2 - 1.0 computes as 0.19999...)
+    if groups.len() > 1 && span - ((groups.len() - 1) as f64) < SHORTEST_LAST_S - 1e-9 {
+        groups.pop();
     }
     let last = groups.len();
     let timeseries = groups

@@ -249,3 +249,159 @@ pub fn pacing_lag(job: &Job, cell: &CellResult) -> Option<Warning> {
         ),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::job::{Distribution, FsyncMode, Limit, Mode, OpenFlags};
+    use crate::model::run::{CellJob, Cpu, LatSummary, OpResult, Results};
+    use std::collections::BTreeMap;
+
+    fn job(rate: Option<u64>) -> Job {
+        Job {
+            mode: Mode::Rndrd,
+            engine: EngineKind::Sync,
+            threads: 2,
+            iodepth: 1,
+            bs_bytes: 16384,
+            bs_mix: None,
+            bs_range: None,
+            direct: true,
+            open_flags: OpenFlags::default(),
+            fsync_freq: 0,
+            fsync_all: false,
+            fsync_end: false,
+            fsync_mode: FsyncMode::Fsync,
+            rw_ratio: 1.5,
+            distribution: Distribution::Uniform,
+            seed: 1,
+            rate_iops: rate,
+            limit: Limit::TimeS(10.0),
+            ramp_s: 0.0,
+            verify: false,
+        }
+    }
+
+    /// A summary whose p50 and p99 are the given figures (ns).
+    fn lat(p50: u64, p99: u64) -> LatSummary {
+        LatSummary {
+            min: p50 / 2,
+            mean: p50 as f64,
+            max: p99 * 2,
+            stddev: 0.0,
+            p50,
+            p90: p99,
+            p95: p99,
+            p99,
+            p99_9: p99,
+            p99_99: p99,
+        }
+    }
+
+    fn op(l: Option<LatSummary>) -> OpResult {
+        OpResult {
+            ops: if l.is_some() { 20_000 } else { 0 },
+            bytes: 0,
+            iops: 2000.0,
+            bytes_per_sec: 0.0,
+            lat_ns: l,
+            by_bs: Vec::new(),
+        }
+    }
+
+    /// A paced read cell with the given read latency p99 and schedule lag p99 (ns).
+    fn cell(j: &Job, read_p99: u64, lag_p99: Option<u64>) -> CellResult {
+        CellResult {
+            mode: j.mode.name().to_string(),
+            job: CellJob {
+                job: j.clone(),
+                fileset: FileSetSpec {
+                    dir: "/tmp".into(),
+                    files: 1,
+                    total_bytes: 1 << 30,
+                    file_size_bytes: 1 << 30,
+                    device: None,
+                    offset_bytes: None,
+                    layout: Layout::Overwrite,
+                },
+            },
+            duration_s: 10.0,
+            window_s: 10.0,
+            results: Results {
+                read: op(Some(lat(read_p99 / 2, read_p99))),
+                write: op(None),
+                fsync: op(None),
+            },
+            schedule_lag_ns: lag_p99.map(|p| lat(p / 4, p)),
+            cpu: Cpu::default(),
+            timeseries: Vec::new(),
+            errors: BTreeMap::new(),
+            cache_resident_pct_at_start: 0.0,
+            warnings: Vec::new(),
+            interrupted: false,
+            device: None,
+            roles: Vec::new(),
+            verify: None,
+            lat_hists: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn pacing_lag_fires_when_the_schedule_lag_p99_dominates_the_latency_p99() {
+        let j = job(Some(2000));
+        // the generator was 2 ms late at p99 against a 3 ms latency p99: its own lateness is
+        // most of the tail
+        let w = pacing_lag(&j, &cell(&j, 3_000_000, Some(2_000_000))).expect("pacing_lag");
+        assert_eq!(w.code, "pacing_lag");
+        let figures = format!(
+            "p99 {} against a latency p99 of {}",
+            fmt_ns(2e6),
+            fmt_ns(3e6)
+        );
+        assert!(w.message.contains(&figures), "{}", w.message);
+        // one operation every 1 ms per thread: 2 threads at 2000/s
+        assert!(w.message.contains(&fmt_ns(1e6)), "{}", w.message);
+        // and check_cell reports it with the cell's other warnings
+        let set = cell(&j, 0, None).job.fileset;
+        let env = RunEnv {
+            host: "h".into(),
+            kernel: "k".into(),
+            fs_type: "ext4".into(),
+            device: None,
+            device_rotational: None,
+            device_link: None,
+            mem_total_bytes: None,
+            dio_mem_align_bytes: 512,
+            dio_offset_align_bytes: 512,
+        };
+        let codes: Vec<String> = check_cell(
+            &j,
+            &set,
+            &env,
+            None,
+            &cell(&j, 3_000_000, Some(2_000_000)),
+            false,
+        )
+        .into_iter()
+        .map(|w| w.code)
+        .collect();
+        assert!(codes.contains(&"pacing_lag".to_string()), "{codes:?}");
+    }
+
+    #[test]
+    fn pacing_lag_is_quiet_when_the_device_dominates_or_nothing_is_paced() {
+        let j = job(Some(2000));
+        // lag p99 at 10% of the latency p99 or below: the device shapes the tail
+        assert!(pacing_lag(&j, &cell(&j, 3_000_000, Some(300_000))).is_none());
+        assert!(pacing_lag(&j, &cell(&j, 3_000_000, Some(100_000))).is_none());
+        // just above the share: it fires (the boundary is the share, not some other figure)
+        assert!(pacing_lag(&j, &cell(&j, 3_000_000, Some(300_001))).is_some());
+        // a few µs of loop and clock overhead never count, however fast the device
+        assert!(pacing_lag(&j, &cell(&j, 20_000, Some(PACING_LAG_FLOOR_NS - 1))).is_none());
+        assert!(pacing_lag(&j, &cell(&j, 20_000, Some(PACING_LAG_FLOOR_NS + 1000))).is_some());
+        // not paced: no --rate, or no lag recorded
+        let free = job(None);
+        assert!(pacing_lag(&free, &cell(&free, 3_000_000, Some(2_000_000))).is_none());
+        assert!(pacing_lag(&j, &cell(&j, 3_000_000, None)).is_none());
+    }
+}

@@ -347,10 +347,9 @@ pub fn compare(store: &Store, refs: &[Ref]) -> Result<Comparison> {
                         .and_then(|v| Stat::of(v))
                 })
                 .collect();
-            if stats[0].is_none() {
+            let Some(base) = stats[0] else {
                 continue;
-            }
-            let base = stats[0].unwrap();
+            };
             let cmps = stats
                 .iter()
                 .enumerate()

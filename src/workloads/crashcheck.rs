@@ -263,7 +263,10 @@ impl Aligned {
         let layout = std::alloc::Layout::from_size_align(len.max(1), 4096).expect("layout");
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        assert!(!ptr.is_null(), "out of memory");
+        if ptr.is_null() {
+            // as std's own allocations fail: an abort naming the size, not a panic
+            std::alloc::handle_alloc_error(layout);
+        }
         Aligned { ptr, layout }
     }
     fn buf(&mut self) -> &mut [u8] {
@@ -482,11 +485,18 @@ pub fn listen(
             match l.accept() {
                 Ok((c, peer)) => {
                     let _ = c.set_nonblocking(false);
-                    s.spawn(move || {
+                    // A connection the listener has no thread for (a thread limit) is refused
+                    // (closed), said, and the listener goes on.
+                    let started = std::thread::Builder::new().spawn_scoped(s, move || {
                         if let Err(e) = serve(c, dir, stop, say) {
                             say(&format!("{peer}: {e}"));
                         }
                     });
+                    if let Err(e) = started {
+                        say(&format!(
+                            "{peer}: no thread to serve it ({e}); connection closed"
+                        ));
+                    }
                 }
                 // asleep until a connection or the stop's signal (no polling)
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {

@@ -874,23 +874,38 @@ pub fn run_oltp(
     let finished = AtomicUsize::new(0);
     // set by the last worker to finish: wakes the report line at once
     let all_done = StopSignal::new();
+    let mut not_started: Option<String> = None;
     let outs: Vec<std::result::Result<ThreadOut, String>> = std::thread::scope(|s| {
-        let hs: Vec<_> = (0..job.threads)
-            .map(|t| {
-                let quota = job.transactions.map(|n| {
-                    n / job.threads as u64 + u64::from((t as u64) < n % job.threads as u64)
-                });
-                let (live, finished, all_done) = (live.get(t as usize), &finished, &all_done);
-                s.spawn(move || {
-                    let r = worker(target, job, t, quota, start, deadline, stop, live);
-                    if finished.fetch_add(1, Ordering::Release) + 1 == job.threads as usize {
-                        all_done.set();
-                    }
-                    r
-                })
-            })
-            .collect();
-        if let Some(every) = report {
+        let mut hs = Vec::new();
+        for t in 0..job.threads {
+            let quota = job
+                .transactions
+                .map(|n| n / job.threads as u64 + u64::from((t as u64) < n % job.threads as u64));
+            let (live, finished, all_done) = (live.get(t as usize), &finished, &all_done);
+            let spawned = std::thread::Builder::new().spawn_scoped(s, move || {
+                let r = worker(target, job, t, quota, start, deadline, stop, live);
+                if finished.fetch_add(1, Ordering::Release) + 1 == job.threads as usize {
+                    all_done.set();
+                }
+                r
+            });
+            match spawned {
+                Ok(h) => hs.push(h),
+                Err(e) => {
+                    // A thread limit reached: the started threads stop, and the run fails.
+                    not_started = Some(format!(
+                        "--threads {}: thread {} could not start ({e}); use fewer --threads or raise the limit (ulimit -u, kernel.threads-max, the cgroup's pids.max)",
+                        job.threads,
+                        t + 1
+                    ));
+                    stop.store(true, Ordering::Release);
+                    break;
+                }
+            }
+        }
+        if let Some(every) = report
+            && not_started.is_none()
+        {
             let threads: Vec<&LiveCounters> = live.iter().collect();
             report_lines(job.test, job.threads, &threads, every, start, &all_done);
         }
@@ -898,6 +913,9 @@ pub fn run_oltp(
             .map(|h| h.join().expect("db worker panicked"))
             .collect()
     });
+    if let Some(why) = not_started {
+        return Err(Error::failed(why));
+    }
     let joined = Instant::now();
     let mut v = Vec::new();
     for o in outs {
@@ -933,8 +951,9 @@ fn report_lines(
 /// Opaque per-thread results (merged by [`build_doc`]).
 pub struct ThreadOutPub(ThreadOut);
 
-/// A last, partial per-second interval shorter than this (seconds) is not plotted.
-pub const SHORTEST_LAST_S: f64 = 0.2;
+/// A last, partial per-second interval shorter than this (seconds) is not plotted (the same
+/// rule as file runs and the device series).
+pub use crate::measure::stats::SHORTEST_LAST_S;
 
 /// Merges the threads into the document's figures.
 pub fn merge_into(doc: &mut DbDoc, outs: Vec<ThreadOutPub>, dur: f64) {
