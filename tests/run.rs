@@ -175,6 +175,64 @@ fn fsync_freq_fsync_all_and_fsync_end_give_expected_fsync_counts() {
     assert_eq!(ops(&v, "fsync"), 0, "reads never fsync");
 }
 
+/// `--fsync-every 500ms`: each thread fsyncs the file it wrote every half second of a 2.2 s
+/// run: 2.2 / 0.5 = 4 sweeps of 1 file per thread (one less when the fsyncs' own time pushes
+/// the last past the end, never more than one more), with the sync loop and the queue loop.
+#[test]
+fn fsync_every_syncs_each_threads_files_by_time() {
+    let d = tempfile::tempdir().unwrap();
+    let (time_s, every_s, threads) = (2.2_f64, 0.5_f64, 2u64);
+    let sweeps = (time_s / every_s).floor() as u64;
+    for engine in ["sync", "io_uring"] {
+        let v = run_json(
+            d.path(),
+            &[
+                "--files",
+                "1",
+                "--size",
+                "4M",
+                "--mode",
+                "rndwr",
+                "--engine",
+                engine,
+                "--iodepth",
+                "4",
+                "--threads",
+                &threads.to_string(),
+                "--fsync-freq",
+                "0",
+                "--no-fsync-end",
+                "--fsync-every",
+                "500ms",
+                "--time",
+                &time_s.to_string(),
+            ],
+        );
+        assert_eq!(v["job"]["fsync_every_s"], every_s);
+        let (w, f) = (ops(&v, "write"), ops(&v, "fsync"));
+        assert!(
+            w > 0 && (threads * (sweeps - 1)..=threads * (sweeps + 1)).contains(&f),
+            "{engine}: {f} fsyncs by {threads} threads ({} each), expected about {sweeps} each; {w} writes",
+            f as f64 / threads as f64
+        );
+    }
+    // without it, and with no other fsync, none
+    let v = rj(
+        d.path(),
+        &[
+            "--mode",
+            "rndwr",
+            "--fsync-freq",
+            "0",
+            "--no-fsync-end",
+            "--time",
+            "0.6",
+        ],
+    );
+    assert!(v["job"]["fsync_every_s"].is_null());
+    assert_eq!(ops(&v, "fsync"), 0);
+}
+
 #[test]
 fn prepare_leaves_full_files_out_of_the_page_cache_and_run_reuses_them() {
     let d = tempfile::tempdir().unwrap();
@@ -733,6 +791,15 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_2() {
             "--distribution",
         ),
         (&["run", "--dir", dir, "--rwmixread", "120"], "--rwmixread"),
+        (
+            &["run", "--dir", dir, "--fsync-every", "soon"],
+            "--fsync-every",
+        ),
+        (&["run", "--dir", dir, "--fsync-every=-2s"], "--fsync-every"),
+        (
+            &["run", "--dir", dir, "--role", "c:mode=rndwr,fsync-every=2x"],
+            "--fsync-every",
+        ),
         (
             &[
                 "run",
@@ -3192,8 +3259,8 @@ fn roles_share_the_file_set_or_have_their_own() {
 
 /// `--profile db` is what issue 13 names: the log writer (4 KiB appends to an empty file, each
 /// followed by an fdatasync, 1 thread), page reads (16 KiB random, O_DIRECT, 8 threads) and
-/// checkpoint writes (16 KiB random, buffered, an fsync of each file every 1024 writes, 2
-/// threads); and with a real engine the log writer really syncs each append.
+/// checkpoint writes (16 KiB random, buffered, an fsync of each file written every 2 seconds,
+/// 2 threads); and with a real engine the log writer really syncs each append.
 #[test]
 fn profile_db_is_the_log_writer_page_reads_and_checkpoint_writes() {
     let d = tempfile::tempdir().unwrap();
@@ -3222,11 +3289,17 @@ fn profile_db_is_the_log_writer_page_reads_and_checkpoint_writes() {
     assert_eq!(job(2, "mode"), "rndwr");
     assert_eq!(job(2, "bs_bytes"), 16384);
     assert_eq!(job(2, "direct"), false);
-    assert_eq!(job(2, "fsync_freq"), 1024);
+    assert_eq!(
+        job(2, "fsync_freq"),
+        0,
+        "the checkpoint syncs by time, not by count"
+    );
+    assert_eq!(job(2, "fsync_every_s"), 2.0);
     assert_eq!(job(2, "threads"), 2);
+    assert!(job(0, "fsync_every_s").is_null() && job(1, "fsync_every_s").is_null());
     // what each role did: the log writer synced every append (and no more than one extra at
-    // the end), the readers only read, the checkpoint wrote and synced at most once per 1024
-    // writes per file and thread (plus the end-of-mode fsyncs of the files it touched)
+    // the end), the readers only read, the checkpoint wrote and, in 0.5 s, less than its 2 s
+    // period, synced only at the end of the mode (each file its threads touched, once each)
     let (w, f) = (ops(&roles[0], "write"), ops(&roles[0], "fsync"));
     assert!(
         w > 0 && (w..=w + 1).contains(&f),
@@ -3236,7 +3309,7 @@ fn profile_db_is_the_log_writer_page_reads_and_checkpoint_writes() {
     let (w, f) = (ops(&roles[2], "write"), ops(&roles[2], "fsync"));
     let files = job(2, "files").as_u64().unwrap();
     assert!(
-        w > 0 && f <= w / 1024 + 2 * files,
+        w > 0 && (1..=2 * files).contains(&f),
         "checkpoint: {w} writes, {f} fsyncs"
     );
 }

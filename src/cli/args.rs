@@ -1018,6 +1018,20 @@ where
     Ok(v)
 }
 
+/// A duration in seconds, zero or more: a number with s, ms, us, m, h or d, seconds without a
+/// unit (`--fsync-every`).
+fn duration_s(s: &str) -> std::result::Result<f64, String> {
+    let bad = || "must be a duration: 2s, 500ms, 1.5 (seconds), or 0 for never".to_string();
+    if crate::spec::fiojob::is_expression(s) {
+        return Err(bad());
+    }
+    let v = crate::spec::fiojob::parse_time(s, 1.0).map_err(|_| bad())?;
+    if !(v >= 0.0 && v.is_finite()) {
+        return Err(bad());
+    }
+    Ok(v)
+}
+
 /// A sampling interval in seconds: at least 0.05 (`--interval`, `--iostat-interval`,
 /// `--report-interval`).
 fn interval_s(s: &str) -> std::result::Result<f64, String> {
@@ -1185,6 +1199,12 @@ pub struct RunArgs {
     /// fsync a file after this many writes to it (per thread); 0 = never.
     #[arg(long, default_value_t = 100)]
     pub fsync_freq: u32,
+    /// fsync by time, as a database checkpoint does: each thread fsyncs every file it wrote
+    /// since its last fsync once this long has passed since its last such sweep (checked as
+    /// its writes complete): 2s, 500ms, 1.5 (seconds); 0 = never [default: never]. Works beside
+    /// --fsync-freq (give --fsync-freq 0 for time alone).
+    #[arg(long, value_name = "DURATION", value_parser = duration_s)]
+    pub fsync_every: Option<f64>,
     /// fsync after every write.
     #[arg(long)]
     pub fsync_all: bool,

@@ -512,6 +512,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         direct: direct_flag,
         open_flags,
         fsync_freq: a.fsync_freq,
+        fsync_every_s: a.fsync_every.filter(|&s| s > 0.0),
         fsync_all: a.fsync_all,
         fsync_end: a.fsync_end && !a.no_fsync_end,
         fsync_mode,

@@ -105,9 +105,9 @@ pub fn profile(name: &str) -> Result<Vec<RoleSpec>> {
                     ("direct", "true"),
                 ],
             ),
-            // Buffered page writes with an fsync of each file after every 1024 writes to it
-            // (per thread): with 2 threads over the data files, a flush every few seconds on
-            // a device that takes a few thousand writes per second.
+            // Buffered page writes, and every 2 seconds an fsync of each file a thread wrote
+            // since its last one: a flush every few seconds whatever the device's speed (no
+            // fsync by count: fsync-freq=0).
             role(
                 "checkpoint",
                 &[
@@ -115,7 +115,8 @@ pub fn profile(name: &str) -> Result<Vec<RoleSpec>> {
                     ("bs", "16k"),
                     ("threads", "2"),
                     ("direct", "false"),
-                    ("fsync-freq", "1024"),
+                    ("fsync-freq", "0"),
+                    ("fsync-every", "2s"),
                 ],
             ),
         ]),
@@ -191,7 +192,7 @@ pub fn parse_role(s: &str) -> Result<RoleSpec> {
         let is_switch = switches.iter().any(|x| x == k);
         if !is_value && !is_switch {
             return Err(Error::usage(format!(
-                "--role {name}: unknown key '{k}' (keys are run options without --: mode, bs, threads, engine, iodepth, direct, fsync-freq, fsync-mode, rate, size, files, ...)"
+                "--role {name}: unknown key '{k}' (keys are run options without --: mode, bs, threads, engine, iodepth, direct, fsync-freq, fsync-every, fsync-mode, rate, size, files, ...)"
             )));
         }
         if is_value && v.is_none() {
@@ -297,6 +298,7 @@ pub fn role_args(base: &RunArgs, role: &RoleSpec) -> Result<(RunArgs, bool)> {
             "direct" => r.direct = true,
             "open_flags" => r.open_flags = p.open_flags.clone(),
             "fsync_freq" => r.fsync_freq = p.fsync_freq,
+            "fsync_every" => r.fsync_every = p.fsync_every,
             "fsync_all" => r.fsync_all = true,
             "fsync_end" => r.fsync_end = p.fsync_end,
             "no_fsync_end" => r.no_fsync_end = true,
@@ -532,6 +534,8 @@ mod tests {
         assert_eq!(names, ["wal", "reads", "checkpoint"]);
         assert!(keys(&p[0]).contains(&"fsync-mode=fdatasync".to_string()));
         assert!(keys(&p[0]).contains(&"fsync-freq=1".to_string()));
+        assert!(keys(&p[2]).contains(&"fsync-every=2s".to_string()));
+        assert!(keys(&p[2]).contains(&"fsync-freq=0".to_string()));
         let p = role_specs(
             &["reads:threads=2".into(), "extra:mode=rndrd".into()],
             Some("db"),
@@ -582,6 +586,13 @@ mod tests {
             "defaults of the role do not replace the run's"
         );
         assert_eq!(a.set.size, Some(1 << 20));
+        assert_eq!(a.fsync_every, None);
+        let (a, _) = role_args(
+            &base,
+            &parse_role("c:mode=rndwr,fsync-every=500ms").unwrap(),
+        )
+        .unwrap();
+        assert_eq!((a.fsync_every, a.fsync_freq), (Some(0.5), 10));
         let (a, own) = role_args(&base, &parse_role("r:mode=rndrd").unwrap()).unwrap();
         assert!(!own && a.direct && a.set.size == Some(8 << 20));
         let e = role_args(&base, &parse_role("r:threads=0").unwrap()).unwrap_err();

@@ -377,6 +377,7 @@ fn workload_flags_beside_a_jobfile(a: &cli::RunArgs) -> Vec<&'static str> {
         (a.layout != "overwrite", "--layout"),
         (!a.open_flags.is_empty(), "--open-flags"),
         (a.fsync_freq != 100, "--fsync-freq"),
+        (a.fsync_every.is_some(), "--fsync-every"),
         (a.fsync_all, "--fsync-all"),
         (a.fsync_mode != "fsync", "--fsync-mode"),
         (a.distribution != "uniform", "--distribution"),

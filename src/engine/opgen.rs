@@ -1,6 +1,7 @@
 //! Which operation a worker issues next: reads or writes at which offsets, in the exact
-//! `--rw-ratio` mix, with an fsync after every `--fsync-freq`th write to a file, and how many
-//! operations each thread owes under `--ops`.
+//! `--rw-ratio` mix, with an fsync after every `--fsync-freq`th write to a file and, with
+//! `--fsync-every`, an fsync of each file written since once that much time has passed, and how
+//! many operations each thread owes under `--ops`.
 //!
 //! Deterministic for a given seed and thread, and the same for every engine.
 
@@ -8,6 +9,7 @@ use crate::measure::stats::OpKind;
 use crate::model::job::{Job, Limit, Mode};
 use crate::spec::dist::{OffsetGen, Rng, thread_rng};
 use rand::RngExt;
+use std::time::{Duration, Instant};
 
 /// The next thing a worker does. `len` is the size of a read or write in bytes, `si` the index
 /// of that size in [`Job::bs_sizes`] (for the per-size statistics).
@@ -65,6 +67,12 @@ pub struct OpGen {
     fsync_freq: u32,
     fsync_all: bool,
     pending_fsync: Option<u32>,
+    /// `--fsync-every`: the period, when the thread last synced by time (the start of its
+    /// last sweep, then each fsync of it as it completes; None until its first write
+    /// completes), and the sweep under way (the first file not yet looked at).
+    fsync_every: Option<Duration>,
+    last_sync: Option<Instant>,
+    sweep: Option<u32>,
     /// `--verify`: random offsets stay inside this thread's range too (`seq_lo..seq_hi`, whole
     /// blocks of the largest size), so no other thread writes its blocks.
     verify: bool,
@@ -142,6 +150,12 @@ impl OpGen {
             fsync_freq: job.fsync_freq,
             fsync_all: job.fsync_all,
             pending_fsync: None,
+            fsync_every: job
+                .fsync_every_s
+                .filter(|&s| s > 0.0 && s.is_finite())
+                .map(Duration::from_secs_f64),
+            last_sync: None,
+            sweep: None,
             verify: job.verify,
         }
     }
@@ -235,11 +249,53 @@ impl OpGen {
         }
     }
 
+    /// A read, write or fsync of this thread completed at `t`, the clock reading the worker
+    /// took for its latency (no clock read here). With `--fsync-every`, a write that completes
+    /// that long after the thread last synced by time starts a sweep: an fsync of each file it
+    /// wrote since its last fsync, before its next read or write; each fsync of the sweep moves
+    /// the time of the last sync on as it completes.
+    #[inline]
+    pub fn completed(&mut self, kind: OpKind, t: Instant) {
+        let Some(every) = self.fsync_every else {
+            return;
+        };
+        match kind {
+            OpKind::Write if self.sweep.is_none() => {
+                let last = *self.last_sync.get_or_insert(t);
+                if t.saturating_duration_since(last) >= every {
+                    self.sweep = Some(0);
+                    self.last_sync = Some(t);
+                }
+            }
+            OpKind::Fsync if self.sweep.is_some() => self.last_sync = Some(t),
+            _ => {}
+        }
+    }
+
+    /// The first file from `from` on that this thread wrote since its last fsync of it.
+    fn written_from(&self, from: u32) -> Option<u32> {
+        self.wsince
+            .get(from as usize..)?
+            .iter()
+            .position(|&w| w > 0)
+            .map(|i| from + i as u32)
+    }
+
     /// The next operation. An fsync that is due comes before the next read or write.
     #[inline]
     pub fn next_op(&mut self) -> Next {
         if let Some(f) = self.pending_fsync.take() {
             return Next::Fsync { file: f };
+        }
+        if let Some(from) = self.sweep {
+            match self.written_from(from) {
+                Some(f) => {
+                    self.wsince[f as usize] = 0;
+                    self.sweep = Some(f + 1);
+                    return Next::Fsync { file: f };
+                }
+                None => self.sweep = None,
+            }
         }
         let read = self.pick_read();
         let (si, len) = self.pick_size();
@@ -287,15 +343,18 @@ impl OpGen {
     }
 
     /// The fsyncs still owed when a thread stops: an fsync that fell due with the last write
-    /// (`carried` or pending here), then, with --fsync-end, every file written since its last
-    /// fsync. Clears the marks. Called once per phase, so its allocation is off the hot path.
+    /// (`carried` or pending here), the rest of a time sweep under way, then, with --fsync-end,
+    /// every file written since its last fsync. Clears the marks. Called once per phase, so its
+    /// allocation is off the hot path.
     pub fn final_fsyncs(&mut self, carried: Option<u32>, fsync_end: bool) -> Vec<u32> {
         let mut v: Vec<u32> = carried
             .into_iter()
             .chain(self.pending_fsync.take())
             .collect();
+        let sweep = self.sweep.take();
         for (i, w) in self.wsince.iter_mut().enumerate() {
-            if *w > 0 && fsync_end && !v.contains(&(i as u32)) {
+            let due = fsync_end || sweep.is_some_and(|from| i as u32 >= from);
+            if *w > 0 && due && !v.contains(&(i as u32)) {
                 v.push(i as u32);
             }
             *w = 0;
@@ -332,6 +391,7 @@ mod tests {
             direct: false,
             open_flags: OpenFlags::default(),
             fsync_freq: 0,
+            fsync_every_s: None,
             fsync_all: false,
             fsync_end: true,
             fsync_mode: FsyncMode::Fsync,
@@ -380,6 +440,61 @@ mod tests {
             }
             assert_eq!(prev_hi, 4 * fsize);
         }
+    }
+
+    /// --fsync-every on a clock the test sets (the worker's completion times): no fsync before
+    /// the period has passed since the first write completed, then one fsync of each file
+    /// written since, in file order, before the next write; each fsync of the sweep moves the
+    /// time of the last sync on; a stop in the middle of a sweep owes the rest of it.
+    #[test]
+    fn fsync_every_sweeps_the_written_files_once_the_period_has_passed() {
+        let mut j = job(Mode::Rndwr, 1);
+        j.fsync_every_s = Some(2.0);
+        let fsize = 64 * 16384;
+        let mut g = OpGen::new(&j, 4, fsize, 0);
+        let t0 = Instant::now();
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let mut written = [false; 4];
+        // writes complete every 10 ms up to 1.99 s after the first: no fsync
+        for i in 0..200 {
+            match g.next_op() {
+                Next::Io { kind, file, .. } => {
+                    assert_eq!(kind, OpKind::Write);
+                    written[file as usize] = true;
+                }
+                other => panic!("{other:?} before the period passed (write {i})"),
+            }
+            g.completed(OpKind::Write, at(i * 10));
+        }
+        assert!(
+            written.iter().all(|&w| w),
+            "random writes reach all 4 files"
+        );
+        // the write completing at 2.0 s starts the sweep: each file once, in order
+        let Next::Io { .. } = g.next_op() else {
+            panic!("a write")
+        };
+        g.completed(OpKind::Write, at(2000));
+        for f in 0..4 {
+            assert_eq!(g.next_op(), Next::Fsync { file: f });
+            g.completed(OpKind::Fsync, at(2100 + f as u64 * 100));
+        }
+        // the sweep is done; the next period counts from its last fsync (2.4 s)
+        let Next::Io { file: a, .. } = g.next_op() else {
+            panic!("a write after the sweep")
+        };
+        g.completed(OpKind::Write, at(4399));
+        let Next::Io { file: b, .. } = g.next_op() else {
+            panic!("4.399 s is less than 2 s after 2.4 s: no fsync yet")
+        };
+        g.completed(OpKind::Write, at(4400));
+        // only the files written since the sweep, in order
+        let mut want = vec![a.min(b), a.max(b)];
+        want.dedup();
+        assert_eq!(g.next_op(), Next::Fsync { file: want[0] });
+        // a stop in the middle of the sweep owes the rest of it, even without --fsync-end
+        assert_eq!(g.final_fsyncs(None, false), want[1..]);
+        assert!(g.final_fsyncs(None, false).is_empty(), "marks cleared");
     }
 
     /// seqrw (fio's rw=readwrite): 1.5 reads per write, exactly; the reads and the writes

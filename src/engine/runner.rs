@@ -682,7 +682,7 @@ fn report_lines(
 
 /// The kinds of operation a job does, with their names (reads, writes, fsyncs when it syncs).
 fn op_kinds(job: &Job) -> Vec<(OpKind, &'static str)> {
-    let fsyncs = job.mode.writes() && (job.fsync_freq > 0 || job.fsync_all || job.fsync_end);
+    let fsyncs = job.mode.writes() && (job.syncs_while_running() || job.fsync_end);
     [
         (OpKind::Read, job.mode.reads()),
         (OpKind::Write, job.mode.writes()),

@@ -290,6 +290,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
         };
         let t1 = Instant::now();
         now = t1;
+        g.completed(kind, t1);
         if kind != OpKind::Fsync {
             pacer.advance();
         }
@@ -397,6 +398,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
 
     // Reaps every available completion; returns how many.
     let mut reap = |eng: &mut E,
+                    g: &mut OpGen,
                     slots: &mut Vec<Option<Slot>>,
                     free: &mut Vec<usize>,
                     st: &mut ThreadStats,
@@ -411,6 +413,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 free.push(idx);
             }
             n += 1;
+            g.completed(s.kind, t1);
             if let Some(v) = vf.as_mut().filter(|_| idx < depth) {
                 let whole = r >= 0 && r as u32 == s.expect;
                 if s.kind == OpKind::Read && whole {
@@ -571,7 +574,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                     Err(e) => return Err(e),
                 }
                 loop {
-                    inflight -= reap(&mut eng, &mut slots, &mut free, &mut st, &mut vf);
+                    inflight -= reap(&mut eng, &mut g, &mut slots, &mut free, &mut st, &mut vf);
                     if Instant::now() >= w {
                         break;
                     }
@@ -588,7 +591,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                     || (timeout.is_some() && e.raw_os_error() == Some(libc::ETIME)) => {}
             Err(e) => return Err(e),
         }
-        inflight -= reap(&mut eng, &mut slots, &mut free, &mut st, &mut vf);
+        inflight -= reap(&mut eng, &mut g, &mut slots, &mut free, &mut st, &mut vf);
     }
     if job.mode.writes() && !sh.stop.load(Relaxed) {
         let carried = match carry {
@@ -613,7 +616,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                     Err(e) => return Err(e),
                 }
             }
-            reap(&mut eng, &mut slots, &mut free, &mut st, &mut vf);
+            reap(&mut eng, &mut g, &mut slots, &mut free, &mut st, &mut vf);
         }
     }
     st.finish(ns_since(sh.measure_start, Instant::now()));

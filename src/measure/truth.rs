@@ -88,11 +88,11 @@ pub fn check_cell(
             ));
         }
     }
-    let synced = job.fsync_freq > 0 || job.fsync_all || job.open_flags.sync || job.open_flags.dsync;
+    let synced = job.syncs_while_running() || job.open_flags.sync || job.open_flags.dsync;
     if job.mode.writes() && buffered && !synced {
         w.push(Warning::new(
             "writes_not_synced",
-            format!("{}: a write mode without --direct and without fsync (--fsync-freq 0): writes land in the page cache and the figures say little about the device", job.mode),
+            format!("{}: a write mode without --direct and without fsync (--fsync-freq 0, no --fsync-every): writes land in the page cache and the figures say little about the device", job.mode),
         ));
     }
     // What iolab issued against what the device under the filesystem saw.
@@ -269,6 +269,7 @@ mod tests {
             direct: true,
             open_flags: OpenFlags::default(),
             fsync_freq: 0,
+            fsync_every_s: None,
             fsync_all: false,
             fsync_end: false,
             fsync_mode: FsyncMode::Fsync,
@@ -403,5 +404,38 @@ mod tests {
         let free = job(None);
         assert!(pacing_lag(&free, &cell(&free, 3_000_000, Some(2_000_000))).is_none());
         assert!(pacing_lag(&j, &cell(&j, 3_000_000, None)).is_none());
+    }
+
+    /// Buffered writes without any fsync while running are flagged; `--fsync-every` syncs them
+    /// like `--fsync-freq` does.
+    #[test]
+    fn writes_synced_by_time_are_synced() {
+        let codes = |j: &Job| -> Vec<String> {
+            let c = cell(j, 1_000_000, None);
+            let env = RunEnv {
+                host: "h".into(),
+                kernel: "k".into(),
+                fs_type: "ext4".into(),
+                device: None,
+                device_rotational: None,
+                device_link: None,
+                mem_total_bytes: None,
+                dio_mem_align_bytes: 512,
+                dio_offset_align_bytes: 512,
+            };
+            check_cell(j, &c.job.fileset, &env, None, &c, false)
+                .into_iter()
+                .map(|w| w.code)
+                .collect()
+        };
+        let mut j = job(None);
+        j.mode = Mode::Rndwr;
+        j.direct = false;
+        assert!(codes(&j).contains(&"writes_not_synced".to_string()));
+        j.fsync_every_s = Some(2.0);
+        assert!(!codes(&j).contains(&"writes_not_synced".to_string()));
+        j.fsync_every_s = None;
+        j.fsync_freq = 1024;
+        assert!(!codes(&j).contains(&"writes_not_synced".to_string()));
     }
 }

@@ -525,6 +525,11 @@ pub struct Job {
     pub open_flags: OpenFlags,
     /// fsync a file after this many writes to it by one thread (0 = never).
     pub fsync_freq: u32,
+    /// `--fsync-every`: each thread fsyncs every file it wrote since its last fsync once this
+    /// many seconds have passed since its last such sweep (checked as writes complete; None =
+    /// never). Documents from before the option read as None.
+    #[serde(default)]
+    pub fsync_every_s: Option<f64>,
     pub fsync_all: bool,
     pub fsync_end: bool,
     pub fsync_mode: FsyncMode,
@@ -542,6 +547,12 @@ pub struct Job {
 }
 
 impl Job {
+    /// Whether the job fsyncs while it runs (`--fsync-freq`, `--fsync-all` or
+    /// `--fsync-every`), not only at the end of the mode.
+    pub fn syncs_while_running(&self) -> bool {
+        self.fsync_freq > 0 || self.fsync_all || self.fsync_every_s.is_some()
+    }
+
     /// The distinct sizes of the reads and writes, ascending (one entry for a single size).
     pub fn bs_sizes(&self) -> Vec<u64> {
         if let Some(m) = &self.bs_mix {

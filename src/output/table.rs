@@ -8,10 +8,10 @@ use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_C
 pub use crate::model::units::fmt_ns;
 
 /// Whether `k` of cell `c` is fsync and its fsyncs are only the end-of-mode ones (--fsync-end,
-/// no --fsync-freq or --fsync-all): they come after the measured window, so they have a count
+/// no --fsync-freq, --fsync-all or --fsync-every): they come after the measured window, so they have a count
 /// and latencies but no meaningful rate.
 pub fn end_only_fsyncs(c: &CellResult, k: OpKind) -> bool {
-    k == OpKind::Fsync && c.job.job.fsync_freq == 0 && !c.job.job.fsync_all
+    k == OpKind::Fsync && !c.job.job.syncs_while_running()
 }
 
 /// The cells as the table and the charts show them: a phase of concurrent roles as one block
