@@ -564,6 +564,19 @@ struct ThreadOut {
     /// When the thread's last transaction ended (before its connection is closed, which for
     /// SQLite in WAL mode checkpoints: not part of the measured interval).
     end: Option<Instant>,
+    /// The thread's CPU time (user + system, seconds) over its transaction loop.
+    cpu_s: f64,
+}
+
+/// The calling thread's user + system CPU time so far, in seconds (getrusage(RUSAGE_THREAD)).
+fn thread_cpu_s() -> f64 {
+    // SAFETY: getrusage fills the zeroed struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
+        return 0.0;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
 /// Statements of one transaction of `test`.
@@ -657,12 +670,14 @@ fn worker(
         reconnects: 0,
         series: Vec::new(),
         end: None,
+        cpu_s: 0.0,
     };
     let mut cur = IntervalHist::default();
     let (mut cur_tx, mut cur_q, mut cur_sec) = (0u64, 0u64, 0u64);
     let explicit = job.trx == "explicit";
     let mut stmts = Vec::with_capacity(20);
     let mut done = 0u64;
+    let cpu0 = thread_cpu_s();
     loop {
         let now = Instant::now();
         if stop.load(Ordering::Relaxed)
@@ -748,6 +763,7 @@ fn worker(
     }
     o.series.push((cur_tx, cur_q, cur.take_sparse()));
     o.end = Some(Instant::now());
+    o.cpu_s = (thread_cpu_s() - cpu0).max(0.0);
     Ok(o)
 }
 
@@ -942,7 +958,9 @@ pub fn merge_into(doc: &mut DbDoc, outs: Vec<ThreadOutPub>, dur: f64) {
     let secs = outs.iter().map(|o| o.0.series.len()).max().unwrap_or(0);
     let mut series: Vec<(u64, u64, Vec<SparseHist>)> =
         (0..secs).map(|_| (0, 0, Vec::new())).collect();
+    let mut cpu_s = 0.0;
     for ThreadOutPub(o) in outs {
+        cpu_s += o.cpu_s;
         lat.merge(&o.lat);
         doc.transactions += o.tx;
         doc.queries += o.queries;
@@ -959,6 +977,9 @@ pub fn merge_into(doc: &mut DbDoc, outs: Vec<ThreadOutPub>, dur: f64) {
         }
     }
     doc.duration_s = dur;
+    doc.client_cpu_s = Some(cpu_s);
+    doc.client_cpu_us_per_tx =
+        (doc.transactions > 0).then(|| cpu_s * 1e6 / doc.transactions as f64);
     doc.tps = doc.transactions as f64 / dur.max(1e-9);
     doc.qps = doc.queries as f64 / dur.max(1e-9);
     // the last interval is partial: its rates are per its real length, and one shorter than
