@@ -50,7 +50,7 @@
 #
 # The headline is each tool's client CPU time per transaction (user + system): sysbench is a
 # pure client process, so its figure is its /usr/bin/time user+sys over its transactions;
-# iolab's is `client_cpu_us_per_tx` from its JSON (getrusage(RUSAGE_THREAD) of its client
+# iolab's is `client_cpu_us_per_tx` from its JSON (the CPU time of its client
 # threads over their transaction loops, so without start-up, setup and the device sampler).
 # iolab's whole-process /usr/bin/time figure is shown beside it. Then TPS and p95.
 set -euo pipefail
@@ -386,8 +386,8 @@ for r in out:
     print(line(r))
 print("p95: 95th percentile transaction latency (sysbench prints it rounded to 0.01 ms)")
 print("sysbench CPU us/tx: its user+system CPU time (/usr/bin/time, whole process) per transaction")
-print("iolab client CPU us/tx: client_cpu_us_per_tx of its JSON (getrusage(RUSAGE_THREAD) of the client threads")
-print("  over their transaction loops); iolab process CPU us/tx: /usr/bin/time of the whole process, which")
+print("iolab client CPU us/tx: client_cpu_us_per_tx of its JSON (user+system CPU time of the client threads")
+print("  over their transaction loops, CLOCK_THREAD_CPUTIME_ID); iolab process CPU us/tx: /usr/bin/time of the whole process, which")
 print("  includes start-up, table checks and the device sampler (inflated where TPS is low)")
 EOF
 if ((${#NOTES[@]})); then

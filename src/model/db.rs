@@ -162,7 +162,8 @@ pub struct DbDoc {
     pub retries: u64,
     pub reconnects: u64,
     /// The client's own CPU time (user + system) over the measured loop, summed over its
-    /// worker threads (getrusage(RUSAGE_THREAD) at each thread's start and end of its loop),
+    /// worker threads (its CPU time, as getrusage(RUSAGE_THREAD) reports it, read with
+    /// clock_gettime(CLOCK_THREAD_CPUTIME_ID) at each thread's start and end of its loop),
     /// in seconds; absent for the update loop and in documents written before it was recorded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cpu_s: Option<f64>,

@@ -568,15 +568,20 @@ struct ThreadOut {
     cpu_s: f64,
 }
 
-/// The calling thread's user + system CPU time so far, in seconds (getrusage(RUSAGE_THREAD)).
+/// The calling thread's user + system CPU time so far, in seconds: the time getrusage(RUSAGE_THREAD)
+/// reports, read with clock_gettime(CLOCK_THREAD_CPUTIME_ID), which brings a running thread's
+/// figure up to date (getrusage's can lag by up to a scheduler tick for a thread that has not
+/// been switched out, e.g. an SQLite loop that never blocks, and then reads 0 for a short run).
 fn thread_cpu_s() -> f64 {
-    // SAFETY: getrusage fills the zeroed struct it is given.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) } != 0 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills the timespec it is given.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
         return 0.0;
     }
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
 /// Statements of one transaction of `test`.
