@@ -934,3 +934,85 @@ fn a_db_thread_that_cannot_start_is_an_error_not_a_panic() {
         r.stderr
     );
 }
+
+/// `client_cpu_s` / `client_cpu_us_per_tx`: the client threads' own CPU time, present and
+/// positive, consistent with the transaction count, and no more than the threads could have
+/// used in the measured wall time.
+fn client_cpu_checks(what: &str, v: &serde_json::Value, threads: f64) {
+    let cpu = v["client_cpu_s"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what}: no client_cpu_s: {v}"));
+    let per_tx = v["client_cpu_us_per_tx"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{what}: no client_cpu_us_per_tx"));
+    let tx = v["transactions"].as_u64().unwrap();
+    let wall = v["duration_s"].as_f64().unwrap();
+    assert!(tx > 0, "{what}: no transactions");
+    assert!(
+        cpu > 0.0 && per_tx > 0.0,
+        "{what}: cpu {cpu} s, {per_tx} us/tx"
+    );
+    let expect = cpu * 1e6 / tx as f64;
+    assert!(
+        (per_tx - expect).abs() <= 1e-6 * expect.max(1.0),
+        "{what}: {per_tx} us/tx but {cpu} s over {tx} transactions"
+    );
+    // a thread's loop can use at most the wall time (plus one scheduler tick of accounting
+    // granularity and the few statements after the last timed one)
+    assert!(
+        cpu <= (wall + 0.02) * threads,
+        "{what}: client CPU {cpu} s > wall {wall} s x {threads} threads"
+    );
+}
+
+#[test]
+fn client_cpu_per_transaction_is_recorded() {
+    let d = tempfile::tempdir().unwrap();
+    let store = d.path().join("r.db");
+    let sqlite = format!("sqlite://{}", d.path().join("bench.db").display());
+    let mut targets = vec![("sqlite", sqlite)];
+    targets.extend(servers("client_cpu_per_transaction_is_recorded"));
+    for (backend, url) in &targets {
+        // tables of another size left by another test would be refused
+        let r = iolab_db(&store, &["db", "cleanup", "--url", url, "--tables", "2"]);
+        assert_eq!(r.code, 0, "{backend}: {}", r.stderr);
+        for (test, threads) in [("point-select", "1"), ("update-index", "2")] {
+            let v = db_json(
+                &store,
+                &[
+                    "--url",
+                    url,
+                    "--test",
+                    test,
+                    "--threads",
+                    threads,
+                    "--tables",
+                    "1",
+                    "--table-size",
+                    "200",
+                    "--transactions",
+                    "400",
+                ],
+            );
+            assert_eq!(v["transactions"], 400, "{backend} {test}");
+            client_cpu_checks(
+                &format!("{backend} {test} {threads}t"),
+                &v,
+                threads.parse().unwrap(),
+            );
+        }
+    }
+    // the update loop is not the OLTP client loop: no figure rather than a wrong one
+    let v = db_json(
+        &store,
+        &[
+            "--url",
+            &targets[0].1,
+            "--test",
+            "update-loop",
+            "--iterations",
+            "20",
+        ],
+    );
+    assert!(v.get("client_cpu_s").is_none(), "{v}");
+}

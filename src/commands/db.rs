@@ -238,6 +238,8 @@ fn measure_setup(a: &cli::DbRunArgs, b: &mut Begin) -> (db::DbJob, db::DbDoc, Ve
         error_messages: Default::default(),
         retries: 0,
         reconnects: 0,
+        client_cpu_s: None,
+        client_cpu_us_per_tx: None,
         types: Default::default(),
         timeseries: Vec::new(),
         update_loop: None,

@@ -446,6 +446,7 @@ pub fn merge_db(
     doc.errors = 0;
     doc.retries = 0;
     doc.reconnects = 0;
+    let mut cpu_s = Some(0.0);
     doc.error_messages.clear();
     doc.warnings.clear();
     doc.job.threads = 0;
@@ -459,6 +460,7 @@ pub fn merge_db(
         doc.errors += x.errors;
         doc.retries += x.retries;
         doc.reconnects += x.reconnects;
+        cpu_s = cpu_s.zip(x.client_cpu_s).map(|(a, b)| a + b);
         doc.job.threads += x.job.threads;
         tps += x.tps;
         qps += x.qps;
@@ -495,6 +497,10 @@ pub fn merge_db(
         })
         .collect();
     doc.duration_s = longest;
+    doc.client_cpu_s = cpu_s;
+    doc.client_cpu_us_per_tx = cpu_s
+        .filter(|_| doc.transactions > 0)
+        .map(|c| c * 1e6 / doc.transactions as f64);
     if timed {
         doc.tps = tps;
         doc.qps = qps;

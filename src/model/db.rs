@@ -161,6 +161,15 @@ pub struct DbDoc {
     /// transactions rolled back and retried (deadlocks, serialization failures, busy)
     pub retries: u64,
     pub reconnects: u64,
+    /// The client's own CPU time (user + system) over the measured loop, summed over its
+    /// worker threads (its CPU time, as getrusage(RUSAGE_THREAD) reports it, read with
+    /// clock_gettime(CLOCK_THREAD_CPUTIME_ID) at each thread's start and end of its loop),
+    /// in seconds; absent for the update loop and in documents written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpu_s: Option<f64>,
+    /// `client_cpu_s` per completed transaction, in microseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpu_us_per_tx: Option<f64>,
     /// per transaction type
     pub types: BTreeMap<String, TypeResult>,
     pub timeseries: Vec<DbPoint>,

@@ -68,7 +68,7 @@ impl Conn for My {
             let st = self.c.prep(text).map_err(my_err)?;
             self.stmts.insert(key, st);
         }
-        let st = self.stmts[&key].clone();
+        let st = &self.stmts[&key];
         let mut vals: Vec<mysql::Value> = params
             .iter()
             .map(|p| match p {
@@ -80,7 +80,7 @@ impl Conn for My {
             vals.swap(0, 1);
         }
         self.c
-            .exec_drop(&st, mysql::Params::Positional(vals))
+            .exec_drop(st, mysql::Params::Positional(vals))
             .map_err(my_err)
     }
     fn strings(&mut self, sql: &str) -> std::result::Result<Vec<String>, DbErr> {

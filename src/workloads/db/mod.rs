@@ -564,6 +564,24 @@ struct ThreadOut {
     /// When the thread's last transaction ended (before its connection is closed, which for
     /// SQLite in WAL mode checkpoints: not part of the measured interval).
     end: Option<Instant>,
+    /// The thread's CPU time (user + system, seconds) over its transaction loop.
+    cpu_s: f64,
+}
+
+/// The calling thread's user + system CPU time so far, in seconds: the time getrusage(RUSAGE_THREAD)
+/// reports, read with clock_gettime(CLOCK_THREAD_CPUTIME_ID), which brings a running thread's
+/// figure up to date (getrusage's can lag by up to a scheduler tick for a thread that has not
+/// been switched out, e.g. an SQLite loop that never blocks, and then reads 0 for a short run).
+fn thread_cpu_s() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime fills the timespec it is given.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
+        return 0.0;
+    }
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
 /// Statements of one transaction of `test`.
@@ -657,12 +675,14 @@ fn worker(
         reconnects: 0,
         series: Vec::new(),
         end: None,
+        cpu_s: 0.0,
     };
     let mut cur = IntervalHist::default();
     let (mut cur_tx, mut cur_q, mut cur_sec) = (0u64, 0u64, 0u64);
     let explicit = job.trx == "explicit";
     let mut stmts = Vec::with_capacity(20);
     let mut done = 0u64;
+    let cpu0 = thread_cpu_s();
     loop {
         let now = Instant::now();
         if stop.load(Ordering::Relaxed)
@@ -748,6 +768,7 @@ fn worker(
     }
     o.series.push((cur_tx, cur_q, cur.take_sparse()));
     o.end = Some(Instant::now());
+    o.cpu_s = (thread_cpu_s() - cpu0).max(0.0);
     Ok(o)
 }
 
@@ -961,7 +982,9 @@ pub fn merge_into(doc: &mut DbDoc, outs: Vec<ThreadOutPub>, dur: f64) {
     let secs = outs.iter().map(|o| o.0.series.len()).max().unwrap_or(0);
     let mut series: Vec<(u64, u64, Vec<SparseHist>)> =
         (0..secs).map(|_| (0, 0, Vec::new())).collect();
+    let mut cpu_s = 0.0;
     for ThreadOutPub(o) in outs {
+        cpu_s += o.cpu_s;
         lat.merge(&o.lat);
         doc.transactions += o.tx;
         doc.queries += o.queries;
@@ -978,6 +1001,9 @@ pub fn merge_into(doc: &mut DbDoc, outs: Vec<ThreadOutPub>, dur: f64) {
         }
     }
     doc.duration_s = dur;
+    doc.client_cpu_s = Some(cpu_s);
+    doc.client_cpu_us_per_tx =
+        (doc.transactions > 0).then(|| cpu_s * 1e6 / doc.transactions as f64);
     doc.tps = doc.transactions as f64 / dur.max(1e-9);
     doc.qps = doc.queries as f64 / dur.max(1e-9);
     // the last interval is partial: its rates are per its real length, and one shorter than

@@ -44,25 +44,24 @@ impl Conn for Pg {
         self.c.batch_execute(sql).map_err(pg_err)
     }
     fn run(&mut self, q: Q, t: u32, params: &[P]) -> std::result::Result<(), DbErr> {
+        use postgres::fallible_iterator::FallibleIterator;
         let key = (q, t);
-        if !self.stmts.contains_key(&key) {
-            let st = self.c.prepare(&sql(q, &table(t))).map_err(pg_err)?;
-            self.stmts.insert(key, st);
-        }
-        let st = self.stmts[&key].clone();
-        let ints: Vec<i64> = params
-            .iter()
-            .map(|p| if let P::I(i) = p { *i } else { 0 })
-            .collect();
-        let args: Vec<&(dyn postgres::types::ToSql + Sync)> = params
-            .iter()
-            .zip(ints.iter())
-            .map(|(p, i)| match p {
-                P::I(_) => i as &(dyn postgres::types::ToSql + Sync),
-                P::S(s) => s as &(dyn postgres::types::ToSql + Sync),
-            })
-            .collect();
-        self.c.query(&st, &args).map(|_| ()).map_err(pg_err)
+        let st = match self.stmts.get(&key) {
+            Some(st) => st,
+            None => {
+                let st = self.c.prepare(&sql(q, &table(t))).map_err(pg_err)?;
+                self.stmts.entry(key).or_insert(st)
+            }
+        };
+        // per transaction: no parameter vectors and no row vector (the rows are read and
+        // dropped one by one, as sysbench reads them)
+        let args = params.iter().map(|p| match p {
+            P::I(i) => i as &(dyn postgres::types::ToSql + Sync),
+            P::S(s) => s as &(dyn postgres::types::ToSql + Sync),
+        });
+        let mut rows = self.c.query_raw(st, args).map_err(pg_err)?;
+        while rows.next().map_err(pg_err)?.is_some() {}
+        Ok(())
     }
     fn strings(&mut self, sql: &str) -> std::result::Result<Vec<String>, DbErr> {
         let rows = self.c.simple_query(sql).map_err(pg_err)?;
