@@ -8,6 +8,7 @@
 //! mkfs.xfs; elsewhere the tests skip through `common::skip`.
 
 mod common;
+use common::blk::{have, sh};
 use common::faultfs::{FaultFs, skip_reason};
 use common::*;
 use std::os::unix::fs::MetadataExt;
@@ -17,24 +18,6 @@ use std::process::Command;
 /// Latency per request of the fixture device: large against the CPU cost of an I/O, so the
 /// locking of the filesystem, not the machine, decides whether threads add IOPS.
 const DELAY_US: &str = "1000";
-
-fn sh(cmd: &str) -> String {
-    let o = Command::new("sh").arg("-c").arg(cmd).output().expect("sh");
-    assert!(
-        o.status.success(),
-        "`{cmd}` failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
-
-fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {tool}"))
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
 
 /// Why these tests cannot run here, if they cannot.
 fn cannot(fuse: bool) -> Option<String> {

@@ -2,44 +2,10 @@
 //! They need root (CI is root) and skip elsewhere with a printed reason.
 
 mod common;
+use common::blk::{cannot, have, sh};
 use common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn sh(cmd: &str) -> String {
-    let o = Command::new("sh").arg("-c").arg(cmd).output().expect("sh");
-    assert!(
-        o.status.success(),
-        "`{cmd}` failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
-
-fn have(tool: &str) -> bool {
-    Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {tool}"))
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
-/// Why root tests cannot run here, if they cannot.
-fn cannot(need_cgroup: bool) -> Option<String> {
-    if !is_root() {
-        return Some("needs root".into());
-    }
-    for t in ["losetup", "mkfs.ext4", "mount"] {
-        if !have(t) {
-            return Some(format!("{t} is not installed"));
-        }
-    }
-    if need_cgroup && !Path::new("/sys/fs/cgroup/blkio/blkio.throttle.read_iops_device").exists() {
-        return Some("cgroup v1 blkio throttling is not available".into());
-    }
-    None
-}
 
 /// A mounted filesystem on a loop device over an image file; torn down on drop.
 struct LoopFs {

@@ -429,11 +429,7 @@ fn cmd_db_dist(a: &cli::DbRunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
     let Some(outcomes) = ranks.gather_any(result) else {
         return Ok(0);
     };
-    let code = outcomes
-        .iter()
-        .filter_map(|o| o.result.as_ref().err())
-        .find(|f| !f.only_stopped())
-        .map(|f| f.exit);
+    let code = crate::dist::first_exit(&outcomes);
     let (doc, failures) = crate::dist::merge::merge_db(outcomes);
     for f in &failures {
         eprintln!("iolab: error: rank {} on {}: {}", f.rank, f.host, f.error);

@@ -1,13 +1,22 @@
 use super::*;
 
+/// Under mpirun, a rank other than 0 follows rank 0's experiment (each point a distributed run)
+/// and is done when it ends: true then.
+fn followed(ranks: &Option<crate::dist::Ranks>) -> bool {
+    match ranks {
+        Some(r) if r.rank() != 0 => {
+            crate::workloads::sweep::follow(&cli::RunParser, r, &stop_flag());
+            true
+        }
+        _ => false,
+    }
+}
+
 pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
     use crate::workloads::sweep;
     // Under mpirun: rank 0 runs the sweep, each point a distributed run; the others follow.
     let ranks = crate::dist::join()?;
-    if let Some(r) = &ranks
-        && r.rank() != 0
-    {
-        sweep::follow(&cli::RunParser, r, &stop_flag());
+    if followed(&ranks) {
         return Ok(0);
     }
     let _lead = ranks.as_ref().map(sweep::Lead);
@@ -300,10 +309,7 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
     use crate::workloads::sweep;
     // Under mpirun: rank 0 searches, each step a distributed run; the others follow.
     let ranks = crate::dist::join()?;
-    if let Some(r) = &ranks
-        && r.rank() != 0
-    {
-        sweep::follow(&cli::RunParser, r, &stop_flag());
+    if followed(&ranks) {
         return Ok(0);
     }
     let _lead = ranks.as_ref().map(sweep::Lead);

@@ -612,17 +612,7 @@ mod tests {
         // the last second is as long as what is left of the window
         c.timeseries[1].dur_s = (window.1 - window.0) as f64 / 1e9 - 1.0;
         c.lat_hists = vec![h, LatHist::new(), LatHist::new()];
-        let hists = c
-            .lat_hists
-            .iter()
-            .map(|h| {
-                if h.count() > 0 {
-                    crate::store::serialize_hist(h)
-                } else {
-                    Vec::new()
-                }
-            })
-            .collect();
+        let hists = c.lat_hists.iter().map(crate::dist::hist_bytes).collect();
         Outcome {
             rank: r,
             host: format!("h{r}"),

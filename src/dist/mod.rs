@@ -157,6 +157,26 @@ impl Failed {
     }
 }
 
+/// The exit code of the first rank that failed on its own (not only stopped because another
+/// rank failed), in rank order; `None` when none did.
+pub fn first_exit<T>(outcomes: &[Outcome<T>]) -> Option<i32> {
+    outcomes
+        .iter()
+        .filter_map(|o| o.result.as_ref().err())
+        .find(|f| !f.only_stopped())
+        .map(|f| f.exit)
+}
+
+/// A histogram as rank 0 receives it: the store's HdrHistogram V2 bytes, empty when the
+/// operation recorded nothing.
+pub fn hist_bytes(h: &crate::model::hist::LatHist) -> Vec<u8> {
+    if h.count() > 0 {
+        crate::store::serialize_hist(h)
+    } else {
+        Vec::new()
+    }
+}
+
 pub fn unix_ns(t: SystemTime) -> u64 {
     t.duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
@@ -212,18 +232,7 @@ impl Ranks {
                 hists: doc
                     .runs
                     .iter()
-                    .map(|c| {
-                        c.lat_hists
-                            .iter()
-                            .map(|h| {
-                                if h.count() > 0 {
-                                    crate::store::serialize_hist(h)
-                                } else {
-                                    Vec::new()
-                                }
-                            })
-                            .collect()
-                    })
+                    .map(|c| c.lat_hists.iter().map(hist_bytes).collect())
                     .collect(),
                 windows: self.windows.borrow().clone(),
             }),

@@ -257,6 +257,21 @@ mod tests {
     use crate::model::run::{CellJob, Cpu, LatSummary, OpResult, Results};
     use std::collections::BTreeMap;
 
+    /// A run environment on ext4 with no device figures.
+    fn ext4_env() -> RunEnv {
+        RunEnv {
+            host: "h".into(),
+            kernel: "k".into(),
+            fs_type: "ext4".into(),
+            device: None,
+            device_rotational: None,
+            device_link: None,
+            mem_total_bytes: None,
+            dio_mem_align_bytes: 512,
+            dio_offset_align_bytes: 512,
+        }
+    }
+
     fn job(rate: Option<u64>) -> Job {
         Job {
             mode: Mode::Rndrd,
@@ -364,17 +379,7 @@ mod tests {
         assert!(w.message.contains(&fmt_ns(1e6)), "{}", w.message);
         // and check_cell reports it with the cell's other warnings
         let set = cell(&j, 0, None).job.fileset;
-        let env = RunEnv {
-            host: "h".into(),
-            kernel: "k".into(),
-            fs_type: "ext4".into(),
-            device: None,
-            device_rotational: None,
-            device_link: None,
-            mem_total_bytes: None,
-            dio_mem_align_bytes: 512,
-            dio_offset_align_bytes: 512,
-        };
+        let env = ext4_env();
         let codes: Vec<String> = check_cell(
             &j,
             &set,
@@ -412,17 +417,7 @@ mod tests {
     fn writes_synced_by_time_are_synced() {
         let codes = |j: &Job| -> Vec<String> {
             let c = cell(j, 1_000_000, None);
-            let env = RunEnv {
-                host: "h".into(),
-                kernel: "k".into(),
-                fs_type: "ext4".into(),
-                device: None,
-                device_rotational: None,
-                device_link: None,
-                mem_total_bytes: None,
-                dio_mem_align_bytes: 512,
-                dio_offset_align_bytes: 512,
-            };
+            let env = ext4_env();
             check_cell(j, &c.job.fileset, &env, None, &c, false)
                 .into_iter()
                 .map(|w| w.code)

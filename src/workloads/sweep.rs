@@ -462,11 +462,7 @@ fn point_on_ranks(
         }
     };
     let outcomes = r.gather(&result)?;
-    let first_exit = outcomes
-        .iter()
-        .filter_map(|o| o.result.as_ref().err())
-        .find(|f| !f.only_stopped())
-        .map(|f| f.exit);
+    let first_exit = crate::dist::first_exit(&outcomes);
     let (doc, failures) = crate::dist::merge::merge(outcomes);
     let named =
         |f: &crate::model::dist::RankFailure| format!("rank {} on {}: {}", f.rank, f.host, f.error);

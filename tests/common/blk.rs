@@ -4,17 +4,19 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// Runs `cmd` with sh; its trimmed stdout, or a panic naming the command and its stderr.
 pub fn sh(cmd: &str) -> String {
     let o = Command::new("sh").arg("-c").arg(cmd).output().unwrap();
     assert!(
         o.status.success(),
-        "{cmd}: {}",
+        "`{cmd}` failed: {}",
         String::from_utf8_lossy(&o.stderr)
     );
     String::from_utf8_lossy(&o.stdout).trim().to_string()
 }
 
-fn have(tool: &str) -> bool {
+/// Whether `tool` is on the PATH.
+pub fn have(tool: &str) -> bool {
     Command::new("sh")
         .arg("-c")
         .arg(format!("command -v {tool}"))
