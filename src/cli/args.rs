@@ -372,6 +372,7 @@ pub fn run_options_help(cmd: &str) -> String {
             "ignore-unsupported",
             "live",
             "metrics-listen",
+            "rank-timeout",
         ]
         .contains(&long)
         {
@@ -1032,6 +1033,14 @@ fn duration_s(s: &str) -> std::result::Result<f64, String> {
     Ok(v)
 }
 
+/// A duration in seconds, more than zero (`--rank-timeout`).
+fn positive_duration_s(s: &str) -> std::result::Result<f64, String> {
+    match duration_s(s) {
+        Ok(v) if v > 0.0 => Ok(v),
+        _ => Err("must be a duration above zero: 10s, 500ms, 30 (seconds)".to_string()),
+    }
+}
+
 /// A sampling interval in seconds: at least 0.05 (`--interval`, `--iostat-interval`,
 /// `--report-interval`).
 fn interval_s(s: &str) -> std::result::Result<f64, String> {
@@ -1314,4 +1323,9 @@ pub struct RunArgs {
     /// fsync); a --role of the same name changes that role.
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
+    /// Under mpirun: how long a rank may send no heartbeat (stopped, hung) or measure without
+    /// completing any I/O before rank 0 ends the run, names it and saves what the other ranks
+    /// measured, marked incomplete (docs/distributed.md): 10s, 500ms, 30 (seconds).
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = positive_duration_s)]
+    pub rank_timeout: f64,
 }

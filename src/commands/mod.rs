@@ -55,6 +55,32 @@ pub fn stop_flag_and_wake() -> Result<(Arc<AtomicBool>, crate::measure::wake::Si
 /// What the command printed, when it goes to `--output FILE` instead of stdout: set once in
 /// [`run_cli`] from the parsed command line, written whole when the command ends.
 static OUTPUT: Mutex<Option<String>> = Mutex::new(None);
+/// The `--output` file of the command, when it has one.
+static OUTPUT_PATH: Mutex<Option<std::path::PathBuf>> = Mutex::new(None);
+
+/// For a command that ends the process from another thread (a distributed run's watchdog):
+/// writes what it printed to `--output` as the end of [`run_cli`] would, prints an error; the
+/// exit code.
+pub fn end_output(r: Result<i32>) -> i32 {
+    let path = OUTPUT_PATH
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    let r = match path {
+        Some(p) => {
+            let text = output_buf().take().unwrap_or_default();
+            finish_output(&p, &text, r)
+        }
+        None => r,
+    };
+    match r {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("iolab: error: {e}");
+            e.exit as i32
+        }
+    }
+}
 
 fn output_buf() -> std::sync::MutexGuard<'static, Option<String>> {
     OUTPUT.lock().unwrap_or_else(|e| e.into_inner())
@@ -273,6 +299,7 @@ pub fn run_cli() -> Result<i32> {
     // A file that cannot be written is refused before anything runs (exit 2).
     crate::output::check_writable(&output, "--output")?;
     *output_buf() = Some(String::new());
+    *OUTPUT_PATH.lock().unwrap_or_else(|e| e.into_inner()) = Some(output.clone());
     let r = dispatch(cli.cmd);
     let text = output_buf().take().unwrap_or_default();
     if crate::dist::secondary_rank() {

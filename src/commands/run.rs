@@ -737,6 +737,23 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
     })();
     let all_ok = ranks.all_ok(setup.is_ok());
     let stop = stop_flag();
+    ranks.watch_stop(Arc::clone(&stop));
+    if rank == 0 {
+        ranks.set_rank_timeout(std::time::Duration::from_secs_f64(a.rank_timeout));
+        // A rank that dies or hangs: rank 0's watchdog ends the run (on its own thread: this
+        // one may be waiting in a collective that never returns), prints and saves what every
+        // other rank measured, marked incomplete.
+        let a0 = a.clone();
+        ranks.on_fault(Box::new(move |outcomes, _| {
+            let mut store = if a0.no_save {
+                None
+            } else {
+                open_store(&a0.db).ok()
+            };
+            let code = finish_dist(&a0, outcomes, store.as_mut());
+            end_output(Ok(code))
+        }));
+    }
     let (result, mut kept) = match setup {
         Err(e) => (Err(e), None),
         Ok((plan, db, lock)) if !all_ok => {
@@ -760,6 +777,17 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
     let Some(outcomes) = ranks.gather(&result) else {
         return Ok(0);
     };
+    let store = kept.as_mut().and_then(|(_, s)| s.as_mut());
+    Ok(finish_dist(&a, outcomes, store))
+}
+
+/// Rank 0's end of a distributed run: one line per failing rank, the merged run printed and
+/// saved (marked incomplete when a rank failed); the exit code.
+fn finish_dist(
+    a: &cli::RunArgs,
+    outcomes: Vec<crate::dist::Outcome>,
+    store: Option<&mut Store>,
+) -> i32 {
     let code = crate::dist::first_exit(&outcomes);
     let (doc, failures) = crate::dist::merge::merge(outcomes);
     for f in &failures {
@@ -768,9 +796,9 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
     let Some(doc) = doc else {
         if failures.is_empty() {
             eprintln!("iolab: error: interrupted before measuring began (nothing saved)");
-            return Ok(Exit::Interrupted as i32);
+            return Exit::Interrupted as i32;
         }
-        return Ok(code.unwrap_or(Exit::Failed as i32));
+        return code.unwrap_or(Exit::Failed as i32);
     };
     let multi = doc.runs.len() > 1;
     let printed = Printed {
@@ -783,7 +811,7 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
     let mut saved = None;
     let mut not_saved = None;
     // Rank 0 measured only when every rank could start, so its store is open.
-    if let Some((_, Some(s))) = kept.as_mut() {
+    if let Some(s) = store {
         match s.save_run(&doc, &json, None, None) {
             Ok(id) => saved = Some((id, s.path.clone())),
             Err(e) => not_saved = Some(kept_instead(&s.path, &e.msg, &json)),
@@ -805,22 +833,22 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
     }
     if let Some(why) = not_saved {
         eprintln!("iolab: error: the results above were not saved: {why}");
-        return Ok(Exit::NotSaved as i32);
+        return Exit::NotSaved as i32;
     }
     if let Some((id, path)) = saved {
         eprintln!("saved as run {id} in {}", path.display());
     }
     if let Some(c) = code {
-        return Ok(c);
+        return c;
     }
     let errors: u64 = doc.runs.iter().map(|c| c.total_errors()).sum();
-    Ok(if doc.interrupted {
+    if doc.interrupted {
         Exit::Interrupted as i32
     } else if errors > 0 {
         Exit::IoErrors as i32
     } else {
         0
-    })
+    }
 }
 
 /// `--live FILE|-` and `--metrics-listen ADDR:PORT`: the observer the runner feeds and the

@@ -7,6 +7,7 @@
 pub mod merge;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod side;
 
 use crate::engine::sync::{Agreed, Checkpoint, PhaseSync};
 use crate::error::{Error, Result};
@@ -14,7 +15,9 @@ use crate::model::run::RunDoc;
 use serde::{Deserialize, Serialize};
 use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, SystemTime};
 
 /// What the ranks need of a communicator: one collective of each kind, called by every rank
 /// in the same order.
@@ -57,6 +60,8 @@ pub struct Ranks {
     stopped: Cell<bool>,
     /// The measured windows of the cells run so far (wall clock, ns since the epoch).
     windows: RefCell<Vec<(u64, u64)>>,
+    /// The side channel to rank 0 ([`side`]): how a rank that dies or hangs is noticed.
+    link: Option<Arc<side::Link>>,
 }
 
 /// Joins the distributed run this process was started in: None when it was started alone (or
@@ -75,10 +80,9 @@ fn join_mpi(n: u32) -> Result<Option<Ranks>> {
             "started by an MPI launcher as one of {n} processes, but MPI could not be initialized"
         ))
     })?;
-    Ok(Some(Ranks::new(
-        Box::new(world),
-        crate::system::fsinfo::hostname(),
-    )))
+    let mut ranks = Ranks::new(Box::new(world), crate::system::fsinfo::hostname());
+    ranks.open_side()?;
+    Ok(Some(ranks))
 }
 
 #[cfg(not(feature = "mpi"))]
@@ -189,7 +193,94 @@ impl Ranks {
             host,
             stopped: Cell::new(false),
             windows: RefCell::new(Vec::new()),
+            link: None,
         }
+    }
+
+    /// Opens the side channel (a collective): rank 0 listens and tells every rank where; each
+    /// connects. Every rank learns whether all could; rank 0's watchdog then starts.
+    pub fn open_side(&mut self) -> Result<()> {
+        let (rank, n) = (self.rank(), self.size());
+        if rank == 0 {
+            let opened = side::listen();
+            let addrs = opened.as_ref().map(|o| o.1.clone()).unwrap_or_default();
+            self.comm.broadcast(addrs.as_bytes());
+            let served = opened.and_then(|(l, _)| side::serve(l, n, &self.host));
+            let ok = self.all_ok(served.is_ok());
+            let link = served.map_err(|e| {
+                Error::failed(format!(
+                    "rank 0 on {}: cannot open the side channel (a TCP listener): {e}",
+                    self.host
+                ))
+            })?;
+            if !ok {
+                let missing = side::wait_hellos(&link);
+                return Err(Error::failed(format!(
+                    "rank {} could not connect to rank 0's side channel at {addrs} (TCP; a firewall between the hosts? docs/distributed.md)",
+                    missing
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", rank ")
+                )));
+            }
+            side::wait_hellos(&link);
+            side::start_watchdog(&link)
+                .map_err(|e| Error::failed(format!("cannot start the side channel: {e}")))?;
+            self.link = Some(link);
+        } else {
+            let addrs = String::from_utf8_lossy(&self.comm.broadcast(&[])).into_owned();
+            let link = if addrs.is_empty() {
+                Err(String::new())
+            } else {
+                side::connect(&addrs, rank, &self.host)
+            };
+            if !self.all_ok(link.is_ok()) {
+                // rank 0 names the ranks that could not connect
+                std::process::exit(crate::error::Exit::Failed as i32);
+            }
+            self.link = link.ok();
+        }
+        Ok(())
+    }
+
+    /// Rank 0 ended the run early (a rank died or hung): no more collectives.
+    pub fn aborted(&self) -> bool {
+        self.link.as_ref().is_some_and(|l| l.aborted())
+    }
+
+    /// The run's stop flag (Ctrl-C's), set when rank 0 ends the run early.
+    pub fn watch_stop(&self, stop: Arc<AtomicBool>) {
+        if let Some(l) = &self.link {
+            l.watch_stop(stop);
+        }
+    }
+
+    /// Rank 0: what to do when a rank dies or hangs (print and save what the others measured).
+    pub fn on_fault(&self, f: side::OnFault) {
+        if let Some(l) = &self.link {
+            l.on_fault(f);
+        }
+    }
+
+    /// Rank 0: how long a rank may be silent, or measure without completing I/O.
+    pub fn set_rank_timeout(&self, t: Duration) {
+        if let Some(l) = &self.link {
+            l.set_timeout(t);
+        }
+    }
+
+    /// A collective, with this rank's phase "waiting" on the side channel while in it. After
+    /// rank 0 ended the run early, the rank waits there to be ended instead.
+    fn collective<T>(&self, f: impl FnOnce() -> T) -> T {
+        let Some(l) = &self.link else { return f() };
+        if l.aborted() {
+            l.park();
+        }
+        l.set_phase(side::WAITING);
+        let r = f();
+        l.set_phase(side::WORKING);
+        r
     }
     pub fn rank(&self) -> u32 {
         self.comm.rank()
@@ -210,7 +301,7 @@ impl Ranks {
 
     /// Rank 0's bytes on every rank (a collective).
     pub fn broadcast(&self, bytes: &[u8]) -> Vec<u8> {
-        self.comm.broadcast(bytes)
+        self.collective(|| self.comm.broadcast(bytes))
     }
 
     /// Ready for another run (an experiment's next point): no stop agreed, no windows.
@@ -221,24 +312,29 @@ impl Ranks {
 
     /// Whether every rank is fine (a collective: every rank calls it at the same point).
     pub fn all_ok(&self, ok: bool) -> bool {
-        self.comm.all_max(u8::from(!ok)) == 0
+        self.collective(|| self.comm.all_max(u8::from(!ok)) == 0)
     }
 
     /// Sends this rank's result to rank 0: there, every rank's outcome in rank order.
     pub fn gather(&self, r: &Result<RunDoc>) -> Option<Vec<Outcome>> {
         let result = match r {
-            Ok(doc) => Ok(Done {
-                doc: doc.clone(),
-                hists: doc
-                    .runs
-                    .iter()
-                    .map(|c| c.lat_hists.iter().map(hist_bytes).collect())
-                    .collect(),
-                windows: self.windows.borrow().clone(),
-            }),
+            Ok(doc) => Ok(self.done(doc)),
             Err(e) => Err(Failed::from(e)),
         };
         self.gather_any(result)
+    }
+
+    /// A document as rank 0 receives it: with its histograms' bytes and the measured windows.
+    fn done(&self, doc: &RunDoc) -> Done {
+        Done {
+            doc: doc.clone(),
+            hists: doc
+                .runs
+                .iter()
+                .map(|c| c.lat_hists.iter().map(hist_bytes).collect())
+                .collect(),
+            windows: self.windows.borrow().clone(),
+        }
     }
 
     /// Sends this rank's outcome to rank 0: there, every rank's in rank order.
@@ -252,7 +348,7 @@ impl Ranks {
             result,
         };
         let bytes = serde_json::to_vec(&me).expect("serializable");
-        let all = self.comm.gather(&bytes)?;
+        let all = self.collective(|| self.comm.gather(&bytes))?;
         Some(
             all.iter()
                 .enumerate()
@@ -271,9 +367,23 @@ impl Ranks {
     }
 }
 
+impl Drop for Ranks {
+    /// The run ended normally: rank 0's watchdog stands down, the other ranks say goodbye (their
+    /// closing side channel is not taken for a death).
+    fn drop(&mut self) {
+        if let Some(l) = &self.link {
+            l.bye();
+        }
+    }
+}
+
 impl PhaseSync for Ranks {
     fn checkpoint(&self, _at: Checkpoint, ok: bool) -> Agreed {
         if self.stopped.get() {
+            return Agreed::Stop;
+        }
+        if self.aborted() {
+            self.stopped.set(true);
             return Agreed::Stop;
         }
         if self.all_ok(ok) {
@@ -288,9 +398,10 @@ impl PhaseSync for Ranks {
     /// with the others. A start further ahead than a second (clocks that disagree: hosts without
     /// NTP) is not waited for: the rank starts at once.
     fn common_start(&self) -> Option<SystemTime> {
-        let at = self
-            .comm
-            .all_max_u64(unix_ns(SystemTime::now() + START_LEAD));
+        let at = self.collective(|| {
+            self.comm
+                .all_max_u64(unix_ns(SystemTime::now() + START_LEAD))
+        });
         let at = SystemTime::UNIX_EPOCH + std::time::Duration::from_nanos(at);
         let ahead = at.duration_since(SystemTime::now()).unwrap_or_default();
         (ahead < std::time::Duration::from_secs(1)).then_some(at)
@@ -299,6 +410,22 @@ impl PhaseSync for Ranks {
         self.windows
             .borrow_mut()
             .push((unix_ns(start), unix_ns(end)));
+        if let Some(l) = &self.link {
+            l.measured();
+        }
+    }
+    fn watched(&self) -> bool {
+        self.link.is_some()
+    }
+    fn measuring(&self, threads: Vec<Arc<crate::measure::live::LiveCounters>>) {
+        if let Some(l) = &self.link {
+            l.measuring(threads);
+        }
+    }
+    fn progress(&self, doc: &RunDoc) {
+        if let Some(l) = &self.link {
+            l.progress(self.done(doc));
+        }
     }
 }
 

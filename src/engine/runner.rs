@@ -231,7 +231,7 @@ fn run_phase(
         .map(|u| {
             (0..u.job.threads)
                 .map(|_| Progress {
-                    live: (plan.report_interval.is_some() || obs.is_some())
+                    live: (plan.report_interval.is_some() || obs.is_some() || sync.watched())
                         .then(|| std::sync::Arc::new(LiveCounters::default())),
                     ..Progress::default()
                 })
@@ -254,6 +254,15 @@ fn run_phase(
         Some(at) => Instant::now() + at.duration_since(SystemTime::now()).unwrap_or_default(),
         None => Instant::now() + Duration::from_millis(5),
     };
+    if sync.watched() {
+        sync.measuring(
+            progress
+                .iter()
+                .flatten()
+                .filter_map(|p| p.live.clone())
+                .collect(),
+        );
+    }
     let measure_start = start + Duration::from_secs_f64(job0.ramp_s);
     let measure_start_wall = SystemTime::now() + measure_start.duration_since(Instant::now());
     let shared: Vec<Shared> = units
@@ -943,6 +952,17 @@ pub fn run_with(
                 Ok(cell) => {
                     on_cell(&cell);
                     runs.push(cell);
+                    if sync.watched() {
+                        sync.progress(&so_far(
+                            plan,
+                            &start_time,
+                            &env,
+                            &system,
+                            &prep,
+                            &warnings,
+                            &runs,
+                        ));
+                    }
                 }
                 Err(e) => {
                     outcome = Err(e);
@@ -1057,6 +1077,17 @@ pub fn run_with(
             Ok(cell) => {
                 on_cell(&cell);
                 runs.push(cell);
+                if sync.watched() {
+                    sync.progress(&so_far(
+                        plan,
+                        &start_time,
+                        &env,
+                        &system,
+                        &prep,
+                        &warnings,
+                        &runs,
+                    ));
+                }
             }
             Err(e) => {
                 outcome = Err(e);
@@ -1152,6 +1183,34 @@ pub fn run_with(
             ))
         }
     })
+}
+
+/// The document of what a run measured so far (a distributed run's progress, between cells):
+/// marked interrupted, as it is what remains should the run end here.
+fn so_far(
+    plan: &Plan,
+    start_time: &str,
+    env: &RunEnv,
+    system: &Option<crate::model::env::EnvReport>,
+    prep: &PrepareInfo,
+    warnings: &[Warning],
+    runs: &[CellResult],
+) -> RunDoc {
+    RunDoc {
+        schema: crate::model::run::RUN_SCHEMA.to_string(),
+        iolab_version: env!("CARGO_PKG_VERSION").to_string(),
+        start_time: start_time.to_string(),
+        end_time: now_rfc3339(),
+        label: plan.label.clone(),
+        tags: plan.tags.clone(),
+        env: env.clone(),
+        system: system.clone(),
+        prepare: prep.clone(),
+        warnings: warnings.to_vec(),
+        interrupted: true,
+        runs: runs.to_vec(),
+        dist: None,
+    }
 }
 
 /// The end of a run: nothing measured after an interruption is an error (nothing to save);

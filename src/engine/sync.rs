@@ -53,6 +53,18 @@ pub trait PhaseSync {
     fn common_start(&self) -> Option<SystemTime> {
         None
     }
+    /// Whether this process is watched while it runs (a distributed run's side channel): the
+    /// workers then publish live counters ([`PhaseSync::measuring`]) and the runner reports
+    /// the document so far after every cell ([`PhaseSync::progress`]).
+    fn watched(&self) -> bool {
+        false
+    }
+    /// The workers of a cell start now; `threads` are their live counters (read by another
+    /// thread, never locked by the workers). Cleared by [`PhaseSync::measured`].
+    fn measuring(&self, _threads: Vec<std::sync::Arc<crate::measure::live::LiveCounters>>) {}
+    /// After each measured cell (when [`PhaseSync::watched`]): the document so far, what this
+    /// process has measured should the run end without reaching its end.
+    fn progress(&self, _doc: &crate::model::run::RunDoc) {}
 }
 
 /// One process alone: every checkpoint goes on.

@@ -68,6 +68,12 @@ impl LiveCounters {
             1,
         );
     }
+
+    /// Operations of every kind completed so far (read by another thread: a distributed run's
+    /// watch that I/O still completes).
+    pub fn ops_total(&self) -> u64 {
+        self.ops.iter().map(|o| o.load(Relaxed)).sum()
+    }
 }
 
 /// Cumulative totals of one kind of operation over a group of threads, read at one instant

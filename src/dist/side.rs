@@ -1,0 +1,668 @@
+//! The side channel of a distributed run (docs/distributed.md, "When a rank dies or hangs"): a
+//! TCP connection from every rank to rank 0 that does not depend on MPI surviving. Open MPI 4
+//! (no ULFM) cannot go on once a process died, and a rank that hangs keeps the others waiting in
+//! a collective; over this channel rank 0 still learns what every rank measured and when one of
+//! them is gone, so it can name it, save what the others measured and end the run.
+//!
+//! Every rank other than 0 keeps two threads: one sends a heartbeat every second (its phase and
+//! the operations its workers completed so far, read from their live counters, never locked by
+//! them), one waits for rank 0's stop. After each measured cell the rank sends the document
+//! so far (as [`Done`] carries it: the cells and their HdrHistogram V2 bytes). Rank 0 keeps the
+//! latest of each in a [`Monitor`] whose watchdog ends the run when a rank's connection closes
+//! without its goodbye (killed: the kernel closes a dead process's sockets), when its heartbeats
+//! stop for the rank timeout (stopped, or the whole process hung), or when its workers complete
+//! no I/O for that long while measuring (I/O that never returns). It then tells every rank to
+//! stop, waits a moment for their last cells, hands every rank's outcome to the command's
+//! failure handler (which prints, saves and says how to exit) and ends the process.
+
+use super::{Done, Failed, Outcome};
+use crate::measure::live::LiveCounters;
+use serde::{Deserialize, Serialize};
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// What a rank is doing, as its heartbeats say.
+pub const WORKING: u8 = 0;
+/// Its workers are measuring (its completed operations must grow).
+pub const MEASURING: u8 = 1;
+/// In a collective, waiting for the other ranks.
+pub const WAITING: u8 = 2;
+/// Stopped after rank 0's stop, waiting to be ended.
+pub const PARKED: u8 = 3;
+
+fn phase_name(p: u8) -> &'static str {
+    match p {
+        MEASURING => "measuring",
+        WAITING => "waiting for the other ranks",
+        PARKED => "stopped",
+        _ => "working",
+    }
+}
+
+/// The default of `--rank-timeout`.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Between heartbeats.
+const BEAT: Duration = Duration::from_secs(1);
+/// How long rank 0 waits, after telling the ranks to stop, for their last cells. Open MPI's
+/// launcher ends every process about 2 s after one died (SIGTERM after 1 s, SIGKILL after 2 s):
+/// rank 0 must have saved by then.
+const SETTLE: Duration = Duration::from_millis(800);
+/// How long a rank tries to reach rank 0's listener, and rank 0 waits for every rank's hello.
+const CONNECT: Duration = Duration::from_secs(10);
+
+/// A message from a rank to rank 0, one JSON line each.
+#[derive(Serialize, Deserialize)]
+enum Up {
+    Hello { rank: u32, host: String },
+    Beat { phase: u8, ops: u64 },
+    Progress(Box<Done>),
+    Bye,
+}
+
+/// The line rank 0 sends every rank when the run ends early.
+const STOP: &str = "stop\n";
+
+/// Why rank 0 ends a run early.
+#[derive(Clone, Debug)]
+pub struct Fault {
+    pub rank: u32,
+    pub host: String,
+    pub reason: String,
+}
+
+/// What the command does with the outcomes when rank 0 ends a run early: prints and saves what
+/// the ranks measured; returns the exit code. Runs on the watchdog's thread (the main thread
+/// may be inside a collective that never returns).
+pub type OnFault = Box<dyn FnOnce(Vec<Outcome>, &Fault) -> i32 + Send>;
+
+/// This process's end of the side channel (every rank).
+pub struct Link {
+    phase: AtomicU8,
+    /// The live counters of the cell being measured (empty between cells).
+    live: Mutex<Vec<Arc<LiveCounters>>>,
+    /// Rank 0 said stop (or, on rank 0, its watchdog did): no more collectives.
+    aborted: AtomicBool,
+    /// The run's stop flag (Ctrl-C's), set when aborted.
+    stop: Mutex<Option<Arc<AtomicBool>>>,
+    /// Ranks other than 0: the connection to rank 0.
+    up: Option<Mutex<TcpStream>>,
+    /// Rank 0: what every rank said.
+    monitor: Option<Arc<Monitor>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Link {
+    pub fn aborted(&self) -> bool {
+        self.aborted.load(Ordering::SeqCst)
+    }
+
+    /// The run's stop flag, set when rank 0 ends the run early.
+    pub fn watch_stop(&self, stop: Arc<AtomicBool>) {
+        if self.aborted() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        *lock(&self.stop) = Some(stop);
+    }
+
+    fn abort_here(&self) {
+        self.aborted.store(true, Ordering::SeqCst);
+        if let Some(s) = lock(&self.stop).as_ref() {
+            s.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// The phase this rank is in; rank 0 learns it at once.
+    pub fn set_phase(&self, p: u8) {
+        self.phase.store(p, Ordering::SeqCst);
+        self.beat();
+    }
+
+    pub fn measuring(&self, threads: Vec<Arc<LiveCounters>>) {
+        *lock(&self.live) = threads;
+        self.set_phase(MEASURING);
+    }
+
+    pub fn measured(&self) {
+        lock(&self.live).clear();
+        self.set_phase(WORKING);
+    }
+
+    /// Operations the workers of the cell being measured completed so far.
+    fn ops(&self) -> u64 {
+        lock(&self.live).iter().map(|c| c.ops_total()).sum()
+    }
+
+    fn send(&self, m: &Up) {
+        if let Some(up) = &self.up {
+            let mut line = serde_json::to_vec(m).expect("serializable");
+            line.push(b'\n');
+            // rank 0 gone: the launcher ends this rank
+            let _ = lock(up).write_all(&line);
+        }
+    }
+
+    fn beat(&self) {
+        let phase = self.phase.load(Ordering::SeqCst);
+        match &self.monitor {
+            Some(m) => m.beat(0, phase, self.ops()),
+            None => self.send(&Up::Beat {
+                phase,
+                ops: self.ops(),
+            }),
+        }
+    }
+
+    /// What this rank measured so far.
+    pub fn progress(&self, done: Done) {
+        match &self.monitor {
+            Some(m) => lock(&m.ranks)[0].done = Some(done),
+            None => self.send(&Up::Progress(Box::new(done))),
+        }
+    }
+
+    /// The run ended normally (after the gather): rank 0's watchdog stands down, the others
+    /// say goodbye so that their closing connection is not taken for a death.
+    pub fn bye(&self) {
+        match &self.monitor {
+            Some(m) => m.armed.store(false, Ordering::SeqCst),
+            None => self.send(&Up::Bye),
+        }
+    }
+
+    /// After rank 0 ended the run early: wait to be ended (rank 0's watchdog ends rank 0; the
+    /// launcher ends the others when rank 0 is gone).
+    pub fn park(&self) -> ! {
+        self.set_phase(PARKED);
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+
+    /// Rank 0: what the command does when the run ends early.
+    pub fn on_fault(&self, f: OnFault) {
+        if let Some(m) = &self.monitor {
+            *lock(&m.on_fault) = Some(f);
+        }
+    }
+
+    /// Rank 0: the rank timeout (`--rank-timeout`).
+    pub fn set_timeout(&self, t: Duration) {
+        if let Some(m) = &self.monitor {
+            m.timeout_ms
+                .store(t.as_millis().max(1) as u64, Ordering::SeqCst);
+        }
+    }
+}
+
+/// What rank 0 last heard from a rank.
+struct Seen {
+    host: String,
+    hello: bool,
+    phase: u8,
+    ops: u64,
+    /// When `ops` last grew (or the phase changed).
+    ops_at: Instant,
+    beat_at: Instant,
+    done: Option<Done>,
+    closed: bool,
+    bye: bool,
+    conn: Option<TcpStream>,
+}
+
+/// Rank 0's record of every rank and its watchdog's settings.
+pub struct Monitor {
+    ranks: Mutex<Vec<Seen>>,
+    timeout_ms: AtomicU64,
+    /// The watchdog judges (between the start and the gather).
+    armed: AtomicBool,
+    on_fault: Mutex<Option<OnFault>>,
+}
+
+impl Monitor {
+    fn beat(&self, r: usize, phase: u8, ops: u64) {
+        let mut all = lock(&self.ranks);
+        let Some(s) = all.get_mut(r) else { return };
+        let now = Instant::now();
+        if ops != s.ops || phase != s.phase {
+            s.ops_at = now;
+        }
+        s.phase = phase;
+        s.ops = ops;
+        s.beat_at = now;
+    }
+
+    fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms.load(Ordering::SeqCst))
+    }
+}
+
+/// This host's IPv4 addresses, loopback last (a rank on another host reaches one of the
+/// others; the loopback serves ranks on this host).
+fn local_addrs() -> Vec<std::net::Ipv4Addr> {
+    let mut out = Vec::new();
+    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `head` with a list freed by freeifaddrs below; every node is
+    // read while the list lives.
+    unsafe {
+        if libc::getifaddrs(&mut head) == 0 {
+            let mut p = head;
+            while !p.is_null() {
+                let a = (*p).ifa_addr;
+                if !a.is_null() && (*a).sa_family as i32 == libc::AF_INET {
+                    let sin = &*(a as *const libc::sockaddr_in);
+                    out.push(std::net::Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)));
+                }
+                p = (*p).ifa_next;
+            }
+            libc::freeifaddrs(head);
+        }
+    }
+    out.sort_by_key(|a| a.is_loopback());
+    out.dedup();
+    if out.is_empty() {
+        out.push(std::net::Ipv4Addr::LOCALHOST);
+    }
+    out
+}
+
+/// Rank 0: listens on every address (a port the system picks); returns the listener and the
+/// addresses to tell the other ranks (`ip:port`, comma-separated).
+pub fn listen() -> std::io::Result<(TcpListener, String)> {
+    let l = TcpListener::bind("0.0.0.0:0")?;
+    let port = l.local_addr()?.port();
+    let addrs = local_addrs()
+        .iter()
+        .map(|a| format!("{a}:{port}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    Ok((l, addrs))
+}
+
+/// A rank other than 0: connects to the first of rank 0's addresses that answers and says
+/// hello; its heartbeat and stop threads start. Err says which addresses were tried.
+pub fn connect(addrs: &str, rank: u32, host: &str) -> Result<Arc<Link>, String> {
+    let deadline = Instant::now() + CONNECT;
+    let list: Vec<SocketAddr> = addrs.split(',').filter_map(|a| a.parse().ok()).collect();
+    let mut last = String::from("no address");
+    let stream = 'found: loop {
+        for a in &list {
+            match TcpStream::connect_timeout(a, Duration::from_secs(2)) {
+                Ok(s) => break 'found s,
+                Err(e) => last = format!("{a}: {e}"),
+            }
+        }
+        if Instant::now() >= deadline {
+            return Err(format!(
+                "cannot reach rank 0's side channel at {addrs} ({last})"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let _ = stream.set_nodelay(true);
+    let reader = stream.try_clone().map_err(|e| e.to_string())?;
+    let link = Arc::new(Link {
+        phase: AtomicU8::new(WORKING),
+        live: Mutex::new(Vec::new()),
+        aborted: AtomicBool::new(false),
+        stop: Mutex::new(None),
+        up: Some(Mutex::new(stream)),
+        monitor: None,
+    });
+    link.send(&Up::Hello {
+        rank,
+        host: host.to_string(),
+    });
+    let l = Arc::clone(&link);
+    std::thread::Builder::new()
+        .name("iolab-beat".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(BEAT);
+                l.beat();
+            }
+        })
+        .map_err(|e| e.to_string())?;
+    let l = Arc::clone(&link);
+    std::thread::Builder::new()
+        .name("iolab-stop".into())
+        .spawn(move || {
+            let mut line = String::new();
+            let mut r = BufReader::new(reader);
+            // rank 0's stop, or its end (the launcher then ends this rank)
+            if r.read_line(&mut line).is_ok() && line == STOP {
+                l.abort_here();
+            }
+        })
+        .map_err(|e| e.to_string())?;
+    Ok(link)
+}
+
+/// Rank 0: accepts the other ranks' connections and keeps what they say. The watchdog starts
+/// with [`start_watchdog`], once every rank said hello.
+pub fn serve(l: TcpListener, n: u32, host: &str) -> std::io::Result<Arc<Link>> {
+    let now = Instant::now();
+    let ranks = (0..n)
+        .map(|r| Seen {
+            host: if r == 0 { host.to_string() } else { "?".into() },
+            hello: r == 0,
+            phase: WORKING,
+            ops: 0,
+            ops_at: now,
+            beat_at: now,
+            done: None,
+            closed: false,
+            bye: false,
+            conn: None,
+        })
+        .collect();
+    let monitor = Arc::new(Monitor {
+        ranks: Mutex::new(ranks),
+        timeout_ms: AtomicU64::new(DEFAULT_TIMEOUT.as_millis() as u64),
+        armed: AtomicBool::new(false),
+        on_fault: Mutex::new(None),
+    });
+    let m = Arc::clone(&monitor);
+    std::thread::Builder::new()
+        .name("iolab-accept".into())
+        .spawn(move || {
+            for _ in 1..n {
+                let Ok((s, _)) = l.accept() else { return };
+                let m = Arc::clone(&m);
+                let _ = std::thread::Builder::new()
+                    .name("iolab-rank".into())
+                    .spawn(move || read_rank(s, &m));
+            }
+        })?;
+    Ok(Arc::new(Link {
+        phase: AtomicU8::new(WORKING),
+        live: Mutex::new(Vec::new()),
+        aborted: AtomicBool::new(false),
+        stop: Mutex::new(None),
+        up: None,
+        monitor: Some(monitor),
+    }))
+}
+
+/// Rank 0: one rank's connection, read until it closes.
+fn read_rank(s: TcpStream, m: &Monitor) {
+    let writer = s.try_clone().ok();
+    let mut r = BufReader::new(s);
+    let mut who: Option<usize> = None;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match r.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let Ok(msg) = serde_json::from_slice::<Up>(&line) else {
+            continue;
+        };
+        match msg {
+            Up::Hello { rank, host } => {
+                let mut all = lock(&m.ranks);
+                if let Some(seen) = all.get_mut(rank as usize) {
+                    seen.host = host;
+                    seen.hello = true;
+                    seen.beat_at = Instant::now();
+                    seen.ops_at = Instant::now();
+                    seen.conn = writer.as_ref().and_then(|w| w.try_clone().ok());
+                    who = Some(rank as usize);
+                }
+            }
+            Up::Beat { phase, ops } => {
+                if let Some(r) = who {
+                    m.beat(r, phase, ops);
+                }
+            }
+            Up::Progress(d) => {
+                if let Some(r) = who {
+                    lock(&m.ranks)[r].done = Some(*d);
+                }
+            }
+            Up::Bye => {
+                if let Some(r) = who {
+                    lock(&m.ranks)[r].bye = true;
+                }
+            }
+        }
+    }
+    if let Some(r) = who {
+        lock(&m.ranks)[r].closed = true;
+    }
+}
+
+/// Rank 0: waits until every rank said hello (at most [`CONNECT`]); the ranks that did not.
+pub fn wait_hellos(link: &Link) -> Vec<u32> {
+    let Some(m) = &link.monitor else {
+        return Vec::new();
+    };
+    let deadline = Instant::now() + CONNECT;
+    loop {
+        let missing: Vec<u32> = lock(&m.ranks)
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| !s.hello)
+            .map(|(r, _)| r as u32)
+            .collect();
+        if missing.is_empty() || Instant::now() >= deadline {
+            return missing;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Rank 0: the watchdog thread. Judges every rank until the run ends normally ([`Link::bye`]);
+/// on the first fault it ends the run and the process.
+pub fn start_watchdog(link: &Arc<Link>) -> std::io::Result<()> {
+    let Some(m) = link.monitor.clone() else {
+        return Ok(());
+    };
+    m.armed.store(true, Ordering::SeqCst);
+    let link = Arc::clone(link);
+    std::thread::Builder::new()
+        .name("iolab-watch".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(Duration::from_millis(50));
+                if !m.armed.load(Ordering::SeqCst) {
+                    continue;
+                }
+                link.beat();
+                if let Some(f) = judge(&m) {
+                    let code = end_early(&link, &m, f);
+                    std::process::exit(code);
+                }
+            }
+        })?;
+    Ok(())
+}
+
+/// The first rank found gone or hung, if any.
+fn judge(m: &Monitor) -> Option<Fault> {
+    let t = m.timeout();
+    let all = lock(&m.ranks);
+    let fault = |r: usize, reason: String| Fault {
+        rank: r as u32,
+        host: all[r].host.clone(),
+        reason,
+    };
+    for (r, s) in all.iter().enumerate() {
+        if r == 0 || s.bye {
+            continue;
+        }
+        if s.closed {
+            return Some(fault(
+                r,
+                format!(
+                    "killed or exited (its connection to rank 0 closed) while {}",
+                    phase_name(s.phase)
+                ),
+            ));
+        }
+        if s.beat_at.elapsed() > t {
+            return Some(fault(
+                r,
+                format!(
+                    "no heartbeat for {} s (stopped or hung) while {}",
+                    t.as_secs_f64(),
+                    phase_name(s.phase)
+                ),
+            ));
+        }
+    }
+    for (r, s) in all.iter().enumerate() {
+        if s.phase == MEASURING && !s.bye && s.ops_at.elapsed() > t {
+            return Some(fault(
+                r,
+                format!(
+                    "no I/O completed for {} s while measuring (I/O that does not return)",
+                    t.as_secs_f64()
+                ),
+            ));
+        }
+    }
+    None
+}
+
+/// Tells every rank to stop, waits (at most [`SETTLE`]) for their last cells, and hands every
+/// rank's outcome to the command: the faulty rank's reason, each other rank's document so far
+/// (or "stopped" when it had measured nothing). Returns the exit code.
+fn end_early(link: &Link, m: &Monitor, f: Fault) -> i32 {
+    m.armed.store(false, Ordering::SeqCst);
+    for s in lock(&m.ranks).iter_mut() {
+        if let Some(c) = s.conn.as_mut() {
+            let _ = c.write_all(STOP.as_bytes());
+        }
+    }
+    link.abort_here();
+    let deadline = Instant::now() + SETTLE;
+    while Instant::now() < deadline {
+        link.beat();
+        let settled = lock(&m.ranks)
+            .iter()
+            .enumerate()
+            .all(|(r, s)| r == f.rank as usize || s.bye || s.closed || s.phase >= WAITING);
+        if settled {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let outcomes: Vec<Outcome> = lock(&m.ranks)
+        .iter_mut()
+        .enumerate()
+        .map(|(r, s)| Outcome {
+            rank: r as u32,
+            host: s.host.clone(),
+            result: if r == f.rank as usize {
+                Err(Failed {
+                    exit: crate::error::Exit::Failed as i32,
+                    msg: f.reason.clone(),
+                })
+            } else {
+                s.done.take().ok_or_else(|| Failed {
+                    exit: crate::error::Exit::Interrupted as i32,
+                    msg: crate::engine::sync::STOPPED.to_string(),
+                })
+            },
+        })
+        .collect();
+    let handler = lock(&m.on_fault).take();
+    match handler {
+        Some(h) => h(outcomes, &f),
+        None => {
+            eprintln!("iolab: error: rank {} on {}: {}", f.rank, f.host, f.reason);
+            crate::error::Exit::Failed as i32
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pair(n: u32) -> (Arc<Link>, Vec<Arc<Link>>) {
+        let (l, addrs) = listen().unwrap();
+        let zero = serve(l, n, "h0").unwrap();
+        let others: Vec<Arc<Link>> = (1..n)
+            .map(|r| connect(&addrs, r, &format!("h{r}")).unwrap())
+            .collect();
+        assert!(wait_hellos(&zero).is_empty());
+        (zero, others)
+    }
+
+    #[test]
+    fn a_closed_connection_without_goodbye_is_a_fault_naming_the_rank_and_host() {
+        let (zero, others) = pair(3);
+        let m = zero.monitor.clone().unwrap();
+        m.armed.store(true, Ordering::SeqCst);
+        assert!(judge(&m).is_none());
+        others[0].bye();
+        // rank 1 said goodbye: its closing is normal; rank 2 just closes (as when killed)
+        for l in &others {
+            let s = lock(l.up.as_ref().unwrap());
+            s.shutdown(std::net::Shutdown::Both).unwrap();
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let f = loop {
+            if let Some(f) = judge(&m) {
+                break f;
+            }
+            assert!(Instant::now() < deadline, "no fault seen");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert_eq!((f.rank, f.host.as_str()), (2, "h2"));
+        assert!(f.reason.starts_with("killed or exited"), "{}", f.reason);
+    }
+
+    #[test]
+    fn silence_and_stalled_io_are_faults_after_the_timeout() {
+        let (zero, others) = pair(2);
+        let m = zero.monitor.clone().unwrap();
+        zero.set_timeout(Duration::from_millis(1));
+        // a rank whose last beat is older than the timeout
+        lock(&m.ranks)[1].beat_at = Instant::now() - Duration::from_secs(1);
+        let f = judge(&m).unwrap();
+        assert_eq!(f.rank, 1);
+        assert!(f.reason.starts_with("no heartbeat"), "{}", f.reason);
+        // rank 0 measuring with counters that do not grow
+        m.beat(1, WAITING, 0);
+        zero.measuring(vec![Arc::new(LiveCounters::default())]);
+        lock(&m.ranks)[0].ops_at = Instant::now() - Duration::from_secs(1);
+        let f = judge(&m).unwrap();
+        assert_eq!(f.rank, 0);
+        assert!(f.reason.starts_with("no I/O completed"), "{}", f.reason);
+        drop(others);
+    }
+
+    #[test]
+    fn a_stop_from_rank_0_sets_each_ranks_stop_flag() {
+        let (zero, others) = pair(2);
+        let flag = Arc::new(AtomicBool::new(false));
+        others[0].watch_stop(Arc::clone(&flag));
+        let m = zero.monitor.clone().unwrap();
+        others[0].set_phase(PARKED);
+        let code = end_early(
+            &zero,
+            &m,
+            Fault {
+                rank: 1,
+                host: "h1".into(),
+                reason: "test".into(),
+            },
+        );
+        assert_eq!(code, crate::error::Exit::Failed as i32);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !flag.load(Ordering::Relaxed) {
+            assert!(Instant::now() < deadline, "the stop did not arrive");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(others[0].aborted() && zero.aborted());
+    }
+}
