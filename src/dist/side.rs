@@ -91,6 +91,10 @@ pub struct Link {
     up: Option<Mutex<TcpStream>>,
     /// Rank 0: what every rank said.
     monitor: Option<Arc<Monitor>>,
+    /// `--rank-timeout` in ms: how long a rank (rank 0 too) may be silent.
+    timeout_ms: AtomicU64,
+    /// This rank said goodbye (the run ended normally).
+    done: AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -169,6 +173,7 @@ impl Link {
     /// The run ended normally (after the gather): rank 0's watchdog stands down, the others
     /// say goodbye so that their closing connection is not taken for a death.
     pub fn bye(&self) {
+        self.done.store(true, Ordering::SeqCst);
         match &self.monitor {
             Some(m) => m.armed.store(false, Ordering::SeqCst),
             None => self.send(&Up::Bye),
@@ -191,12 +196,17 @@ impl Link {
         }
     }
 
-    /// Rank 0: the rank timeout (`--rank-timeout`).
+    /// The rank timeout (`--rank-timeout`): rank 0 judges the others by it, the others rank 0.
     pub fn set_timeout(&self, t: Duration) {
+        let ms = t.as_millis().max(1) as u64;
+        self.timeout_ms.store(ms, Ordering::SeqCst);
         if let Some(m) = &self.monitor {
-            m.timeout_ms
-                .store(t.as_millis().max(1) as u64, Ordering::SeqCst);
+            m.timeout_ms.store(ms, Ordering::SeqCst);
         }
+    }
+
+    fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms.load(Ordering::SeqCst))
     }
 }
 
@@ -313,6 +323,8 @@ pub fn connect(addrs: &str, rank: u32, host: &str) -> Result<Arc<Link>, String> 
         stop: Mutex::new(None),
         up: Some(Mutex::new(stream)),
         monitor: None,
+        timeout_ms: AtomicU64::new(DEFAULT_TIMEOUT.as_millis() as u64),
+        done: AtomicBool::new(false),
     });
     link.send(&Up::Hello {
         rank,
@@ -329,14 +341,43 @@ pub fn connect(addrs: &str, rank: u32, host: &str) -> Result<Arc<Link>, String> 
         })
         .map_err(|e| e.to_string())?;
     let l = Arc::clone(&link);
+    let host = host.to_string();
+    let _ = reader.set_read_timeout(Some(BEAT));
     std::thread::Builder::new()
         .name("iolab-stop".into())
         .spawn(move || {
-            let mut line = String::new();
             let mut r = BufReader::new(reader);
-            // rank 0's stop, or its end (the launcher then ends this rank)
-            if r.read_line(&mut line).is_ok() && line == STOP {
-                l.abort_here();
+            let mut line = Vec::new();
+            let mut heard = Instant::now();
+            loop {
+                match r.read_until(b'\n', &mut line) {
+                    // rank 0's end: the launcher ends this rank
+                    Ok(0) => return,
+                    Ok(_) if line.ends_with(b"\n") => {
+                        heard = Instant::now();
+                        if line == STOP.as_bytes() {
+                            l.abort_here();
+                        }
+                        line.clear();
+                    }
+                    Ok(_) => {}
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                        ) => {}
+                    Err(_) => return,
+                }
+                let t = l.timeout();
+                if heard.elapsed() > t && !l.done.load(Ordering::SeqCst) && !l.aborted() {
+                    // Rank 0 is stopped or hung: nobody would end this rank. It ends, and the
+                    // launcher ends the others.
+                    eprintln!(
+                        "iolab: error: rank {rank} on {host}: rank 0 sent no heartbeat for {} s (stopped or hung): ending the run",
+                        t.as_secs_f64()
+                    );
+                    std::process::exit(crate::error::Exit::Failed as i32);
+                }
             }
         })
         .map_err(|e| e.to_string())?;
@@ -386,6 +427,8 @@ pub fn serve(l: TcpListener, n: u32, host: &str) -> std::io::Result<Arc<Link>> {
         stop: Mutex::new(None),
         up: None,
         monitor: Some(monitor),
+        timeout_ms: AtomicU64::new(DEFAULT_TIMEOUT.as_millis() as u64),
+        done: AtomicBool::new(false),
     }))
 }
 
@@ -413,6 +456,10 @@ fn read_rank(s: TcpStream, m: &Monitor) {
                     seen.beat_at = Instant::now();
                     seen.ops_at = Instant::now();
                     seen.conn = writer.as_ref().and_then(|w| w.try_clone().ok());
+                    if let Some(c) = &seen.conn {
+                        // a stopped rank's full buffer never blocks rank 0
+                        let _ = c.set_write_timeout(Some(Duration::from_millis(200)));
+                    }
                     who = Some(rank as usize);
                 }
             }
@@ -469,8 +516,18 @@ pub fn start_watchdog(link: &Arc<Link>) -> std::io::Result<()> {
     std::thread::Builder::new()
         .name("iolab-watch".into())
         .spawn(move || {
+            let mut beat_at = Instant::now();
             loop {
                 std::thread::sleep(Duration::from_millis(50));
+                if beat_at.elapsed() >= BEAT {
+                    // rank 0's heartbeat: the other ranks end should rank 0 stop or hang
+                    beat_at = Instant::now();
+                    for s in lock(&m.ranks).iter_mut() {
+                        if let Some(c) = s.conn.as_mut() {
+                            let _ = c.write_all(b"beat\n");
+                        }
+                    }
+                }
                 if !m.armed.load(Ordering::SeqCst) {
                     continue;
                 }
