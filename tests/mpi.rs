@@ -972,6 +972,57 @@ fn a_hung_rank_is_named_after_the_rank_timeout_and_the_others_are_saved() {
     drop(stopped);
 }
 
+/// Continues a stopped process when the test ends, however.
+struct Continued(u32);
+
+impl Drop for Continued {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-CONT", &self.0.to_string()])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+#[test]
+fn a_rank_whose_io_never_returns_is_named_and_the_others_are_saved() {
+    const NAME: &str = "a_rank_whose_io_never_returns_is_named_and_the_others_are_saved";
+    if let Some(why) = cannot_mpi().or_else(common::faultfs::skip_reason) {
+        return skip(NAME, &why);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut dirs = rank_dirs(tmp.path(), 4);
+    // Rank 2's directory is on a FUSE filesystem: with its server stopped, rank 2's reads wait
+    // and never return, as on a hung NFS server (its heartbeats go on).
+    let fs = common::faultfs::FaultFs::mount(&[]);
+    std::fs::remove_dir(&dirs[2]).unwrap();
+    std::os::unix::fs::symlink(&fs.mnt, &dirs[2]).unwrap();
+    dirs[2] = fs.mnt.clone();
+    let dir = tmp.path().join("r{rank}");
+    let db = tmp.path().join("store.db");
+    let timeout_s = 3;
+    let (run, _) = four_ranks_measuring(
+        &dirs,
+        &dir,
+        &db,
+        60,
+        &["--direct", "--rank-timeout", &format!("{timeout_s}s")],
+    );
+    let server = fs.pid();
+    let held = Continued(server);
+    let at = Instant::now();
+    sh(&format!("kill -STOP {server}"));
+    let (o, _) = run.join().unwrap();
+    let after = at.elapsed();
+    drop(held);
+    eprintln!("the run ended {after:?} after rank 2's I/O stopped returning");
+    assert!(
+        after >= Duration::from_secs(timeout_s) && after < Duration::from_secs(timeout_s + 10),
+        "the run ended {after:?} after rank 2's I/O stopped (--rank-timeout {timeout_s}s)"
+    );
+    check_saved_without_rank_2(&o, &db, "no I/O completed for 3 s while measuring");
+}
+
 /// Checks a merged `iolab db --json` document of `n` ranks: transactions, queries and errors
 /// add up, the latency percentiles are those of the ranks' buckets added, the ranks started
 /// together.

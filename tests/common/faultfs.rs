@@ -170,6 +170,11 @@ impl FaultFs {
         self.mnt.to_str().unwrap()
     }
 
+    /// The FUSE server's process id (stopped with SIGSTOP, its filesystem's I/O never returns).
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
     /// Runs a control command of the write cache (FAULTFS_CACHE): "persist" or "powercut". It is
     /// done when this returns (the write of the command waits for it).
     pub fn ctl(&self, cmd: &str) {
