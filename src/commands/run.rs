@@ -770,6 +770,13 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
             if plan.created_dir && !plan.keep {
                 let _ = std::fs::remove_dir(&plan.fileset.dir);
             }
+            if ranks.aborted()
+                && let Ok(doc) = &r
+            {
+                // Rank 0 ended the run early (a rank died or hung): it takes this rank's
+                // document from the side channel (the roles' too), not from a gather.
+                crate::engine::sync::PhaseSync::progress(ranks, doc);
+            }
             (r, Some((plan, db)))
         }
     };
