@@ -308,6 +308,9 @@ impl Ranks {
     pub fn reset(&self) {
         self.stopped.set(false);
         self.windows.borrow_mut().clear();
+        if let Some(l) = &self.link {
+            l.arm();
+        }
     }
 
     /// Whether every rank is fine (a collective: every rank calls it at the same point).
@@ -349,6 +352,12 @@ impl Ranks {
         };
         let bytes = serde_json::to_vec(&me).expect("serializable");
         let all = self.collective(|| self.comm.gather(&bytes))?;
+        if let Some(l) = &self.link
+            && !l.claim()
+        {
+            // rank 0's watchdog is ending the run (a rank died just now): it prints and saves
+            l.park();
+        }
         Some(
             all.iter()
                 .enumerate()

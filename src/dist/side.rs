@@ -189,6 +189,21 @@ impl Link {
         }
     }
 
+    /// Rank 0, its gather done: the watchdog stands down (false when it already ended the run:
+    /// the caller then waits to be ended). Other ranks: true.
+    pub fn claim(&self) -> bool {
+        self.monitor
+            .as_ref()
+            .is_none_or(|m| m.armed.swap(false, Ordering::SeqCst))
+    }
+
+    /// Rank 0: the watchdog judges again (an experiment's next point).
+    pub fn arm(&self) {
+        if let Some(m) = &self.monitor {
+            m.armed.store(true, Ordering::SeqCst);
+        }
+    }
+
     /// Rank 0: what the command does when the run ends early.
     pub fn on_fault(&self, f: OnFault) {
         if let Some(m) = &self.monitor {
@@ -544,8 +559,11 @@ pub fn start_watchdog(link: &Arc<Link>) -> std::io::Result<()> {
                 }
                 link.beat();
                 if let Some(f) = judge(&m) {
-                    let code = end_early(&link, &m, f);
-                    std::process::exit(code);
+                    // unless rank 0's main thread just took the outcomes from the gather
+                    if m.armed.swap(false, Ordering::SeqCst) {
+                        let code = end_early(&link, &m, f);
+                        std::process::exit(code);
+                    }
                 }
             }
         })?;
@@ -603,7 +621,6 @@ fn judge(m: &Monitor) -> Option<Fault> {
 /// rank's outcome to the command: the faulty rank's reason, each other rank's document so far
 /// (or "stopped" when it had measured nothing). Returns the exit code.
 fn end_early(link: &Link, m: &Monitor, f: Fault) -> i32 {
-    m.armed.store(false, Ordering::SeqCst);
     for s in lock(&m.ranks).iter_mut() {
         if let Some(c) = s.conn.as_mut() {
             let _ = c.write_all(STOP.as_bytes());
