@@ -797,6 +797,14 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_2() {
         ),
         (&["run", "--dir", dir, "--fsync-every=-2s"], "--fsync-every"),
         (
+            &["run", "--dir", dir, "--rank-timeout", "0"],
+            "--rank-timeout",
+        ),
+        (
+            &["run", "--dir", dir, "--rank-timeout", "soon"],
+            "--rank-timeout",
+        ),
+        (
             &["run", "--dir", dir, "--role", "c:mode=rndwr,fsync-every=2x"],
             "--fsync-every",
         ),
