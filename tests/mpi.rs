@@ -827,7 +827,7 @@ fn four_ranks_measuring(
 /// A run rank 0 ended early because rank 2 failed: one error line naming rank 2, its host and
 /// `reason`; the stored run is marked incomplete and holds the other ranks' rows, each with
 /// reads, adding up to the merged count.
-fn check_saved_without_rank_2(o: &Output, db: &Path, reason: &str) {
+fn check_saved_without_rank_2(o: &Output, db: &Path, reason: &str, dirs: &[PathBuf]) {
     let err = text(&o.stderr);
     assert!(!o.status.success(), "{err}");
     let lines: Vec<&str> = err
@@ -880,6 +880,15 @@ fn check_saved_without_rank_2(o: &Output, db: &Path, reason: &str) {
         doc["results"]["read"]["ops"].as_u64().unwrap(),
         ops.iter().sum::<u64>()
     );
+    // the other ranks, stopped while measuring, removed their file sets
+    for r in [0, 1, 3] {
+        assert!(
+            common::entries(&dirs[r]).is_empty(),
+            "{} left behind: {:?}",
+            dirs[r].display(),
+            common::entries(&dirs[r])
+        );
+    }
 }
 
 #[test]
@@ -904,7 +913,7 @@ fn a_killed_rank_is_named_and_the_others_are_saved() {
         after < Duration::from_secs(10),
         "the run went on for {after:?} after rank 2 was killed"
     );
-    check_saved_without_rank_2(&o, &db, "killed or exited");
+    check_saved_without_rank_2(&o, &db, "killed or exited", &dirs);
 }
 
 /// Rank 2 stopped (SIGSTOP) mid-measure, continued and killed when the test ends however.
@@ -951,7 +960,7 @@ fn a_hung_rank_is_named_after_the_rank_timeout_and_the_others_are_saved() {
         after >= Duration::from_secs(timeout_s) && after < Duration::from_secs(timeout_s + 10),
         "the run ended {after:?} after rank 2 was stopped (--rank-timeout {timeout_s}s)"
     );
-    check_saved_without_rank_2(&o, &db, "no heartbeat for 3 s");
+    check_saved_without_rank_2(&o, &db, "no heartbeat for 3 s", &dirs);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
     // Nothing is left behind: the stopped rank was ended with the others.
     let t0 = Instant::now();
@@ -1020,7 +1029,7 @@ fn a_rank_whose_io_never_returns_is_named_and_the_others_are_saved() {
         after >= Duration::from_secs(timeout_s) && after < Duration::from_secs(timeout_s + 10),
         "the run ended {after:?} after rank 2's I/O stopped (--rank-timeout {timeout_s}s)"
     );
-    check_saved_without_rank_2(&o, &db, "no I/O completed for 3 s while measuring");
+    check_saved_without_rank_2(&o, &db, "no I/O completed for 3 s while measuring", &dirs);
 }
 
 /// Checks a merged `iolab db --json` document of `n` ranks: transactions, queries and errors

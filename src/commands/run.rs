@@ -750,7 +750,7 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
             } else {
                 open_store(&a0.db).ok()
             };
-            let code = finish_dist(&a0, outcomes, store.as_mut());
+            let code = finish_dist(&a0, outcomes, store.as_mut(), true);
             end_output(Ok(code))
         }));
     }
@@ -785,15 +785,18 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
         return Ok(0);
     };
     let store = kept.as_mut().and_then(|(_, s)| s.as_mut());
-    Ok(finish_dist(&a, outcomes, store))
+    Ok(finish_dist(&a, outcomes, store, false))
 }
 
 /// Rank 0's end of a distributed run: one line per failing rank, the merged run printed and
-/// saved (marked incomplete when a rank failed); the exit code.
+/// saved (marked incomplete when a rank failed); the exit code. `early`: rank 0's watchdog ended
+/// the run (a rank died or hung): where it was saved is said before the results are printed,
+/// as `mpirun`, ending the job, forwards only the first few KiB of what rank 0 prints next.
 fn finish_dist(
     a: &cli::RunArgs,
     outcomes: Vec<crate::dist::Outcome>,
     store: Option<&mut Store>,
+    early: bool,
 ) -> i32 {
     let code = crate::dist::first_exit(&outcomes);
     let (doc, failures) = crate::dist::merge::merge(outcomes);
@@ -824,6 +827,14 @@ fn finish_dist(
             Err(e) => not_saved = Some(kept_instead(&s.path, &e.msg, &json)),
         }
     }
+    if early {
+        if let Some(why) = &not_saved {
+            eprintln!("iolab: error: the results below were not saved: {why}");
+        }
+        if let Some((id, path)) = &saved {
+            eprintln!("saved as run {id} in {}", path.display());
+        }
+    }
     let fmt = a.format();
     let bins = matches!(fmt, OutputFormat::JsonPlus | OutputFormat::FioJsonPlus);
     match fmt {
@@ -839,10 +850,14 @@ fn finish_dist(
         ),
     }
     if let Some(why) = not_saved {
-        eprintln!("iolab: error: the results above were not saved: {why}");
+        if !early {
+            eprintln!("iolab: error: the results above were not saved: {why}");
+        }
         return Exit::NotSaved as i32;
     }
-    if let Some((id, path)) = saved {
+    if let Some((id, path)) = saved
+        && !early
+    {
         eprintln!("saved as run {id} in {}", path.display());
     }
     if let Some(c) = code {

@@ -121,6 +121,12 @@ impl Link {
         }
     }
 
+    fn release_stop(&self) {
+        if let Some(s) = lock(&self.stop).as_ref() {
+            s.store(false, Ordering::Relaxed);
+        }
+    }
+
     /// The phase this rank is in; rank 0 learns it at once.
     pub fn set_phase(&self, p: u8) {
         self.phase.store(p, Ordering::SeqCst);
@@ -638,6 +644,12 @@ fn end_early(link: &Link, m: &Monitor, f: Fault) -> i32 {
             break;
         }
         std::thread::sleep(Duration::from_millis(10));
+    }
+    if lock(&m.ranks)[0].phase >= WAITING {
+        // This rank's workers have stopped. The SIGTERM the launcher sends 1 s after a death
+        // would end this process at once while its stop flag is set (a second Ctrl-C): cleared,
+        // that signal only sets it again, and the save below has until the SIGKILL.
+        link.release_stop();
     }
     let outcomes: Vec<Outcome> = lock(&m.ranks)
         .iter_mut()
