@@ -788,6 +788,18 @@ fn four_ranks_measuring(
     measure_s: u64,
     extra: &[&str],
 ) -> (std::thread::JoinHandle<(Output, Duration)>, u32) {
+    four_ranks_measuring_watch(dirs, dir, db, measure_s, extra, 2)
+}
+
+/// [`four_ranks_measuring`], returning the pid of rank `victim`.
+fn four_ranks_measuring_watch(
+    dirs: &[PathBuf],
+    dir: &Path,
+    db: &Path,
+    measure_s: u64,
+    extra: &[&str],
+    victim: usize,
+) -> (std::thread::JoinHandle<(Output, Duration)>, u32) {
     let run = {
         let (dir, db) = (dir.to_path_buf(), db.to_path_buf());
         let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
@@ -812,11 +824,14 @@ fn four_ranks_measuring(
     };
     let t0 = Instant::now();
     let pid = loop {
-        if let Some(p) = measuring_in(&dirs[2]) {
+        if let Some(p) = measuring_in(&dirs[victim]) {
             break p;
         }
-        assert!(t0.elapsed() < HUNG, "rank 2 never started measuring");
-        assert!(!run.is_finished(), "the run ended before rank 2 measured");
+        assert!(t0.elapsed() < HUNG, "rank {victim} never started measuring");
+        assert!(
+            !run.is_finished(),
+            "the run ended before rank {victim} measured"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     // every rank measures for a moment before the fault
@@ -968,6 +983,61 @@ fn a_hung_rank_is_named_after_the_rank_timeout_and_the_others_are_saved() {
         assert!(
             t0.elapsed() < Duration::from_secs(5),
             "rank 2 (pid {pid}) was left behind"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for d in &dirs {
+        assert!(
+            measuring_in(d).is_none(),
+            "a rank still runs in {}",
+            d.display()
+        );
+    }
+    drop(stopped);
+}
+
+#[test]
+fn a_hung_rank_0_is_named_by_the_others_and_nothing_is_left_behind() {
+    const NAME: &str = "a_hung_rank_0_is_named_by_the_others_and_nothing_is_left_behind";
+    if let Some(why) = cannot_mpi() {
+        return skip(NAME, &why);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = rank_dirs(tmp.path(), 4);
+    let dir = tmp.path().join("r{rank}");
+    let db = tmp.path().join("store.db");
+    let timeout_s = 3;
+    let (run, pid) = four_ranks_measuring_watch(
+        &dirs,
+        &dir,
+        &db,
+        60,
+        &["--rank-timeout", &format!("{timeout_s}s")],
+        0,
+    );
+    let stopped = Stopped(pid);
+    let at = Instant::now();
+    sh(&format!("kill -STOP {pid}"));
+    let (o, _) = run.join().unwrap();
+    let after = at.elapsed();
+    eprintln!("the run ended {after:?} after rank 0 was stopped");
+    // rank 0 beats once a second: the others notice within the timeout plus a beat
+    assert!(
+        after >= Duration::from_secs(timeout_s - 1) && after < Duration::from_secs(timeout_s + 10),
+        "the run ended {after:?} after rank 0 was stopped (--rank-timeout {timeout_s}s)"
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(
+        err.lines().any(|l| l.starts_with("iolab: error: rank ")
+            && l.contains(": rank 0 sent no heartbeat for 3 s")),
+        "{err}"
+    );
+    let t0 = Instant::now();
+    while Path::new(&format!("/proc/{pid}")).exists() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "rank 0 (pid {pid}) was left behind"
         );
         std::thread::sleep(Duration::from_millis(50));
     }
