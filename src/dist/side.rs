@@ -6,7 +6,8 @@
 //!
 //! Every rank other than 0 keeps two threads: one sends a heartbeat every second (its phase and
 //! the operations its workers completed so far, read from their live counters, never locked by
-//! them), one waits for rank 0's stop. After each measured cell the rank sends the document
+//! them), one waits for rank 0's stop and ends this rank when rank 0's own heartbeat stops for
+//! the rank timeout (rank 0 stopped or hung: nobody else would end it). After each measured cell the rank sends the document
 //! so far (as [`Done`] carries it: the cells and their HdrHistogram V2 bytes). Rank 0 keeps the
 //! latest of each in a [`Monitor`] whose watchdog ends the run when a rank's connection closes
 //! without its goodbye (killed: the kernel closes a dead process's sockets), when its heartbeats
