@@ -143,6 +143,18 @@ fn bad_axes_are_refused_before_anything_runs() {
         ),
         (
             &[
+                "sweep",
+                "--threads",
+                "1,2",
+                "--rank-timeout",
+                "5s",
+                "--dir",
+                dir,
+            ],
+            "--rank-timeout",
+        ),
+        (
+            &[
                 "saturate",
                 "--target",
                 "speed>=1",

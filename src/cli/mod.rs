@@ -71,6 +71,14 @@ fn plan_for(args: &[String]) -> Result<Plan> {
                     "--live and --metrics-listen are options of `iolab run`, not of the runs of a sweep or saturation search",
                 ));
             }
+            if args
+                .iter()
+                .any(|a| a == "--rank-timeout" || a.starts_with("--rank-timeout="))
+            {
+                return Err(Error::usage(
+                    "--rank-timeout is an option of `iolab run` under mpirun; a sweep or saturation search under mpirun judges its ranks with the default 10s (docs/distributed.md)",
+                ));
+            }
             r.quiet = true;
             let mut p = plan_run(&r)?;
             p.quiet = true;

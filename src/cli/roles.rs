@@ -25,6 +25,7 @@ const RUN_ONLY: &[&str] = &[
     "report-interval",
     "live",
     "metrics-listen",
+    "rank-timeout",
     "role",
     "profile",
     "ignore-unsupported",
