@@ -205,7 +205,7 @@ impl Ranks {
             let opened = side::listen();
             let addrs = opened.as_ref().map(|o| o.1.clone()).unwrap_or_default();
             self.comm.broadcast(addrs.as_bytes());
-            let served = opened.and_then(|(l, _)| side::serve(l, n, &self.host));
+            let served = opened.and_then(|(l, info)| side::serve(l, n, &self.host, &info));
             let ok = self.all_ok(served.is_ok());
             let link = served.map_err(|e| {
                 Error::failed(format!(
@@ -214,7 +214,9 @@ impl Ranks {
                 ))
             })?;
             if !ok {
-                let missing = side::wait_hellos(&link);
+                // the ranks that could not connect gave up before the reduction
+                let missing = side::wait_hellos(&link, Duration::from_secs(1));
+                let addrs = addrs.split_once(';').map_or(addrs.as_str(), |t| t.1);
                 return Err(Error::failed(format!(
                     "rank {} could not connect to rank 0's side channel at {addrs} (TCP; a firewall between the hosts? docs/distributed.md)",
                     missing
@@ -224,7 +226,7 @@ impl Ranks {
                         .join(", rank ")
                 )));
             }
-            side::wait_hellos(&link);
+            side::wait_hellos(&link, side::CONNECT);
             side::start_watchdog(&link)
                 .map_err(|e| Error::failed(format!("cannot start the side channel: {e}")))?;
             self.link = Some(link);

@@ -52,19 +52,31 @@ const BEAT: Duration = Duration::from_secs(1);
 /// rank 0 must have saved by then.
 const SETTLE: Duration = Duration::from_millis(800);
 /// How long a rank tries to reach rank 0's listener, and rank 0 waits for every rank's hello.
-const CONNECT: Duration = Duration::from_secs(10);
+pub const CONNECT: Duration = Duration::from_secs(10);
 
 /// A message from a rank to rank 0, one JSON line each.
 #[derive(Serialize, Deserialize)]
 enum Up {
-    Hello { rank: u32, host: String },
-    Beat { phase: u8, ops: u64 },
+    /// `token`: the one rank 0 sent over MPI, so that a rank that reached another process
+    /// listening at the same address and port (another job's rank 0, a loopback or container
+    /// bridge address that exists on every host) tries the next address.
+    Hello {
+        rank: u32,
+        host: String,
+        token: String,
+    },
+    Beat {
+        phase: u8,
+        ops: u64,
+    },
     Progress(Box<Done>),
     Bye,
 }
 
 /// The line rank 0 sends every rank when the run ends early.
 const STOP: &str = "stop\n";
+/// Rank 0's answer to a hello with this run's token.
+const WELCOME: &str = "welcome\n";
 
 /// Why rank 0 ends a run early.
 #[derive(Clone, Debug)]
@@ -305,8 +317,9 @@ fn local_addrs() -> Vec<std::net::Ipv4Addr> {
     out
 }
 
-/// Rank 0: listens on every address (a port the system picks); returns the listener and the
-/// addresses to tell the other ranks (`ip:port`, comma-separated).
+/// Rank 0: listens on every address (a port the system picks); returns the listener and what
+/// to tell the other ranks: a token of this run and the addresses
+/// (`TOKEN;ip:port,ip:port,...`).
 pub fn listen() -> std::io::Result<(TcpListener, String)> {
     let l = TcpListener::bind("0.0.0.0:0")?;
     let port = l.local_addr()?.port();
@@ -315,19 +328,55 @@ pub fn listen() -> std::io::Result<(TcpListener, String)> {
         .map(|a| format!("{a}:{port}"))
         .collect::<Vec<_>>()
         .join(",");
-    Ok((l, addrs))
+    Ok((l, format!("{:016x};{addrs}", rand::random::<u64>())))
 }
 
-/// A rank other than 0: connects to the first of rank 0's addresses that answers and says
-/// hello; its heartbeat and stop threads start. Err says which addresses were tried.
-pub fn connect(addrs: &str, rank: u32, host: &str) -> Result<Arc<Link>, String> {
+/// One line from `s`, read byte by byte (nothing after it is consumed), within its read timeout.
+fn read_line_exact(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut line = Vec::new();
+    let mut b = [0u8; 1];
+    while line.len() < 64 {
+        if s.read(&mut b)? == 0 {
+            break;
+        }
+        line.push(b[0]);
+        if b[0] == b'\n' {
+            break;
+        }
+    }
+    Ok(line)
+}
+
+/// A rank other than 0: connects to the first of rank 0's addresses where rank 0 of this run
+/// answers its hello; its heartbeat and stop threads start. Err says which addresses were tried.
+pub fn connect(info: &str, rank: u32, host: &str) -> Result<Arc<Link>, String> {
     let deadline = Instant::now() + CONNECT;
+    let (token, addrs) = info.split_once(';').unwrap_or(("", info));
     let list: Vec<SocketAddr> = addrs.split(',').filter_map(|a| a.parse().ok()).collect();
     let mut last = String::from("no address");
+    let hello = {
+        let mut h = serde_json::to_vec(&Up::Hello {
+            rank,
+            host: host.to_string(),
+            token: token.to_string(),
+        })
+        .expect("serializable");
+        h.push(b'\n');
+        h
+    };
     let stream = 'found: loop {
         for a in &list {
-            match TcpStream::connect_timeout(a, Duration::from_secs(2)) {
-                Ok(s) => break 'found s,
+            let tried = TcpStream::connect_timeout(a, Duration::from_secs(2)).and_then(|mut s| {
+                s.set_read_timeout(Some(Duration::from_secs(2)))?;
+                s.write_all(&hello)?;
+                let answer = read_line_exact(&mut s)?;
+                s.set_read_timeout(None)?;
+                Ok((s, answer))
+            });
+            match tried {
+                Ok((s, answer)) if answer == WELCOME.as_bytes() => break 'found s,
+                Ok(_) => last = format!("{a}: not this run's rank 0"),
                 Err(e) => last = format!("{a}: {e}"),
             }
         }
@@ -349,10 +398,6 @@ pub fn connect(addrs: &str, rank: u32, host: &str) -> Result<Arc<Link>, String> 
         monitor: None,
         timeout_ms: AtomicU64::new(DEFAULT_TIMEOUT.as_millis() as u64),
         done: AtomicBool::new(false),
-    });
-    link.send(&Up::Hello {
-        rank,
-        host: host.to_string(),
     });
     let l = Arc::clone(&link);
     std::thread::Builder::new()
@@ -410,7 +455,8 @@ pub fn connect(addrs: &str, rank: u32, host: &str) -> Result<Arc<Link>, String> 
 
 /// Rank 0: accepts the other ranks' connections and keeps what they say. The watchdog starts
 /// with [`start_watchdog`], once every rank said hello.
-pub fn serve(l: TcpListener, n: u32, host: &str) -> std::io::Result<Arc<Link>> {
+pub fn serve(l: TcpListener, n: u32, host: &str, info: &str) -> std::io::Result<Arc<Link>> {
+    let token = info.split_once(';').map_or("", |t| t.0).to_string();
     let now = Instant::now();
     let ranks = (0..n)
         .map(|r| Seen {
@@ -437,12 +483,12 @@ pub fn serve(l: TcpListener, n: u32, host: &str) -> std::io::Result<Arc<Link>> {
     std::thread::Builder::new()
         .name("iolab-accept".into())
         .spawn(move || {
-            for _ in 1..n {
-                let Ok((s, _)) = l.accept() else { return };
-                let m = Arc::clone(&m);
+            // every connection is read: one that is not a rank of this run ends at its hello
+            while let Ok((s, _)) = l.accept() {
+                let (m, token) = (Arc::clone(&m), token.clone());
                 let _ = std::thread::Builder::new()
                     .name("iolab-rank".into())
-                    .spawn(move || read_rank(s, &m));
+                    .spawn(move || read_rank(s, &m, &token));
             }
         })?;
     Ok(Arc::new(Link {
@@ -458,7 +504,7 @@ pub fn serve(l: TcpListener, n: u32, host: &str) -> std::io::Result<Arc<Link>> {
 }
 
 /// Rank 0: one rank's connection, read until it closes.
-fn read_rank(s: TcpStream, m: &Monitor) {
+fn read_rank(s: TcpStream, m: &Monitor, token: &str) {
     let writer = s.try_clone().ok();
     let mut r = BufReader::new(s);
     let mut who: Option<usize> = None;
@@ -473,9 +519,19 @@ fn read_rank(s: TcpStream, m: &Monitor) {
             continue;
         };
         match msg {
-            Up::Hello { rank, host } => {
+            Up::Hello {
+                rank,
+                host,
+                token: theirs,
+            } => {
+                if theirs != token || who.is_some() {
+                    return;
+                }
                 let mut all = lock(&m.ranks);
                 if let Some(seen) = all.get_mut(rank as usize) {
+                    if let Some(mut w) = writer.as_ref().and_then(|w| w.try_clone().ok()) {
+                        let _ = w.write_all(WELCOME.as_bytes());
+                    }
                     seen.host = host;
                     seen.hello = true;
                     seen.beat_at = Instant::now();
@@ -511,12 +567,12 @@ fn read_rank(s: TcpStream, m: &Monitor) {
     }
 }
 
-/// Rank 0: waits until every rank said hello (at most [`CONNECT`]); the ranks that did not.
-pub fn wait_hellos(link: &Link) -> Vec<u32> {
+/// Rank 0: waits until every rank said hello (at most `wait`); the ranks that did not.
+pub fn wait_hellos(link: &Link, wait: Duration) -> Vec<u32> {
     let Some(m) = &link.monitor else {
         return Vec::new();
     };
-    let deadline = Instant::now() + CONNECT;
+    let deadline = Instant::now() + wait;
     loop {
         let missing: Vec<u32> = lock(&m.ranks)
             .iter()
@@ -687,12 +743,30 @@ mod tests {
 
     fn pair(n: u32) -> (Arc<Link>, Vec<Arc<Link>>) {
         let (l, addrs) = listen().unwrap();
-        let zero = serve(l, n, "h0").unwrap();
+        let zero = serve(l, n, "h0", &addrs).unwrap();
         let others: Vec<Arc<Link>> = (1..n)
             .map(|r| connect(&addrs, r, &format!("h{r}")).unwrap())
             .collect();
-        assert!(wait_hellos(&zero).is_empty());
+        assert!(wait_hellos(&zero, CONNECT).is_empty());
         (zero, others)
+    }
+
+    #[test]
+    fn a_rank_skips_an_address_where_another_runs_rank_0_listens() {
+        let (la, info_a) = listen().unwrap();
+        let (lb, info_b) = listen().unwrap();
+        let a = serve(la, 2, "a0", &info_a).unwrap();
+        let b = serve(lb, 2, "b0", &info_b).unwrap();
+        // run B's token, run A's address first
+        let (token_b, addrs_b) = info_b.split_once(';').unwrap();
+        let addr_a = info_a.split_once(';').unwrap().1.split(',').next().unwrap();
+        let link = connect(&format!("{token_b};{addr_a},{addrs_b}"), 1, "h1").unwrap();
+        assert!(
+            wait_hellos(&b, CONNECT).is_empty(),
+            "run B's rank 0 got the hello"
+        );
+        assert_eq!(wait_hellos(&a, Duration::from_millis(200)), vec![1]);
+        drop(link);
     }
 
     #[test]
