@@ -748,7 +748,11 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
             let mut store = if a0.no_save {
                 None
             } else {
-                open_store(&a0.db).ok()
+                open_store(&a0.db)
+                    .inspect_err(|e| {
+                        eprintln!("iolab: error: the results below were not saved: {e}")
+                    })
+                    .ok()
             };
             let code = finish_dist(&a0, outcomes, store.as_mut(), true);
             end_output(Ok(code))
