@@ -971,8 +971,9 @@ fn a_hung_rank_is_named_after_the_rank_timeout_and_the_others_are_saved() {
     let (o, _) = run.join().unwrap();
     let after = at.elapsed();
     eprintln!("the run ended {after:?} after rank 2 was stopped");
+    // the timeout counts from rank 2's last heartbeat, up to a second before it was stopped
     assert!(
-        after >= Duration::from_secs(timeout_s) && after < Duration::from_secs(timeout_s + 10),
+        after >= Duration::from_secs(timeout_s - 1) && after < Duration::from_secs(timeout_s + 10),
         "the run ended {after:?} after rank 2 was stopped (--rank-timeout {timeout_s}s)"
     );
     check_saved_without_rank_2(&o, &db, "no heartbeat for 3 s", &dirs);
@@ -1095,8 +1096,9 @@ fn a_rank_whose_io_never_returns_is_named_and_the_others_are_saved() {
     let after = at.elapsed();
     drop(held);
     eprintln!("the run ended {after:?} after rank 2's I/O stopped returning");
+    // the timeout counts from the heartbeat that last saw rank 2's count grow
     assert!(
-        after >= Duration::from_secs(timeout_s) && after < Duration::from_secs(timeout_s + 10),
+        after >= Duration::from_secs(timeout_s - 1) && after < Duration::from_secs(timeout_s + 10),
         "the run ended {after:?} after rank 2's I/O stopped (--rank-timeout {timeout_s}s)"
     );
     check_saved_without_rank_2(&o, &db, "no I/O completed for 3 s while measuring", &dirs);
