@@ -779,6 +779,10 @@ fn ranks_on_two_namespace_hosts_each_write_their_own_device() {
     assert!(show.contains("iolab-b"), "{show}");
 }
 
+/// `--rank-timeout` of the tests of a stopped or hung rank: short, but above the few seconds a
+/// process can stall on this busy 2-vCPU machine (a rank 0 stalled for 3 s was taken for hung).
+const RANK_TIMEOUT_S: u64 = 5;
+
 /// Starts a 4-rank run of `measure_s` seconds of random reads (extra flags `extra`) in the
 /// background; returns the run's thread and the pid of rank 2 once it is measuring.
 fn four_ranks_measuring(
@@ -957,7 +961,7 @@ fn a_hung_rank_is_named_after_the_rank_timeout_and_the_others_are_saved() {
     let dirs = rank_dirs(tmp.path(), 4);
     let dir = tmp.path().join("r{rank}");
     let db = tmp.path().join("store.db");
-    let timeout_s = 3;
+    let timeout_s = RANK_TIMEOUT_S;
     let (run, pid) = four_ranks_measuring(
         &dirs,
         &dir,
@@ -976,7 +980,7 @@ fn a_hung_rank_is_named_after_the_rank_timeout_and_the_others_are_saved() {
         after >= Duration::from_secs(timeout_s - 1) && after < Duration::from_secs(timeout_s + 10),
         "the run ended {after:?} after rank 2 was stopped (--rank-timeout {timeout_s}s)"
     );
-    check_saved_without_rank_2(&o, &db, "no heartbeat for 3 s", &dirs);
+    check_saved_without_rank_2(&o, &db, &format!("no heartbeat for {timeout_s} s"), &dirs);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
     // Nothing is left behind: the stopped rank was ended with the others.
     let t0 = Instant::now();
@@ -1007,7 +1011,7 @@ fn a_hung_rank_0_is_named_by_the_others_and_nothing_is_left_behind() {
     let dirs = rank_dirs(tmp.path(), 4);
     let dir = tmp.path().join("r{rank}");
     let db = tmp.path().join("store.db");
-    let timeout_s = 3;
+    let timeout_s = RANK_TIMEOUT_S;
     let (run, pid) = four_ranks_measuring_watch(
         &dirs,
         &dir,
@@ -1031,7 +1035,7 @@ fn a_hung_rank_0_is_named_by_the_others_and_nothing_is_left_behind() {
     let err = text(&o.stderr);
     assert!(
         err.lines().any(|l| l.starts_with("iolab: error: rank ")
-            && l.contains(": rank 0 sent no heartbeat for 3 s")),
+            && l.contains(&format!(": rank 0 sent no heartbeat for {timeout_s} s"))),
         "{err}"
     );
     let t0 = Instant::now();
@@ -1080,7 +1084,7 @@ fn a_rank_whose_io_never_returns_is_named_and_the_others_are_saved() {
     dirs[2] = fs.mnt.clone();
     let dir = tmp.path().join("r{rank}");
     let db = tmp.path().join("store.db");
-    let timeout_s = 3;
+    let timeout_s = RANK_TIMEOUT_S;
     let (run, _) = four_ranks_measuring(
         &dirs,
         &dir,
@@ -1101,7 +1105,12 @@ fn a_rank_whose_io_never_returns_is_named_and_the_others_are_saved() {
         after >= Duration::from_secs(timeout_s - 1) && after < Duration::from_secs(timeout_s + 10),
         "the run ended {after:?} after rank 2's I/O stopped (--rank-timeout {timeout_s}s)"
     );
-    check_saved_without_rank_2(&o, &db, "no I/O completed for 3 s while measuring", &dirs);
+    check_saved_without_rank_2(
+        &o,
+        &db,
+        &format!("no I/O completed for {timeout_s} s while measuring"),
+        &dirs,
+    );
 }
 
 /// Checks a merged `iolab db --json` document of `n` ranks: transactions, queries and errors
