@@ -229,7 +229,8 @@ fn device_reads(dev: &str) -> u64 {
 /// io_uring at iodepth 64 once read ~340 completions above a 2000 IOPS limit per run; the device
 /// completed them too (the throttle's own slack, docs/vs-fio.md), and this pins that iolab never
 /// counts a read the device did not complete in the window: none of the ramp, none twice, and
-/// only the reads still in flight at the deadline after it.
+/// only the reads still in flight at the deadline after it. The rate is bounded by the limit
+/// only loosely (the throttle's slack); the device's own counts are the tight bounds.
 #[test]
 fn deep_queue_on_a_throttled_device_counts_what_the_device_completed() {
     let name = "deep_queue_on_a_throttled_device_counts_what_the_device_completed";
@@ -319,11 +320,12 @@ fn deep_queue_on_a_throttled_device_counts_what_the_device_completed() {
                 "{engine} ramp {ramp}: iolab counted {ops} reads, the device completed \
                  {dev_window} in the same window"
             );
-            // the throttle holds the rate: at most one burst of its own slack (0.2 s of the
-            // limit) above it; and the device, not a starved thread, sets it
+            // the throttle holds the rate, with its own slack above it: a fresh group admits
+            // one 100 ms slice at once, and some runs gain ~0.17 s of the limit (docs/vs-fio.md);
+            // and the device, not a starved thread, sets it
             let nominal = limit * window_s;
             assert!(
-                in_window <= nominal + 0.2 * limit && in_window >= 0.5 * nominal,
+                in_window <= nominal + 0.3 * limit && in_window >= 0.5 * nominal,
                 "{engine} ramp {ramp}: {in_window} reads in {window_s} s at a {limit} IOPS limit"
             );
         }
