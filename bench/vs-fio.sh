@@ -27,6 +27,10 @@
 #  14. qd_throttled         io_uring and libaio at iodepth 64 on that device held at THROTTLE_IOPS
 #                           by a cgroup v1 blkio limit: both tools within 5 % of each other and
 #                           within 3 % of the limit
+#   For the throttled cases (6, 14) a second table lists, per run, the reads each tool counted and
+#   the reads the loop device completed while it ran (/sys/block/DEV/stat): the kernel's throttle
+#   itself admits a few hundred reads more or fewer in some runs (docs/vs-fio.md), which this
+#   tells apart from a tool's miscount.
 #
 # Cases 1-3, 5, 7-9 and 11 are CPU/memory-bound: the ratio shows per-I/O overhead. Cases 4, 6,
 # 10, 12-14 are device-bound: the two tools should agree within 5 %.
