@@ -27,6 +27,10 @@
 #  14. qd_throttled         io_uring and libaio at iodepth 64 on that device held at THROTTLE_IOPS
 #                           by a cgroup v1 blkio limit: both tools within 5 % of each other and
 #                           within 3 % of the limit
+#   For the throttled cases (6, 14) a second table lists, per run, the reads each tool counted and
+#   the reads the loop device completed while it ran (/sys/block/DEV/stat): the kernel's throttle
+#   itself admits a few hundred reads more or fewer in some runs (docs/vs-fio.md), which this
+#   tells apart from a tool's miscount.
 #
 # Cases 1-3, 5, 7-9 and 11 are CPU/memory-bound: the ratio shows per-I/O overhead. Cases 4, 6,
 # 10, 12-14 are device-bound: the two tools should agree within 5 %.
@@ -148,7 +152,7 @@ for k in ("lat_ns", "clat_ns"):
     if pc:
         p50 = pc.get("50.000000")
         break
-print(f'{r["iops"]:.0f} {p50 if p50 is not None else "nan"}')
+print(f'{r["iops"]:.0f} {p50 if p50 is not None else "nan"} {r["total_ios"]}')
 EOF
 }
 # iolab: prints "IOPS P50_NS CACHE_PCT_AT_START"
@@ -159,7 +163,7 @@ d = json.load(open(sys.argv[1]))
 r = d["results"]["read"]
 lat = r.get("lat_ns") or {}
 c = d.get("cache_resident_pct_at_start")
-print(f'{r["iops"]:.0f} {lat.get("p50", "nan")} {c if c is not None else "nan"}')
+print(f'{r["iops"]:.0f} {lat.get("p50", "nan")} {c if c is not None else "nan"} {r.get("ops", "nan")}')
 EOF
 }
 
@@ -175,9 +179,9 @@ run_fio() {
     # shellcheck disable=SC2086
     if nice -n "$NICE" fio --output-format=json --lat_percentiles=1 --time_based --runtime="$RUNTIME" \
         --name="$c" $FIO_EXTRA "$@" >"$OUT/$c.fio.json" 2>"$OUT/$c.fio.err"; then
-        read -r FIO_IOPS FIO_P50 < <(fio_parse "$OUT/$c.fio.json")
+        read -r FIO_IOPS FIO_P50 FIO_OPS < <(fio_parse "$OUT/$c.fio.json")
     else
-        FIO_IOPS=FAIL FIO_P50=nan
+        FIO_IOPS=FAIL FIO_P50=nan FIO_OPS=nan
         note "$c: fio failed: $(tail -n 3 "$OUT/$c.fio.err" | tr '\n' ' ')"
     fi
 }
@@ -186,14 +190,14 @@ run_iolab() {
     local c=$1; shift
     if nice -n "$NICE" "$IOLAB" run --json --no-save --quiet --time "$RUNTIME" "$@" \
         >"$OUT/$c.iolab.json" 2>"$OUT/$c.iolab.err"; then
-        read -r IOLAB_IOPS IOLAB_P50 IOLAB_CACHE < <(iolab_parse "$OUT/$c.iolab.json")
+        read -r IOLAB_IOPS IOLAB_P50 IOLAB_CACHE IOLAB_OPS < <(iolab_parse "$OUT/$c.iolab.json")
         python3 - "$OUT/$c.iolab.json" <<'EOF' >&2 || true
 import json, sys
 for w in json.load(open(sys.argv[1])).get("warnings", []):
     print(f'   iolab warning [{w.get("code", w.get("kind", "?"))}]: {w.get("message", w)}')
 EOF
     else
-        IOLAB_IOPS=FAIL IOLAB_P50=nan IOLAB_CACHE=nan
+        IOLAB_IOPS=FAIL IOLAB_P50=nan IOLAB_CACHE=nan IOLAB_OPS=nan
         note "$c: iolab failed: $(tail -n 3 "$OUT/$c.iolab.err" | tr '\n' ' ')"
     fi
 }
@@ -203,15 +207,31 @@ record() { # NAME DEVICE_BOUND
 }
 # pairs CASE LABEL DEVICE_BOUND "FIO ARGS" "IOLAB ARGS": REPEAT alternating fio/iolab runs.
 # Arguments are split on whitespace (the scratch paths contain none).
+# On a throttled loop device each run also records the reads the device completed during it
+# (/sys/block/DEV/stat) beside the reads the tool counted, in $OUT/devcount.
 pairs() {
-    local c=$1 label=$2 dev=$3 fargs=$4 iargs=$5 r
+    local c=$1 label=$2 dev=$3 fargs=$4 iargs=$5 r d0 d1 d2
     for ((r = 1; r <= REPEAT; r++)); do
+        d0=$(dev_reads)
         # shellcheck disable=SC2086
         run_fio "$c.$r" $fargs
+        d1=$(dev_reads)
         # shellcheck disable=SC2086
         run_iolab "$c.$r" $iargs
+        d2=$(dev_reads)
         record "$label" "$dev"
+        if [[ $dev == t* && -n "$LOOPDEV" ]]; then
+            echo "$label|$r|$FIO_OPS|$((d1 - d0))|$IOLAB_OPS|$((d2 - d1))" >>"$OUT/devcount"
+        fi
     done
+}
+# dev_reads: reads completed by $LOOPDEV since boot (0 without one)
+dev_reads() {
+    if [[ -n "$LOOPDEV" ]]; then
+        awk '{ print $1 }' "/sys/block/$(basename "$LOOPDEV")/stat"
+    else
+        echo 0
+    fi
 }
 resident_pct() { # FILE -> percent of its pages in the page cache
     if command -v fincore >/dev/null; then
@@ -548,6 +568,24 @@ if repeat == 1 and any(r[6] == "NO" for r in out):
     print("a device-bound case disagrees after one run each: on a VM the device alone can vary 10-20 % (more with other load)"
           " run to run; rerun with REPEAT=3 (or CASES=direct REPEAT=5) before blaming a tool")
 EOF
+if [[ -s "$OUT/devcount" ]]; then
+    echo
+    echo "throttled cases, each run: reads the tool counted (fio: all it completed; iolab: the window's"
+    echo "and the drain after it) and reads the loop device completed while the tool ran"
+    echo "(/sys/block/DEV/stat, which includes each tool's start and end); at the limit: about"
+    echo "THROTTLE_IOPS x RUNTIME + iodepth = $THROTTLE_IOPS x $RUNTIME + 64"
+    python3 - "$OUT/devcount" <<'EOF'
+import sys
+print(f"{'case':<38} {'run':>3} {'fio counted':>11} {'device':>7} {'iolab counted':>13} {'device':>7} {'iolab-device':>12}")
+for l in open(sys.argv[1]):
+    name, r, fo, fd, io, idv = l.rstrip("\n").split("|")
+    try:
+        diff = f"{int(io) - int(idv):+d}"
+    except ValueError:
+        diff = "-"
+    print(f"{name:<38} {r:>3} {fo:>11} {fd:>7} {io:>13} {idv:>7} {diff:>12}")
+EOF
+fi
 if ((${#NOTES[@]})); then
     echo
     for n in "${NOTES[@]}"; do echo "note: $n"; done
