@@ -1090,9 +1090,14 @@ impl FileSetArgs {
 pub struct PrepareArgs {
     #[command(flatten)]
     pub set: FileSetArgs,
-    /// Write the files with O_DIRECT.
-    #[arg(long)]
+    /// Write the files with O_DIRECT, and refuse a filesystem that does not take it. Without
+    /// --direct or --buffered the files are written with O_DIRECT where the filesystem takes it
+    /// and through the page cache where not (the same data either way).
+    #[arg(long, conflicts_with = "buffered")]
     pub direct: bool,
+    /// Write the files through the page cache (then fsync and evict them), never with O_DIRECT.
+    #[arg(long)]
+    pub buffered: bool,
     /// What the files hold before each mode: overwrite (written data: writes overwrite in
     /// place), unwritten (preallocated extents, fallocate), holes (sparse files of the full size),
     /// extend (empty files that seqwr grows). Layouts other than overwrite are made afresh before

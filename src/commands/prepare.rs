@@ -42,7 +42,12 @@ pub fn prepare(a: &cli::PrepareArgs) -> Result<i32> {
         }
     }
     fileset::check_sizes(&spec)?;
-    let r = fileset::prepare(&spec, a.direct, dio.mem, &stop, a.quiet, false)?;
+    let how = match (a.direct, a.buffered) {
+        (true, _) => fileset::PrepWrite::Direct,
+        (_, true) => fileset::PrepWrite::Buffered,
+        _ => fileset::PrepWrite::Auto,
+    };
+    let r = fileset::prepare(&spec, how, dio.mem, &stop, a.quiet, false)?;
     let res =
         fileset::evict(&spec).map_err(|e| Error::failed(format!("evicting the file set: {e}")))?;
     if layout != crate::model::job::Layout::Overwrite {
@@ -57,12 +62,18 @@ pub fn prepare(a: &cli::PrepareArgs) -> Result<i32> {
         return Ok(0);
     }
     print_out(&format!(
-        "prepared {} files of {} in {} ({} written in {:.1} s, {} reused); page cache after eviction: {:.1}% resident\n",
+        "prepared {} files of {} in {} ({} written in {:.1} s{}, {} reused); page cache after eviction: {:.1}% resident\n",
         spec.files,
         crate::model::units::Bytes(spec.file_size_bytes),
         spec.dir.display(),
         crate::model::units::human_bytes(r.written_bytes as f64),
         r.seconds,
+        match (r.written_bytes, r.direct_bytes) {
+            (0, _) => "",
+            (w, d) if d == w => " with O_DIRECT",
+            (_, 0) => " through the page cache",
+            _ => " partly with O_DIRECT",
+        },
         r.reused_files,
         res.pct()
     ));

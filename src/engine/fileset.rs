@@ -15,7 +15,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 pub const FILE_PREFIX: &str = "iolab-file.";
+/// The unit of prepare's data: every 1 MiB chunk is the writer's pseudo-random pattern with the
+/// chunk's own number in the first 8 bytes of each 4 KiB page.
 const CHUNK: usize = 1 << 20;
+/// Prepare writes this many bytes (4 chunks) per pwrite: with O_DIRECT one write is split into
+/// several requests the device has in flight at once (a virtio disk or a loop device takes at
+/// most 1-4 MiB per request), and a file is extended a quarter as often.
+const WRITE: usize = 4 * CHUNK;
 
 pub fn file_path(dir: &Path, i: u32) -> PathBuf {
     dir.join(format!("{FILE_PREFIX}{i}"))
@@ -449,10 +455,26 @@ fn lock_device(dev: &Path) -> Result<SetLock> {
     }
 }
 
+/// How prepare writes the files of a set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrepWrite {
+    /// With O_DIRECT, required (`--direct`): a filesystem that refuses it is an error.
+    Direct,
+    /// With O_DIRECT where the filesystem takes it, else through the page cache: a file whose
+    /// O_DIRECT open, or one of whose O_DIRECT writes (an unaligned tail), fails with EINVAL is
+    /// written on (from where it was) buffered. The default: data written with O_DIRECT costs no
+    /// copy into the page cache and no writeback, and leaves nothing cached to evict.
+    Auto,
+    /// Through the page cache (`prepare --buffered`).
+    Buffered,
+}
+
 /// What prepare did.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PrepareReport {
     pub written_bytes: u64,
+    /// Of `written_bytes`, those written with O_DIRECT.
+    pub direct_bytes: u64,
     pub reused_files: u32,
     pub seconds: f64,
 }
@@ -462,13 +484,14 @@ fn is_nospace(e: &std::io::Error) -> bool {
 }
 
 /// Writes every missing or incomplete file with real (non-zero, non-repeating) data, in parallel
-/// across files, with O_DIRECT when `direct`, then fsyncs each file. A file that exists is
+/// across files, with O_DIRECT as `how` says ([`PrepWrite`]; the bytes are the same either way),
+/// then fsyncs each file. A file that exists is
 /// completed in place, never removed.
 /// On ENOSPC, a failure or interruption the files this prepare created are removed again (with
 /// `keep`, on interruption only those it had not finished); the error says what was prepared.
 pub fn prepare(
     spec: &FileSetSpec,
-    direct: bool,
+    how: PrepWrite,
     mem_align: u64,
     stop: &AtomicBool,
     quiet: bool,
@@ -480,9 +503,9 @@ pub fn prepare(
         let reused = status(spec).ready_files;
         make_layout(spec, true)?;
         return Ok(PrepareReport {
-            written_bytes: 0,
             reused_files: reused,
             seconds: t0.elapsed().as_secs_f64(),
+            ..Default::default()
         });
     }
     let mut todo: Vec<u32> = Vec::new();
@@ -504,9 +527,8 @@ pub fn prepare(
     let need = todo.len() as u64 * spec.file_size_bytes;
     if need == 0 {
         return Ok(PrepareReport {
-            written_bytes: 0,
             reused_files: reused,
-            seconds: 0.0,
+            ..Default::default()
         });
     }
     let free = crate::system::fsinfo::free_bytes(&spec.dir).unwrap_or(u64::MAX);
@@ -529,6 +551,7 @@ pub fn prepare(
     let bar = progress_bar(need, quiet, "prepare");
     let next = AtomicU32::new(0);
     let written = AtomicU64::new(0);
+    let direct_bytes = AtomicU64::new(0);
     let failed = AtomicBool::new(false);
     let done: Vec<AtomicBool> = todo.iter().map(|_| AtomicBool::new(false)).collect();
     let workers = (std::thread::available_parallelism()
@@ -541,13 +564,20 @@ pub fn prepare(
         let mut hs = Vec::new();
         let mut spawn_err = None;
         for w in 0..workers {
-            let (todo, next, written, failed, bar, done) =
-                (&todo, &next, &written, &failed, &bar, &done);
+            let (todo, next, written, direct_bytes, failed, bar, done) =
+                (&todo, &next, &written, &direct_bytes, &failed, &bar, &done);
             let h = std::thread::Builder::new()
                 .name(format!("iolab-prep{w}"))
                 .spawn_scoped(s, move || -> std::io::Result<()> {
                     let mut buf =
-                        AlignedBuf::new(CHUNK, mem_align.max(4096) as usize, 0x5eed ^ w as u64);
+                        AlignedBuf::new(WRITE, mem_align.max(4096) as usize, 0x5eed ^ w as u64);
+                    // every chunk of a write starts from the same pattern (the bytes a write of
+                    // one chunk at a time made)
+                    let b = buf.bytes_mut();
+                    let (first, rest) = b.split_at_mut(CHUNK);
+                    for c in rest.chunks_mut(CHUNK) {
+                        c.copy_from_slice(&first[..c.len()]);
+                    }
                     let mut chunk_no = 0u64;
                     loop {
                         let k = next.fetch_add(1, Ordering::Relaxed) as usize;
@@ -560,12 +590,12 @@ pub fn prepare(
                         let r = write_file(
                             spec,
                             todo[k],
-                            direct,
+                            how,
                             &mut buf,
                             &mut chunk_no,
                             stop,
                             bar,
-                            written,
+                            (written, direct_bytes),
                         );
                         match r {
                             Ok(true) => done[k].store(true, Ordering::Relaxed),
@@ -661,30 +691,46 @@ pub fn prepare(
     }
     Ok(PrepareReport {
         written_bytes: wrote,
+        direct_bytes: direct_bytes.load(Ordering::Relaxed),
         reused_files: reused,
         seconds: t0.elapsed().as_secs_f64(),
     })
 }
 
-/// Writes file `i` whole; Ok(false) when stopped before the end.
+/// Writes file `i` whole; Ok(false) when stopped before the end. `counts`: bytes written, and
+/// of them with O_DIRECT.
 #[allow(clippy::too_many_arguments)]
 fn write_file(
     spec: &FileSetSpec,
     i: u32,
-    direct: bool,
+    how: PrepWrite,
     buf: &mut AlignedBuf,
     chunk_no: &mut u64,
     stop: &AtomicBool,
     bar: &indicatif::ProgressBar,
-    written: &AtomicU64,
+    counts: (&AtomicU64, &AtomicU64),
 ) -> std::io::Result<bool> {
-    let mut oo = OpenOptions::new();
-    // In place: a file that exists (an incomplete one of a set) is completed, never truncated.
-    oo.write(true).create(true);
-    if direct {
-        oo.custom_flags(libc::O_DIRECT);
-    }
-    let f = oo.open(file_path(&spec.dir, i))?;
+    let path = file_path(&spec.dir, i);
+    let open = |direct: bool| {
+        let mut oo = OpenOptions::new();
+        // In place: a file that exists (an incomplete one of a set) is completed, never truncated.
+        oo.write(true).create(true);
+        if direct {
+            oo.custom_flags(libc::O_DIRECT);
+        }
+        oo.open(&path)
+    };
+    let einval = |e: &std::io::Error| e.raw_os_error() == Some(libc::EINVAL);
+    let (mut f, mut direct) = match how {
+        PrepWrite::Buffered => (open(false)?, false),
+        PrepWrite::Direct => (open(true)?, true),
+        PrepWrite::Auto => match open(true) {
+            Ok(f) => (f, true),
+            // the filesystem refuses O_DIRECT (open(2): EINVAL)
+            Err(e) if einval(&e) => (open(false)?, false),
+            Err(e) => return Err(e),
+        },
+    };
     if f.metadata()?.len() > spec.file_size_bytes {
         f.set_len(spec.file_size_bytes)?;
     }
@@ -693,12 +739,14 @@ fn write_file(
         if stop.load(Ordering::Relaxed) {
             return Ok(false);
         }
-        let n = ((spec.file_size_bytes - off) as usize).min(CHUNK);
+        let n = ((spec.file_size_bytes - off) as usize).min(WRITE);
         // Make every chunk different so deduplicating or compressing storage cannot cheat.
-        *chunk_no += 1;
         let b = buf.bytes_mut();
-        for page in b.chunks_mut(4096) {
-            page[..8].copy_from_slice(&(*chunk_no ^ ((i as u64) << 40)).to_le_bytes());
+        for c in b[..n.next_multiple_of(CHUNK)].chunks_mut(CHUNK) {
+            *chunk_no += 1;
+            for page in c.chunks_mut(4096) {
+                page[..8].copy_from_slice(&(*chunk_no ^ ((i as u64) << 40)).to_le_bytes());
+            }
         }
         let data = &b[..n];
         let mut done = 0;
@@ -713,16 +761,27 @@ fn write_file(
                 )
             };
             if r < 0 {
-                return Err(std::io::Error::last_os_error());
+                let e = std::io::Error::last_os_error();
+                if how == PrepWrite::Auto && direct && einval(&e) {
+                    // An O_DIRECT write the filesystem does not take (a length or offset off
+                    // its alignment, as a tail can be): the rest of the file goes buffered.
+                    f = open(false)?;
+                    direct = false;
+                    continue;
+                }
+                return Err(e);
             }
             if r == 0 {
                 return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
             }
             done += r as usize;
+            if direct {
+                counts.1.fetch_add(r as u64, Ordering::Relaxed);
+            }
         }
         off += n as u64;
         bar.inc(n as u64);
-        written.fetch_add(n as u64, Ordering::Relaxed);
+        counts.0.fetch_add(n as u64, Ordering::Relaxed);
     }
     f.sync_all()?;
     Ok(true)
@@ -924,7 +983,7 @@ mod tests {
         let s = spec(d.path(), 3, 256 * 1024);
         let stop = AtomicBool::new(false);
         assert_eq!(status(&s).ready_files, 0);
-        let r = prepare(&s, false, 4096, &stop, true, false).unwrap();
+        let r = prepare(&s, PrepWrite::Auto, 4096, &stop, true, false).unwrap();
         assert_eq!(r.written_bytes, 3 * 256 * 1024);
         assert!(status(&s).complete(&s));
         for i in 0..3 {
@@ -936,12 +995,81 @@ mod tests {
                 "real data, not zeros"
             );
         }
-        let r2 = prepare(&s, false, 4096, &stop, true, false).unwrap();
+        let r2 = prepare(&s, PrepWrite::Buffered, 4096, &stop, true, false).unwrap();
         assert_eq!((r2.written_bytes, r2.reused_files), (0, 3));
         // a wrong-sized file is rewritten
         fs::write(file_path(d.path(), 1), b"short").unwrap();
-        let r3 = prepare(&s, false, 4096, &stop, true, false).unwrap();
+        let r3 = prepare(&s, PrepWrite::Buffered, 4096, &stop, true, false).unwrap();
         assert_eq!((r3.written_bytes, r3.reused_files), (256 * 1024, 2));
+    }
+
+    #[test]
+    fn the_default_writes_the_bytes_buffered_writes_falling_back_where_o_direct_is_refused() {
+        // One whole write of 4 chunks, then 3 chunks and an unaligned tail of 100 bytes in the
+        // second write, which no filesystem with O_DIRECT alignment takes as an O_DIRECT write
+        // (EINVAL): it is written buffered. Where the filesystem refuses O_DIRECT opens (tmpfs
+        // before Linux 6.6) all of it is.
+        let fsize = (WRITE + 3 * CHUNK) as u64 + 100;
+        let stop = AtomicBool::new(false);
+        let mut bases = vec![tempfile::tempdir().unwrap()];
+        if let Ok(d) = tempfile::tempdir_in("/dev/shm") {
+            bases.push(d);
+        }
+        for base in &bases {
+            let (a, b) = (base.path().join("auto"), base.path().join("buffered"));
+            fs::create_dir(&a).unwrap();
+            fs::create_dir(&b).unwrap();
+            let (sa, sb) = (spec(&a, 1, fsize), spec(&b, 1, fsize));
+            let ra = prepare(&sa, PrepWrite::Auto, 4096, &stop, true, false).unwrap();
+            let rb = prepare(&sb, PrepWrite::Buffered, 4096, &stop, true, false).unwrap();
+            assert_eq!((ra.written_bytes, rb.written_bytes), (fsize, fsize));
+            assert_eq!(rb.direct_bytes, 0, "--buffered never uses O_DIRECT");
+            let fs_type = crate::system::fsinfo::fs_type(base.path());
+            let takes_direct = OpenOptions::new()
+                .write(true)
+                .custom_flags(libc::O_DIRECT)
+                .open(file_path(&a, 0))
+                .is_ok();
+            if !takes_direct {
+                assert_eq!(ra.direct_bytes, 0, "{fs_type}");
+            } else if fs_type == "tmpfs" {
+                // tmpfs takes O_DIRECT of any alignment (it has no device below it)
+                assert!(ra.direct_bytes >= WRITE as u64, "{fs_type}");
+            } else {
+                assert_eq!(
+                    ra.direct_bytes, WRITE as u64,
+                    "{fs_type}: the tail buffered"
+                );
+            }
+            let (da, db) = (
+                fs::read(file_path(&a, 0)).unwrap(),
+                fs::read(file_path(&b, 0)).unwrap(),
+            );
+            assert_eq!(da.len() as u64, fsize);
+            assert!(da == db, "{fs_type}: the same bytes either way");
+            // what a set holds: chunk k (from 1) of a writer's first file is the writer's 1 MiB
+            // pattern with k in the first 8 bytes of every 4 KiB page
+            for (o, page) in da.chunks(4096).enumerate().map(|(p, d)| (p * 4096, d)) {
+                let k = (o / CHUNK + 1) as u64;
+                assert_eq!(
+                    page[..8.min(page.len())],
+                    k.to_le_bytes()[..8.min(page.len())]
+                );
+                let same = &da[o % CHUNK..][..page.len()];
+                assert_eq!(
+                    page[8.min(page.len())..],
+                    same[8.min(page.len())..],
+                    "at {o}"
+                );
+            }
+            assert!(status(&sa).complete(&sa), "{fs_type}");
+            let res = evict(&sa).unwrap();
+            assert!(
+                fs_type == "tmpfs" || res.pct() <= crate::measure::truth::EVICT_FAIL_PCT,
+                "{fs_type}: evicted after a partly buffered prepare ({:.1} %)",
+                res.pct()
+            );
+        }
     }
 
     #[test]
@@ -977,7 +1105,15 @@ mod tests {
         // written data is none of the other layouts
         let d = tempfile::tempdir().unwrap();
         let s = spec(d.path(), 1, 256 * 1024);
-        prepare(&s, false, 4096, &AtomicBool::new(false), true, false).unwrap();
+        prepare(
+            &s,
+            PrepWrite::Buffered,
+            4096,
+            &AtomicBool::new(false),
+            true,
+            false,
+        )
+        .unwrap();
         for other in [Layout::Holes, Layout::Unwritten, Layout::Extend] {
             assert!(check_sizes(&with(&s, other)).is_err(), "{other}");
         }

@@ -915,6 +915,7 @@ pub fn run_with(
         direct: plan.cells.iter().any(|c| c.direct),
         ..Default::default()
     };
+    let prep_write = prep_write(prep.direct);
     let mut runs = Vec::new();
     let mut warnings = plan.notes.clone();
     let mut outcome: Result<()> = Ok(());
@@ -994,7 +995,7 @@ pub fn run_with(
             if !st.complete(spec) && (needs_data(job.mode) || first) {
                 match fileset::prepare(
                     spec,
-                    prep.direct,
+                    prep_write,
                     plan.dio.mem,
                     stop,
                     plan.quiet,
@@ -1011,6 +1012,9 @@ pub fn run_with(
                             prep.written_bytes = r.written_bytes;
                             prep.reused_files = r.reused_files;
                             prep.seconds = r.seconds;
+                            if r.written_bytes > 0 {
+                                prep.direct = r.direct_bytes == r.written_bytes;
+                            }
                         }
                     }
                     Err(e) => {
@@ -1113,7 +1117,7 @@ pub fn run_with(
     {
         let never = AtomicBool::new(false);
         outcome =
-            fileset::prepare(spec, prep.direct, plan.dio.mem, &never, plan.quiet, true).map(|_| ());
+            fileset::prepare(spec, prep_write, plan.dio.mem, &never, plan.quiet, true).map(|_| ());
         if vset.is_some() {
             // the blocks seqwr wrote were written again: nothing left to verify later
             verify::remove_state(&spec.dir);
@@ -1266,6 +1270,7 @@ fn run_roles(
         direct: plan.roles.iter().any(|r| r.job.direct),
         ..Default::default()
     };
+    let prep_write = prep_write(prep.direct);
     let mut sets: Vec<RoleSet> = Vec::new();
     let mut runs = Vec::new();
     let mut resident = vec![0.0; plan.roles.len()];
@@ -1301,6 +1306,7 @@ fn run_roles(
             });
             fileset::check_sizes(spec)?;
         }
+        let mut direct_bytes = 0u64;
         for set in &sets {
             if set.spec.layout != Layout::Overwrite {
                 // holes, unwritten or extend: made afresh (a write consumes them)
@@ -1310,7 +1316,7 @@ fn run_roles(
             } else if !fileset::status(set.spec).complete(set.spec) {
                 let rep = fileset::prepare(
                     set.spec,
-                    prep.direct,
+                    prep_write,
                     plan.dio.mem,
                     stop,
                     plan.quiet,
@@ -1319,9 +1325,13 @@ fn run_roles(
                 prep.written_bytes += rep.written_bytes;
                 prep.reused_files += rep.reused_files;
                 prep.seconds += rep.seconds;
+                direct_bytes += rep.direct_bytes;
             } else {
                 prep.reused_files += set.spec.files;
             }
+        }
+        if prep.written_bytes > 0 {
+            prep.direct = direct_bytes == prep.written_bytes;
         }
         if stop.load(Ordering::Relaxed) {
             return Ok(());
@@ -1390,15 +1400,9 @@ fn run_roles(
         {
             // a seqwr role emptied a set that was there before (or is kept): complete it again
             let never = AtomicBool::new(false);
-            outcome = fileset::prepare(
-                set.spec,
-                prep.direct,
-                plan.dio.mem,
-                &never,
-                plan.quiet,
-                true,
-            )
-            .map(|_| ());
+            outcome =
+                fileset::prepare(set.spec, prep_write, plan.dio.mem, &never, plan.quiet, true)
+                    .map(|_| ());
         }
         if !set.existed && !plan.keep {
             fileset::cleanup(set.spec);
@@ -1411,4 +1415,15 @@ fn run_roles(
         let _ = std::fs::remove_dir(&plan.fileset.dir);
     }
     (runs, prep, warnings, outcome)
+}
+
+/// How prepare writes a run's sets: with O_DIRECT when a cell measures with it (a refusal is then
+/// an error, as for the run), else with O_DIRECT where the filesystem takes it and buffered where
+/// not ([`fileset::PrepWrite::Auto`]): the same bytes, faster, and nothing left to evict.
+fn prep_write(direct: bool) -> fileset::PrepWrite {
+    if direct {
+        fileset::PrepWrite::Direct
+    } else {
+        fileset::PrepWrite::Auto
+    }
 }
