@@ -264,6 +264,8 @@ pub fn connect(t: &Target) -> Result<Pg> {
     let url = CString::new(t.url.as_str()).map_err(|_| usage("contains a NUL byte"))?;
     // Parse first: a bad URL is a usage error, and what it sets is not overridden.
     let (mut has_sslmode, mut has_timeout) = (false, false);
+    // libpq checks the port only when it connects: a bad one is a usage error here
+    let mut bad_port = None;
     {
         let mut err: *mut c_char = std::ptr::null_mut();
         // SAFETY: a NUL-terminated string; the options and message are freed below.
@@ -287,6 +289,14 @@ pub fn connect(t: &Target) -> Result<Pg> {
                     match CStr::from_ptr((*o).keyword).to_bytes() {
                         b"sslmode" => has_sslmode = true,
                         b"connect_timeout" => has_timeout = true,
+                        b"port" => {
+                            let v = CStr::from_ptr((*o).val).to_string_lossy();
+                            if v.split(',')
+                                .any(|p| !p.is_empty() && p.parse::<u16>().is_err())
+                            {
+                                bad_port = Some(v.into_owned());
+                            }
+                        }
                         _ => {}
                     }
                 }
@@ -294,6 +304,11 @@ pub fn connect(t: &Target) -> Result<Pg> {
             }
             pq::PQconninfoFree(opts);
         }
+    }
+    if let Some(p) = bad_port {
+        return Err(usage(&format!(
+            "port \"{p}\" is not a port number (1-65535)"
+        )));
     }
     let timeout = CString::new(CONNECT_TIMEOUT.as_secs().to_string()).expect("digits");
     let mut keys: Vec<*const c_char> = vec![c"dbname".as_ptr()];
@@ -328,9 +343,14 @@ pub fn connect(t: &Target) -> Result<Pg> {
 }
 
 /// libpq's connect failure without its repetitions: `connection to server at "h", port p
-/// failed: FATAL:  msg` becomes `msg` (the caller names the server).
+/// failed: FATAL:  msg` becomes `msg` (the caller names the server); several attempts (a host
+/// name with several addresses) are kept whole, on one line.
 fn connect_message(pg: &Pg) -> String {
-    let m = pg.conn_message();
+    connect_line(&pg.conn_message())
+}
+
+fn connect_line(m: &str) -> String {
+    let m = one_line(m);
     let tail = match m.strip_prefix("connection to server ") {
         Some(rest) if !rest.contains("connection to server ") => {
             rest.split_once(" failed: ").map(|x| x.1).unwrap_or(&m)
@@ -338,4 +358,44 @@ fn connect_message(pg: &Pg) -> String {
         _ => &m,
     };
     tail.strip_prefix("FATAL: ").unwrap_or(tail).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connect_failures_are_one_line_without_libpq_s_repetitions() {
+        assert_eq!(
+            connect_line(
+                "connection to server at \"127.0.0.1\", port 1 failed: Connection refused\n\tIs the server running on that host and accepting TCP/IP connections?\n"
+            ),
+            "Connection refused Is the server running on that host and accepting TCP/IP connections?"
+        );
+        assert_eq!(
+            connect_line(
+                "connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  password authentication failed for user \"iolab\"\n"
+            ),
+            "password authentication failed for user \"iolab\""
+        );
+        // two addresses tried: both kept, one line
+        let two = "connection to server at \"localhost\" (::1), port 1 failed: Connection refused\n\tIs the server running?\nconnection to server at \"localhost\" (127.0.0.1), port 1 failed: Connection refused\n";
+        let l = connect_line(two);
+        assert_eq!(l.lines().count(), 1);
+        assert!(l.contains("(::1)") && l.contains("(127.0.0.1)"), "{l}");
+    }
+
+    #[test]
+    fn short_sql_is_passed_from_the_stack_and_nul_bytes_are_refused() {
+        let got = with_c("COMMIT", |p| {
+            // SAFETY: with_c passes a NUL-terminated string
+            unsafe { CStr::from_ptr(p) }.to_str().unwrap().to_string()
+        })
+        .unwrap();
+        assert_eq!(got, "COMMIT");
+        let long = "x".repeat(STACK_SQL + 10);
+        let n = with_c(&long, |p| unsafe { CStr::from_ptr(p) }.to_bytes().len()).unwrap();
+        assert_eq!(n, long.len());
+        assert!(with_c("SELECT 1\0", |_| ()).is_err());
+    }
 }
