@@ -5,7 +5,8 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-# Build: a C compiler and pkg-config. Tests: fio and sysbench to compare with, sysstat (iostat),
+# Build: a C compiler, pkg-config, libpq and its headers (libpq-dev: `iolab db`'s PostgreSQL
+# client links libpq through pq-sys). Tests: fio and sysbench to compare with, sysstat (iostat),
 # fuse3 for the fault-injection filesystem, e2fsprogs/xfsprogs/fdisk for loop-device tests,
 # PostgreSQL and MariaDB servers for `iolab db` tests (started privately by scripts/dbservers.sh),
 # Chromium to open the HTML reports in the report tests, DejaVu fonts for PNG charts, jq for
@@ -15,7 +16,7 @@ $SUDO apt-get update -qq
 # hosts of tests/mpi.rs.
 $SUDO apt-get install -y -qq build-essential pkg-config fio sysbench sysstat fuse3 libfuse3-dev \
   e2fsprogs xfsprogs fdisk util-linux postgresql mariadb-server chromium fonts-dejavu-core jq \
-  bonnie++ openmpi-bin libopenmpi-dev libclang-dev iproute2 >/dev/null
+  bonnie++ openmpi-bin libopenmpi-dev libclang-dev iproute2 libpq-dev >/dev/null
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: Rust is not installed. Install it with rustup (https://rustup.rs), then run this again." >&2
   exit 1

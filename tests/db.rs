@@ -776,6 +776,26 @@ fn a_refused_connection_is_one_plain_line() {
     }
 }
 
+/// A PostgreSQL URL that libpq cannot parse is a usage error (exit 2) naming --url and what is
+/// wrong, without the password; no server needed.
+#[test]
+fn a_bad_postgres_url_is_a_usage_error() {
+    for (url, says) in [
+        (
+            "postgres://u:secret@127.0.0.1:1/x?no_such_option=1",
+            "no_such_option",
+        ),
+        ("postgres://u:secret@127.0.0.1:notaport/x", "notaport"),
+    ] {
+        let r = iolab(&["db", "--url", url, "--transactions", "1", "--no-save"]);
+        assert_eq!(r.code, 2, "{url}: {}", r.stderr);
+        let e = r.stderr.trim();
+        assert_eq!(e.lines().count(), 1, "{url}: {e}");
+        assert!(e.contains("--url") && e.contains(says), "{url}: {e}");
+        assert!(!e.contains("secret"), "{url}: the password is printed: {e}");
+    }
+}
+
 /// `[ 2s ] read-write 4t  tx: 123.4 TPS 2221.2 QPS p99 4.52 ms` lines of stderr: (seconds, test
 /// and threads, TPS, QPS, p99 ms).
 fn db_report_lines(stderr: &str) -> Vec<(f64, String, f64, f64, f64)> {

@@ -308,8 +308,15 @@ fn create_sql(b: Backend, t: &str) -> String {
 
 /// sysbench-like random strings: groups of 11 digits separated by dashes.
 pub fn rand_str(rng: &mut crate::spec::dist::Rng, len: usize) -> String {
-    use rand::RngExt;
     let mut s = String::with_capacity(len);
+    rand_fill(rng, len, &mut s);
+    s
+}
+
+/// Replaces `s` with sysbench-style digits of `len` characters (its capacity is reused).
+fn rand_fill(rng: &mut crate::spec::dist::Rng, len: usize, s: &mut String) {
+    use rand::RngExt;
+    s.clear();
     while s.len() < len {
         if !s.is_empty() && s.len() % 12 == 11 {
             s.push('-');
@@ -317,7 +324,6 @@ pub fn rand_str(rng: &mut crate::spec::dist::Rng, len: usize) -> String {
             s.push((b'0' + rng.random_range(0..10u8)) as char);
         }
     }
-    s
 }
 
 fn meta(c: &mut dyn Conn, b: Backend) -> Option<BTreeMap<String, String>> {
@@ -584,65 +590,116 @@ fn thread_cpu_s() -> f64 {
     ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
+/// The statements of one transaction. Their parameter vectors and strings are kept from one
+/// transaction to the next and refilled in place, so once the first transaction has sized them
+/// a transaction allocates nothing.
+#[derive(Default)]
+struct Stmts {
+    v: Vec<(Q, u32, Vec<P>)>,
+    n: usize,
+}
+
+impl Stmts {
+    fn as_slice(&self) -> &[(Q, u32, Vec<P>)] {
+        &self.v[..self.n]
+    }
+    fn clear(&mut self) {
+        self.n = 0;
+    }
+    /// Adds statement `q` on table `t`; its parameters follow with `int` and `text`, in order.
+    fn add(&mut self, q: Q, t: u32) -> Params<'_> {
+        if self.n == self.v.len() {
+            self.v.push((q, t, Vec::with_capacity(4)));
+        }
+        let s = &mut self.v[self.n];
+        self.n += 1;
+        s.0 = q;
+        s.1 = t;
+        Params { v: &mut s.2, i: 0 }
+    }
+}
+
+/// The parameters of one statement being filled; those past the last one set are dropped.
+struct Params<'a> {
+    v: &'a mut Vec<P>,
+    i: usize,
+}
+
+impl Params<'_> {
+    fn int(mut self, x: i64) -> Self {
+        if self.i < self.v.len() {
+            self.v[self.i] = P::I(x);
+        } else {
+            self.v.push(P::I(x));
+        }
+        self.i += 1;
+        self
+    }
+    /// A random sysbench-style string of `len` characters.
+    fn text(mut self, rng: &mut crate::spec::dist::Rng, len: usize) -> Self {
+        match self.v.get_mut(self.i) {
+            Some(P::S(s)) => rand_fill(rng, len, s),
+            Some(p) => *p = P::S(rand_str(rng, len)),
+            None => self.v.push(P::S(rand_str(rng, len))),
+        }
+        self.i += 1;
+        self
+    }
+}
+
+impl Drop for Params<'_> {
+    fn drop(&mut self) {
+        self.v.truncate(self.i);
+    }
+}
+
 /// Statements of one transaction of `test`.
 fn transaction(
     test: Test,
     rng: &mut crate::spec::dist::Rng,
     tables: u32,
     size: u64,
-    out: &mut Vec<(Q, u32, Vec<P>)>,
+    out: &mut Stmts,
 ) {
     use rand::RngExt;
     out.clear();
     let t = rng.random_range(1..=tables);
     let id = |rng: &mut crate::spec::dist::Rng| rng.random_range(1..=size.max(1)) as i64;
     match test {
-        Test::PointSelect => out.push((Q::PointSelect, t, vec![P::I(id(rng))])),
-        Test::UpdateIndex => out.push((Q::UpdateIndex, t, vec![P::I(id(rng))])),
+        Test::PointSelect => {
+            out.add(Q::PointSelect, t).int(id(rng));
+        }
+        Test::UpdateIndex => {
+            out.add(Q::UpdateIndex, t).int(id(rng));
+        }
         Test::UpdateNonIndex => {
             let i = id(rng);
-            out.push((
-                Q::UpdateNonIndex,
-                t,
-                vec![P::I(i), P::S(rand_str(rng, 119))],
-            ))
+            out.add(Q::UpdateNonIndex, t).int(i).text(rng, 119);
         }
-        Test::Insert => out.push((
-            Q::Insert,
-            t,
-            vec![
-                P::I(id(rng)),
-                P::S(rand_str(rng, 119)),
-                P::S(rand_str(rng, 59)),
-            ],
-        )),
+        Test::Insert => {
+            let k = id(rng);
+            out.add(Q::Insert, t).int(k).text(rng, 119).text(rng, 59);
+        }
         Test::ReadWrite => {
             for _ in 0..10 {
-                out.push((Q::PointSelect, t, vec![P::I(id(rng))]));
+                let i = id(rng);
+                out.add(Q::PointSelect, t).int(i);
             }
             for q in [Q::RangeSimple, Q::RangeSum, Q::RangeOrder, Q::RangeDistinct] {
                 let a = rng.random_range(1..=size.saturating_sub(99).max(1)) as i64;
-                out.push((q, t, vec![P::I(a), P::I(a + 99)]));
+                out.add(q, t).int(a).int(a + 99);
             }
-            out.push((Q::UpdateIndex, t, vec![P::I(id(rng))]));
             let i = id(rng);
-            out.push((
-                Q::UpdateNonIndex,
-                t,
-                vec![P::I(i), P::S(rand_str(rng, 119))],
-            ));
+            out.add(Q::UpdateIndex, t).int(i);
+            let i = id(rng);
+            out.add(Q::UpdateNonIndex, t).int(i).text(rng, 119);
             let d = id(rng);
-            out.push((Q::Delete, t, vec![P::I(d)]));
-            out.push((
-                Q::InsertWithId,
-                t,
-                vec![
-                    P::I(d),
-                    P::I(id(rng)),
-                    P::S(rand_str(rng, 119)),
-                    P::S(rand_str(rng, 59)),
-                ],
-            ));
+            out.add(Q::Delete, t).int(d);
+            out.add(Q::InsertWithId, t)
+                .int(d)
+                .int(id(rng))
+                .text(rng, 119)
+                .text(rng, 59);
         }
         Test::UpdateLoop => {}
     }
@@ -680,7 +737,7 @@ fn worker(
     let mut cur = IntervalHist::default();
     let (mut cur_tx, mut cur_q, mut cur_sec) = (0u64, 0u64, 0u64);
     let explicit = job.trx == "explicit";
-    let mut stmts = Vec::with_capacity(20);
+    let mut stmts = Stmts::default();
     let mut done = 0u64;
     let cpu0 = thread_cpu_s();
     loop {
@@ -700,7 +757,7 @@ fn worker(
                 if explicit {
                     conn.begin()?;
                 }
-                for (q, t, p) in &stmts {
+                for (q, t, p) in stmts.as_slice() {
                     conn.run(*q, *t, p)?;
                     n += 1;
                 }
@@ -1098,8 +1155,9 @@ mod tests {
     #[test]
     fn read_write_is_sysbench_shaped() {
         let mut rng = crate::spec::dist::thread_rng(1, 0);
-        let mut v = Vec::new();
-        transaction(Test::ReadWrite, &mut rng, 4, 1000, &mut v);
+        let mut s = Stmts::default();
+        transaction(Test::ReadWrite, &mut rng, 4, 1000, &mut s);
+        let v = s.as_slice();
         assert_eq!(v.len(), 18);
         assert_eq!(v.iter().filter(|x| x.0 == Q::PointSelect).count(), 10);
         // the insert reuses the deleted id, so the table keeps its size
@@ -1107,5 +1165,43 @@ mod tests {
         let ins = v.iter().find(|x| x.0 == Q::InsertWithId).unwrap();
         assert!(matches!((&del.2[0], &ins.2[0]), (P::I(a), P::I(b)) if a == b));
         assert!(v.iter().all(|x| x.1 == v[0].1), "one table per transaction");
+    }
+
+    #[test]
+    fn a_transaction_refills_the_last_one_s_parameters_in_place() {
+        fn buffers(s: &Stmts) -> (Vec<*const P>, Vec<*const u8>) {
+            let v = s.as_slice();
+            let strs = v.iter().flat_map(|x| x.2.iter()).filter_map(|p| match p {
+                P::S(s) => Some(s.as_ptr()),
+                P::I(_) => None,
+            });
+            (v.iter().map(|x| x.2.as_ptr()).collect(), strs.collect())
+        }
+        let mut rng = crate::spec::dist::thread_rng(1, 0);
+        let mut s = Stmts::default();
+        transaction(Test::ReadWrite, &mut rng, 4, 1000, &mut s);
+        let (first, before) = (format!("{:?}", s.as_slice()), buffers(&s));
+        assert_eq!(before.1.len(), 3);
+        transaction(Test::ReadWrite, &mut rng, 4, 1000, &mut s);
+        assert_ne!(first, format!("{:?}", s.as_slice()), "new values");
+        assert_eq!(
+            before,
+            buffers(&s),
+            "the same vectors and strings, refilled"
+        );
+        // the same statements as from fresh buffers with the same seed
+        let (mut a, mut b) = (
+            crate::spec::dist::thread_rng(7, 1),
+            crate::spec::dist::thread_rng(7, 1),
+        );
+        transaction(Test::Insert, &mut a, 4, 1000, &mut s);
+        let mut fresh = Stmts::default();
+        transaction(Test::Insert, &mut b, 4, 1000, &mut fresh);
+        assert_eq!(
+            format!("{:?}", s.as_slice()),
+            format!("{:?}", fresh.as_slice())
+        );
+        assert_eq!(s.as_slice().len(), 1);
+        assert_eq!(s.as_slice()[0].2.len(), 3);
     }
 }
