@@ -16,7 +16,7 @@
 //! stop, waits a moment for their last cells, hands every rank's outcome to the command's
 //! failure handler (which prints, saves and says how to exit) and ends the process.
 
-use super::{Done, Failed, Outcome};
+use super::{DbDone, Done, Failed, Outcome};
 use crate::measure::live::LiveCounters;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
@@ -69,8 +69,16 @@ enum Up {
         phase: u8,
         ops: u64,
     },
-    Progress(Box<Done>),
+    Progress(SoFar),
     Bye,
+}
+
+/// What a rank measured so far, as it would send it at the end: an `iolab run` document (a
+/// run's, or an experiment point's) or an `iolab db` one.
+#[derive(Serialize, Deserialize)]
+pub enum SoFar {
+    Run(Box<Done>),
+    Db(Box<DbDone>),
 }
 
 /// The line rank 0 sends every rank when the run ends early.
@@ -90,7 +98,14 @@ pub struct Fault {
 /// the ranks measured; returns the exit code. Runs on the watchdog's thread (the main thread
 /// may be inside a collective that never returns).
 pub type OnFault = Box<dyn FnOnce(Vec<Outcome>, &Fault) -> i32 + Send>;
+/// [`OnFault`] of `iolab db`: the ranks' db documents.
+pub type OnDbFault = Box<dyn FnOnce(Vec<Outcome<DbDone>>, &Fault) -> i32 + Send>;
 
+/// The command's failure handler, of the kind of document its ranks send.
+enum Handler {
+    Run(OnFault),
+    Db(OnDbFault),
+}
 /// This process's end of the side channel (every rank).
 pub struct Link {
     phase: AtomicU8,
@@ -182,10 +197,10 @@ impl Link {
     }
 
     /// What this rank measured so far.
-    pub fn progress(&self, done: Done) {
+    pub fn progress(&self, done: SoFar) {
         match &self.monitor {
             Some(m) => lock(&m.ranks)[0].done = Some(done),
-            None => self.send(&Up::Progress(Box::new(done))),
+            None => self.send(&Up::Progress(done)),
         }
     }
 
@@ -226,7 +241,14 @@ impl Link {
     /// Rank 0: what the command does when the run ends early.
     pub fn on_fault(&self, f: OnFault) {
         if let Some(m) = &self.monitor {
-            *lock(&m.on_fault) = Some(f);
+            *lock(&m.on_fault) = Some(Handler::Run(f));
+        }
+    }
+
+    /// Rank 0: [`Link::on_fault`] of `iolab db`.
+    pub fn on_db_fault(&self, f: OnDbFault) {
+        if let Some(m) = &self.monitor {
+            *lock(&m.on_fault) = Some(Handler::Db(f));
         }
     }
 
@@ -253,7 +275,7 @@ struct Seen {
     /// When `ops` last grew (or the phase changed).
     ops_at: Instant,
     beat_at: Instant,
-    done: Option<Done>,
+    done: Option<SoFar>,
     closed: bool,
     bye: bool,
     conn: Option<TcpStream>,
@@ -267,7 +289,7 @@ pub struct Monitor {
     timeout_ms: AtomicU64,
     /// The watchdog judges (between the start and the gather).
     armed: AtomicBool,
-    on_fault: Mutex<Option<OnFault>>,
+    on_fault: Mutex<Option<Handler>>,
 }
 
 impl Monitor {
@@ -551,7 +573,7 @@ fn read_rank(s: TcpStream, m: &Monitor, token: &str) {
             }
             Up::Progress(d) => {
                 if let Some(r) = who {
-                    lock(&m.ranks)[r].done = Some(*d);
+                    lock(&m.ranks)[r].done = Some(d);
                 }
             }
             Up::Bye => {
@@ -708,7 +730,34 @@ fn end_early(link: &Link, m: &Monitor, f: Fault) -> i32 {
         // that signal only sets it again, and the save below has until the SIGKILL.
         link.release_stop();
     }
-    let outcomes: Vec<Outcome> = lock(&m.ranks)
+    let handler = lock(&m.on_fault).take();
+    match handler {
+        Some(Handler::Run(h)) => h(
+            outcomes(m, &f, |d| match d {
+                SoFar::Run(d) => Some(*d),
+                SoFar::Db(_) => None,
+            }),
+            &f,
+        ),
+        Some(Handler::Db(h)) => h(
+            outcomes(m, &f, |d| match d {
+                SoFar::Db(d) => Some(*d),
+                SoFar::Run(_) => None,
+            }),
+            &f,
+        ),
+        None => {
+            eprintln!("iolab: error: rank {} on {}: {}", f.rank, f.host, f.reason);
+            crate::error::Exit::Failed as i32
+        }
+    }
+}
+
+/// Every rank's outcome when rank 0 ends a run early: the faulty rank's reason, each other
+/// rank's document so far (`pick`: of the command's kind), or "stopped" when it had measured
+/// nothing.
+fn outcomes<T>(m: &Monitor, f: &Fault, pick: fn(SoFar) -> Option<T>) -> Vec<Outcome<T>> {
+    lock(&m.ranks)
         .iter_mut()
         .enumerate()
         .map(|(r, s)| Outcome {
@@ -720,21 +769,13 @@ fn end_early(link: &Link, m: &Monitor, f: Fault) -> i32 {
                     msg: f.reason.clone(),
                 })
             } else {
-                s.done.take().ok_or_else(|| Failed {
+                s.done.take().and_then(pick).ok_or_else(|| Failed {
                     exit: crate::error::Exit::Interrupted as i32,
                     msg: crate::engine::sync::STOPPED.to_string(),
                 })
             },
         })
-        .collect();
-    let handler = lock(&m.on_fault).take();
-    match handler {
-        Some(h) => h(outcomes, &f),
-        None => {
-            eprintln!("iolab: error: rank {} on {}: {}", f.rank, f.host, f.reason);
-            crate::error::Exit::Failed as i32
-        }
-    }
+        .collect()
 }
 
 #[cfg(test)]
