@@ -1205,6 +1205,146 @@ fn db_ranks_on_their_own_sqlite_files_merge_exactly() {
     );
 }
 
+/// The pid of the iolab process with the SQLite database `dir/iolab.db` open and a connection's
+/// thread running (a rank of `iolab db` running its transactions there).
+fn db_measuring_in(dir: &Path) -> Option<u32> {
+    let file = dir.join("iolab.db");
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let opened = std::fs::read_dir(e.path().join("fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|f| std::fs::read_link(f.path()).ok())
+            .any(|l| l == file);
+        if !opened {
+            continue;
+        }
+        let working = std::fs::read_dir(e.path().join("task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+            .any(|c| c.trim().starts_with("iolab-db"));
+        if working {
+            return Some(pid);
+        }
+    }
+    None
+}
+
+#[test]
+fn a_killed_db_rank_is_named_and_the_others_are_saved() {
+    const NAME: &str = "a_killed_db_rank_is_named_and_the_others_are_saved";
+    if let Some(why) = cannot_mpi() {
+        return skip(NAME, &why);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = rank_dirs(tmp.path(), 4);
+    let dir = tmp.path().join("r{rank}");
+    let db = tmp.path().join("store.db");
+    let run = {
+        let (dir, db) = (dir.clone(), db.clone());
+        std::thread::spawn(move || {
+            mpirun(
+                4,
+                &[
+                    "db",
+                    "run",
+                    "--dir",
+                    dir.to_str().unwrap(),
+                    "--tables",
+                    "1",
+                    "--table-size",
+                    "500",
+                    "--threads",
+                    "2",
+                    "--time",
+                    "60",
+                    "--rank-timeout",
+                    &format!("{RANK_TIMEOUT_S}s"),
+                ],
+                &db,
+            )
+        })
+    };
+    let t0 = Instant::now();
+    let pid = loop {
+        if let Some(p) = db_measuring_in(&dirs[2]) {
+            break p;
+        }
+        assert!(t0.elapsed() < HUNG, "rank 2 never started its transactions");
+        assert!(!run.is_finished(), "the run ended before rank 2 measured");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // every rank runs transactions for a moment before the kill
+    std::thread::sleep(Duration::from_millis(1500));
+    let killed = Instant::now();
+    sh(&format!("kill -9 {pid}"));
+    let (o, _) = run.join().unwrap();
+    let after = killed.elapsed();
+    eprintln!("the db run ended {after:?} after rank 2 was killed");
+    assert!(
+        after < Duration::from_secs(10),
+        "the db run went on for {after:?} after rank 2 was killed"
+    );
+    let err = text(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("iolab: error"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one error line: {err}");
+    let host = common::iolab(&["env", "--json"]).json()["platform"]["host"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(
+        lines[0].starts_with(&format!(
+            "iolab: error: rank 2 on {host}: killed or exited (its connection to rank 0 closed) while measuring"
+        )),
+        "{err}"
+    );
+    assert!(err.contains("saved as run 1"), "{err}");
+    assert!(
+        text(&o.stdout).contains("INCOMPLETE"),
+        "{}",
+        text(&o.stdout)
+    );
+    let doc = common::iolab_db(&db, &["show", "1", "--json"]).json();
+    let d = &doc["dist"];
+    assert_eq!(d["complete"], false, "{d}");
+    assert_eq!(doc["interrupted"], true);
+    assert_eq!(d["failures"][0]["rank"], 2, "{d}");
+    let per_rank = d["per_rank"].as_array().unwrap();
+    let ranks: Vec<u64> = per_rank
+        .iter()
+        .map(|r| r["rank"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ranks, vec![0, 1, 3], "the other ranks' rows");
+    let tx: Vec<u64> = per_rank
+        .iter()
+        .map(|r| r["doc"]["transactions"].as_u64().unwrap())
+        .collect();
+    assert!(tx.iter().all(|&n| n > 0), "every other rank ran: {tx:?}");
+    assert_eq!(
+        doc["transactions"].as_u64().unwrap(),
+        tx.iter().sum::<u64>()
+    );
+    // the latency is that of the other ranks' histograms added
+    let mut all = std::collections::BTreeMap::new();
+    for r in per_rank {
+        for b in r["hist_bins"].as_array().unwrap() {
+            *all.entry(b[0].as_u64().unwrap()).or_insert(0u64) += b[1].as_u64().unwrap();
+        }
+    }
+    let bins: Vec<(u64, u64)> = all.into_iter().collect();
+    let lat = &doc["types"].as_object().unwrap().values().next().unwrap()["lat_ns"];
+    assert_eq!(lat["p99"].as_u64().unwrap(), brute_percentile(&bins, 99.0));
+}
+
 #[test]
 fn db_ranks_are_clients_of_one_server() {
     const NAME: &str = "db_ranks_are_clients_of_one_server";
