@@ -1584,3 +1584,144 @@ fn a_sweep_with_a_rank_that_cannot_start_names_it() {
     assert!(lines[0].starts_with("iolab: error: rank 1 on "), "{err}");
     assert!(lines[0].contains(&dirs[1].display().to_string()), "{err}");
 }
+
+/// The runs stored in `db` so far (none while it does not exist yet).
+fn stored_runs(db: &Path) -> Vec<Value> {
+    if !db.exists() {
+        return Vec::new();
+    }
+    let l = common::iolab_db(db, &["list", "--json"]);
+    if l.code != 0 {
+        return Vec::new();
+    }
+    l.json()["runs"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn a_killed_rank_in_a_sweep_keeps_the_finished_points_and_saves_the_one_in_progress() {
+    const NAME: &str =
+        "a_killed_rank_in_a_sweep_keeps_the_finished_points_and_saves_the_one_in_progress";
+    if let Some(why) = cannot_mpi() {
+        return skip(NAME, &why);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = rank_dirs(tmp.path(), 4);
+    let dir = tmp.path().join("r{rank}");
+    let db = tmp.path().join("store.db");
+    let run = {
+        let (dir, db) = (dir.clone(), db.clone());
+        std::thread::spawn(move || {
+            mpirun(
+                4,
+                &[
+                    "sweep",
+                    "--dir",
+                    dir.to_str().unwrap(),
+                    "--files",
+                    "1",
+                    "--size",
+                    "4M",
+                    "--mode",
+                    "rndrd",
+                    "--threads",
+                    "1,2,3",
+                    "--time",
+                    "3",
+                    "--rank-timeout",
+                    &format!("{RANK_TIMEOUT_S}s"),
+                ],
+                &db,
+            )
+        })
+    };
+    // the first point stored, rank 2 measuring the second
+    let t0 = Instant::now();
+    while stored_runs(&db).is_empty() {
+        assert!(t0.elapsed() < HUNG, "the first point was never stored");
+        assert!(!run.is_finished(), "the sweep ended before its first point");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let pid = loop {
+        if let Some(p) = measuring_in(&dirs[2]) {
+            break p;
+        }
+        assert!(
+            t0.elapsed() < HUNG,
+            "rank 2 never measured the second point"
+        );
+        assert!(
+            !run.is_finished(),
+            "the sweep ended before its second point"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(1000));
+    let killed = Instant::now();
+    sh(&format!("kill -9 {pid}"));
+    let (o, _) = run.join().unwrap();
+    let after = killed.elapsed();
+    eprintln!("the sweep ended {after:?} after rank 2 was killed");
+    assert!(
+        after < Duration::from_secs(10),
+        "the sweep went on for {after:?} after rank 2 was killed"
+    );
+    let err = text(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("iolab: error"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one error line: {err}");
+    let host = common::iolab(&["env", "--json"]).json()["platform"]["host"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(
+        lines[0].starts_with(&format!(
+            "iolab: error: rank 2 on {host}: killed or exited (its connection to rank 0 closed) while measuring"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("saved the point in progress (threads=2) as run 2"),
+        "{err}"
+    );
+    assert!(
+        text(&o.stdout).contains("continue with: iolab sweep --resume g1"),
+        "{}",
+        text(&o.stdout)
+    );
+    let runs = stored_runs(&db);
+    assert_eq!(runs.len(), 2, "the finished point and the one in progress");
+    // the finished point: every rank, complete
+    let first = common::iolab_db(&db, &["show", "1", "--json"]).json();
+    assert_eq!(first["dist"]["complete"], true, "{}", first["dist"]);
+    assert_eq!(first["interrupted"], false);
+    assert_eq!(first["job"]["threads"], 4, "threads=1 on 4 ranks");
+    // the point in progress: the other ranks, marked incomplete
+    let doc = common::iolab_db(&db, &["show", "2", "--json"]).json();
+    let d = &doc["dist"];
+    assert_eq!(d["complete"], false, "{d}");
+    assert_eq!(doc["interrupted"], true);
+    assert_eq!(d["failures"][0]["rank"], 2, "{d}");
+    let per_rank = d["per_rank"].as_array().unwrap();
+    let ranks: Vec<u64> = per_rank
+        .iter()
+        .map(|r| r["rank"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ranks, vec![0, 1, 3], "the other ranks' rows");
+    let ops: Vec<u64> = per_rank
+        .iter()
+        .map(|r| {
+            r["cells"][0]["cell"]["results"]["read"]["ops"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert!(ops.iter().all(|&n| n > 0), "every other rank read: {ops:?}");
+    assert_eq!(
+        doc["results"]["read"]["ops"].as_u64().unwrap(),
+        ops.iter().sum::<u64>()
+    );
+    assert_eq!(doc["job"]["threads"], 6, "threads=2 on the 3 other ranks");
+}

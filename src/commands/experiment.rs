@@ -5,7 +5,10 @@ use super::*;
 fn followed(ranks: &Option<crate::dist::Ranks>) -> bool {
     match ranks {
         Some(r) if r.rank() != 0 => {
-            crate::workloads::sweep::follow(&cli::RunParser, r, &stop_flag());
+            let stop = stop_flag();
+            // rank 0 ending the experiment early (a rank died or hung) stops this rank's point
+            r.watch_stop(Arc::clone(&stop));
+            crate::workloads::sweep::follow(&cli::RunParser, r, &stop);
             true
         }
         _ => false,
@@ -162,6 +165,7 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
     };
     if let Some(r) = &ranks {
         r.set_rank_timeout(std::time::Duration::from_secs_f64(a.rank_timeout));
+        r.watch_stop(Arc::clone(&stop));
     }
     let on_fault = sweep_fault(a, &spec);
     let points = ranks
@@ -473,6 +477,7 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
     let stop = stop_flag();
     if let Some(r) = &ranks {
         r.set_rank_timeout(std::time::Duration::from_secs_f64(a.rank_timeout));
+        r.watch_stop(Arc::clone(&stop));
     }
     let on_fault = saturate_fault(a, &spec);
     let points_on = ranks

@@ -69,7 +69,8 @@ enum Up {
         phase: u8,
         ops: u64,
     },
-    Progress(SoFar),
+    /// What the rank measured so far in the run (or experiment point) `epoch`.
+    Progress(u64, SoFar),
     Bye,
 }
 
@@ -123,6 +124,9 @@ pub struct Link {
     timeout_ms: AtomicU64,
     /// This rank said goodbye (the run ended normally).
     done: AtomicBool,
+    /// The experiment point being run (every rank counts them alike, [`Link::arm`]): rank 0
+    /// takes only what a rank measured in the current one.
+    epoch: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -199,8 +203,8 @@ impl Link {
     /// What this rank measured so far.
     pub fn progress(&self, done: SoFar) {
         match &self.monitor {
-            Some(m) => lock(&m.ranks)[0].done = Some(done),
-            None => self.send(&Up::Progress(done)),
+            Some(m) => lock(&m.ranks)[0].done = Some((self.epoch(), done)),
+            None => self.send(&Up::Progress(self.epoch(), done)),
         }
     }
 
@@ -233,6 +237,7 @@ impl Link {
 
     /// Rank 0: the watchdog judges again (an experiment's next point).
     pub fn arm(&self) {
+        self.epoch.fetch_add(1, Ordering::SeqCst);
         if let Some(m) = &self.monitor {
             m.armed.store(true, Ordering::SeqCst);
         }
@@ -264,6 +269,10 @@ impl Link {
     fn timeout(&self) -> Duration {
         Duration::from_millis(self.timeout_ms.load(Ordering::SeqCst))
     }
+
+    fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::SeqCst)
+    }
 }
 
 /// What rank 0 last heard from a rank.
@@ -275,7 +284,8 @@ struct Seen {
     /// When `ops` last grew (or the phase changed).
     ops_at: Instant,
     beat_at: Instant,
-    done: Option<SoFar>,
+    /// What it measured so far, and in which experiment point ([`Link::arm`]).
+    done: Option<(u64, SoFar)>,
     closed: bool,
     bye: bool,
     conn: Option<TcpStream>,
@@ -420,6 +430,7 @@ pub fn connect(info: &str, rank: u32, host: &str) -> Result<Arc<Link>, String> {
         monitor: None,
         timeout_ms: AtomicU64::new(DEFAULT_TIMEOUT.as_millis() as u64),
         done: AtomicBool::new(false),
+        epoch: AtomicU64::new(0),
     });
     let l = Arc::clone(&link);
     std::thread::Builder::new()
@@ -522,6 +533,7 @@ pub fn serve(l: TcpListener, n: u32, host: &str, info: &str) -> std::io::Result<
         monitor: Some(monitor),
         timeout_ms: AtomicU64::new(DEFAULT_TIMEOUT.as_millis() as u64),
         done: AtomicBool::new(false),
+        epoch: AtomicU64::new(0),
     }))
 }
 
@@ -571,9 +583,9 @@ fn read_rank(s: TcpStream, m: &Monitor, token: &str) {
                     m.beat(r, phase, ops);
                 }
             }
-            Up::Progress(d) => {
+            Up::Progress(epoch, d) => {
                 if let Some(r) = who {
-                    lock(&m.ranks)[r].done = Some(d);
+                    lock(&m.ranks)[r].done = Some((epoch, d));
                 }
             }
             Up::Bye => {
@@ -733,14 +745,14 @@ fn end_early(link: &Link, m: &Monitor, f: Fault) -> i32 {
     let handler = lock(&m.on_fault).take();
     match handler {
         Some(Handler::Run(h)) => h(
-            outcomes(m, &f, |d| match d {
+            outcomes(m, &f, link.epoch(), |d| match d {
                 SoFar::Run(d) => Some(*d),
                 SoFar::Db(_) => None,
             }),
             &f,
         ),
         Some(Handler::Db(h)) => h(
-            outcomes(m, &f, |d| match d {
+            outcomes(m, &f, link.epoch(), |d| match d {
                 SoFar::Db(d) => Some(*d),
                 SoFar::Run(_) => None,
             }),
@@ -754,9 +766,14 @@ fn end_early(link: &Link, m: &Monitor, f: Fault) -> i32 {
 }
 
 /// Every rank's outcome when rank 0 ends a run early: the faulty rank's reason, each other
-/// rank's document so far (`pick`: of the command's kind), or "stopped" when it had measured
-/// nothing.
-fn outcomes<T>(m: &Monitor, f: &Fault, pick: fn(SoFar) -> Option<T>) -> Vec<Outcome<T>> {
+/// rank's document so far in the current run or experiment point `epoch` (`pick`: of the
+/// command's kind), or "stopped" when it had measured nothing there.
+fn outcomes<T>(
+    m: &Monitor,
+    f: &Fault,
+    epoch: u64,
+    pick: fn(SoFar) -> Option<T>,
+) -> Vec<Outcome<T>> {
     lock(&m.ranks)
         .iter_mut()
         .enumerate()
@@ -769,10 +786,14 @@ fn outcomes<T>(m: &Monitor, f: &Fault, pick: fn(SoFar) -> Option<T>) -> Vec<Outc
                     msg: f.reason.clone(),
                 })
             } else {
-                s.done.take().and_then(pick).ok_or_else(|| Failed {
-                    exit: crate::error::Exit::Interrupted as i32,
-                    msg: crate::engine::sync::STOPPED.to_string(),
-                })
+                s.done
+                    .take()
+                    .filter(|d| d.0 == epoch)
+                    .and_then(|d| pick(d.1))
+                    .ok_or_else(|| Failed {
+                        exit: crate::error::Exit::Interrupted as i32,
+                        msg: crate::engine::sync::STOPPED.to_string(),
+                    })
             },
         })
         .collect()
