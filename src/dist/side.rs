@@ -875,6 +875,58 @@ mod tests {
         drop(others);
     }
 
+    /// A run document as a rank sends it (the report fixture's).
+    fn so_far() -> SoFar {
+        let v: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/report/run.json")).unwrap();
+        SoFar::Run(Box::new(Done {
+            doc: crate::model::run::RunDoc::from_json(&v).unwrap(),
+            hists: Vec::new(),
+            windows: Vec::new(),
+        }))
+    }
+
+    #[test]
+    fn a_document_of_an_earlier_experiment_point_is_never_taken() {
+        let (zero, others) = pair(3);
+        let m = zero.monitor.clone().unwrap();
+        let fault = Fault {
+            rank: 2,
+            host: "h2".into(),
+            reason: "test".into(),
+        };
+        let sent = |n: usize| {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while lock(&m.ranks)[1].done.is_none() {
+                assert!(Instant::now() < deadline, "progress {n} did not arrive");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        };
+        // point 1: rank 1 measured and sent its document
+        for l in [&zero, &others[0], &others[1]] {
+            l.arm();
+        }
+        others[0].progress(so_far());
+        sent(1);
+        // point 2: a rank fails before rank 1 sent anything of it
+        for l in [&zero, &others[0], &others[1]] {
+            l.arm();
+        }
+        let out = outcomes(&m, &fault, zero.epoch(), Some);
+        let r1 = out[1]
+            .result
+            .as_ref()
+            .err()
+            .expect("not point 1's document");
+        assert!(r1.only_stopped(), "{}", r1.msg);
+        assert_eq!(out[2].result.as_ref().err().unwrap().msg, "test");
+        // rank 1's document of point 2 is taken
+        others[0].progress(so_far());
+        sent(2);
+        let out = outcomes(&m, &fault, zero.epoch(), Some);
+        assert!(out[1].result.is_ok());
+    }
+
     #[test]
     fn a_stop_from_rank_0_sets_each_ranks_stop_flag() {
         let (zero, others) = pair(2);
