@@ -1235,18 +1235,16 @@ fn db_measuring_in(dir: &Path) -> Option<u32> {
     None
 }
 
-#[test]
-fn a_killed_db_rank_is_named_and_the_others_are_saved() {
-    const NAME: &str = "a_killed_db_rank_is_named_and_the_others_are_saved";
-    if let Some(why) = cannot_mpi() {
-        return skip(NAME, &why);
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let dirs = rank_dirs(tmp.path(), 4);
-    let dir = tmp.path().join("r{rank}");
-    let db = tmp.path().join("store.db");
+/// Starts a 4-rank `iolab db run` of a minute, every rank on its own SQLite file, in the
+/// background; returns the run's thread and the pid of rank 2 once its transactions run (for a
+/// moment).
+fn four_db_ranks_running(
+    dirs: &[PathBuf],
+    dir: &Path,
+    db: &Path,
+) -> (std::thread::JoinHandle<(Output, Duration)>, u32) {
     let run = {
-        let (dir, db) = (dir.clone(), db.clone());
+        let (dir, db) = (dir.to_path_buf(), db.to_path_buf());
         std::thread::spawn(move || {
             mpirun(
                 4,
@@ -1279,17 +1277,15 @@ fn a_killed_db_rank_is_named_and_the_others_are_saved() {
         assert!(!run.is_finished(), "the run ended before rank 2 measured");
         std::thread::sleep(Duration::from_millis(20));
     };
-    // every rank runs transactions for a moment before the kill
+    // every rank runs transactions for a moment before the fault
     std::thread::sleep(Duration::from_millis(1500));
-    let killed = Instant::now();
-    sh(&format!("kill -9 {pid}"));
-    let (o, _) = run.join().unwrap();
-    let after = killed.elapsed();
-    eprintln!("the db run ended {after:?} after rank 2 was killed");
-    assert!(
-        after < Duration::from_secs(10),
-        "the db run went on for {after:?} after rank 2 was killed"
-    );
+    (run, pid)
+}
+
+/// A db run rank 0 ended early because rank 2 failed for `reason`: one error line naming rank
+/// 2 and its host; the stored run is marked incomplete and holds the other ranks' rows, each
+/// with transactions, adding up to the merged count, the latency from their histograms added.
+fn check_db_saved_without_rank_2(o: &Output, db: &Path, reason: &str) {
     let err = text(&o.stderr);
     assert!(!o.status.success(), "{err}");
     let lines: Vec<&str> = err
@@ -1302,9 +1298,7 @@ fn a_killed_db_rank_is_named_and_the_others_are_saved() {
         .unwrap_or("")
         .to_string();
     assert!(
-        lines[0].starts_with(&format!(
-            "iolab: error: rank 2 on {host}: killed or exited (its connection to rank 0 closed) while measuring"
-        )),
+        lines[0].starts_with(&format!("iolab: error: rank 2 on {host}: {reason}")),
         "{err}"
     );
     assert!(err.contains("saved as run 1"), "{err}");
@@ -1313,7 +1307,7 @@ fn a_killed_db_rank_is_named_and_the_others_are_saved() {
         "{}",
         text(&o.stdout)
     );
-    let doc = common::iolab_db(&db, &["show", "1", "--json"]).json();
+    let doc = common::iolab_db(db, &["show", "1", "--json"]).json();
     let d = &doc["dist"];
     assert_eq!(d["complete"], false, "{d}");
     assert_eq!(doc["interrupted"], true);
@@ -1343,6 +1337,62 @@ fn a_killed_db_rank_is_named_and_the_others_are_saved() {
     let bins: Vec<(u64, u64)> = all.into_iter().collect();
     let lat = &doc["types"].as_object().unwrap().values().next().unwrap()["lat_ns"];
     assert_eq!(lat["p99"].as_u64().unwrap(), brute_percentile(&bins, 99.0));
+}
+
+#[test]
+fn a_killed_db_rank_is_named_and_the_others_are_saved() {
+    const NAME: &str = "a_killed_db_rank_is_named_and_the_others_are_saved";
+    if let Some(why) = cannot_mpi() {
+        return skip(NAME, &why);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = rank_dirs(tmp.path(), 4);
+    let db = tmp.path().join("store.db");
+    let (run, pid) = four_db_ranks_running(&dirs, &tmp.path().join("r{rank}"), &db);
+    let killed = Instant::now();
+    sh(&format!("kill -9 {pid}"));
+    let (o, _) = run.join().unwrap();
+    let after = killed.elapsed();
+    eprintln!("the db run ended {after:?} after rank 2 was killed");
+    assert!(
+        after < Duration::from_secs(10),
+        "the db run went on for {after:?} after rank 2 was killed"
+    );
+    check_db_saved_without_rank_2(
+        &o,
+        &db,
+        "killed or exited (its connection to rank 0 closed) while measuring",
+    );
+}
+
+#[test]
+fn a_hung_db_rank_is_named_after_the_rank_timeout_and_the_others_are_saved() {
+    const NAME: &str = "a_hung_db_rank_is_named_after_the_rank_timeout_and_the_others_are_saved";
+    if let Some(why) = cannot_mpi() {
+        return skip(NAME, &why);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = rank_dirs(tmp.path(), 4);
+    let db = tmp.path().join("store.db");
+    let (run, pid) = four_db_ranks_running(&dirs, &tmp.path().join("r{rank}"), &db);
+    let stopped = Stopped(pid);
+    let at = Instant::now();
+    sh(&format!("kill -STOP {pid}"));
+    let (o, _) = run.join().unwrap();
+    let after = at.elapsed();
+    eprintln!("the db run ended {after:?} after rank 2 was stopped");
+    let timeout_s = RANK_TIMEOUT_S;
+    assert!(
+        after >= Duration::from_secs(timeout_s - 1) && after < Duration::from_secs(timeout_s + 10),
+        "the db run ended {after:?} after rank 2 was stopped (--rank-timeout {timeout_s}s)"
+    );
+    check_db_saved_without_rank_2(
+        &o,
+        &db,
+        &format!("no heartbeat for {timeout_s} s (stopped or hung) while measuring"),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    drop(stopped);
 }
 
 #[test]
@@ -1724,4 +1774,104 @@ fn a_killed_rank_in_a_sweep_keeps_the_finished_points_and_saves_the_one_in_progr
         ops.iter().sum::<u64>()
     );
     assert_eq!(doc["job"]["threads"], 6, "threads=2 on the 3 other ranks");
+}
+
+#[test]
+fn a_killed_rank_in_a_saturation_search_keeps_the_points_measured_and_saves_the_one_in_progress() {
+    const NAME: &str = "a_killed_rank_in_a_saturation_search_keeps_the_points_measured_and_saves_the_one_in_progress";
+    if let Some(why) = cannot_mpi() {
+        return skip(NAME, &why);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = rank_dirs(tmp.path(), 4);
+    let dir = tmp.path().join("r{rank}");
+    let db = tmp.path().join("store.db");
+    // rate=100 per rank meets iops>=300 (4 x 100), so the search goes on to rate=20000
+    let run = {
+        let (dir, db) = (dir.clone(), db.clone());
+        std::thread::spawn(move || {
+            mpirun(
+                4,
+                &[
+                    "saturate",
+                    "--dir",
+                    dir.to_str().unwrap(),
+                    "--files",
+                    "1",
+                    "--size",
+                    "4M",
+                    "--mode",
+                    "rndrd",
+                    "--time",
+                    "3",
+                    "--target",
+                    "iops>=300",
+                    "--over",
+                    "rate=100..20000",
+                    "--rank-timeout",
+                    &format!("{RANK_TIMEOUT_S}s"),
+                ],
+                &db,
+            )
+        })
+    };
+    let t0 = Instant::now();
+    while stored_runs(&db).is_empty() {
+        assert!(t0.elapsed() < HUNG, "the first point was never stored");
+        assert!(
+            !run.is_finished(),
+            "the search ended before its first point"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let pid = loop {
+        if let Some(p) = measuring_in(&dirs[2]) {
+            break p;
+        }
+        assert!(
+            t0.elapsed() < HUNG,
+            "rank 2 never measured the second point"
+        );
+        assert!(
+            !run.is_finished(),
+            "the search ended before its second point"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(1000));
+    let killed = Instant::now();
+    sh(&format!("kill -9 {pid}"));
+    let (o, _) = run.join().unwrap();
+    let after = killed.elapsed();
+    eprintln!("the search ended {after:?} after rank 2 was killed");
+    assert!(
+        after < Duration::from_secs(10),
+        "the search went on for {after:?} after rank 2 was killed"
+    );
+    let err = text(&o.stderr);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("iolab: error"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one error line: {err}");
+    assert!(lines[0].starts_with("iolab: error: rank 2 on "), "{err}");
+    assert!(
+        err.contains("saved the point in progress (rate=20000) as run 2"),
+        "{err}"
+    );
+    let out = text(&o.stdout);
+    assert!(out.contains("stopped before the search ended"), "{out}");
+    let first = common::iolab_db(&db, &["show", "1", "--json"]).json();
+    assert_eq!(first["dist"]["complete"], true, "{}", first["dist"]);
+    let doc = common::iolab_db(&db, &["show", "2", "--json"]).json();
+    assert_eq!(doc["dist"]["complete"], false, "{}", doc["dist"]);
+    assert_eq!(doc["interrupted"], true);
+    let ranks: Vec<u64> = doc["dist"]["per_rank"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["rank"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ranks, vec![0, 1, 3], "the other ranks' rows");
+    assert!(doc["results"]["read"]["ops"].as_u64().unwrap() > 0);
 }
