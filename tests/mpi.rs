@@ -1733,7 +1733,8 @@ fn a_killed_rank_in_a_sweep_keeps_the_finished_points_and_saves_the_one_in_progr
         "{err}"
     );
     assert!(
-        err.contains("saved the point in progress (threads=2) as run 2"),
+        err.contains("saved the point in progress (threads=2) as run 2 in ")
+            && err.contains("marked incomplete: ranks 0, 1, 3 measured "),
         "{err}"
     );
     assert!(
@@ -1856,7 +1857,8 @@ fn a_killed_rank_in_a_saturation_search_keeps_the_points_measured_and_saves_the_
     assert_eq!(lines.len(), 1, "one error line: {err}");
     assert!(lines[0].starts_with("iolab: error: rank 2 on "), "{err}");
     assert!(
-        err.contains("saved the point in progress (rate=20000) as run 2"),
+        err.contains("saved the point in progress (rate=20000) as run 2 in ")
+            && err.contains("marked incomplete: ranks 0, 1, 3 measured "),
         "{err}"
     );
     let out = text(&o.stdout);

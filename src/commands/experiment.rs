@@ -207,10 +207,20 @@ fn save_fault_point(
     match store.save_run(&doc, &doc.to_json(), Some((at.gid, at.seq)), Some(&cell)) {
         Ok(id) => {
             // said before the results: mpirun, ending the job, forwards little of what follows
+            let f = crate::workloads::sweep::figures(&doc);
+            let ranks: Vec<String> = doc
+                .dist
+                .as_ref()
+                .map(|d| d.per_rank.iter().map(|r| r.rank.to_string()).collect())
+                .unwrap_or_default();
             eprintln!(
-                "saved the point in progress ({}) as run {id} in {}, marked incomplete",
+                "saved the point in progress ({}) as run {id} in {}, marked incomplete: ranks {} measured {:.0} IOPS, {:.2} MiB/s, p99 {:.2} ms until the stop",
                 point.join(" "),
-                store.path.display()
+                store.path.display(),
+                ranks.join(", "),
+                f.iops,
+                f.mibps,
+                f.p99_ms
             );
             (Some(store), Some(id), code)
         }
