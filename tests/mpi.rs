@@ -1205,6 +1205,196 @@ fn db_ranks_on_their_own_sqlite_files_merge_exactly() {
     );
 }
 
+/// The pid of the iolab process with the SQLite database `dir/iolab.db` open and a connection's
+/// thread running (a rank of `iolab db` running its transactions there).
+fn db_measuring_in(dir: &Path) -> Option<u32> {
+    let file = dir.join("iolab.db");
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let opened = std::fs::read_dir(e.path().join("fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|f| std::fs::read_link(f.path()).ok())
+            .any(|l| l == file);
+        if !opened {
+            continue;
+        }
+        let working = std::fs::read_dir(e.path().join("task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+            .any(|c| c.trim().starts_with("iolab-db"));
+        if working {
+            return Some(pid);
+        }
+    }
+    None
+}
+
+/// Starts a 4-rank `iolab db run` of a minute, every rank on its own SQLite file, in the
+/// background; returns the run's thread and the pid of rank 2 once its transactions run (for a
+/// moment).
+fn four_db_ranks_running(
+    dirs: &[PathBuf],
+    dir: &Path,
+    db: &Path,
+) -> (std::thread::JoinHandle<(Output, Duration)>, u32) {
+    let run = {
+        let (dir, db) = (dir.to_path_buf(), db.to_path_buf());
+        std::thread::spawn(move || {
+            mpirun(
+                4,
+                &[
+                    "db",
+                    "run",
+                    "--dir",
+                    dir.to_str().unwrap(),
+                    "--tables",
+                    "1",
+                    "--table-size",
+                    "500",
+                    "--threads",
+                    "2",
+                    "--time",
+                    "60",
+                    "--rank-timeout",
+                    &format!("{RANK_TIMEOUT_S}s"),
+                ],
+                &db,
+            )
+        })
+    };
+    let t0 = Instant::now();
+    let pid = loop {
+        if let Some(p) = db_measuring_in(&dirs[2]) {
+            break p;
+        }
+        assert!(t0.elapsed() < HUNG, "rank 2 never started its transactions");
+        assert!(!run.is_finished(), "the run ended before rank 2 measured");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // every rank runs transactions for a moment before the fault
+    std::thread::sleep(Duration::from_millis(1500));
+    (run, pid)
+}
+
+/// A db run rank 0 ended early because rank 2 failed for `reason`: one error line naming rank
+/// 2 and its host; the stored run is marked incomplete and holds the other ranks' rows, each
+/// with transactions, adding up to the merged count, the latency from their histograms added.
+fn check_db_saved_without_rank_2(o: &Output, db: &Path, reason: &str) {
+    let err = text(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("iolab: error"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one error line: {err}");
+    let host = common::iolab(&["env", "--json"]).json()["platform"]["host"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(
+        lines[0].starts_with(&format!("iolab: error: rank 2 on {host}: {reason}")),
+        "{err}"
+    );
+    assert!(err.contains("saved as run 1"), "{err}");
+    assert!(
+        text(&o.stdout).contains("INCOMPLETE"),
+        "{}",
+        text(&o.stdout)
+    );
+    let doc = common::iolab_db(db, &["show", "1", "--json"]).json();
+    let d = &doc["dist"];
+    assert_eq!(d["complete"], false, "{d}");
+    assert_eq!(doc["interrupted"], true);
+    assert_eq!(d["failures"][0]["rank"], 2, "{d}");
+    let per_rank = d["per_rank"].as_array().unwrap();
+    let ranks: Vec<u64> = per_rank
+        .iter()
+        .map(|r| r["rank"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ranks, vec![0, 1, 3], "the other ranks' rows");
+    let tx: Vec<u64> = per_rank
+        .iter()
+        .map(|r| r["doc"]["transactions"].as_u64().unwrap())
+        .collect();
+    assert!(tx.iter().all(|&n| n > 0), "every other rank ran: {tx:?}");
+    assert_eq!(
+        doc["transactions"].as_u64().unwrap(),
+        tx.iter().sum::<u64>()
+    );
+    // the latency is that of the other ranks' histograms added
+    let mut all = std::collections::BTreeMap::new();
+    for r in per_rank {
+        for b in r["hist_bins"].as_array().unwrap() {
+            *all.entry(b[0].as_u64().unwrap()).or_insert(0u64) += b[1].as_u64().unwrap();
+        }
+    }
+    let bins: Vec<(u64, u64)> = all.into_iter().collect();
+    let lat = &doc["types"].as_object().unwrap().values().next().unwrap()["lat_ns"];
+    assert_eq!(lat["p99"].as_u64().unwrap(), brute_percentile(&bins, 99.0));
+}
+
+#[test]
+fn a_killed_db_rank_is_named_and_the_others_are_saved() {
+    const NAME: &str = "a_killed_db_rank_is_named_and_the_others_are_saved";
+    if let Some(why) = cannot_mpi() {
+        return skip(NAME, &why);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = rank_dirs(tmp.path(), 4);
+    let db = tmp.path().join("store.db");
+    let (run, pid) = four_db_ranks_running(&dirs, &tmp.path().join("r{rank}"), &db);
+    let killed = Instant::now();
+    sh(&format!("kill -9 {pid}"));
+    let (o, _) = run.join().unwrap();
+    let after = killed.elapsed();
+    eprintln!("the db run ended {after:?} after rank 2 was killed");
+    assert!(
+        after < Duration::from_secs(10),
+        "the db run went on for {after:?} after rank 2 was killed"
+    );
+    check_db_saved_without_rank_2(
+        &o,
+        &db,
+        "killed or exited (its connection to rank 0 closed) while measuring",
+    );
+}
+
+#[test]
+fn a_hung_db_rank_is_named_after_the_rank_timeout_and_the_others_are_saved() {
+    const NAME: &str = "a_hung_db_rank_is_named_after_the_rank_timeout_and_the_others_are_saved";
+    if let Some(why) = cannot_mpi() {
+        return skip(NAME, &why);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = rank_dirs(tmp.path(), 4);
+    let db = tmp.path().join("store.db");
+    let (run, pid) = four_db_ranks_running(&dirs, &tmp.path().join("r{rank}"), &db);
+    let stopped = Stopped(pid);
+    let at = Instant::now();
+    sh(&format!("kill -STOP {pid}"));
+    let (o, _) = run.join().unwrap();
+    let after = at.elapsed();
+    eprintln!("the db run ended {after:?} after rank 2 was stopped");
+    let timeout_s = RANK_TIMEOUT_S;
+    assert!(
+        after >= Duration::from_secs(timeout_s - 1) && after < Duration::from_secs(timeout_s + 10),
+        "the db run ended {after:?} after rank 2 was stopped (--rank-timeout {timeout_s}s)"
+    );
+    check_db_saved_without_rank_2(
+        &o,
+        &db,
+        &format!("no heartbeat for {timeout_s} s (stopped or hung) while measuring"),
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    drop(stopped);
+}
+
 #[test]
 fn db_ranks_are_clients_of_one_server() {
     const NAME: &str = "db_ranks_are_clients_of_one_server";
@@ -1443,4 +1633,247 @@ fn a_sweep_with_a_rank_that_cannot_start_names_it() {
     assert_eq!(lines.len(), 1, "one error line: {err}");
     assert!(lines[0].starts_with("iolab: error: rank 1 on "), "{err}");
     assert!(lines[0].contains(&dirs[1].display().to_string()), "{err}");
+}
+
+/// The runs stored in `db` so far (none while it does not exist yet).
+fn stored_runs(db: &Path) -> Vec<Value> {
+    if !db.exists() {
+        return Vec::new();
+    }
+    let l = common::iolab_db(db, &["list", "--json"]);
+    if l.code != 0 {
+        return Vec::new();
+    }
+    l.json()["runs"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn a_killed_rank_in_a_sweep_keeps_the_finished_points_and_saves_the_one_in_progress() {
+    const NAME: &str =
+        "a_killed_rank_in_a_sweep_keeps_the_finished_points_and_saves_the_one_in_progress";
+    if let Some(why) = cannot_mpi() {
+        return skip(NAME, &why);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = rank_dirs(tmp.path(), 4);
+    let dir = tmp.path().join("r{rank}");
+    let db = tmp.path().join("store.db");
+    let run = {
+        let (dir, db) = (dir.clone(), db.clone());
+        std::thread::spawn(move || {
+            mpirun(
+                4,
+                &[
+                    "sweep",
+                    "--dir",
+                    dir.to_str().unwrap(),
+                    "--files",
+                    "1",
+                    "--size",
+                    "4M",
+                    "--mode",
+                    "rndrd",
+                    "--threads",
+                    "1,2,3",
+                    "--time",
+                    "3",
+                    "--rank-timeout",
+                    &format!("{RANK_TIMEOUT_S}s"),
+                ],
+                &db,
+            )
+        })
+    };
+    // the first point stored, rank 2 measuring the second
+    let t0 = Instant::now();
+    while stored_runs(&db).is_empty() {
+        assert!(t0.elapsed() < HUNG, "the first point was never stored");
+        assert!(!run.is_finished(), "the sweep ended before its first point");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let pid = loop {
+        if let Some(p) = measuring_in(&dirs[2]) {
+            break p;
+        }
+        assert!(
+            t0.elapsed() < HUNG,
+            "rank 2 never measured the second point"
+        );
+        assert!(
+            !run.is_finished(),
+            "the sweep ended before its second point"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(1000));
+    let killed = Instant::now();
+    sh(&format!("kill -9 {pid}"));
+    let (o, _) = run.join().unwrap();
+    let after = killed.elapsed();
+    eprintln!("the sweep ended {after:?} after rank 2 was killed");
+    assert!(
+        after < Duration::from_secs(10),
+        "the sweep went on for {after:?} after rank 2 was killed"
+    );
+    let err = text(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("iolab: error"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one error line: {err}");
+    let host = common::iolab(&["env", "--json"]).json()["platform"]["host"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    assert!(
+        lines[0].starts_with(&format!(
+            "iolab: error: rank 2 on {host}: killed or exited (its connection to rank 0 closed) while measuring"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("saved the point in progress (threads=2) as run 2 in ")
+            && err.contains("marked incomplete: ranks 0, 1, 3 measured "),
+        "{err}"
+    );
+    assert!(
+        text(&o.stdout).contains("continue with: iolab sweep --resume g1"),
+        "{}",
+        text(&o.stdout)
+    );
+    let runs = stored_runs(&db);
+    assert_eq!(runs.len(), 2, "the finished point and the one in progress");
+    // the finished point: every rank, complete
+    let first = common::iolab_db(&db, &["show", "1", "--json"]).json();
+    assert_eq!(first["dist"]["complete"], true, "{}", first["dist"]);
+    assert_eq!(first["interrupted"], false);
+    assert_eq!(first["job"]["threads"], 4, "threads=1 on 4 ranks");
+    // the point in progress: the other ranks, marked incomplete
+    let doc = common::iolab_db(&db, &["show", "2", "--json"]).json();
+    let d = &doc["dist"];
+    assert_eq!(d["complete"], false, "{d}");
+    assert_eq!(doc["interrupted"], true);
+    assert_eq!(d["failures"][0]["rank"], 2, "{d}");
+    let per_rank = d["per_rank"].as_array().unwrap();
+    let ranks: Vec<u64> = per_rank
+        .iter()
+        .map(|r| r["rank"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ranks, vec![0, 1, 3], "the other ranks' rows");
+    let ops: Vec<u64> = per_rank
+        .iter()
+        .map(|r| {
+            r["cells"][0]["cell"]["results"]["read"]["ops"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert!(ops.iter().all(|&n| n > 0), "every other rank read: {ops:?}");
+    assert_eq!(
+        doc["results"]["read"]["ops"].as_u64().unwrap(),
+        ops.iter().sum::<u64>()
+    );
+    assert_eq!(doc["job"]["threads"], 6, "threads=2 on the 3 other ranks");
+}
+
+#[test]
+fn a_killed_rank_in_a_saturation_search_keeps_the_points_measured_and_saves_the_one_in_progress() {
+    const NAME: &str = "a_killed_rank_in_a_saturation_search_keeps_the_points_measured_and_saves_the_one_in_progress";
+    if let Some(why) = cannot_mpi() {
+        return skip(NAME, &why);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs = rank_dirs(tmp.path(), 4);
+    let dir = tmp.path().join("r{rank}");
+    let db = tmp.path().join("store.db");
+    // rate=100 per rank meets iops>=300 (4 x 100), so the search goes on to rate=20000
+    let run = {
+        let (dir, db) = (dir.clone(), db.clone());
+        std::thread::spawn(move || {
+            mpirun(
+                4,
+                &[
+                    "saturate",
+                    "--dir",
+                    dir.to_str().unwrap(),
+                    "--files",
+                    "1",
+                    "--size",
+                    "4M",
+                    "--mode",
+                    "rndrd",
+                    "--time",
+                    "3",
+                    "--target",
+                    "iops>=300",
+                    "--over",
+                    "rate=100..20000",
+                    "--rank-timeout",
+                    &format!("{RANK_TIMEOUT_S}s"),
+                ],
+                &db,
+            )
+        })
+    };
+    let t0 = Instant::now();
+    while stored_runs(&db).is_empty() {
+        assert!(t0.elapsed() < HUNG, "the first point was never stored");
+        assert!(
+            !run.is_finished(),
+            "the search ended before its first point"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let pid = loop {
+        if let Some(p) = measuring_in(&dirs[2]) {
+            break p;
+        }
+        assert!(
+            t0.elapsed() < HUNG,
+            "rank 2 never measured the second point"
+        );
+        assert!(
+            !run.is_finished(),
+            "the search ended before its second point"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(1000));
+    let killed = Instant::now();
+    sh(&format!("kill -9 {pid}"));
+    let (o, _) = run.join().unwrap();
+    let after = killed.elapsed();
+    eprintln!("the search ended {after:?} after rank 2 was killed");
+    assert!(
+        after < Duration::from_secs(10),
+        "the search went on for {after:?} after rank 2 was killed"
+    );
+    let err = text(&o.stderr);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("iolab: error"))
+        .collect();
+    assert_eq!(lines.len(), 1, "one error line: {err}");
+    assert!(lines[0].starts_with("iolab: error: rank 2 on "), "{err}");
+    assert!(
+        err.contains("saved the point in progress (rate=20000) as run 2 in ")
+            && err.contains("marked incomplete: ranks 0, 1, 3 measured "),
+        "{err}"
+    );
+    let out = text(&o.stdout);
+    assert!(out.contains("stopped before the search ended"), "{out}");
+    let first = common::iolab_db(&db, &["show", "1", "--json"]).json();
+    assert_eq!(first["dist"]["complete"], true, "{}", first["dist"]);
+    let doc = common::iolab_db(&db, &["show", "2", "--json"]).json();
+    assert_eq!(doc["dist"]["complete"], false, "{}", doc["dist"]);
+    assert_eq!(doc["interrupted"], true);
+    let ranks: Vec<u64> = doc["dist"]["per_rank"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["rank"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ranks, vec![0, 1, 3], "the other ranks' rows");
+    assert!(doc["results"]["read"]["ops"].as_u64().unwrap() > 0);
 }

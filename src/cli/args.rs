@@ -342,6 +342,11 @@ pub struct DbRunArgs {
     /// is not a terminal and with -q.
     #[arg(long, value_name = "N", value_parser = interval_s, allow_negative_numbers = true)]
     pub report_interval: Option<f64>,
+    /// Under mpirun: how long a rank may send no heartbeat (stopped, hung) or run its
+    /// transactions without completing any before rank 0 ends the run, names it and saves what
+    /// the other ranks measured, marked incomplete (docs/distributed.md): 10s, 500ms, 30.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = positive_duration_s)]
+    pub rank_timeout: f64,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -455,6 +460,11 @@ pub struct SweepArgs {
     /// No progress bars or live line (also for every run).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Under mpirun: how long a rank may send no heartbeat (stopped, hung) or measure without
+    /// completing any I/O before rank 0 ends the experiment, names it and saves what the other
+    /// ranks measured of the point, marked incomplete (docs/distributed.md): 10s, 500ms, 30.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = positive_duration_s)]
+    pub rank_timeout: f64,
     #[command(flatten)]
     pub db: DbArgs,
     /// The run options (after --; iolab puts them there for you).
@@ -491,6 +501,11 @@ pub struct SaturateArgs {
     /// No progress bars or live line (also for every run).
     #[arg(long, short)]
     pub quiet: bool,
+    /// Under mpirun: how long a rank may send no heartbeat (stopped, hung) or measure without
+    /// completing any I/O before rank 0 ends the experiment, names it and saves what the other
+    /// ranks measured of the point, marked incomplete (docs/distributed.md): 10s, 500ms, 30.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = positive_duration_s)]
+    pub rank_timeout: f64,
     #[command(flatten)]
     pub db: DbArgs,
     #[arg(last = true, hide = true)]
@@ -519,6 +534,7 @@ pub fn presplit(argv: Vec<String>) -> Vec<String> {
                 "--db",
                 "--output",
                 "-o",
+                "--rank-timeout",
             ],
             &["--json", "--help", "-h", "-q", "--quiet"],
         ),
@@ -533,6 +549,7 @@ pub fn presplit(argv: Vec<String>) -> Vec<String> {
                 "--db",
                 "--output",
                 "-o",
+                "--rank-timeout",
             ],
             &["--json", "--help", "-h", "-q", "--quiet"],
         ),

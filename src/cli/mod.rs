@@ -76,7 +76,7 @@ fn plan_for(args: &[String]) -> Result<Plan> {
                 .any(|a| a == "--rank-timeout" || a.starts_with("--rank-timeout="))
             {
                 return Err(Error::usage(
-                    "--rank-timeout is an option of `iolab run` under mpirun; a sweep or saturation search under mpirun judges its ranks with the default 10s (docs/distributed.md)",
+                    "--rank-timeout is an option of the sweep or saturation search itself, not of its runs (docs/distributed.md)",
                 ));
             }
             r.quiet = true;

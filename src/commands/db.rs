@@ -77,8 +77,8 @@ pub fn cmd_db(a: &cli::DbRunArgs) -> Result<i32> {
         ..
     } = b;
     drop(conn);
-    let doc = measure(a, &target, &so, &job, doc, &devices, &stop)?;
-    save_and_print(a, store, doc)
+    let doc = measure(a, &target, &so, &job, doc, &devices, &stop, None)?;
+    save_and_print(a, store, doc, false)
 }
 
 /// Checks the options, opens the store (`save`) and connects. None: `cleanup` of an SQLite
@@ -267,6 +267,8 @@ fn prepare_tables(a: &cli::DbRunArgs, b: &mut Begin, stop: &AtomicBool) -> Resul
 }
 
 /// Runs the test (the connection of the setup closed) with the device sampler beside it.
+/// `watch`: a distributed run's side channel, given the connections' live counters.
+#[allow(clippy::too_many_arguments)]
 fn measure(
     a: &cli::DbRunArgs,
     target: &db::Target,
@@ -275,6 +277,7 @@ fn measure(
     mut doc: db::DbDoc,
     devices: &[String],
     stop: &AtomicBool,
+    watch: Option<db::Watch>,
 ) -> Result<db::DbDoc> {
     let interval = std::time::Duration::from_secs(1);
     let report = a.report_interval.map(std::time::Duration::from_secs_f64);
@@ -307,7 +310,7 @@ fn measure(
             &crate::system::env::Roots::live().proc,
             devices,
             interval,
-            || db::run_oltp(target, job, stop, report),
+            || db::run_oltp(target, job, stop, report, watch),
         );
         let (dur, outs) = r?;
         db::merge_into(&mut doc, outs, dur);
@@ -319,16 +322,27 @@ fn measure(
     Ok(doc)
 }
 
-/// Saves (when a store is open), prints, and says the exit code.
-fn save_and_print(a: &cli::DbRunArgs, mut store: Option<Store>, doc: db::DbDoc) -> Result<i32> {
+/// Saves (when a store is open), prints, and says the exit code. `early`: rank 0's watchdog
+/// ended a distributed run (a rank died or hung): where it was saved is said before the results
+/// are printed, as `mpirun`, ending the job, forwards only the first few KiB printed next.
+fn save_and_print(
+    a: &cli::DbRunArgs,
+    mut store: Option<Store>,
+    doc: db::DbDoc,
+    early: bool,
+) -> Result<i32> {
     let json = serde_json::to_value(&doc).expect("json");
     let saved = store.as_mut().map(|s| {
         s.save_db(&doc, &json, &fsinfo::hostname())
             .map(|id| (id, s.path.clone()))
             .map_err(|e| (e, s.path.clone()))
     });
+    if early && let Some(Ok((id, p))) = &saved {
+        eprintln!("saved as run {id} in {}", p.display());
+    }
     emit(&doc, a.json);
     match saved {
+        Some(Ok(_)) if early => {}
         Some(Ok((id, p))) => eprintln!("saved as run {id} in {}", p.display()),
         Some(Err((e, path))) => {
             // Kept in a file, as `iolab run` does, so `iolab import` can save it later.
@@ -361,6 +375,26 @@ fn cmd_db_dist(a: &cli::DbRunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
     a.dir = substitute(&a.dir, rank, &ranks.host);
     a.url = a.url.map(|u| substitute_str(&u, rank, &ranks.host));
     let stop = stop_flag();
+    ranks.watch_stop(std::sync::Arc::clone(&stop));
+    ranks.set_rank_timeout(std::time::Duration::from_secs_f64(a.rank_timeout));
+    if rank == 0 {
+        // A rank that dies or hangs: rank 0's watchdog ends the run (on its own thread: this
+        // one may be waiting in a collective that never returns), prints and saves what the
+        // other ranks measured, marked incomplete, as for a rank that failed on its own.
+        let a0 = a.clone();
+        ranks.on_db_fault(Box::new(move |outcomes, _| {
+            let store = if a0.no_save {
+                None
+            } else {
+                open_store_write(&a0.db)
+                    .inspect_err(|e| {
+                        eprintln!("iolab: error: the results below were not saved: {e}")
+                    })
+                    .ok()
+            };
+            end_output(finish_db_dist(&a0, outcomes, store, true))
+        }));
+    }
     let stopped = || Failed::from(&crate::engine::sync::stopped());
     // Everything before the transactions, on every rank.
     let setup = if a.action != "run" {
@@ -410,18 +444,34 @@ fn cmd_db_dist(a: &cli::DbRunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
             store = s;
             drop(conn);
             ranks.start_together();
-            let t0 = unix_ns(std::time::SystemTime::now());
-            match measure(&a, &target, &so, &job, doc, &devices, &stop) {
-                Ok(doc) => Ok(DbDone {
-                    hist: doc
-                        .hist
-                        .as_ref()
-                        .filter(|h| h.count() > 0)
-                        .map(crate::store::serialize_hist)
-                        .unwrap_or_default(),
-                    doc,
-                    window: (t0, unix_ns(std::time::SystemTime::now())),
-                }),
+            let t0 = std::time::SystemTime::now();
+            let watch = |live: Vec<std::sync::Arc<crate::measure::live::LiveCounters>>| {
+                crate::engine::sync::PhaseSync::measuring(ranks, live)
+            };
+            let measured = measure(&a, &target, &so, &job, doc, &devices, &stop, Some(&watch));
+            let t1 = std::time::SystemTime::now();
+            crate::engine::sync::PhaseSync::measured(ranks, t0, t1);
+            match measured {
+                Ok(doc) => {
+                    let done = DbDone {
+                        hist: doc
+                            .hist
+                            .as_ref()
+                            .filter(|h| h.count() > 0)
+                            .map(crate::store::serialize_hist)
+                            .unwrap_or_default(),
+                        doc,
+                        window: (unix_ns(t0), unix_ns(t1)),
+                    };
+                    if ranks.aborted() {
+                        // Rank 0 ended the run early (a rank died or hung): it takes this
+                        // rank's document from the side channel, not from a gather.
+                        ranks.progress_db(done);
+                        Err(stopped())
+                    } else {
+                        Ok(done)
+                    }
+                }
                 Err(e) => Err(Failed::from(&e)),
             }
         }
@@ -429,6 +479,18 @@ fn cmd_db_dist(a: &cli::DbRunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
     let Some(outcomes) = ranks.gather_any(result) else {
         return Ok(0);
     };
+    finish_db_dist(&a, outcomes, store, false)
+}
+
+/// Rank 0's end of a distributed `iolab db`: one line per failing rank, the merged run printed
+/// and saved (marked incomplete when a rank failed); the exit code. `early`: rank 0's watchdog
+/// ended the run (a rank died or hung).
+fn finish_db_dist(
+    a: &cli::DbRunArgs,
+    outcomes: Vec<crate::dist::Outcome<crate::dist::DbDone>>,
+    store: Option<Store>,
+    early: bool,
+) -> Result<i32> {
     let code = crate::dist::first_exit(&outcomes);
     let (doc, failures) = crate::dist::merge::merge_db(outcomes);
     for f in &failures {
@@ -437,6 +499,6 @@ fn cmd_db_dist(a: &cli::DbRunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
     let Some(doc) = doc else {
         return Ok(code.unwrap_or(Exit::Interrupted as i32));
     };
-    let c = save_and_print(&a, store, doc)?;
+    let c = save_and_print(a, store, doc, early)?;
     Ok(code.unwrap_or(c))
 }

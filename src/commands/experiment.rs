@@ -5,7 +5,10 @@ use super::*;
 fn followed(ranks: &Option<crate::dist::Ranks>) -> bool {
     match ranks {
         Some(r) if r.rank() != 0 => {
-            crate::workloads::sweep::follow(&cli::RunParser, r, &stop_flag());
+            let stop = stop_flag();
+            // rank 0 ending the experiment early (a rank died or hung) stops this rank's point
+            r.watch_stop(Arc::clone(&stop));
+            crate::workloads::sweep::follow(&cli::RunParser, r, &stop);
             true
         }
         _ => false,
@@ -20,9 +23,6 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
         return Ok(0);
     }
     let _lead = ranks.as_ref().map(sweep::Lead);
-    let points = ranks
-        .as_ref()
-        .map_or(sweep::Points::Here, sweep::Points::Ranks);
     if ranks.is_some()
         && (a.scheduler.is_some() || a.read_ahead.is_some() || a.nr_requests.is_some())
     {
@@ -163,7 +163,106 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
         );
         (g, spec)
     };
+    if let Some(r) = &ranks {
+        r.set_rank_timeout(std::time::Duration::from_secs_f64(a.rank_timeout));
+        r.watch_stop(Arc::clone(&stop));
+    }
+    let on_fault = sweep_fault(a, &spec);
+    let points = ranks
+        .as_ref()
+        .map_or(sweep::Points::Here, |r| sweep::Points::Ranks(r, &on_fault));
     finish_sweep(&mut store, gid, &spec, a.json, a.quiet, &stop, points)
+}
+
+/// Rank 0 of a distributed experiment, when a rank died or hung in a point: the failing rank
+/// named (one line), the point as the other ranks measured it saved in the experiment's group
+/// marked incomplete (the finished points are stored already); the store (None when it could
+/// not be opened or the point not saved: said on stderr), the point's run id and the exit code.
+fn save_fault_point(
+    db: &cli::DbArgs,
+    outcomes: Vec<crate::dist::Outcome>,
+    at: &crate::workloads::sweep::PointAt,
+) -> (Option<Store>, Option<i64>, i32) {
+    let code = crate::dist::first_exit(&outcomes).unwrap_or(Exit::Failed as i32);
+    let (doc, failures) = crate::dist::merge::merge(outcomes);
+    for f in &failures {
+        eprintln!("iolab: error: rank {} on {}: {}", f.rank, f.host, f.error);
+    }
+    let mut store = match open_store(db) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("iolab: error: the point in progress was not saved: {e}");
+            return (None, None, code);
+        }
+    };
+    let point: Vec<String> = at.cell.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let Some(doc) = doc else {
+        eprintln!(
+            "the point in progress ({}) had measured nothing: not saved",
+            point.join(" ")
+        );
+        return (Some(store), None, code);
+    };
+    let cell = serde_json::to_value(&at.cell).expect("json");
+    match store.save_run(&doc, &doc.to_json(), Some((at.gid, at.seq)), Some(&cell)) {
+        Ok(id) => {
+            // said before the results: mpirun, ending the job, forwards little of what follows
+            let f = crate::workloads::sweep::figures(&doc);
+            let ranks: Vec<String> = doc
+                .dist
+                .as_ref()
+                .map(|d| d.per_rank.iter().map(|r| r.rank.to_string()).collect())
+                .unwrap_or_default();
+            eprintln!(
+                "saved the point in progress ({}) as run {id} in {}, marked incomplete: ranks {} measured {:.0} IOPS, {:.2} MiB/s, p99 {:.2} ms until the stop",
+                point.join(" "),
+                store.path.display(),
+                ranks.join(", "),
+                f.iops,
+                f.mibps,
+                f.p99_ms
+            );
+            (Some(store), Some(id), code)
+        }
+        Err(e) => {
+            eprintln!("iolab: error: the point in progress was not saved: {e}");
+            (Some(store), None, code)
+        }
+    }
+}
+
+/// [`sweep::OnPointFault`] of a sweep: the point saved ([`save_fault_point`]), then the
+/// finished cells printed as after Ctrl-C.
+fn sweep_fault(
+    a: &cli::SweepArgs,
+    spec: &crate::workloads::sweep::SweepSpec,
+) -> crate::workloads::sweep::OnPointFault {
+    use crate::workloads::sweep;
+    let (db, spec, json) = (a.db.clone(), spec.clone(), a.json);
+    Arc::new(move |outcomes, _, at| {
+        let gid = at.gid;
+        let (store, _, code) = save_fault_point(&db, outcomes, &at);
+        let r = store
+            .map_or(Ok(Vec::new()), |s| sweep::stored_cells(&s, gid, &spec))
+            .map(|cells| {
+                emit(
+                    &crate::output::document::SweepDoc {
+                        gid,
+                        spec: &spec,
+                        cells: &cells,
+                        interrupted: Some(true),
+                    },
+                    json,
+                );
+                if !json {
+                    print_out(&format!(
+                        "a rank failed: finished cells are kept; continue with: iolab sweep --resume g{gid}\n"
+                    ));
+                }
+                code
+            });
+        end_output(r)
+    })
 }
 
 /// Run options as rank 0 of a distributed experiment uses them (`{rank}`, `{host}` put in), to
@@ -313,9 +412,6 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
         return Ok(0);
     }
     let _lead = ranks.as_ref().map(sweep::Lead);
-    let points_on = ranks
-        .as_ref()
-        .map_or(sweep::Points::Here, sweep::Points::Ranks);
     let target = sweep::Target::parse(&a.target)?;
     let (axis, range) = a.over.split_once('=').ok_or_else(|| {
         Error::usage(format!(
@@ -389,6 +485,14 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
         &serde_json::to_value(&spec).expect("json"),
     )?;
     let stop = stop_flag();
+    if let Some(r) = &ranks {
+        r.set_rank_timeout(std::time::Duration::from_secs_f64(a.rank_timeout));
+        r.watch_stop(Arc::clone(&stop));
+    }
+    let on_fault = saturate_fault(a, &spec);
+    let points_on = ranks
+        .as_ref()
+        .map_or(sweep::Points::Here, |r| sweep::Points::Ranks(r, &on_fault));
     let points = sweep::saturate(
         &cli::RunParser,
         &mut store,
@@ -411,5 +515,37 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
         Exit::Interrupted as i32
     } else {
         0
+    })
+}
+
+/// [`sweep::OnPointFault`] of a saturation search: the point saved ([`save_fault_point`]), then
+/// the points measured before it printed as after Ctrl-C.
+fn saturate_fault(
+    a: &cli::SaturateArgs,
+    spec: &crate::workloads::sweep::SaturateSpec,
+) -> crate::workloads::sweep::OnPointFault {
+    use crate::workloads::sweep;
+    let (db, spec, json) = (a.db.clone(), spec.clone(), a.json);
+    Arc::new(move |outcomes, _, at| {
+        let gid = at.gid;
+        let (store, id, code) = save_fault_point(&db, outcomes, &at);
+        let r = store
+            .map_or(Ok(Vec::new()), |s| sweep::stored_points(&s, gid, &spec))
+            .map(|mut points| {
+                // the incomplete point is stored, but not a point of the search
+                points.retain(|p| Some(p.run_id) != id);
+                emit(
+                    &crate::output::document::SaturateDoc {
+                        gid,
+                        spec: &spec,
+                        points: &points,
+                        interrupted: Some(true),
+                    },
+                    json,
+                );
+                eprintln!("stored as group g{gid}");
+                code
+            });
+        end_output(r)
     })
 }

@@ -265,6 +265,21 @@ impl Ranks {
         }
     }
 
+    /// Rank 0: [`Ranks::on_fault`] of `iolab db`.
+    pub fn on_db_fault(&self, f: side::OnDbFault) {
+        if let Some(l) = &self.link {
+            l.on_db_fault(f);
+        }
+    }
+
+    /// What this rank's `iolab db` measured, for rank 0 when it ends the run early (a rank died
+    /// or hung): sent over the side channel instead of the gather.
+    pub fn progress_db(&self, done: DbDone) {
+        if let Some(l) = &self.link {
+            l.progress(side::SoFar::Db(Box::new(done)));
+        }
+    }
+
     /// Rank 0: how long a rank may be silent, or measure without completing I/O.
     pub fn set_rank_timeout(&self, t: Duration) {
         if let Some(l) = &self.link {
@@ -435,7 +450,7 @@ impl PhaseSync for Ranks {
     }
     fn progress(&self, doc: &RunDoc) {
         if let Some(l) = &self.link {
-            l.progress(self.done(doc));
+            l.progress(side::SoFar::Run(Box::new(self.done(doc))));
         }
     }
 }

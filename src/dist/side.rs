@@ -16,7 +16,7 @@
 //! stop, waits a moment for their last cells, hands every rank's outcome to the command's
 //! failure handler (which prints, saves and says how to exit) and ends the process.
 
-use super::{Done, Failed, Outcome};
+use super::{DbDone, Done, Failed, Outcome};
 use crate::measure::live::LiveCounters;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
@@ -69,8 +69,17 @@ enum Up {
         phase: u8,
         ops: u64,
     },
-    Progress(Box<Done>),
+    /// What the rank measured so far in the run (or experiment point) `epoch`.
+    Progress(u64, SoFar),
     Bye,
+}
+
+/// What a rank measured so far, as it would send it at the end: an `iolab run` document (a
+/// run's, or an experiment point's) or an `iolab db` one.
+#[derive(Serialize, Deserialize)]
+pub enum SoFar {
+    Run(Box<Done>),
+    Db(Box<DbDone>),
 }
 
 /// The line rank 0 sends every rank when the run ends early.
@@ -90,7 +99,14 @@ pub struct Fault {
 /// the ranks measured; returns the exit code. Runs on the watchdog's thread (the main thread
 /// may be inside a collective that never returns).
 pub type OnFault = Box<dyn FnOnce(Vec<Outcome>, &Fault) -> i32 + Send>;
+/// [`OnFault`] of `iolab db`: the ranks' db documents.
+pub type OnDbFault = Box<dyn FnOnce(Vec<Outcome<DbDone>>, &Fault) -> i32 + Send>;
 
+/// The command's failure handler, of the kind of document its ranks send.
+enum Handler {
+    Run(OnFault),
+    Db(OnDbFault),
+}
 /// This process's end of the side channel (every rank).
 pub struct Link {
     phase: AtomicU8,
@@ -108,6 +124,9 @@ pub struct Link {
     timeout_ms: AtomicU64,
     /// This rank said goodbye (the run ended normally).
     done: AtomicBool,
+    /// The experiment point being run (every rank counts them alike, [`Link::arm`]): rank 0
+    /// takes only what a rank measured in the current one.
+    epoch: AtomicU64,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -182,10 +201,10 @@ impl Link {
     }
 
     /// What this rank measured so far.
-    pub fn progress(&self, done: Done) {
+    pub fn progress(&self, done: SoFar) {
         match &self.monitor {
-            Some(m) => lock(&m.ranks)[0].done = Some(done),
-            None => self.send(&Up::Progress(Box::new(done))),
+            Some(m) => lock(&m.ranks)[0].done = Some((self.epoch(), done)),
+            None => self.send(&Up::Progress(self.epoch(), done)),
         }
     }
 
@@ -218,6 +237,7 @@ impl Link {
 
     /// Rank 0: the watchdog judges again (an experiment's next point).
     pub fn arm(&self) {
+        self.epoch.fetch_add(1, Ordering::SeqCst);
         if let Some(m) = &self.monitor {
             m.armed.store(true, Ordering::SeqCst);
         }
@@ -226,7 +246,14 @@ impl Link {
     /// Rank 0: what the command does when the run ends early.
     pub fn on_fault(&self, f: OnFault) {
         if let Some(m) = &self.monitor {
-            *lock(&m.on_fault) = Some(f);
+            *lock(&m.on_fault) = Some(Handler::Run(f));
+        }
+    }
+
+    /// Rank 0: [`Link::on_fault`] of `iolab db`.
+    pub fn on_db_fault(&self, f: OnDbFault) {
+        if let Some(m) = &self.monitor {
+            *lock(&m.on_fault) = Some(Handler::Db(f));
         }
     }
 
@@ -242,6 +269,10 @@ impl Link {
     fn timeout(&self) -> Duration {
         Duration::from_millis(self.timeout_ms.load(Ordering::SeqCst))
     }
+
+    fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::SeqCst)
+    }
 }
 
 /// What rank 0 last heard from a rank.
@@ -253,7 +284,8 @@ struct Seen {
     /// When `ops` last grew (or the phase changed).
     ops_at: Instant,
     beat_at: Instant,
-    done: Option<Done>,
+    /// What it measured so far, and in which experiment point ([`Link::arm`]).
+    done: Option<(u64, SoFar)>,
     closed: bool,
     bye: bool,
     conn: Option<TcpStream>,
@@ -267,7 +299,7 @@ pub struct Monitor {
     timeout_ms: AtomicU64,
     /// The watchdog judges (between the start and the gather).
     armed: AtomicBool,
-    on_fault: Mutex<Option<OnFault>>,
+    on_fault: Mutex<Option<Handler>>,
 }
 
 impl Monitor {
@@ -398,6 +430,7 @@ pub fn connect(info: &str, rank: u32, host: &str) -> Result<Arc<Link>, String> {
         monitor: None,
         timeout_ms: AtomicU64::new(DEFAULT_TIMEOUT.as_millis() as u64),
         done: AtomicBool::new(false),
+        epoch: AtomicU64::new(0),
     });
     let l = Arc::clone(&link);
     std::thread::Builder::new()
@@ -500,6 +533,7 @@ pub fn serve(l: TcpListener, n: u32, host: &str, info: &str) -> std::io::Result<
         monitor: Some(monitor),
         timeout_ms: AtomicU64::new(DEFAULT_TIMEOUT.as_millis() as u64),
         done: AtomicBool::new(false),
+        epoch: AtomicU64::new(0),
     }))
 }
 
@@ -549,9 +583,9 @@ fn read_rank(s: TcpStream, m: &Monitor, token: &str) {
                     m.beat(r, phase, ops);
                 }
             }
-            Up::Progress(d) => {
+            Up::Progress(epoch, d) => {
                 if let Some(r) = who {
-                    lock(&m.ranks)[r].done = Some(*d);
+                    lock(&m.ranks)[r].done = Some((epoch, d));
                 }
             }
             Up::Bye => {
@@ -708,7 +742,39 @@ fn end_early(link: &Link, m: &Monitor, f: Fault) -> i32 {
         // that signal only sets it again, and the save below has until the SIGKILL.
         link.release_stop();
     }
-    let outcomes: Vec<Outcome> = lock(&m.ranks)
+    let handler = lock(&m.on_fault).take();
+    match handler {
+        Some(Handler::Run(h)) => h(
+            outcomes(m, &f, link.epoch(), |d| match d {
+                SoFar::Run(d) => Some(*d),
+                SoFar::Db(_) => None,
+            }),
+            &f,
+        ),
+        Some(Handler::Db(h)) => h(
+            outcomes(m, &f, link.epoch(), |d| match d {
+                SoFar::Db(d) => Some(*d),
+                SoFar::Run(_) => None,
+            }),
+            &f,
+        ),
+        None => {
+            eprintln!("iolab: error: rank {} on {}: {}", f.rank, f.host, f.reason);
+            crate::error::Exit::Failed as i32
+        }
+    }
+}
+
+/// Every rank's outcome when rank 0 ends a run early: the faulty rank's reason, each other
+/// rank's document so far in the current run or experiment point `epoch` (`pick`: of the
+/// command's kind), or "stopped" when it had measured nothing there.
+fn outcomes<T>(
+    m: &Monitor,
+    f: &Fault,
+    epoch: u64,
+    pick: fn(SoFar) -> Option<T>,
+) -> Vec<Outcome<T>> {
+    lock(&m.ranks)
         .iter_mut()
         .enumerate()
         .map(|(r, s)| Outcome {
@@ -720,21 +786,17 @@ fn end_early(link: &Link, m: &Monitor, f: Fault) -> i32 {
                     msg: f.reason.clone(),
                 })
             } else {
-                s.done.take().ok_or_else(|| Failed {
-                    exit: crate::error::Exit::Interrupted as i32,
-                    msg: crate::engine::sync::STOPPED.to_string(),
-                })
+                s.done
+                    .take()
+                    .filter(|d| d.0 == epoch)
+                    .and_then(|d| pick(d.1))
+                    .ok_or_else(|| Failed {
+                        exit: crate::error::Exit::Interrupted as i32,
+                        msg: crate::engine::sync::STOPPED.to_string(),
+                    })
             },
         })
-        .collect();
-    let handler = lock(&m.on_fault).take();
-    match handler {
-        Some(h) => h(outcomes, &f),
-        None => {
-            eprintln!("iolab: error: rank {} on {}: {}", f.rank, f.host, f.reason);
-            crate::error::Exit::Failed as i32
-        }
-    }
+        .collect()
 }
 
 #[cfg(test)]
@@ -811,6 +873,58 @@ mod tests {
         assert_eq!(f.rank, 0);
         assert!(f.reason.starts_with("no I/O completed"), "{}", f.reason);
         drop(others);
+    }
+
+    /// A run document as a rank sends it (the report fixture's).
+    fn so_far() -> SoFar {
+        let v: serde_json::Value =
+            serde_json::from_str(include_str!("../../tests/fixtures/report/run.json")).unwrap();
+        SoFar::Run(Box::new(Done {
+            doc: crate::model::run::RunDoc::from_json(&v).unwrap(),
+            hists: Vec::new(),
+            windows: Vec::new(),
+        }))
+    }
+
+    #[test]
+    fn a_document_of_an_earlier_experiment_point_is_never_taken() {
+        let (zero, others) = pair(3);
+        let m = zero.monitor.clone().unwrap();
+        let fault = Fault {
+            rank: 2,
+            host: "h2".into(),
+            reason: "test".into(),
+        };
+        let sent = |n: usize| {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while lock(&m.ranks)[1].done.is_none() {
+                assert!(Instant::now() < deadline, "progress {n} did not arrive");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        };
+        // point 1: rank 1 measured and sent its document
+        for l in [&zero, &others[0], &others[1]] {
+            l.arm();
+        }
+        others[0].progress(so_far());
+        sent(1);
+        // point 2: a rank fails before rank 1 sent anything of it
+        for l in [&zero, &others[0], &others[1]] {
+            l.arm();
+        }
+        let out = outcomes(&m, &fault, zero.epoch(), Some);
+        let r1 = out[1]
+            .result
+            .as_ref()
+            .err()
+            .expect("not point 1's document");
+        assert!(r1.only_stopped(), "{}", r1.msg);
+        assert_eq!(out[2].result.as_ref().err().unwrap().msg, "test");
+        // rank 1's document of point 2 is taken
+        others[0].progress(so_far());
+        sent(2);
+        let out = outcomes(&m, &fault, zero.epoch(), Some);
+        assert!(out[1].result.is_ok());
     }
 
     #[test]

@@ -184,7 +184,13 @@ impl Document for SaturateDoc<'_> {
         v
     }
     fn text(&self) -> String {
-        crate::output::experiment::render_saturate(self.spec, self.points)
+        let mut t = crate::output::experiment::render_saturate(self.spec, self.points);
+        if self.interrupted == Some(true) {
+            t.push_str(
+                "stopped before the search ended: the verdict covers the points above only\n",
+            );
+        }
+        t
     }
 }
 

@@ -380,22 +380,39 @@ pub fn check_cells(ro: &dyn RunOptions, fixed: &[String], axes: &[Axis]) -> Resu
 /// A check of rank 0's plan of a point before it runs (saturate: exactly one mode).
 type PlanCheck<'a> = &'a dyn Fn(&crate::engine::runner::Plan) -> Result<()>;
 
+/// Where a point of an experiment is stored: its group, its place in it and its cell.
+pub struct PointAt {
+    pub gid: i64,
+    pub seq: u32,
+    pub cell: BTreeMap<String, String>,
+}
+
+/// Rank 0 of a distributed experiment: what it does when a rank dies or hangs while a point
+/// runs (on the watchdog's thread, as [`crate::dist::side::OnFault`]): given every rank's
+/// outcome of the point, the fault and where the point is stored, it saves and prints what the
+/// other ranks measured and the experiment so far; returns the exit code.
+pub type OnPointFault = std::sync::Arc<
+    dyn Fn(Vec<crate::dist::Outcome>, &crate::dist::side::Fault, PointAt) -> i32 + Send + Sync,
+>;
+
 /// Where the points of an experiment run: in this process, or as distributed runs of every MPI
 /// rank (rank 0 drives and stores; the others [`follow`]).
 #[derive(Clone, Copy)]
 pub enum Points<'a> {
     Here,
-    Ranks(&'a crate::dist::Ranks),
+    Ranks(&'a crate::dist::Ranks, &'a OnPointFault),
 }
 
 impl Points<'_> {
-    /// Runs one point: the run options `args`, planned (and judged by `check`) then run.
+    /// Runs one point: the run options `args`, planned (and judged by `check`) then run; `at`:
+    /// where it will be stored.
     fn run(
         self,
         ro: &dyn RunOptions,
         args: &[String],
         stop: &AtomicBool,
         check: PlanCheck,
+        at: PointAt,
     ) -> Result<RunDoc> {
         match self {
             Points::Here => {
@@ -403,7 +420,10 @@ impl Points<'_> {
                 check(&plan)?;
                 run_cell(&plan, stop)
             }
-            Points::Ranks(r) => {
+            Points::Ranks(r, on_fault) => {
+                // a rank that dies or hangs in this point: rank 0 saves what the others measured
+                let on_fault = std::sync::Arc::clone(on_fault);
+                r.on_fault(Box::new(move |outcomes, f| on_fault(outcomes, f, at)));
                 r.broadcast(&serde_json::to_vec(&Some(args)).expect("json"));
                 point_on_ranks(ro, r, args, stop, Some(check))
                     .expect("rank 0 gets the merged point")
@@ -568,7 +588,12 @@ pub fn run_sweep(
             }
             let desc: Vec<String> = cell.iter().map(|(a, v)| format!("{a}={v}")).collect();
             bar.set_message(desc.join(" "));
-            let doc = match points.run(ro, &cell_args(&spec.fixed, cell), stop, &|_| Ok(())) {
+            let at = PointAt {
+                gid,
+                seq: seq + 1,
+                cell: cell.clone(),
+            };
+            let doc = match points.run(ro, &cell_args(&spec.fixed, cell), stop, &|_| Ok(()), at) {
                 Ok(d) => d,
                 // Stopped before this cell measured anything: nothing to save; the sweep ends
                 // here with its finished cells, resumable.
@@ -730,7 +755,12 @@ pub fn saturate(
             }
             Ok(())
         };
-        let doc = match points_on.run(ro, &cell_args(&spec.fixed, &cell), stop, &one_mode) {
+        let at = PointAt {
+            gid,
+            seq: seq + 1,
+            cell: cell.clone(),
+        };
+        let doc = match points_on.run(ro, &cell_args(&spec.fixed, &cell), stop, &one_mode, at) {
             Ok(d) => d,
             // Stopped before this point measured anything: the search ends with what it has.
             Err(e) if e.exit == crate::error::Exit::Interrupted => return Ok(None),

@@ -936,19 +936,31 @@ pub fn update_loop(
     ))
 }
 
+/// What a distributed run's side channel reads while the transactions run: each connection's
+/// live counters (written by its worker alone with relaxed stores, as `--report-interval`'s), so
+/// rank 0 notices a rank whose transactions stop completing (docs/distributed.md).
+pub type Watch<'a> = &'a dyn Fn(Vec<std::sync::Arc<LiveCounters>>);
+
 /// Runs the sysbench-like tests with `threads` connections; tables must be prepared.
 pub fn run_oltp(
     target: &Target,
     job: &DbJob,
     stop: &AtomicBool,
     report: Option<Duration>,
+    watch: Option<Watch>,
 ) -> Result<(f64, Vec<ThreadOutPub>)> {
     let start = Instant::now();
     let deadline = job.time_s.map(|t| start + Duration::from_secs_f64(t));
-    let live: Vec<LiveCounters> = match report {
-        Some(_) => (0..job.threads).map(|_| LiveCounters::default()).collect(),
-        None => Vec::new(),
+    let live: Vec<std::sync::Arc<LiveCounters>> = if report.is_some() || watch.is_some() {
+        (0..job.threads)
+            .map(|_| std::sync::Arc::new(LiveCounters::default()))
+            .collect()
+    } else {
+        Vec::new()
     };
+    if let Some(w) = watch {
+        w(live.clone());
+    }
     let finished = AtomicUsize::new(0);
     // set by the last worker to finish: wakes the report line at once
     let all_done = StopSignal::new();
@@ -959,14 +971,18 @@ pub fn run_oltp(
             let quota = job
                 .transactions
                 .map(|n| n / job.threads as u64 + u64::from((t as u64) < n % job.threads as u64));
-            let (live, finished, all_done) = (live.get(t as usize), &finished, &all_done);
-            let spawned = std::thread::Builder::new().spawn_scoped(s, move || {
-                let r = worker(target, job, t, quota, start, deadline, stop, live);
-                if finished.fetch_add(1, Ordering::Release) + 1 == job.threads as usize {
-                    all_done.set();
-                }
-                r
-            });
+            let (live, finished, all_done) =
+                (live.get(t as usize).map(|l| &**l), &finished, &all_done);
+            // named, so a connection's thread can be told apart (top -H, the tests)
+            let spawned = std::thread::Builder::new()
+                .name(format!("iolab-db{t}"))
+                .spawn_scoped(s, move || {
+                    let r = worker(target, job, t, quota, start, deadline, stop, live);
+                    if finished.fetch_add(1, Ordering::Release) + 1 == job.threads as usize {
+                        all_done.set();
+                    }
+                    r
+                });
             match spawned {
                 Ok(h) => hs.push(h),
                 Err(e) => {
@@ -984,7 +1000,7 @@ pub fn run_oltp(
         if let Some(every) = report
             && not_started.is_none()
         {
-            let threads: Vec<&LiveCounters> = live.iter().collect();
+            let threads: Vec<&LiveCounters> = live.iter().map(|l| &**l).collect();
             report_lines(job.test, job.threads, &threads, every, start, &all_done);
         }
         hs.into_iter()
