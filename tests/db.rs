@@ -518,8 +518,27 @@ fn a_server_restart_mid_run_is_counted_and_survived() {
             "needs root to restart the servers",
         );
     }
+    // Only servers scripts/dbservers.sh started (it names their folder in IOLAB_DBSERVERS) are
+    // restarted, at the URL's own port: never the default ones behind someone else's URL.
+    let Ok(base) = std::env::var("IOLAB_DBSERVERS") else {
+        return skip(
+            "a_server_restart_mid_run_is_counted_and_survived",
+            "IOLAB_DBSERVERS not set: the servers behind IOLAB_TEST_*_URL were not started by scripts/dbservers.sh, so they are not restarted",
+        );
+    };
     for (backend, url) in servers("a_server_restart_mid_run_is_counted_and_survived") {
         let which = if backend == "postgres" { "pg" } else { "mysql" };
+        let port_var = if backend == "postgres" {
+            "IOLAB_PG_PORT"
+        } else {
+            "IOLAB_MY_PORT"
+        };
+        let port = url
+            .rsplit_once(':')
+            .and_then(|(_, rest)| rest.split('/').next())
+            .filter(|p| p.parse::<u16>().is_ok())
+            .unwrap_or_else(|| panic!("{backend}: no port in {url}"))
+            .to_string();
         let store = tempfile::tempdir().unwrap();
         let store = store.path().join("r.db");
         assert_eq!(iolab_db(&store, &["db", "cleanup", "--url", &url]).code, 0);
@@ -556,6 +575,8 @@ fn a_server_restart_mid_run_is_counted_and_survived() {
         let st = std::process::Command::new("bash")
             .arg(&script)
             .args(["restart", which])
+            .env("IOLAB_DBSERVERS", &base)
+            .env(port_var, &port)
             .status()
             .unwrap();
         assert!(st.success());
