@@ -1647,6 +1647,85 @@ fn stored_runs(db: &Path) -> Vec<Value> {
     l.json()["runs"].as_array().cloned().unwrap_or_default()
 }
 
+/// Waits until an experiment under mpirun stored its first point and rank 2 measures the next,
+/// kills rank 2 a second into it, and returns what the experiment printed, its stderr and its
+/// one error line (it must end within 10 s of the kill, failed, with exactly one).
+fn kill_rank_2_in_the_second_point(
+    run: std::thread::JoinHandle<(Output, Duration)>,
+    rank2_dir: &Path,
+    db: &Path,
+    what: &str,
+) -> (Output, String, String) {
+    let t0 = Instant::now();
+    while stored_runs(db).is_empty() {
+        assert!(t0.elapsed() < HUNG, "the first point was never stored");
+        assert!(
+            !run.is_finished(),
+            "the {what} ended before its first point"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let pid = loop {
+        if let Some(p) = measuring_in(rank2_dir) {
+            break p;
+        }
+        assert!(
+            t0.elapsed() < HUNG,
+            "rank 2 never measured the second point"
+        );
+        assert!(
+            !run.is_finished(),
+            "the {what} ended before its second point"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::thread::sleep(Duration::from_millis(1000));
+    let killed = Instant::now();
+    sh(&format!("kill -9 {pid}"));
+    let (o, _) = run.join().unwrap();
+    let after = killed.elapsed();
+    eprintln!("the {what} ended {after:?} after rank 2 was killed");
+    assert!(
+        after < Duration::from_secs(10),
+        "the {what} went on for {after:?} after rank 2 was killed"
+    );
+    let err = text(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    let lines: Vec<String> = err
+        .lines()
+        .filter(|l| l.starts_with("iolab: error"))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(lines.len(), 1, "one error line: {err}");
+    let line = lines[0].clone();
+    (o, err, line)
+}
+
+/// Run 1 (the finished point) is complete; run 2 (`point`, in progress when rank 2 was killed)
+/// is said to be saved, is marked incomplete and holds the rows of ranks 0, 1 and 3. Returns
+/// run 2's document.
+fn point_in_progress_saved(db: &Path, err: &str, point: &str) -> Value {
+    assert!(
+        err.contains(&format!(
+            "saved the point in progress ({point}) as run 2 in "
+        )) && err.contains("marked incomplete: ranks 0, 1, 3 measured "),
+        "{err}"
+    );
+    let first = common::iolab_db(db, &["show", "1", "--json"]).json();
+    assert_eq!(first["dist"]["complete"], true, "{}", first["dist"]);
+    let doc = common::iolab_db(db, &["show", "2", "--json"]).json();
+    assert_eq!(doc["dist"]["complete"], false, "{}", doc["dist"]);
+    assert_eq!(doc["interrupted"], true);
+    let ranks: Vec<u64> = doc["dist"]["per_rank"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["rank"].as_u64().unwrap())
+        .collect();
+    assert_eq!(ranks, vec![0, 1, 3], "the other ranks' rows");
+    doc
+}
+
 #[test]
 fn a_killed_rank_in_a_sweep_keeps_the_finished_points_and_saves_the_one_in_progress() {
     const NAME: &str =
@@ -1684,57 +1763,15 @@ fn a_killed_rank_in_a_sweep_keeps_the_finished_points_and_saves_the_one_in_progr
             )
         })
     };
-    // the first point stored, rank 2 measuring the second
-    let t0 = Instant::now();
-    while stored_runs(&db).is_empty() {
-        assert!(t0.elapsed() < HUNG, "the first point was never stored");
-        assert!(!run.is_finished(), "the sweep ended before its first point");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let pid = loop {
-        if let Some(p) = measuring_in(&dirs[2]) {
-            break p;
-        }
-        assert!(
-            t0.elapsed() < HUNG,
-            "rank 2 never measured the second point"
-        );
-        assert!(
-            !run.is_finished(),
-            "the sweep ended before its second point"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    std::thread::sleep(Duration::from_millis(1000));
-    let killed = Instant::now();
-    sh(&format!("kill -9 {pid}"));
-    let (o, _) = run.join().unwrap();
-    let after = killed.elapsed();
-    eprintln!("the sweep ended {after:?} after rank 2 was killed");
-    assert!(
-        after < Duration::from_secs(10),
-        "the sweep went on for {after:?} after rank 2 was killed"
-    );
-    let err = text(&o.stderr);
-    assert!(!o.status.success(), "{err}");
-    let lines: Vec<&str> = err
-        .lines()
-        .filter(|l| l.starts_with("iolab: error"))
-        .collect();
-    assert_eq!(lines.len(), 1, "one error line: {err}");
+    let (o, err, line) = kill_rank_2_in_the_second_point(run, &dirs[2], &db, "sweep");
     let host = common::iolab(&["env", "--json"]).json()["platform"]["host"]
         .as_str()
         .unwrap_or("")
         .to_string();
     assert!(
-        lines[0].starts_with(&format!(
+        line.starts_with(&format!(
             "iolab: error: rank 2 on {host}: killed or exited (its connection to rank 0 closed) while measuring"
         )),
-        "{err}"
-    );
-    assert!(
-        err.contains("saved the point in progress (threads=2) as run 2 in ")
-            && err.contains("marked incomplete: ranks 0, 1, 3 measured "),
         "{err}"
     );
     assert!(
@@ -1742,25 +1779,18 @@ fn a_killed_rank_in_a_sweep_keeps_the_finished_points_and_saves_the_one_in_progr
         "{}",
         text(&o.stdout)
     );
-    let runs = stored_runs(&db);
-    assert_eq!(runs.len(), 2, "the finished point and the one in progress");
-    // the finished point: every rank, complete
+    assert_eq!(
+        stored_runs(&db).len(),
+        2,
+        "the finished point and the one in progress"
+    );
+    let doc = point_in_progress_saved(&db, &err, "threads=2");
     let first = common::iolab_db(&db, &["show", "1", "--json"]).json();
-    assert_eq!(first["dist"]["complete"], true, "{}", first["dist"]);
     assert_eq!(first["interrupted"], false);
     assert_eq!(first["job"]["threads"], 4, "threads=1 on 4 ranks");
-    // the point in progress: the other ranks, marked incomplete
-    let doc = common::iolab_db(&db, &["show", "2", "--json"]).json();
     let d = &doc["dist"];
-    assert_eq!(d["complete"], false, "{d}");
-    assert_eq!(doc["interrupted"], true);
     assert_eq!(d["failures"][0]["rank"], 2, "{d}");
     let per_rank = d["per_rank"].as_array().unwrap();
-    let ranks: Vec<u64> = per_rank
-        .iter()
-        .map(|r| r["rank"].as_u64().unwrap())
-        .collect();
-    assert_eq!(ranks, vec![0, 1, 3], "the other ranks' rows");
     let ops: Vec<u64> = per_rank
         .iter()
         .map(|r| {
@@ -1816,64 +1846,10 @@ fn a_killed_rank_in_a_saturation_search_keeps_the_points_measured_and_saves_the_
             )
         })
     };
-    let t0 = Instant::now();
-    while stored_runs(&db).is_empty() {
-        assert!(t0.elapsed() < HUNG, "the first point was never stored");
-        assert!(
-            !run.is_finished(),
-            "the search ended before its first point"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let pid = loop {
-        if let Some(p) = measuring_in(&dirs[2]) {
-            break p;
-        }
-        assert!(
-            t0.elapsed() < HUNG,
-            "rank 2 never measured the second point"
-        );
-        assert!(
-            !run.is_finished(),
-            "the search ended before its second point"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    std::thread::sleep(Duration::from_millis(1000));
-    let killed = Instant::now();
-    sh(&format!("kill -9 {pid}"));
-    let (o, _) = run.join().unwrap();
-    let after = killed.elapsed();
-    eprintln!("the search ended {after:?} after rank 2 was killed");
-    assert!(
-        after < Duration::from_secs(10),
-        "the search went on for {after:?} after rank 2 was killed"
-    );
-    let err = text(&o.stderr);
-    let lines: Vec<&str> = err
-        .lines()
-        .filter(|l| l.starts_with("iolab: error"))
-        .collect();
-    assert_eq!(lines.len(), 1, "one error line: {err}");
-    assert!(lines[0].starts_with("iolab: error: rank 2 on "), "{err}");
-    assert!(
-        err.contains("saved the point in progress (rate=20000) as run 2 in ")
-            && err.contains("marked incomplete: ranks 0, 1, 3 measured "),
-        "{err}"
-    );
+    let (o, err, line) = kill_rank_2_in_the_second_point(run, &dirs[2], &db, "search");
+    assert!(line.starts_with("iolab: error: rank 2 on "), "{err}");
     let out = text(&o.stdout);
     assert!(out.contains("stopped before the search ended"), "{out}");
-    let first = common::iolab_db(&db, &["show", "1", "--json"]).json();
-    assert_eq!(first["dist"]["complete"], true, "{}", first["dist"]);
-    let doc = common::iolab_db(&db, &["show", "2", "--json"]).json();
-    assert_eq!(doc["dist"]["complete"], false, "{}", doc["dist"]);
-    assert_eq!(doc["interrupted"], true);
-    let ranks: Vec<u64> = doc["dist"]["per_rank"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["rank"].as_u64().unwrap())
-        .collect();
-    assert_eq!(ranks, vec![0, 1, 3], "the other ranks' rows");
+    let doc = point_in_progress_saved(&db, &err, "rate=20000");
     assert!(doc["results"]["read"]["ops"].as_u64().unwrap() > 0);
 }
