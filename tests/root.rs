@@ -1118,6 +1118,43 @@ fn paced_latency_matches_the_device_below_the_limit_and_grows_above_it() {
     let free = r.json();
     assert!(free["schedule_lag_ns"].is_null());
     let th = Throttle::new(&fs.majmin(), 500, 500);
+    // The reference at half the limit is fio at the same rate, on the same files, under the
+    // same throttle: one read every 4 ms takes longer than back-to-back reads on many machines
+    // (the device's worker and the CPU go idle between I/Os), and that is the storage stack's
+    // property, not the pacer's, so the unpaced latency is no reference for it.
+    if Command::new("fio").arg("--version").output().is_err() {
+        return skip(
+            name,
+            "fio is not installed (it is the reference for paced latency)",
+        );
+    }
+    let files: Vec<String> = (0..4).map(|i| format!("{dir}/iolab-file.{i}")).collect();
+    let filename = format!("--filename={}", files.join(":"));
+    let r = th.run(
+        "fio",
+        &[
+            "--name=paced",
+            &filename,
+            "--rw=randread",
+            "--bs=16k",
+            "--direct=1",
+            "--ioengine=psync",
+            "--rate_iops=250",
+            "--time_based",
+            "--runtime=4",
+            "--lat_percentiles=1",
+            "--output-format=json",
+        ],
+    );
+    assert_eq!(r.code, 0, "fio: {}", r.stderr);
+    let fio: serde_json::Value = serde_json::from_str(&r.stdout[r.stdout.find('{').unwrap()..])
+        .unwrap_or_else(|e| panic!("fio's JSON: {e}: {}", r.stdout));
+    let fio_lat = |p: &str| {
+        fio["jobs"][0]["read"]["lat_ns"]["percentile"][p]
+            .as_u64()
+            .unwrap_or_else(|| panic!("fio's read lat_ns percentile {p}: {}", fio["jobs"][0]))
+    };
+    let (fio_p50, fio_p99) = (fio_lat("50.000000"), fio_lat("99.000000"));
     let r = th.iolab(&args(Some("250"), "4"));
     assert_eq!(r.code, 0, "{}", r.stderr);
     let half = r.json();
@@ -1127,7 +1164,7 @@ fn paced_latency_matches_the_device_below_the_limit_and_grows_above_it() {
     drop(th);
     let lag_half = &half["schedule_lag_ns"];
     eprintln!(
-        "unpaced p50 {} ns; 250 IOPS p50 {} p99 {} (lag p50 {} p99 {}); 1000 IOPS p50 {} p99 {} (lag p99 {})",
+        "unpaced p50 {} ns; 250 IOPS: iolab p50 {} p99 {} (lag p50 {} p99 {}), fio p50 {fio_p50} p99 {fio_p99}; 1000 IOPS p50 {} p99 {} (lag p99 {})",
         lat(&free, "p50"),
         lat(&half, "p50"),
         lat(&half, "p99"),
@@ -1137,11 +1174,12 @@ fn paced_latency_matches_the_device_below_the_limit_and_grows_above_it() {
         lat(&over, "p99"),
         over["schedule_lag_ns"]["p99"],
     );
+    // Paced at half the limit, the typical read takes what fio's takes at the same rate (a
+    // factor of 2 for the noise of two short runs; p99 of 1,000 reads is printed, not judged).
     assert!(
-        lat(&half, "p50") <= 3 * lat(&free, "p50"),
-        "paced at half the limit: p50 {} vs unpaced {}",
+        lat(&half, "p50") <= 2 * fio_p50,
+        "paced at half the limit: iolab p50 {} ns vs fio p50 {fio_p50} ns at the same rate",
         lat(&half, "p50"),
-        lat(&free, "p50")
     );
     // One operation every 4 ms: the pacer keeps it to a small part of that.
     assert!(lag_half["p50"].as_u64().unwrap() < 1_000_000, "{lag_half}");
