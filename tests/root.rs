@@ -1118,8 +1118,9 @@ fn another_sweep_never_removes_a_running_sweeps_restore_record() {
 
 /// Issue 24: switching the scheduler resets nr_requests and the scheduler's tunables; iolab
 /// put back only the scheduler. Sets non-default values under `scheduler`, sweeps
-/// (none, `scheduler`), then kills a second such sweep with `kill -9` under `none`: after each,
-/// the whole queue state is the one before.
+/// (none, `scheduler`), stops a second one with Ctrl-C and kills a third with `kill -9` under
+/// `none`: after each (the last after the next iolab start), the whole queue state is the one
+/// before.
 fn tunables_survive(name: &str, scheduler: &str, values: &[(&str, &str)]) {
     if let Some(why) = cannot(false) {
         return skip(name, &why);
@@ -1144,6 +1145,18 @@ fn tunables_survive(name: &str, scheduler: &str, values: &[(&str, &str)]) {
     let r = bed.run("a.db", &a);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(bed.queue_state(), before, "after the sweep");
+    let a = bed.sweep_args(&list, "600");
+    let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+    let o = interrupt_when(&mut bed.cmd("a.db", &a), "the switch to none", |_, _| {
+        sched(&bed.dev) == "none"
+    });
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(bed.queue_state(), before, "after Ctrl-C");
     let mut killed = bed.start_sweep("a.db", &list, "none");
     killed.0.kill().unwrap();
     killed.0.wait().unwrap();
