@@ -516,9 +516,31 @@ fn write_record(path: &Path, rec: &Record) -> std::io::Result<()> {
     File::open(dir)?.sync_all()
 }
 
+/// The pid of a running iolab whose record holds `dev`: a check before anything is created (the
+/// binding one is made under the lock when a [`Tuner`] takes the device).
+pub fn switching(dev: &str) -> Option<u32> {
+    Records::live()
+        .list()
+        .into_iter()
+        .filter_map(|(_, r)| r.ok())
+        .find(|r| {
+            r.owner != Owner::me()
+                && r.devices.iter().any(|d| d.dev == dev)
+                && r.owner.life() == Life::Alive
+        })
+        .map(|r| r.owner.pid)
+}
+
 /// Restores what previous, killed iolabs left switched. Returns one line per device.
 pub fn replay_pending() -> Vec<String> {
     Records::live().replay()
+}
+
+/// Another iolab, `pid`, is switching settings of `dev`.
+pub fn refusal(flag: &str, pid: u32, dev: &str) -> Error {
+    Error::usage(format!(
+        "{flag}: another iolab (pid {pid}) is switching device settings of {dev}; wait for it to finish"
+    ))
 }
 
 /// Changes settings and restores them when dropped.
@@ -579,10 +601,7 @@ impl Tuner {
                 && rec.devices.iter().any(|d| d.dev == dev)
                 && rec.owner.life() == Life::Alive
             {
-                return Err(Error::usage(format!(
-                    "{flag}: another iolab (pid {}) is switching device settings of {dev}; wait for it to finish",
-                    rec.owner.pid
-                )));
+                return Err(refusal(flag, rec.owner.pid, dev));
             }
         }
         let state = snapshot(&self.records.sys, dev).map_err(|e| {
