@@ -533,7 +533,83 @@ pub fn switching(dev: &str) -> Option<u32> {
 
 /// Restores what previous, killed iolabs left switched. Returns one line per device.
 pub fn replay_pending() -> Vec<String> {
-    Records::live().replay()
+    let r = Records::live();
+    let mut lines = r.replay_legacy(&r.dir.with_file_name("restore.json"));
+    lines.extend(r.replay());
+    lines
+}
+
+/// The one record of iolab before per-owner records (`iolab/restore.json` beside the records
+/// folder): sysfs paths and their values, and the pid that wrote it.
+#[derive(Deserialize)]
+struct LegacyRecord {
+    pid: u32,
+    settings: Vec<LegacySaved>,
+}
+
+#[derive(Deserialize)]
+struct LegacySaved {
+    path: PathBuf,
+    original: String,
+}
+
+impl Records {
+    /// Puts back a record an earlier iolab killed before an upgrade left, when its pid is gone:
+    /// only the queue settings it names, newest change first, then removes it.
+    fn replay_legacy(&self, path: &Path) -> Vec<String> {
+        let Ok(s) = std::fs::read_to_string(path) else {
+            return Vec::new();
+        };
+        let Ok(rec) = serde_json::from_str::<LegacyRecord>(&s) else {
+            return vec![format!(
+                "ignored restore record {}: not iolab's",
+                path.display()
+            )];
+        };
+        let Ok(pid) = i32::try_from(rec.pid) else {
+            return Vec::new();
+        };
+        // SAFETY: signal 0 only checks that the process exists (pid > 0: one process).
+        if pid <= 0
+            || unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
+        {
+            return Vec::new();
+        }
+        let mut lines = Vec::new();
+        for e in rec.settings.iter().rev() {
+            let mut parts = e.path.strip_prefix(self.sys.join("block")).ok().map(|p| {
+                p.iter()
+                    .map(|c| c.to_string_lossy().into_owned())
+                    .collect::<Vec<_>>()
+            });
+            let Some([dev, q, attr]) = parts.as_deref_mut() else {
+                continue;
+            };
+            if q != "queue" || !valid_dev(dev) || !valid_attr(attr) {
+                continue;
+            }
+            let d = DeviceState {
+                dev: dev.clone(),
+                diskseq: None,
+                settings: vec![Saved {
+                    attr: attr.clone(),
+                    original: e.original.clone(),
+                }],
+            };
+            if let PutBack::Done { changed, failed } = put_back(&self.sys, &d) {
+                lines.extend(changed.iter().map(|c| {
+                    format!(
+                        "restored {dev} {c} (left switched by iolab pid {}, killed)",
+                        rec.pid
+                    )
+                }));
+                lines.extend(failure_lines(dev, &failed));
+            }
+        }
+        let _ = std::fs::remove_file(path);
+        lines
+    }
 }
 
 /// Another iolab, `pid`, is switching settings of `dev`.
@@ -859,6 +935,26 @@ mod tests {
         assert_eq!(val(&r, "scheduler"), "mq-deadline");
         assert_eq!(val(&r, "iosched/read_expire"), "123");
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_record_of_an_earlier_iolab_is_put_back_once() {
+        let (d, r) = fixture();
+        let legacy = d.path().join("restore.json");
+        let q = queue(&r.sys, "sda");
+        // above the kernel's highest pid (PID_MAX_LIMIT, 2^22): no such process
+        let rec = serde_json::json!({
+            "pid": i32::MAX,
+            "settings": [
+                {"path": q.join("scheduler"), "original": "kyber"},
+                {"path": d.path().join("victim"), "original": "x"},
+            ]
+        });
+        std::fs::write(&legacy, rec.to_string()).unwrap();
+        let lines = r.replay_legacy(&legacy);
+        assert_eq!(val(&r, "scheduler"), "kyber", "{lines:?}");
+        assert!(!d.path().join("victim").exists());
+        assert!(!legacy.exists());
     }
 
     #[test]
