@@ -441,11 +441,15 @@ impl Records {
                                     }
                                 ));
                                 lines.extend(failure_lines(&d.dev, &failed));
-                                if !failed.is_empty() {
-                                    left.push(DeviceState {
-                                        settings: failed.into_iter().map(|f| f.0).collect(),
-                                        ..d
-                                    });
+                                // kept to try again at the next start, but never what is not
+                                // a queue setting
+                                let settings: Vec<Saved> = failed
+                                    .into_iter()
+                                    .map(|f| f.0)
+                                    .filter(|s| valid_attr(&s.attr))
+                                    .collect();
+                                if !settings.is_empty() {
+                                    left.push(DeviceState { settings, ..d });
                                 }
                             }
                         }
@@ -978,7 +982,12 @@ mod tests {
             }],
         };
         write_record(&r.dir.join("x.json"), &rec).unwrap();
-        r.replay();
+        let lines = r.replay();
+        assert!(
+            lines.iter().any(|l| l.contains("not a queue setting")),
+            "{lines:?}"
+        );
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        assert!(!r.dir.join("x.json").exists(), "nothing in it to try again");
     }
 }
