@@ -2,7 +2,8 @@
 //! with its code (docs/exit-codes.md). Everything else is in the library (src/commands/).
 
 fn main() {
-    // Settings a killed iolab left switched (scheduler, read-ahead) are put back first.
+    // Settings a killed iolab left switched (its whole recorded queue state) are put back
+    // first; records of live iolabs are theirs and left alone.
     for line in iolab::system::tuning::replay_pending() {
         eprintln!("iolab: {line}");
     }

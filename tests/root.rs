@@ -783,10 +783,10 @@ fn scheduler_sweep_switches_and_always_restores() {
     let list = format!("{},{}", other[0], original);
     let dbdir = tempfile::tempdir().unwrap();
     let db = dbdir.path().join("r.db");
-    let restore = dbdir.path().join("restore.json");
+    let restore = dbdir.path().join("restore");
     let dir = fs.dir().to_str().unwrap().to_string();
     let env = |c: &mut Command| {
-        c.env("IOLAB_DB", &db).env("IOLAB_RESTORE_FILE", &restore);
+        c.env("IOLAB_DB", &db).env("IOLAB_RESTORE_DIR", &restore);
     };
     // a normal sweep: each cell ran under its scheduler, the original is back afterwards
     let mut c = Command::new(bin());
@@ -835,7 +835,7 @@ fn scheduler_sweep_switches_and_always_restores() {
         );
     }
     assert_eq!(sched(&dev), original, "restored after the sweep");
-    assert!(!restore.exists(), "no restore record left");
+    assert!(records(&restore).is_empty(), "no restore record left");
     // kill -9 in the middle: the record survives, and the next iolab start restores
     let mut c = Command::new(bin());
     c.args([
@@ -862,16 +862,13 @@ fn scheduler_sweep_switches_and_always_restores() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let t0 = std::time::Instant::now();
-    while sched(&dev) == original && t0.elapsed() < std::time::Duration::from_secs(20) {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    assert_eq!(sched(&dev), other[0], "switched during the sweep");
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    wait_until("the sweep to switch the scheduler", || {
+        sched(&dev) == other[0]
+    });
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     assert_eq!(sched(&dev), other[0], "a killed iolab cannot restore");
-    assert!(restore.exists());
+    assert_eq!(records(&restore).len(), 1);
     let mut c = Command::new(bin());
     c.args(["list"]);
     env(&mut c);
@@ -882,8 +879,338 @@ fn scheduler_sweep_switches_and_always_restores() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert_eq!(sched(&dev), original, "the next start restored it");
-    assert!(!restore.exists());
+    assert!(records(&restore).is_empty());
     iolab::engine::fileset::cleanup_dir(fs.dir());
+}
+
+/// Kills (SIGKILL) and reaps a child still running when the test ends, passed or failed.
+struct Reaped(std::process::Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Polls `cond` every 20 ms until it holds; fails naming `what` after [`READY_TIMEOUT`].
+fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
+    let t0 = std::time::Instant::now();
+    while !cond() {
+        assert!(
+            t0.elapsed() < READY_TIMEOUT,
+            "waited {READY_TIMEOUT:?} for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The restore records in the records folder `dir`: `PID-START.json`.
+fn records(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".json") && !n.starts_with('.'))
+        .collect();
+    v.sort();
+    v
+}
+
+/// A loop device with ext4, a store and a restore records folder of the test's own, and
+/// iolab commands run with them.
+struct TuningBed {
+    fs: LoopFs,
+    dev: String,
+    tmp: tempfile::TempDir,
+}
+
+impl TuningBed {
+    fn new() -> TuningBed {
+        let fs = LoopFs::new(
+            128,
+            "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0",
+        );
+        let dev = fs.dev.trim_start_matches("/dev/").to_string();
+        TuningBed {
+            fs,
+            dev,
+            tmp: tempfile::tempdir().unwrap(),
+        }
+    }
+    fn restore_dir(&self) -> PathBuf {
+        self.tmp.path().join("restore")
+    }
+    fn queue(&self, attr: &str) -> PathBuf {
+        PathBuf::from(format!("/sys/block/{}/queue/{attr}", self.dev))
+    }
+    fn offers(&self, scheduler: &str) -> bool {
+        iolab::system::tuning::schedulers(&iolab::system::env::Roots::live(), &self.dev)
+            .iter()
+            .any(|s| s == scheduler)
+    }
+    /// iolab with `args`, its own store `db` (a name in the bed's folder) and the bed's records.
+    fn cmd(&self, db: &str, args: &[&str]) -> Command {
+        let mut c = Command::new(bin());
+        c.args(args)
+            .env("IOLAB_DB", self.tmp.path().join(db))
+            .env("IOLAB_RESTORE_DIR", self.restore_dir());
+        c
+    }
+    fn run(&self, db: &str, args: &[&str]) -> Run {
+        to_run(self.cmd(db, args).output().unwrap())
+    }
+    /// A sweep over `schedulers` on the loop device's filesystem, each cell `secs` long.
+    fn sweep_args(&self, schedulers: &str, secs: &str) -> Vec<String> {
+        [
+            "sweep",
+            "--scheduler",
+            schedulers,
+            "--threads",
+            "1",
+            "--mode",
+            "rndrd",
+            "--dir",
+            self.fs.dir().to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "4M",
+            "--time",
+            secs,
+            "--direct",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    }
+    /// Starts a sweep over `schedulers` that runs until killed, and waits until the device
+    /// runs under `first` (the sign that the sweep switched it).
+    fn start_sweep(&self, db: &str, schedulers: &str, first: &str) -> Reaped {
+        let a = self.sweep_args(schedulers, "600");
+        let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+        let child = self
+            .cmd(db, &a)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut r = Reaped(child);
+        wait_until("the sweep to switch the scheduler", || {
+            assert!(
+                r.0.try_wait().unwrap().is_none(),
+                "the sweep ended before it switched"
+            );
+            sched(&self.dev) == first
+        });
+        r
+    }
+    /// Everything of the queue a scheduler switch may disturb: the scheduler, nr_requests,
+    /// read_ahead_kb, wbt_lat_usec and every tunable of the scheduler in effect.
+    fn queue_state(&self) -> std::collections::BTreeMap<String, String> {
+        let mut m = std::collections::BTreeMap::new();
+        m.insert("scheduler".to_string(), sched(&self.dev));
+        let mut names: Vec<String> = ["nr_requests", "read_ahead_kb", "wbt_lat_usec"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        for e in std::fs::read_dir(self.queue("iosched"))
+            .into_iter()
+            .flatten()
+        {
+            names.push(format!(
+                "iosched/{}",
+                e.unwrap().file_name().into_string().unwrap()
+            ));
+        }
+        for n in names {
+            if let Ok(v) = std::fs::read_to_string(self.queue(&n)) {
+                m.insert(n, v.trim().to_string());
+            }
+        }
+        m
+    }
+}
+
+impl Drop for TuningBed {
+    fn drop(&mut self) {
+        iolab::engine::fileset::cleanup_dir(self.fs.dir());
+    }
+}
+
+/// Issue 24: a refused sweep and a sweep with no tuning axis used to delete the running
+/// sweep's restore record, so after its `kill -9` the scheduler stayed switched for good.
+#[test]
+fn another_sweep_never_removes_a_running_sweeps_restore_record() {
+    let name = "another_sweep_never_removes_a_running_sweeps_restore_record";
+    if let Some(why) = cannot(false) {
+        return skip(name, &why);
+    }
+    let bed = TuningBed::new();
+    let original = sched(&bed.dev);
+    let other = if original == "none" {
+        "mq-deadline"
+    } else {
+        "none"
+    };
+    if !bed.offers(other) {
+        return skip(name, &format!("the loop device does not offer {other}"));
+    }
+    let mut first = bed.start_sweep("a.db", other, other);
+    let pid = first.0.id();
+    let owned = |recs: Vec<String>| recs.iter().any(|r| r.starts_with(&format!("{pid}-")));
+    assert!(owned(records(&bed.restore_dir())), "the sweep's own record");
+    // a second tuning sweep on the same device is refused; a third one switches nothing
+    let list = format!("{original},{other}");
+    let a = bed.sweep_args(&list, "0.2");
+    let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+    let refused = bed.run("b.db", &a);
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("another iolab") && refused.stderr.contains(&pid.to_string()),
+        "{}",
+        refused.stderr
+    );
+    assert!(
+        !refused.stderr.contains("resume with"),
+        "refused before an experiment is stored: {}",
+        refused.stderr
+    );
+    let elsewhere = bed.tmp.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let plain = bed.run(
+        "c.db",
+        &[
+            "sweep",
+            "--threads",
+            "1,2",
+            "--mode",
+            "rndrd",
+            "--dir",
+            elsewhere.to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "1M",
+            "--time",
+            "0.2",
+        ],
+    );
+    assert_eq!(plain.code, 0, "{}", plain.stderr);
+    // another iolab start while the owner lives restores nothing and removes nothing
+    let list = bed.run("c.db", &["list"]);
+    assert_eq!(list.code, 0, "{}", list.stderr);
+    assert!(
+        first.0.try_wait().unwrap().is_none(),
+        "the tuning sweep still runs"
+    );
+    assert_eq!(sched(&bed.dev), other, "nobody restored under a live owner");
+    assert!(
+        owned(records(&bed.restore_dir())),
+        "a live owner's record is never removed by another process: {:?}",
+        records(&bed.restore_dir())
+    );
+    // kill -9: the next iolab command restores the original scheduler
+    first.0.kill().unwrap();
+    first.0.wait().unwrap();
+    assert_eq!(sched(&bed.dev), other, "a killed iolab cannot restore");
+    let next = bed.run("c.db", &["list"]);
+    assert!(next.stderr.contains("restored"), "{}", next.stderr);
+    assert_eq!(sched(&bed.dev), original, "the next start restored it");
+    assert!(records(&bed.restore_dir()).is_empty());
+}
+
+/// Issue 24: switching the scheduler resets nr_requests and the scheduler's tunables; iolab
+/// put back only the scheduler. Sets non-default values under `scheduler`, sweeps
+/// (none, `scheduler`), stops a second one with Ctrl-C and kills a third with `kill -9` under
+/// `none`: after each (the last after the next iolab start), the whole queue state is the one
+/// before.
+fn tunables_survive(name: &str, scheduler: &str, values: &[(&str, &str)]) {
+    if let Some(why) = cannot(false) {
+        return skip(name, &why);
+    }
+    let bed = TuningBed::new();
+    for s in ["none", scheduler] {
+        if !bed.offers(s) {
+            return skip(name, &format!("the loop device does not offer {s}"));
+        }
+    }
+    std::fs::write(bed.queue("scheduler"), scheduler).unwrap();
+    // in this order: writing nr_requests resets mq-deadline's async_depth (kernels before 5.14
+    // have no async_depth: what the kernel lacks is left out)
+    let values: Vec<&(&str, &str)> = values
+        .iter()
+        .filter(|(attr, _)| bed.queue(attr).exists())
+        .collect();
+    for (attr, v) in &values {
+        std::fs::write(bed.queue(attr), v).unwrap();
+    }
+    let before = bed.queue_state();
+    for (attr, v) in &values {
+        assert_eq!(before[*attr], *v, "{attr} set");
+    }
+    let list = format!("none,{scheduler}");
+    let a = bed.sweep_args(&list, "0.2");
+    let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+    let r = bed.run("a.db", &a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(bed.queue_state(), before, "after the sweep");
+    let a = bed.sweep_args(&list, "600");
+    let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+    let o = interrupt_when(&mut bed.cmd("a.db", &a), "the switch to none", |_, _| {
+        sched(&bed.dev) == "none"
+    });
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(bed.queue_state(), before, "after Ctrl-C");
+    let mut killed = bed.start_sweep("a.db", &list, "none");
+    killed.0.kill().unwrap();
+    killed.0.wait().unwrap();
+    assert_ne!(bed.queue_state(), before, "a killed iolab cannot restore");
+    let next = bed.run("a.db", &["list"]);
+    assert!(next.stderr.contains("restored"), "{}", next.stderr);
+    assert_eq!(
+        bed.queue_state(),
+        before,
+        "after kill -9 and the next start"
+    );
+    assert!(records(&bed.restore_dir()).is_empty());
+}
+
+#[test]
+fn mq_deadline_tunables_and_nr_requests_survive_a_scheduler_sweep_and_kill_9() {
+    tunables_survive(
+        "mq_deadline_tunables_and_nr_requests_survive_a_scheduler_sweep_and_kill_9",
+        "mq-deadline",
+        &[
+            ("nr_requests", "77"),
+            ("iosched/async_depth", "50"),
+            ("iosched/read_expire", "200"),
+            ("iosched/fifo_batch", "7"),
+            ("iosched/write_expire", "4000"),
+            ("iosched/writes_starved", "3"),
+            ("iosched/front_merges", "0"),
+        ],
+    );
+}
+
+#[test]
+fn bfq_tunables_survive_a_scheduler_sweep_and_kill_9() {
+    tunables_survive(
+        "bfq_tunables_survive_a_scheduler_sweep_and_kill_9",
+        "bfq",
+        &[
+            ("nr_requests", "99"),
+            ("iosched/low_latency", "0"),
+            ("iosched/slice_idle", "3"),
+            ("iosched/fifo_expire_sync", "200"),
+        ],
+    );
 }
 
 #[test]

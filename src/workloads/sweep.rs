@@ -310,6 +310,15 @@ pub fn check_tuning(axes: &mut [Axis], devs: &[String]) -> Result<()> {
                 ax.name
             )));
         }
+        for d in devs {
+            if let Some(pid) = crate::system::tuning::switching(d) {
+                return Err(crate::system::tuning::refusal(
+                    &format!("--{}", ax.name),
+                    pid,
+                    d,
+                ));
+            }
+        }
         if ax.name == "scheduler" {
             let offered =
                 crate::system::tuning::schedulers(&crate::system::env::Roots::live(), &devs[0]);
