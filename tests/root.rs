@@ -1932,6 +1932,55 @@ fn device_whose_partition_is_mounted_is_refused_but_a_free_partition_is_a_target
     assert_eq!(ops(&r.json(), "write"), 200);
 }
 
+/// The whole disk is refused while one of its partitions is in use through a device stacked on
+/// it (here a loop device over partition 2, its ext4 mounted), and so is that partition; the
+/// hand-written check looked only at mounts of the disk and its partitions themselves.
+#[test]
+fn device_whose_partition_backs_a_mounted_loop_device_is_refused() {
+    const NAME: &str = "device_whose_partition_backs_a_mounted_loop_device_is_refused";
+    if let Some(why) = cannot_device() {
+        return skip(NAME, &why);
+    }
+    let d = LoopDev::new(80);
+    sh(&format!(
+        "printf 'label: dos\\n,40M,83\\n,,83\\n' | sfdisk -q --no-reread --no-tell-kernel {} >/dev/null 2>&1 || true",
+        d.dev
+    ));
+    sh(&format!("partx -a {}", d.dev));
+    let p2 = format!("{}p2", d.dev);
+    for _ in 0..50 {
+        if Path::new(&p2).exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let mut up = LoopOver::new(&p2);
+    let mnt = up.mount_ext4();
+    sh(&format!("mount -o remount,ro {}", mnt.display()));
+    let before = d.md5();
+    let p2name = p2.trim_start_matches("/dev/");
+    let line = assert_refused(
+        &[
+            "--device",
+            &d.dev,
+            "--mode",
+            "rndwr",
+            "--destructive=wipe-signatures",
+        ],
+        &format!(
+            "in use: its partition {p2name} backs {}, which is mounted at {}",
+            up.dev,
+            mnt.display()
+        ),
+    );
+    assert!(line.contains("even with --destructive"), "{line}");
+    assert_refused(
+        &["--device", &p2, "--mode", "seqwr", "--destructive"],
+        &format!("in use: it backs {}, which is mounted at", up.dev),
+    );
+    assert_eq!(d.md5(), before, "nothing written");
+}
+
 #[test]
 fn device_offset_and_size_must_fit_the_device() {
     if let Some(why) = cannot_device() {
