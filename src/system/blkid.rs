@@ -85,14 +85,16 @@ impl Probe {
             | ffi::BLKID_SUBLKS_BADCSUM;
         // SAFETY: a live probe and a descriptor that outlives it (the caller's `fd` is
         // borrowed for the probe's whole life, which ends in this module).
-        let rc = unsafe {
-            ffi::blkid_probe_set_device(p.0, fd.as_raw_fd(), 0, 0)
-                | ffi::blkid_probe_enable_superblocks(p.0, 1)
-                | ffi::blkid_probe_set_superblocks_flags(p.0, sb as i32)
-                | ffi::blkid_probe_enable_partitions(p.0, 1)
-                | ffi::blkid_probe_set_partitions_flags(p.0, ffi::BLKID_PARTS_MAGIC as i32)
+        let steps = unsafe {
+            [
+                ffi::blkid_probe_set_device(p.0, fd.as_raw_fd(), 0, 0),
+                ffi::blkid_probe_enable_superblocks(p.0, 1),
+                ffi::blkid_probe_set_superblocks_flags(p.0, sb as i32),
+                ffi::blkid_probe_enable_partitions(p.0, 1),
+                ffi::blkid_probe_set_partitions_flags(p.0, ffi::BLKID_PARTS_MAGIC as i32),
+            ]
         };
-        if rc != 0 {
+        if steps.iter().any(|&rc| rc != 0) {
             return Err(format!(
                 "libblkid cannot probe it ({})",
                 std::io::Error::last_os_error()

@@ -291,7 +291,9 @@ static CLAIMS: Mutex<Vec<(u64, bool, Weak<File>)>> = Mutex::new(Vec::new());
 /// An exclusive open (O_EXCL) of the device at `path` (whose number must be `majmin`), for
 /// writing when `write`. While it is held the kernel refuses every other exclusive opener: a
 /// mount, swapon, md, dm, mkfs. One this process holds already is shared (a sweep's check plans
-/// all its points; an open for reading serves reads only).
+/// all its points). An exclusive open for reading cannot become one for writing: a plan that
+/// writes while another plan of this process holds the device for reading is refused as busy
+/// (iolab's plans of one device live one after the other).
 pub fn claim(path: &Path, majmin_of_node: &str, write: bool) -> std::io::Result<Arc<File>> {
     let rdev = fs::metadata(path)?.rdev();
     let mut held = CLAIMS.lock().unwrap_or_else(|e| e.into_inner());
