@@ -14,9 +14,17 @@ $SUDO apt-get update -qq
 # The MPI build (`--features mpi`, docs/distributed.md): Open MPI (mpirun, the library and its
 # headers) and libclang for the bindings rsmpi generates; iproute2 for the network-namespace
 # hosts of tests/mpi.rs.
+# `--device` safety (docs/safety.md, section 2): libblkid-dev (the headers and pkg-config file
+# libblkid-rs-sys binds to at build time; libclang-dev above runs its bindgen). Tests: a format
+# each for libblkid to find (tests/signatures.rs, tests/root.rs): dosfstools (mkfs.vfat),
+# btrfs-progs, f2fs-tools, squashfs-tools (mksquashfs), genisoimage (iso9660), cryptsetup-bin
+# (LUKS); mkfs.minix, mkfs.bfs and mkfs.cramfs are in util-linux on Debian 12 (dpkg -S), and
+# util-linux-extra is listed for the releases that moved tools there.
 $SUDO apt-get install -y -qq build-essential pkg-config fio sysbench sysstat fuse3 libfuse3-dev \
   e2fsprogs xfsprogs fdisk util-linux postgresql mariadb-server chromium fonts-dejavu-core jq \
-  bonnie++ openmpi-bin libopenmpi-dev libclang-dev iproute2 libpq-dev >/dev/null
+  bonnie++ openmpi-bin libopenmpi-dev libclang-dev iproute2 libpq-dev \
+  libblkid-dev util-linux-extra dosfstools btrfs-progs f2fs-tools squashfs-tools genisoimage \
+  cryptsetup-bin >/dev/null
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: Rust is not installed. Install it with rustup (https://rustup.rs), then run this again." >&2
   exit 1

@@ -447,6 +447,7 @@ impl Fx {
     ) -> &mut Self {
         let d = format!("sys/block/{name}");
         self.write(&format!("{d}/size"), &size_sectors.to_string())
+            .write(&format!("{d}/dev"), majmin)
             .write(&format!("{d}/loop/backing_file"), backing)
             .queue(
                 name,
@@ -1030,6 +1031,54 @@ fn collect_reads_mountinfo_escapes_and_loop_devices() {
         e.path.as_ref().unwrap().stack[0]
             .detail
             .contains("backing file /var/tmp/disk image.img")
+    );
+}
+
+/// `--device` safety (docs/safety.md, section 2) on these fixtures: what uses a device is found
+/// through every layer stacked on it (md over partitions, LVM on md, loop over loop, swap), and
+/// named as a chain.
+#[test]
+fn device_in_use_is_found_through_md_lvm_loop_and_swap_stacks() {
+    use iolab::system::blockdev::{in_use, tree_by_name};
+    let fx = raid10_lvm(XFS_RAID10_OK);
+    let r = fx.roots();
+    let sda = tree_by_name(&r.sys, "sda").unwrap();
+    assert_eq!(
+        in_use(&r, &sda).unwrap(),
+        "its partition sda1 is held by md0, which is held by dm-0, which is mounted at /var/lib/mysql"
+    );
+    let sdd1 = tree_by_name(&r.sys, "sdd1").unwrap();
+    assert_eq!(
+        in_use(&r, &sdd1).unwrap(),
+        "it is held by md0, which is held by dm-0, which is mounted at /var/lib/mysql"
+    );
+    let sde = tree_by_name(&r.sys, "sde").unwrap();
+    assert_eq!(
+        in_use(&r, &sde).unwrap(),
+        "its partition sde1 is mounted at /"
+    );
+
+    let mut fx = Fx::new();
+    fx.disk("sdf", "8:80", 2 * GIB_SECT, &DiskSpec::sata_ssd())
+        .disk("sdg", "8:96", 2 * GIB_SECT, &DiskSpec::sata_ssd())
+        .loop_dev("loop3", "7:3", 2 * GIB_SECT, "/dev/sdf")
+        .loop_dev("loop4", "7:4", 2 * GIB_SECT, "/dev/loop3")
+        .mount("7:4", "/mnt/x", "ext4", "rw,relatime", "rw");
+    let r = fx.roots();
+    let sdf = tree_by_name(&r.sys, "sdf").unwrap();
+    assert_eq!(
+        in_use(&r, &sdf).unwrap(),
+        "it backs /dev/loop3, which backs /dev/loop4, which is mounted at /mnt/x"
+    );
+    let sdg = tree_by_name(&r.sys, "sdg").unwrap();
+    assert_eq!(in_use(&r, &sdg), None, "a free disk");
+    fx.write(
+        "proc/swaps",
+        "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n/dev/sdg                                partition\t2097148\t\t0\t\t-2",
+    );
+    assert_eq!(
+        in_use(&r, &sdg).unwrap(),
+        "it is in use as swap (/proc/swaps)"
     );
 }
 

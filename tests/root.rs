@@ -1784,36 +1784,98 @@ fn device_mounted_is_refused_for_reads_and_writes() {
     );
 }
 
+/// What a filesystem, md, dm or mkfs does: an exclusive open (O_EXCL) of the device, here by
+/// the test process itself. Refused for reads and writes, whatever --destructive says, and the
+/// line names the process that has the device open.
 #[test]
-fn device_held_open_exclusively_is_refused_for_writes() {
+fn device_held_open_exclusively_is_refused_naming_the_holder() {
     if let Some(why) = cannot_device() {
-        return skip("device_held_open_exclusively_is_refused_for_writes", &why);
+        return skip(
+            "device_held_open_exclusively_is_refused_naming_the_holder",
+            &why,
+        );
     }
     use std::os::unix::fs::OpenOptionsExt;
     let d = LoopDev::new(16);
-    let args = [
-        "--device",
-        d.dev.as_str(),
-        "--mode",
-        "rndwr",
-        "--destructive",
-    ];
+    let write = ["--mode", "rndwr", "--destructive"];
     {
-        // What a filesystem, md, dm or mkfs does: an exclusive open of the device.
         let _hold = std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_EXCL)
             .open(&d.dev)
             .unwrap();
-        assert_refused(&args, "held open exclusively");
+        let me = format!("pid {} (", std::process::id());
+        for extra in [
+            &["--mode", "rndrd"][..],
+            &write[..],
+            &["--mode", "seqwr", "--destructive=wipe-signatures"][..],
+        ] {
+            let mut a = vec!["--device", d.dev.as_str()];
+            a.extend_from_slice(extra);
+            let line = assert_refused(&a, "in use: it is held open exclusively (O_EXCL)");
+            assert!(line.contains(&me), "names the holder {me}: {line}");
+            assert!(line.contains("even with --destructive"), "{line}");
+        }
         assert!(d.bytes().iter().all(|&x| x == 0), "nothing written");
     }
     // Released: the same run goes ahead.
-    let mut a = vec!["run", "--no-save", "-q", "--ops", "200"];
-    a.extend_from_slice(&args);
+    let mut a = vec!["run", "--no-save", "-q", "--ops", "200", "--device", &d.dev];
+    a.extend_from_slice(&write);
     let r = iolab(&a);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(d.bytes().iter().any(|&x| x != 0), "written once free");
+}
+
+/// iolab holds the device exclusively from its checks to its end: while a read run measures,
+/// nothing can open it exclusively (mount, swapon, mkfs, md, dm).
+#[test]
+fn device_stays_held_exclusively_while_iolab_runs() {
+    if let Some(why) = cannot_device() {
+        return skip("device_stays_held_exclusively_while_iolab_runs", &why);
+    }
+    use std::os::unix::fs::OpenOptionsExt;
+    let d = LoopDev::new(16);
+    let excl = || {
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_EXCL)
+            .open(&d.dev)
+            .map(drop)
+            .map_err(|e| e.raw_os_error())
+    };
+    assert_eq!(excl(), Ok(()), "free before");
+    let mut busy = None;
+    let o = interrupt_when(
+        Command::new(bin())
+            .args([
+                "run",
+                "--device",
+                &d.dev,
+                "--mode",
+                "rndrd",
+                "--time",
+                "300",
+                "--no-save",
+                "-q",
+            ])
+            .env("IOLAB_DB", test_db()),
+        "a worker's first read",
+        |pid, _| {
+            let ready = thread_has_read(pid, "iolab-w");
+            if ready {
+                busy = Some(excl());
+            }
+            ready
+        },
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(130),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(busy, Some(Err(Some(libc::EBUSY))), "held while it ran");
+    assert_eq!(excl(), Ok(()), "free after");
 }
 
 #[test]
@@ -1826,7 +1888,7 @@ fn device_with_an_ext4_signature_needs_wipe_signatures() {
     let before = d.md5();
     assert_refused(
         &["--device", &d.dev, "--mode", "rndwr", "--destructive"],
-        "ext2/3/4 filesystem",
+        "it carries an ext4 filesystem (libblkid: TYPE=ext4, magic at byte 1080)",
     );
     assert_eq!(d.md5(), before, "nothing written");
     // reading it needs nothing
@@ -1860,6 +1922,14 @@ fn device_with_an_ext4_signature_needs_wipe_signatures() {
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_ne!(d.md5(), before, "written over");
+    // and wiped first, as wipefs does: nothing left for blkid to find
+    let o = Command::new("blkid").args(["-p", &d.dev]).output().unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
 }
 
 #[test]
@@ -1872,7 +1942,7 @@ fn device_with_a_swap_signature_is_refused() {
     let before = d.md5();
     assert_refused(
         &["--device", &d.dev, "--mode", "rndrw", "--destructive"],
-        "swap space",
+        "it carries a swap signature (libblkid: TYPE=swap",
     );
     assert_eq!(d.md5(), before, "nothing written");
 }
@@ -1881,7 +1951,9 @@ fn device_with_a_swap_signature_is_refused() {
 /// to it are refused (it would destroy a RAID member). This kernel has no md driver (no
 /// /proc/mdstat), so the array cannot be assembled and the holders check (unit-tested on a
 /// sysfs fixture in src/system/blockdev.rs) cannot be exercised live; the superblock can: the
-/// version 1.2 magic 0xa92b4efc at 4 KiB, as `mdadm --create --metadata=1.2` writes it.
+/// fields of a version 1.2 superblock libblkid checks (magic 0xa92b4efc, major version 1, its own
+/// offset in sectors) at 4 KiB, as `mdadm --create --metadata=1.2` writes them (the checksum is
+/// left wrong: libblkid is asked to report such a superblock too, as wipefs does).
 #[test]
 fn device_with_an_md_superblock_is_refused() {
     if let Some(why) = cannot_device() {
@@ -1896,13 +1968,16 @@ fn device_with_an_md_superblock_is_refused() {
             .unwrap();
         f.seek(std::io::SeekFrom::Start(4096)).unwrap();
         f.write_all(&0xa92b_4efc_u32.to_le_bytes()).unwrap();
+        f.write_all(&1u32.to_le_bytes()).unwrap();
+        f.seek(std::io::SeekFrom::Start(4096 + 144)).unwrap();
+        f.write_all(&8u64.to_le_bytes()).unwrap();
         f.sync_all().unwrap();
     }
     let before = d.md5();
     for mode in ["rndwr", "seqwr"] {
         assert_refused(
             &["--device", &d.dev, "--mode", mode, "--destructive"],
-            "an md RAID member",
+            "a linux_raid_member RAID or volume-manager member (libblkid: TYPE=linux_raid_member, magic at byte 4096)",
         );
     }
     assert_eq!(d.md5(), before, "nothing written");
@@ -1922,22 +1997,251 @@ fn device_with_an_md_superblock_is_refused() {
     assert_eq!(d.md5(), before, "nothing written");
 }
 
+/// A disk that carries only a partition table (its partitions read by `partx -a`, none in use)
+/// is refused with --destructive, whatever the table's kind: libblkid knows dos and gpt, and
+/// also sun and sgi, which the hand-written list did not.
 #[test]
 fn device_with_a_partition_table_is_refused() {
     if let Some(why) = cannot_device() {
         return skip("device_with_a_partition_table_is_refused", &why);
     }
-    let d = LoopDev::new(16);
-    sh(&format!(
-        "printf 'label: dos\\n,8M,83\\n' | sfdisk -q --no-reread --no-tell-kernel {} >/dev/null 2>&1 || true",
-        d.dev
-    ));
+    for label in ["dos", "gpt", "sun", "sgi"] {
+        let d = LoopDev::new(16);
+        sh(&format!(
+            "printf 'label: {label}\\n,8M\\n' | sfdisk -q --no-reread --no-tell-kernel {} >/dev/null 2>&1 || true",
+            d.dev
+        ));
+        sh(&format!("partx -a {}", d.dev));
+        let p1 = format!("{}p1", d.dev);
+        for _ in 0..50 {
+            if Path::new(&p1).exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        assert!(Path::new(&p1).exists(), "{label}: partx read the table");
+        let before = d.md5();
+        assert_refused(
+            &["--device", &d.dev, "--mode", "seqwr", "--destructive"],
+            &format!("it carries a {label} partition table (libblkid: PTTYPE={label}"),
+        );
+        assert_eq!(d.md5(), before, "{label}: nothing written");
+    }
+}
+
+/// A loop device over a device and its guard: on drop, unmounted where it was mounted, then
+/// detached.
+struct LoopOver {
+    dev: String,
+    mnt: Option<tempfile::TempDir>,
+}
+
+impl LoopOver {
+    fn new(below: &str) -> LoopOver {
+        LoopOver {
+            dev: sh(&format!("losetup --find --show {below}")),
+            mnt: None,
+        }
+    }
+    /// An ext4 filesystem on it, mounted.
+    fn mount_ext4(&mut self) -> PathBuf {
+        sh(&format!("mkfs.ext4 -q {}", self.dev));
+        let m = tempfile::tempdir().unwrap();
+        sh(&format!("mount {} {}", self.dev, m.path().display()));
+        let p = m.path().to_path_buf();
+        self.mnt = Some(m);
+        p
+    }
+}
+
+impl Drop for LoopOver {
+    fn drop(&mut self) {
+        if let Some(m) = &self.mnt {
+            let _ = Command::new("umount").arg(m.path()).status();
+        }
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+/// The reproduction: /dev/loopA backs /dev/loopB, whose ext4 is mounted. Writing loopA
+/// destroyed that filesystem; now it is refused for reads and writes, whatever --destructive
+/// says, naming the loop device and the mount, and loopA's bytes are unchanged.
+#[test]
+fn device_under_a_mounted_loop_device_is_refused_even_with_destructive() {
+    if let Some(why) = cannot_device() {
+        return skip(
+            "device_under_a_mounted_loop_device_is_refused_even_with_destructive",
+            &why,
+        );
+    }
+    let d = LoopDev::new(64);
+    let mut up = LoopOver::new(&d.dev);
+    let mnt = up.mount_ext4();
+    std::fs::write(mnt.join("precious"), "data").unwrap();
+    // Read-only from here on: the filesystem's own writes (journal, lazy init) would change
+    // the bytes below it too.
+    sh(&format!("mount -o remount,ro {}", mnt.display()));
     let before = d.md5();
+    let uses = format!(
+        "in use: it backs {}, which is mounted at {}",
+        up.dev,
+        mnt.display()
+    );
+    for extra in [
+        &["--mode", "rndrd"][..],
+        &["--mode", "rndwr", "--destructive"][..],
+        &["--mode", "rndwr", "--destructive=wipe-signatures"][..],
+        &[
+            "--mode",
+            "seqwr",
+            "--destructive=wipe-signatures",
+            "--offset",
+            "32M",
+            "--size",
+            "1M",
+        ][..],
+    ] {
+        let mut a = vec!["--device", d.dev.as_str()];
+        a.extend_from_slice(extra);
+        let line = assert_refused(&a, &uses);
+        assert!(line.contains("even with --destructive"), "{line}");
+    }
+    assert_eq!(d.md5(), before, "nothing written");
+    assert_eq!(
+        std::fs::read_to_string(mnt.join("precious")).unwrap(),
+        "data"
+    );
+    // Unmounted, the loop device over it is still a user.
+    sh(&format!("umount {}", mnt.display()));
+    up.mnt = None;
     assert_refused(
-        &["--device", &d.dev, "--mode", "seqwr", "--destructive"],
-        "DOS partition table",
+        &[
+            "--device",
+            &d.dev,
+            "--mode",
+            "rndwr",
+            "--destructive=wipe-signatures",
+        ],
+        &format!("in use: it backs {}", up.dev),
     );
     assert_eq!(d.md5(), before, "nothing written");
+}
+
+/// swapon on a device: guarded by swapoff on drop.
+struct SwapOn(String);
+
+impl Drop for SwapOn {
+    fn drop(&mut self) {
+        let _ = Command::new("swapoff").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn device_in_use_as_swap_is_refused_even_with_destructive() {
+    if let Some(why) = cannot_device() {
+        return skip(
+            "device_in_use_as_swap_is_refused_even_with_destructive",
+            &why,
+        );
+    }
+    if !have("swapon") {
+        return skip(
+            "device_in_use_as_swap_is_refused_even_with_destructive",
+            "swapon is not installed",
+        );
+    }
+    let d = LoopDev::new(16);
+    sh(&format!("mkswap {} >/dev/null", d.dev));
+    sh(&format!("swapon {}", d.dev));
+    let _on = SwapOn(d.dev.clone());
+    let before = d.md5();
+    for extra in [
+        &["--mode", "rndrd"][..],
+        &["--mode", "rndwr", "--destructive"][..],
+        &["--mode", "rndwr", "--destructive=wipe-signatures"][..],
+    ] {
+        let mut a = vec!["--device", d.dev.as_str()];
+        a.extend_from_slice(extra);
+        assert_refused(&a, "in use: it is in use as swap (/proc/swaps)");
+    }
+    assert_eq!(d.md5(), before, "nothing written");
+}
+
+/// Filesystems the hand-written signature list did not know, each made by its own tool on a
+/// loop device: refused with --destructive (libblkid names them), bytes unchanged; with
+/// --destructive=wipe-signatures the signature is wiped first (blkid then finds nothing) and the
+/// run writes.
+#[test]
+fn device_with_a_minix_bfs_cramfs_or_vfat_filesystem_is_refused() {
+    const NAME: &str = "device_with_a_minix_bfs_cramfs_or_vfat_filesystem_is_refused";
+    if let Some(why) = cannot_device() {
+        return skip(NAME, &why);
+    }
+    if let Some(t) = [
+        "mkfs.minix",
+        "mkfs.bfs",
+        "mkfs.cramfs",
+        "mkfs.vfat",
+        "blkid",
+    ]
+    .into_iter()
+    .find(|t| !have(t))
+    {
+        return skip(NAME, &format!("{t} is not installed"));
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::create_dir(tmp.path().join("d")).unwrap();
+    std::fs::write(tmp.path().join("d/f"), "x").unwrap();
+    let cramfs = tmp.path().join("c.img");
+    sh(&format!(
+        "mkfs.cramfs {} {} >/dev/null",
+        tmp.path().join("d").display(),
+        cramfs.display()
+    ));
+    for fs in ["minix", "bfs", "cramfs", "vfat"] {
+        let d = LoopDev::new(32);
+        match fs {
+            "cramfs" => sh(&format!(
+                "dd if={} of={} conv=notrunc status=none",
+                cramfs.display(),
+                d.dev
+            )),
+            _ => sh(&format!("mkfs.{fs} {} >/dev/null 2>&1", d.dev)),
+        };
+        let before = d.md5();
+        for mode in ["rndwr", "seqwr"] {
+            assert_refused(
+                &["--device", &d.dev, "--mode", mode, "--destructive"],
+                &format!("it carries a {fs} filesystem (libblkid: TYPE={fs}"),
+            );
+        }
+        assert_eq!(d.md5(), before, "{fs}: nothing written");
+        let r = iolab(&[
+            "run",
+            "--device",
+            &d.dev,
+            "--mode",
+            "seqwr",
+            "--destructive=wipe-signatures",
+            "--offset",
+            "16M",
+            "--size",
+            "1M",
+            "--ops",
+            "64",
+            "--json",
+            "--no-save",
+            "-q",
+        ]);
+        assert_eq!(r.code, 0, "{fs}: {}", r.stderr);
+        let w = r.json()["warnings"].to_string();
+        assert!(
+            w.contains("signatures_wiped") && w.contains(&format!("TYPE={fs}")),
+            "{fs}: {w}"
+        );
+        let o = Command::new("blkid").args(["-p", &d.dev]).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{fs}: wiped");
+    }
 }
 
 #[test]
@@ -1991,6 +2295,55 @@ fn device_whose_partition_is_mounted_is_refused_but_a_free_partition_is_a_target
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(ops(&r.json(), "write"), 200);
+}
+
+/// The whole disk is refused while one of its partitions is in use through a device stacked on
+/// it (here a loop device over partition 2, its ext4 mounted), and so is that partition; the
+/// hand-written check looked only at mounts of the disk and its partitions themselves.
+#[test]
+fn device_whose_partition_backs_a_mounted_loop_device_is_refused() {
+    const NAME: &str = "device_whose_partition_backs_a_mounted_loop_device_is_refused";
+    if let Some(why) = cannot_device() {
+        return skip(NAME, &why);
+    }
+    let d = LoopDev::new(80);
+    sh(&format!(
+        "printf 'label: dos\\n,40M,83\\n,,83\\n' | sfdisk -q --no-reread --no-tell-kernel {} >/dev/null 2>&1 || true",
+        d.dev
+    ));
+    sh(&format!("partx -a {}", d.dev));
+    let p2 = format!("{}p2", d.dev);
+    for _ in 0..50 {
+        if Path::new(&p2).exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let mut up = LoopOver::new(&p2);
+    let mnt = up.mount_ext4();
+    sh(&format!("mount -o remount,ro {}", mnt.display()));
+    let before = d.md5();
+    let p2name = p2.trim_start_matches("/dev/");
+    let line = assert_refused(
+        &[
+            "--device",
+            &d.dev,
+            "--mode",
+            "rndwr",
+            "--destructive=wipe-signatures",
+        ],
+        &format!(
+            "in use: its partition {p2name} backs {}, which is mounted at {}",
+            up.dev,
+            mnt.display()
+        ),
+    );
+    assert!(line.contains("even with --destructive"), "{line}");
+    assert_refused(
+        &["--device", &p2, "--mode", "seqwr", "--destructive"],
+        &format!("in use: it backs {}, which is mounted at", up.dev),
+    );
+    assert_eq!(d.md5(), before, "nothing written");
 }
 
 #[test]

@@ -1209,8 +1209,9 @@ pub struct RunArgs {
     pub buffered: bool,
     /// A block device as the target instead of a file set in --dir (fio's filename=/dev/X):
     /// nothing is created or removed, I/O goes to the range --offset .. --offset+--size of the
-    /// device, with O_DIRECT unless --buffered. Read modes need no other flag (the device must
-    /// not be mounted); write modes need --destructive.
+    /// device, with O_DIRECT unless --buffered. Read modes need no other flag; write modes need
+    /// --destructive. A device in use (mounted, swap, md/LVM/dm, under a loop device, held
+    /// open exclusively) is refused, whatever --destructive says.
     #[arg(long, value_name = "PATH")]
     pub device: Option<PathBuf>,
     /// Where the range starts on --device (bytes, or 4K, 1G ...; a multiple of the device's
@@ -1218,10 +1219,9 @@ pub struct RunArgs {
     #[arg(long, value_parser = size_arg, value_name = "BYTES")]
     pub offset: Option<u64>,
     /// Allow write modes on --device, destroying its data in the range. Refused even then on a
-    /// device that is mounted, held open exclusively, a member of md/LVM/dm, or that carries a
-    /// filesystem, swap, RAID, LVM or partition-table signature; --destructive=wipe-signatures
-    /// allows writing over such a signature (iolab does not wipe it: the writes overwrite it
-    /// where they land, so the device is then no longer what the signature said).
+    /// device in use, or on which libblkid finds a filesystem, swap, RAID, LVM, crypto or
+    /// partition-table signature; --destructive=wipe-signatures first wipes every such
+    /// signature (as wipefs --all), then writes.
     #[arg(long, value_name = "WHAT", num_args = 0..=1, require_equals = true, default_missing_value = "yes", value_parser = ["yes", "wipe-signatures"])]
     pub destructive: Option<String>,
     /// Extra open flags: sync, dsync or sync,dsync.

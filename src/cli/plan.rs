@@ -610,6 +610,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
     }
     check_threads(&cells)?;
     let unit = cells.iter().map(|c| c.bs_bytes).max().unwrap_or(16384);
+    let mut device = None;
     let fileset = match &target {
         Some(t) => {
             let spec = device_spec(a, t, unit)?;
@@ -623,15 +624,19 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
                 .iter()
                 .find(|c| c.mode.writes() && crate::engine::caps(c.engine).needs_files)
                 .map(|c| c.mode.name());
-            if let Some(why) = blockdev::refusal(
+            let claim = blockdev::check(
                 &crate::system::env::Roots::live(),
                 &t.path,
                 &t.tree,
                 writes,
                 destructive,
-            ) {
-                return Err(Error::usage(why));
-            }
+            )
+            .map_err(Error::usage)?;
+            device = Some(crate::spec::plan::DeviceHold {
+                claim,
+                wipe_signatures: writes.is_some()
+                    && destructive == blockdev::Destructive::WipeSignatures,
+            });
             spec
         }
         None => fileset_spec(&a.set, unit, layout).map_err(undo_dir)?,
@@ -655,6 +660,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         dio,
         roots: crate::system::env::Roots::live(),
         roles: Vec::new(),
+        device,
     })
 }
 

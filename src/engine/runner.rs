@@ -24,7 +24,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-pub use crate::spec::plan::Plan;
+pub use crate::spec::plan::{DeviceHold, Plan};
 
 fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
@@ -81,12 +81,10 @@ fn open_files(spec: &FileSetSpec, job: &Job) -> Result<Vec<File>> {
         flags |= libc::O_DSYNC;
     }
     if let Some(dev) = &spec.device {
-        // A device is opened read-only for read modes; for writes exclusively (O_EXCL), so
-        // nothing can mount or claim it while iolab writes.
+        // A device is opened read-only for read modes. Nothing can mount or claim it while
+        // iolab runs: the plan holds it open exclusively (`Plan::device`), so an O_EXCL here
+        // would only meet that open.
         let writes = job.mode.writes();
-        if writes {
-            flags |= libc::O_EXCL;
-        }
         return OpenOptions::new()
             .read(true)
             .write(writes)
@@ -727,6 +725,29 @@ fn report_line(u: &Unit, kinds: &[(OpKind, &str)], stamp: live::Stamp, d: &live:
     l
 }
 
+/// `--destructive=wipe-signatures`: erases every signature libblkid finds on the device
+/// (through the plan's exclusive open), as `wipefs --all`; a warning naming what was wiped.
+fn wipe_signatures(spec: &FileSetSpec, hold: &DeviceHold) -> Result<Option<Warning>> {
+    let wiped = crate::system::blkid::wipe(&hold.claim).map_err(|e| {
+        Error::failed(format!(
+            "--device {}: --destructive=wipe-signatures: {e}",
+            spec.dir.display()
+        ))
+    })?;
+    if wiped.is_empty() {
+        return Ok(None);
+    }
+    let what: Vec<String> = wiped.iter().map(|s| s.describe()).collect();
+    Ok(Some(Warning::new(
+        "signatures_wiped",
+        format!(
+            "--destructive=wipe-signatures: wiped {} on {} before writing",
+            what.join(" and "),
+            spec.dir.display()
+        ),
+    )))
+}
+
 /// Writes back and drops the range of a device target from the page cache (fsync, then
 /// posix_fadvise DONTNEED on the range); returns the resident percentage, measured with mincore
 /// for ranges up to 64 GiB (0 beyond: not measured).
@@ -929,11 +950,21 @@ pub fn run_with(
         }
         if !caps(job.engine).needs_files || device {
             // No files needed, none written; a device's range is dropped from the page cache.
-            first = false;
+            let was_first = std::mem::replace(&mut first, false);
             let mut resident = 0.0;
             if sync.checkpoint(Checkpoint::Evict, true) == Agreed::Stop {
                 stop.store(true, Ordering::Relaxed);
                 break;
+            }
+            if was_first && let Some(hold) = plan.device.as_ref().filter(|h| h.wipe_signatures) {
+                match wipe_signatures(spec, hold) {
+                    Ok(Some(w)) => warnings.push(w),
+                    Ok(None) => {}
+                    Err(e) => {
+                        outcome = Err(e);
+                        break;
+                    }
+                }
             }
             if device && caps(job.engine).needs_files {
                 match evict_device(spec) {

@@ -4,6 +4,8 @@ use crate::model::job::{FileSetSpec, Job};
 use crate::model::run::Warning;
 use crate::spec::roots::Roots;
 use std::collections::BTreeMap;
+use std::fs::File;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Everything `iolab run` resolved from its flags.
@@ -37,6 +39,19 @@ pub struct Plan {
     /// own results; empty for an ordinary run (then `cells` run one after the other). With roles,
     /// `cells` holds the roles' jobs too (for the checks that look at every job).
     pub roles: Vec<Role>,
+    /// A `--device` target, held for as long as the plan lives.
+    pub device: Option<DeviceHold>,
+}
+
+/// A `--device` target taken when the plan was checked (docs/safety.md, section 2).
+#[derive(Debug, Clone)]
+pub struct DeviceHold {
+    /// The device opened exclusively (O_EXCL): until the plan is dropped, the kernel refuses to
+    /// mount it, swap on it or give it to md/dm/mkfs. Shared by the plans of one process.
+    pub claim: Arc<File>,
+    /// `--destructive=wipe-signatures` with a mode that writes: the runner erases every
+    /// signature libblkid finds through `claim` before the first cell.
+    pub wipe_signatures: bool,
 }
 
 /// One role of a run with concurrent roles.

@@ -1,14 +1,18 @@
 //! A block device as a benchmark target (`iolab run --device`): what it is (its kernel name,
-//! partitions, parent disk, size, logical block size) and whether iolab may use it. Reads are
-//! refused only on a device in use by a mounted filesystem; writes need `--destructive` and are
-//! refused on a device that is mounted, held open exclusively (O_EXCL), a member of md/LVM/dm
-//! (sysfs holders) or that carries a filesystem, swap, RAID, LVM or partition-table signature
-//! (unless `--destructive=wipe-signatures`). [`refusal`] returns the first reason.
+//! partitions, parent disk, size, logical block size) and whether iolab may use it
+//! (docs/safety.md, section 2). [`check`] refuses, for reads and writes and whatever
+//! `--destructive` says, a device in use ([`in_use`]: it, its partitions or its disk mounted, in
+//! use as swap, held by md/LVM/dm/bcache, backing a loop device, and whatever is stacked on
+//! those in turn; then an exclusive open that fails), and takes the device with an exclusive
+//! open (O_EXCL) kept for the run. Writes need `--destructive`, and a device on which libblkid
+//! finds any signature (`system::blkid`) `--destructive=wipe-signatures`.
 
 use crate::spec::roots::Roots;
+use crate::system::{blkid, env};
 use std::fs::{self, File};
-use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
 
 /// One block device node as sysfs names it: `loop3`, `loop3p1`, with its `major:minor`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,9 +44,38 @@ fn read_trim(p: &Path) -> Option<String> {
     fs::read_to_string(p).ok().map(|s| s.trim().to_string())
 }
 
-/// The sysfs tree of the device named `name` (`<sys>/class/block/<name>`).
+/// Every block device sysfs knows, disks and partitions alike: its name and its directory
+/// (from `<sys>/dev/block/MAJ:MIN`).
+fn all_devices(sys: &Path) -> Vec<(String, PathBuf)> {
+    let dir = sys.join("dev/block");
+    let mut v: Vec<(String, PathBuf)> = env::names_in(&dir)
+        .into_iter()
+        .filter_map(|mm| {
+            let real = fs::canonicalize(dir.join(mm)).ok()?;
+            Some((real.file_name()?.to_string_lossy().into_owned(), real))
+        })
+        .collect();
+    v.sort();
+    v.dedup_by(|a, b| a.0 == b.0);
+    v
+}
+
+/// The sysfs directory of the device named `name`: `<sys>/class/block/<name>`, else found
+/// through `<sys>/dev/block`.
+fn dir_of(sys: &Path, name: &str) -> Option<PathBuf> {
+    let c = sys.join("class/block").join(name);
+    if c.exists() {
+        return Some(c);
+    }
+    all_devices(sys)
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, d)| d)
+}
+
+/// The sysfs tree of the device named `name`.
 pub fn tree_by_name(sys: &Path, name: &str) -> Option<DevTree> {
-    let dir = sys.join("class/block").join(name);
+    let dir = dir_of(sys, name)?;
     let majmin = read_trim(&dir.join("dev"))?;
     let node = Node {
         name: name.to_string(),
@@ -124,141 +157,197 @@ pub fn logical_block_size(sys: &Path, tree: &DevTree) -> u64 {
     .unwrap_or(512)
 }
 
-/// Where a node of the tree is mounted ("loop3p1 is mounted at /mnt/x"), from
-/// `<proc>/self/mountinfo`.
-pub fn mounted(proc_root: &Path, tree: &DevTree) -> Option<String> {
-    let mi = fs::read_to_string(proc_root.join("self/mountinfo")).ok()?;
-    for n in tree.related() {
-        for l in mi.lines() {
-            let f: Vec<&str> = l.split(' ').collect();
-            if f.get(2) == Some(&n.majmin.as_str()) {
-                let at = f.get(4).copied().unwrap_or("?");
-                return Some(if n == &tree.node {
-                    format!("it is mounted at {at}")
-                } else if tree.parent.as_ref() == Some(n) {
-                    format!("its disk {} is mounted at {at}", n.name)
-                } else {
-                    format!("its partition {} is mounted at {at}", n.name)
-                });
+/// "major:minor" of a device number.
+fn majmin(rdev: u64) -> String {
+    format!("{}:{}", libc::major(rdev), libc::minor(rdev))
+}
+
+/// Whether `path` (a mount's source, a file name in /proc/swaps, a loop device's backing file)
+/// names `node`: a block device node with its number, else its name under /dev (fixture trees).
+/// Only paths under /dev are looked at: a regular file (a loop device's image) is never the
+/// device, and is not stat'ed (it may be on a network filesystem that hangs).
+fn names_node(path: &str, node: &Node) -> bool {
+    let p = path.strip_suffix(" (deleted)").unwrap_or(path);
+    if !p.starts_with("/dev/") {
+        return false;
+    }
+    match fs::metadata(p) {
+        Ok(md) if md.file_type().is_block_device() => majmin(md.rdev()) == node.majmin,
+        _ => p == format!("/dev/{}", node.name),
+    }
+}
+
+/// How many devices deep [`in_use`] follows devices stacked on devices.
+const MAX_STACK: usize = 16;
+
+/// Devices stacked on `node`, each with what uses it (a clause: "which is mounted at /mnt/x"):
+/// its holders (`holders/`, and every device whose `slaves/` names it: md, LVM, dm, bcache) and
+/// the loop devices whose backing file it is. Holders first; among each kind a used one first.
+fn stacked_on(roots: &Roots, node: &Node, depth: usize, seen: &mut Vec<String>) -> Option<String> {
+    let all = all_devices(&roots.sys);
+    let mut holders = dir_of(&roots.sys, &node.name)
+        .map(|d| env::names_in(&d.join("holders")))
+        .unwrap_or_default();
+    for (h, dir) in &all {
+        if !holders.contains(h) && dir.join("slaves").join(&node.name).exists() {
+            holders.push(h.clone());
+        }
+    }
+    let loops: Vec<&String> = all
+        .iter()
+        .filter(|(_, dir)| {
+            read_trim(&dir.join("loop/backing_file")).is_some_and(|b| names_node(&b, node))
+        })
+        .map(|(l, _)| l)
+        .collect();
+    // Among several, one that is used in turn is named.
+    let pick = |found: Vec<(String, Option<String>)>| {
+        let i = found.iter().position(|(_, u)| u.is_some()).unwrap_or(0);
+        found.into_iter().nth(i)
+    };
+    let held = holders
+        .iter()
+        .map(|h| (h.clone(), stack_use(roots, h, depth + 1, seen)))
+        .collect();
+    if let Some((h, u)) = pick(held) {
+        return Some(match u {
+            Some(u) => format!("is held by {h}, {u}"),
+            None => format!(
+                "is held by {h} (md RAID, LVM, device-mapper or bcache: /sys/class/block/{}/holders)",
+                node.name
+            ),
+        });
+    }
+    let backs = loops
+        .into_iter()
+        .map(|l| (l.clone(), stack_use(roots, l, depth + 1, seen)))
+        .collect();
+    pick(backs).map(|(l, u)| match u {
+        Some(u) => format!("backs /dev/{l}, {u}"),
+        None => format!("backs /dev/{l}"),
+    })
+}
+
+/// What uses the device `name` stacked on the target, or one of its partitions, as a clause
+/// ("which is mounted at /mnt/x", "whose partition loop4p1 is in use as swap").
+fn stack_use(roots: &Roots, name: &str, depth: usize, seen: &mut Vec<String>) -> Option<String> {
+    if depth > MAX_STACK || seen.iter().any(|s| s == name) {
+        return None;
+    }
+    seen.push(name.to_string());
+    let t = tree_by_name(&roots.sys, name)?;
+    if let Some(u) = use_of(roots, &t.node, depth, seen) {
+        return Some(format!("which {u}"));
+    }
+    t.partitions.iter().find_map(|p| {
+        use_of(roots, p, depth, seen).map(|u| format!("whose partition {} {u}", p.name))
+    })
+}
+
+/// The first use of `node` itself (not of its partitions), as what follows its name: "is mounted
+/// at /mnt/x", "is in use as swap (/proc/swaps)", "is held by dm-0, which is mounted at /mnt/x",
+/// "backs /dev/loop4, which is mounted at /mnt/x".
+fn use_of(roots: &Roots, node: &Node, depth: usize, seen: &mut Vec<String>) -> Option<String> {
+    // Any mount of it: its number (btrfs mounts show an anonymous one: then its source).
+    if let Some(m) = env::mounts(roots)
+        .into_iter()
+        .find(|m| m.dev == node.majmin || names_node(&m.source, node))
+    {
+        return Some(format!("is mounted at {}", m.mountpoint));
+    }
+    let swaps = fs::read_to_string(roots.proc.join("swaps")).unwrap_or_default();
+    if swaps
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .any(|f| names_node(&env::unescape(f), node))
+    {
+        return Some("is in use as swap (/proc/swaps)".into());
+    }
+    stacked_on(roots, node, depth, seen)
+}
+
+/// Whether the device or anything related is in use, and by what (the first use found): it, its
+/// partitions or its disk mounted, in use as swap, held by md/LVM/dm/bcache (`holders`,
+/// `slaves`), or backing a loop device, and whatever is stacked on those devices in turn. As
+/// what follows "in use: ": "it backs /dev/loop4, which is mounted at /mnt/x".
+pub fn in_use(roots: &Roots, tree: &DevTree) -> Option<String> {
+    let mut seen: Vec<String> = tree.related().map(|n| n.name.clone()).collect();
+    tree.related().find_map(|n| {
+        let who = if n == &tree.node {
+            "it".to_string()
+        } else if tree.parent.as_ref() == Some(n) {
+            format!("its disk {}", n.name)
+        } else {
+            format!("its partition {}", n.name)
+        };
+        use_of(roots, n, 0, &mut seen).map(|u| format!("{who} {u}"))
+    })
+}
+
+/// The exclusive opens this process holds: device number, opened for writing, the open.
+static CLAIMS: Mutex<Vec<(u64, bool, Weak<File>)>> = Mutex::new(Vec::new());
+
+/// An exclusive open (O_EXCL) of the device at `path` (whose number must be `majmin`), for
+/// writing when `write`. While it is held the kernel refuses every other exclusive opener: a
+/// mount, swapon, md, dm, mkfs. One this process holds already is shared (a sweep's check plans
+/// all its points). An exclusive open for reading cannot become one for writing: a plan that
+/// writes while another plan of this process holds the device for reading is refused as busy
+/// (iolab's plans of one device live one after the other).
+pub fn claim(path: &Path, majmin_of_node: &str, write: bool) -> std::io::Result<Arc<File>> {
+    let rdev = fs::metadata(path)?.rdev();
+    let mut held = CLAIMS.lock().unwrap_or_else(|e| e.into_inner());
+    held.retain(|(_, _, f)| f.strong_count() > 0);
+    if let Some(f) = held
+        .iter()
+        .filter(|(r, w, _)| *r == rdev && (*w || !write))
+        .find_map(|(_, _, f)| f.upgrade())
+    {
+        return Ok(f);
+    }
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .write(write)
+        .custom_flags(libc::O_EXCL | libc::O_CLOEXEC)
+        .open(path)?;
+    let got = f.metadata()?.rdev();
+    if majmin(got) != majmin_of_node {
+        return Err(std::io::Error::other(format!(
+            "it is now device {} instead of {majmin_of_node}",
+            majmin(got)
+        )));
+    }
+    let f = Arc::new(f);
+    held.push((got, write, Arc::downgrade(&f)));
+    Ok(f)
+}
+
+/// The processes other than this one that have the device `majmin` open ("pid 42 (mkfs.ext4)"),
+/// from `<proc>/PID/fd`: only links to paths under /dev are followed. At most four.
+pub fn openers(proc_root: &Path, majmin_of_node: &str) -> Vec<String> {
+    let me = std::process::id().to_string();
+    let mut who = Vec::new();
+    for pid in env::names_in(proc_root) {
+        if pid == me || !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let fds = proc_root.join(&pid).join("fd");
+        let has = env::names_in(&fds).iter().any(|fd| {
+            let p = fds.join(fd);
+            fs::read_link(&p).is_ok_and(|t| t.starts_with("/dev/"))
+                && fs::metadata(&p).is_ok_and(|m| {
+                    m.file_type().is_block_device() && majmin(m.rdev()) == majmin_of_node
+                })
+        });
+        if has {
+            let comm = read_trim(&proc_root.join(&pid).join("comm")).unwrap_or_default();
+            who.push(format!("pid {pid} ({comm})"));
+            if who.len() == 4 {
+                break;
             }
         }
     }
-    None
-}
-
-/// Whether a node of the tree has holders in sysfs (a member of md, LVM or another dm device).
-pub fn holders(sys: &Path, tree: &DevTree) -> Option<String> {
-    for n in tree.related() {
-        let Ok(rd) = fs::read_dir(sys.join("class/block").join(&n.name).join("holders")) else {
-            continue;
-        };
-        let mut h: Vec<String> = rd
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .collect();
-        if h.is_empty() {
-            continue;
-        }
-        h.sort();
-        let who = if n == &tree.node {
-            "it".to_string()
-        } else {
-            n.name.clone()
-        };
-        return Some(format!(
-            "{who} is a member of {} (md RAID, LVM or device-mapper: /sys/class/block/{}/holders)",
-            h.join(", "),
-            n.name
-        ));
-    }
-    None
-}
-
-/// Whether another opener holds the device exclusively (a mounted filesystem, md, dm, swap, or a
-/// program that opened it with O_EXCL): our own O_EXCL open then fails with EBUSY.
-pub fn held_exclusively(path: &Path) -> bool {
-    match fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_EXCL)
-        .open(path)
-    {
-        Ok(_) => false,
-        Err(e) => e.raw_os_error() == Some(libc::EBUSY),
-    }
-}
-
-const MD_MAGIC: u32 = 0xa92b_4efc;
-
-/// The first on-disk signature found by `read(offset, len)` on a device of `size` bytes: a
-/// filesystem, swap, RAID or LVM member, or a partition table. Bytes past the end read as None.
-pub fn signature_in(read: &dyn Fn(u64, usize) -> Option<Vec<u8>>, size: u64) -> Option<String> {
-    let at = |off: u64, magic: &[u8]| -> bool {
-        off + magic.len() as u64 <= size && read(off, magic.len()).as_deref() == Some(magic)
-    };
-    let u32_at = |off: u64| -> Option<u32> {
-        (off + 4 <= size)
-            .then(|| read(off, 4))
-            .flatten()
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    };
-    if at(512, b"EFI PART") || at(4096, b"EFI PART") {
-        return Some("a GPT partition table (\"EFI PART\")".into());
-    }
-    if at(0, b"XFSB") {
-        return Some("an XFS filesystem (\"XFSB\")".into());
-    }
-    if at(1080, &[0x53, 0xEF]) {
-        return Some("an ext2/3/4 filesystem (magic 0xEF53)".into());
-    }
-    if at(65600, b"_BHRfS_M") {
-        return Some("a btrfs filesystem (\"_BHRfS_M\")".into());
-    }
-    for page in [4096u64, 8192, 16384, 65536] {
-        if at(page - 10, b"SWAPSPACE2") || at(page - 10, b"SWAP-SPACE") {
-            return Some("swap space (\"SWAPSPACE2\")".into());
-        }
-    }
-    if at(0, b"LUKS\xba\xbe") {
-        return Some("a LUKS encrypted volume".into());
-    }
-    for s in 0..4u64 {
-        if at(s * 512, b"LABELONE") {
-            return Some("an LVM2 physical volume (\"LABELONE\")".into());
-        }
-    }
-    // md superblocks: 1.1 at 0, 1.2 at 4 KiB, 1.0 near the end, 0.90 in the last 64 KiB.
-    let mut md_offsets = vec![0, 4096];
-    if size >= 8192 {
-        md_offsets.push((((size >> 9) - 16) & !7) << 9);
-    }
-    if size >= 131072 {
-        md_offsets.push((size & !65535) - 65536);
-    }
-    if md_offsets.into_iter().any(|o| u32_at(o) == Some(MD_MAGIC)) {
-        return Some("an md RAID member (superblock magic 0xa92b4efc)".into());
-    }
-    if at(3, b"NTFS    ") {
-        return Some("an NTFS filesystem".into());
-    }
-    if at(510, &[0x55, 0xAA])
-        && let Some(mbr) = read(446, 64)
-        && mbr.chunks(16).any(|e| e[4] != 0)
-    {
-        return Some("a DOS partition table (MBR, 0x55AA with partition entries)".into());
-    }
-    None
-}
-
-/// The first signature on the device at `path` (see [`signature_in`]).
-pub fn signature(path: &Path) -> std::io::Result<Option<String>> {
-    let f = File::open(path)?;
-    let size = size_bytes(path)?;
-    let read = |off: u64, len: usize| -> Option<Vec<u8>> {
-        let mut b = vec![0u8; len];
-        f.read_exact_at(&mut b, off).ok()?;
-        Some(b)
-    };
-    Ok(signature_in(&read, size))
+    who
 }
 
 /// What `--destructive` allows.
@@ -266,60 +355,89 @@ pub fn signature(path: &Path) -> std::io::Result<Option<String>> {
 pub enum Destructive {
     /// No flag: read modes only.
     No,
-    /// `--destructive`: writes to a device without any signature.
+    /// `--destructive`: writes to a device on which libblkid finds no signature.
     Yes,
-    /// `--destructive=wipe-signatures`: writes also over a filesystem, swap, RAID, LVM or
-    /// partition-table signature (the writes destroy it).
+    /// `--destructive=wipe-signatures`: writes also to a device with filesystem, swap, RAID, LVM,
+    /// crypto or partition-table signatures; every one is wiped first (as `wipefs --all`), and
+    /// one that libblkid cannot wipe is refused.
     WipeSignatures,
 }
 
-/// Why `--device PATH` may not be used, or None. `writes`: some mode writes; `name` is how the
-/// line names the target (its path).
-pub fn refusal(
+/// Checks `--device PATH` and takes it: the exclusive open held for the run, or the one-line
+/// reason why it may not be used. `writes`: the first mode that writes. A device in use (see
+/// [`in_use`], and an exclusive open that fails) is refused for reads and writes, whatever
+/// `--destructive` says; writes need `--destructive`, and a device with signatures
+/// `--destructive=wipe-signatures`.
+pub fn check(
     roots: &Roots,
     path: &Path,
     tree: &DevTree,
     writes: Option<&str>,
     destructive: Destructive,
-) -> Option<String> {
+) -> Result<Arc<File>, String> {
     let d = path.display();
-    if let Some(why) = mounted(&roots.proc, tree) {
-        return Some(format!(
-            "--device {d}: {why}; iolab measures a device only while no filesystem on it is in use: unmount it, or measure that filesystem with --dir MOUNTPOINT"
-        ));
+    let busy = |why: String| {
+        format!(
+            "--device {d}: in use: {why}; iolab refuses a device in use, for reads and writes, even with --destructive"
+        )
+    };
+    if let Some(why) = in_use(roots, tree) {
+        return Err(busy(why));
     }
-    let mode = writes?;
-    if destructive == Destructive::No {
-        return Some(format!(
+    if let Some(mode) = writes
+        && destructive == Destructive::No
+    {
+        return Err(format!(
             "--device {d}: mode {mode} writes to the device and destroys what is on it; give --destructive to allow that, or run read modes only (--mode seqrd,rndrd)"
         ));
     }
-    if let Some(why) = holders(&roots.sys, tree) {
-        return Some(format!(
-            "--device {d}: {why}; --destructive never writes to a device in use: pick a free device or partition"
-        ));
-    }
-    if held_exclusively(path) {
-        return Some(format!(
-            "--device {d}: held open exclusively by another program (O_EXCL: a filesystem, md, dm, swap or a tool like mkfs); --destructive never writes to a device in use: stop that program or pick a free device"
-        ));
-    }
-    if destructive != Destructive::WipeSignatures {
-        match signature(path) {
-            Ok(Some(sig)) => {
-                return Some(format!(
-                    "--device {d}: it carries {sig}; its data would be destroyed: give --destructive=wipe-signatures to write over it anyway, or pick a blank device"
-                ));
-            }
-            Ok(None) => {}
-            Err(e) => {
-                return Some(format!(
-                    "--device {d}: cannot read it to look for signatures ({e}); --destructive needs a readable device"
-                ));
-            }
+    let held = match claim(path, &tree.node.majmin, writes.is_some()) {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+            let who = openers(&roots.proc, &tree.node.majmin);
+            let by = if who.is_empty() {
+                "the kernel or a program (a filesystem, md, dm, swap, or a tool such as mkfs)"
+                    .to_string()
+            } else {
+                format!("another program: {} has it open", who.join(", "))
+            };
+            return Err(busy(format!(
+                "it is held open exclusively (O_EXCL) by {by}"
+            )));
         }
+        Err(e) => {
+            return Err(format!(
+                "--device {d}: cannot open it ({e}); iolab needs read access to the device (root), and write access for write modes"
+            ));
+        }
+    };
+    if writes.is_none() {
+        return Ok(held);
     }
-    None
+    let found = blkid::probe(&held).map_err(|e| {
+        format!("--device {d}: cannot look for signatures on it: {e}; --destructive needs a device libblkid can read")
+    })?;
+    let list = || {
+        found
+            .iter()
+            .map(blkid::Signature::describe)
+            .collect::<Vec<_>>()
+            .join(" and ")
+    };
+    match destructive {
+        Destructive::Yes if !found.is_empty() => Err(format!(
+            "--device {d}: it carries {}; its data would be destroyed: give --destructive=wipe-signatures to wipe them and write over it anyway, or pick a blank device",
+            list()
+        )),
+        Destructive::WipeSignatures => match found.iter().find(|s| s.magic.is_none()) {
+            Some(s) => Err(format!(
+                "--device {d}: --destructive=wipe-signatures cannot wipe {}: libblkid knows no magic to erase; wipe it with its own tool (wipefs, zpool labelclear, ...) or pick a blank device",
+                s.describe()
+            )),
+            None => Ok(held),
+        },
+        _ => Ok(held),
+    }
 }
 
 /// The device path as given, canonical (`/dev/disk/by-id/...` to `/dev/sdb`).
@@ -331,50 +449,8 @@ pub fn canonical(path: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
-    fn sig(img: &[u8]) -> Option<String> {
-        let read = |off: u64, len: usize| -> Option<Vec<u8>> {
-            img.get(off as usize..off as usize + len)
-                .map(<[u8]>::to_vec)
-        };
-        signature_in(&read, img.len() as u64)
-    }
-
-    fn put(img: &mut [u8], off: usize, b: &[u8]) {
-        img[off..off + b.len()].copy_from_slice(b);
-    }
-
-    #[test]
-    fn signatures_are_found_and_named() {
-        let blank = vec![0u8; 1 << 20];
-        assert_eq!(sig(&blank), None);
-        let cases: &[(usize, &[u8], &str)] = &[
-            (1080, &[0x53, 0xEF], "ext2/3/4"),
-            (0, b"XFSB", "XFS"),
-            (4086, b"SWAPSPACE2", "swap"),
-            (65600, b"_BHRfS_M", "btrfs"),
-            (512, b"LABELONE", "LVM2"),
-            (4096, &MD_MAGIC.to_le_bytes(), "md RAID"),
-            (512, b"EFI PART", "GPT"),
-        ];
-        for (off, magic, name) in cases {
-            let mut img = blank.clone();
-            put(&mut img, *off, magic);
-            let s = sig(&img).unwrap_or_default();
-            assert!(s.contains(name), "{name}: {s}");
-        }
-        // md 0.90 at the end: the last 64 KiB-aligned block minus 64 KiB
-        let mut img = blank.clone();
-        let n = img.len();
-        put(&mut img, (n & !65535) - 65536, &MD_MAGIC.to_le_bytes());
-        assert!(sig(&img).unwrap().contains("md RAID"));
-        // an MBR needs a non-empty partition entry, not just 0x55AA
-        let mut img = blank.clone();
-        put(&mut img, 510, &[0x55, 0xAA]);
-        assert_eq!(sig(&img), None);
-        put(&mut img, 446 + 4, &[0x83]);
-        assert!(sig(&img).unwrap().contains("DOS partition table"));
-    }
-
+    /// loop9 (7:9) with partitions loop9p1 (259:1) and loop9p2 (259:2), laid out as the kernel
+    /// does (`devices/virtual/block`, links in `class/block` and `dev/block`); / on sda1.
     fn fixture() -> (tempfile::TempDir, Roots) {
         let d = tempfile::tempdir().unwrap();
         let r = Roots::fixture(d.path());
@@ -389,13 +465,16 @@ mod tests {
             fs::write(disk.join(p).join("partition"), "1\n").unwrap();
         }
         fs::create_dir_all(r.sys.join("class/block")).unwrap();
-        for n in ["loop9", "loop9/loop9p1", "loop9/loop9p2"] {
+        fs::create_dir_all(r.sys.join("dev/block")).unwrap();
+        for (n, mm) in [
+            ("loop9", "7:9"),
+            ("loop9/loop9p1", "259:1"),
+            ("loop9/loop9p2", "259:2"),
+        ] {
             let name = n.rsplit('/').next().unwrap();
-            std::os::unix::fs::symlink(
-                r.sys.join("devices/virtual/block").join(n),
-                r.sys.join("class/block").join(name),
-            )
-            .unwrap();
+            let real = r.sys.join("devices/virtual/block").join(n);
+            std::os::unix::fs::symlink(&real, r.sys.join("class/block").join(name)).unwrap();
+            std::os::unix::fs::symlink(&real, r.sys.join("dev/block").join(mm)).unwrap();
         }
         fs::create_dir_all(r.proc.join("self")).unwrap();
         fs::write(
@@ -404,6 +483,23 @@ mod tests {
         )
         .unwrap();
         (d, r)
+    }
+
+    /// A device `name` (`mm`) stacked beside loop9: its own directory and links.
+    fn add_dev(r: &Roots, name: &str, mm: &str) -> PathBuf {
+        let dir = r.sys.join("devices/virtual/block").join(name);
+        fs::create_dir_all(dir.join("holders")).unwrap();
+        fs::create_dir_all(dir.join("slaves")).unwrap();
+        fs::write(dir.join("dev"), format!("{mm}\n")).unwrap();
+        std::os::unix::fs::symlink(&dir, r.sys.join("class/block").join(name)).unwrap();
+        std::os::unix::fs::symlink(&dir, r.sys.join("dev/block").join(mm)).unwrap();
+        dir
+    }
+
+    fn mount(r: &Roots, line: &str) {
+        let mi = r.proc.join("self/mountinfo");
+        let s = fs::read_to_string(&mi).unwrap();
+        fs::write(mi, format!("{s}{line}\n")).unwrap();
     }
 
     #[test]
@@ -424,60 +520,146 @@ mod tests {
         let (_d, r) = fixture();
         let disk = tree_by_name(&r.sys, "loop9").unwrap();
         let p2 = tree_by_name(&r.sys, "loop9p2").unwrap();
-        assert_eq!(mounted(&r.proc, &disk), None);
-        fs::write(
-            r.proc.join("self/mountinfo"),
-            "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n40 22 259:1 / /mnt/a rw - ext4 /dev/loop9p1 rw\n",
-        )
-        .unwrap();
+        assert_eq!(in_use(&r, &disk), None);
+        mount(&r, "40 22 259:1 / /mnt/a rw - ext4 /dev/loop9p1 rw");
         assert_eq!(
-            mounted(&r.proc, &disk).unwrap(),
+            in_use(&r, &disk).unwrap(),
             "its partition loop9p1 is mounted at /mnt/a"
         );
-        assert_eq!(mounted(&r.proc, &p2), None, "a free partition is a target");
+        assert_eq!(in_use(&r, &p2), None, "a free partition is a target");
         let p1 = tree_by_name(&r.sys, "loop9p1").unwrap();
-        assert_eq!(mounted(&r.proc, &p1).unwrap(), "it is mounted at /mnt/a");
+        assert_eq!(in_use(&r, &p1).unwrap(), "it is mounted at /mnt/a");
     }
 
     #[test]
-    fn holders_mean_a_member_of_md_lvm_or_dm() {
+    fn a_btrfs_mount_is_found_by_its_source() {
         let (_d, r) = fixture();
         let disk = tree_by_name(&r.sys, "loop9").unwrap();
-        assert_eq!(holders(&r.sys, &disk), None);
+        // btrfs shows an anonymous device number; the source names the device
+        mount(&r, "41 22 0:45 / /mnt/b rw - btrfs /dev/loop9 rw");
+        assert_eq!(in_use(&r, &disk).unwrap(), "it is mounted at /mnt/b");
+    }
+
+    #[test]
+    fn swap_holders_slaves_and_loops_stacked_on_it_make_it_busy() {
+        let (_d, r) = fixture();
+        let disk = tree_by_name(&r.sys, "loop9").unwrap();
+        // swap on a partition
+        fs::write(
+            r.proc.join("swaps"),
+            "Filename\tType\tSize\tUsed\tPriority\n/dev/loop9p2 partition\t1020\t0\t-2\n",
+        )
+        .unwrap();
+        assert_eq!(
+            in_use(&r, &disk).unwrap(),
+            "its partition loop9p2 is in use as swap (/proc/swaps)"
+        );
+        fs::remove_file(r.proc.join("swaps")).unwrap();
+        // a holder with nothing on it
+        let dm = add_dev(&r, "dm-0", "253:0");
         fs::create_dir_all(
             r.sys
                 .join("devices/virtual/block/loop9/loop9p2/holders/dm-0"),
         )
         .unwrap();
-        let why = holders(&r.sys, &disk).unwrap();
-        assert!(why.starts_with("loop9p2 is a member of dm-0"), "{why}");
-        let p1 = tree_by_name(&r.sys, "loop9p1").unwrap();
-        // loop9p1's parent has no holders of its own; its sibling's do not matter
-        assert_eq!(holders(&r.sys, &p1), None);
-        // the refusal names the flags (a write with --destructive on a held device)
-        let line = refusal(
-            &r,
-            Path::new("/dev/loop9"),
-            &disk,
-            Some("rndwr"),
-            Destructive::Yes,
+        let why = in_use(&r, &disk).unwrap();
+        assert!(
+            why.starts_with("its partition loop9p2 is held by dm-0 (md RAID, LVM"),
+            "{why}"
+        );
+        // ... and mounted: the chain is named
+        mount(&r, "42 22 253:0 / /srv rw - xfs /dev/mapper/vg-lv rw");
+        assert_eq!(
+            in_use(&r, &disk).unwrap(),
+            "its partition loop9p2 is held by dm-0, which is mounted at /srv"
+        );
+        // a holder only named by its slaves/ (the holder's side)
+        fs::remove_dir(
+            r.sys
+                .join("devices/virtual/block/loop9/loop9p2/holders/dm-0"),
         )
         .unwrap();
-        assert!(line.starts_with("--device /dev/loop9: loop9p2 is a member of dm-0"));
-        assert!(line.contains("--destructive"));
-        // reads of a held device are fine; writes without the flag are refused first
+        fs::create_dir_all(dm.join("slaves/loop9p1")).unwrap();
         assert_eq!(
-            refusal(&r, Path::new("/dev/loop9"), &disk, None, Destructive::No),
-            None
+            in_use(&r, &disk).unwrap(),
+            "its partition loop9p1 is held by dm-0, which is mounted at /srv"
         );
-        let line = refusal(
+        fs::remove_dir(dm.join("slaves/loop9p1")).unwrap();
+        assert_eq!(in_use(&r, &disk), None);
+        // loop10 over loop9, loop11 over loop10, whose partition is mounted
+        let l10 = add_dev(&r, "loop10", "7:10");
+        fs::create_dir_all(l10.join("loop")).unwrap();
+        fs::write(l10.join("loop/backing_file"), "/dev/loop9\n").unwrap();
+        assert_eq!(in_use(&r, &disk).unwrap(), "it backs /dev/loop10");
+        let l11 = add_dev(&r, "loop11", "7:11");
+        fs::create_dir_all(l11.join("loop")).unwrap();
+        fs::write(l11.join("loop/backing_file"), "/dev/loop10\n").unwrap();
+        let p = l11.join("loop11p1");
+        fs::create_dir_all(&p).unwrap();
+        fs::write(p.join("partition"), "1\n").unwrap();
+        fs::write(p.join("dev"), "259:7\n").unwrap();
+        std::os::unix::fs::symlink(&p, r.sys.join("dev/block/259:7")).unwrap();
+        mount(&r, "43 22 259:7 / /mnt/deep rw - ext4 /dev/loop11p1 rw");
+        assert_eq!(
+            in_use(&r, &disk).unwrap(),
+            "it backs /dev/loop10, which backs /dev/loop11, whose partition loop11p1 is mounted at /mnt/deep"
+        );
+        // a partition of the target is busy through its disk's users too
+        let p1 = tree_by_name(&r.sys, "loop9p1").unwrap();
+        assert!(
+            in_use(&r, &p1)
+                .unwrap()
+                .starts_with("its disk loop9 backs /dev/loop10"),
+        );
+    }
+
+    #[test]
+    fn a_loop_cycle_ends() {
+        let (_d, r) = fixture();
+        let disk = tree_by_name(&r.sys, "loop9").unwrap();
+        let a = add_dev(&r, "loop20", "7:20");
+        let b = add_dev(&r, "loop21", "7:21");
+        for (d, on) in [(&a, "/dev/loop9"), (&b, "/dev/loop20")] {
+            fs::create_dir_all(d.join("loop")).unwrap();
+            fs::write(d.join("loop/backing_file"), format!("{on}\n")).unwrap();
+        }
+        fs::create_dir_all(a.join("slaves/loop21")).unwrap();
+        fs::create_dir_all(b.join("slaves/loop20")).unwrap();
+        assert!(
+            in_use(&r, &disk)
+                .unwrap()
+                .starts_with("it backs /dev/loop20")
+        );
+    }
+
+    #[test]
+    fn a_device_in_use_is_refused_for_reads_and_writes_whatever_destructive_says() {
+        let (_d, r) = fixture();
+        let disk = tree_by_name(&r.sys, "loop9").unwrap();
+        mount(&r, "40 22 259:1 / /mnt/a rw - ext4 /dev/loop9p1 rw");
+        for writes in [None, Some("rndwr")] {
+            for d in [
+                Destructive::No,
+                Destructive::Yes,
+                Destructive::WipeSignatures,
+            ] {
+                let line = check(&r, Path::new("/dev/loop9"), &disk, writes, d).unwrap_err();
+                assert_eq!(
+                    line,
+                    "--device /dev/loop9: in use: its partition loop9p1 is mounted at /mnt/a; iolab refuses a device in use, for reads and writes, even with --destructive"
+                );
+            }
+        }
+        // a free device: writes without the flag are refused before it is opened
+        let p2 = tree_by_name(&r.sys, "loop9p2").unwrap();
+        let line = check(
             &r,
-            Path::new("/dev/loop9"),
-            &disk,
+            Path::new("/dev/loop9p2"),
+            &p2,
             Some("rndwr"),
             Destructive::No,
         )
-        .unwrap();
+        .unwrap_err();
         assert!(line.contains("give --destructive"), "{line}");
     }
 }

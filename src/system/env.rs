@@ -279,7 +279,7 @@ fn kernel(r: &Roots) -> Kernel {
     }
 }
 
-fn names_in(dir: &Path) -> Vec<String> {
+pub(crate) fn names_in(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = fs::read_dir(dir)
         .map(|rd| {
             rd.flatten()
@@ -463,7 +463,7 @@ pub fn mounts(r: &Roots) -> Vec<Mount> {
 }
 
 /// mountinfo escapes spaces and such as \040.
-fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     let mut out = String::new();
     let b = s.as_bytes();
     let mut i = 0;
