@@ -2378,8 +2378,18 @@ fn a_spool_file_another_user_planted_is_never_saved() {
     assert!(!kept.starts_with(&shared), "{err}");
     let f = std::fs::symlink_metadata(kept).unwrap();
     let d = std::fs::metadata(kept.parent().unwrap()).unwrap();
-    assert_eq!((f.uid(), f.mode() & 0o7777), (0, 0o600), "{}", kept.display());
-    assert_eq!((d.uid(), d.mode() & 0o7777), (0, 0o700), "{}", kept.display());
+    assert_eq!(
+        (f.uid(), f.mode() & 0o7777),
+        (0, 0o600),
+        "{}",
+        kept.display()
+    );
+    assert_eq!(
+        (d.uid(), d.mode() & 0o7777),
+        (0, 0o700),
+        "{}",
+        kept.display()
+    );
 }
 
 /// Issue 24: eight commands that start together into a store with kept documents save each of
@@ -2481,7 +2491,10 @@ fn an_imported_kept_document_is_saved_once() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert_eq!(labels(&lab), ["next", "kept"]);
-    assert!(!copy.exists(), "the copy is removed: its document is stored");
+    assert!(
+        !copy.exists(),
+        "the copy is removed: its document is stored"
+    );
     // the same document imported again from elsewhere: said, not saved
     let r = iolab_db(&lab.db, &["import", elsewhere.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -2539,7 +2552,11 @@ fn two_store_copies_at_once(backend: Backend, test: &str) {
             .collect();
         assert_eq!(groups.len(), 40, "trial {trial}");
         groups.dedup();
-        assert_eq!(groups.len(), 1, "trial {trial}: the group made once: {groups:?}");
+        assert_eq!(
+            groups.len(),
+            1,
+            "trial {trial}: the group made once: {groups:?}"
+        );
     }
 }
 
@@ -2553,5 +2570,8 @@ fn sqlite_two_store_copies_at_once_copy_each_run_once() {
 
 #[test]
 fn pg_two_store_copies_at_once_copy_each_run_once() {
-    two_store_copies_at_once(Backend::Pg, "pg_two_store_copies_at_once_copy_each_run_once");
+    two_store_copies_at_once(
+        Backend::Pg,
+        "pg_two_store_copies_at_once_copy_each_run_once",
+    );
 }

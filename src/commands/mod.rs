@@ -238,7 +238,11 @@ pub fn remove_kept(s: &Store, file: &Path, doc: &serde_json::Value) {
     let Ok(Some(c)) = spool.claim(&name) else {
         return;
     };
-    if serde_json::from_str::<serde_json::Value>(&c.text).ok().as_ref() != Some(doc) {
+    if serde_json::from_str::<serde_json::Value>(&c.text)
+        .ok()
+        .as_ref()
+        != Some(doc)
+    {
         return;
     }
     if spool.remove(c).is_ok() {

@@ -1699,7 +1699,9 @@ pub struct Saved {
 /// the same id wherever it is saved from.
 pub fn doc_id(doc: &serde_json::Value) -> String {
     match doc.get("doc_id").and_then(|v| v.as_str()) {
-        Some(id) if id.len() == 32 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) => {
+        Some(id)
+            if id.len() == 32 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) =>
+        {
             id.to_string()
         }
         _ => hash_id(&serde_json::to_string(doc).unwrap_or_default()),
@@ -2001,15 +2003,13 @@ impl Store {
                 .unwrap_or_else(|| hash_id(&run.str("doc")));
             let group = match run.opt_i64("group_id") {
                 None => None,
-                Some(g) => {
-                    if !groups.contains_key(&g) {
-                        let grow = self
-                            .q1("SELECT * FROM groups WHERE id = ?1", &vals![g])?
-                            .ok_or_else(|| unknown(&self.path, &format!("group g{g}")))?;
-                        groups.insert(g, grow);
-                    }
-                    groups.get(&g)
-                }
+                Some(g) => Some(match groups.entry(g) {
+                    std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                    std::collections::hash_map::Entry::Vacant(e) => e.insert(
+                        self.q1("SELECT * FROM groups WHERE id = ?1", &vals![g])?
+                            .ok_or_else(|| unknown(&self.path, &format!("group g{g}")))?,
+                    ),
+                }),
             };
             let tags = self.q("SELECT * FROM tags WHERE run_id = ?1", &vals![id])?;
             let metrics = self.q("SELECT * FROM metrics WHERE run_id = ?1", &vals![id])?;
@@ -2036,7 +2036,7 @@ impl Store {
                         already: true,
                     });
                 }
-                let dg = group.map(|g| copy_group(tx, g)).transpose()?;
+                let dg = group.as_deref().map(|g| copy_group(tx, g)).transpose()?;
                 let Some(new) = insert_row(
                     tx,
                     "runs",
