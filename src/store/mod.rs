@@ -2088,3 +2088,34 @@ impl Store {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A document's own id is its id; one without a well-formed one is known by the SHA-256 of
+    /// the document as stored, the same wherever it is saved from.
+    #[test]
+    fn a_document_is_known_by_its_id_or_its_hash() {
+        let id = crate::model::new_doc_id();
+        assert_eq!(id.len(), 32);
+        assert_ne!(id, crate::model::new_doc_id());
+        let doc = serde_json::json!({"schema": "iolab-run/1", "doc_id": id, "label": "a"});
+        assert_eq!(doc_id(&doc), id);
+        let old = serde_json::json!({"schema": "iolab-run/1", "label": "a"});
+        let h = doc_id(&old);
+        assert_eq!(h.len(), 64);
+        assert_eq!(h, hash_id(&serde_json::to_string(&old).unwrap()));
+        let reread: serde_json::Value =
+            serde_json::from_str(&serde_json::to_string_pretty(&old).unwrap()).unwrap();
+        assert_eq!(
+            doc_id(&reread),
+            h,
+            "the same document, however it was spelled"
+        );
+        for bad in ["ABC", "x", &id.to_uppercase(), &format!("{id}0")] {
+            let d = serde_json::json!({"doc_id": bad});
+            assert_eq!(doc_id(&d).len(), 64, "{bad}");
+        }
+    }
+}

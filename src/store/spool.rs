@@ -253,3 +253,57 @@ impl Spool {
         Some((Spool::open(parent, false)?.ok()?, name))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// A kept file is claimed by one holder at a time; once removed, a later claim finds
+    /// nothing; the temporary name of a write is never listed.
+    #[test]
+    fn a_kept_file_is_claimed_once_and_removed() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("state/iolab/unsaved");
+        let spool = Spool::open(&dir, true).unwrap().unwrap();
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0o700);
+        let p = spool.keep("1-for-x.json", b"{}\n").unwrap();
+        assert_eq!(
+            std::fs::metadata(&p).unwrap().permissions().mode() & 0o7777,
+            0o600
+        );
+        assert_eq!(spool.names("-for-x.json"), ["1-for-x.json"]);
+        let other = Spool::open(&dir, false).unwrap().unwrap();
+        let c = spool.claim("1-for-x.json").unwrap().unwrap();
+        assert_eq!(c.text, "{}\n");
+        assert!(other.claim("1-for-x.json").unwrap().is_none(), "held");
+        spool.remove(c).unwrap();
+        assert!(other.claim("1-for-x.json").unwrap().is_none(), "gone");
+        assert!(spool.names("").is_empty());
+    }
+
+    /// A folder others may write, and a symlink or a writable file in a good one, are refused.
+    #[test]
+    fn what_others_could_have_written_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let open = d.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = Spool::open(&open, false).unwrap().err().unwrap();
+        assert!(e.contains("group or others"), "{e}");
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(d.path().join("good"), &link).unwrap();
+        let good = Spool::open(&d.path().join("good"), true).unwrap().unwrap();
+        assert!(Spool::open(&link, false).unwrap().is_err());
+        std::os::unix::fs::symlink("/etc/hostname", d.path().join("good/2-for-x.json")).unwrap();
+        let e = good.claim("2-for-x.json").err().unwrap();
+        assert!(e.contains("symlink"), "{e}");
+        let w = d.path().join("good/3-for-x.json");
+        std::fs::write(&w, "{}").unwrap();
+        std::fs::set_permissions(&w, std::fs::Permissions::from_mode(0o666)).unwrap();
+        let e = good.claim("3-for-x.json").err().unwrap();
+        assert!(e.contains("may write it"), "{e}");
+        assert!(good.claim("4-for-x.json").unwrap().is_none());
+    }
+}
