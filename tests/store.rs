@@ -2584,3 +2584,35 @@ fn pg_two_store_copies_at_once_copy_each_run_once() {
         "pg_two_store_copies_at_once_copy_each_run_once",
     );
 }
+
+/// Issue 24: a document of an older iolab (no `doc_id`) that a store before schema 6 holds
+/// already (a row with no document id: `iolab import` of a kept file left the file) is not
+/// saved again when the next command finds the kept file.
+#[test]
+fn a_document_stored_before_document_ids_is_not_saved_again() {
+    let lab = Lab::new();
+    let state = lab._tmp.path().join("state");
+    refuse_runs(&lab.db);
+    let (kept, mut doc) = kept_run(&lab, &state, "old");
+    take_runs(&lab.db);
+    // as an older iolab wrote it, and stored it
+    doc.as_object_mut().unwrap().remove("doc_id");
+    std::fs::write(&kept, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let elsewhere = lab._tmp.path().join("old.json");
+    std::fs::copy(&kept, &elsewhere).unwrap();
+    let r = iolab_db(&lab.db, &["import", elsewhere.to_str().unwrap()]);
+    assert!(r.stdout.contains("as run 1"), "{}", r.stdout);
+    Connection::open(&lab.db)
+        .unwrap()
+        .execute_batch("UPDATE runs SET doc_id = NULL")
+        .unwrap();
+    let o = run_with_env(&lab, &[("XDG_STATE_HOME", state.as_path())], "next");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("holds its document already, as run 1"),
+        "{err}"
+    );
+    assert_eq!(labels(&lab), ["next", "old"]);
+    assert!(!kept.exists());
+}

@@ -1722,6 +1722,19 @@ fn hash_id(text: &str) -> String {
 fn insert_run(c: &mut dyn Exec, r: &RunIn) -> DbResult<Saved> {
     let json = |v: &serde_json::Value| serde_json::to_string(v).unwrap_or_default();
     let key = r.doc_id.clone().unwrap_or_else(crate::model::new_doc_id);
+    // A document without an id of its own (an older iolab's) may be stored already by an iolab
+    // before schema 6, with no id: the same document is that run.
+    if key.len() == 64
+        && let Some(row) = c.query_opt(
+            "SELECT id FROM runs WHERE doc_id IS NULL AND start_time = ?1 AND kind = ?2 AND doc = ?3 ORDER BY id LIMIT 1",
+            &vals![r.start_time, r.kind, json(r.doc)],
+        )?
+    {
+        return Ok(Saved {
+            id: row.i64("id"),
+            already: true,
+        });
+    }
     let row = c.query(
         "INSERT INTO runs (kind, tool, tool_version, start_time, end_time, host, label, modes, interrupted, doc, env, group_id, seq, cell, doc_id)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) ON CONFLICT (doc_id) DO NOTHING RETURNING id",
