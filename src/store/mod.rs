@@ -8,7 +8,8 @@
 //!
 //! The file is marked with SQLite's `application_id` and its schema version in `user_version`;
 //! older versions are migrated in place, newer ones refused. WAL mode and a busy timeout let
-//! several iolab processes save at once. Each run is saved in one transaction.
+//! several iolab processes save at once. Each run is saved in one transaction, under its
+//! document id (`runs.doc_id`, unique): a document is saved at most once.
 
 pub mod backend;
 pub mod compare;
