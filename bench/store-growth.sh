@@ -45,6 +45,7 @@ for i in range(a, b):
         doc["end_time"] = (t + datetime.timedelta(seconds=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     doc["label"] = f"nightly-{i % 50}"
     doc["tags"] = {"host": f"db{i % 7}", "seq": str(i)}
+    doc["doc_id"] = f"b{i:031x}"  # a document of its own: the store saves a doc_id once
     json.dump(doc, open(f"{d}/r{i:06}.json", "w"))
 PY
 }

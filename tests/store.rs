@@ -2194,3 +2194,425 @@ fn store_copy_refuses_a_missing_source_and_an_unknown_scheme() {
     assert!(r.stderr.contains("--to mysql://h/x"), "{}", r.stderr);
     assert!(entries(tmp.path()).is_empty(), "{:?}", entries(tmp.path()));
 }
+
+// ---- Issue 24: no forged or doubled results (docs/safety.md, section 4) ----
+
+/// Makes the SQLite store at `db` refuse every new run, as a full disk would.
+fn refuse_runs(db: &Path) {
+    drop(iolab::store::Store::open(db).unwrap());
+    Connection::open(db)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER no_room BEFORE INSERT ON runs BEGIN SELECT RAISE(ABORT, 'no room left'); END;",
+        )
+        .unwrap();
+}
+
+fn take_runs(db: &Path) {
+    Connection::open(db)
+        .unwrap()
+        .execute_batch("DROP TRIGGER no_room;")
+        .unwrap();
+}
+
+/// `iolab run` (null engine, 10 reads) into `lab`'s store with the environment `env`.
+fn run_with_env(lab: &Lab, env: &[(&str, &Path)], label: &str) -> std::process::Output {
+    let mut c = std::process::Command::new(bin());
+    c.args([
+        "run",
+        "--dir",
+        lab.dir.to_str().unwrap(),
+        "--files",
+        "1",
+        "--size",
+        "1M",
+        "--mode",
+        "rndrd",
+        "--engine",
+        "null",
+        "--ops",
+        "10",
+        "--label",
+        label,
+        "-q",
+        "--json",
+    ])
+    .env("IOLAB_DB", &lab.db)
+    .env_remove("XDG_STATE_HOME");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+/// The labels of every run in `lab`'s store.
+fn labels(lab: &Lab) -> Vec<String> {
+    lab.ok(&["list", "--json", "--limit", "100000"]).json()["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+/// A run the store did not take, kept in `state`'s spool: the file and its document.
+fn kept_run(lab: &Lab, state: &Path, label: &str) -> (std::path::PathBuf, serde_json::Value) {
+    let o = run_with_env(lab, &[("XDG_STATE_HOME", state)], label);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    let dir = state.join("iolab/unsaved");
+    let f = entries(&dir)
+        .into_iter()
+        .map(|n| dir.join(n))
+        .find(|p| err.contains(p.to_str().unwrap()))
+        .unwrap_or_else(|| panic!("no kept file named in: {err}"));
+    let doc = serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+    (f, doc)
+}
+
+/// `-for-<hash>.json`: the end of a kept file's name, which names its store.
+fn store_suffix(kept: &Path) -> String {
+    let n = kept.file_name().unwrap().to_str().unwrap();
+    n[n.find("-for-").unwrap()..].to_string()
+}
+
+/// Issue 24: a result planted by another user where root's iolab keeps unsaved documents (the
+/// old world-writable `$TMPDIR/iolab-unsaved`, a `$XDG_STATE_HOME` that user made, a file of
+/// theirs or a symlink in root's own spool) is never saved into root's store, and root never
+/// keeps its own documents in a folder another user owns.
+#[test]
+fn a_spool_file_another_user_planted_is_never_saved() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    if !is_root() {
+        return skip(
+            "a_spool_file_another_user_planted_is_never_saved",
+            "needs root to plant files as nobody",
+        );
+    }
+    let lab = Lab::new();
+    let t = lab._tmp.path();
+    std::fs::set_permissions(t, PermissionsExt::from_mode(0o755)).unwrap();
+    // a shared temporary directory, as /tmp is
+    let shared = t.join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, PermissionsExt::from_mode(0o1777)).unwrap();
+    let home = t.join("home");
+    std::fs::create_dir(&home).unwrap();
+    // A real document kept by root names the store's suffix and is the forger's template.
+    refuse_runs(&lab.db);
+    let (real, doc) = kept_run(&lab, &home.join(".local/state"), "root's own");
+    let suffix = store_suffix(&real);
+    std::fs::remove_file(&real).unwrap();
+    take_runs(&lab.db);
+    let mut forged = doc.clone();
+    forged["label"] = "forged".into();
+    forged.as_object_mut().unwrap().remove("doc_id");
+    let template = shared.join("template.json");
+    std::fs::write(&template, serde_json::to_string(&forged).unwrap()).unwrap();
+    std::fs::set_permissions(&template, PermissionsExt::from_mode(0o644)).unwrap();
+    // As nobody: the old spool in the temporary directory, and a state folder of nobody's.
+    let old_spool = shared.join("iolab-unsaved");
+    let nobodys_state = shared.join("state");
+    let name = format!("20260101T000000.000Z-1{suffix}");
+    let o = as_nobody(&mut std::process::Command::new("sh"))
+        .args([
+            "-c",
+            "umask 000; mkdir -p \"$1\" \"$2/iolab/unsaved\" && cp \"$3\" \"$1/$4\" && cp \"$3\" \"$2/iolab/unsaved/$4\"",
+            "sh",
+        ])
+        .arg(&old_spool)
+        .arg(&nobodys_state)
+        .arg(&template)
+        .arg(&name)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // In root's own spool: a file nobody owns, and a symlink to nobody's file.
+    let own = home.join(".local/state/iolab/unsaved");
+    let theirs = own.join(format!("20260101T000000.000Z-2{suffix}"));
+    std::fs::copy(&template, &theirs).unwrap();
+    std::os::unix::fs::chown(&theirs, Some(NOBODY), Some(NOBODY)).unwrap();
+    std::os::unix::fs::symlink(
+        old_spool.join(&name),
+        own.join(format!("20260101T000000.000Z-3{suffix}")),
+    )
+    .unwrap();
+    let planted = |p: &Path| std::fs::symlink_metadata(p).is_ok();
+    // Root's next runs, with TMPDIR the shared folder, then with nobody's XDG_STATE_HOME.
+    for env in [
+        vec![("HOME", home.as_path()), ("TMPDIR", shared.as_path())],
+        vec![
+            ("HOME", home.as_path()),
+            ("TMPDIR", shared.as_path()),
+            ("XDG_STATE_HOME", nobodys_state.as_path()),
+        ],
+    ] {
+        let o = run_with_env(&lab, &env, "root");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{err}");
+        assert!(!err.contains("(kept when"), "{env:?}: {err}");
+    }
+    assert_eq!(labels(&lab), ["root", "root"], "no forged run saved");
+    for p in [
+        old_spool.join(&name),
+        nobodys_state.join("iolab/unsaved").join(&name),
+        theirs.clone(),
+    ] {
+        assert!(planted(&p), "{} was left as it was", p.display());
+    }
+    // Root keeps its own documents only in a folder of its own that no one else can write.
+    refuse_runs(&lab.db);
+    let o = run_with_env(
+        &lab,
+        &[
+            ("HOME", home.as_path()),
+            ("TMPDIR", shared.as_path()),
+            ("XDG_STATE_HOME", nobodys_state.as_path()),
+        ],
+        "kept",
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "{err}");
+    let i = err.find("kept in ").unwrap_or_else(|| panic!("{err}")) + 8;
+    let kept = Path::new(err[i..].split_whitespace().next().unwrap());
+    assert!(!kept.starts_with(&shared), "{err}");
+    let f = std::fs::symlink_metadata(kept).unwrap();
+    let d = std::fs::metadata(kept.parent().unwrap()).unwrap();
+    assert_eq!(
+        (f.uid(), f.mode() & 0o7777),
+        (0, 0o600),
+        "{}",
+        kept.display()
+    );
+    assert_eq!(
+        (d.uid(), d.mode() & 0o7777),
+        (0, 0o700),
+        "{}",
+        kept.display()
+    );
+}
+
+/// Issue 24: eight commands that start together into a store with kept documents save each of
+/// them exactly once (three trials of ten kept documents each).
+#[test]
+fn eight_commands_at_once_save_each_kept_document_once() {
+    const PROCS: usize = 8;
+    const KEPT: usize = 10;
+    let lab = Lab::new();
+    let state = lab._tmp.path().join("state");
+    refuse_runs(&lab.db);
+    let (real, doc) = kept_run(&lab, &state, "template");
+    let suffix = store_suffix(&real);
+    std::fs::remove_file(&real).unwrap();
+    take_runs(&lab.db);
+    let spool = state.join("iolab/unsaved");
+    for trial in 0..3 {
+        for i in 0..KEPT {
+            let mut d = doc.clone();
+            d["label"] = format!("kept-{trial}-{i}").into();
+            d["doc_id"] = format!("{:032x}", 1000 * (trial + 1) + i).into();
+            std::fs::write(
+                spool.join(format!("20260101T00000{trial}.000Z-{i}{suffix}")),
+                serde_json::to_string(&d).unwrap(),
+            )
+            .unwrap();
+        }
+        let children: Vec<_> = (0..PROCS)
+            .map(|_| {
+                let mut c = std::process::Command::new(bin());
+                c.args([
+                    "run",
+                    "--dir",
+                    lab.dir.to_str().unwrap(),
+                    "--files",
+                    "1",
+                    "--size",
+                    "1M",
+                    "--mode",
+                    "rndrd",
+                    "--engine",
+                    "null",
+                    "--ops",
+                    "10",
+                    "--label",
+                    "new",
+                    "-q",
+                ])
+                .env("IOLAB_DB", &lab.db)
+                .env("XDG_STATE_HOME", &state)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+            })
+            .collect();
+        for c in children {
+            let o = c.wait_with_output().unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+        let l = labels(&lab);
+        for i in 0..KEPT {
+            let want = format!("kept-{trial}-{i}");
+            assert_eq!(
+                l.iter().filter(|x| **x == want).count(),
+                1,
+                "trial {trial}: {want} saved once: {l:?}"
+            );
+        }
+        assert_eq!(l.len(), (trial + 1) * (KEPT + PROCS), "{l:?}");
+        assert!(entries(&spool).is_empty(), "{:?}", entries(&spool));
+    }
+}
+
+/// Issue 24: `iolab import KEPT` (what the exit-4 message says to run) saves the kept document
+/// and removes the kept file; a copy of it left in the spool, and the same document imported
+/// again, are not saved a second time.
+#[test]
+fn an_imported_kept_document_is_saved_once() {
+    let lab = Lab::new();
+    let state = lab._tmp.path().join("state");
+    refuse_runs(&lab.db);
+    let (kept, _) = kept_run(&lab, &state, "kept");
+    let copy = kept.with_file_name(format!("20260101T000000.000Z-9{}", store_suffix(&kept)));
+    std::fs::copy(&kept, &copy).unwrap();
+    let elsewhere = lab._tmp.path().join("kept.json");
+    std::fs::copy(&kept, &elsewhere).unwrap();
+    take_runs(&lab.db);
+    let r = iolab_db(&lab.db, &["import", kept.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("as run 1"), "{}", r.stdout);
+    assert!(!kept.exists(), "the kept file is removed once saved");
+    // the next command finds the copy: already saved, not saved again
+    let o = run_with_env(&lab, &[("XDG_STATE_HOME", state.as_path())], "next");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(labels(&lab), ["next", "kept"]);
+    assert!(
+        !copy.exists(),
+        "the copy is removed: its document is stored"
+    );
+    // the same document imported again from elsewhere: said, not saved
+    let r = iolab_db(&lab.db, &["import", elsewhere.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("already"), "{}", r.stdout);
+    assert_eq!(labels(&lab), ["next", "kept"]);
+}
+
+/// Issue 24: two `iolab store copy` at once into the same store copy every run exactly once
+/// (the source's document ids are a unique key of the destination), with its group made once;
+/// three trials, each into a new destination. (Before the fix SQLite doubled a run or more in
+/// most trials, PostgreSQL in every one.)
+fn two_store_copies_at_once(backend: Backend, test: &str) {
+    const GROUP: usize = 100;
+    let src = Lab::new();
+    let r = src.run(&[
+        "--mode",
+        "rndrd",
+        "--engine",
+        "null",
+        "--ops",
+        "5",
+        "--repeat",
+        &GROUP.to_string(),
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    import_fixture(&src, "fio-randread.json");
+    let n = src.ok(&["list", "--json", "--limit", "1000"]).json()["runs"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(n, GROUP + 1);
+    for trial in 0..3 {
+        let Some(dst) = Lab::on(backend) else {
+            return skip(
+                test,
+                "IOLAB_TEST_PG_URL is not set (scripts/test.sh starts the server as root)",
+            );
+        };
+        let children: Vec<_> = (0..2)
+            .map(|_| {
+                std::process::Command::new(bin())
+                    .args(["store", "copy", "--from"])
+                    .arg(&src.db)
+                    .arg("--to")
+                    .arg(&dst.db)
+                    .stdout(std::process::Stdio::null())
+                    .stderr(std::process::Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for c in children {
+            let o = c.wait_with_output().unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+        let runs = dst.ok(&["list", "--json", "--limit", "1000"]).json()["runs"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert_eq!(runs.len(), n, "trial {trial}: every run once");
+        let mut groups: Vec<String> = runs
+            .iter()
+            .filter_map(|r| r["group"].as_str().map(String::from))
+            .collect();
+        assert_eq!(groups.len(), GROUP, "trial {trial}");
+        groups.dedup();
+        assert_eq!(
+            groups.len(),
+            1,
+            "trial {trial}: the group made once: {groups:?}"
+        );
+    }
+}
+
+#[test]
+fn sqlite_two_store_copies_at_once_copy_each_run_once() {
+    two_store_copies_at_once(
+        Backend::Sqlite,
+        "sqlite_two_store_copies_at_once_copy_each_run_once",
+    );
+}
+
+#[test]
+fn pg_two_store_copies_at_once_copy_each_run_once() {
+    two_store_copies_at_once(
+        Backend::Pg,
+        "pg_two_store_copies_at_once_copy_each_run_once",
+    );
+}
+
+/// Issue 24: a document of an older iolab (no `doc_id`) that a store before schema 6 holds
+/// already (a row with no document id: `iolab import` of a kept file left the file) is not
+/// saved again when the next command finds the kept file.
+#[test]
+fn a_document_stored_before_document_ids_is_not_saved_again() {
+    let lab = Lab::new();
+    let state = lab._tmp.path().join("state");
+    refuse_runs(&lab.db);
+    let (kept, mut doc) = kept_run(&lab, &state, "old");
+    take_runs(&lab.db);
+    // as an older iolab wrote it, and stored it
+    doc.as_object_mut().unwrap().remove("doc_id");
+    std::fs::write(&kept, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
+    let elsewhere = lab._tmp.path().join("old.json");
+    std::fs::copy(&kept, &elsewhere).unwrap();
+    let r = iolab_db(&lab.db, &["import", elsewhere.to_str().unwrap()]);
+    assert!(r.stdout.contains("as run 1"), "{}", r.stdout);
+    Connection::open(&lab.db)
+        .unwrap()
+        .execute_batch("UPDATE runs SET doc_id = NULL")
+        .unwrap();
+    let o = run_with_env(&lab, &[("XDG_STATE_HOME", state.as_path())], "next");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("holds its document already, as run 1"),
+        "{err}"
+    );
+    assert_eq!(labels(&lab), ["next", "old"]);
+    assert!(!kept.exists());
+}

@@ -196,6 +196,7 @@ pub fn verify_set(a: &cli::VerifyArgs) -> Result<i32> {
     let (head, res, unwritten) = crate::engine::verify::verify_set(&dir)?;
     let doc = crate::model::verify::VerifyDoc {
         schema: crate::model::verify::VERIFY_SCHEMA.to_string(),
+        doc_id: Some(crate::model::new_doc_id()),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
         start_time,
         dir: dir.display().to_string(),

@@ -135,66 +135,118 @@ fn kept_tag(store_path: &Path) -> String {
 
 /// Saves the documents an earlier command kept because this store did not take them (exit 4:
 /// a full disk, a PostgreSQL server gone during the run), now that it opened for writing: each
-/// saved is said on stderr and its file removed. One that cannot be saved stays for the next
-/// command (or `iolab import FILE`).
+/// saved is said on stderr and its file removed. Only this user's own spool folders and files
+/// are taken ([`store::spool`]); each file is claimed first, so of several commands starting
+/// together one saves it, and a document the store holds already (`iolab import` saved it) is
+/// not saved again, only its file removed. One that cannot be saved stays for the next command
+/// (or `iolab import FILE`).
 pub fn save_kept(s: &mut Store) {
     let suffix = format!("{}.json", kept_tag(&s.path));
-    for dir in store::unsaved_dirs(&s.path) {
-        let Ok(rd) = std::fs::read_dir(&dir) else {
-            continue;
+    for dir in store::spool::dirs(&s.path) {
+        let spool = match store::spool::Spool::open(&dir, false) {
+            None => continue,
+            Some(Ok(sp)) => sp,
+            Some(Err(why)) => {
+                eprintln!("iolab: warning: {why}");
+                continue;
+            }
         };
-        let mut files: Vec<std::path::PathBuf> = rd
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| {
-                p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.ends_with(&suffix))
-            })
-            .collect();
-        files.sort();
-        for f in files {
-            let Some(v) = std::fs::read_to_string(&f)
+        for name in spool.names(&suffix) {
+            let c = match spool.claim(&name) {
+                Ok(Some(c)) => c,
+                Ok(None) => continue,
+                Err(why) => {
+                    eprintln!("iolab: warning: {why}");
+                    continue;
+                }
+            };
+            let Some(saved) = serde_json::from_str::<serde_json::Value>(&c.text)
                 .ok()
-                .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+                .and_then(|v| save_kept_doc(s, &v))
             else {
                 continue;
             };
-            let saved = match v.get("schema").and_then(|x| x.as_str()) {
-                Some(crate::model::run::RUN_SCHEMA) => crate::model::run::RunDoc::from_json(&v)
-                    .ok()
-                    .map(|d| s.save_run(&d, &v, None, None)),
-                Some(crate::model::db::DB_SCHEMA) => {
-                    serde_json::from_value::<crate::model::db::DbDoc>(v.clone())
-                        .ok()
-                        .map(|d| s.save_db(&d, &v, &fsinfo::hostname()))
-                }
-                Some(crate::model::verify::VERIFY_SCHEMA) => {
-                    serde_json::from_value::<crate::model::verify::VerifyDoc>(v.clone())
-                        .ok()
-                        .map(|d| s.save_verify(&d, &v, None))
-                }
-                _ => None,
-            };
+            let path = c.path.clone();
             match saved {
-                Some(Ok(id)) => {
-                    let _ = std::fs::remove_file(&f);
-                    eprintln!(
-                        "iolab: saved {} (kept when {} did not take it) as run {id}",
-                        f.display(),
-                        s.path.display()
-                    );
+                Ok(saved) => {
+                    let _ = spool.remove(c);
+                    if saved.already {
+                        eprintln!(
+                            "iolab: removed {}: {} holds its document already, as run {}",
+                            path.display(),
+                            s.path.display(),
+                            saved.id
+                        );
+                    } else {
+                        eprintln!(
+                            "iolab: saved {} (kept when {} did not take it) as run {}",
+                            path.display(),
+                            s.path.display(),
+                            saved.id
+                        );
+                    }
                 }
-                Some(Err(e)) => {
+                Err(e) => {
                     eprintln!(
                         "iolab: warning: {} is still not saved ({e}); it stays for the next command",
-                        f.display()
+                        path.display()
                     );
                     return;
                 }
-                None => {}
             }
         }
+    }
+}
+
+/// Saves a kept document (a run, `iolab db` or `iolab verify` document) once; None for
+/// anything else.
+fn save_kept_doc(s: &mut Store, v: &serde_json::Value) -> Option<Result<store::Saved>> {
+    match v.get("schema").and_then(|x| x.as_str()) {
+        Some(crate::model::run::RUN_SCHEMA) => crate::model::run::RunDoc::from_json(v)
+            .ok()
+            .map(|d| s.save_run_once(&d, v, None, None)),
+        Some(crate::model::db::DB_SCHEMA) => {
+            serde_json::from_value::<crate::model::db::DbDoc>(v.clone())
+                .ok()
+                .map(|d| s.save_db_once(&d, v, &fsinfo::hostname()))
+        }
+        Some(crate::model::verify::VERIFY_SCHEMA) => {
+            serde_json::from_value::<crate::model::verify::VerifyDoc>(v.clone())
+                .ok()
+                .map(|d| s.save_verify_once(&d, v, None))
+        }
+        _ => None,
+    }
+}
+
+/// After `iolab import FILE` saved the document of `file` (or found it saved): a file kept for
+/// this store (its name ends with the store's `-for-<hash>.json`) in a folder of this user's
+/// that no one else may write is removed (claimed first, and only while it still holds that
+/// document), so the next command does not find it. Says so on stderr.
+pub fn remove_kept(s: &Store, file: &Path, doc: &serde_json::Value) {
+    let suffix = format!("{}.json", kept_tag(&s.path));
+    if !file
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with(&suffix))
+    {
+        return;
+    }
+    let Some((spool, name)) = store::spool::Spool::holding(file) else {
+        return;
+    };
+    let Ok(Some(c)) = spool.claim(&name) else {
+        return;
+    };
+    if serde_json::from_str::<serde_json::Value>(&c.text)
+        .ok()
+        .as_ref()
+        != Some(doc)
+    {
+        return;
+    }
+    if spool.remove(c).is_ok() {
+        eprintln!("iolab: removed {}: it is saved", file.display());
     }
 }
 
@@ -237,8 +289,10 @@ pub fn kept_instead(store_path: &Path, err: &str, json: &serde_json::Value) -> S
     }
 }
 
-/// Writes a document the store did not take (a run or a db run) to the first of [`store::unsaved_dirs`] that
-/// takes it (`<time>-<pid>.json`, whole or absent), so `iolab import` can save it later.
+/// Writes a document the store did not take (a run, `iolab db` or `iolab verify` document) to
+/// the first spool folder of [`store::spool::dirs`] that takes it (`<time>-<pid>-for-<hash>.json`,
+/// mode 0600, whole or absent, in a folder of this user's that no one else may write), so the
+/// next command into that store, or `iolab import`, can save it later.
 pub fn keep_unsaved(
     store_path: &Path,
     json: &serde_json::Value,
@@ -254,15 +308,18 @@ pub fn keep_unsaved(
         serde_json::to_string_pretty(json).unwrap_or_default()
     );
     let mut why = Vec::new();
-    for dir in store::unsaved_dirs(store_path) {
-        let p = dir.join(&name);
-        match std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("{}: {e}", dir.display()))
-            .and_then(|_| write_atomically(&p, text.as_bytes(), "unsaved").map_err(|e| e.msg))
-        {
-            Ok(()) => return Ok(p),
-            Err(e) => why.push(e),
+    for dir in store::spool::dirs(store_path) {
+        match store::spool::Spool::open(&dir, true) {
+            Some(Ok(spool)) => match spool.keep(&name, text.as_bytes()) {
+                Ok(p) => return Ok(p),
+                Err(e) => why.push(e),
+            },
+            Some(Err(e)) => why.push(e),
+            None => {}
         }
+    }
+    if why.is_empty() {
+        why.push("no folder to keep it in (set XDG_STATE_HOME or HOME)".into());
     }
     Err(why.join("; "))
 }

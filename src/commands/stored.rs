@@ -151,54 +151,61 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
         parsed.push((f.clone(), Parsed::Tool(imp)));
     }
     for (f, p) in parsed {
-        let imp = match p {
-            Parsed::Run(doc, v) => {
-                warn_again(&s, &f, "run", &v)?;
-                let id = s.save_run(&doc, &v, None, None)?;
-                print_out(&format!(
-                    "imported {} as run {id} (iolab {}, {} mode{})\n",
-                    f.display(),
+        // An iolab document is saved once: imported again (or saved by the command after the
+        // one that kept it), it is said to be there already.
+        let (saved, what, v) = match p {
+            Parsed::Run(doc, v) => (
+                s.save_run_once(&doc, &v, None, None)?,
+                format!(
+                    "iolab {}, {} mode{}",
                     doc.iolab_version,
                     doc.runs.len(),
                     if doc.runs.len() == 1 { "" } else { "s" }
-                ));
-                continue;
-            }
+                ),
+                v,
+            ),
             Parsed::Db(doc, v) => {
-                warn_again(&s, &f, "db", &v)?;
                 let host = a.host.clone().unwrap_or_else(fsinfo::hostname);
-                let id = s.save_db(&doc, &v, &host)?;
+                (
+                    s.save_db_once(&doc, &v, &host)?,
+                    format!("iolab db {} on {}", doc.test, doc.backend),
+                    v,
+                )
+            }
+            Parsed::Verify(doc, v) => (
+                s.save_verify_once(&doc, &v, None)?,
+                format!("iolab verify of {}", doc.dir),
+                v,
+            ),
+            Parsed::Tool(imp) => {
+                let doc = imp.to_doc(&f.display().to_string());
+                warn_again(&s, &f, "import", &doc)?;
+                let id = s.save_import(&imp, &doc, &host, a.label.as_deref(), &tags)?;
                 print_out(&format!(
-                    "imported {} as run {id} (iolab db {} on {})\n",
+                    "imported {} as run {id} ({} {}, {} job{})\n",
                     f.display(),
-                    doc.test,
-                    doc.backend
+                    imp.tool,
+                    imp.tool_version,
+                    imp.cells.len(),
+                    if imp.cells.len() == 1 { "" } else { "s" }
                 ));
                 continue;
             }
-            Parsed::Verify(doc, v) => {
-                warn_again(&s, &f, "verify", &v)?;
-                let id = s.save_verify(&doc, &v, None)?;
-                print_out(&format!(
-                    "imported {} as run {id} (iolab verify of {})\n",
-                    f.display(),
-                    doc.dir
-                ));
-                continue;
-            }
-            Parsed::Tool(imp) => imp,
         };
-        let doc = imp.to_doc(&f.display().to_string());
-        warn_again(&s, &f, "import", &doc)?;
-        let id = s.save_import(&imp, &doc, &host, a.label.as_deref(), &tags)?;
-        print_out(&format!(
-            "imported {} as run {id} ({} {}, {} job{})\n",
-            f.display(),
-            imp.tool,
-            imp.tool_version,
-            imp.cells.len(),
-            if imp.cells.len() == 1 { "" } else { "s" }
-        ));
+        if saved.already {
+            print_out(&format!(
+                "{} is already run {} ({what}): not imported again\n",
+                f.display(),
+                saved.id
+            ));
+        } else {
+            print_out(&format!(
+                "imported {} as run {} ({what})\n",
+                f.display(),
+                saved.id
+            ));
+        }
+        remove_kept(&s, &f, &v);
     }
     Ok(0)
 }

@@ -145,6 +145,8 @@ pub fn merge(outcomes: Vec<Outcome>) -> (Option<RunDoc>, Vec<RankFailure>) {
         .collect();
     let doc = RunDoc {
         schema: first.schema.clone(),
+        // the merge is a document of its own
+        doc_id: Some(crate::model::new_doc_id()),
         iolab_version: first.iolab_version.clone(),
         start_time: measured
             .iter()
@@ -432,6 +434,8 @@ pub fn merge_db(
         return (None, failures);
     }
     let mut doc = done[0].2.doc.clone();
+    // the merge is a document of its own
+    doc.doc_id = Some(crate::model::new_doc_id());
     let timed = done
         .iter()
         .all(|(_, _, d)| d.doc.job.time_s.is_some() && !d.doc.interrupted);

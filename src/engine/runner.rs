@@ -880,6 +880,7 @@ pub fn run_with(
         }
         let doc = RunDoc {
             schema: crate::model::run::RUN_SCHEMA.to_string(),
+            doc_id: Some(crate::model::new_doc_id()),
             iolab_version: env!("CARGO_PKG_VERSION").to_string(),
             start_time,
             end_time: now_rfc3339(),
@@ -1179,6 +1180,7 @@ pub fn run_with(
     }
     let doc = RunDoc {
         schema: crate::model::run::RUN_SCHEMA.to_string(),
+        doc_id: Some(crate::model::new_doc_id()),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
         start_time,
         end_time: now_rfc3339(),
@@ -1233,6 +1235,7 @@ fn so_far(
 ) -> RunDoc {
     RunDoc {
         schema: crate::model::run::RUN_SCHEMA.to_string(),
+        doc_id: Some(crate::model::new_doc_id()),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
         start_time: start_time.to_string(),
         end_time: now_rfc3339(),

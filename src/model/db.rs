@@ -140,6 +140,10 @@ pub struct UpdateLoop {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DbDoc {
     pub schema: String,
+    /// The document's id ([`crate::model::new_doc_id`]), absent in documents of an iolab before
+    /// it (the store then takes a hash of the document as its id).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doc_id: Option<String>,
     pub iolab_version: String,
     pub start_time: String,
     pub end_time: String,

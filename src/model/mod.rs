@@ -17,3 +17,11 @@ pub mod suite;
 pub mod units;
 pub mod verify;
 pub mod zones;
+
+/// A new document id (`doc_id` of a run, `iolab db` or `iolab verify` document): 128 random bits
+/// as 32 hex digits, made with the document. The store saves a document id at most once, so a
+/// document kept after exit 4 and saved again (by the next command, `iolab import`, `store copy`)
+/// is never stored twice (docs/safety.md, section 4).
+pub fn new_doc_id() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
