@@ -289,12 +289,8 @@ pub fn verify(a: &cli::CcVerifyArgs) -> Result<i32> {
     );
     let text = wc::fetch_journal(&at, &key.run)?;
     // only the writer's journal: every line authenticated by the run's key, in its order
-    let j = Journal::parse(&text, &key).map_err(|e| {
-        Error::usage(format!(
-            "the journal from {}: {e}; refused",
-            at.describe()
-        ))
-    })?;
+    let j = Journal::parse(&text, &key)
+        .map_err(|e| Error::usage(format!("the journal from {}: {e}; refused", at.describe())))?;
     let mut warnings = Vec::new();
     if j.hello.file != file.display().to_string() {
         warn(

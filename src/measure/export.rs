@@ -13,12 +13,12 @@
 use crate::error::{Error, Result};
 use crate::measure::hist::{INTERVAL_BUCKETS, interval_bucket_value};
 use crate::measure::live::{Delta, KINDS, LiveCounters, Stamp, Totals};
+use crate::measure::wake::{SignalWake, Woke};
 use crate::model::device::Sample;
 use crate::model::run::{TsOp, TsPoint};
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Unit;
-use crate::measure::wake::{SignalWake, Woke};
 use std::io::Write;
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicUsize, Ordering};

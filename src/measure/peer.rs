@@ -93,10 +93,16 @@ mod tests {
         buf.clear();
         // "world" and then nothing: the deadline ends it, the partial line kept
         let soon = Instant::now() + Duration::from_millis(50);
-        assert_eq!(read_line(&mut r, &mut buf, 64, Some(soon)).unwrap(), Line::Late);
+        assert_eq!(
+            read_line(&mut r, &mut buf, 64, Some(soon)).unwrap(),
+            Line::Late
+        );
         assert_eq!(buf, b"world");
         c.write_all(&[b'x'; 100]).unwrap();
-        assert_eq!(read_line(&mut r, &mut buf, 64, None).unwrap(), Line::TooLong);
+        assert_eq!(
+            read_line(&mut r, &mut buf, 64, None).unwrap(),
+            Line::TooLong
+        );
         assert!(buf.len() <= 64);
         drop(c);
         let mut rest = Vec::new();

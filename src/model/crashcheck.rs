@@ -202,7 +202,12 @@ pub struct RunKey {
 impl std::fmt::Debug for RunKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // never the key itself
-        write!(f, "RunKey {{ run: {}, key: {} }}", self.run, self.fingerprint())
+        write!(
+            f,
+            "RunKey {{ run: {}, key: {} }}",
+            self.run,
+            self.fingerprint()
+        )
     }
 }
 
@@ -224,7 +229,10 @@ impl RunKey {
     /// Journal line `index` (0: the HELLO) with its tag: `TEXT mac=TAG`.
     pub fn seal(&self, index: u64, text: &str) -> String {
         let i = index.to_le_bytes();
-        format!("{text} mac={}", auth::tag_hex(&self.key, &self.parts(&i, text)))
+        format!(
+            "{text} mac={}",
+            auth::tag_hex(&self.key, &self.parts(&i, text))
+        )
     }
 
     /// The text of journal line `index` when its tag is this run's; None when it is not (forged,
@@ -744,12 +752,24 @@ mod tests {
         let mut appended = sealed(&k, &texts[..2]);
         appended.push_str(&(forger.seal(2, "END 0") + "\n"));
         appended.push_str(&(k.seal(3, "ACK 2 4096 0000abcd") + "\n"));
-        assert!(Journal::parse(&appended, &k).unwrap_err().starts_with("line 3"));
+        assert!(
+            Journal::parse(&appended, &k)
+                .unwrap_err()
+                .starts_with("line 3")
+        );
         let mut lines: Vec<String> = sealed(&k, &texts).lines().map(String::from).collect();
         lines.swap(1, 2);
         let swapped = lines.join("\n") + "\n";
-        assert!(Journal::parse(&swapped, &k).unwrap_err().starts_with("line 2"));
+        assert!(
+            Journal::parse(&swapped, &k)
+                .unwrap_err()
+                .starts_with("line 2")
+        );
         let v1 = "HELLO iolab-crashcheck/1 run=0000000000000abc host=h bs=4096 size=1 sync=fsync file=/f\nEND 0\n";
-        assert!(Journal::parse(v1, &k).unwrap_err().contains("unauthenticated"));
+        assert!(
+            Journal::parse(v1, &k)
+                .unwrap_err()
+                .contains("unauthenticated")
+        );
     }
 }

@@ -253,7 +253,9 @@ pub fn save_key(path: &Path, key: &RunKey, data_file: &str) -> Result<()> {
     f.write_all(key.file_line(data_file).as_bytes())
         .and_then(|_| f.sync_all())
         .map_err(what)?;
-    File::open(parent).and_then(|d| d.sync_all()).map_err(what)?;
+    File::open(parent)
+        .and_then(|d| d.sync_all())
+        .map_err(what)?;
     Ok(())
 }
 
@@ -674,7 +676,11 @@ fn serve(
     }
     let Some(hello) = cc::split_mac(first).and_then(|(t, _)| Hello::parse(t)) else {
         let _ = w.write_all(
-            format!("ERR expected HELLO {} ... mac=.. or GET RUN\n", cc::PROTOCOL).as_bytes(),
+            format!(
+                "ERR expected HELLO {} ... mac=.. or GET RUN\n",
+                cc::PROTOCOL
+            )
+            .as_bytes(),
         );
         return Err(format!(
             "not a crashcheck client of {}: {:?}",
