@@ -788,32 +788,6 @@ fn verify_refuses_a_journal_of_another_run_or_altered() {
     one_error(&verify_a(&ja), "line 3: not authenticated");
 }
 
-/// VmHWM (peak resident memory) of a process, KiB.
-fn peak_rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap()
-}
-
-/// Sends up to `limit` bytes of one line that never ends; how many the peer took before it
-/// closed the connection.
-fn endless_line(c: &mut std::net::TcpStream, limit: usize) -> usize {
-    use std::io::Write;
-    c.set_write_timeout(Some(Duration::from_secs(60))).unwrap();
-    let chunk = vec![b'x'; 1 << 20];
-    let mut sent = 0;
-    while sent < limit {
-        match c.write(&chunk) {
-            Ok(n) => sent += n,
-            Err(_) => break,
-        }
-    }
-    sent
-}
-
 /// A client that sends an endless line (as its first line, or after a HELLO) is dropped with one
 /// line once the line passes 64 KiB: the listener never holds it (it took 1.5 GB from one
 /// connection before), and goes on serving.
@@ -823,7 +797,7 @@ fn an_endless_line_is_dropped_and_the_listener_stays_small() {
     let mut l = Listener::start();
     let pid = l.child.id();
     let mut c = std::net::TcpStream::connect(&l.addr).unwrap();
-    let sent = endless_line(&mut c, LIMIT);
+    let sent = common::send_until_closed(&mut c, b'x', LIMIT);
     assert!(sent < LIMIT, "the listener took {sent} bytes of one line");
     let said = l.next_line();
     assert!(
@@ -840,14 +814,14 @@ fn an_endless_line_is_dropped_and_the_listener_stays_small() {
         ),
     );
     assert_eq!(ans, "OK\n");
-    let sent = endless_line(&mut c, LIMIT);
+    let sent = common::send_until_closed(&mut c, b'x', LIMIT);
     assert!(sent < LIMIT, "the listener took {sent} bytes of one line");
     let said = l.next_line();
     assert!(
         said.contains("a line longer than 64 KiB: connection dropped"),
         "{said}"
     );
-    let peak = peak_rss_kib(pid);
+    let peak = common::peak_rss_kib(pid);
     eprintln!("listener peak RSS {peak} KiB after two endless lines");
     assert!(peak < 64 * 1024, "the listener grew to {peak} KiB");
     // still serving
