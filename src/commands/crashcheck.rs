@@ -251,7 +251,10 @@ pub fn write(a: &cli::CcWriteArgs) -> Result<i32> {
         count: a.count,
         time_s: a.time,
     };
-    let f = wc::create_data_file(&o)?;
+    let f = wc::create_data_file(&o).inspect_err(|_| {
+        // nothing was written: the run's key is not kept either
+        let _ = std::fs::remove_file(&key_file);
+    })?;
     eprintln!(
         "run {} writing {} ({}, {} records, {}), acknowledging to {}",
         hello.run,

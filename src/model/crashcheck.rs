@@ -476,6 +476,13 @@ impl Journal {
                 return Err(format!("line {}: {l:?} is not a journal line", i + 2));
             }
         }
+        // the writer's END counts its acknowledgements: every one must be here
+        if let Some(n) = j.ended.filter(|&n| n != j.acks.len() as u64) {
+            return Err(format!(
+                "its END says {n} acknowledged, but it holds {} acknowledgements of {who}",
+                j.acks.len()
+            ));
+        }
         Ok(j)
     }
 
@@ -765,6 +772,9 @@ mod tests {
                 .unwrap_err()
                 .starts_with("line 2")
         );
+        // an END that does not count the acknowledgements before it
+        let short = sealed(&k, &[hello(&k).line(), "END 1".into()]);
+        assert!(Journal::parse(&short, &k).unwrap_err().contains("END says 1"));
         let v1 = "HELLO iolab-crashcheck/1 run=0000000000000abc host=h bs=4096 size=1 sync=fsync file=/f\nEND 0\n";
         assert!(
             Journal::parse(v1, &k)
