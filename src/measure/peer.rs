@@ -104,13 +104,11 @@ mod tests {
             Line::TooLong
         );
         assert!(buf.len() <= 64);
+        // a peer that closes: the end
         drop(c);
+        let (c2, mut r2) = pair();
+        drop(c2);
         let mut rest = Vec::new();
-        let (_, mut r2) = {
-            let (c2, r2) = pair();
-            drop(c2);
-            ((), r2)
-        };
         assert_eq!(read_line(&mut r2, &mut rest, 64, None).unwrap(), Line::Eof);
     }
 }

@@ -774,7 +774,11 @@ mod tests {
         );
         // an END that does not count the acknowledgements before it
         let short = sealed(&k, &[hello(&k).line(), "END 1".into()]);
-        assert!(Journal::parse(&short, &k).unwrap_err().contains("END says 1"));
+        assert!(
+            Journal::parse(&short, &k)
+                .unwrap_err()
+                .contains("END says 1")
+        );
         let v1 = "HELLO iolab-crashcheck/1 run=0000000000000abc host=h bs=4096 size=1 sync=fsync file=/f\nEND 0\n";
         assert!(
             Journal::parse(v1, &k)
