@@ -38,16 +38,18 @@ fn key_dir() -> std::path::PathBuf {
     state_dir().join("keys")
 }
 
-/// The key directory, made 0700 when missing; refused when another user could write there (a
-/// key planted there would be taken for this machine's).
-fn private_dir(d: &Path) -> Result<()> {
+/// The key directory (made 0700 when missing and `create`); refused when another user could
+/// write there (a key planted there would be taken for this machine's).
+fn private_dir(d: &Path, create: bool) -> Result<()> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     let bad = |why: String| Error::usage(format!("key directory {}: {why}", d.display()));
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(d)
-        .map_err(|e| bad(e.to_string()))?;
+    if create {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(d)
+            .map_err(|e| bad(e.to_string()))?;
+    }
     let m = std::fs::symlink_metadata(d).map_err(|e| bad(e.to_string()))?;
     // SAFETY: geteuid has no failure mode.
     let me = unsafe { libc::geteuid() };
@@ -100,7 +102,7 @@ fn verify_key(a: &cli::CcVerifyArgs, file: &Path) -> Result<(RunKey, String)> {
         (None, _) => {
             let d = key_dir();
             let mut best: Option<(std::time::SystemTime, RunKey, std::path::PathBuf)> = None;
-            if private_dir(&d).is_ok() {
+            if private_dir(&d, false).is_ok() {
                 for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
                     let p = e.path();
                     let Ok((k, f)) = wc::load_key(&p) else {
@@ -220,7 +222,7 @@ pub fn write(a: &cli::CcWriteArgs) -> Result<i32> {
         Some(p) => p.clone(),
         None => {
             let d = key_dir();
-            private_dir(&d)?;
+            private_dir(&d, true)?;
             d.join(format!("{}.key", key.run))
         }
     };
