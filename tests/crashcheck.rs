@@ -25,8 +25,17 @@ macro_rules! skip_unless_fuse {
     };
 }
 
+/// iolab with its crashcheck state (the run keys `write` keeps and `verify` reads) in this
+/// build's temporary directory, not the user's.
+fn cmd() -> Command {
+    let state = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("crashcheck-state");
+    let mut c = Command::new(IOLAB);
+    c.env("XDG_STATE_HOME", state);
+    c
+}
+
 fn iolab(args: &[&str]) -> Output {
-    run_timed(Command::new(IOLAB).args(args))
+    run_timed(cmd().args(args))
 }
 
 fn json(o: &Output) -> Value {
@@ -44,6 +53,8 @@ struct Listener {
     child: Child,
     addr: String,
     journals: tempfile::TempDir,
+    /// its stderr after the first line (one line per connection that ends)
+    err: BufReader<std::process::ChildStderr>,
 }
 
 impl Listener {
@@ -60,7 +71,7 @@ impl Listener {
                 c.args(["netns", "exec", ns, IOLAB]);
                 c
             }
-            None => Command::new(IOLAB),
+            None => cmd(),
         };
         let mut child = cmd
             .args(["crashcheck", "listen", "--port", "0", "--bind", bind])
@@ -72,9 +83,8 @@ impl Listener {
             .spawn()
             .expect("starting the listener");
         let mut first = String::new();
-        BufReader::new(child.stderr.take().unwrap())
-            .read_line(&mut first)
-            .unwrap();
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        err.read_line(&mut first).unwrap();
         let addr = first
             .strip_prefix("listening on ")
             .and_then(|r| r.split(',').next())
@@ -84,7 +94,15 @@ impl Listener {
             child,
             addr,
             journals,
+            err,
         }
+    }
+
+    /// The listener's next line on stderr (waits for it).
+    fn next_line(&mut self) -> String {
+        let mut l = String::new();
+        self.err.read_line(&mut l).unwrap();
+        l
     }
 
     /// ACK lines in the (one) journal so far.
@@ -315,7 +333,7 @@ fn a_killed_writer_then_a_power_cut_loses_every_acknowledged_write() {
     skip_unless_fuse!("a_killed_writer_then_a_power_cut_loses_every_acknowledged_write");
     let fs = FaultFs::mount(&[("FAULTFS_CACHE", "volatile"), FUSE_ENV]);
     let l = Listener::start();
-    let mut w = Command::new(IOLAB)
+    let mut w = cmd()
         .args(["crashcheck", "write", "--dir", fs.dir(), "--to", &l.addr])
         .args(["--size", "4M", "--no-save"])
         .stdin(Stdio::null())
@@ -538,7 +556,7 @@ fn a_journal_on_the_data_device_is_warned_about() {
 fn a_lost_listener_stops_the_writer() {
     let d = tempfile::tempdir().unwrap();
     let mut l = Listener::start();
-    let mut w = Command::new(IOLAB)
+    let mut w = cmd()
         .args(["crashcheck", "write", "--dir", d.path().to_str().unwrap()])
         .args(["--to", &l.addr, "--size", "1M", "--json", "--no-save"])
         .stdin(Stdio::null())
@@ -582,4 +600,237 @@ fn a_lost_listener_stops_the_writer() {
         "{}",
         show(&o)
     );
+}
+
+/// `run R key K` from what `write` printed on stderr.
+fn run_and_key(w: &Output) -> (String, String) {
+    let err = stderr(w);
+    let l = err
+        .lines()
+        .find(|l| l.starts_with("run ") && l.contains(" key "))
+        .unwrap_or_else(|| panic!("no run key printed: {err}"));
+    let f: Vec<&str> = l.split(' ').collect();
+    (f[1].to_string(), f[3].to_string())
+}
+
+/// The data file's blocks all zeros: every acknowledged record lost, as after a cache that
+/// lied about every flush.
+fn lose_everything(dir: &str) {
+    let p = PathBuf::from(dir).join("iolab-crashcheck.dat");
+    let len = std::fs::metadata(&p).unwrap().len();
+    let f = std::fs::File::create(&p).unwrap();
+    f.set_len(len).unwrap();
+    f.sync_all().unwrap();
+}
+
+/// One client line to the listener and its answer ("" when it closed).
+fn say_to(c: &mut std::net::TcpStream, line: &str) -> String {
+    use std::io::Write;
+    let _ = c.write_all(line.as_bytes());
+    let mut ans = String::new();
+    let _ = BufReader::new(c.try_clone().unwrap()).read_line(&mut ans);
+    ans
+}
+
+/// Issue 24: a stray client's `HELLO` + `END 0` on the listener turned "N acknowledged writes
+/// lost" (exit 3) into "all 0 acknowledged writes are there" (exit 0), because verify took the
+/// newest journal of the data file. Now verify checks the run its key names, every line
+/// authenticated by that key: forged runs (the old unauthenticated protocol, a new-looking HELLO
+/// with a made-up tag, the real run's id) cannot change the verdict, and a forged journal asked
+/// for by name is refused with one line.
+#[test]
+fn a_forged_hello_and_end_cannot_change_the_verdict() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let mut l = Listener::start();
+    let w = iolab(&write_args(dir, &l.addr, "fdatasync", "20"));
+    assert_eq!(w.status.code(), Some(0), "{}", show(&w));
+    let (run, key) = run_and_key(&w);
+    let said = l.next_line();
+    assert!(said.contains("20 acknowledged, ended"), "{said}");
+    lose_everything(dir);
+    let (o, v, _) = verify(dir, &l.addr);
+    assert_eq!(o.status.code(), Some(3), "{}", show(&o));
+    assert_eq!(v["verify"]["lost"], 20, "{v}");
+    // the forgers, after the run: the issue's two lines (the old protocol) ...
+    let data = format!("{dir}/iolab-crashcheck.dat");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+    let host = host.trim();
+    let mut c = std::net::TcpStream::connect(&l.addr).unwrap();
+    let ans = say_to(
+        &mut c,
+        &format!(
+            "HELLO iolab-crashcheck/1 run=00000000000000f0 host={host} bs=4096 size=4194304 sync=fdatasync file={data}\n"
+        ),
+    );
+    assert!(ans.starts_with("ERR"), "{ans}");
+    // ... a HELLO of the new protocol with a made-up tag, and an END
+    let fp = v["key"].as_str().unwrap().to_string();
+    let tag = "0".repeat(64);
+    let mut c = std::net::TcpStream::connect(&l.addr).unwrap();
+    let ans = say_to(
+        &mut c,
+        &format!(
+            "HELLO iolab-crashcheck/2 run=00000000000000f1 key={fp} host={host} bs=4096 size=4194304 sync=fdatasync file={data} mac={tag}\n"
+        ),
+    );
+    assert_eq!(ans, "OK\n");
+    assert_eq!(say_to(&mut c, &format!("END 0 mac={tag}\n")), "OK\n");
+    drop(c);
+    // ... and one that takes the real run's id
+    let mut c = std::net::TcpStream::connect(&l.addr).unwrap();
+    let ans = say_to(
+        &mut c,
+        &format!(
+            "HELLO iolab-crashcheck/2 run={run} key={fp} host={host} bs=4096 size=4194304 sync=fdatasync file={data} mac={tag}\n"
+        ),
+    );
+    assert!(ans.starts_with("ERR"), "{ans}");
+    // the verdict is the same, and names the run it checked
+    let (o, v, text) = verify(dir, &l.addr);
+    assert_eq!(o.status.code(), Some(3), "{}", show(&o));
+    assert_eq!(v["verify"]["lost"], 20, "{v}");
+    assert_eq!(v["run"], run.as_str(), "{v}");
+    assert!(text.contains(&format!("20 {LOST}")), "{text}");
+    assert!(
+        stderr(&o).contains(&format!("checking run {run} (key {fp}")),
+        "{}",
+        show(&o)
+    );
+    // the forged run asked for by name, with the real key: refused, one line, exit 2
+    let o = iolab(&[
+        "crashcheck",
+        "verify",
+        "--dir",
+        dir,
+        "--from",
+        &l.addr,
+        "--run",
+        "00000000000000f1",
+        "--key",
+        &key,
+        "--no-save",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let err = stderr(&o);
+    let errs: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("iolab: error:"))
+        .collect();
+    assert_eq!(errs.len(), 1, "{err}");
+    assert!(
+        errs[0].contains("forged") && errs[0].contains("refused"),
+        "{err}"
+    );
+    assert!(o.stdout.is_empty(), "{}", show(&o));
+}
+
+/// `verify` refuses, in one line and with exit 2, a journal that is not its run's: another
+/// run's journal, and the run's own with one line altered.
+#[test]
+fn verify_refuses_a_journal_of_another_run_or_altered() {
+    let t = tempfile::tempdir().unwrap();
+    let (a, b) = (t.path().join("a"), t.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let (ja, jb) = (t.path().join("a.journal"), t.path().join("b.journal"));
+    for (d, j) in [(&a, &ja), (&b, &jb)] {
+        let w = iolab(&[
+            "crashcheck",
+            "write",
+            "--dir",
+            d.to_str().unwrap(),
+            "--journal",
+            j.to_str().unwrap(),
+            "--size",
+            "1M",
+            "--count",
+            "5",
+            "--no-save",
+        ]);
+        assert_eq!(w.status.code(), Some(0), "{}", show(&w));
+    }
+    let verify_a = |j: &PathBuf| {
+        iolab(&[
+            "crashcheck",
+            "verify",
+            "--dir",
+            a.to_str().unwrap(),
+            "--journal",
+            j.to_str().unwrap(),
+            "--no-save",
+        ])
+    };
+    let one_error = |o: &Output, want: &str| {
+        assert_eq!(o.status.code(), Some(2), "{}", show(o));
+        let err = stderr(o);
+        let errs: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with("iolab: error:"))
+            .collect();
+        assert_eq!(errs.len(), 1, "{err}");
+        assert!(errs[0].contains(want), "{err}");
+        assert!(o.stdout.is_empty(), "{}", show(o));
+    };
+    assert_eq!(verify_a(&ja).status.code(), Some(0));
+    one_error(&verify_a(&jb), "not of run");
+    // one acknowledgement's checksum changed in a's own journal
+    let text = std::fs::read_to_string(&ja).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let f: Vec<&str> = lines[2].splitn(4, ' ').collect();
+    lines[2] = format!(
+        "ACK {} {} 00000000 {}",
+        f[1],
+        f[2],
+        f[3].split_once(' ').unwrap().1
+    );
+    std::fs::write(&ja, lines.join("\n") + "\n").unwrap();
+    one_error(&verify_a(&ja), "line 3: not authenticated");
+}
+
+/// A client that sends an endless line (as its first line, or after a HELLO) is dropped with one
+/// line once the line passes 64 KiB: the listener never holds it (it took 1.5 GB from one
+/// connection before), and goes on serving.
+#[test]
+fn an_endless_line_is_dropped_and_the_listener_stays_small() {
+    const LIMIT: usize = 512 << 20;
+    let mut l = Listener::start();
+    let pid = l.child.id();
+    let mut c = std::net::TcpStream::connect(&l.addr).unwrap();
+    let sent = common::send_until_closed(&mut c, b'x', LIMIT);
+    assert!(sent < LIMIT, "the listener took {sent} bytes of one line");
+    let said = l.next_line();
+    assert!(
+        said.contains("a line longer than 64 KiB: connection dropped"),
+        "{said}"
+    );
+    // after a HELLO
+    let tag = "0".repeat(64);
+    let mut c = std::net::TcpStream::connect(&l.addr).unwrap();
+    let ans = say_to(
+        &mut c,
+        &format!(
+            "HELLO iolab-crashcheck/2 run=00000000000000f2 key=00 host=h bs=4096 size=4096 sync=fsync file=/x mac={tag}\n"
+        ),
+    );
+    assert_eq!(ans, "OK\n");
+    let sent = common::send_until_closed(&mut c, b'x', LIMIT);
+    assert!(sent < LIMIT, "the listener took {sent} bytes of one line");
+    let said = l.next_line();
+    assert!(
+        said.contains("a line longer than 64 KiB: connection dropped"),
+        "{said}"
+    );
+    let peak = common::peak_rss_kib(pid);
+    eprintln!("listener peak RSS {peak} KiB after two endless lines");
+    assert!(peak < 64 * 1024, "the listener grew to {peak} KiB");
+    // still serving
+    let d = tempfile::tempdir().unwrap();
+    let w = iolab(&write_args(
+        d.path().to_str().unwrap(),
+        &l.addr,
+        "fdatasync",
+        "3",
+    ));
+    assert_eq!(w.status.code(), Some(0), "{}", show(&w));
 }

@@ -328,3 +328,94 @@ fn live_on_stdout_comes_before_the_table() {
         r.stdout
     );
 }
+
+/// `iolab run --metrics-listen` on a free port of 127.0.0.1, serving until the test ends
+/// (killed on drop); returns once a scrape answers.
+struct Serving {
+    child: std::process::Child,
+    port: u16,
+    _tmp: tempfile::TempDir,
+}
+
+impl Serving {
+    fn start() -> Serving {
+        let tmp = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let child = Command::new(bin())
+            .args(["run", "--dir", tmp.path().to_str().unwrap()])
+            .args(["--engine", "null", "--mode", "rndrd", "--rate", "100"])
+            .args(["--time", "600", "--no-save", "-q", "--metrics-listen"])
+            .arg(format!("127.0.0.1:{port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let s = Serving {
+            child,
+            port,
+            _tmp: tmp,
+        };
+        let t0 = Instant::now();
+        while scrape(port).is_none() {
+            assert!(t0.elapsed() < READY_TIMEOUT, "no scrape answered");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        s
+    }
+
+    fn peak_kib(&self) -> u64 {
+        peak_rss_kib(self.child.id())
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Issue 24: one 500 MB HTTP header took the benchmark process from 16 MB to 520 MB. The server
+/// reads at most 8 KiB of a request head, answers 431 and closes: the client cannot send the
+/// rest, the process does not grow, and scrapes go on.
+#[test]
+fn a_huge_request_header_is_refused_early_and_memory_stays_bounded() {
+    const HEADER: usize = 500 << 20;
+    let s = Serving::start();
+    let before = s.peak_kib();
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    let _ = c.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: ");
+    let sent = send_until_closed(&mut c, b'a', HEADER);
+    assert!(
+        sent < HEADER,
+        "the server took all {sent} bytes of one header"
+    );
+    let after = s.peak_kib();
+    eprintln!(
+        "peak RSS {before} KiB before, {after} KiB after; {sent} bytes sent before the close"
+    );
+    assert!(
+        after < before + 32 * 1024,
+        "the process grew from {before} KiB to {after} KiB"
+    );
+    assert!(scrape(s.port).is_some(), "scrapes go on");
+}
+
+/// A client that sends part of a request head and then nothing (slow-loris) does not hold up
+/// scrapes, and is answered 408 and closed once its time is up.
+#[test]
+fn a_slow_client_does_not_block_scrapes_and_is_closed() {
+    let s = Serving::start();
+    let mut slow = std::net::TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    slow.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    let body = scrape(s.port).expect("a scrape beside the slow client");
+    assert!(body.contains("iolab_ops_total"), "{body}");
+    // the test's own limit is far above the server's 5 s for a request head
+    slow.set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut answer = String::new();
+    slow.read_to_string(&mut answer)
+        .expect("the server closes the slow connection");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+}

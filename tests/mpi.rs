@@ -1853,3 +1853,153 @@ fn a_killed_rank_in_a_saturation_search_keeps_the_points_measured_and_saves_the_
     let doc = point_in_progress_saved(&db, &err, "rate=20000");
     assert!(doc["results"]["read"]["ops"].as_u64().unwrap() > 0);
 }
+
+/// The pid of rank 0 of a run whose command line holds `marker`, and the port of its side
+/// channel once it accepts (its thread `iolab-accept` runs, after MPI's start): its IPv4
+/// listening socket on every address that has no IPv6 twin (Open MPI's TCP transport listens on
+/// both).
+fn rank_0_side_port(marker: &str) -> Option<(u32, u16)> {
+    for e in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let environ = std::fs::read(e.path().join("environ")).unwrap_or_default();
+        if !text(&cmdline).contains(marker)
+            || !environ
+                .split(|&b| b == 0)
+                .any(|v| v == b"OMPI_COMM_WORLD_RANK=0")
+        {
+            continue;
+        }
+        let accepting = std::fs::read_dir(e.path().join("task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+            .any(|c| c.trim() == "iolab-accept");
+        if !accepting {
+            continue;
+        }
+        let inodes: Vec<String> = std::fs::read_dir(e.path().join("fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|f| std::fs::read_link(f.path()).ok())
+            .filter_map(|l| {
+                let l = l.to_string_lossy().into_owned();
+                l.strip_prefix("socket:[")
+                    .map(|i| i.trim_end_matches(']').to_string())
+            })
+            .collect();
+        let listening = |table: &str| -> Vec<(String, u16)> {
+            std::fs::read_to_string(e.path().join(table))
+                .unwrap_or_default()
+                .lines()
+                .skip(1)
+                .filter_map(|l| {
+                    let f: Vec<&str> = l.split_whitespace().collect();
+                    let (addr, port) = f.get(1)?.split_once(':')?;
+                    (f.get(3) == Some(&"0A")
+                        && inodes.iter().any(|i| Some(&i.as_str()) == f.get(9)))
+                    .then(|| (addr.to_string(), u16::from_str_radix(port, 16).ok()))
+                    .and_then(|(a, p)| Some((a, p?)))
+                })
+                .collect()
+        };
+        let v6: Vec<u16> = listening("net/tcp6").into_iter().map(|x| x.1).collect();
+        let port = listening("net/tcp")
+            .into_iter()
+            .find(|(a, p)| a == "00000000" && !v6.contains(p))
+            .map(|x| x.1);
+        return port.map(|p| (pid, p));
+    }
+    None
+}
+
+/// Issue 24: rank 0's side channel read whatever a connection sent before checking its token,
+/// without a bound or a timeout. Now a connection to that port that sends garbage, an endless
+/// line or nothing is dropped with one line (rank 0 reads at most a few KiB of it), and the run
+/// goes on to its normal end with both ranks' results.
+#[test]
+fn strangers_on_rank_0s_side_channel_change_nothing() {
+    use std::io::Write;
+    if let Some(why) = cannot_mpi() {
+        return skip("strangers_on_rank_0s_side_channel_change_nothing", &why);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    rank_dirs(tmp.path(), 2);
+    let dir = tmp.path().join("r{rank}");
+    let db = tmp.path().join("store.db");
+    let run = {
+        let (dir, db) = (dir.clone(), db.clone());
+        std::thread::spawn(move || {
+            mpirun(
+                2,
+                &[
+                    "run",
+                    "--dir",
+                    dir.to_str().unwrap(),
+                    "--engine",
+                    "null",
+                    "--mode",
+                    "rndrd",
+                    "--rate",
+                    "200",
+                    "--time",
+                    "8",
+                    "--json",
+                ],
+                &db,
+            )
+        })
+    };
+    let marker = tmp.path().to_str().unwrap().to_string();
+    let t0 = Instant::now();
+    let (_, port) = loop {
+        if let Some(p) = rank_0_side_port(&marker) {
+            break p;
+        }
+        assert!(t0.elapsed() < HUNG, "rank 0's side channel never listened");
+        assert!(!run.is_finished(), "the run ended before it was found");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    eprintln!(
+        "rank 0's side channel: port {port}, after {:?}",
+        t0.elapsed()
+    );
+    let at = ("127.0.0.1", port);
+    let silent = std::net::TcpStream::connect(at).unwrap();
+    let mut garbage = std::net::TcpStream::connect(at).unwrap();
+    let _ = garbage.write_all(b"{\"Beat\":{\"phase\":1,\"ops\":0}}\n\x00\xff garbage\n");
+    let mut huge = std::net::TcpStream::connect(at).unwrap();
+    huge.set_write_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let chunk = vec![b'x'; 1 << 20];
+    let (mut sent, limit) = (0usize, 256usize << 20);
+    while sent < limit {
+        match huge.write(&chunk) {
+            Ok(n) => sent += n,
+            Err(_) => break,
+        }
+    }
+    assert!(
+        sent < limit,
+        "rank 0 took {sent} bytes of a line that never ends"
+    );
+    let (o, took) = run.join().unwrap();
+    drop(silent);
+    let err = text(&o.stderr);
+    eprintln!("the run took {took:?}\n{err}");
+    assert!(o.status.success(), "{err}");
+    let dropped = err
+        .lines()
+        .filter(|l| l.contains("side channel:") && l.ends_with("connection dropped"))
+        .count();
+    // the silent one too: rank 0 waits 5 s for a hello, the run lasts longer
+    assert_eq!(dropped, 3, "one line per stranger: {err}");
+    let doc: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(doc["dist"]["ranks"], 2, "{doc}");
+    assert_eq!(doc["dist"]["complete"], true, "{doc}");
+    assert_eq!(doc["dist"]["per_rank"].as_array().unwrap().len(), 2);
+}

@@ -699,6 +699,9 @@ fn report_embeds_show_of_a_crashcheck_write_and_verify() {
     let k = Kind::new();
     let j = k.d.path().join("run.journal");
     let j = j.to_str().unwrap();
+    // the run's key in the test's directory, not the user's state directory
+    let key = k.d.path().join("run.key");
+    let key = key.to_str().unwrap();
     let w = k.saved(&[
         "crashcheck",
         "write",
@@ -706,13 +709,24 @@ fn report_embeds_show_of_a_crashcheck_write_and_verify() {
         &k.data(),
         "--journal",
         j,
+        "--key-file",
+        key,
         "--size",
         "1M",
         "--count",
         "20",
     ]);
     k.report_embeds_show(&w);
-    let v = k.saved(&["crashcheck", "verify", "--dir", &k.data(), "--journal", j]);
+    let v = k.saved(&[
+        "crashcheck",
+        "verify",
+        "--dir",
+        &k.data(),
+        "--journal",
+        j,
+        "--key-file",
+        key,
+    ]);
     k.report_embeds_show(&v);
 }
 

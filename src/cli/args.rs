@@ -618,8 +618,10 @@ pub struct CcListenArgs {
     /// TCP port to listen on (0: any free port, printed at start).
     #[arg(long)]
     pub port: u16,
-    /// Address to listen on.
-    #[arg(long, default_value = "0.0.0.0", value_name = "ADDR")]
+    /// Address to listen on: the address of this host that the writer's machine reaches
+    /// (required: a listener is reachable only where it is asked to be; 127.0.0.1 for a writer
+    /// on this machine).
+    #[arg(long, value_name = "ADDR")]
     pub bind: String,
     /// Directory of the journals, one file per run (default: $XDG_STATE_HOME/iolab/crashcheck,
     /// else ~/.local/state/iolab/crashcheck).
@@ -663,6 +665,11 @@ pub struct CcWriteArgs {
     /// Stop after this many acknowledged records (default: until --time, Ctrl-C or the crash).
     #[arg(long, value_parser = at_least_one::<u64>)]
     pub count: Option<u64>,
+    /// Where to keep the run's secret key (a new file, mode 0600; default
+    /// $XDG_STATE_HOME/iolab/crashcheck/keys/RUN.key, else ~/.local/state/...). `verify` needs
+    /// it: every journal line is authenticated with it.
+    #[arg(long, value_name = "PATH")]
+    pub key_file: Option<PathBuf>,
     /// Stop after this many seconds.
     #[arg(long, value_parser = interval_s)]
     pub time: Option<f64>,
@@ -694,10 +701,16 @@ pub struct CcVerifyArgs {
     /// Instead of a listener: the journal file the writer kept (`write --journal`).
     #[arg(long, value_name = "PATH")]
     pub journal: Option<PathBuf>,
-    /// The run to verify (its id, as `write` printed it); default: the newest run of this
-    /// host's data file on the listener.
+    /// The run to verify (its id, as `write` printed it); its key is read from the key
+    /// directory. Default: the newest key this machine's `write` kept for this --dir.
     #[arg(long, value_name = "ID")]
     pub run: Option<String>,
+    /// The run's key file (`write --key-file`).
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["run", "key"])]
+    pub key_file: Option<PathBuf>,
+    /// The run's key as `write` printed it (64 hex digits), with --run.
+    #[arg(long, value_name = "HEX", requires = "run")]
+    pub key: Option<String>,
     /// Do not save the result in the results store.
     #[arg(long)]
     pub no_save: bool,

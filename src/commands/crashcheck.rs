@@ -2,7 +2,7 @@
 //! (engine::verify); docs/verify.md.
 
 use super::*;
-use crate::model::crashcheck::{self as cc, Hello, Journal, Stop};
+use crate::model::crashcheck::{self as cc, Hello, Journal, RunKey, Stop};
 use crate::workloads::crashcheck::{self as wc, JournalAt, SyncMode};
 
 fn journal_at(to: Option<&String>, journal: Option<&std::path::PathBuf>) -> JournalAt {
@@ -13,8 +13,9 @@ fn journal_at(to: Option<&String>, journal: Option<&std::path::PathBuf>) -> Jour
     }
 }
 
-/// The default directory of the listener's journals.
-fn default_journal_dir() -> std::path::PathBuf {
+/// iolab's crashcheck state directory: $XDG_STATE_HOME/iolab/crashcheck, else
+/// ~/.local/state/iolab/crashcheck.
+fn state_dir() -> std::path::PathBuf {
     std::env::var_os("XDG_STATE_HOME")
         .filter(|s| !s.is_empty())
         .map(std::path::PathBuf::from)
@@ -25,6 +26,110 @@ fn default_journal_dir() -> std::path::PathBuf {
         })
         .unwrap_or_else(std::env::temp_dir)
         .join("iolab/crashcheck")
+}
+
+/// The default directory of the listener's journals.
+fn default_journal_dir() -> std::path::PathBuf {
+    state_dir()
+}
+
+/// Where `write` keeps run keys by default (`RUN.key`, the directory 0700).
+fn key_dir() -> std::path::PathBuf {
+    state_dir().join("keys")
+}
+
+/// The key directory (made 0700 when missing and `create`); refused when another user could
+/// write there (a key planted there would be taken for this machine's).
+fn private_dir(d: &Path, create: bool) -> Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let bad = |why: String| Error::usage(format!("key directory {}: {why}", d.display()));
+    if create {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(d)
+            .map_err(|e| bad(e.to_string()))?;
+    }
+    let m = std::fs::symlink_metadata(d).map_err(|e| bad(e.to_string()))?;
+    // SAFETY: geteuid has no failure mode.
+    let me = unsafe { libc::geteuid() };
+    if !m.is_dir() || m.uid() != me || m.mode() & 0o022 != 0 {
+        return Err(bad(format!(
+            "must be a directory of uid {me} that nobody else can write (chmod 700)"
+        )));
+    }
+    Ok(())
+}
+
+/// The key `verify` checks the journal with: `--key-file`, `--run` with `--key`, `--run`'s key
+/// file in the key directory, or the newest key there made for `file`. Returns the key and where
+/// it came from.
+fn verify_key(a: &cli::CcVerifyArgs, file: &Path) -> Result<(RunKey, String)> {
+    if let Some(p) = &a.key_file {
+        return wc::load_key(p).map(|(k, _)| (k, p.display().to_string()));
+    }
+    if let Some(run) = &a.run
+        && !cc::is_run_id(run)
+    {
+        return Err(Error::usage(format!(
+            "--run {run}: a run id is 16 hex digits, as `crashcheck write` printed it"
+        )));
+    }
+    match (&a.run, &a.key) {
+        (Some(run), Some(hex)) => {
+            let key = RunKey::parse_key(hex).ok_or_else(|| {
+                Error::usage("--key: 64 hex digits, as `crashcheck write` printed it")
+            })?;
+            Ok((
+                RunKey {
+                    run: run.to_lowercase(),
+                    key,
+                },
+                "--key".into(),
+            ))
+        }
+        (Some(run), None) => {
+            let p = key_dir().join(format!("{}.key", run.to_lowercase()));
+            wc::load_key(&p)
+                .map(|(k, _)| (k, p.display().to_string()))
+                .map_err(|e| {
+                    Error::usage(format!(
+                        "--run {run}: no key of that run on this machine ({}); give --key HEX as `write` printed it, or --key-file",
+                        e.msg
+                    ))
+                })
+        }
+        (None, _) => {
+            let d = key_dir();
+            let mut best: Option<(std::time::SystemTime, RunKey, std::path::PathBuf)> = None;
+            if private_dir(&d, false).is_ok() {
+                for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+                    let p = e.path();
+                    let Ok((k, f)) = wc::load_key(&p) else {
+                        continue;
+                    };
+                    if f != file.display().to_string() {
+                        continue;
+                    }
+                    let t = e
+                        .metadata()
+                        .and_then(|m| m.modified())
+                        .unwrap_or(std::time::UNIX_EPOCH);
+                    if best.as_ref().is_none_or(|b| t >= b.0) {
+                        best = Some((t, k, p));
+                    }
+                }
+            }
+            best.map(|(_, k, p)| (k, p.display().to_string()))
+                .ok_or_else(|| {
+                    Error::usage(format!(
+                        "no crashcheck key for {} in {}: give --run ID --key HEX as `write` printed them, or --key-file",
+                        file.display(),
+                        d.display()
+                    ))
+                })
+        }
+    }
 }
 
 fn data_dir(dir: &Path) -> Result<std::path::PathBuf> {
@@ -101,17 +206,43 @@ pub fn write(a: &cli::CcWriteArgs) -> Result<i32> {
     }
     let dir = data_dir(&a.dir)?;
     let at = journal_at(a.to.to.as_ref(), a.to.journal.as_ref());
-    let run = wc::new_run_id();
+    let key = wc::new_run_key();
+    let run = key.run_id();
     let hello = Hello {
-        run: format!("{run:016x}"),
+        run: key.run.clone(),
+        key: key.fingerprint(),
         host: fsinfo::hostname(),
         file: wc::data_path(&dir).display().to_string(),
         record_bytes: a.bs,
         file_bytes,
         sync: sync.name().into(),
     };
-    // The journal first: an unreachable listener is refused before the data file exists.
-    let mut sink = wc::Sink::open(&at, &hello)?;
+    // The key, then the journal: neither kept means nothing is written.
+    let key_file = match &a.key_file {
+        Some(p) => p.clone(),
+        None => {
+            let d = key_dir();
+            private_dir(&d, true)?;
+            d.join(format!("{}.key", key.run))
+        }
+    };
+    wc::save_key(&key_file, &key, &hello.file)?;
+    // An unreachable listener is refused before the data file exists.
+    let mut sink = match wc::Sink::open(&at, &hello, &key) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = std::fs::remove_file(&key_file);
+            return Err(e);
+        }
+    };
+    eprintln!(
+        "run {} key {} (fingerprint {}), kept in {}: `crashcheck verify` reads it there, or give it --run {} --key KEY",
+        key.run,
+        crate::model::auth::hex(&key.key),
+        key.fingerprint(),
+        key_file.display(),
+        key.run
+    );
     let mut warnings = Vec::new();
     warn(&mut warnings, wc::same_device_warning(&dir, &at));
     let o = wc::WriteOpts {
@@ -122,7 +253,10 @@ pub fn write(a: &cli::CcWriteArgs) -> Result<i32> {
         count: a.count,
         time_s: a.time,
     };
-    let f = wc::create_data_file(&o)?;
+    let f = wc::create_data_file(&o).inspect_err(|_| {
+        // nothing was written: the run's key is not kept either
+        let _ = std::fs::remove_file(&key_file);
+    })?;
     eprintln!(
         "run {} writing {} ({}, {} records, {}), acknowledging to {}",
         hello.run,
@@ -152,9 +286,16 @@ pub fn verify(a: &cli::CcVerifyArgs) -> Result<i32> {
     let dir = data_dir(&a.dir)?;
     let file = wc::data_path(&dir);
     let at = journal_at(a.from.as_ref(), a.journal.as_ref());
-    let text = wc::fetch_journal(&at, a.run.as_deref(), &fsinfo::hostname(), &file)?;
-    let j = Journal::parse(&text)
-        .map_err(|e| Error::failed(format!("the journal from {}: {e}", at.describe())))?;
+    let (key, from) = verify_key(a, &file)?;
+    eprintln!(
+        "checking run {} (key {}, from {from})",
+        key.run,
+        key.fingerprint()
+    );
+    let text = wc::fetch_journal(&at, &key.run)?;
+    // only the writer's journal: every line authenticated by the run's key, in its order
+    let j = Journal::parse(&text, &key)
+        .map_err(|e| Error::usage(format!("the journal from {}: {e}; refused", at.describe())))?;
     let mut warnings = Vec::new();
     if j.hello.file != file.display().to_string() {
         warn(

@@ -18,10 +18,12 @@
 
 use super::{DbDone, Done, Failed, Outcome};
 use crate::measure::live::LiveCounters;
+use crate::measure::peer::{self, Line};
+use crate::model::auth;
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -57,13 +59,16 @@ pub const CONNECT: Duration = Duration::from_secs(10);
 /// A message from a rank to rank 0, one JSON line each.
 #[derive(Serialize, Deserialize)]
 enum Up {
-    /// `token`: the one rank 0 sent over MPI, so that a rank that reached another process
-    /// listening at the same address and port (another job's rank 0, a loopback or container
-    /// bridge address that exists on every host) tries the next address.
+    /// The first line of a connection. `proof`: the HMAC-SHA256 of the rank, host and `nonce`
+    /// under the token rank 0 sent over MPI (never the token itself), so that rank 0 takes only
+    /// this run's ranks, and a rank that reached another process listening at the same address
+    /// and port (another job's rank 0, a loopback or container bridge address that exists on
+    /// every host) tries the next address: rank 0's welcome proves the token in turn.
     Hello {
         rank: u32,
         host: String,
-        token: String,
+        nonce: String,
+        proof: String,
     },
     Beat {
         phase: u8,
@@ -84,8 +89,35 @@ pub enum SoFar {
 
 /// The line rank 0 sends every rank when the run ends early.
 const STOP: &str = "stop\n";
-/// Rank 0's answer to a hello with this run's token.
-const WELCOME: &str = "welcome\n";
+/// The longest first line rank 0 reads from a connection (a hello is about 250 bytes), and how
+/// long it waits for it; a connection that sends more, or nothing, is dropped with one line.
+const HELLO_MAX: usize = 4096;
+const HELLO_TIME: Duration = Duration::from_secs(5);
+/// Connections rank 0 is reading a first line from at once; more are closed at once.
+const MAX_HANDSHAKES: usize = 64;
+
+/// The parts a hello's proof authenticates.
+fn hello_parts(rank: u32, host: &str, nonce: &str) -> [Vec<u8>; 4] {
+    [
+        b"iolab side hello".to_vec(),
+        rank.to_le_bytes().to_vec(),
+        host.as_bytes().to_vec(),
+        nonce.as_bytes().to_vec(),
+    ]
+}
+
+/// The parts rank 0's welcome to a hello with `nonce` authenticates.
+fn welcome_parts(rank: u32, nonce: &str) -> [Vec<u8>; 3] {
+    [
+        b"iolab side welcome".to_vec(),
+        rank.to_le_bytes().to_vec(),
+        nonce.as_bytes().to_vec(),
+    ]
+}
+
+fn refs<const N: usize>(v: &[Vec<u8>; N]) -> [&[u8]; N] {
+    std::array::from_fn(|i| v[i].as_slice())
+}
 
 /// Why rank 0 ends a run early.
 #[derive(Clone, Debug)]
@@ -360,7 +392,8 @@ pub fn listen() -> std::io::Result<(TcpListener, String)> {
         .map(|a| format!("{a}:{port}"))
         .collect::<Vec<_>>()
         .join(",");
-    Ok((l, format!("{:016x};{addrs}", rand::random::<u64>())))
+    let token: [u8; auth::KEY_BYTES] = rand::random();
+    Ok((l, format!("{};{addrs}", auth::hex(&token))))
 }
 
 /// One line from `s`, read byte by byte (nothing after it is consumed), within its read timeout.
@@ -368,7 +401,7 @@ fn read_line_exact(s: &mut TcpStream) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let mut line = Vec::new();
     let mut b = [0u8; 1];
-    while line.len() < 64 {
+    while line.len() < 128 {
         if s.read(&mut b)? == 0 {
             break;
         }
@@ -387,15 +420,28 @@ pub fn connect(info: &str, rank: u32, host: &str) -> Result<Arc<Link>, String> {
     let (token, addrs) = info.split_once(';').unwrap_or(("", info));
     let list: Vec<SocketAddr> = addrs.split(',').filter_map(|a| a.parse().ok()).collect();
     let mut last = String::from("no address");
+    let nonce = auth::hex(&rand::random::<[u8; 16]>());
     let hello = {
+        let proof = auth::tag_hex(token.as_bytes(), &refs(&hello_parts(rank, host, &nonce)));
         let mut h = serde_json::to_vec(&Up::Hello {
             rank,
             host: host.to_string(),
-            token: token.to_string(),
+            nonce: nonce.clone(),
+            proof,
         })
         .expect("serializable");
         h.push(b'\n');
         h
+    };
+    // rank 0's welcome: `welcome TAG`, the token's HMAC over this rank and nonce
+    let welcomed = |answer: &[u8]| {
+        std::str::from_utf8(answer)
+            .ok()
+            .and_then(|a| a.strip_prefix("welcome "))
+            .and_then(|a| a.strip_suffix('\n'))
+            .is_some_and(|tag| {
+                auth::tag_ok(token.as_bytes(), &refs(&welcome_parts(rank, &nonce)), tag)
+            })
     };
     let stream = 'found: loop {
         for a in &list {
@@ -407,7 +453,7 @@ pub fn connect(info: &str, rank: u32, host: &str) -> Result<Arc<Link>, String> {
                 Ok((s, answer))
             });
             match tried {
-                Ok((s, answer)) if answer == WELCOME.as_bytes() => break 'found s,
+                Ok((s, answer)) if welcomed(&answer) => break 'found s,
                 Ok(_) => last = format!("{a}: not this run's rank 0"),
                 Err(e) => last = format!("{a}: {e}"),
             }
@@ -452,17 +498,17 @@ pub fn connect(info: &str, rank: u32, host: &str) -> Result<Arc<Link>, String> {
             let mut line = Vec::new();
             let mut heard = Instant::now();
             loop {
-                match r.read_until(b'\n', &mut line) {
+                // rank 0 sends only `beat` and `stop`
+                match peer::read_line(&mut r, &mut line, 64, None) {
                     // rank 0's end: the launcher ends this rank
-                    Ok(0) => return,
-                    Ok(_) if line.ends_with(b"\n") => {
+                    Ok(Line::Eof | Line::TooLong | Line::Late) => return,
+                    Ok(Line::Done) => {
                         heard = Instant::now();
                         if line == STOP.as_bytes() {
                             l.abort_here();
                         }
                         line.clear();
                     }
-                    Ok(_) => {}
                     Err(e)
                         if matches!(
                             e.kind(),
@@ -516,12 +562,22 @@ pub fn serve(l: TcpListener, n: u32, host: &str, info: &str) -> std::io::Result<
     std::thread::Builder::new()
         .name("iolab-accept".into())
         .spawn(move || {
-            // every connection is read: one that is not a rank of this run ends at its hello
-            while let Ok((s, _)) = l.accept() {
-                let (m, token) = (Arc::clone(&m), token.clone());
-                let _ = std::thread::Builder::new()
+            // every connection is read: one that is not a rank of this run ends at its first
+            // line (bounded in size and time), dropped with one line
+            let handshakes = Arc::new(AtomicUsize::new(0));
+            while let Ok((s, peer)) = l.accept() {
+                if handshakes.load(Ordering::SeqCst) >= MAX_HANDSHAKES {
+                    dropped(&peer, "too many connections saying hello at once");
+                    continue;
+                }
+                handshakes.fetch_add(1, Ordering::SeqCst);
+                let (m, token, h) = (Arc::clone(&m), token.clone(), Arc::clone(&handshakes));
+                let started = std::thread::Builder::new()
                     .name("iolab-rank".into())
-                    .spawn(move || read_rank(s, &m, &token));
+                    .spawn(move || read_rank(s, &m, &token, &h));
+                if started.is_err() {
+                    handshakes.fetch_sub(1, Ordering::SeqCst);
+                }
             }
         })?;
     Ok(Arc::new(Link {
@@ -537,11 +593,89 @@ pub fn serve(l: TcpListener, n: u32, host: &str, info: &str) -> std::io::Result<
     }))
 }
 
-/// Rank 0: one rank's connection, read until it closes.
-fn read_rank(s: TcpStream, m: &Monitor, token: &str) {
+/// Rank 0's one line about a connection it drops (not a rank of this run): it changes nothing.
+fn dropped(peer: &SocketAddr, why: &str) {
+    eprintln!("iolab: warning: side channel: {peer}: {why}; connection dropped");
+}
+
+/// Rank 0: a connection's hello, read and checked before anything else of it is read or kept:
+/// one line of at most [`HELLO_MAX`] bytes within [`HELLO_TIME`], its proof checked in constant
+/// time, a rank of this run that has not said hello yet. Err: why it is dropped.
+fn handshake(
+    r: &mut BufReader<TcpStream>,
+    m: &Monitor,
+    token: &str,
+) -> Result<(usize, String, String), String> {
+    let mut line = Vec::new();
+    match peer::read_line(r, &mut line, HELLO_MAX, Some(Instant::now() + HELLO_TIME)) {
+        Ok(Line::Done) => {}
+        Ok(Line::Eof) => return Err("closed before its hello".into()),
+        Ok(Line::TooLong) => return Err(format!("a first line over {HELLO_MAX} bytes")),
+        Ok(Line::Late) => {
+            return Err(format!("no hello in {} s", HELLO_TIME.as_secs()));
+        }
+        Err(e) => return Err(e.to_string()),
+    }
+    let Ok(Up::Hello {
+        rank,
+        host,
+        nonce,
+        proof,
+    }) = serde_json::from_slice::<Up>(&line)
+    else {
+        return Err("not a hello".into());
+    };
+    if !auth::tag_ok(
+        token.as_bytes(),
+        &refs(&hello_parts(rank, &host, &nonce)),
+        &proof,
+    ) {
+        return Err("a hello without this run's token".into());
+    }
+    let n = lock(&m.ranks).len();
+    if rank as usize >= n || rank == 0 {
+        return Err(format!("a hello of rank {rank}, not one of ranks 1..{n}"));
+    }
+    if lock(&m.ranks)[rank as usize].hello {
+        return Err(format!("a second hello of rank {rank}"));
+    }
+    Ok((rank as usize, host, nonce))
+}
+
+/// Rank 0: one connection: its hello ([`handshake`]), then the rank's lines until it closes.
+fn read_rank(s: TcpStream, m: &Monitor, token: &str, handshakes: &AtomicUsize) {
+    let peer = s
+        .peer_addr()
+        .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
     let writer = s.try_clone().ok();
     let mut r = BufReader::new(s);
-    let mut who: Option<usize> = None;
+    let hello = handshake(&mut r, m, token);
+    handshakes.fetch_sub(1, Ordering::SeqCst);
+    let (who, host, nonce) = match hello {
+        Ok(h) => h,
+        Err(why) => return dropped(&peer, &why),
+    };
+    let _ = r.get_ref().set_read_timeout(None);
+    {
+        let mut all = lock(&m.ranks);
+        let Some(seen) = all.get_mut(who).filter(|s| !s.hello) else {
+            drop(all);
+            return dropped(&peer, &format!("a second hello of rank {who}"));
+        };
+        if let Some(mut w) = writer.as_ref().and_then(|w| w.try_clone().ok()) {
+            let tag = auth::tag_hex(token.as_bytes(), &refs(&welcome_parts(who as u32, &nonce)));
+            let _ = w.write_all(format!("welcome {tag}\n").as_bytes());
+        }
+        seen.host = host;
+        seen.hello = true;
+        seen.beat_at = Instant::now();
+        seen.ops_at = Instant::now();
+        seen.conn = writer.as_ref().and_then(|w| w.try_clone().ok());
+        if let Some(c) = &seen.conn {
+            // a stopped rank's full buffer never blocks rank 0
+            let _ = c.set_write_timeout(Some(Duration::from_millis(200)));
+        }
+    }
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -553,52 +687,14 @@ fn read_rank(s: TcpStream, m: &Monitor, token: &str) {
             continue;
         };
         match msg {
-            Up::Hello {
-                rank,
-                host,
-                token: theirs,
-            } => {
-                if theirs != token || who.is_some() {
-                    return;
-                }
-                let mut all = lock(&m.ranks);
-                if let Some(seen) = all.get_mut(rank as usize) {
-                    if let Some(mut w) = writer.as_ref().and_then(|w| w.try_clone().ok()) {
-                        let _ = w.write_all(WELCOME.as_bytes());
-                    }
-                    seen.host = host;
-                    seen.hello = true;
-                    seen.beat_at = Instant::now();
-                    seen.ops_at = Instant::now();
-                    seen.conn = writer.as_ref().and_then(|w| w.try_clone().ok());
-                    if let Some(c) = &seen.conn {
-                        // a stopped rank's full buffer never blocks rank 0
-                        let _ = c.set_write_timeout(Some(Duration::from_millis(200)));
-                    }
-                    who = Some(rank as usize);
-                }
-            }
-            Up::Beat { phase, ops } => {
-                if let Some(r) = who {
-                    m.beat(r, phase, ops);
-                }
-            }
-            Up::Progress(epoch, d) => {
-                if let Some(r) = who {
-                    lock(&m.ranks)[r].done = Some((epoch, d));
-                }
-            }
-            Up::Bye => {
-                if let Some(r) = who {
-                    lock(&m.ranks)[r].bye = true;
-                }
-            }
+            Up::Hello { .. } => {}
+            Up::Beat { phase, ops } => m.beat(who, phase, ops),
+            Up::Progress(epoch, d) => lock(&m.ranks)[who].done = Some((epoch, d)),
+            Up::Bye => lock(&m.ranks)[who].bye = true,
         }
     }
-    if let Some(r) = who {
-        lock(&m.ranks)[r].closed = true;
-        m.closed.notify_all();
-    }
+    lock(&m.ranks)[who].closed = true;
+    m.closed.notify_all();
 }
 
 /// Rank 0: waits until every rank said hello (at most `wait`); the ranks that did not.
@@ -811,6 +907,103 @@ mod tests {
             .collect();
         assert!(wait_hellos(&zero, CONNECT).is_empty());
         (zero, others)
+    }
+
+    /// Rank 0's side-channel address in `info` (the loopback one).
+    fn port_of(info: &str) -> SocketAddr {
+        info.split_once(';')
+            .unwrap()
+            .1
+            .split(',')
+            .filter_map(|a| a.parse::<SocketAddr>().ok())
+            .find(|a| a.ip().is_loopback())
+            .unwrap()
+    }
+
+    /// Reads until rank 0 closes the connection: true when it did (EOF or reset) before the
+    /// test's own limit, far above rank 0's handshake time.
+    fn closed_by_rank_0(mut c: TcpStream) -> bool {
+        use std::io::Read;
+        c.set_read_timeout(Some(HELLO_TIME * 6)).unwrap();
+        let mut b = [0u8; 256];
+        loop {
+            match c.read(&mut b) {
+                Ok(0) => return true,
+                Ok(_) => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return true,
+                Err(_) => return false,
+            }
+        }
+    }
+
+    /// Connections to rank 0's port that are not ranks of this run: garbage, an endless line,
+    /// nothing at all, a hello without the token, a replayed hello of a rank already there. Each
+    /// is dropped (rank 0 reads at most [`HELLO_MAX`] of it, waits at most [`HELLO_TIME`]), none
+    /// counts as a rank or changes one, and the real rank still joins.
+    #[test]
+    fn strangers_on_rank_0s_port_are_dropped_and_change_nothing() {
+        let (l, info) = listen().unwrap();
+        let zero = serve(l, 3, "h0", &info).unwrap();
+        let m = zero.monitor.clone().unwrap();
+        let at = port_of(&info);
+        // garbage, then a valid-looking hello after it: dropped at the first line
+        let mut g = TcpStream::connect(at).unwrap();
+        g.write_all(b"GET / HTTP/1.0\r\n\r\n").unwrap();
+        assert!(closed_by_rank_0(g), "garbage was not dropped");
+        // an endless line: rank 0 stops reading after HELLO_MAX bytes and closes
+        let mut huge = TcpStream::connect(at).unwrap();
+        huge.set_write_timeout(Some(Duration::from_secs(30)))
+            .unwrap();
+        let chunk = vec![b'x'; 1 << 20];
+        let mut sent = 0usize;
+        while sent < 256 << 20 {
+            match huge.write(&chunk) {
+                Ok(n) => sent += n,
+                Err(_) => break,
+            }
+        }
+        assert!(
+            sent < 256 << 20,
+            "rank 0 took {sent} bytes of a line that never ends"
+        );
+        // nothing at all: closed after the handshake time, while a real rank joins meanwhile
+        let silent = TcpStream::connect(at).unwrap();
+        // a hello with a made-up proof
+        let forged = serde_json::to_vec(&Up::Hello {
+            rank: 1,
+            host: "evil".into(),
+            nonce: "00".into(),
+            proof: "11".repeat(32),
+        })
+        .unwrap();
+        let mut f = TcpStream::connect(at).unwrap();
+        f.write_all(&forged).unwrap();
+        f.write_all(b"\n").unwrap();
+        assert!(closed_by_rank_0(f), "a forged hello was not dropped");
+        assert!(!lock(&m.ranks)[1].hello, "a forged hello counted");
+        let one = connect(&info, 1, "h1").unwrap();
+        let two = connect(&info, 2, "h2").unwrap();
+        assert!(wait_hellos(&zero, CONNECT).is_empty());
+        assert_eq!(lock(&m.ranks)[1].host, "h1");
+        // a second hello of rank 1 (a replay, or another process with the token) is dropped
+        let (token, _) = info.split_once(';').unwrap();
+        let nonce = "ab".to_string();
+        let proof = auth::tag_hex(token.as_bytes(), &refs(&hello_parts(1, "h1", &nonce)));
+        let mut again = TcpStream::connect(at).unwrap();
+        let mut line = serde_json::to_vec(&Up::Hello {
+            rank: 1,
+            host: "h1".into(),
+            nonce,
+            proof,
+        })
+        .unwrap();
+        line.push(b'\n');
+        again.write_all(&line).unwrap();
+        assert!(closed_by_rank_0(again), "a second hello was not dropped");
+        assert!(closed_by_rank_0(silent), "a silent connection was kept");
+        m.armed.store(true, Ordering::SeqCst);
+        assert!(judge(&m).is_none(), "a stranger changed a rank");
+        drop((one, two));
     }
 
     #[test]

@@ -7,19 +7,23 @@
 //! the same interval reporter as `--report-interval` (one tick per second, aligned to the start of
 //! the measured window, as the stored series is); a scrape sums the counters at the moment it
 //! arrives, so a counter's rate between two scrapes is exact. The exposition format is written by
-//! `prometheus-client`; the HTTP side is `tiny_http`.
+//! `prometheus-client`; the HTTP side is a minimal server here, bounded in request size and time
+//! (a scrape is one small GET), with `httparse` parsing the request head.
 
 use crate::error::{Error, Result};
 use crate::measure::hist::{INTERVAL_BUCKETS, interval_bucket_value};
 use crate::measure::live::{Delta, KINDS, LiveCounters, Stamp, Totals};
+use crate::measure::wake::{SignalWake, Woke};
 use crate::model::device::Sample;
 use crate::model::run::{TsOp, TsPoint};
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Unit;
 use std::io::Write;
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The schema of each `--live` line.
 pub const LIVE_SCHEMA: &str = "iolab-live/1";
@@ -381,10 +385,25 @@ impl prometheus_client::collector::Collector for RunCollector {
     }
 }
 
+/// The longest request head the `--metrics-listen` server reads (a scrape's is a few hundred
+/// bytes); a longer one is answered 431 and the connection closed.
+pub const HEAD_MAX: usize = 8 * 1024;
+/// How long a client has to send its whole request head (answered 408 after that: a client
+/// that trickles bytes holds a connection no longer than this).
+pub const HEAD_TIME: Duration = Duration::from_secs(5);
+/// How long writing an answer may block (a client that does not read).
+const WRITE_TIME: Duration = Duration::from_secs(5);
+/// Connections served at once; more are closed at once.
+pub const MAX_CONNECTIONS: usize = 16;
+
 /// The `--metrics-listen` HTTP server: bound before the run, serving every path with the
-/// exposition (`/metrics` is the usual one) until dropped.
+/// exposition (`/metrics` is the usual one) until dropped. A minimal HTTP/1.x server, one
+/// request per connection (`Connection: close`), each connection on its own thread with its
+/// request head bounded in size ([`HEAD_MAX`]) and time ([`HEAD_TIME`]), at most
+/// [`MAX_CONNECTIONS`] at once; the head is parsed by `httparse`.
 pub struct MetricsServer {
-    server: Arc<tiny_http::Server>,
+    /// A byte written here wakes the accept thread to end.
+    wake: std::os::unix::net::UnixStream,
     thread: Option<std::thread::JoinHandle<()>>,
     pub addr: String,
 }
@@ -394,55 +413,63 @@ impl MetricsServer {
     /// and serves `obs`'s series. OpenMetrics text when the scraper asks for it (`Accept:
     /// application/openmetrics-text`), else the Prometheus text format 0.0.4.
     pub fn start(addr: &str, obs: &Observer) -> Result<MetricsServer> {
-        let server = tiny_http::Server::http(addr).map_err(|e| {
-            Error::usage(format!(
-                "--metrics-listen {addr}: cannot listen there ({e}); give a free ADDR:PORT of this host, e.g. 127.0.0.1:9464 or 0.0.0.0:9464"
-            ))
-        })?;
-        let bound = server
-            .server_addr()
-            .to_ip()
+        let l = std::net::TcpListener::bind(addr)
+            .and_then(|l| l.set_nonblocking(true).map(|_| l))
+            .map_err(|e| {
+                Error::usage(format!(
+                    "--metrics-listen {addr}: cannot listen there ({e}); give a free ADDR:PORT of this host, e.g. 127.0.0.1:9464 or 0.0.0.0:9464"
+                ))
+            })?;
+        let bound = l
+            .local_addr()
             .map(|a| a.to_string())
-            .unwrap_or_else(|| addr.to_string());
-        let server = Arc::new(server);
+            .unwrap_or_else(|_| addr.to_string());
+        let (rx, wake) = std::os::unix::net::UnixStream::pair()
+            .map_err(|e| Error::failed(format!("--metrics-listen: {e}")))?;
+        let rx = SignalWake::from_stream(rx)
+            .map_err(|e| Error::failed(format!("--metrics-listen: {e}")))?;
         let mut registry = prometheus_client::registry::Registry::default();
         registry.register_collector(Box::new(obs.collector()));
-        let srv = Arc::clone(&server);
+        let registry = Arc::new(registry);
+        let busy = Arc::new(AtomicUsize::new(0));
         let thread = std::thread::Builder::new()
             .name("iolab-metrics".into())
             .spawn(move || {
-                for req in srv.incoming_requests() {
-                    let open = req.headers().iter().any(|h| {
-                        h.field.equiv("Accept")
-                            && h.value.as_str().contains("application/openmetrics-text")
-                    });
-                    let mut body = String::new();
-                    let (ok, ctype) = if open {
-                        (
-                            prometheus_client::encoding::text::encode(&mut body, &registry),
-                            "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                        )
-                    } else {
-                        (
-                            prometheus_client::encoding::prometheus_text::encode(
-                                &mut body, &registry,
-                            ),
-                            "text/plain; version=0.0.4; charset=utf-8",
-                        )
-                    };
-                    let resp = if ok.is_ok() {
-                        tiny_http::Response::from_string(body).with_header(
-                            tiny_http::Header::from_bytes("Content-Type", ctype).expect("header"),
-                        )
-                    } else {
-                        tiny_http::Response::from_string("encoding failed\n").with_status_code(500)
-                    };
-                    let _ = req.respond(resp);
+                loop {
+                    match l.accept() {
+                        Ok((c, _)) => {
+                            // over the limit: closed at once (dropped)
+                            if busy.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+                                continue;
+                            }
+                            busy.fetch_add(1, Ordering::SeqCst);
+                            let (reg, b) = (Arc::clone(&registry), Arc::clone(&busy));
+                            let started = std::thread::Builder::new()
+                                .name("iolab-scrape".into())
+                                .spawn(move || {
+                                    answer(c, &reg);
+                                    b.fetch_sub(1, Ordering::SeqCst);
+                                });
+                            if started.is_err() {
+                                busy.fetch_sub(1, Ordering::SeqCst);
+                            }
+                        }
+                        Err(e) => {
+                            // asleep until a connection or the end; after another error
+                            // (no descriptor left) a moment before the next try
+                            let wait = (e.kind() != std::io::ErrorKind::WouldBlock)
+                                .then(|| Instant::now() + Duration::from_millis(100));
+                            match rx.wait(Some(l.as_fd()), wait) {
+                                Ok(Woke::Signal) | Err(_) => return,
+                                Ok(_) => {}
+                            }
+                        }
+                    }
                 }
             })
             .map_err(|e| Error::failed(format!("--metrics-listen: starting its thread: {e}")))?;
         Ok(MetricsServer {
-            server,
+            wake,
             thread: Some(thread),
             addr: bound,
         })
@@ -451,11 +478,122 @@ impl MetricsServer {
 
 impl Drop for MetricsServer {
     fn drop(&mut self) {
-        self.server.unblock();
+        let _ = (&self.wake).write_all(b"x");
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
     }
+}
+
+/// Reads a request head (up to the empty line) of at most [`HEAD_MAX`] bytes within
+/// [`HEAD_TIME`]; Err: the status to answer with (None: the client is gone, no answer).
+fn read_head(c: &mut std::net::TcpStream) -> std::result::Result<Vec<u8>, Option<u16>> {
+    use std::io::Read;
+    let deadline = Instant::now() + HEAD_TIME;
+    let mut buf = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 2048];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Some(408));
+        }
+        let room = HEAD_MAX - buf.len();
+        if room == 0 {
+            return Err(Some(431));
+        }
+        let _ = c.set_read_timeout(Some(left));
+        let want = room.min(chunk.len());
+        let n = match c.read(&mut chunk[..want]) {
+            Ok(0) => return Err(None),
+            Ok(n) => n,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) =>
+            {
+                continue; // the loop decides with the clock
+            }
+            Err(_) => return Err(None),
+        };
+        let from = buf.len().saturating_sub(3);
+        buf.extend_from_slice(&chunk[..n]);
+        let tail = &buf[from..];
+        if tail.windows(4).any(|w| w == b"\r\n\r\n") || tail.windows(2).any(|w| w == b"\n\n") {
+            return Ok(buf);
+        }
+    }
+}
+
+/// One connection: its request read (bounded) and answered, then closed.
+fn answer(mut c: std::net::TcpStream, registry: &prometheus_client::registry::Registry) {
+    let _ = c.set_nonblocking(false);
+    let _ = c.set_write_timeout(Some(WRITE_TIME));
+    let head = match read_head(&mut c) {
+        Ok(h) => h,
+        Err(Some(code)) => return respond(&mut c, code, "text/plain", "", false),
+        Err(None) => return,
+    };
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut req = httparse::Request::new(&mut headers);
+    match req.parse(&head) {
+        Ok(httparse::Status::Complete(_)) => {}
+        Err(httparse::Error::TooManyHeaders) => {
+            return respond(&mut c, 431, "text/plain", "", false);
+        }
+        _ => return respond(&mut c, 400, "text/plain", "", false),
+    }
+    let head_only = req.method == Some("HEAD");
+    if !head_only && req.method != Some("GET") {
+        return respond(&mut c, 405, "text/plain", "", false);
+    }
+    let open = req.headers.iter().any(|h| {
+        h.name.eq_ignore_ascii_case("Accept")
+            && String::from_utf8_lossy(h.value).contains("application/openmetrics-text")
+    });
+    let mut body = String::new();
+    let (ok, ctype) = if open {
+        (
+            prometheus_client::encoding::text::encode(&mut body, registry),
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )
+    } else {
+        (
+            prometheus_client::encoding::prometheus_text::encode(&mut body, registry),
+            "text/plain; version=0.0.4; charset=utf-8",
+        )
+    };
+    match ok {
+        Ok(()) => respond(&mut c, 200, ctype, &body, head_only),
+        Err(_) => respond(&mut c, 500, "text/plain", "encoding failed\n", head_only),
+    }
+}
+
+fn respond(c: &mut std::net::TcpStream, code: u16, ctype: &str, body: &str, head_only: bool) {
+    let reason = match code {
+        200 => "OK",
+        400 => "Bad Request",
+        405 => "Method Not Allowed",
+        408 => "Request Timeout",
+        431 => "Request Header Fields Too Large",
+        _ => "Internal Server Error",
+    };
+    let body = if code == 200 || code == 500 {
+        body.to_string()
+    } else {
+        format!("{code} {reason}\n")
+    };
+    let mut out = format!(
+        "HTTP/1.1 {code} {reason}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    if !head_only {
+        out.push_str(&body);
+    }
+    let _ = c.write_all(out.as_bytes());
+    let _ = c.shutdown(std::net::Shutdown::Write);
 }
 
 #[cfg(test)]

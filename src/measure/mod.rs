@@ -5,6 +5,7 @@ pub mod export;
 pub mod hist;
 pub mod iostat;
 pub mod live;
+pub mod peer;
 pub mod stats;
 pub mod truth;
 pub mod wake;

@@ -18,6 +18,7 @@
 //! 64  payload               pseudo-random bytes from the seed (SplitMix64)
 //! ```
 
+use crate::model::auth;
 use serde::{Deserialize, Serialize};
 
 pub const SCHEMA: &str = "iolab-crashcheck/1";
@@ -181,11 +182,127 @@ pub struct Ack {
     pub checksum: u32,
 }
 
+/// The protocol of the journal lines (HELLO's first word after `HELLO`). Version 2 ends every
+/// line with ` mac=TAG`; version 1 journals (no tags) are refused by `verify`.
+pub const PROTOCOL: &str = "iolab-crashcheck/2";
+/// The longest journal line a listener takes (bytes, newline included); a HELLO with a file
+/// path near PATH_MAX fits.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// A run's secret, made by `crashcheck write` and kept on the writer's machine (a key file, and
+/// printed): every journal line carries an HMAC-SHA256 tag over the run, the line's index and
+/// its text under this key, so `verify` takes only the lines this writer wrote, in its order.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RunKey {
+    /// the run id, 16 hex digits
+    pub run: String,
+    pub key: [u8; auth::KEY_BYTES],
+}
+
+impl std::fmt::Debug for RunKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // never the key itself
+        write!(
+            f,
+            "RunKey {{ run: {}, key: {} }}",
+            self.run,
+            self.fingerprint()
+        )
+    }
+}
+
+impl RunKey {
+    /// The key's public name (16 hex digits), in HELLO and in the documents.
+    pub fn fingerprint(&self) -> String {
+        auth::fingerprint(&self.key)
+    }
+
+    fn parts<'a>(&'a self, index: &'a [u8; 8], text: &'a str) -> [&'a [u8]; 4] {
+        [
+            PROTOCOL.as_bytes(),
+            self.run.as_bytes(),
+            index,
+            text.as_bytes(),
+        ]
+    }
+
+    /// Journal line `index` (0: the HELLO) with its tag: `TEXT mac=TAG`.
+    pub fn seal(&self, index: u64, text: &str) -> String {
+        let i = index.to_le_bytes();
+        format!(
+            "{text} mac={}",
+            auth::tag_hex(&self.key, &self.parts(&i, text))
+        )
+    }
+
+    /// The text of journal line `index` when its tag is this run's; None when it is not (forged,
+    /// altered, moved, or of another run).
+    pub fn open<'a>(&self, index: u64, line: &'a str) -> Option<&'a str> {
+        let (text, tag) = split_mac(line)?;
+        let i = index.to_le_bytes();
+        auth::tag_ok(&self.key, &self.parts(&i, text), tag).then_some(text)
+    }
+
+    /// The key file's one line: `KEY iolab-crashcheck/2 run=RUN key=HEX file=PATH`.
+    pub fn file_line(&self, file: &str) -> String {
+        format!(
+            "KEY {PROTOCOL} run={} key={} file={file}\n",
+            self.run,
+            auth::hex(&self.key)
+        )
+    }
+
+    /// A key file's line: the key and the data file it was made for.
+    pub fn parse_file(text: &str) -> Option<(RunKey, String)> {
+        let rest = text
+            .strip_prefix("KEY ")?
+            .strip_prefix(PROTOCOL)?
+            .trim_start();
+        let (head, file) = rest.split_once(" file=")?;
+        let (mut run, mut key) = (None, None);
+        for kv in head.split(' ') {
+            match kv.split_once('=')? {
+                ("run", v) => run = Some(v.to_string()),
+                ("key", v) => key = Some(RunKey::parse_key(v)?),
+                _ => {}
+            }
+        }
+        let k = RunKey {
+            run: run.filter(|r| is_run_id(r))?,
+            key: key?,
+        };
+        Some((k, file.trim_end_matches('\n').to_string()))
+    }
+
+    /// The run id as a number (the records carry it).
+    pub fn run_id(&self) -> u64 {
+        u64::from_str_radix(&self.run, 16).unwrap_or(0)
+    }
+
+    /// A key as `write` prints it (64 hex digits).
+    pub fn parse_key(hex: &str) -> Option<[u8; auth::KEY_BYTES]> {
+        auth::unhex(hex)?.try_into().ok()
+    }
+}
+
+/// A run id: 16 hex digits.
+pub fn is_run_id(s: &str) -> bool {
+    s.len() == 16 && s.chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// `TEXT mac=TAG` split into the text and the tag (64 hex digits); None without one.
+pub fn split_mac(line: &str) -> Option<(&str, &str)> {
+    let (text, tag) = line.rsplit_once(" mac=")?;
+    (tag.len() == 64 && tag.chars().all(|c| c.is_ascii_hexdigit())).then_some((text, tag))
+}
+
 /// The run a journal describes (its `HELLO` line).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hello {
     /// 16 hex digits
     pub run: String,
+    /// the fingerprint of the run's key
+    pub key: String,
     pub host: String,
     /// the data file, as the writer named it (absolute)
     pub file: String,
@@ -198,22 +315,24 @@ impl Hello {
     pub fn run_id(&self) -> Option<u64> {
         u64::from_str_radix(&self.run, 16).ok()
     }
-    /// `HELLO iolab-crashcheck/1 run=.. host=.. bs=.. size=.. sync=.. file=..` (the file last:
-    /// it may hold spaces).
+    /// `HELLO iolab-crashcheck/2 run=.. key=.. host=.. bs=.. size=.. sync=.. file=..` (the file
+    /// last: it may hold spaces), without its tag.
     pub fn line(&self) -> String {
         format!(
-            "HELLO {SCHEMA} run={} host={} bs={} size={} sync={} file={}",
-            self.run, self.host, self.record_bytes, self.file_bytes, self.sync, self.file
+            "HELLO {PROTOCOL} run={} key={} host={} bs={} size={} sync={} file={}",
+            self.run, self.key, self.host, self.record_bytes, self.file_bytes, self.sync, self.file
         )
     }
-    pub fn parse(line: &str) -> Option<Hello> {
-        let rest = line
+    /// A HELLO line's text (its tag taken off).
+    pub fn parse(text: &str) -> Option<Hello> {
+        let rest = text
             .strip_prefix("HELLO ")?
-            .strip_prefix(SCHEMA)?
-            .trim_start();
+            .strip_prefix(PROTOCOL)?
+            .strip_prefix(' ')?;
         let (head, file) = rest.split_once(" file=")?;
         let mut h = Hello {
             run: String::new(),
+            key: String::new(),
             host: String::new(),
             file: file.to_string(),
             record_bytes: 0,
@@ -224,6 +343,7 @@ impl Hello {
             let (k, v) = kv.split_once('=')?;
             match k {
                 "run" => h.run = v.into(),
+                "key" => h.key = v.into(),
                 "host" => h.host = v.into(),
                 "bs" => h.record_bytes = v.parse().ok()?,
                 "size" => h.file_bytes = v.parse().ok()?,
@@ -231,7 +351,23 @@ impl Hello {
                 _ => {}
             }
         }
-        (h.run_id().is_some() && h.record_bytes > 0).then_some(h)
+        (is_run_id(&h.run) && h.record_bytes > 0).then_some(h)
+    }
+}
+
+/// What a listener takes after a HELLO, before its tag is checked (by `verify`, which has the
+/// key): `ACK seq offset crc`, `FAIL seq offset why` or `END n`, each with a tag.
+pub fn is_report_line(line: &str) -> bool {
+    let Some((text, _)) = split_mac(line) else {
+        return false;
+    };
+    let f: Vec<&str> = text.split(' ').collect();
+    let num = |k: usize| f.get(k).is_some_and(|x| x.parse::<u64>().is_ok());
+    match f[0] {
+        "ACK" => f.len() == 4 && num(1) && num(2) && u32::from_str_radix(f[3], 16).is_ok(),
+        "FAIL" => num(1) && num(2),
+        "END" => f.len() == 2 && num(1),
+        _ => false,
     }
 }
 
@@ -252,13 +388,35 @@ pub fn ack_line(a: &Ack) -> String {
 }
 
 impl Journal {
-    /// Parses the journal's lines; a torn last line (the listener died while appending) is
-    /// ignored, any other bad line is an error naming it.
-    pub fn parse(text: &str) -> Result<Journal, String> {
+    /// Parses the journal of the run `key` names, taking only lines authenticated by that key
+    /// in the writer's order. A torn last line (the listener died while appending) is ignored;
+    /// a journal of another run, an older unauthenticated journal, or any line whose tag is not
+    /// the run's (forged, altered, moved) refuses the whole journal with one line saying so.
+    pub fn parse(text: &str, key: &RunKey) -> Result<Journal, String> {
         let mut lines = text.lines();
         let first = lines.next().unwrap_or("");
-        let hello =
-            Hello::parse(first).ok_or_else(|| format!("line 1 is not a HELLO line: {first:?}"))?;
+        let who = format!("run {} (key {})", key.run, key.fingerprint());
+        let head = split_mac(first).map_or(first, |(t, _)| t);
+        let Some(hello) = Hello::parse(head) else {
+            return Err(if first.starts_with("HELLO iolab-crashcheck/1 ") {
+                format!(
+                    "line 1 is an unauthenticated iolab-crashcheck/1 HELLO, which cannot be told from a forged one; not the journal of {who}"
+                )
+            } else {
+                format!("line 1 is not a HELLO line of {PROTOCOL}: not the journal of {who}")
+            });
+        };
+        if hello.run != key.run || hello.key != key.fingerprint() {
+            return Err(format!(
+                "the journal is of run {} (key {}), not of {who}",
+                hello.run, hello.key
+            ));
+        }
+        if key.open(0, first).is_none() {
+            return Err(format!(
+                "line 1: its HELLO is not authenticated by the key of {who}: forged or altered"
+            ));
+        }
         let mut j = Journal {
             hello,
             acks: Vec::new(),
@@ -267,7 +425,16 @@ impl Journal {
         };
         let all: Vec<&str> = lines.collect();
         let torn_ok = !text.ends_with('\n');
-        for (i, l) in all.iter().enumerate() {
+        for (i, line) in all.iter().enumerate() {
+            let Some(l) = key.open(i as u64 + 1, line) else {
+                if torn_ok && i + 1 == all.len() {
+                    break;
+                }
+                return Err(format!(
+                    "line {}: not authenticated by the key of {who} (forged, altered, moved or of another run)",
+                    i + 2
+                ));
+            };
             let f: Vec<&str> = l.split(' ').collect();
             let num = |k: usize| f.get(k).and_then(|x| x.parse::<u64>().ok());
             let ok = match f.first().copied() {
@@ -308,6 +475,13 @@ impl Journal {
                 }
                 return Err(format!("line {}: {l:?} is not a journal line", i + 2));
             }
+        }
+        // the writer's END counts its acknowledgements: every one must be here
+        if let Some(n) = j.ended.filter(|&n| n != j.acks.len() as u64) {
+            return Err(format!(
+                "its END says {n} acknowledged, but it holds {} acknowledgements of {who}",
+                j.acks.len()
+            ));
         }
         Ok(j)
     }
@@ -409,6 +583,9 @@ pub struct CrashDoc {
     /// "write" or "verify"
     pub phase: String,
     pub run: String,
+    /// The fingerprint of the run's key (16 hex digits; the key itself is never stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
     pub host: String,
     pub file: String,
     pub record_bytes: u64,
@@ -489,10 +666,28 @@ mod tests {
         assert!(Class::Lost.is_failure() && !Class::Overwritten.is_failure());
     }
 
+    fn key(run: u64, k: u8) -> RunKey {
+        RunKey {
+            run: format!("{run:016x}"),
+            key: [k; auth::KEY_BYTES],
+        }
+    }
+
+    /// A journal as a writer with `k` writes it: line i sealed with index i.
+    fn sealed(k: &RunKey, texts: &[String]) -> String {
+        texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| k.seal(i as u64, t) + "\n")
+            .collect()
+    }
+
     #[test]
     fn journal_lines_round_trip_last_ack_per_offset_counts() {
+        let k = key(0xabc, 1);
         let h = Hello {
-            run: format!("{:016x}", 0xabcu64),
+            run: k.run.clone(),
+            key: k.fingerprint(),
             host: "db1".into(),
             file: "/mnt/a b/iolab-crashcheck.dat".into(),
             record_bytes: 4096,
@@ -505,23 +700,90 @@ mod tests {
             offset,
             checksum: seq as u32,
         };
-        let text = format!(
-            "{}\n{}\n{}\n{}\nFAIL 4 0 fsync EIO\nEND 3\n",
+        let texts = vec![
             h.line(),
             ack_line(&a(1, 0)),
             ack_line(&a(2, 4096)),
-            ack_line(&a(3, 0))
-        );
-        let j = Journal::parse(&text).unwrap();
+            ack_line(&a(3, 0)),
+            "FAIL 4 0 fsync EIO".into(),
+            "END 3".into(),
+        ];
+        let text = sealed(&k, &texts);
+        assert!(text.lines().all(|l| split_mac(l).is_some()));
+        assert!(text.lines().skip(1).all(is_report_line));
+        let j = Journal::parse(&text, &k).unwrap();
         assert_eq!(j.acks.len(), 3);
         assert_eq!(j.failed, Some((4, 0, "fsync EIO".into())));
         assert_eq!(j.ended, Some(3));
         assert_eq!(j.last_per_offset(), vec![a(3, 0), a(2, 4096)]);
         // a torn last line is ignored; a bad line in the middle is not
-        let torn = format!("{}\n{}\nACK 2 40", h.line(), ack_line(&a(1, 0)));
-        assert_eq!(Journal::parse(&torn).unwrap().acks.len(), 1);
-        let bad = format!("{}\nACK x\n{}\n", h.line(), ack_line(&a(1, 0)));
-        assert!(Journal::parse(&bad).unwrap_err().starts_with("line 2"));
-        assert!(Journal::parse("nonsense\n").is_err());
+        let mut torn = sealed(&k, &texts[..2]);
+        torn.push_str(&k.seal(2, "ACK 2 4096 00000002")[..30]);
+        assert_eq!(Journal::parse(&torn, &k).unwrap().acks.len(), 1);
+        let bad = sealed(&k, &[h.line(), "ACK x".into(), ack_line(&a(1, 0))]);
+        assert!(Journal::parse(&bad, &k).unwrap_err().starts_with("line 2"));
+        assert!(Journal::parse("nonsense\n", &k).is_err());
+        // a key file's line round-trips; the key is never in Debug
+        let (back, file) = RunKey::parse_file(&k.file_line("/a b/f")).unwrap();
+        assert_eq!((back, file.as_str()), (k.clone(), "/a b/f"));
+        assert!(!format!("{k:?}").contains(&auth::hex(&k.key)));
+    }
+
+    #[test]
+    fn a_journal_not_the_writers_is_refused() {
+        let k = key(0xabc, 1);
+        let hello = |k: &RunKey| Hello {
+            run: k.run.clone(),
+            key: k.fingerprint(),
+            host: "h".into(),
+            file: "/f".into(),
+            record_bytes: 4096,
+            file_bytes: 1 << 20,
+            sync: "fsync".into(),
+        };
+        let texts = vec![hello(&k).line(), "ACK 1 0 0000abcd".into(), "END 1".into()];
+        assert!(Journal::parse(&sealed(&k, &texts), &k).is_ok());
+        // another run's journal, even a well-formed one
+        let other = key(0xdef, 2);
+        let e = Journal::parse(&sealed(&other, &[hello(&other).line()]), &k).unwrap_err();
+        assert!(e.contains("not of run 0000000000000abc"), "{e}");
+        // the same run id and fingerprint claimed by someone without the key
+        let forger = RunKey {
+            key: [9; auth::KEY_BYTES],
+            ..k.clone()
+        };
+        let mut forged = sealed(&forger, &texts);
+        forged = forged.replacen(&forger.fingerprint(), &k.fingerprint(), 1);
+        assert!(Journal::parse(&forged, &k).unwrap_err().contains("forged"));
+        // a forged END appended, lines swapped, a line without a tag
+        let mut appended = sealed(&k, &texts[..2]);
+        appended.push_str(&(forger.seal(2, "END 0") + "\n"));
+        appended.push_str(&(k.seal(3, "ACK 2 4096 0000abcd") + "\n"));
+        assert!(
+            Journal::parse(&appended, &k)
+                .unwrap_err()
+                .starts_with("line 3")
+        );
+        let mut lines: Vec<String> = sealed(&k, &texts).lines().map(String::from).collect();
+        lines.swap(1, 2);
+        let swapped = lines.join("\n") + "\n";
+        assert!(
+            Journal::parse(&swapped, &k)
+                .unwrap_err()
+                .starts_with("line 2")
+        );
+        // an END that does not count the acknowledgements before it
+        let short = sealed(&k, &[hello(&k).line(), "END 1".into()]);
+        assert!(
+            Journal::parse(&short, &k)
+                .unwrap_err()
+                .contains("END says 1")
+        );
+        let v1 = "HELLO iolab-crashcheck/1 run=0000000000000abc host=h bs=4096 size=1 sync=fsync file=/f\nEND 0\n";
+        assert!(
+            Journal::parse(v1, &k)
+                .unwrap_err()
+                .contains("unauthenticated")
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! Document types: what iolab measures, stores and prints. Plain data with serde; nothing here
 //! uses any other iolab module.
 
+pub mod auth;
 pub mod crashcheck;
 pub mod db;
 pub mod device;

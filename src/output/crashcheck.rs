@@ -20,8 +20,13 @@ pub fn verdict(v: &VerifyOut) -> String {
 const SHOWN: usize = 20;
 
 pub fn render(d: &CrashDoc) -> String {
+    let key = d
+        .key
+        .as_ref()
+        .map(|k| format!(" (key {k})"))
+        .unwrap_or_default();
     let mut s = format!(
-        "crashcheck {}: run {} on {}\n  file {} ({}, {} records, {})\n  journal {}\n",
+        "crashcheck {}: run {}{key} on {}\n  file {} ({}, {} records, {})\n  journal {}\n",
         d.phase,
         d.run,
         d.host,

@@ -4,32 +4,35 @@
 //! every acknowledged record. The record format and the classification are in
 //! `model::crashcheck`; the protocol and an example session in docs/verify.md.
 //!
-//! Protocol (TCP, one line each way, `\n`-terminated):
+//! Protocol (TCP, one line each way, `\n`-terminated; every writer line ends with ` mac=TAG`,
+//! the HMAC-SHA256 of the run, the line's index and its text under the run's key, which only
+//! the writer and `verify` hold: the listener keeps lines, `verify` authenticates them):
 //! ```text
-//! writer   -> HELLO iolab-crashcheck/1 run=.. host=.. bs=.. size=.. sync=.. file=..
+//! writer   -> HELLO iolab-crashcheck/2 run=.. key=FINGERPRINT host=.. bs=.. size=.. sync=.. file=.. mac=..
 //! listener <- OK                      (journal created and synced)
-//! writer   -> ACK seq offset crc      (after the record's write + sync returned)
+//! writer   -> ACK seq offset crc mac=..   (after the record's write + sync returned)
 //! listener <- OK                      (line appended to the journal and fdatasync'd)
-//! writer   -> FAIL seq offset why     (the record's write or sync failed: not acknowledged)
-//! writer   -> END n                   (the writer stopped on its own after n acknowledgements)
-//! verify   -> GET RUN|last HOST FILE
+//! writer   -> FAIL seq offset why mac=..  (the record's write or sync failed: not acknowledged)
+//! writer   -> END n mac=..            (the writer stopped on its own after n acknowledgements)
+//! verify   -> GET RUN
 //! listener <- JOURNAL nbytes, then the journal's bytes    (or ERR why)
 //! ```
 
 use crate::error::{Error, Result};
+use crate::measure::peer::{self, Line};
 use crate::measure::wake::{SignalWake, Woke};
 use crate::model::crashcheck::{
-    self as cc, Ack, Block, Class, CrashDoc, Hello, IoFailure, Journal, Problem, Stop, VerifyOut,
-    WriteOut,
+    self as cc, Ack, Block, Class, CrashDoc, Hello, IoFailure, Journal, Problem, RunKey, Stop,
+    VerifyOut, WriteOut,
 };
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream, ToSocketAddrs};
 use std::os::fd::AsFd;
 use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// How each record is made durable.
@@ -101,8 +104,16 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long the writer waits for one OK; a listener slower than this is taken as gone.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The writer's side of a journal: a listener connection or a local journal file.
-pub enum Sink {
+/// The writer's side of a journal: a listener connection or a local journal file, and the run's
+/// key that seals every line with its index.
+pub struct Sink {
+    to: SinkTo,
+    key: RunKey,
+    /// the index of the next line (0: the HELLO)
+    next: u64,
+}
+
+enum SinkTo {
     Tcp {
         w: TcpStream,
         r: BufReader<TcpStream>,
@@ -136,8 +147,8 @@ fn connect(addr: &str) -> Result<TcpStream> {
 impl Sink {
     /// Opens the journal and records the run's HELLO there (durably) before anything is
     /// written: an unreachable listener or an unwritable journal is a usage error (exit 2).
-    pub fn open(at: &JournalAt, hello: &Hello) -> Result<Sink> {
-        let mut s = match at {
+    pub fn open(at: &JournalAt, hello: &Hello, key: &RunKey) -> Result<Sink> {
+        let to = match at {
             JournalAt::Tcp(addr) => {
                 let w = connect(addr)?;
                 let _ = w.set_nodelay(true);
@@ -146,7 +157,7 @@ impl Sink {
                     w.try_clone()
                         .map_err(|e| io_err(format!("the listener at {addr}"), e))?,
                 );
-                Sink::Tcp { w, r }
+                SinkTo::Tcp { w, r }
             }
             JournalAt::File(p) => {
                 let f = OpenOptions::new()
@@ -162,31 +173,42 @@ impl Sink {
                 if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty()) {
                     let _ = File::open(parent).and_then(|d| d.sync_all());
                 }
-                Sink::File(f)
+                SinkTo::File(f)
             }
+        };
+        let mut s = Sink {
+            to,
+            key: key.clone(),
+            next: 0,
         };
         s.send(&hello.line()).map_err(|e| Error::usage(e.msg))?;
         Ok(s)
     }
 
-    /// Sends one line and returns once it is durable in the journal (the listener's OK).
-    pub fn send(&mut self, line: &str) -> Result<()> {
-        match self {
-            Sink::File(f) => {
-                f.write_all(format!("{line}\n").as_bytes())
+    /// Sends one line, sealed with the run's key and its index, and returns once it is durable
+    /// in the journal (the listener's OK).
+    pub fn send(&mut self, text: &str) -> Result<()> {
+        let line = self.key.seal(self.next, text) + "\n";
+        self.next += 1;
+        match &mut self.to {
+            SinkTo::File(f) => {
+                f.write_all(line.as_bytes())
                     .and_then(|_| f.sync_data())
                     .map_err(|e| io_err("the journal", e))?;
             }
-            Sink::Tcp { w, r } => {
-                w.write_all(format!("{line}\n").as_bytes())
+            SinkTo::Tcp { w, r } => {
+                w.write_all(line.as_bytes())
                     .map_err(|e| io_err("the listener", e))?;
-                let mut ans = String::new();
-                let n = r
-                    .read_line(&mut ans)
-                    .map_err(|e| io_err("the listener", e))?;
-                if n == 0 {
-                    return Err(Error::failed("the listener closed the connection"));
+                let mut ans = Vec::new();
+                match peer::read_line(r, &mut ans, 4096, None) {
+                    Ok(Line::Done) => {}
+                    Ok(Line::Eof) => {
+                        return Err(Error::failed("the listener closed the connection"));
+                    }
+                    Ok(_) => return Err(Error::failed("the listener answered a line too long")),
+                    Err(e) => return Err(io_err("the listener", e)),
                 }
+                let ans = String::from_utf8_lossy(&ans);
                 if ans.trim_end() != "OK" {
                     return Err(Error::failed(format!(
                         "the listener answered {:?}",
@@ -197,6 +219,73 @@ impl Sink {
         }
         Ok(())
     }
+}
+
+/// A new run key: 32 bytes from the operating system's random source (through `rand`'s
+/// thread generator, ChaCha reseeded from getrandom), under a random run id.
+pub fn new_run_key() -> RunKey {
+    RunKey {
+        run: format!("{:016x}", new_run_id()),
+        key: rand::random(),
+    }
+}
+
+/// Keeps a run's key in `path`: a new file (O_EXCL, never through a symlink), mode 0600, synced
+/// with its directory, before anything is written.
+pub fn save_key(path: &Path, key: &RunKey, data_file: &str) -> Result<()> {
+    let what = |e: std::io::Error| {
+        Error::usage(format!(
+            "--key-file {}: {e} (a new file is made per run)",
+            path.display()
+        ))
+    };
+    let parent = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
+        .map_err(what)?;
+    f.write_all(key.file_line(data_file).as_bytes())
+        .and_then(|_| f.sync_all())
+        .map_err(what)?;
+    File::open(parent)
+        .and_then(|d| d.sync_all())
+        .map_err(what)?;
+    Ok(())
+}
+
+/// Reads a key file `save_key` wrote: the key and the data file it was made for.
+pub fn load_key(path: &Path) -> Result<(RunKey, String)> {
+    let bad = |why: String| Error::usage(format!("--key-file {}: {why}", path.display()));
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| bad(e.to_string()))?;
+    let m = f.metadata().map_err(|e| bad(e.to_string()))?;
+    // SAFETY: geteuid has no failure mode.
+    let me = unsafe { libc::geteuid() };
+    if !m.is_file() || m.uid() != me || m.mode() & 0o077 != 0 {
+        return Err(bad(format!(
+            "a key file is a regular file of uid {me} that only it can read (mode 0600)"
+        )));
+    }
+    let mut text = String::new();
+    f.take(64 * 1024)
+        .read_to_string(&mut text)
+        .map_err(|e| bad(e.to_string()))?;
+    RunKey::parse_file(&text).ok_or_else(|| {
+        Error::usage(format!(
+            "--key-file {}: not a crashcheck key file (KEY {} run=.. key=.. file=..)",
+            path.display(),
+            cc::PROTOCOL
+        ))
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -211,13 +300,9 @@ pub struct WriteOpts {
     pub time_s: Option<f64>,
 }
 
-/// A random run id (clock and pid through SplitMix64, never 0).
+/// A random run id (unpredictable, so nobody can take a run's journal name before it; never 0).
 pub fn new_run_id() -> u64 {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(0);
-    cc::seed_of(t ^ ((std::process::id() as u64) << 40), 0x5eed).max(1)
+    rand::random::<u64>().max(1)
 }
 
 /// Offsets in a scattered order that visits every block once before any repeats: block
@@ -468,6 +553,10 @@ fn journal_file(dir: &Path, run: &str) -> PathBuf {
     dir.join(format!("{run}.journal"))
 }
 
+/// Connections served at once; more are closed at once with a line (a flood of clients costs
+/// bounded threads and memory: at most this many lines of [`cc::MAX_LINE`]).
+const MAX_CONNECTIONS: usize = 64;
+
 /// Serves writers (one journal per run) and verifiers until `stop` is set or `wake` sees its
 /// signal; between connections it sleeps in poll(2) on the socket and `wake`. `say` hears one line
 /// per connection that ends.
@@ -480,19 +569,30 @@ pub fn listen(
 ) -> Result<()> {
     l.set_nonblocking(true)
         .map_err(|e| io_err("the listening socket", e))?;
+    let busy = AtomicUsize::new(0);
+    let busy = &busy;
     std::thread::scope(|s| {
         while !stop.load(Ordering::Relaxed) {
             match l.accept() {
                 Ok((c, peer)) => {
+                    if busy.load(Ordering::SeqCst) >= MAX_CONNECTIONS {
+                        say(&format!(
+                            "{peer}: {MAX_CONNECTIONS} connections are being served already; connection closed"
+                        ));
+                        continue;
+                    }
                     let _ = c.set_nonblocking(false);
+                    busy.fetch_add(1, Ordering::SeqCst);
                     // A connection the listener has no thread for (a thread limit) is refused
                     // (closed), said, and the listener goes on.
                     let started = std::thread::Builder::new().spawn_scoped(s, move || {
                         if let Err(e) = serve(c, dir, stop, say) {
                             say(&format!("{peer}: {e}"));
                         }
+                        busy.fetch_sub(1, Ordering::SeqCst);
                     });
                     if let Err(e) = started {
+                        busy.fetch_sub(1, Ordering::SeqCst);
                         say(&format!(
                             "{peer}: no thread to serve it ({e}); connection closed"
                         ));
@@ -516,8 +616,19 @@ pub fn listen(
     Ok(())
 }
 
+/// The line a listener drops a connection with when a line is longer than [`cc::MAX_LINE`].
+fn too_long() -> String {
+    format!(
+        "a line longer than {} KiB: connection dropped",
+        cc::MAX_LINE / 1024
+    )
+}
+
 /// One connection: a writer's run (HELLO, then ACK/FAIL/END lines) or a verifier's GET. Ends
-/// when the peer closes it or `stop` is set.
+/// when the peer closes it, sends its END, or `stop` is set. Every line is bounded
+/// ([`cc::MAX_LINE`]) and the first one must come within [`ANSWER_TIMEOUT`]; a line that is not
+/// the protocol's ends the connection with one line. The lines' tags are kept as they came:
+/// only `verify`, which holds the run's key, can check them.
 fn serve(
     c: TcpStream,
     dir: &Path,
@@ -528,15 +639,32 @@ fn serve(
         .peer_addr()
         .map(|a| a.to_string())
         .unwrap_or_else(|_| "?".into());
-    // a client that says nothing is not waited for forever
-    let _ = c.set_read_timeout(Some(ANSWER_TIMEOUT));
     let mut w = c.try_clone().map_err(|e| e.to_string())?;
     let mut r = BufReader::new(c);
-    let mut first = String::new();
-    r.read_line(&mut first).map_err(|e| e.to_string())?;
+    let mut first = Vec::new();
+    // a client that says nothing, or trickles, is not waited for forever
+    match peer::read_line(
+        &mut r,
+        &mut first,
+        cc::MAX_LINE,
+        Some(Instant::now() + ANSWER_TIMEOUT),
+    )
+    .map_err(|e| e.to_string())?
+    {
+        Line::Done => {}
+        Line::Eof => return Ok(()),
+        Line::TooLong => return Err(too_long()),
+        Line::Late => {
+            return Err(format!(
+                "no first line in {} s: connection dropped",
+                ANSWER_TIMEOUT.as_secs()
+            ));
+        }
+    }
+    let first = String::from_utf8_lossy(&first);
     let first = first.trim_end_matches('\n');
-    if let Some(rest) = first.strip_prefix("GET ") {
-        let reply = match find_journal(dir, rest) {
+    if let Some(run) = first.strip_prefix("GET ") {
+        let reply = match find_journal(dir, run) {
             Ok((_, text)) => {
                 let mut v = format!("JOURNAL {}\n", text.len()).into_bytes();
                 v.extend_from_slice(text.as_bytes());
@@ -546,9 +674,19 @@ fn serve(
         };
         return w.write_all(&reply).map_err(|e| e.to_string());
     }
-    let Some(hello) = Hello::parse(first) else {
-        let _ = w.write_all(b"ERR expected HELLO or GET\n");
-        return Err(format!("not a crashcheck client: {first:?}"));
+    let Some(hello) = cc::split_mac(first).and_then(|(t, _)| Hello::parse(t)) else {
+        let _ = w.write_all(
+            format!(
+                "ERR expected HELLO {} ... mac=.. or GET RUN\n",
+                cc::PROTOCOL
+            )
+            .as_bytes(),
+        );
+        return Err(format!(
+            "not a crashcheck client of {}: {:?}",
+            cc::PROTOCOL,
+            first.chars().take(80).collect::<String>()
+        ));
     };
     let path = journal_file(dir, &hello.run);
     let mut j = OpenOptions::new()
@@ -574,11 +712,16 @@ fn serve(
     let _ = r
         .get_ref()
         .set_read_timeout(Some(Duration::from_millis(500)));
-    let mut line = String::new();
-    loop {
-        match r.read_line(&mut line) {
-            Ok(0) => break,
-            Ok(_) => {}
+    let mut line = Vec::new();
+    let mut dropped = None;
+    while end.is_none() {
+        match peer::read_line(&mut r, &mut line, cc::MAX_LINE, None) {
+            Ok(Line::Done) => {}
+            Ok(Line::TooLong) => {
+                dropped = Some(too_long());
+                break;
+            }
+            Ok(_) => break,
             // a partial line stays in `line` and is completed by the next read
             Err(e)
                 if matches!(
@@ -593,10 +736,14 @@ fn serve(
             }
             Err(_) => break,
         }
-        let l = std::mem::take(&mut line);
+        let l = String::from_utf8_lossy(&std::mem::take(&mut line)).into_owned();
         let l = l.trim_end_matches('\n');
-        if !(l.starts_with("ACK ") || l.starts_with("FAIL ") || l.starts_with("END ")) {
-            let _ = w.write_all(b"ERR expected ACK, FAIL or END\n");
+        if !cc::is_report_line(l) {
+            let _ = w.write_all(b"ERR expected ACK, FAIL or END with mac=\n");
+            dropped = Some(format!(
+                "not a report line: {:?}: connection dropped",
+                l.chars().take(80).collect::<String>()
+            ));
             break;
         }
         if let Err(e) = durable(&mut j, l) {
@@ -606,8 +753,8 @@ fn serve(
         if l.starts_with("ACK ") {
             acks += 1;
         }
-        if let Some(n) = l.strip_prefix("END ") {
-            end = Some(n.to_string());
+        if l.starts_with("END ") {
+            end = Some(());
         }
         if w.write_all(b"OK\n").is_err() {
             break;
@@ -617,89 +764,65 @@ fn serve(
         "run {} from {} ({peer}): {acks} acknowledged, {}",
         hello.run,
         hello.host,
-        match end {
-            Some(_) => "ended",
-            None => "connection lost without END (killed, crashed or power cut?)",
+        match (&dropped, end) {
+            (Some(why), _) => why.as_str(),
+            (None, Some(_)) => "ended",
+            (None, None) => "connection lost without END (killed, crashed or power cut?)",
         }
     ));
     Ok(())
 }
 
-/// `RUN|last HOST FILE`: the journal of run RUN, or the newest journal of HOST's FILE.
-fn find_journal(dir: &Path, sel: &str) -> std::result::Result<(PathBuf, String), String> {
-    let mut it = sel.splitn(3, ' ');
-    let (run, host, file) = (
-        it.next().unwrap_or(""),
-        it.next().unwrap_or(""),
-        it.next().unwrap_or(""),
-    );
-    if run != "last" {
-        if run.is_empty() || !run.chars().all(|c| c.is_ascii_hexdigit()) {
-            return Err(format!("{run:?} is not a run id"));
-        }
-        let p = journal_file(dir, run);
-        return std::fs::read_to_string(&p)
-            .map(|t| (p, t))
-            .map_err(|_| format!("no journal of run {run} here"));
+/// The journal of run `run` (16 hex digits).
+fn find_journal(dir: &Path, run: &str) -> std::result::Result<(PathBuf, String), String> {
+    if !cc::is_run_id(run) {
+        return Err(format!(
+            "{:?} is not a run id (16 hex digits)",
+            run.chars().take(40).collect::<String>()
+        ));
     }
-    let mut best: Option<(std::time::SystemTime, PathBuf, String)> = None;
-    for e in std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))? {
-        let Ok(e) = e else { continue };
-        let p = e.path();
-        if p.extension().is_none_or(|x| x != "journal") {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&p) else {
-            continue;
-        };
-        let Some(h) = text.lines().next().and_then(Hello::parse) else {
-            continue;
-        };
-        if h.host != host || h.file != file {
-            continue;
-        }
-        let t = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .unwrap_or(std::time::UNIX_EPOCH);
-        if best.as_ref().is_none_or(|b| t >= b.0) {
-            best = Some((t, p, text));
-        }
-    }
-    best.map(|(_, p, t)| (p, t))
-        .ok_or_else(|| format!("no journal of {file} on {host} here"))
+    let p = journal_file(dir, run);
+    std::fs::read_to_string(&p)
+        .map(|t| (p, t))
+        .map_err(|_| format!("no journal of run {run} here"))
 }
 
-/// Reads a run's journal: from a listener (`GET`) or a local file. `run` None: the newest run of
-/// this host's data file.
-pub fn fetch_journal(at: &JournalAt, run: Option<&str>, host: &str, file: &Path) -> Result<String> {
+/// Reads run `run`'s journal: from a listener (`GET RUN`) or a local file. What a listener
+/// sends is read as it arrives (no buffer of the size it announces).
+pub fn fetch_journal(at: &JournalAt, run: &str) -> Result<String> {
     match at {
         JournalAt::File(p) => std::fs::read_to_string(p)
             .map_err(|e| Error::usage(format!("--journal {}: {e}", p.display()))),
         JournalAt::Tcp(addr) => {
             let mut c = connect(addr)?;
             let _ = c.set_read_timeout(Some(ANSWER_TIMEOUT));
-            c.write_all(
-                format!("GET {} {host} {}\n", run.unwrap_or("last"), file.display()).as_bytes(),
-            )
-            .map_err(|e| io_err(format!("the listener at {addr}"), e))?;
-            let mut r = BufReader::new(c);
-            let mut head = String::new();
-            r.read_line(&mut head)
+            c.write_all(format!("GET {run}\n").as_bytes())
                 .map_err(|e| io_err(format!("the listener at {addr}"), e))?;
+            let mut r = BufReader::new(c);
+            let mut head = Vec::new();
+            peer::read_line(&mut r, &mut head, cc::MAX_LINE, None)
+                .map_err(|e| io_err(format!("the listener at {addr}"), e))?;
+            let head = String::from_utf8_lossy(&head);
             let head = head.trim_end();
             if let Some(e) = head.strip_prefix("ERR ") {
                 return Err(Error::usage(format!("the listener at {addr}: {e}")));
             }
-            let n: usize = head
+            let n: u64 = head
                 .strip_prefix("JOURNAL ")
                 .and_then(|n| n.parse().ok())
                 .ok_or_else(|| {
                     Error::failed(format!("the listener at {addr} answered {head:?}"))
                 })?;
-            let mut v = vec![0u8; n];
-            r.read_exact(&mut v)
+            let mut v = Vec::new();
+            r.take(n)
+                .read_to_end(&mut v)
                 .map_err(|e| io_err(format!("the listener at {addr}"), e))?;
+            if (v.len() as u64) < n {
+                return Err(Error::failed(format!(
+                    "the listener at {addr} sent {} of the journal's {n} bytes",
+                    v.len()
+                )));
+            }
             String::from_utf8(v)
                 .map_err(|_| Error::failed(format!("the listener at {addr}: a journal not UTF-8")))
         }
@@ -797,6 +920,7 @@ pub fn doc(phase: &str, h: &Hello, journal: &JournalAt, warnings: Vec<String>) -
         schema: cc::SCHEMA.into(),
         phase: phase.into(),
         run: h.run.clone(),
+        key: Some(h.key.clone()),
         host: h.host.clone(),
         file: h.file.clone(),
         record_bytes: h.record_bytes,

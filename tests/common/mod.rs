@@ -284,3 +284,30 @@ impl Drop for PgDb {
         }
     }
 }
+
+/// VmHWM (the peak resident memory) of process `pid`, KiB: how much a process ever held, read
+/// once after what might have grown it.
+pub fn peak_rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// Writes `byte` to `c` (a line, a header that never ends) until `limit` bytes or until the peer
+/// closes the connection; how many bytes it took.
+pub fn send_until_closed(c: &mut std::net::TcpStream, byte: u8, limit: usize) -> usize {
+    use std::io::Write;
+    c.set_write_timeout(Some(Duration::from_secs(60))).unwrap();
+    let chunk = vec![byte; 1 << 20];
+    let mut sent = 0;
+    while sent < limit {
+        match c.write(&chunk) {
+            Ok(n) => sent += n,
+            Err(_) => break,
+        }
+    }
+    sent
+}
