@@ -883,7 +883,7 @@ fn scheduler_sweep_switches_and_always_restores() {
     );
     assert_eq!(sched(&dev), original, "the next start restored it");
     assert!(!restore.exists());
-    iolab::engine::fileset::cleanup_dir(fs.dir());
+    let _ = iolab::engine::fileset::cleanup_dir(fs.dir());
 }
 
 #[test]

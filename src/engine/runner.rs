@@ -103,15 +103,17 @@ fn open_files(spec: &FileSetSpec, job: &Job) -> Result<Vec<File>> {
                 Error::failed(format!("--device {}: opening it: {why}", dev.display()))
             });
     }
+    // never through a symbolic link planted in the set (system::target)
+    let t = fileset::target(&spec.dir)?;
     (0..spec.files)
         .map(|i| {
-            let p = file_path(&spec.dir, i);
-            OpenOptions::new()
-                .read(true)
-                .write(true)
-                .custom_flags(flags)
-                .open(&p)
-                .map_err(|e| Error::failed(format!("opening {}: {e}", p.display())))
+            t.open_existing(&fileset::file_name(i), true, flags)
+                .map_err(|e| {
+                    Error::failed(format!(
+                        "opening {}: {e}",
+                        file_path(&spec.dir, i).display()
+                    ))
+                })
         })
         .collect()
 }
@@ -158,11 +160,11 @@ fn map_files(files: &[File], len: u64) -> Result<Maps> {
 /// seqwr writes into freshly emptied files: drop every block (truncate to 0) and extend to the
 /// file size again, so each write allocates.
 fn punch_files(spec: &FileSetSpec) -> Result<()> {
+    let t = fileset::target(&spec.dir)?;
     for i in 0..spec.files {
         let p = file_path(&spec.dir, i);
-        let f = OpenOptions::new()
-            .write(true)
-            .open(&p)
+        let f = t
+            .open_existing(&fileset::file_name(i), true, 0)
             .map_err(|e| Error::failed(format!("{}: {e}", p.display())))?;
         f.set_len(0)
             .and_then(|_| f.set_len(spec.file_size_bytes))
@@ -889,7 +891,7 @@ pub fn run_with(
     if touches_files {
         // --reprepare: a set of other sizes is removed first, and the new one is this run's.
         if plan.reprepare {
-            let n = fileset::remove_other_sizes(spec);
+            let n = fileset::remove_other_sizes(spec)?;
             if n > 0 && !plan.quiet {
                 eprintln!(
                     "--reprepare: removed the {n} files of a set of other sizes from {}",
@@ -897,8 +899,10 @@ pub fn run_with(
                 );
             }
         }
-        // A set of other sizes is refused before anything is written (never rewritten).
+        // A set of other sizes is refused before anything is written (never rewritten), and
+        // so is a name of the set or its verify state holding what iolab did not make.
         fileset::check_sizes(spec)?;
+        verify::check_state(&spec.dir)?;
     }
     // The set is this run's (removed at the end unless --keep) only when none of its files was
     // there before; a set that was there, even incomplete, is completed and kept.
@@ -1296,7 +1300,7 @@ fn run_roles(
                 created_dir = true;
             }
             if plan.reprepare {
-                fileset::remove_other_sizes(spec);
+                fileset::remove_other_sizes(spec)?;
             }
             let existed = fileset::status(spec).present_files > 0;
             sets.push(RoleSet {

@@ -6,4 +6,5 @@ pub mod check;
 pub mod env;
 pub mod fsinfo;
 pub mod fsyncprobe;
+pub mod target;
 pub mod tuning;
