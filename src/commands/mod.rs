@@ -258,8 +258,9 @@ pub fn keep_unsaved(
         let p = dir.join(&name);
         match std::fs::create_dir_all(&dir)
             .map_err(|e| format!("{}: {e}", dir.display()))
-            .and_then(|_| write_atomically(&p, text.as_bytes(), "unsaved").map_err(|e| e.msg))
-        {
+            .and_then(|_| {
+                crate::output::write_private(&p, text.as_bytes(), "unsaved").map_err(|e| e.msg)
+            }) {
             Ok(()) => return Ok(p),
             Err(e) => why.push(e),
         }
