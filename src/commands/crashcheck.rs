@@ -110,6 +110,7 @@ pub fn write(a: &cli::CcWriteArgs) -> Result<i32> {
         file_bytes,
         sync: sync.name().into(),
     };
+    wc::check_data_file(&dir)?;
     // The journal first: an unreachable listener is refused before the data file exists.
     let mut sink = wc::Sink::open(&at, &hello)?;
     let mut warnings = Vec::new();
