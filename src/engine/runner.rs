@@ -838,6 +838,12 @@ pub fn run_with(
 ) -> Result<RunDoc> {
     let spec = &plan.fileset;
     let start_time = now_rfc3339();
+    // The set's directory is held for the whole run (the command's lock holds it too): every
+    // file is made, opened and removed through this one handle (system::target).
+    let _held = spec
+        .device
+        .is_none()
+        .then(|| crate::system::target::TargetDir::hold(&spec.dir).ok());
     let (env, link_bps) = run_env(&plan.roots, &spec.dir, plan.dio);
     let system = Some(crate::system::env::collect(&plan.roots, Some(&spec.dir)));
     // The whole stack under --dir: partition, dm/md, physical disks.
@@ -1250,6 +1256,8 @@ fn finish(doc: RunDoc, outcome: Result<()>, nothing: impl FnOnce() -> Error) -> 
 /// One file set the roles of a run use, and what this run did to it.
 struct RoleSet<'a> {
     spec: &'a FileSetSpec,
+    /// Its directory's handle, held until the set is cleaned up (system::target).
+    _held: Option<std::sync::Arc<crate::system::target::TargetDir>>,
     /// Some of its files were there before this run.
     existed: bool,
     /// This run created its directory (a role's own `DIR/NAME/`).
@@ -1305,6 +1313,7 @@ fn run_roles(
             let existed = fileset::status(spec).present_files > 0;
             sets.push(RoleSet {
                 spec,
+                _held: crate::system::target::TargetDir::hold(&spec.dir).ok(),
                 existed,
                 created_dir,
             });

@@ -16,7 +16,7 @@
 use crate::error::{Error, Result};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, ResolveFlags, Stat};
 use std::collections::HashMap;
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::fs::File;
 use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 /// What a file is, whatever its name: (device, inode).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Ident {
     pub dev: u64,
     pub ino: u64,
@@ -45,10 +45,42 @@ pub struct TargetDir {
     fd: OwnedFd,
     path: PathBuf,
     ident: Ident,
-    /// The files iolab made (or found as its set) here, by name.
-    made: Mutex<HashMap<OsString, Ident>>,
     /// The "target disappeared" line was printed.
     said_gone: AtomicBool,
+}
+
+/// The files iolab made (or first found as its set) in each directory, by the directory's and
+/// the file's name: kept for the whole process, so a directory opened again (a role's set
+/// removed after repetitions) still knows its files, and a directory that now stands where the
+/// target was (its filesystem unmounted) has none.
+static MADE: Mutex<Option<HashMap<(Ident, OsString), Ident>>> = Mutex::new(None);
+
+/// The records of one directory.
+struct Made {
+    g: std::sync::MutexGuard<'static, Option<HashMap<(Ident, OsString), Ident>>>,
+    dir: Ident,
+}
+
+impl Made {
+    fn map(&mut self) -> &mut HashMap<(Ident, OsString), Ident> {
+        self.g.get_or_insert_with(HashMap::new)
+    }
+    fn get(&mut self, name: &str) -> Option<Ident> {
+        let k = (self.dir, OsString::from(name));
+        self.map().get(&k).copied()
+    }
+    fn insert(&mut self, name: &str, id: Ident) {
+        let k = (self.dir, OsString::from(name));
+        self.map().insert(k, id);
+    }
+    fn first_seen(&mut self, name: &str, id: Ident) {
+        let k = (self.dir, OsString::from(name));
+        self.map().entry(k).or_insert(id);
+    }
+    fn remove(&mut self, name: &str) -> Option<Ident> {
+        let k = (self.dir, OsString::from(name));
+        self.map().remove(&k)
+    }
 }
 
 /// The handles held while a command works in a directory (by the set's lock), by path.
@@ -104,7 +136,6 @@ impl TargetDir {
             fd,
             path: path.to_path_buf(),
             ident: Ident::of(&st),
-            made: Mutex::new(HashMap::new()),
             said_gone: AtomicBool::new(false),
         })
     }
@@ -144,8 +175,11 @@ impl TargetDir {
         self.path.join(name)
     }
 
-    fn lookup(&self) -> std::sync::MutexGuard<'_, HashMap<OsString, Ident>> {
-        self.made.lock().unwrap_or_else(|p| p.into_inner())
+    fn lookup(&self) -> Made {
+        Made {
+            g: MADE.lock().unwrap_or_else(|p| p.into_inner()),
+            dir: self.ident,
+        }
     }
 
     /// What is at `name` (not following a symbolic link): None when nothing; refused (exit 2)
@@ -154,9 +188,7 @@ impl TargetDir {
     pub fn entry(&self, name: &str) -> Result<Option<Stat>> {
         match rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(st) if is_plain(&st) => {
-                self.lookup()
-                    .entry(OsString::from(name))
-                    .or_insert(Ident::of(&st));
+                self.lookup().first_seen(name, Ident::of(&st));
                 Ok(Some(st))
             }
             Ok(st) => Err(refusal(&self.join(name), kind(&st))),
@@ -237,9 +269,9 @@ impl TargetDir {
         let mut made = self.lookup();
         let id = Ident::of(&st);
         if create {
-            made.insert(OsString::from(name), id);
+            made.insert(name, id);
         } else {
-            made.entry(OsString::from(name)).or_insert(id);
+            made.first_seen(name, id);
         }
         Ok(File::from(fd))
     }
@@ -296,8 +328,8 @@ impl TargetDir {
     pub fn rename(&self, from: &str, to: &str) -> std::io::Result<()> {
         rustix::fs::renameat(&self.fd, from, &self.fd, to).map_err(io)?;
         let mut made = self.lookup();
-        if let Some(id) = made.remove(OsStr::new(from)) {
-            made.insert(OsString::from(to), id);
+        if let Some(id) = made.remove(from) {
+            made.insert(to, id);
         }
         Ok(())
     }
@@ -311,12 +343,12 @@ impl TargetDir {
         };
         let mut made = self.lookup();
         let ok = is_plain(&st)
-            && match made.get(OsStr::new(name)) {
-                Some(&id) => id == Ident::of(&st),
+            && match made.get(name) {
+                Some(id) => id == Ident::of(&st),
                 None => !only_recorded,
             };
         if ok && rustix::fs::unlinkat(&self.fd, name, AtFlags::empty()).is_ok() {
-            made.remove(OsStr::new(name));
+            made.remove(name);
             return true;
         }
         false
