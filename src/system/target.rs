@@ -107,6 +107,11 @@ fn kind(st: &Stat) -> &'static str {
     }
 }
 
+/// One path component: no `/`, not `.` or `..`.
+fn is_name(name: &str) -> bool {
+    !(name.contains('/') || name == ".." || name == "." || name.is_empty())
+}
+
 fn is_plain(st: &Stat) -> bool {
     FileType::from_raw_mode(st.st_mode) == FileType::RegularFile && st.st_nlink == 1
 }
@@ -186,6 +191,12 @@ impl TargetDir {
     /// when it is not a regular file with one link. A regular file is recorded as the set's
     /// when first seen.
     pub fn entry(&self, name: &str) -> Result<Option<Stat>> {
+        if !is_name(name) {
+            return Err(Error::usage(format!(
+                "{name:?}: not a file name in {} (one path component)",
+                self.path.display()
+            )));
+        }
         match rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
             Ok(st) if is_plain(&st) => {
                 self.lookup().first_seen(name, Ident::of(&st));
@@ -211,7 +222,7 @@ impl TargetDir {
         create: bool,
         custom: libc::c_int,
     ) -> std::io::Result<File> {
-        if name.contains('/') || name == ".." || name == "." || name.is_empty() {
+        if !is_name(name) {
             return Err(std::io::Error::other(format!("{name:?}: not a file name")));
         }
         let mut flags = OFlags::CLOEXEC
