@@ -445,6 +445,14 @@ mod tests {
         assert!(!Path::new("/nonexistent-iolab").exists());
     }
 
+    /// Kernels before 5.6 (or a seccomp filter) have no openat2: openat with O_NOFOLLOW refuses
+    /// the same names. (Other tests running meanwhile take the fallback too, equally safe.)
+    #[test]
+    fn without_openat2_the_fallback_refuses_the_same() {
+        NO_OPENAT2.store(true, Ordering::Relaxed);
+        never_through_a_symlink();
+    }
+
     #[test]
     fn removes_only_the_file_it_made() {
         let d = tempfile::tempdir().unwrap();
