@@ -884,7 +884,7 @@ fn scheduler_sweep_switches_and_always_restores() {
     );
     assert_eq!(sched(&dev), original, "the next start restored it");
     assert!(records(&restore).is_empty());
-    iolab::engine::fileset::cleanup_dir(fs.dir());
+    let _ = iolab::engine::fileset::cleanup_dir(fs.dir());
 }
 
 /// Kills (SIGKILL) and reaps a child still running when the test ends, passed or failed.
@@ -1039,7 +1039,7 @@ impl TuningBed {
 
 impl Drop for TuningBed {
     fn drop(&mut self) {
-        iolab::engine::fileset::cleanup_dir(self.fs.dir());
+        let _ = iolab::engine::fileset::cleanup_dir(self.fs.dir());
     }
 }
 

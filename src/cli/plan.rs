@@ -47,13 +47,15 @@ pub fn check_dir(dir: &Path, create_missing: bool) -> Result<bool> {
     Ok(created)
 }
 
-/// A probe file in --dir, removed on drop; used to test writability and O_DIRECT.
-pub struct Probe(pub PathBuf);
+/// A probe file in --dir, removed on drop; used to test writability and O_DIRECT. Made with
+/// O_EXCL (never through a symbolic link planted at its name), opened again only through its
+/// descriptor, and removed only while its name still holds it.
+pub struct Probe(pub PathBuf, std::fs::File);
 
 impl Probe {
     pub fn create(dir: &Path) -> Result<Probe> {
         let p = dir.join(format!(".iolab-probe-{}", std::process::id()));
-        std::fs::OpenOptions::new()
+        let f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&p)
@@ -65,23 +67,35 @@ impl Probe {
                 };
                 Error::usage(format!("--dir {}: not writable ({why})", dir.display()))
             })?;
-        Ok(Probe(p))
+        Ok(Probe(p, f))
     }
-    /// Whether the filesystem accepts O_DIRECT opens.
-    pub fn direct_ok(&self) -> bool {
+    /// The probe's own file opened again with `flags` (through /proc/self/fd: the same file,
+    /// whatever its name holds now).
+    fn reopen(&self, flags: libc::c_int) -> std::io::Result<std::fs::File> {
+        use std::os::fd::AsRawFd;
         use std::os::unix::fs::OpenOptionsExt;
         std::fs::OpenOptions::new()
             .read(true)
             .write(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(&self.0)
-            .is_ok()
+            .custom_flags(flags)
+            .open(format!("/proc/self/fd/{}", self.1.as_raw_fd()))
+    }
+    /// Whether the filesystem accepts O_DIRECT opens.
+    pub fn direct_ok(&self) -> bool {
+        self.reopen(libc::O_DIRECT).is_ok()
     }
 }
 
 impl Drop for Probe {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        use std::os::unix::fs::MetadataExt;
+        let same = match (std::fs::symlink_metadata(&self.0), self.1.metadata()) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        };
+        if same {
+            let _ = std::fs::remove_file(&self.0);
+        }
     }
 }
 
@@ -303,10 +317,7 @@ pub fn check_layout(
 /// `--layout unwritten` needs fallocate(2): tries it on the probe file in --dir.
 pub fn check_fallocate(probe: &Probe, dir: &Path) -> Result<()> {
     use std::os::fd::AsRawFd;
-    let f = std::fs::OpenOptions::new()
-        .write(true)
-        .open(&probe.0)
-        .map_err(|e| Error::usage(format!("--dir {}: {e}", dir.display())))?;
+    let f = &probe.1;
     // SAFETY: fallocate on our own open descriptor.
     if unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, 4096) } != 0 {
         return Err(Error::usage(format!(

@@ -217,6 +217,7 @@ pub fn write(a: &cli::CcWriteArgs) -> Result<i32> {
         file_bytes,
         sync: sync.name().into(),
     };
+    wc::check_data_file(&dir)?;
     // The key, then the journal: neither kept means nothing is written.
     let key_file = match &a.key_file {
         Some(p) => p.clone(),

@@ -33,7 +33,7 @@ pub fn prepare(a: &cli::PrepareArgs) -> Result<i32> {
     // --reprepare: removed, iolab's files only, and prepared afresh).
     let _lock = fileset::lock(&spec.dir)?;
     if a.reprepare {
-        let n = fileset::remove_other_sizes(&spec);
+        let n = fileset::remove_other_sizes(&spec)?;
         if n > 0 {
             eprintln!(
                 "--reprepare: removed the {n} files of a set of other sizes from {}",
@@ -89,7 +89,7 @@ pub fn prepare(a: &cli::PrepareArgs) -> Result<i32> {
 pub fn cleanup(a: &cli::FileSetArgs) -> Result<i32> {
     cli::check_dir(&a.dir, false)?;
     let _lock = fileset::lock(&a.dir)?;
-    let n = fileset::cleanup_dir(&a.dir);
+    let n = fileset::cleanup_dir(&a.dir)?;
     print_out(&format!("removed {n} files from {}\n", a.dir.display()));
     Ok(0)
 }

@@ -922,12 +922,32 @@ fn live_export(
         None => None,
         Some(_) if stdout_lines => Some(Box::new(std::io::stdout())),
         Some(p) => {
-            let f = std::fs::File::create(p).map_err(|e| {
-                Error::usage(format!(
-                    "--live {}: cannot create the file ({e})",
-                    p.display()
-                ))
-            })?;
+            // Never through a symbolic link (one planted where iolab writes, in /tmp say): the
+            // file itself is opened, created when missing, and emptied only once it is known
+            // to be a regular file (a fifo a reader waits on is written as it is).
+            use std::os::unix::fs::OpenOptionsExt;
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(p)
+                .and_then(|f| {
+                    if f.metadata()?.is_file() {
+                        f.set_len(0)?;
+                    }
+                    Ok(f)
+                })
+                .map_err(|e| {
+                    let why = if e.raw_os_error() == Some(libc::ELOOP) {
+                        "it is a symbolic link, which iolab never writes through; name the file itself".to_string()
+                    } else {
+                        e.to_string()
+                    };
+                    Error::usage(format!(
+                        "--live {}: cannot create the file ({why})",
+                        p.display()
+                    ))
+                })?;
             Some(Box::new(std::io::LineWriter::new(f)))
         }
     };

@@ -7,11 +7,13 @@ use crate::engine::worker::AlignedBuf;
 use crate::error::{Error, Result};
 use crate::model::job::{FileSetSpec, Layout};
 use crate::model::units::human_bytes;
-use std::fs::{self, File, OpenOptions};
+use crate::system::target::{Ident, TargetDir};
+use rustix::fs::Stat;
+use std::fs::File;
 use std::io::IsTerminal;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 pub const FILE_PREFIX: &str = "iolab-file.";
@@ -24,7 +26,18 @@ const CHUNK: usize = 1 << 20;
 const WRITE: usize = 4 * CHUNK;
 
 pub fn file_path(dir: &Path, i: u32) -> PathBuf {
-    dir.join(format!("{FILE_PREFIX}{i}"))
+    dir.join(file_name(i))
+}
+
+/// The name of file `i` of a set in its directory.
+pub fn file_name(i: u32) -> String {
+    format!("{FILE_PREFIX}{i}")
+}
+
+/// The handle of the set's directory (the one the set's lock holds, else opened now): every file
+/// of the set is opened, made and removed through it (system::target).
+pub fn target(dir: &Path) -> Result<Arc<TargetDir>> {
+    TargetDir::of(dir).map_err(|e| Error::usage(format!("--dir {}: {e}", dir.display())))
 }
 
 /// How much of the set is already there and usable.
@@ -136,18 +149,24 @@ fn is_unwritten(f: &File, len: u64, blocks: u64) -> bool {
 }
 
 /// The shape of file `i` of the set against the set's layout; None when it does not exist.
-fn shape(spec: &FileSetSpec, i: u32) -> Option<(Shape, fs::Metadata)> {
-    let p = file_path(&spec.dir, i);
-    let md = fs::metadata(&p).ok()?;
+/// Refused (exit 2) when the name holds what iolab did not make: a symbolic link (followed
+/// never), a fifo, a directory, a hard link (system::target).
+fn shape(t: &TargetDir, spec: &FileSetSpec, i: u32) -> Result<Option<(Shape, Stat)>> {
+    let name = file_name(i);
+    let Some(md) = t.entry(&name)? else {
+        return Ok(None);
+    };
     let size = spec.file_size_bytes;
-    let alloc = md.blocks() * 512;
-    let right_size = md.is_file() && md.len() == size;
+    let (len, blocks) = (md.st_size as u64, md.st_blocks as u64);
+    let alloc = blocks * 512;
+    let right_size = len == size;
+    let open = || t.open_existing(&name, false, 0);
     let sh = match spec.layout {
         // Allocated and written: preallocated (unwritten) extents are completed like holes.
         Layout::Overwrite
             if right_size
-                && alloc >= md.len()
-                && !File::open(&p)
+                && alloc >= len
+                && !open()
                     .and_then(|f| extent_bytes(&f))
                     .is_ok_and(|(_, unwritten)| unwritten > 0) =>
         {
@@ -156,31 +175,38 @@ fn shape(spec: &FileSetSpec, i: u32) -> Option<(Shape, fs::Metadata)> {
         Layout::Overwrite if right_size => Shape::Completable,
         // Sparse: (nearly) nothing allocated.
         Layout::Holes if right_size && alloc <= size / 100 => Shape::Ready,
-        Layout::Unwritten
-            if right_size && File::open(&p).is_ok_and(|f| is_unwritten(&f, size, md.blocks())) =>
-        {
+        Layout::Unwritten if right_size && open().is_ok_and(|f| is_unwritten(&f, size, blocks)) => {
             Shape::Ready
         }
-        Layout::Extend if md.is_file() && md.len() == 0 => Shape::Ready,
+        Layout::Extend if len == 0 => Shape::Ready,
         _ => Shape::Other,
     };
-    Some((sh, md))
+    Ok(Some((sh, md)))
 }
 
 /// How much of the set is there with the set's layout. A file is ready when it has exactly the
 /// right size and the layout (overwrite: fully allocated, not sparse; holes: (nearly) no block
 /// allocated; unwritten: preallocated unwritten extents; extend: empty).
+/// A name that holds what iolab did not make counts as present, never ready ([`check_sizes`]
+/// refuses it).
 pub fn status(spec: &FileSetSpec) -> SetStatus {
     let mut s = SetStatus {
         ready_files: 0,
         present_files: 0,
     };
+    let Ok(t) = target(&spec.dir) else {
+        return s;
+    };
     for i in 0..spec.files {
-        if let Some((sh, _)) = shape(spec, i) {
-            s.present_files += 1;
-            if sh == Shape::Ready {
-                s.ready_files += 1;
+        match shape(&t, spec, i) {
+            Ok(None) => {}
+            Ok(Some((sh, _))) => {
+                s.present_files += 1;
+                if sh == Shape::Ready {
+                    s.ready_files += 1;
+                }
             }
+            Err(_) => s.present_files += 1,
         }
     }
     s
@@ -202,26 +228,28 @@ fn layout_shape(layout: Layout, size: u64) -> String {
 /// overwrite, its layout: iolab never rewrites or removes files it did not create. A file of the
 /// right size that is sparse (a seqwr left it emptied) is completed in place by prepare
 /// (overwrite).
+/// A set member that is not a regular file iolab made (a symbolic link, a fifo, a directory, a
+/// hard link) is refused first, in one line (exit 2).
 pub fn check_sizes(spec: &FileSetSpec) -> Result<()> {
+    let t = target(&spec.dir)?;
+    for i in 0..spec.files {
+        shape(&t, spec, i)?;
+    }
     for i in 0..spec.files {
         let p = file_path(&spec.dir, i);
-        let Some((sh, md)) = shape(spec, i) else {
+        let Some((sh, md)) = shape(&t, spec, i)? else {
             continue;
         };
         if sh != Shape::Other {
             continue;
         }
         let d = spec.dir.display();
-        let found = if md.is_file() {
-            human_bytes(md.len() as f64)
-        } else {
-            "not a regular file".into()
-        };
+        let found = human_bytes(md.st_size as f64);
         if spec.layout != Layout::Overwrite {
             return Err(Error::usage(format!(
                 "--layout {l}: {} is {found} with {} allocated, but {} is expected (--layout {l}, --size {} over --files {}): --dir {d} holds a file set of another layout or sizes, and iolab does not rewrite a set it did not create; run with the --layout, --size and --files it was prepared with, give --reprepare to replace it with a set of this layout (iolab's files only), or remove it with `iolab cleanup --dir {d}` and run again",
                 p.display(),
-                human_bytes((md.blocks() * 512) as f64),
+                human_bytes((md.st_blocks as u64 * 512) as f64),
                 layout_shape(spec.layout, spec.file_size_bytes),
                 human_bytes(spec.total_bytes as f64),
                 spec.files,
@@ -245,24 +273,29 @@ pub fn check_sizes(spec: &FileSetSpec) -> Result<()> {
 /// exist are left as they are. A write consumes these layouts, so the runner makes them again
 /// before every mode. Returns how many files it made; on an error, those it created are removed.
 pub fn make_layout(spec: &FileSetSpec, only_missing: bool) -> Result<u32> {
+    let t = target(&spec.dir)?;
+    for i in 0..spec.files {
+        t.entry(&file_name(i))?;
+    }
     let mut created = Vec::new();
     let mut made = 0;
     let r = (|| -> std::io::Result<()> {
         for i in 0..spec.files {
-            let p = file_path(&spec.dir, i);
-            let exists = p.exists();
+            let name = file_name(i);
+            let exists = !matches!(t.entry(&name), Ok(None));
             if only_missing && exists {
                 continue;
             }
             // Emptied: every block of the old file is freed before the layout is made.
-            let f = OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(&p)?;
-            if !exists {
-                created.push(p.clone());
-            }
+            let f = if exists {
+                let f = t.open_existing(&name, true, 0)?;
+                f.set_len(0)?;
+                f
+            } else {
+                let f = t.create_new(&name, 0)?;
+                created.push(name);
+                f
+            };
             match spec.layout {
                 Layout::Holes => f.set_len(spec.file_size_bytes)?,
                 Layout::Unwritten => {
@@ -284,8 +317,8 @@ pub fn make_layout(spec: &FileSetSpec, only_missing: bool) -> Result<u32> {
     match r {
         Ok(()) => Ok(made),
         Err(e) => {
-            for p in &created {
-                let _ = fs::remove_file(p);
+            for name in &created {
+                t.remove(name, true);
             }
             let why = if is_nospace(&e) {
                 format!(
@@ -307,11 +340,11 @@ pub fn make_layout(spec: &FileSetSpec, only_missing: bool) -> Result<u32> {
 /// `--reprepare`: when the set in `--dir` does not have this spec's sizes (what [`check_sizes`]
 /// refuses), removes every `iolab-file.N` there, as `iolab cleanup` does and nothing else, so the
 /// set is prepared afresh. Returns how many files it removed (0: the set fits and is kept).
-pub fn remove_other_sizes(spec: &FileSetSpec) -> u32 {
-    if check_sizes(spec).is_ok() {
-        return 0;
+pub fn remove_other_sizes(spec: &FileSetSpec) -> Result<u32> {
+    match check_sizes(spec) {
+        Ok(()) => Ok(0),
+        Err(_) => cleanup_dir(&spec.dir),
     }
-    cleanup_dir(&spec.dir)
 }
 
 /// The lock file of a file set: `DIR/.iolab-lock`, flock(2)ed for the whole run, prepare or
@@ -322,20 +355,25 @@ pub const LOCK_NAME: &str = ".iolab-lock";
 pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// An exclusive lock on the file set in a directory, released (and the lock file removed when
-/// this holder created it) on drop.
+/// this holder created it) on drop. It holds the directory's handle (system::target) for the
+/// whole command: every file of the set is opened and removed through it.
 #[derive(Debug)]
 pub struct SetLock {
     file: File,
-    path: PathBuf,
+    /// The directory and the lock file's device and inode; None for a `--device`.
+    dir: Option<(Arc<TargetDir>, Ident)>,
     created: bool,
 }
 
 impl Drop for SetLock {
     fn drop(&mut self) {
         // Unlinked while still locked: a waiter that then gets the lock of the removed file sees
-        // that the path no longer names it and starts over.
-        if self.created {
-            let _ = fs::remove_file(&self.path);
+        // that the path no longer names it and starts over. Only the file this holder made.
+        if let Some((t, id)) = &self.dir {
+            t.say_if_gone();
+            if self.created {
+                t.remove_if(LOCK_NAME, *id);
+            }
         }
         // SAFETY: unlocking our own open descriptor (closing it would too).
         unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
@@ -346,27 +384,28 @@ impl Drop for SetLock {
 /// then refuses with one line naming the holder (pid and command line from the lock file).
 /// A block device (`--device`) holds no lock file: its node itself is flock(2)ed, the lock
 /// partitioning tools and udev also honour.
+/// The directory is held (system::target) from here on; a lock file that is not a regular file
+/// iolab made (a symbolic link, a fifo, a directory) is refused in one line (exit 2), never
+/// truncated or written through.
 pub fn lock(dir: &Path) -> Result<SetLock> {
     use std::io::{Read, Write};
-    use std::os::unix::fs::FileTypeExt;
-    if fs::metadata(dir).is_ok_and(|m| m.file_type().is_block_device()) {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    if std::fs::metadata(dir).is_ok_and(|m| m.file_type().is_block_device()) {
         return lock_device(dir);
     }
     let path = dir.join(LOCK_NAME);
+    let t = TargetDir::hold(dir)
+        .map_err(|e| Error::failed(format!("locking the file set ({}): {e}", path.display())))?;
     let t0 = std::time::Instant::now();
     let fail = |e: std::io::Error| {
         Error::failed(format!("locking the file set ({}): {e}", path.display()))
     };
     loop {
-        let (mut file, created) = match OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
+        t.entry(LOCK_NAME)?;
+        let (mut file, created) = match t.create_new(LOCK_NAME, 0) {
             Ok(f) => (f, true),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                match OpenOptions::new().read(true).write(true).open(&path) {
+                match t.open_existing(LOCK_NAME, true, 0) {
                     Ok(f) => (f, false),
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                     Err(e) => return Err(fail(e)),
@@ -377,10 +416,15 @@ pub fn lock(dir: &Path) -> Result<SetLock> {
         // SAFETY: flock on our own open descriptor.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
             // The holder before us may have removed the file meanwhile: then lock the new one.
-            let same = match (fs::metadata(&path), file.metadata()) {
-                (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+            let mine = file.metadata().map(|m| Ident {
+                dev: m.dev(),
+                ino: m.ino(),
+            });
+            let same = match (t.entry(LOCK_NAME), &mine) {
+                (Ok(Some(st)), Ok(id)) => st.st_ino == id.ino && st.st_dev == id.dev,
                 _ => false,
             };
+            let Ok(id) = mine else { continue };
             if !same {
                 continue;
             }
@@ -390,7 +434,7 @@ pub fn lock(dir: &Path) -> Result<SetLock> {
                 .and_then(|_| write!(file, "{}\n{cmd}\n", std::process::id()));
             return Ok(SetLock {
                 file,
-                path,
+                dir: Some((t, id)),
                 created,
             });
         }
@@ -434,7 +478,7 @@ fn lock_device(dev: &Path) -> Result<SetLock> {
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
             return Ok(SetLock {
                 file,
-                path: dev.to_path_buf(),
+                dir: None,
                 created: false,
             });
         }
@@ -498,6 +542,7 @@ pub fn prepare(
     keep: bool,
 ) -> Result<PrepareReport> {
     let t0 = std::time::Instant::now();
+    let t = target(&spec.dir)?;
     if spec.layout != Layout::Overwrite {
         // Nothing to write: the files are made (truncate, fallocate) and a ready one is reused.
         let reused = status(spec).ready_files;
@@ -511,13 +556,13 @@ pub fn prepare(
     let mut todo: Vec<u32> = Vec::new();
     let mut created: Vec<bool> = Vec::new();
     for i in 0..spec.files {
-        match fs::metadata(file_path(&spec.dir, i)) {
-            Ok(_) if shape(spec, i).is_some_and(|(sh, _)| sh == Shape::Ready) => {}
-            Ok(_) => {
+        match shape(&t, spec, i)? {
+            Some((Shape::Ready, _)) => {}
+            Some(_) => {
                 todo.push(i);
                 created.push(false);
             }
-            Err(_) => {
+            None => {
                 todo.push(i);
                 created.push(true);
             }
@@ -535,8 +580,8 @@ pub fn prepare(
     // Files being rewritten give their current space back.
     let reclaim: u64 = todo
         .iter()
-        .filter_map(|&i| fs::metadata(file_path(&spec.dir, i)).ok())
-        .map(|m| m.blocks() * 512)
+        .filter_map(|&i| t.entry(&file_name(i)).ok().flatten())
+        .map(|m| m.st_blocks as u64 * 512)
         .sum();
     if std::env::var_os("IOLAB_TEST_SKIP_SPACE_CHECK").is_none()
         && need > free.saturating_add(reclaim)
@@ -564,8 +609,16 @@ pub fn prepare(
         let mut hs = Vec::new();
         let mut spawn_err = None;
         for w in 0..workers {
-            let (todo, next, written, direct_bytes, failed, bar, done) =
-                (&todo, &next, &written, &direct_bytes, &failed, &bar, &done);
+            let (todo, next, written, direct_bytes, failed, bar, done, t) = (
+                &todo,
+                &next,
+                &written,
+                &direct_bytes,
+                &failed,
+                &bar,
+                &done,
+                &*t,
+            );
             let h = std::thread::Builder::new()
                 .name(format!("iolab-prep{w}"))
                 .spawn_scoped(s, move || -> std::io::Result<()> {
@@ -588,6 +641,7 @@ pub fn prepare(
                             return Ok(());
                         }
                         let r = write_file(
+                            t,
                             spec,
                             todo[k],
                             how,
@@ -642,7 +696,7 @@ pub fn prepare(
         let mut removed = 0;
         for (k, &i) in todo.iter().enumerate() {
             let keep_it = keep && err.is_none() && done[k].load(Ordering::Relaxed);
-            if created[k] && !keep_it && fs::remove_file(file_path(&spec.dir, i)).is_ok() {
+            if created[k] && !keep_it && t.remove(&file_name(i), true) {
                 removed += 1;
             }
         }
@@ -701,6 +755,7 @@ pub fn prepare(
 /// of them with O_DIRECT.
 #[allow(clippy::too_many_arguments)]
 fn write_file(
+    t: &TargetDir,
     spec: &FileSetSpec,
     i: u32,
     how: PrepWrite,
@@ -710,16 +765,10 @@ fn write_file(
     bar: &indicatif::ProgressBar,
     counts: (&AtomicU64, &AtomicU64),
 ) -> std::io::Result<bool> {
-    let path = file_path(&spec.dir, i);
-    let open = |direct: bool| {
-        let mut oo = OpenOptions::new();
-        // In place: a file that exists (an incomplete one of a set) is completed, never truncated.
-        oo.write(true).create(true);
-        if direct {
-            oo.custom_flags(libc::O_DIRECT);
-        }
-        oo.open(&path)
-    };
+    let name = file_name(i);
+    // In place: a file that exists (an incomplete one of a set) is completed, never truncated;
+    // never through a symbolic link (system::target).
+    let open = |direct: bool| t.open_or_create(&name, if direct { libc::O_DIRECT } else { 0 });
     let einval = |e: &std::io::Error| e.raw_os_error() == Some(libc::EINVAL);
     let (mut f, mut direct) = match how {
         PrepWrite::Buffered => (open(false)?, false),
@@ -902,9 +951,9 @@ pub fn drop_cached(f: &File, wb: WriteBack, offset: u64, len: u64) -> std::io::R
 /// measures what is still resident with mincore.
 pub fn evict(spec: &FileSetSpec) -> std::io::Result<Residency> {
     let mut res = Residency::default();
+    let t = TargetDir::of(&spec.dir)?;
     for i in 0..spec.files {
-        let p = file_path(&spec.dir, i);
-        let f = match File::open(&p) {
+        let f = match t.open_existing(&file_name(i), false, 0) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
             Err(e) => return Err(e),
@@ -922,8 +971,9 @@ pub fn warm(spec: &FileSetSpec) -> std::io::Result<Residency> {
     use std::io::Read;
     let mut res = Residency::default();
     let mut buf = vec![0u8; CHUNK];
+    let t = TargetDir::of(&spec.dir)?;
     for i in 0..spec.files {
-        let mut f = File::open(file_path(&spec.dir, i))?;
+        let mut f = t.open_existing(&file_name(i), false, 0)?;
         let len = f.metadata()?.len();
         while f.read(&mut buf)? > 0 {}
         res.resident_bytes += resident_bytes(&f, len)?;
@@ -932,38 +982,48 @@ pub fn warm(spec: &FileSetSpec) -> std::io::Result<Residency> {
     Ok(res)
 }
 
-/// Removes the files of this set (`iolab-file.0` .. `iolab-file.<files-1>`) and nothing else.
-/// Returns how many.
+/// Removes the files of this set (`iolab-file.0` .. `iolab-file.<files-1>`) and nothing else:
+/// through the directory's handle, only the files iolab made or found as its set (same device
+/// and inode), so a target unmounted during the run leaves what its mountpoint holds untouched
+/// (and one line says it disappeared). Returns how many.
 pub fn cleanup(spec: &FileSetSpec) -> u32 {
-    crate::engine::verify::remove_state(&spec.dir);
+    let Ok(t) = target(&spec.dir) else {
+        return 0;
+    };
+    t.say_if_gone();
+    crate::engine::verify::remove_state_in(&t);
     (0..spec.files)
-        .filter(|&i| fs::remove_file(file_path(&spec.dir, i)).is_ok())
+        .filter(|&i| t.remove(&file_name(i), true))
         .count() as u32
 }
 
-/// Removes every `iolab-file.N` in the directory (and nothing else). Returns how many.
-pub fn cleanup_dir(dir: &Path) -> u32 {
-    crate::engine::verify::remove_state(dir);
-    let mut n = 0;
-    if let Ok(rd) = fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            if let Some(rest) = name.strip_prefix(FILE_PREFIX)
-                && !rest.is_empty()
-                && rest.chars().all(|c| c.is_ascii_digit())
-                && fs::remove_file(e.path()).is_ok()
-            {
-                n += 1;
-            }
-        }
+/// Removes every `iolab-file.N` in the directory (and nothing else). A name among them that
+/// holds what iolab did not make (a symbolic link, a fifo, a directory) is refused in one line
+/// (exit 2) before anything is removed. Returns how many.
+pub fn cleanup_dir(dir: &Path) -> Result<u32> {
+    let t = target(dir)?;
+    let names: Vec<String> = t
+        .names()
+        .into_iter()
+        .filter(|name| {
+            name.strip_prefix(FILE_PREFIX)
+                .is_some_and(|rest| !rest.is_empty() && rest.chars().all(|c| c.is_ascii_digit()))
+        })
+        .collect();
+    for name in &names {
+        t.entry(name)?;
     }
-    n
+    crate::engine::verify::check_state_in(&t)?;
+    t.say_if_gone();
+    crate::engine::verify::remove_state_in(&t);
+    Ok(names.iter().filter(|name| t.remove(name, false)).count() as u32)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::{self, OpenOptions};
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 
     fn spec(dir: &Path, files: u32, fsize: u64) -> FileSetSpec {
         FileSetSpec {
@@ -1131,7 +1191,7 @@ mod tests {
         ] {
             fs::write(d.path().join(n), b"x").unwrap();
         }
-        assert_eq!(cleanup_dir(d.path()), 2);
+        assert_eq!(cleanup_dir(d.path()).unwrap(), 2);
         let mut left: Vec<String> = fs::read_dir(d.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -101,15 +101,17 @@ fn open_files(spec: &FileSetSpec, job: &Job) -> Result<Vec<File>> {
                 Error::failed(format!("--device {}: opening it: {why}", dev.display()))
             });
     }
+    // never through a symbolic link planted in the set (system::target)
+    let t = fileset::target(&spec.dir)?;
     (0..spec.files)
         .map(|i| {
-            let p = file_path(&spec.dir, i);
-            OpenOptions::new()
-                .read(true)
-                .write(true)
-                .custom_flags(flags)
-                .open(&p)
-                .map_err(|e| Error::failed(format!("opening {}: {e}", p.display())))
+            t.open_existing(&fileset::file_name(i), true, flags)
+                .map_err(|e| {
+                    Error::failed(format!(
+                        "opening {}: {e}",
+                        file_path(&spec.dir, i).display()
+                    ))
+                })
         })
         .collect()
 }
@@ -156,11 +158,11 @@ fn map_files(files: &[File], len: u64) -> Result<Maps> {
 /// seqwr writes into freshly emptied files: drop every block (truncate to 0) and extend to the
 /// file size again, so each write allocates.
 fn punch_files(spec: &FileSetSpec) -> Result<()> {
+    let t = fileset::target(&spec.dir)?;
     for i in 0..spec.files {
         let p = file_path(&spec.dir, i);
-        let f = OpenOptions::new()
-            .write(true)
-            .open(&p)
+        let f = t
+            .open_existing(&fileset::file_name(i), true, 0)
             .map_err(|e| Error::failed(format!("{}: {e}", p.display())))?;
         f.set_len(0)
             .and_then(|_| f.set_len(spec.file_size_bytes))
@@ -857,6 +859,12 @@ pub fn run_with(
 ) -> Result<RunDoc> {
     let spec = &plan.fileset;
     let start_time = now_rfc3339();
+    // The set's directory is held for the whole run (the command's lock holds it too): every
+    // file is made, opened and removed through this one handle (system::target).
+    let _held = spec
+        .device
+        .is_none()
+        .then(|| crate::system::target::TargetDir::hold(&spec.dir).ok());
     let (env, link_bps) = run_env(&plan.roots, &spec.dir, plan.dio);
     let system = Some(crate::system::env::collect(&plan.roots, Some(&spec.dir)));
     // The whole stack under --dir: partition, dm/md, physical disks.
@@ -911,7 +919,7 @@ pub fn run_with(
     if touches_files {
         // --reprepare: a set of other sizes is removed first, and the new one is this run's.
         if plan.reprepare {
-            let n = fileset::remove_other_sizes(spec);
+            let n = fileset::remove_other_sizes(spec)?;
             if n > 0 && !plan.quiet {
                 eprintln!(
                     "--reprepare: removed the {n} files of a set of other sizes from {}",
@@ -919,8 +927,10 @@ pub fn run_with(
                 );
             }
         }
-        // A set of other sizes is refused before anything is written (never rewritten).
+        // A set of other sizes is refused before anything is written (never rewritten), and
+        // so is a name of the set or its verify state holding what iolab did not make.
         fileset::check_sizes(spec)?;
+        verify::check_state(&spec.dir)?;
     }
     // The set is this run's (removed at the end unless --keep) only when none of its files was
     // there before; a set that was there, even incomplete, is completed and kept.
@@ -1280,6 +1290,8 @@ fn finish(doc: RunDoc, outcome: Result<()>, nothing: impl FnOnce() -> Error) -> 
 /// One file set the roles of a run use, and what this run did to it.
 struct RoleSet<'a> {
     spec: &'a FileSetSpec,
+    /// Its directory's handle, held until the set is cleaned up (system::target).
+    _held: Option<std::sync::Arc<crate::system::target::TargetDir>>,
     /// Some of its files were there before this run.
     existed: bool,
     /// This run created its directory (a role's own `DIR/NAME/`).
@@ -1330,11 +1342,12 @@ fn run_roles(
                 created_dir = true;
             }
             if plan.reprepare {
-                fileset::remove_other_sizes(spec);
+                fileset::remove_other_sizes(spec)?;
             }
             let existed = fileset::status(spec).present_files > 0;
             sets.push(RoleSet {
                 spec,
+                _held: crate::system::target::TargetDir::hold(&spec.dir).ok(),
                 existed,
                 created_dir,
             });

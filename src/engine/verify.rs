@@ -12,6 +12,7 @@ use crate::measure::stats::ThreadVerify;
 use crate::model::verify::{
     self as v, GEN_UNKNOWN_BIT, Header, Mismatch, STATE_FILE, STATE_SCHEMA, StateHead, VerifyResult,
 };
+use crate::system::target::TargetDir;
 use std::io::{Read, Write};
 use std::path::Path;
 
@@ -159,36 +160,66 @@ pub fn apply_ranges(gens: &mut [u32], ranges: &[(u64, Vec<u32>)]) {
     }
 }
 
-/// Writes the state file whole (a temporary file, synced, renamed, directory synced).
+/// Writes the state file whole (a temporary file of an unpredictable name made with O_EXCL,
+/// synced, renamed, directory synced), through the directory's handle (system::target); a state
+/// name that holds what iolab did not make (a symbolic link, a fifo, a directory) is refused.
 pub fn save_state(dir: &Path, head: &StateHead, gens: &[u32]) -> std::io::Result<()> {
-    let tmp = dir.join(format!("{STATE_FILE}.tmp"));
+    let t = TargetDir::of(dir)?;
+    check_state_in(&t).map_err(|e| std::io::Error::other(e.msg))?;
     let mut body = serde_json::to_vec(head).map_err(std::io::Error::other)?;
     body.push(b'\n');
     body.reserve(gens.len() * 4);
     for g in gens {
         body.extend_from_slice(&g.to_le_bytes());
     }
-    {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(&body)?;
-        f.sync_all()?;
+    let (mut f, tmp) = t.create_temp(&format!("{STATE_FILE}."))?;
+    let r = f
+        .write_all(&body)
+        .and_then(|_| f.sync_all())
+        .and_then(|_| t.rename(&tmp, STATE_FILE));
+    if r.is_err() {
+        t.remove(&tmp, true);
     }
-    std::fs::rename(&tmp, state_path(dir))?;
+    r?;
     // the directory entry too, where the filesystem can (some FUSE filesystems cannot)
-    let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
+    let _ = t.sync();
     Ok(())
 }
 
-/// Removes a state file (a run that writes without --verify makes it wrong).
+/// Refuses (exit 2) a state name (`.iolab-verify`) that holds what iolab did not make: a
+/// symbolic link, a fifo, a directory.
+pub fn check_state_in(t: &TargetDir) -> Result<()> {
+    t.entry(STATE_FILE).map(|_| ())
+}
+
+/// [`check_state_in`] for a directory.
+pub fn check_state(dir: &Path) -> Result<()> {
+    let t =
+        TargetDir::of(dir).map_err(|e| Error::usage(format!("--dir {}: {e}", dir.display())))?;
+    check_state_in(&t)
+}
+
+/// Removes a state file (a run that writes without --verify makes it wrong): a regular file
+/// only, never a link planted in its place.
 pub fn remove_state(dir: &Path) {
-    let _ = std::fs::remove_file(state_path(dir));
+    if let Ok(t) = TargetDir::of(dir) {
+        remove_state_in(&t);
+    }
+}
+
+/// [`remove_state`] through the directory's handle.
+pub fn remove_state_in(t: &TargetDir) {
+    t.remove(STATE_FILE, false);
 }
 
 /// Reads the state file of `dir`.
 pub fn load_state(dir: &Path) -> Result<(StateHead, Vec<u32>)> {
     let p = state_path(dir);
+    let t =
+        TargetDir::of(dir).map_err(|e| Error::usage(format!("--dir {}: {e}", dir.display())))?;
+    check_state_in(&t)?;
     let mut body = Vec::new();
-    match std::fs::File::open(&p) {
+    match t.open_existing(STATE_FILE, false, 0) {
         Ok(mut f) => f
             .read_to_end(&mut body)
             .map(|_| ())
@@ -240,6 +271,8 @@ pub fn load_state(dir: &Path) -> Result<(StateHead, Vec<u32>)> {
 pub fn verify_set(dir: &Path) -> Result<(StateHead, VerifyResult, u64)> {
     use std::os::fd::AsRawFd;
     let (head, gens) = load_state(dir)?;
+    let t =
+        TargetDir::of(dir).map_err(|e| Error::usage(format!("--dir {}: {e}", dir.display())))?;
     let bs = head.block_bytes as usize;
     let per_file = (head.file_size_bytes / head.block_bytes) as usize;
     let mut res = VerifyResult::default();
@@ -248,8 +281,10 @@ pub fn verify_set(dir: &Path) -> Result<(StateHead, VerifyResult, u64)> {
     let mut buf = vec![0u8; chunk_blocks * bs];
     for (fi, name) in head.files.iter().enumerate() {
         let p = dir.join(name);
-        let mut f =
-            std::fs::File::open(&p).map_err(|e| Error::failed(format!("{}: {e}", p.display())))?;
+        t.entry(name)?;
+        let mut f = t
+            .open_existing(name, false, 0)
+            .map_err(|e| Error::failed(format!("{}: {e}", p.display())))?;
         // SAFETY: fadvise on our own descriptor; a failure only leaves pages cached.
         unsafe {
             libc::fdatasync(f.as_raw_fd());

@@ -359,22 +359,46 @@ impl CheckStamp {
         PathBuf::from(p)
     }
 
-    /// Whether the last passed check recorded exactly this.
+    /// Whether the last passed check recorded exactly this (a regular file of at most 4 KiB,
+    /// never read through a symbolic link or from a fifo).
     fn recorded(&self, path: &Path) -> bool {
-        std::fs::read_to_string(Self::file(path)).is_ok_and(|t| t.trim_end() == self.0)
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let Ok(f) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(Self::file(path))
+        else {
+            return false;
+        };
+        let mut t = String::new();
+        f.metadata().is_ok_and(|m| m.is_file())
+            && f.take(4096).read_to_string(&mut t).is_ok()
+            && t.trim_end() == self.0
     }
 
-    /// Records a passed check (whole or absent: written aside, then renamed). A store in a
-    /// directory iolab cannot write is simply checked every time.
+    /// Records a passed check (whole or absent: written aside in a temporary file of an
+    /// unpredictable name made with O_EXCL in the store's directory, then renamed over
+    /// `<store>.checked`, never written through a link planted there). A store in a directory
+    /// iolab cannot write is simply checked every time.
     fn record(&self, path: &Path) {
+        use std::io::Write;
         let f = Self::file(path);
-        let mut tmp = f.as_os_str().to_owned();
-        tmp.push(format!(".{}", std::process::id()));
-        let tmp = PathBuf::from(tmp);
-        let done = std::fs::write(&tmp, format!("{}\n", self.0)).is_ok()
-            && std::fs::rename(&tmp, &f).is_ok();
-        if !done {
-            let _ = std::fs::remove_file(&tmp);
+        let dir = match f.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let prefix = format!(
+            "{}.",
+            f.file_name()
+                .map_or("iolab".into(), |n| n.to_string_lossy())
+        );
+        let Ok(mut tmp) = tempfile::Builder::new().prefix(&prefix).tempfile_in(dir) else {
+            return;
+        };
+        if tmp.write_all(format!("{}\n", self.0).as_bytes()).is_ok() {
+            // an unsaved temporary file is removed when `tmp` is dropped
+            let _ = tmp.persist(&f);
         }
     }
 }
@@ -2131,5 +2155,36 @@ mod tests {
             let d = serde_json::json!({"doc_id": bad});
             assert_eq!(doc_id(&d).len(), 64, "{bad}");
         }
+    }
+}
+
+#[cfg(test)]
+mod checked_tests {
+    use super::*;
+
+    /// `<store>.checked` is written aside under an unpredictable name: a symbolic link planted
+    /// at the name an older iolab used (`<store>.checked.<pid>`) is never written through.
+    #[test]
+    fn the_checked_file_is_never_written_through_a_planted_link() {
+        let d = tempfile::tempdir().unwrap();
+        let outside = d.path().join("outside");
+        std::fs::write(&outside, b"keep").unwrap();
+        let store = d.path().join("s.db");
+        let planted = d
+            .path()
+            .join(format!("s.db.checked.{}", std::process::id()));
+        std::os::unix::fs::symlink(&outside, &planted).unwrap();
+        let stamp = CheckStamp("stamp".into());
+        stamp.record(&store);
+        assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
+        assert!(std::fs::symlink_metadata(&planted).unwrap().is_symlink());
+        assert!(stamp.recorded(&store));
+        // a link at `<store>.checked` itself is replaced, never followed
+        std::fs::remove_file(CheckStamp::file(&store)).unwrap();
+        std::os::unix::fs::symlink(&outside, CheckStamp::file(&store)).unwrap();
+        assert!(!stamp.recorded(&store));
+        stamp.record(&store);
+        assert_eq!(std::fs::read(&outside).unwrap(), b"keep");
+        assert!(stamp.recorded(&store));
     }
 }

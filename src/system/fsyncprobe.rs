@@ -163,7 +163,7 @@ pub fn run(
 ) -> Result<ProbeReport> {
     let pid = std::process::id();
     let probe_path = dir.join(format!(".iolab-fsync-probe-{pid}"));
-    let mut cleanup = Cleanup(vec![probe_path.clone()]);
+    let mut cleanup = Cleanup(Vec::new());
     let f = OpenOptions::new()
         .read(true)
         .write(true)
@@ -175,6 +175,8 @@ pub fn run(
                 dir.display()
             ))
         })?;
+    // removed again only once made here (a link planted at the name is not iolab's)
+    cleanup.0.push(probe_path.clone());
     // Preallocate with real data, so fdatasync has no size or allocation to write.
     (&f).write_all(&vec![0xa5u8; 1 << 20])
         .and_then(|_| f.sync_all())
@@ -212,15 +214,20 @@ pub fn run(
     // unrelated dirty data of the same filesystem).
     if writers > 0 && !stop.load(Ordering::Relaxed) {
         let done = AtomicBool::new(false);
-        let paths: Vec<PathBuf> = (0..writers)
-            .map(|w| dir.join(format!(".iolab-fsync-probe-{pid}-writer{w}")))
-            .collect();
-        cleanup.0.extend(paths.iter().cloned());
+        // Made afresh (O_EXCL, never through a symbolic link planted at the name); only the
+        // files made here are removed again.
+        let mut files = Vec::new();
+        for w in 0..writers {
+            let p = dir.join(format!(".iolab-fsync-probe-{pid}-writer{w}"));
+            if let Ok(wf) = OpenOptions::new().write(true).create_new(true).open(&p) {
+                cleanup.0.push(p);
+                files.push(wf);
+            }
+        }
         let h = std::thread::scope(|s| -> Result<LatHist> {
-            for p in &paths {
+            for wf in files {
                 let done = &done;
                 s.spawn(move || {
-                    let Ok(wf) = File::create(p) else { return };
                     let chunk = vec![0x33u8; 1 << 20];
                     let mut off = 0u64;
                     while !done.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {

@@ -371,49 +371,52 @@ pub fn data_path(dir: &Path) -> PathBuf {
     dir.join(cc::DATA_FILE)
 }
 
+/// Refuses (exit 2) a data file name in `dir` that holds what iolab did not make: a symbolic
+/// link, a fifo, a directory (checked before the journal is opened, so nothing is left).
+pub fn check_data_file(dir: &Path) -> Result<()> {
+    let t = crate::system::target::TargetDir::of(dir).map_err(|e| io_err(dir.display(), e))?;
+    t.entry(cc::DATA_FILE).map(|_| ())
+}
+
 /// Creates the data file afresh at its full size (allocated where the filesystem can) and makes
 /// that durable, then opens it for the records with the sync mode's flags.
+/// Through the directory's handle (system::target): a data file name that holds what iolab did
+/// not make (a symbolic link, a fifo, a directory) is refused in one line (exit 2), never
+/// removed or written through.
 pub fn create_data_file(o: &WriteOpts) -> Result<File> {
+    use crate::system::target::TargetDir;
     let p = data_path(&o.dir);
     let what = || p.display().to_string();
-    let _ = std::fs::remove_file(&p);
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&p)
+    let t = TargetDir::of(&o.dir).map_err(|e| io_err(o.dir.display(), e))?;
+    t.entry(cc::DATA_FILE)?;
+    t.remove(cc::DATA_FILE, false);
+    let f = t
+        .create_new(cc::DATA_FILE, 0)
         .map_err(|e| io_err(what(), e))?;
     // SAFETY: plain system call on an open descriptor.
     let _ = unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, o.file_bytes as libc::off_t) };
     f.set_len(o.file_bytes)
         .and_then(|_| f.sync_all())
         .map_err(|e| io_err(what(), e))?;
-    File::open(&o.dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|e| io_err(o.dir.display(), e))?;
+    t.sync().map_err(|e| io_err(o.dir.display(), e))?;
     drop(f);
     let flags = match o.sync {
         SyncMode::Fsync | SyncMode::Fdatasync => 0,
         SyncMode::Dsync => libc::O_DSYNC,
         SyncMode::DirectDsync => libc::O_DSYNC | libc::O_DIRECT,
     };
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .custom_flags(flags)
-        .open(&p)
-        .map_err(|e| {
-            let _ = std::fs::remove_file(&p);
-            if e.raw_os_error() == Some(libc::EINVAL) {
-                Error::usage(format!(
-                    "--sync {}: {} refuses O_DIRECT; use --sync dsync",
-                    o.sync.name(),
-                    o.dir.display()
-                ))
-            } else {
-                io_err(what(), e)
-            }
-        })
+    t.open_existing(cc::DATA_FILE, true, flags).map_err(|e| {
+        t.remove(cc::DATA_FILE, true);
+        if e.raw_os_error() == Some(libc::EINVAL) {
+            Error::usage(format!(
+                "--sync {}: {} refuses O_DIRECT; use --sync dsync",
+                o.sync.name(),
+                o.dir.display()
+            ))
+        } else {
+            io_err(what(), e)
+        }
+    })
 }
 
 fn sync_call(f: &File, mode: SyncMode) -> std::io::Result<()> {

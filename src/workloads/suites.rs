@@ -145,6 +145,13 @@ fn unique_name(prefix: &str) -> String {
     )
 }
 
+/// Options that never open through a symbolic link (O_NOFOLLOW): a suite's files are its own.
+fn nofollow() -> OpenOptions {
+    let mut oo = OpenOptions::new();
+    oo.custom_flags(libc::O_NOFOLLOW);
+    oo
+}
+
 /// Removes the files and directories a suite created when it goes out of scope, whatever happened.
 struct Cleanup {
     files: Vec<PathBuf>,
@@ -339,9 +346,8 @@ fn open(path: &Path, how: Open, direct: bool) -> io::Result<File> {
         Open::Write => oo.write(true),
         Open::Read => &mut oo,
     };
-    if direct {
-        oo.custom_flags(libc::O_DIRECT);
-    }
+    // never through a symbolic link planted at the suite's file name
+    oo.custom_flags(libc::O_NOFOLLOW | if direct { libc::O_DIRECT } else { 0 });
     oo.open(path)
 }
 
@@ -801,7 +807,7 @@ pub fn bonnie_char_io_bytes(size: u64, chunk: u64) -> u64 {
 /// bonnie++'s "putc": `bytes` written one byte per `write(2)`, as bonnie++ 2.00 does; one timed
 /// operation per chunk's worth of bytes.
 fn putc_test(path: &Path, bytes: u64, chunk: u64, stop: &AtomicBool) -> Step {
-    let mut f = OpenOptions::new()
+    let mut f = nofollow()
         .write(true)
         .create(true)
         .truncate(true)
@@ -824,7 +830,7 @@ fn putc_test(path: &Path, bytes: u64, chunk: u64, stop: &AtomicBool) -> Step {
 }
 
 fn block_write_test(path: &Path, size: u64, buf: &mut [u8], stop: &AtomicBool) -> Step {
-    let mut f = OpenOptions::new()
+    let mut f = nofollow()
         .write(true)
         .create(true)
         .truncate(true)
@@ -843,7 +849,7 @@ fn block_write_test(path: &Path, size: u64, buf: &mut [u8], stop: &AtomicBool) -
 }
 
 fn rewrite_test(path: &Path, size: u64, buf: &mut [u8], stop: &AtomicBool) -> Step {
-    let mut f = OpenOptions::new().read(true).write(true).open(path)?;
+    let mut f = nofollow().read(true).write(true).open(path)?;
     evict(&f)?;
     let back = SeekFrom::Current(-(buf.len() as i64));
     let mut m = Meter::start();
@@ -863,7 +869,7 @@ fn rewrite_test(path: &Path, size: u64, buf: &mut [u8], stop: &AtomicBool) -> St
 
 /// bonnie++'s "getc": the first `bytes` of the file read one byte per `read(2)`.
 fn getc_test(path: &Path, bytes: u64, chunk: u64, stop: &AtomicBool) -> Step {
-    let mut f = File::open(path)?;
+    let mut f = nofollow().read(true).open(path)?;
     evict(&f)?;
     let mut c = [0u8; 1];
     let mut m = Meter::start();
@@ -882,7 +888,7 @@ fn getc_test(path: &Path, bytes: u64, chunk: u64, stop: &AtomicBool) -> Step {
 }
 
 fn block_read_test(path: &Path, size: u64, buf: &mut [u8], stop: &AtomicBool) -> Step {
-    let mut f = File::open(path)?;
+    let mut f = nofollow().read(true).open(path)?;
     evict(&f)?;
     let mut m = Meter::start();
     for _ in 0..size / buf.len() as u64 {
@@ -905,7 +911,7 @@ fn seeker(
     seed: u64,
     stop: &AtomicBool,
 ) -> io::Result<(u64, Duration, bool)> {
-    let f = OpenOptions::new().read(true).write(true).open(path)?;
+    let f = nofollow().read(true).write(true).open(path)?;
     let mut buf = vec![0u8; chunk as usize];
     let mut rng = SplitMix::new(seed);
     let mut max = Duration::ZERO;
@@ -934,7 +940,7 @@ fn seeks_test(
     seed: u64,
     stop: &AtomicBool,
 ) -> Step {
-    evict(&File::open(path)?)?;
+    evict(&nofollow().read(true).open(path)?)?;
     let chunks = size / chunk;
     let k = BONNIE_SEEK_THREADS as u64;
     let m = Meter::start();
@@ -983,7 +989,7 @@ fn file_test(names: &[PathBuf], order: &[u64], op: FileOp, stop: &AtomicBool) ->
         let t = Instant::now();
         match op {
             FileOp::Create => {
-                OpenOptions::new().write(true).create_new(true).open(p)?;
+                nofollow().write(true).create_new(true).open(p)?;
             }
             FileOp::Stat => {
                 fs::metadata(p)?;
@@ -1092,7 +1098,11 @@ pub fn bonnie(o: &BonnieOpts, stop: &AtomicBool) -> Result<BonnieResult> {
         ))
     };
     if o.size > 0 {
-        File::create(&path).map_err(|e| cant(&path, e))?;
+        nofollow()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| cant(&path, e))?;
     }
     if o.files > 0 {
         fs::create_dir(&sub).map_err(|e| cant(&sub, e))?;
