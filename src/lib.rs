@@ -8,6 +8,7 @@
 //! `workloads` (databases, suites, zones, experiments), `output` (tables, charts, HTML), `cli`
 //! (flags and plans) and `commands` (one per subcommand).
 
+pub mod analysis;
 pub mod cli;
 pub mod commands;
 pub mod dist;

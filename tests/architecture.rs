@@ -6,13 +6,14 @@
 use std::path::{Path, PathBuf};
 
 /// Lowest first. `commands` and `main.rs` sit on top of everything.
-const LAYERS: [&str; 13] = [
+const LAYERS: [&str; 14] = [
     "model",
     "error",
     "spec",
     "measure",
     "system",
     "store",
+    "analysis",
     "engine",
     "dist",
     "workloads",

@@ -1,6 +1,7 @@
 //! `iolab report` (one self-contained HTML file) and `iolab plot` (one chart as SVG or PNG).
 //! Every number shown comes from the same stored documents and renderers as `iolab show`.
 
+use crate::analysis::explain::Explanation;
 use crate::error::{Error, Result};
 use crate::model::run::RunDoc;
 use crate::output::charts::{CSS, Chart, Kind, Series};
@@ -650,7 +651,16 @@ pub fn charts_for(store: &Store, refs: &[Ref]) -> Result<Vec<Chart>> {
     }
 }
 
-fn header(store: &Store, id: i64, s: &mut String) -> Result<()> {
+/// What the report shows beside the figures, found by `crate::analysis` (the command runs it):
+/// the explanation of the one run or group reported (none for other kinds or a comparison), and
+/// `iolab check`'s findings on the first run's environment snapshot.
+#[derive(Default)]
+pub struct Found {
+    pub explain: Option<Explanation>,
+    pub check: Vec<crate::analysis::check::Finding>,
+}
+
+fn header(store: &Store, id: i64, found: &Found, s: &mut String) -> Result<()> {
     let r = store.run(id)?;
     let doc = store.doc(id)?;
     let sys: Option<crate::system::env::EnvReport> = doc
@@ -705,8 +715,8 @@ fn header(store: &Store, id: i64, s: &mut String) -> Result<()> {
         }
     }
     s.push_str("</dl>");
-    if let Some(sys) = &sys {
-        let f = crate::system::check::check(sys);
+    if sys.is_some() {
+        let f = &found.check;
         if !f.is_empty() {
             s.push_str("<details open><summary>iolab check findings for this storage</summary><ul class=\"findings\">");
             for x in f {
@@ -736,7 +746,7 @@ li.Critical{color:#b00}li.Warn{color:#a60}
 @media print{body{background:#fff;color:#000;max-width:none}pre.table{background:none;border:1px solid #ccc;font-size:9.5px;white-space:pre-wrap;overflow:visible}}";
 
 /// The whole report.
-pub fn html(store: &Store, refs: &[Ref]) -> Result<String> {
+pub fn html(store: &Store, refs: &[Ref], found: &Found) -> Result<String> {
     let mut s = String::new();
     // One reference: exactly what `iolab show` prints for it; several: `iolab compare`.
     let (title, first_run, text, charts) = match refs {
@@ -771,7 +781,7 @@ pub fn html(store: &Store, refs: &[Ref]) -> Result<String> {
         esc(&title),
         esc(&title)
     );
-    header(store, first_run, &mut s)?;
+    header(store, first_run, found, &mut s)?;
     s.push_str("</header>");
     let _ = write!(
         s,
@@ -779,13 +789,13 @@ pub fn html(store: &Store, refs: &[Ref]) -> Result<String> {
         esc(&text)
     );
     // The explanation of a run or a group of runs (other kinds have none).
-    if let [r] = refs
-        && let Ok(e) = crate::output::explain::explain_ref(store, *r)
+    if let [_] = refs
+        && let Some(e) = &found.explain
     {
         let _ = write!(
             s,
             "<section id=\"explain\"><h2>Explanation</h2><pre class=\"table\">{}</pre></section>",
-            esc(&crate::output::explain::render(&e))
+            esc(&crate::output::explain::render(e))
         );
     }
     s.push_str("<section><h2>Charts</h2>");

@@ -1,6 +1,7 @@
 //! Output: text tables, stored-run rendering, SVG/PNG charts and the HTML report.
 
 pub mod charts;
+pub mod check;
 pub mod crashcheck;
 pub mod db;
 pub mod document;
