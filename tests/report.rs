@@ -455,7 +455,7 @@ fn compare_chart_whiskers_stay_inside_the_plot_and_off_the_legend() {
         not_comparable: Vec::new(),
         changes: Vec::new(),
     };
-    let charts = iolab::output::html::compare_charts(&c);
+    let charts = iolab::output::stored_charts::compare_charts(&c);
     let ch = charts.iter().find(|c| c.name == "compare-iops").unwrap();
     for (w, h) in [(960, 420), (640, 300), (900, 400)] {
         let svg = ch.svg(w, h);

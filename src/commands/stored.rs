@@ -24,7 +24,7 @@ pub fn list(a: &cli::ListArgs) -> Result<i32> {
 pub fn show(a: &cli::ShowArgs) -> Result<i32> {
     let s = open_store(&a.db)?;
     let r: store::Ref = a.id.parse().map_err(Error::usage)?;
-    emit(&crate::output::document::resolve(&s, r)?, a.json);
+    emit(&crate::output::shown::resolve(&s, r)?, a.json);
     Ok(0)
 }
 

@@ -11,6 +11,8 @@ pub mod explain;
 pub mod fio;
 pub mod history;
 pub mod html;
+pub mod shown;
+pub mod stored_charts;
 pub mod suites;
 pub mod table;
 
