@@ -82,8 +82,11 @@ const TIB: u64 = 1 << 40;
 pub const ALIGN_BYTES: u64 = MIB;
 /// xfs `inode32` on a filesystem larger than this crowds the inodes at its start.
 pub const INODE32_MAX_BYTES: u64 = TIB;
-/// read_ahead_kb above this (or above 2 × optimal_io_size when that is more).
+/// read_ahead_kb above this (or above [`READ_AHEAD_STRIPE_WIDTHS`] × optimal_io_size when that is
+/// more).
 pub const READ_AHEAD_MAX_KB: u64 = 256;
+/// The read-ahead the kernel itself gives a striped device, in stripe widths (optimal_io_size).
+pub const READ_AHEAD_STRIPE_WIDTHS: u64 = 2;
 /// Dirty pages allowed to accumulate above this many bytes.
 pub const DIRTY_MAX_BYTES: u64 = 2 << 30;
 /// vm.swappiness above this, with swap configured.
@@ -178,7 +181,7 @@ pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     Rule {
         id: "read_ahead_large",
         class: Severity::Warn,
-        when: format!("read_ahead_kb on a device under PATH above {}, or above 2 × optimal_io_size (what the kernel itself gives a striped device) when that is more", READ_AHEAD_MAX_KB),
+        when: format!("read_ahead_kb on a device under PATH above {}, or above {} × optimal_io_size (what the kernel itself gives a striped device) when that is more", READ_AHEAD_MAX_KB, READ_AHEAD_STRIPE_WIDTHS),
         why: "a database reads pages at random; each cache miss can drag in up to that much more data, wasting disk time and evicting useful pages",
         fix: &[Fix {
             case: "",
@@ -578,7 +581,8 @@ fn read_ahead_large(e: &EnvReport) -> Vec<Hit> {
         .into_iter()
         .filter_map(|d| {
             // The kernel itself gives striped devices 2 × their optimal I/O size of read-ahead.
-            let limit = READ_AHEAD_MAX_KB.max(2 * d.optimal_io_size.unwrap_or(0) / 1024);
+            let limit = READ_AHEAD_MAX_KB
+                .max(READ_AHEAD_STRIPE_WIDTHS * d.optimal_io_size.unwrap_or(0) / 1024);
             let ra = d.read_ahead_kb.filter(|ra| *ra > limit)?;
             Some(hit(&d.name, format!("{} read_ahead_kb = {ra}", d.name)).var("device", &d.name))
         })

@@ -69,8 +69,10 @@ pub const CPU_SYSTEM_MIN_PROCESS_PCT: f64 = 50.0;
 /// this many times its await at the sweep's fewest in flight (its low-load latency).
 pub const QD_MAX_LOAD_RATIO: f64 = 1.25;
 /// Queue-depth bound: the device's queue (aqu-sz) held at most this many times the workload's
-/// own I/Os in flight, plus one: nothing else was queued at the device.
+/// own I/Os in flight, plus [`QD_QUEUE_SLACK`]: nothing else was queued at the device.
 pub const QD_MAX_QUEUE_SHARE: f64 = 1.5;
+/// The requests beyond [`QD_MAX_QUEUE_SHARE`] × in flight that the device's queue may hold.
+pub const QD_QUEUE_SLACK: f64 = 1.0;
 /// Queue-depth bound: the device's queue held at least this share of the workload's I/Os in
 /// flight: they reached the device rather than waiting above it.
 pub const QD_MIN_QUEUE_SHARE: f64 = 0.5;
@@ -193,8 +195,8 @@ pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         id: "queue_depth_bound",
         class: Class { layer: Layer::QueueDepth, kind: Kind::Limit },
         when: format!(
-            "not paced by --rate, mean latency ≥ {} µs, Little's law holds (IOPS × mean latency ≥ {} of in flight, threads × iodepth: the time goes to waiting for I/O), the device's queue (aqu-sz, when measured) held the workload's I/Os and nothing else (between {} × and {} × in flight + 1), and the device is far from saturated: its latency at this load is its low-load latency. In a run alone that is shown only with one I/O in flight (the lowest load there is); with more, in a sweep, when the device's await is ≤ {} × its await at the sweep's fewest in flight for the same job (for a cell no other rule explained). No cap on the in-flight count",
-            num(QD_MIN_LAT_NS / 1000.0), percent(LITTLE_MIN), num(QD_MIN_QUEUE_SHARE), num(QD_MAX_QUEUE_SHARE), num(QD_MAX_LOAD_RATIO)
+            "not paced by --rate, mean latency ≥ {} µs, Little's law holds (IOPS × mean latency ≥ {} of in flight, threads × iodepth: the time goes to waiting for I/O), the device's queue (aqu-sz, when measured) held the workload's I/Os and nothing else (between {} × and {} × in flight + {}), and the device is far from saturated: its latency at this load is its low-load latency. In a run alone that is shown only with one I/O in flight (the lowest load there is); with more, in a sweep, when the device's await is ≤ {} × its await at the sweep's fewest in flight for the same job (for a cell no other rule explained). No cap on the in-flight count",
+            num(QD_MIN_LAT_NS / 1000.0), percent(LITTLE_MIN), num(QD_MIN_QUEUE_SHARE), num(QD_MAX_QUEUE_SHARE), num(QD_QUEUE_SLACK), num(QD_MAX_LOAD_RATIO)
         ),
         fix: &[],
         why: "with {in_flight} in flight and each I/O taking {lat}, IOPS cannot exceed in-flight / latency (Little's law): the workload, not the storage, sets the rate; more threads or a deeper queue would raise it until the device saturates",
@@ -686,7 +688,7 @@ pub fn waits_for_io(f: &Facts) -> bool {
 pub fn queue_is_own(f: &Facts) -> bool {
     match f.dev {
         Some((_, d)) if f.role.is_none() => {
-            d.aqu_sz <= QD_MAX_QUEUE_SHARE * f.in_flight + 1.0
+            d.aqu_sz <= QD_MAX_QUEUE_SHARE * f.in_flight + QD_QUEUE_SLACK
                 && d.aqu_sz >= QD_MIN_QUEUE_SHARE * f.in_flight
         }
         _ => true,
