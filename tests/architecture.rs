@@ -406,3 +406,31 @@ fn the_file_cycle_check_sees_a_cycle() {
         ]]
     );
 }
+
+/// `output` renders the findings of `analysis` and never finds them: it may name analysis's types
+/// (`crate::analysis::explain::Explanation`), not its functions or tables (the command runs the
+/// rules and hands the findings over).
+#[test]
+fn output_renders_findings_and_never_finds_them() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src.join("output"), &mut files);
+    let mut bad = Vec::new();
+    for f in files {
+        let code = code_of(&std::fs::read_to_string(&f).unwrap());
+        for (line, p) in paths(&code, "crate::") {
+            if p.first().map(String::as_str) != Some("analysis") {
+                continue;
+            }
+            let last = p.last().map(String::as_str).unwrap_or("");
+            if !last.starts_with(|c: char| c.is_ascii_uppercase()) {
+                bad.push(format!("{}:{line}: crate::{}", f.display(), p.join("::")));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "output uses analysis beyond its types (run the rules in the command):\n{}",
+        bad.join("\n")
+    );
+}
