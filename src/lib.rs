@@ -3,11 +3,13 @@
 //! The top-level modules are the stages of the pipeline, lowest first; a module only uses the
 //! ones above it in this list (checked by tests/architecture.rs):
 //! `error`, `model` (document types), `spec` (what to run), `measure` (histograms, statistics,
-//! the device sampler, truth checks), `system` (environment readers, checks, device tuning),
-//! `store` (results store, imports, comparisons), `engine` (workers, file sets, the runner),
+//! the device sampler, truth checks), `system` (environment readers, device tuning),
+//! `store` (results store, imports, comparisons), `analysis` (the check and explain rules:
+//! documents in, findings out), `engine` (workers, file sets, the runner),
 //! `workloads` (databases, suites, zones, experiments), `output` (tables, charts, HTML), `cli`
 //! (flags and plans) and `commands` (one per subcommand).
 
+pub mod analysis;
 pub mod cli;
 pub mod commands;
 pub mod dist;

@@ -1,4 +1,4 @@
-//! docs/check.md's rule list is generated from `iolab::system::check::RULES`: the text between
+//! docs/check.md's rule list is generated from `iolab::analysis::check::RULES`: the text between
 //! `<!-- rules:begin -->` and `<!-- rules:end -->` must equal `check::rules_markdown()` exactly,
 //! so the docs cannot drift from the rules. After changing a rule, regenerate it with
 //!
@@ -10,7 +10,7 @@
 //! exercised by the fixture tests: `every_rule_fires_on_a_fixture` in tests/env_fixtures.rs makes
 //! each one fire, and the test here checks that tests/env_fixtures.rs asserts each id.
 
-use iolab::system::check;
+use iolab::analysis::check;
 use std::path::PathBuf;
 
 const BEGIN: &str = "<!-- rules:begin -->\n";
@@ -79,13 +79,13 @@ fn every_rule_is_named_by_a_fixture_test() {
     );
 }
 
-/// docs/explain.md's rule list is generated from `iolab::output::explain::RULES` the same way.
+/// docs/explain.md's rule list is generated from `iolab::analysis::explain::rules::RULES` the same way.
 #[test]
 fn explain_docs_rule_list_is_generated_from_the_table() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/explain.md");
     let doc = std::fs::read_to_string(&path).expect("read docs/explain.md");
     let (before, section, after) = split(&doc);
-    let want = iolab::output::explain::rules_markdown();
+    let want = iolab::analysis::explain::rules::rules_markdown();
     if section == want {
         return;
     }
@@ -108,7 +108,7 @@ fn every_explain_rule_is_named_by_a_test() {
         .iter()
         .map(|f| std::fs::read_to_string(dir.join(f)).expect("read a test file"))
         .collect();
-    let missing: Vec<&str> = iolab::output::explain::RULES
+    let missing: Vec<&str> = iolab::analysis::explain::rules::RULES
         .iter()
         .map(|r| r.id)
         .filter(|id| !src.contains(&format!("[\"{id}\"]")) && !src.contains(&format!("\"{id}\"]")))

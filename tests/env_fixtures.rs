@@ -1,7 +1,7 @@
 //! `iolab env` / `iolab check` against fixture trees: fake /proc, /sys and /etc laid out the way
 //! the kernel lays them out, read through `Roots::fixture`. No tools run, nothing needs root.
 
-use iolab::system::check::{self, Finding, Severity};
+use iolab::analysis::check::{self, Finding, Severity};
 use iolab::system::env::{self as sysenv, EnvReport, Roots};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -1777,7 +1777,7 @@ fn every_rule_fires_on_a_fixture() {
                 .iter()
                 .find(|r| r.id == x.id)
                 .unwrap_or_else(|| panic!("{name}: {} is not in RULES", x.id));
-            assert_eq!(x.severity, rule.severity, "{name}: {x:?}");
+            assert_eq!(x.severity, rule.class, "{name}: {x:?}");
             // every placeholder of the templates was filled
             assert!(
                 !x.why.contains('{') && !x.fix.contains('{'),
@@ -1990,10 +1990,10 @@ fn cli_check_with_root_and_live_device_number() {
 
 mod explain {
     use super::*;
+    use iolab::analysis::explain::{self, Finding as ExFinding};
     use iolab::model::device::{CpuPct, DeviceReport, Iostat, Sample};
     use iolab::model::job::EngineKind;
     use iolab::model::run::RunDoc;
-    use iolab::output::explain::{self, Finding as ExFinding};
 
     /// A real run document (null engine, 16 KiB random writes with an fsync after each).
     fn base_doc() -> RunDoc {
@@ -2037,7 +2037,7 @@ mod explain {
         fsync_p50_ns: Option<u64>,
     ) -> Vec<ExFinding> {
         let doc = doc_on(&base_doc(), e, dev, threads, iops, io, fsync_p50_ns);
-        let e = explain::explain_run(&doc, None, "fixture");
+        let e = explain::run::explain_run(&doc, None, "fixture");
         assert_eq!(e.cells.len(), 1);
         e.cells[0].findings.clone()
     }
@@ -2378,7 +2378,7 @@ mod explain {
         let sweep = |iops8: f64| {
             let one = doc_on(&base, ssd(), "sda", 1, 5000.0, busy(5000.0, 1.0, 0.2), None);
             let eight = doc_on(&base, ssd(), "sda", 8, iops8, busy(iops8, 8.0, 0.02), None);
-            explain::explain_sweep(&[(1, one), (2, eight)], "group g1")
+            explain::sweep::explain_sweep(&[(1, one), (2, eight)], "group g1")
         };
         let rules2 = |e: &explain::Explanation| -> Vec<Vec<String>> {
             e.cells
@@ -2471,12 +2471,12 @@ mod explain {
                 .map(|c| c.findings.iter().map(|f| f.rule.clone()).collect())
                 .collect()
         };
-        let alone = explain::explain_run(&writes_on(&base, 8, 850.0, 1.07), None, "x");
+        let alone = explain::run::explain_run(&writes_on(&base, 8, 850.0, 1.07), None, "x");
         let f = &alone.cells[0].findings[0];
         assert_eq!(f.rule, "fs_serialisation");
         assert_eq!(f.confidence, explain::Confidence::High);
         assert!(!f.evidence.contains("per-thread latency"), "{}", f.evidence);
-        let e = explain::explain_sweep(
+        let e = explain::sweep::explain_sweep(
             &[(1, one()), (2, writes_on(&base, 8, 850.0, 1.07))],
             "group g1",
         );
@@ -2494,7 +2494,7 @@ mod explain {
             "{}",
             f.evidence
         );
-        let e = explain::explain_sweep(
+        let e = explain::sweep::explain_sweep(
             &[(1, one()), (2, writes_on(&base, 8, 4000.0, 1.0))],
             "group g1",
         );

@@ -270,7 +270,7 @@ fn roles_are_explained_one_by_one_with_their_own_findings() {
     assert!(cpu["next"].as_str().unwrap().contains("--engine null"));
     // the text: one block per role
     let text = iolab::output::explain::render(
-        &serde_json::from_value::<iolab::output::explain::Explanation>(e.clone()).unwrap(),
+        &serde_json::from_value::<iolab::analysis::explain::Explanation>(e.clone()).unwrap(),
     );
     assert!(text.contains("\nrole reads (rndrd) ("), "{text}");
     assert!(text.contains("\nrole cpu (rndrd) ("), "{text}");

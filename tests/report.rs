@@ -57,7 +57,7 @@ fn run_report_structure_matches_the_snapshot() {
     let d = tempfile::tempdir().unwrap();
     let db = fixture_store(d.path());
     let s = Store::open(&db).unwrap();
-    let html = iolab::output::html::html(&s, &[Ref::Run(1)]).unwrap();
+    let html = iolab::commands::report_html(&s, &[Ref::Run(1)]).unwrap();
     let got = structure(&html);
     let snap = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/report-run.txt");
     if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
@@ -89,7 +89,7 @@ fn run_report_structure_matches_the_snapshot() {
     );
     // and what `iolab explain` prints for it
     let ex = iolab::output::charts::esc(&iolab::output::explain::render(
-        &iolab::output::explain::explain_ref(&s, Ref::Run(1)).unwrap(),
+        &iolab::commands::explain_ref(&s, Ref::Run(1)).unwrap(),
     ));
     assert!(html.contains(&ex), "the report embeds the explanation");
 }
@@ -455,7 +455,7 @@ fn compare_chart_whiskers_stay_inside_the_plot_and_off_the_legend() {
         not_comparable: Vec::new(),
         changes: Vec::new(),
     };
-    let charts = iolab::output::html::compare_charts(&c);
+    let charts = iolab::output::stored_charts::compare_charts(&c);
     let ch = charts.iter().find(|c| c.name == "compare-iops").unwrap();
     for (w, h) in [(960, 420), (640, 300), (900, 400)] {
         let svg = ch.svg(w, h);
@@ -536,7 +536,7 @@ fn labels_and_tags_with_quotes_and_angle_brackets_are_escaped_in_the_report() {
     v["tags"] = serde_json::json!({"Kk\"<": "Vv\"<Xx>'"});
     let doc = iolab::model::run::RunDoc::from_json(&v).unwrap();
     s.save_run(&doc, &v, None, None).unwrap();
-    let html = iolab::output::html::html(&s, &[Ref::Run(1)]).unwrap();
+    let html = iolab::commands::report_html(&s, &[Ref::Run(1)]).unwrap();
     assert!(
         html.contains("label Qq&quot;Zz&lt;Ww&gt;&#39;Yy&amp;"),
         "the label is escaped, quotes included"
@@ -937,7 +937,7 @@ fn device_tables_fit_a_printed_page() {
         let d = tempfile::tempdir().unwrap();
         let mut s = Store::open(&d.path().join("r.db")).unwrap();
         s.save_run(&doc, &v, None, None).unwrap();
-        iolab::output::html::html(&s, &[Ref::Run(1)]).unwrap()
+        iolab::commands::report_html(&s, &[Ref::Run(1)]).unwrap()
     };
     let print = &html[html.find("@media print").expect("print CSS")..];
     assert!(print.contains("white-space:pre-wrap"), "{print}");

@@ -3,10 +3,35 @@ use super::*;
 pub fn report(a: &cli::ReportArgs) -> Result<i32> {
     let s = open_store(&a.db)?;
     let refs = cli::parse_refs(&a.ids)?;
-    let html = crate::output::html::html(&s, &refs)?;
+    let html = report_html(&s, &refs)?;
     write_atomically(&a.output, html.as_bytes(), "--output")?;
     eprintln!("wrote {}", a.output.display());
     Ok(0)
+}
+
+/// The HTML report of `refs`: what `analysis` finds (the explanation of one run or group, the
+/// check findings on the first run's environment) read and found here, rendered by
+/// `output::html`.
+pub fn report_html(s: &Store, refs: &[store::Ref]) -> Result<String> {
+    let first = refs
+        .first()
+        .and_then(|r| s.resolve(*r).ok())
+        .and_then(|ids| ids.first().copied());
+    let sys: Option<crate::model::env::EnvReport> =
+        first.and_then(|id| s.doc(id).ok()).and_then(|d| {
+            d.get("system")
+                .and_then(|x| serde_json::from_value(x.clone()).ok())
+        });
+    let found = crate::output::html::Found {
+        explain: match refs {
+            [r] => super::stored::explain_ref(s, *r).ok(),
+            _ => None,
+        },
+        check: sys
+            .map(|e| crate::analysis::check::check(&e))
+            .unwrap_or_default(),
+    };
+    crate::output::html::html(s, refs, &found)
 }
 
 pub fn plot(a: &cli::PlotArgs) -> Result<i32> {

@@ -275,6 +275,8 @@ pub fn write_side_file(p: &Option<std::path::PathBuf>, text: &str) -> Result<()>
     Ok(())
 }
 pub use crate::output::write_atomically;
+pub use charts::report_html;
+pub use stored::explain_ref;
 
 /// What to say about a result the store did not take (`err`): where its document is kept
 /// instead ([`keep_unsaved`]), for `iolab import` to save later.

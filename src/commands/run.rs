@@ -223,7 +223,7 @@ fn run_locked(
                     .then(|| saved_ids.last().copied())
                     .flatten();
                 let subject = id.map_or_else(|| "this run".to_string(), |i| format!("run {i}"));
-                crate::output::explain::explain_run(&doc, id, &subject)
+                crate::analysis::explain::run::explain_run(&doc, id, &subject)
             });
             match fmt {
                 OutputFormat::Normal => {
@@ -307,7 +307,8 @@ fn run_locked(
                     .collect::<std::result::Result<_, _>>()?;
                 let mut v = serde_json::json!({"schema": "iolab-repeat/1", "group": format!("g{g}"), "run_ids": saved_ids, "runs": docs, "summary": rows});
                 if a.explain {
-                    let e = crate::output::explain::explain_group(&done, &format!("group g{g}"));
+                    let e =
+                        crate::analysis::explain::run::explain_group(&done, &format!("group g{g}"));
                     v["explain"] = crate::output::document::Document::json(&e);
                 }
                 print_json(&v);
@@ -320,7 +321,7 @@ fn run_locked(
                 || "these repetitions".to_string(),
                 |g| format!("group g{g}"),
             );
-            let mut e = crate::output::explain::explain_group(&done, &subject);
+            let mut e = crate::analysis::explain::run::explain_group(&done, &subject);
             if group.is_none() {
                 // not saved: no run ids to name
                 for c in &mut e.cells {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::analysis::explain::Explanation;
 use crate::model::run::RunDoc;
 
 pub fn list(a: &cli::ListArgs) -> Result<i32> {
@@ -23,15 +24,53 @@ pub fn list(a: &cli::ListArgs) -> Result<i32> {
 pub fn show(a: &cli::ShowArgs) -> Result<i32> {
     let s = open_store(&a.db)?;
     let r: store::Ref = a.id.parse().map_err(Error::usage)?;
-    emit(&crate::output::document::resolve(&s, r)?, a.json);
+    emit(&crate::output::shown::resolve(&s, r)?, a.json);
     Ok(0)
 }
 
 pub fn explain(a: &cli::ShowArgs) -> Result<i32> {
     let s = open_store(&a.db)?;
     let r: store::Ref = a.id.parse().map_err(Error::usage)?;
-    emit(&crate::output::explain::explain_ref(&s, r)?, a.json);
+    emit(&explain_ref(&s, r)?, a.json);
     Ok(0)
+}
+
+/// What `iolab explain REF` explains: the run documents of the store behind the reference,
+/// read here, explained by `analysis::explain`: a run's, a group's (sweeps: side by side;
+/// repetitions: their spread; saturation searches: every run).
+pub fn explain_ref(store: &Store, r: store::Ref) -> Result<Explanation> {
+    use crate::analysis::explain::{run, sweep};
+    use crate::model::stored::StoredDoc;
+    let doc_of = |id: i64| -> Result<RunDoc> {
+        let kind = store.run(id)?.kind;
+        match store.stored_doc(id)? {
+            StoredDoc::Run(d) => Ok(*d),
+            _ => Err(Error::usage(format!(
+                "run {id} is a {kind} document: iolab explain reads iolab run documents"
+            ))),
+        }
+    };
+    match r {
+        store::Ref::Run(id) => Ok(run::explain_run(
+            &doc_of(id)?,
+            Some(id),
+            &format!("run {id}"),
+        )),
+        store::Ref::Group(g) => {
+            let (kind, _) = store.experiment(g)?;
+            let ids = store.group_runs(g)?;
+            let mut runs = Vec::new();
+            for id in ids {
+                runs.push((id, doc_of(id)?));
+            }
+            let subject = format!("group g{g}");
+            Ok(match kind.as_str() {
+                "run" => run::explain_group(&runs, &subject),
+                "sweep" => sweep::explain_sweep(&runs, &subject),
+                _ => run::explain_runs(&runs, &subject),
+            })
+        }
+    }
 }
 
 pub fn delete(a: &cli::DeleteArgs) -> Result<i32> {

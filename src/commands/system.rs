@@ -10,18 +10,18 @@ pub fn env(a: &cli::EnvArgs) -> Result<i32> {
 pub fn check(a: &cli::CheckArgs) -> Result<i32> {
     let (roots, path) = env_target(&a.target())?;
     let e = crate::system::env::collect(&roots, Some(&path));
-    let findings = crate::system::check::check(&e);
+    let findings = crate::analysis::check::check(&e);
     if a.json {
         print_json(
-            &serde_json::json!({"schema": crate::system::check::CHECK_SCHEMA, "path": e.path.as_ref().map(|p| p.path.clone()), "findings": findings}),
+            &serde_json::json!({"schema": crate::analysis::check::CHECK_SCHEMA, "path": e.path.as_ref().map(|p| p.path.clone()), "findings": findings}),
         );
     } else {
-        print_out(&crate::system::check::render(
+        print_out(&crate::output::check::render(
             &path.display().to_string(),
             &findings,
         ));
     }
-    Ok(if crate::system::check::has_warnings(&findings) {
+    Ok(if crate::analysis::check::has_warnings(&findings) {
         1
     } else {
         0

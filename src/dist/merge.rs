@@ -5,12 +5,13 @@
 
 use super::{Done, Outcome};
 use crate::measure::hist::LatHist;
-use crate::model::dist::{Distributed, RankCell, RankFailure, RankRun, Stonewall};
+use crate::model::dist::{RankFailure, Stonewall};
 use crate::model::job::Limit;
 use crate::model::lat::LatSummary;
 use crate::model::run::{
     BsResult, CellResult, Cpu, OpKind, OpResult, Results, RunDoc, TsOp, TsPoint, Warning,
 };
+use crate::model::run::{Distributed, RankCell, RankRun};
 use std::collections::BTreeMap;
 
 /// One rank that measured: its document with the histograms put back, and its windows.
@@ -407,8 +408,8 @@ fn stonewall_of(parts: &[(&Measured, &CellResult, (u64, u64))]) -> Stonewall {
 pub fn merge_db(
     outcomes: Vec<Outcome<super::DbDone>>,
 ) -> (Option<crate::model::db::DbDoc>, Vec<RankFailure>) {
+    use crate::model::db::{DbDistributed, DbRank};
     use crate::model::db::{DbPoint, TypeResult};
-    use crate::model::dist::{DbDistributed, DbRank};
     let ranks = outcomes.len() as u32;
     let hosts: Vec<String> = outcomes.iter().map(|o| o.host.clone()).collect();
     let mut failures = Vec::new();

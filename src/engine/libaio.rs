@@ -15,8 +15,8 @@
 //! refuses them in io_submit (EINVAL, before Linux 4.18 everywhere) gets the plain fsync(2) or
 //! fdatasync(2) instead, and its result is handed out as the fsync's completion.
 
+use super::ops::Shared;
 use super::ops::{Caps, Direct, QueueEngine, errno};
-use super::worker::Shared;
 use crate::measure::stats::OpKind;
 use crate::model::job::FsyncMode;
 use std::os::fd::RawFd;

@@ -5,7 +5,7 @@
 //! to study errors.
 
 use super::ops::{Caps, Direct, SyncEngine, errno};
-use super::worker::{MapPtr, Shared};
+use super::ops::{MapPtr, Shared};
 
 pub struct Mmap<'a> {
     maps: &'a [MapPtr],

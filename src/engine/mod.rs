@@ -5,6 +5,7 @@
 //! and the calls a loop makes), each engine is one file implementing it, and the registry below
 //! has one line per engine. Adding an engine: a new file, an `EngineKind` variant, one line here.
 
+pub mod buf;
 pub mod fileset;
 pub mod libaio;
 pub mod mmap;
@@ -20,9 +21,10 @@ pub mod worker;
 
 use crate::measure::stats::ThreadStats;
 use crate::model::job::EngineKind;
+use ops::Shared;
 pub use ops::{Caps, Direct};
 use ops::{QueueEngine, SyncEngine};
-use worker::{Progress, Shared, run_queue, run_sync};
+use worker::{Progress, run_queue, run_sync};
 
 /// Declares the engines: for each, its kind, the loop it runs in and its type. Generates the
 /// list [`ENGINES`], the lookup [`caps`] and the dispatch [`run_worker`] from one table, so the

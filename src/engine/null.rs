@@ -1,8 +1,8 @@
 //! `--engine null`: no I/O and no files. What is left is iolab's own cost per operation (fio's
 //! null engine).
 
+use super::ops::Shared;
 use super::ops::{Caps, Direct, SyncEngine};
-use super::worker::Shared;
 
 pub struct Null;
 

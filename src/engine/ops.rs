@@ -8,9 +8,48 @@
 //! (which cases apply); the worker loops are monomorphized per engine, so no I/O goes through a
 //! virtual call.
 
-use super::worker::Shared;
+use super::verify::VerifySetup;
 use crate::measure::stats::OpKind;
+use crate::model::job::Job;
+use std::os::fd::RawFd;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
+use std::time::Instant;
+
+/// A memory mapping of one data file (mmap engine).
+#[derive(Clone, Copy)]
+pub struct MapPtr {
+    pub ptr: *mut u8,
+    pub len: usize,
+}
+// SAFETY: the mappings live for the whole phase (unmapped only after all workers joined); workers
+// touch disjoint-or-racy bytes of a benchmark file, which is the point of the workload.
+unsafe impl Send for MapPtr {}
+unsafe impl Sync for MapPtr {}
+
+/// What all workers of one phase share (read-only).
+pub struct Shared<'a> {
+    pub job: &'a Job,
+    pub fds: &'a [RawFd],
+    pub maps: &'a [MapPtr],
+    /// Size of each data file in bytes (a multiple of the largest block size).
+    pub file_size_bytes: u64,
+    /// Added to every offset (`--offset` of a `--device` target; 0 for files).
+    pub base_offset: u64,
+    /// Buffer alignment for O_DIRECT (bytes, power of two).
+    pub mem_align: usize,
+    /// Set on Ctrl-C, or by a worker that hit an unrecoverable error (engine setup); the others
+    /// stop too.
+    pub stop: &'a AtomicBool,
+    /// When the workers start issuing (the ramp begins).
+    pub start: Instant,
+    /// End of the ramp: operations issued before it are not recorded.
+    pub measure_start: Instant,
+    /// No new operations are issued at or after this instant (time-limited runs).
+    pub deadline: Option<Instant>,
+    /// `--verify`: the run id and the generations the phase starts from.
+    pub verify: Option<&'a VerifySetup>,
+}
 
 /// What `--direct` (O_DIRECT) does with an engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,7 @@
 //! `--engine sync` (alias psync): pread(2) and pwrite(2), one I/O at a time per thread.
 
+use super::ops::Shared;
 use super::ops::{Caps, Direct, SyncEngine, errno};
-use super::worker::Shared;
 use crate::model::job::FsyncMode;
 use std::os::fd::RawFd;
 

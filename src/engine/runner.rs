@@ -1,9 +1,10 @@
 //! Runs a plan: the file set, then each cell (evict, open, spawn workers, merge, check).
 
 use crate::engine::fileset::{self, file_path};
+use crate::engine::ops::{MapPtr, Shared};
 use crate::engine::sync::{Agreed, Checkpoint, PhaseSync, Solo};
 use crate::engine::verify::{self, VerifySetup};
-use crate::engine::worker::{MapPtr, Progress, Shared};
+use crate::engine::worker::Progress;
 use crate::engine::{caps, run_worker};
 use crate::error::{Error, Result};
 use crate::measure::export::{Observer, PhaseUnit};

@@ -13,8 +13,8 @@
 //! of about 2 and held iolab at 0.34-0.9 of fio; with deferred task work the completions are
 //! posted in batches when this thread waits, as fio's are (docs/vs-fio.md).
 
+use super::ops::Shared;
 use super::ops::{Caps, Direct, QueueEngine};
-use super::worker::Shared;
 use crate::measure::stats::OpKind;
 use crate::model::job::FsyncMode;
 use io_uring::{IoUring, opcode, types};

@@ -6,7 +6,7 @@
 //! shared map. Per write: one pass that fills the payload and one CRC-32C per verify block; per
 //! read: one CRC-32C per block. No allocation, no system call.
 
-use super::worker::AlignedBuf;
+use super::buf::AlignedBuf;
 use crate::error::{Error, Result};
 use crate::measure::stats::ThreadVerify;
 use crate::model::verify::{

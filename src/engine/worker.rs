@@ -11,14 +11,17 @@
 //! monomorphized per engine, so the engine is chosen once per phase, not per I/O.
 
 use super::opgen::{Next, OpGen, thread_quota};
+use super::ops::Shared;
 use super::ops::{QueueEngine, SyncEngine};
-use super::verify::{Verifier, VerifySetup};
+use super::verify::Verifier;
 use crate::measure::live::LiveCounters;
 use crate::measure::stats::{OpKind, ThreadStats};
 use crate::model::job::Job;
-use std::alloc::{Layout, alloc_zeroed, dealloc};
-use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+/// The aligned buffer, in `super::buf` (named here too for the file set and the workloads that
+/// take it from the worker).
+pub use super::buf::AlignedBuf;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 /// Live counters one worker publishes for the progress line and, with `--report-interval`, for
@@ -39,88 +42,6 @@ impl Progress {
         if let Some(l) = &self.live {
             l.publish(kind as usize, bytes, lat_ns);
         }
-    }
-}
-
-/// A memory mapping of one data file (mmap engine).
-#[derive(Clone, Copy)]
-pub struct MapPtr {
-    pub ptr: *mut u8,
-    pub len: usize,
-}
-// SAFETY: the mappings live for the whole phase (unmapped only after all workers joined); workers
-// touch disjoint-or-racy bytes of a benchmark file, which is the point of the workload.
-unsafe impl Send for MapPtr {}
-unsafe impl Sync for MapPtr {}
-
-/// What all workers of one phase share (read-only).
-pub struct Shared<'a> {
-    pub job: &'a Job,
-    pub fds: &'a [RawFd],
-    pub maps: &'a [MapPtr],
-    /// Size of each data file in bytes (a multiple of the largest block size).
-    pub file_size_bytes: u64,
-    /// Added to every offset (`--offset` of a `--device` target; 0 for files).
-    pub base_offset: u64,
-    /// Buffer alignment for O_DIRECT (bytes, power of two).
-    pub mem_align: usize,
-    /// Set on Ctrl-C, or by a worker that hit an unrecoverable error (engine setup); the others
-    /// stop too.
-    pub stop: &'a AtomicBool,
-    /// When the workers start issuing (the ramp begins).
-    pub start: Instant,
-    /// End of the ramp: operations issued before it are not recorded.
-    pub measure_start: Instant,
-    /// No new operations are issued at or after this instant (time-limited runs).
-    pub deadline: Option<Instant>,
-    /// `--verify`: the run id and the generations the phase starts from.
-    pub verify: Option<&'a VerifySetup>,
-}
-
-/// One aligned, zero-initialised buffer area, filled with pseudo-random bytes so writes are not
-/// trivially compressible.
-pub struct AlignedBuf {
-    ptr: *mut u8,
-    layout: Layout,
-}
-
-impl AlignedBuf {
-    pub fn new(len: usize, align: usize, fill_seed: u64) -> Self {
-        // Cannot fail: every caller's alignment is a power of two (a constant, or the kernel's
-        // STATX_DIOALIGN raised to one), and `len` (--bs × --iodepth) was checked against the
-        // available memory before any thread started (cli::plan::check_threads).
-        let layout = Layout::from_size_align(len.max(1), align.max(8)).expect("valid layout");
-        // SAFETY: layout has non-zero size.
-        let ptr = unsafe { alloc_zeroed(layout) };
-        if ptr.is_null() {
-            // As every allocation of std (Vec, String) fails: the kernel refused memory that was
-            // available when the run was checked. An abort with the size, not a panic.
-            std::alloc::handle_alloc_error(layout);
-        }
-        let mut b = AlignedBuf { ptr, layout };
-        let mut x = fill_seed | 1;
-        for chunk in b.bytes_mut().chunks_mut(8) {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let bytes = x.to_le_bytes();
-            chunk.copy_from_slice(&bytes[..chunk.len()]);
-        }
-        b
-    }
-    pub fn bytes_mut(&mut self) -> &mut [u8] {
-        // SAFETY: ptr is a live allocation of layout.size() bytes owned by self.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
-    }
-    pub fn ptr(&self) -> *mut u8 {
-        self.ptr
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated with this layout in new().
-        unsafe { dealloc(self.ptr, self.layout) }
     }
 }
 

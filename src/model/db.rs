@@ -185,7 +185,35 @@ pub struct DbDoc {
     /// Run by several MPI ranks: each rank's document, failures; the figures above are the
     /// merge (docs/distributed.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dist: Option<crate::model::dist::DbDistributed>,
+    pub dist: Option<DbDistributed>,
     #[serde(skip)]
     pub hist: Option<LatHist>,
+}
+
+/// `dist` of an `iolab db` document run by several ranks (clients of one server, or each of
+/// its own SQLite file): the document's figures are every rank's merged.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DbDistributed {
+    pub ranks: u32,
+    pub hosts: Vec<String>,
+    pub complete: bool,
+    pub failures: Vec<crate::model::dist::RankFailure>,
+    /// Latest measure start minus earliest, in ms.
+    pub start_spread_ms: f64,
+    pub per_rank: Vec<DbRank>,
+}
+
+/// One rank of a distributed `iolab db`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DbRank {
+    pub rank: u32,
+    pub host: String,
+    /// When this rank started and ended its transactions (its host's clock, ns since the epoch).
+    pub measure_start_unix_ns: u64,
+    pub measure_end_unix_ns: u64,
+    /// The rank's own document (`iolab-db/1`: its TPS, latency, time series, device figures).
+    pub doc: DbDoc,
+    /// Its transactions' latency buckets `[[value_ns, count], ...]`.
+    #[serde(default)]
+    pub hist_bins: Vec<(u64, u64)>,
 }

@@ -2,7 +2,7 @@
 
 use crate::model::hist::LatHist;
 use crate::model::job::{FileSetSpec, Job};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// Operation types that are measured separately.
@@ -302,7 +302,7 @@ pub struct RunDoc {
     /// A distributed run (MPI): each rank's figures, failures and stonewall figures; the
     /// document's `results` are then the merge of every rank's (docs/distributed.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dist: Option<crate::model::dist::Distributed>,
+    pub dist: Option<Distributed>,
 }
 
 impl RunDoc {
@@ -395,4 +395,51 @@ impl RunDoc {
         }
         v
     }
+}
+
+/// `dist` of a run document (absent for a run of one process).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Distributed {
+    /// Processes the run was started with.
+    pub ranks: u32,
+    /// Host name of each rank, in rank order.
+    pub hosts: Vec<String>,
+    /// Every rank measured every cell: false when one failed or was interrupted (the merged
+    /// figures then hold what the others measured).
+    pub complete: bool,
+    /// The ranks that failed, and why.
+    pub failures: Vec<crate::model::dist::RankFailure>,
+    /// One per cell (`runs[i]`), in order.
+    pub stonewall: Vec<crate::model::dist::Stonewall>,
+    /// What each rank measured, in rank order (the ranks that failed before measuring anything
+    /// are only in `failures`).
+    pub per_rank: Vec<RankRun>,
+}
+
+/// One rank's run: where it ran and what it measured.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RankRun {
+    pub rank: u32,
+    pub host: String,
+    pub env: RunEnv,
+    /// This host's `iolab env` snapshot.
+    #[serde(default)]
+    pub system: Option<crate::model::env::EnvReport>,
+    pub prepare: PrepareInfo,
+    pub interrupted: bool,
+    pub cells: Vec<RankCell>,
+}
+
+/// One cell of one rank.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RankCell {
+    /// The measured window on this host's wall clock, nanoseconds since the Unix epoch.
+    pub measure_start_unix_ns: u64,
+    pub measure_end_unix_ns: u64,
+    /// The cell as this rank measured it (its device figures included).
+    pub cell: CellResult,
+    /// Each operation's latency histogram: `op -> [[value_ns, count], ...]` (the buckets'
+    /// highest values), so the merge can be checked or redone.
+    #[serde(default)]
+    pub hist_bins: BTreeMap<String, Vec<(u64, u64)>>,
 }

@@ -102,3 +102,23 @@ pub fn render(d: &CrashDoc) -> String {
     }
     s
 }
+
+/// The text of `iolab verify --dir D`.
+pub fn render_verify(d: &crate::model::verify::VerifyDoc) -> String {
+    let mut s = format!(
+        "{}: run {:016x}, blocks of {} bytes; {} blocks no verify write reached (not checked)\n{}\n",
+        d.dir,
+        d.run_id,
+        d.block_bytes,
+        d.unwritten,
+        d.verify.line()
+    );
+    s.push_str(&d.verify.mismatch_lines(20));
+    if d.verify.bad() > 0 {
+        s.push_str(&format!(
+            "{} blocks do not hold what was last written to them\n",
+            d.verify.bad()
+        ));
+    }
+    s
+}

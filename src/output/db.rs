@@ -128,7 +128,7 @@ pub fn render(d: &DbDoc) -> String {
 }
 
 /// A distributed `iolab db`: a row per rank and host, and the failed ranks.
-fn dist_text(d: &crate::model::dist::DbDistributed) -> String {
+fn dist_text(d: &crate::model::db::DbDistributed) -> String {
     let mut hosts: Vec<&str> = d.hosts.iter().map(String::as_str).collect();
     hosts.sort_unstable();
     hosts.dedup();

@@ -1,17 +1,12 @@
-//! The documents iolab prints, behind one trait, and the one resolver from a stored reference
-//! (`12`, `g3`) to what `show`, `report` and `plot` present: the same text, the same JSON and the
-//! same charts for every stored kind.
+//! The documents iolab prints, behind one trait: their JSON and their text (the resolver from a
+//! stored reference to what `show`, `report` and `plot` present is `crate::output::shown`).
 
-use crate::error::{Error, Result};
 use crate::model::db::DbDoc;
 use crate::model::env::EnvReport;
 use crate::model::experiment::{CellOut, Point, SaturateSpec, SweepSpec};
 use crate::model::run::RunDoc;
 use crate::model::suite::{BonnieResult, IozoneResult};
 use crate::model::zones::ZonesResult;
-use crate::output::charts::Chart;
-use crate::store::compare::Comparison;
-use crate::store::{Ref, Store};
 use crate::system::fsyncprobe::ProbeReport;
 use serde_json::{Value, json};
 
@@ -35,7 +30,8 @@ pub fn rendered(doc: &dyn Document, json: bool) -> String {
     }
 }
 
-fn to_json(v: &impl serde::Serialize) -> Value {
+/// A document's serde form as JSON.
+pub fn to_json(v: &impl serde::Serialize) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
@@ -58,28 +54,7 @@ document! {
     DbDoc => crate::output::db::render,
     EnvReport => crate::output::env::render,
     ProbeReport => crate::system::fsyncprobe::render,
-    Comparison => crate::output::history::render_compare,
-    crate::model::verify::VerifyDoc => render_verify,
-}
-
-/// The text of `iolab verify --dir D`.
-pub fn render_verify(d: &crate::model::verify::VerifyDoc) -> String {
-    let mut s = format!(
-        "{}: run {:016x}, blocks of {} bytes; {} blocks no verify write reached (not checked)\n{}\n",
-        d.dir,
-        d.run_id,
-        d.block_bytes,
-        d.unwritten,
-        d.verify.line()
-    );
-    s.push_str(&d.verify.mismatch_lines(20));
-    if d.verify.bad() > 0 {
-        s.push_str(&format!(
-            "{} blocks do not hold what was last written to them\n",
-            d.verify.bad()
-        ));
-    }
-    s
+    crate::model::verify::VerifyDoc => crate::output::crashcheck::render_verify,
 }
 
 impl Document for RunDoc {
@@ -191,139 +166,5 @@ impl Document for SaturateDoc<'_> {
             );
         }
         t
-    }
-}
-
-/// What one reference names in the store, read once: its JSON, its text and its charts. `show`,
-/// `report` and `plot` all present this, so they cannot drift apart.
-pub struct Shown {
-    /// "run 12", "group g3"
-    pub title: String,
-    /// The first run behind the reference (for the report's header).
-    pub first_run: i64,
-    pub json: Value,
-    pub text: String,
-    pub charts: Vec<Chart>,
-}
-
-impl Document for Shown {
-    fn json(&self) -> Value {
-        self.json.clone()
-    }
-    fn text(&self) -> String {
-        self.text.clone()
-    }
-}
-
-/// A stored document in today's layout: imports stored as `iolab-import/1` (`cells[].ops[]`)
-/// and Bonnie++/zones results stored as version 1 (fields without units) come out as the current
-/// version, read through their types; every other document as stored.
-pub fn current_doc(store: &Store, id: i64, kind: &str) -> Result<Value> {
-    use crate::model::stored::{StoredDoc, SuiteDoc};
-    let mut doc = store.doc(id)?;
-    match kind {
-        "import"
-            if doc.get("schema").and_then(|s| s.as_str())
-                != Some(crate::model::import::IMPORT_SCHEMA) =>
-        {
-            if let Ok(StoredDoc::Import(imp)) = store.stored_doc(id) {
-                let source = doc
-                    .get("source_file")
-                    .and_then(|s| s.as_str())
-                    .unwrap_or("");
-                doc = imp.to_doc(source);
-            }
-        }
-        "suite" => {
-            if let Ok(StoredDoc::Suite(sd)) = store.stored_doc(id) {
-                doc["result"] = match *sd {
-                    SuiteDoc::Iozone(r) => r.json(),
-                    SuiteDoc::Bonnie(r) => r.json(),
-                    SuiteDoc::Zones(r) => r.json(),
-                };
-            }
-        }
-        _ => {}
-    }
-    Ok(doc)
-}
-
-/// Resolves a reference to what is shown for it.
-pub fn resolve(store: &Store, r: Ref) -> Result<Shown> {
-    use crate::output::history;
-    match r {
-        Ref::Run(id) => {
-            let kind = store.run(id)?.kind; // an unknown id is a usage error, named as such
-            let json = current_doc(store, id, &kind)?;
-            Ok(Shown {
-                title: format!("run {id}"),
-                first_run: id,
-                json,
-                text: history::render_show(store, id)?,
-                charts: crate::output::html::run_charts(store, id)?,
-            })
-        }
-        Ref::Group(g) => {
-            let (kind, spec) = store.experiment(g)?;
-            let ids = store.group_runs(g)?;
-            let first_run = *ids
-                .first()
-                .ok_or_else(|| Error::failed(format!("group g{g} has no runs")))?;
-            let title = format!("group g{g}");
-            let spec_of = || {
-                spec.clone()
-                    .ok_or_else(|| Error::failed(format!("group g{g}: its definition is missing")))
-            };
-            let bad = |e: serde_json::Error| Error::failed(format!("g{g}: {e}"));
-            match kind.as_str() {
-                "sweep" => {
-                    let spec: SweepSpec = serde_json::from_value(spec_of()?).map_err(bad)?;
-                    let cells = crate::workloads::sweep::stored_cells(store, g, &spec)?;
-                    let d = SweepDoc {
-                        gid: g,
-                        spec: &spec,
-                        cells: &cells,
-                        interrupted: None,
-                    };
-                    Ok(Shown {
-                        title,
-                        first_run,
-                        json: d.json(),
-                        text: d.text(),
-                        charts: crate::output::html::experiment_charts(store, g)?,
-                    })
-                }
-                "saturate" => {
-                    let spec: SaturateSpec = serde_json::from_value(spec_of()?).map_err(bad)?;
-                    let points = crate::workloads::sweep::stored_points(store, g, &spec)?;
-                    let d = SaturateDoc {
-                        gid: g,
-                        spec: &spec,
-                        points: &points,
-                        interrupted: None,
-                    };
-                    Ok(Shown {
-                        title,
-                        first_run,
-                        json: d.json(),
-                        text: d.text(),
-                        charts: crate::output::html::experiment_charts(store, g)?,
-                    })
-                }
-                _ => {
-                    let rows = history::group_summary(store, &ids)?;
-                    let list: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
-                    let mut text = format!("group g{g}: runs {}\n", list.join(", "));
-                    text.push_str(&history::render_summary(&rows, ids.len()));
-                    Ok(Shown {
-                        title,
-                        first_run,
-                        json: json!({"schema": "iolab-group/1", "group": format!("g{g}"), "run_ids": ids, "summary": rows}),
-                        text,
-                        charts: crate::output::html::run_charts(store, first_run)?,
-                    })
-                }
-            }
-        }
     }
 }

@@ -190,7 +190,7 @@ pub fn render_show(store: &Store, id: i64) -> Result<String> {
         StoredDoc::Db(d) => s.push_str(&crate::output::db::render(&d)),
         StoredDoc::Run(d) => s.push_str(&crate::output::table::render(&d)),
         StoredDoc::Crashcheck(d) => s.push_str(&crate::output::crashcheck::render(&d)),
-        StoredDoc::Verify(d) => s.push_str(&crate::output::document::render_verify(&d)),
+        StoredDoc::Verify(d) => s.push_str(&crate::output::crashcheck::render_verify(&d)),
         StoredDoc::Import(_) | StoredDoc::Experiment(_) => {
             s.push_str(&format!(
                 "imported from {} {}\n",
@@ -462,7 +462,7 @@ pub fn export_json(store: &Store, ids: &[i64]) -> Result<serde_json::Value> {
     let mut runs = Vec::new();
     for &id in ids {
         let r = store.run(id)?;
-        let doc = crate::output::document::current_doc(store, id, &r.kind)?;
+        let doc = current_doc(store, id, &r.kind)?;
         runs.push(serde_json::json!({"id": id, "group": r.group, "group_id": r.group_id, "kind": r.kind, "tool": r.tool, "tool_version": r.tool_version, "label": r.label, "tags": r.tags, "cells": store.cells(id)?, "doc": doc}));
     }
     Ok(serde_json::json!({"schema": "iolab-export/1", "runs": runs}))
@@ -577,4 +577,47 @@ pub fn render_summary(rows: &[SummaryRow], n: usize) -> String {
     s.push_str(&t.to_string());
     s.push('\n');
     s
+}
+
+/// A stored document in today's layout: imports stored as `iolab-import/1` (`cells[].ops[]`)
+/// and Bonnie++/zones results stored as version 1 (fields without units) come out as the current
+/// version, read through their types; every other document as stored.
+pub fn current_doc(store: &Store, id: i64, kind: &str) -> Result<serde_json::Value> {
+    use crate::model::stored::{StoredDoc, SuiteDoc};
+    use crate::output::document::Document;
+    let mut doc = store.doc(id)?;
+    match kind {
+        "import"
+            if doc.get("schema").and_then(|s| s.as_str())
+                != Some(crate::model::import::IMPORT_SCHEMA) =>
+        {
+            if let Ok(StoredDoc::Import(imp)) = store.stored_doc(id) {
+                let source = doc
+                    .get("source_file")
+                    .and_then(|s| s.as_str())
+                    .unwrap_or("");
+                doc = imp.to_doc(source);
+            }
+        }
+        "suite" => {
+            if let Ok(StoredDoc::Suite(sd)) = store.stored_doc(id) {
+                doc["result"] = match *sd {
+                    SuiteDoc::Iozone(r) => r.json(),
+                    SuiteDoc::Bonnie(r) => r.json(),
+                    SuiteDoc::Zones(r) => r.json(),
+                };
+            }
+        }
+        _ => {}
+    }
+    Ok(doc)
+}
+
+impl crate::output::document::Document for Comparison {
+    fn json(&self) -> serde_json::Value {
+        crate::output::document::to_json(self)
+    }
+    fn text(&self) -> String {
+        render_compare(self)
+    }
 }

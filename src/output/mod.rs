@@ -1,6 +1,7 @@
 //! Output: text tables, stored-run rendering, SVG/PNG charts and the HTML report.
 
 pub mod charts;
+pub mod check;
 pub mod crashcheck;
 pub mod db;
 pub mod document;
@@ -10,6 +11,8 @@ pub mod explain;
 pub mod fio;
 pub mod history;
 pub mod html;
+pub mod shown;
+pub mod stored_charts;
 pub mod suites;
 pub mod table;
 

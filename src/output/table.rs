@@ -397,7 +397,7 @@ pub fn render(doc: &RunDoc) -> String {
 
 /// A distributed run: a row per rank and host for each cell, the stonewall figures and the
 /// failed ranks (the table above is the merge of every rank).
-fn dist_text(doc: &RunDoc, d: &crate::model::dist::Distributed) -> String {
+fn dist_text(doc: &RunDoc, d: &crate::model::run::Distributed) -> String {
     let mut hosts: Vec<&str> = d.hosts.iter().map(String::as_str).collect();
     hosts.sort_unstable();
     hosts.dedup();

@@ -1,9 +1,8 @@
 //! The system under test: environment readers (from a live or fixture root), filesystem facts,
-//! block devices as targets (what they are, whether iolab may write them), the `check` rules, device tuning with restore, the fsync probe, and the target directory every file iolab writes goes through (`target`).
+//! block devices as targets (what they are, whether iolab may write them), device tuning with restore, the fsync probe, and the target directory every file iolab writes goes through (`target`).
 
 pub mod blkid;
 pub mod blockdev;
-pub mod check;
 pub mod env;
 pub mod fsinfo;
 pub mod fsyncprobe;

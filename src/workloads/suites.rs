@@ -74,8 +74,8 @@
 //! Both suites remove every file and directory they created, also after an error or a stop. When
 //! `stop` is set they return `Ok` with `interrupted: true` and the results measured so far.
 
+use crate::engine::buf::AlignedBuf;
 use crate::engine::fileset::WriteBack;
-use crate::engine::worker::AlignedBuf;
 use crate::error::{Error, Result};
 pub use crate::model::suite::*;
 use crate::model::units::{Bytes, human_bytes};

@@ -17,7 +17,7 @@
 //! * `first_last_ratio`: MiB/s of the first zone / MiB/s of the last zone ("outer vs inner
 //!   tracks"; well above 1 on a rotating disk, about 1 on an SSD).
 
-use crate::engine::worker::AlignedBuf;
+use crate::engine::buf::AlignedBuf;
 use crate::error::{Error, Result};
 use crate::model::units::{Bytes, human_bytes};
 pub use crate::model::zones::*;

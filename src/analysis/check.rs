@@ -1,15 +1,19 @@
 //! `iolab check`: findings about the storage setup that hurt a database, each with its evidence,
 //! why it matters and the fix (docs/check.md).
 //!
-//! The rules are a table, [`RULES`]: each [`Rule`] holds its id, severity, a one-line title, the
-//! why and the fix as text, and a function that inspects the [`EnvReport`] and returns a [`Hit`]
-//! (subject, evidence, values for the `{name}` placeholders of the texts) for each place it fires.
-//! [`check`] runs the table; [`rules_markdown`] renders it for docs/check.md, and
-//! tests/check_docs.rs keeps the two equal.
+//! The rules are a table, [`RULES`], in the shape both rule tables share
+//! ([`crate::analysis::rule::Rule`]): each holds its id, severity, a one-line text saying what it
+//! looks at and when it fires (its thresholds formatted from the constants it compares with),
+//! the why and the fix as templates, and a function that inspects the [`EnvReport`] and returns a
+//! [`Hit`] (subject, evidence, values for the `{name}` placeholders of the texts) for each place
+//! it fires. [`check`] runs the table; [`rules_markdown`] renders it for docs/check.md, and
+//! tests/check_docs.rs keeps the two equal. The text is `crate::output::check::render`'s.
 
+use crate::analysis::rule::{Fix, md_cell, size};
 use crate::model::units::human_bytes;
 use crate::system::env::{BlockDevice, EnvReport, Partition, find};
 use serde::{Deserialize, Serialize};
+use std::sync::LazyLock;
 
 pub const CHECK_SCHEMA: &str = "iolab-check/1";
 
@@ -44,112 +48,57 @@ pub struct Finding {
     pub fix: String,
 }
 
-/// One rule of `iolab check`: its texts as data and the function that finds where it fires.
-pub struct Rule {
-    /// Stable identifier: the `id` of its findings.
-    pub id: &'static str,
-    pub severity: Severity,
-    /// One line: what the rule looks at and when it fires.
-    pub title: &'static str,
-    /// Why it matters for a database; `{name}` is filled from the hit's `vars`.
-    pub why: &'static str,
-    /// The fix: one template, or one per case (the hit's `fix` picks it); `{name}` is filled
-    /// from the hit's `vars`.
-    pub fix: &'static [Fix],
-    /// Every place the rule fires in the report.
-    pub inspect: fn(&EnvReport) -> Vec<Hit>,
+/// One place a check rule fires: `at` is what it is about (a device, a partition, a mount point,
+/// "system").
+pub type Hit = crate::analysis::rule::Hit<String>;
+pub type Inspect = fn(&EnvReport) -> Vec<Hit>;
+/// One rule of `iolab check` (the shape both rule tables share: [`crate::analysis::rule::Rule`]).
+pub type Rule = crate::analysis::rule::Rule<Severity, Inspect>;
+
+fn hit(subject: &str, evidence: String) -> Hit {
+    Hit::new(subject.to_string(), evidence)
 }
 
-/// A fix template and the case it is for ("" when the rule has only one).
-pub struct Fix {
-    pub case: &'static str,
-    pub template: &'static str,
-}
-
-/// One place a rule fires.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Hit {
-    /// What it is about: a device, a partition, a mount point, "system".
-    pub subject: String,
-    /// What was read (the numbers).
-    pub evidence: String,
-    /// Which of the rule's fixes applies (an index into `Rule::fix`).
-    pub fix: usize,
-    /// Values for the `{name}` placeholders of the why and fix templates.
-    pub vars: Vec<(&'static str, String)>,
-}
-
-impl Hit {
-    fn new(subject: &str, evidence: String) -> Hit {
-        Hit {
-            subject: subject.into(),
-            evidence,
-            fix: 0,
-            vars: Vec::new(),
-        }
-    }
-
-    fn var(mut self, name: &'static str, value: impl ToString) -> Hit {
-        self.vars.push((name, value.to_string()));
-        self
-    }
-
-    fn fix(mut self, case: usize) -> Hit {
-        self.fix = case;
-        self
-    }
-}
-
-impl Rule {
+impl crate::analysis::rule::Rule<Severity, Inspect> {
     /// This rule's findings for the report.
     pub fn findings(&self, e: &EnvReport) -> Vec<Finding> {
         (self.inspect)(e)
             .into_iter()
             .map(|h| Finding {
                 id: self.id.into(),
-                severity: self.severity,
-                why: fill(self.why, &h.vars),
-                fix: self
-                    .fix
-                    .get(h.fix)
-                    .map(|f| fill(f.template, &h.vars))
-                    .unwrap_or_default(),
-                subject: h.subject,
+                severity: self.class,
+                why: self.why_of(&h),
+                fix: self.fix_of(&h),
+                subject: h.at,
                 evidence: h.evidence,
             })
             .collect()
     }
 }
 
-/// `template` with each `{name}` replaced by its value in `vars`; an unknown name stays as it is.
-fn fill(template: &str, vars: &[(&str, String)]) -> String {
-    let mut out = String::with_capacity(template.len());
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
-        let Some(close) = after.find('}') else {
-            out.push_str(&rest[open..]);
-            rest = "";
-            break;
-        };
-        let name = &after[..close];
-        match vars.iter().find(|(k, _)| *k == name) {
-            Some((_, v)) => out.push_str(v),
-            None => out.push_str(&rest[open..open + close + 2]),
-        }
-        rest = &after[close + 1..];
-    }
-    out.push_str(rest);
-    out
-}
+const MIB: u64 = 1 << 20;
+const TIB: u64 = 1 << 40;
+/// A partition starts on a multiple of this (current partitioners' default).
+pub const ALIGN_BYTES: u64 = MIB;
+/// xfs `inode32` on a filesystem larger than this crowds the inodes at its start.
+pub const INODE32_MAX_BYTES: u64 = TIB;
+/// read_ahead_kb above this (or above [`READ_AHEAD_STRIPE_WIDTHS`] × optimal_io_size when that is
+/// more).
+pub const READ_AHEAD_MAX_KB: u64 = 256;
+/// The read-ahead the kernel itself gives a striped device, in stripe widths (optimal_io_size).
+pub const READ_AHEAD_STRIPE_WIDTHS: u64 = 2;
+/// Dirty pages allowed to accumulate above this many bytes.
+pub const DIRTY_MAX_BYTES: u64 = 2 << 30;
+/// vm.swappiness above this, with swap configured.
+pub const SWAPPINESS_MAX: u64 = 10;
 
 /// Every rule, in the order its findings are listed (before sorting by severity).
-pub static RULES: &[Rule] = &[
+pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
+    vec![
     Rule {
         id: "partition_misaligned_stripe",
-        severity: Severity::Critical,
-        title: "a partition under PATH starts at an offset that is not a multiple of the RAID stripe unit (md chunk, or the device's minimum_io_size when it reports a stripe)",
+        class: Severity::Critical,
+        when: "a partition under PATH starts at an offset that is not a multiple of the RAID stripe unit (md chunk, or the device's minimum_io_size when it reports a stripe)".into(),
         why: "a misaligned partition makes many I/Os straddle two stripe units, so one database page costs two disk operations: misalignment has been measured to cost up to 15% of random reads and 23% of random writes",
         fix: &[Fix {
             case: "",
@@ -159,8 +108,8 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: "partition_misaligned",
-        severity: Severity::Warn,
-        title: "a partition starts at an offset that is not a multiple of 1 MiB (e.g. the old sector 63), and no stripe finding covers it",
+        class: Severity::Warn,
+        when: format!("a partition starts at an offset that is not a multiple of {} (e.g. the old sector 63), and no stripe finding covers it", size(ALIGN_BYTES)),
         why: "partitions not aligned to 1 MiB (the old DOS default starts at sector 63) straddle physical 4 KiB sectors, SSD pages and RAID stripes: misalignment has been measured to cost up to 15% on random reads and 23% on random writes",
         fix: &[Fix {
             case: "",
@@ -170,8 +119,8 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: "fs_stripe_mismatch",
-        severity: Severity::Warn,
-        title: "xfs sunit/swidth or ext4 stride/stripe_width differ from the md chunk × data disks, or from minimum/optimal_io_size (a value the filesystem does not tell is not compared; none at all is a mismatch)",
+        class: Severity::Warn,
+        when: "xfs sunit/swidth or ext4 stride/stripe_width differ from the md chunk × data disks, or from minimum/optimal_io_size (a value the filesystem does not tell is not compared; none at all is a mismatch)".into(),
         why: "the filesystem places files and its log on stripe boundaries only when it knows the geometry; otherwise allocations and writes straddle stripes and a RAID5/6 pays read-modify-write",
         fix: &[
             Fix {
@@ -187,8 +136,8 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: "xfs_inode32_large",
-        severity: Severity::Warn,
-        title: "xfs mounted `inode32` on a filesystem larger than 1 TiB",
+        class: Severity::Warn,
+        when: format!("xfs mounted `inode32` on a filesystem larger than {}", size(INODE32_MAX_BYTES)),
         why: "with inode32 all inodes must live in the first 1 TiB: new files, and the data placed near them, crowd the start of the device, and file creation can fail with ENOSPC while space is free",
         fix: &[Fix {
             case: "",
@@ -198,8 +147,8 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: "volatile_cache_no_barriers",
-        severity: Severity::Critical,
-        title: "mounted `nobarrier`/`barrier=0` while a disk below has a volatile (write back) cache",
+        class: Severity::Critical,
+        when: "mounted `nobarrier`/`barrier=0` while a disk below has a volatile (write back) cache".into(),
         why: "without cache flushes an fsync returns while the data is still in the disk's volatile cache: a power loss loses committed transactions and can corrupt the database, and every benchmark looks faster than the storage really is",
         fix: &[Fix {
             case: "",
@@ -209,8 +158,8 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: "atime_updates",
-        severity: Severity::Warn,
-        title: "the mount updates access times on every read (`strictatime`, or no `noatime`/`relatime`/`lazytime`)",
+        class: Severity::Warn,
+        when: "the mount updates access times on every read (`strictatime`, or no `noatime`/`relatime`/`lazytime`)".into(),
         why: "each read then also writes an inode update: extra writes and journal traffic for a database that reads all day",
         fix: &[Fix {
             case: "",
@@ -220,8 +169,8 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: "scheduler_reordering",
-        severity: Severity::Warn,
-        title: "bfq or cfq on an NVMe device, on a disk behind a hardware RAID controller (where noop/none measured about 20% faster), or on a non-rotational device",
+        class: Severity::Warn,
+        when: "bfq or cfq on an NVMe device, on a disk behind a hardware RAID controller (where noop/none measured about 20% faster), or on a non-rotational device".into(),
         why: "{scheduler} reorders and idles to share a disk fairly between processes; on {device_class} it adds latency and caps concurrency",
         fix: &[Fix {
             case: "",
@@ -231,8 +180,8 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: "read_ahead_large",
-        severity: Severity::Warn,
-        title: "read_ahead_kb on a device under PATH above 256, or above 2 × optimal_io_size (what the kernel itself gives a striped device) when that is more",
+        class: Severity::Warn,
+        when: format!("read_ahead_kb on a device under PATH above {}, or above {} × optimal_io_size (what the kernel itself gives a striped device) when that is more", READ_AHEAD_MAX_KB, READ_AHEAD_STRIPE_WIDTHS),
         why: "a database reads pages at random; each cache miss can drag in up to that much more data, wasting disk time and evicting useful pages",
         fix: &[Fix {
             case: "",
@@ -242,8 +191,8 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: "volatile_write_cache",
-        severity: Severity::Info,
-        title: "a disk below has a volatile (write back) cache and barriers are on: durability depends on flushes, fsync latency measures them",
+        class: Severity::Info,
+        when: "a disk below has a volatile (write back) cache and barriers are on: durability depends on flushes, fsync latency measures them".into(),
         why: "durability then depends on the cache flushes fsync issues; fsync latency measures the flush, and a device or hypervisor that acknowledges flushes without doing them makes results look impossibly good",
         fix: &[Fix {
             case: "",
@@ -253,8 +202,8 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: "virtualized",
-        severity: Severity::Warn,
-        title: "running in a VM or container (hypervisor CPU flag, DMI vendor, systemd-detect-virt, container markers): the host may cache reads and absorb flushes",
+        class: Severity::Warn,
+        when: "running in a VM or container (hypervisor CPU flag, DMI vendor, systemd-detect-virt, container markers): the host may cache reads and absorb flushes".into(),
         why: "the hypervisor or host may cache reads and absorb writes and flushes: VMs have been seen reporting results that were impossible for their disks. Figures describe the virtual disk, not the hardware",
         fix: &[Fix {
             case: "",
@@ -264,8 +213,8 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: "dirty_limit_large",
-        severity: Severity::Warn,
-        title: "more than 2 GiB of dirty pages may accumulate (vm.dirty_bytes, else vm.dirty_ratio × available memory)",
+        class: Severity::Warn,
+        when: format!("more than {} of dirty pages may accumulate (vm.dirty_bytes, else vm.dirty_ratio × available memory)", size(DIRTY_MAX_BYTES)),
         why: "when that much is dirty, writers block and an fsync waits behind unrelated writeback: multi-second stalls for the database",
         fix: &[Fix {
             case: "",
@@ -275,8 +224,8 @@ pub static RULES: &[Rule] = &[
     },
     Rule {
         id: "swap_eager",
-        severity: Severity::Warn,
-        title: "swap configured with vm.swappiness above 10",
+        class: Severity::Warn,
+        when: format!("swap configured with vm.swappiness above {}", SWAPPINESS_MAX),
         why: "a database sizes its buffer pool to most of memory; an eager kernel swaps parts of it out to keep page cache, and every access to a swapped page is a random disk read",
         fix: &[Fix {
             case: "",
@@ -284,7 +233,8 @@ pub static RULES: &[Rule] = &[
         }],
         inspect: swap_eager,
     },
-];
+    ]
+});
 
 /// All findings for the report (and the stack under its path, when it has one), most severe
 /// first; within a severity in the order of `RULES`.
@@ -297,34 +247,30 @@ pub fn check(e: &EnvReport) -> Vec<Finding> {
 /// The rule list of docs/check.md: one table row per rule (id, severity, what it looks at, why,
 /// fix), from `RULES`.
 pub fn rules_markdown() -> String {
-    let cell = |s: &str| s.replace('|', "\\|");
     let mut s = String::from("| id | severity | looks at | why | fix |\n|---|---|---|---|---|\n");
-    for r in RULES {
+    for r in RULES.iter() {
         let fix: Vec<String> = r
             .fix
             .iter()
             .map(|f| {
                 if f.case.is_empty() {
-                    cell(f.template)
+                    md_cell(f.template)
                 } else {
-                    format!("*{}:* {}", f.case, cell(f.template))
+                    format!("*{}:* {}", f.case, md_cell(f.template))
                 }
             })
             .collect();
         s.push_str(&format!(
             "| `{}` | {} | {} | {} | {} |\n",
             r.id,
-            r.severity.name(),
-            cell(r.title),
-            cell(r.why),
+            r.class.name(),
+            md_cell(&r.when),
+            md_cell(r.why),
             fix.join("<br>")
         ));
     }
     s
 }
-
-const MIB: u64 = 1 << 20;
-const TIB: u64 = 1 << 40;
 
 /// Data disks of an md array (for the stripe width).
 fn data_disks(level: &str, n: u32) -> Option<u32> {
@@ -434,7 +380,7 @@ fn partition_misaligned_stripe(e: &EnvReport) -> Vec<Hit> {
         .filter_map(|(p, stripe)| {
             let su = off_stripe(p, stripe)?;
             Some(
-                Hit::new(
+                hit(
                     &p.name,
                     format!(
                         "{} starts at sector {} = {} bytes, not a multiple of the {su}-byte RAID stripe unit",
@@ -451,9 +397,9 @@ fn partition_misaligned(e: &EnvReport) -> Vec<Hit> {
     partitions(e)
         .into_iter()
         // the stripe finding replaces this one
-        .filter(|(p, stripe)| off_stripe(p, *stripe).is_none() && p.start_bytes % MIB != 0)
+        .filter(|(p, stripe)| off_stripe(p, *stripe).is_none() && p.start_bytes % ALIGN_BYTES != 0)
         .map(|(p, _)| {
-            Hit::new(
+            hit(
                 &p.name,
                 format!(
                     "{} starts at sector {} = {} bytes, not a multiple of 1 MiB",
@@ -503,7 +449,7 @@ fn fs_stripe_mismatch(e: &EnvReport) -> Vec<Hit> {
         return Vec::new();
     }
     vec![
-        Hit::new(
+        hit(
             &p.mountpoint,
             format!(
                 "{} has stripe unit {hsu} / width {hsw} bytes; the storage has {su} / {sw} ({src})",
@@ -527,9 +473,9 @@ fn xfs_inode32_large(e: &EnvReport) -> Vec<Hit> {
     let fs = &p.fs;
     if fs.fstype == "xfs"
         && fs.xfs_inode_mode.as_deref() == Some("inode32")
-        && fs.total_bytes.unwrap_or(0) > TIB
+        && fs.total_bytes.unwrap_or(0) > INODE32_MAX_BYTES
     {
-        vec![Hit::new(
+        vec![hit(
             &p.mountpoint,
             format!(
                 "xfs mounted inode32 on {} (more than 1 TiB)",
@@ -549,7 +495,7 @@ fn volatile_cache_no_barriers(e: &EnvReport) -> Vec<Hit> {
         .into_iter()
         .filter(|d| d.write_cache.as_deref() == Some("write back"))
         .map(|d| {
-            Hit::new(
+            hit(
                 &p.mountpoint,
                 format!(
                     "{} is mounted without barriers (nobarrier/barrier=0) and {} has a volatile write cache (write back)",
@@ -574,7 +520,7 @@ fn atime_updates(e: &EnvReport) -> Vec<Hit> {
         return Vec::new();
     }
     vec![
-        Hit::new(
+        hit(
             &p.mountpoint,
             format!(
                 "{} is mounted with {} (every read updates the access time)",
@@ -606,7 +552,7 @@ fn scheduler_reordering(e: &EnvReport) -> Vec<Hit> {
             continue;
         };
         out.push(
-            Hit::new(
+            hit(
                 &d.name,
                 format!(
                     "{} uses the {s} scheduler (offered: {})",
@@ -635,12 +581,10 @@ fn read_ahead_large(e: &EnvReport) -> Vec<Hit> {
         .into_iter()
         .filter_map(|d| {
             // The kernel itself gives striped devices 2 × their optimal I/O size of read-ahead.
-            let limit = 256.max(2 * d.optimal_io_size.unwrap_or(0) / 1024);
+            let limit = READ_AHEAD_MAX_KB
+                .max(READ_AHEAD_STRIPE_WIDTHS * d.optimal_io_size.unwrap_or(0) / 1024);
             let ra = d.read_ahead_kb.filter(|ra| *ra > limit)?;
-            Some(
-                Hit::new(&d.name, format!("{} read_ahead_kb = {ra}", d.name))
-                    .var("device", &d.name),
-            )
+            Some(hit(&d.name, format!("{} read_ahead_kb = {ra}", d.name)).var("device", &d.name))
         })
         .collect()
 }
@@ -653,7 +597,7 @@ fn volatile_write_cache(e: &EnvReport) -> Vec<Hit> {
         .into_iter()
         .filter(|d| d.write_cache.as_deref() == Some("write back"))
         .map(|d| {
-            Hit::new(
+            hit(
                 &d.name,
                 format!(
                     "{} has a volatile write cache (write back){}",
@@ -674,7 +618,7 @@ fn virtualized(e: &EnvReport) -> Vec<Hit> {
     if v.verdict == "none seen" {
         return Vec::new();
     }
-    vec![Hit::new(
+    vec![hit(
         "system",
         format!(
             "running in {} (hypervisor flag: {}{})",
@@ -696,10 +640,10 @@ fn dirty_limit_large(e: &EnvReport) -> Vec<Hit> {
         (_, Some(r)) => Some(mem / 100 * r),
         _ => None,
     };
-    let Some(l) = limit.filter(|l| *l > 2 << 30) else {
+    let Some(l) = limit.filter(|l| *l > DIRTY_MAX_BYTES) else {
         return Vec::new();
     };
-    vec![Hit::new(
+    vec![hit(
         "system",
         format!(
             "the kernel lets {} of dirty pages accumulate (vm.dirty_ratio {} of {} available, vm.dirty_bytes {}): at 200 MB/s that is {:.0} s of writeback",
@@ -716,10 +660,10 @@ fn dirty_limit_large(e: &EnvReport) -> Vec<Hit> {
 
 fn swap_eager(e: &EnvReport) -> Vec<Hit> {
     let swappiness = e.kernel.vm_swappiness.unwrap_or(60);
-    if e.memory.swap_total_bytes == 0 || swappiness <= 10 {
+    if e.memory.swap_total_bytes == 0 || swappiness <= SWAPPINESS_MAX {
         return Vec::new();
     }
-    vec![Hit::new(
+    vec![hit(
         "system",
         format!(
             "{} of swap with vm.swappiness = {swappiness}",
@@ -733,41 +677,9 @@ pub fn has_warnings(f: &[Finding]) -> bool {
     f.iter().any(|x| x.severity >= Severity::Warn)
 }
 
-pub fn render(path: &str, findings: &[Finding]) -> String {
-    let mut s = format!("iolab check {path}: ");
-    let n = |sev| findings.iter().filter(|f| f.severity == sev).count();
-    s.push_str(&format!(
-        "{} critical, {} warn, {} info\n",
-        n(Severity::Critical),
-        n(Severity::Warn),
-        n(Severity::Info)
-    ));
-    for x in findings {
-        let tag = match x.severity {
-            Severity::Critical => "CRITICAL",
-            Severity::Warn => "WARN",
-            Severity::Info => "info",
-        };
-        s.push_str(&format!(
-            "\n[{tag}] {} ({})\n  evidence: {}\n  why:      {}\n  fix:      {}\n",
-            x.id, x.subject, x.evidence, x.why, x.fix
-        ));
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fill_replaces_known_names_and_keeps_the_rest() {
-        let vars = [("a", "1".to_string()), ("bb", "two".to_string())];
-        assert_eq!(fill("x {a} y {bb}{a}", &vars), "x 1 y two1");
-        assert_eq!(fill("{unknown} {a}", &vars), "{unknown} 1");
-        assert_eq!(fill("open { no close", &vars), "open { no close");
-        assert_eq!(fill("", &vars), "");
-    }
 
     #[test]
     fn rule_ids_are_unique_and_every_rule_has_a_fix() {
@@ -775,14 +687,14 @@ mod tests {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), RULES.len());
-        for r in RULES {
+        for r in RULES.iter() {
             assert!(!r.fix.is_empty(), "{}", r.id);
             assert!(
                 r.fix.len() == 1 || r.fix.iter().all(|f| !f.case.is_empty()),
                 "{}",
                 r.id
             );
-            assert!(!r.title.contains('\n') && !r.why.contains('\n'), "{}", r.id);
+            assert!(!r.when.contains('\n') && !r.why.contains('\n'), "{}", r.id);
         }
     }
 
@@ -790,8 +702,8 @@ mod tests {
     fn rules_markdown_has_a_row_per_rule() {
         let md = rules_markdown();
         assert_eq!(md.lines().count(), 2 + RULES.len());
-        for r in RULES {
-            assert!(md.contains(&format!("| `{}` | {} |", r.id, r.severity.name())));
+        for r in RULES.iter() {
+            assert!(md.contains(&format!("| `{}` | {} |", r.id, r.class.name())));
         }
     }
 }

@@ -1,0 +1,110 @@
+//! The one resolver from a stored reference (`12`, `g3`) to what `show`, `report` and `plot`
+//! present: the same text, the same JSON and the same charts for every stored kind.
+
+use crate::error::{Error, Result};
+use crate::model::experiment::{SaturateSpec, SweepSpec};
+use crate::output::charts::Chart;
+use crate::output::document::{Document, SaturateDoc, SweepDoc};
+use crate::store::{Ref, Store};
+use serde_json::{Value, json};
+
+/// What one reference names in the store, read once: its JSON, its text and its charts. `show`,
+/// `report` and `plot` all present this, so they cannot drift apart.
+pub struct Shown {
+    /// "run 12", "group g3"
+    pub title: String,
+    /// The first run behind the reference (for the report's header).
+    pub first_run: i64,
+    pub json: Value,
+    pub text: String,
+    pub charts: Vec<Chart>,
+}
+
+impl Document for Shown {
+    fn json(&self) -> Value {
+        self.json.clone()
+    }
+    fn text(&self) -> String {
+        self.text.clone()
+    }
+}
+
+/// Resolves a reference to what is shown for it.
+pub fn resolve(store: &Store, r: Ref) -> Result<Shown> {
+    use crate::output::history;
+    match r {
+        Ref::Run(id) => {
+            let kind = store.run(id)?.kind; // an unknown id is a usage error, named as such
+            let json = history::current_doc(store, id, &kind)?;
+            Ok(Shown {
+                title: format!("run {id}"),
+                first_run: id,
+                json,
+                text: history::render_show(store, id)?,
+                charts: crate::output::stored_charts::run_charts(store, id)?,
+            })
+        }
+        Ref::Group(g) => {
+            let (kind, spec) = store.experiment(g)?;
+            let ids = store.group_runs(g)?;
+            let first_run = *ids
+                .first()
+                .ok_or_else(|| Error::failed(format!("group g{g} has no runs")))?;
+            let title = format!("group g{g}");
+            let spec_of = || {
+                spec.clone()
+                    .ok_or_else(|| Error::failed(format!("group g{g}: its definition is missing")))
+            };
+            let bad = |e: serde_json::Error| Error::failed(format!("g{g}: {e}"));
+            match kind.as_str() {
+                "sweep" => {
+                    let spec: SweepSpec = serde_json::from_value(spec_of()?).map_err(bad)?;
+                    let cells = crate::workloads::sweep::stored_cells(store, g, &spec)?;
+                    let d = SweepDoc {
+                        gid: g,
+                        spec: &spec,
+                        cells: &cells,
+                        interrupted: None,
+                    };
+                    Ok(Shown {
+                        title,
+                        first_run,
+                        json: d.json(),
+                        text: d.text(),
+                        charts: crate::output::stored_charts::experiment_charts(store, g)?,
+                    })
+                }
+                "saturate" => {
+                    let spec: SaturateSpec = serde_json::from_value(spec_of()?).map_err(bad)?;
+                    let points = crate::workloads::sweep::stored_points(store, g, &spec)?;
+                    let d = SaturateDoc {
+                        gid: g,
+                        spec: &spec,
+                        points: &points,
+                        interrupted: None,
+                    };
+                    Ok(Shown {
+                        title,
+                        first_run,
+                        json: d.json(),
+                        text: d.text(),
+                        charts: crate::output::stored_charts::experiment_charts(store, g)?,
+                    })
+                }
+                _ => {
+                    let rows = history::group_summary(store, &ids)?;
+                    let list: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
+                    let mut text = format!("group g{g}: runs {}\n", list.join(", "));
+                    text.push_str(&history::render_summary(&rows, ids.len()));
+                    Ok(Shown {
+                        title,
+                        first_run,
+                        json: json!({"schema": "iolab-group/1", "group": format!("g{g}"), "run_ids": ids, "summary": rows}),
+                        text,
+                        charts: crate::output::stored_charts::run_charts(store, first_run)?,
+                    })
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,643 @@
+//! The charts of every stored kind (runs, database runs, zones, sweeps, saturation searches,
+//! comparisons), from the same stored documents as `iolab show`; drawn by `crate::output::charts`.
+
+use crate::error::{Error, Result};
+use crate::model::run::RunDoc;
+use crate::output::charts::{Chart, Kind, Series};
+use crate::store::Store;
+use crate::store::compare::{Comparison, cell_labels};
+
+/// Percentile p (50..99.99) on a "nines" axis: 50 → 0.3, 90 → 1, 99 → 2, 99.9 → 3, 99.99 → 4.
+fn nines(p: f64) -> f64 {
+    -(1.0 - p / 100.0).log10()
+}
+
+/// Mode labels of a run's cells, as `compare` names them.
+fn labels(doc: &RunDoc) -> Vec<String> {
+    let mut count = std::collections::BTreeMap::new();
+    for c in &doc.runs {
+        *count.entry(c.mode.clone()).or_insert(0) += 1;
+    }
+    doc.runs
+        .iter()
+        .map(|c| {
+            if count[&c.mode] > 1 {
+                format!("{}/{}t/{}", c.mode, c.job.job.threads, c.job.job.bs_label())
+            } else {
+                c.mode.clone()
+            }
+        })
+        .collect()
+}
+
+/// The charts of one stored run (file run or database run).
+pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
+    use crate::model::stored::{StoredDoc, SuiteDoc};
+    let doc = match store.stored_doc(id)? {
+        StoredDoc::Run(d) => *d,
+        StoredDoc::Db(_) => return db_charts(store, id),
+        StoredDoc::Suite(sd) => {
+            let SuiteDoc::Zones(z) = *sd else {
+                return Ok(Vec::new());
+            };
+            let mut c = Chart::new(
+                "zones",
+                &format!("Read throughput across {}", z.target),
+                "offset into the target (%)",
+                "MiB/s",
+                Kind::Line,
+            );
+            c.series.push(Series {
+                name: "MiB/s".into(),
+                points: z
+                    .zones
+                    .iter()
+                    .map(|x| (x.offset_pct, x.mib_per_sec))
+                    .collect(),
+            });
+            return Ok(vec![c].into_iter().filter(|c| c.check().is_ok()).collect());
+        }
+        StoredDoc::Import(_)
+        | StoredDoc::Experiment(_)
+        | StoredDoc::Crashcheck(_)
+        | StoredDoc::Verify(_) => {
+            return Ok(Vec::new());
+        }
+    };
+    // A phase of concurrent roles: one series per role, numbered as the store numbers them.
+    let doc = RunDoc {
+        runs: crate::output::table::shown_cells(&doc.runs),
+        ..doc
+    };
+    let names = labels(&doc);
+    let mut out = Vec::new();
+    for (name, title, ylab, f) in [
+        (
+            "iops",
+            "Operations per second by mode",
+            "IOPS (operations/s)",
+            (|r: &crate::model::run::OpResult| r.iops) as fn(&crate::model::run::OpResult) -> f64,
+        ),
+        (
+            "mibps",
+            "Throughput by mode",
+            "MiB/s (1 MiB = 1048576 bytes)",
+            |r| r.bytes_per_sec / 1048576.0,
+        ),
+    ] {
+        let mut c = Chart::new(name, title, "mode", ylab, Kind::Bars);
+        c.categories = names.clone();
+        for (op, g) in [("read", 0usize), ("write", 1), ("fsync", 2)] {
+            if name == "mibps" && op == "fsync" {
+                continue;
+            }
+            let pts: Vec<(f64, f64)> = doc
+                .runs
+                .iter()
+                .enumerate()
+                .filter_map(|(i, cell)| {
+                    let r = match g {
+                        0 => &cell.results.read,
+                        1 => &cell.results.write,
+                        _ => &cell.results.fsync,
+                    };
+                    (r.ops > 0).then(|| (i as f64, f(r)))
+                })
+                .collect();
+            if !pts.is_empty() {
+                c.series.push(Series {
+                    name: op.into(),
+                    points: pts,
+                });
+            }
+        }
+        out.push(c);
+    }
+    // latency percentile curves
+    let mut c = Chart::new(
+        "latency-percentiles",
+        "Latency percentiles",
+        "percentile",
+        "latency (ms, log scale)",
+        Kind::Line,
+    );
+    c.y_log = true;
+    c.x_ticks = Some(vec![
+        (nines(50.0), "p50".into()),
+        (nines(90.0), "p90".into()),
+        (nines(95.0), "p95".into()),
+        (nines(99.0), "p99".into()),
+        (nines(99.9), "p99.9".into()),
+        (nines(99.99), "p99.99".into()),
+    ]);
+    for (i, cell) in doc.runs.iter().enumerate() {
+        for (op, r) in [
+            ("read", &cell.results.read),
+            ("write", &cell.results.write),
+            ("fsync", &cell.results.fsync),
+        ] {
+            if let Some(l) = &r.lat_ns {
+                let pts = [
+                    (50.0, l.p50),
+                    (90.0, l.p90),
+                    (95.0, l.p95),
+                    (99.0, l.p99),
+                    (99.9, l.p99_9),
+                    (99.99, l.p99_99),
+                ]
+                .iter()
+                .map(|(p, v)| (nines(*p), (*v as f64 / 1e6).max(1e-6)))
+                .collect();
+                c.series.push(Series {
+                    name: format!("{} {op}", names[i]),
+                    points: pts,
+                });
+            }
+        }
+    }
+    out.push(c);
+    // histograms from the stored HDR histograms
+    let mut c = Chart::new(
+        "latency-histogram",
+        "Latency distribution",
+        "latency (ms, log scale)",
+        "operations per bucket",
+        Kind::Line,
+    );
+    c.x_log = true;
+    for (i, _) in doc.runs.iter().enumerate() {
+        for op in ["read", "write", "fsync"] {
+            if let Some(h) = store.histogram(id, i as i64, op)? {
+                let lo = h.h.min().max(1);
+                let pts: Vec<(f64, f64)> =
+                    h.h.iter_log(lo, 1.25)
+                        .map(|v| {
+                            (
+                                v.value_iterated_to() as f64 / 1e6,
+                                v.count_since_last_iteration() as f64,
+                            )
+                        })
+                        .filter(|p| p.0 > 0.0)
+                        .collect();
+                if !pts.is_empty() {
+                    c.series.push(Series {
+                        name: format!("{} {op}", names[i]),
+                        points: pts,
+                    });
+                }
+            }
+        }
+    }
+    if !c.series.is_empty() {
+        out.push(c);
+    }
+    // time series
+    for (name, title, ylab) in [
+        ("timeseries-iops", "IOPS over time", "IOPS (operations/s)"),
+        ("timeseries-mibps", "Throughput over time", "MiB/s"),
+        (
+            "timeseries-p99",
+            "p99 latency over time",
+            "p99 latency (ms)",
+        ),
+    ] {
+        let mut c = Chart::new(
+            name,
+            title,
+            "time since the end of the ramp (s)",
+            ylab,
+            Kind::Line,
+        );
+        for (i, cell) in doc.runs.iter().enumerate() {
+            let pts: Vec<(f64, f64)> = cell
+                .timeseries
+                .iter()
+                .map(|p| {
+                    let ops = [&p.read, &p.write];
+                    let v = match name {
+                        "timeseries-iops" => {
+                            ops.iter().filter_map(|o| o.as_ref()).map(|o| o.iops).sum()
+                        }
+                        "timeseries-mibps" => {
+                            ops.iter()
+                                .filter_map(|o| o.as_ref())
+                                .map(|o| o.bytes_per_sec)
+                                .sum::<f64>()
+                                / 1048576.0
+                        }
+                        _ => {
+                            ops.iter()
+                                .filter_map(|o| o.as_ref().and_then(|o| o.p99_ns))
+                                .max()
+                                .unwrap_or(0) as f64
+                                / 1e6
+                        }
+                    };
+                    (p.t_s + p.dur_s, v)
+                })
+                .collect();
+            if !pts.is_empty() {
+                c.series.push(Series {
+                    name: names[i].clone(),
+                    points: pts,
+                });
+            }
+        }
+        out.push(c);
+    }
+    // the device on the same time axis
+    for (name, title, ylab) in [
+        ("device-util", "Device utilization", "%util"),
+        ("device-await", "Device await", "await (ms)"),
+        ("device-queue", "Device queue size", "aqu-sz (requests)"),
+    ] {
+        let mut c = Chart::new(
+            name,
+            title,
+            "time since the end of the ramp (s)",
+            ylab,
+            Kind::Line,
+        );
+        for (i, cell) in doc.runs.iter().enumerate() {
+            let Some(d) = &cell.device else { continue };
+            let Some(dev) = d.devices.first() else {
+                continue;
+            };
+            let pts: Vec<(f64, f64)> = d
+                .timeseries
+                .iter()
+                .filter_map(|s| {
+                    let x = s.devices.get(dev)?;
+                    Some((
+                        s.t_s,
+                        match name {
+                            "device-util" => x.util_pct,
+                            "device-await" => x.r_await_ms.max(x.w_await_ms),
+                            _ => x.aqu_sz,
+                        },
+                    ))
+                })
+                .collect();
+            if !pts.is_empty() {
+                c.series.push(Series {
+                    name: format!("{} {dev}", names[i]),
+                    points: pts,
+                });
+            }
+        }
+        if !c.series.is_empty() {
+            out.push(c);
+        }
+    }
+    Ok(out.into_iter().filter(|c| c.check().is_ok()).collect())
+}
+
+fn db_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
+    let d: crate::workloads::db::DbDoc = serde_json::from_value(store.doc(id)?)
+        .map_err(|e| Error::failed(format!("run {id}: {e}")))?;
+    let mut out = Vec::new();
+    let types: Vec<String> = d.types.keys().cloned().collect();
+    let mut c = Chart::new(
+        "tps",
+        "Transactions and queries per second",
+        "transaction type",
+        "per second",
+        Kind::Bars,
+    );
+    c.categories = types.clone();
+    c.series.push(Series {
+        name: "TPS".into(),
+        points: d
+            .types
+            .values()
+            .enumerate()
+            .map(|(i, t)| (i as f64, t.tps))
+            .collect(),
+    });
+    c.series.push(Series {
+        name: "QPS".into(),
+        points: vec![(0.0, d.qps)],
+    });
+    out.push(c);
+    let mut c = Chart::new(
+        "db-latency",
+        "Transaction latency",
+        "transaction type",
+        "latency (ms)",
+        Kind::Bars,
+    );
+    c.categories = types;
+    for (name, f) in [
+        (
+            "p50",
+            (|l: &crate::model::lat::LatSummary| l.p50)
+                as fn(&crate::model::lat::LatSummary) -> u64,
+        ),
+        ("p95", |l| l.p95),
+        ("p99", |l| l.p99),
+    ] {
+        c.series.push(Series {
+            name: name.into(),
+            points: d
+                .types
+                .values()
+                .enumerate()
+                .filter_map(|(i, t)| t.lat_ns.as_ref().map(|l| (i as f64, f(l) as f64 / 1e6)))
+                .collect(),
+        });
+    }
+    out.push(c);
+    if !d.timeseries.is_empty() {
+        let mut c = Chart::new(
+            "db-timeseries",
+            "Transactions per second over time",
+            "time (s)",
+            "TPS",
+            Kind::Line,
+        );
+        c.series.push(Series {
+            name: "TPS".into(),
+            points: d.timeseries.iter().map(|p| (p.t_s + 1.0, p.tps)).collect(),
+        });
+        out.push(c);
+    }
+    if let Some(u) = &d.update_loop
+        && !u.timings_s.is_empty()
+    {
+        // log-spaced bins from the fastest to the slowest update
+        let (lo, hi) = (u.min_s.max(1e-7), u.max_s.max(u.min_s * 1.01).max(1e-7));
+        let bins = 40usize;
+        let f = (hi / lo).powf(1.0 / bins as f64);
+        let mut counts = vec![0u64; bins + 1];
+        for t in &u.timings_s {
+            let i = ((t.max(lo) / lo).ln() / f.ln()).floor() as usize;
+            counts[i.min(bins)] += 1;
+        }
+        let mut c = Chart::new(
+            "update-loop-histogram",
+            "Update loop: time per UPDATE",
+            "time per UPDATE (ms, log scale)",
+            "UPDATEs",
+            Kind::Line,
+        );
+        c.x_log = true;
+        c.series.push(Series {
+            name: "updates".into(),
+            points: counts
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (lo * f.powi(i as i32) * 1e3, *n as f64))
+                .collect(),
+        });
+        c.hlines = vec![];
+        out.push(c);
+    }
+    Ok(out.into_iter().filter(|c| c.check().is_ok()).collect())
+}
+
+/// Charts of a comparison: grouped bars per mode and op with % change labels and noise marks.
+pub fn compare_charts(c: &Comparison) -> Vec<Chart> {
+    let mut out = Vec::new();
+    for (metric, name, title, ylab) in [
+        (
+            "iops",
+            "compare-iops",
+            "IOPS against the baseline",
+            "IOPS (operations/s)",
+        ),
+        (
+            "mib_per_sec",
+            "compare-mibps",
+            "Throughput against the baseline",
+            "MiB/s",
+        ),
+        (
+            "lat_p99_ns",
+            "compare-p99",
+            "p99 latency against the baseline",
+            "p99 latency (ms)",
+        ),
+    ] {
+        // fsyncs move no bytes, and end-of-mode fsyncs (stored with a rate of 0) have no rate
+        let no_rate = |r: &crate::store::compare::Row| {
+            r.op == "fsync"
+                && (metric == "mib_per_sec"
+                    || (metric == "iops"
+                        && r.sides
+                            .iter()
+                            .any(|x| x.stat.is_some_and(|s| s.mean == 0.0))))
+        };
+        let rows: Vec<&crate::store::compare::Row> = c
+            .rows
+            .iter()
+            .filter(|r| r.metric == metric && !no_rate(r))
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let scale = if metric.ends_with("_ns") { 1e-6 } else { 1.0 };
+        let mut ch = Chart::new(name, title, "mode and operation", ylab, Kind::Bars);
+        ch.categories = rows
+            .iter()
+            .map(|r| format!("{} {}", r.cell, r.op))
+            .collect();
+        for (si, side) in c.sides.iter().enumerate() {
+            let pts: Vec<(f64, f64)> = rows
+                .iter()
+                .enumerate()
+                .filter_map(|(i, r)| r.sides[si].stat.map(|s| (i as f64, s.mean * scale)))
+                .collect();
+            ch.series.push(Series {
+                name: format!(
+                    "{}{}",
+                    side.reference,
+                    side.label
+                        .as_ref()
+                        .map(|l| format!(" ({l})"))
+                        .unwrap_or_default()
+                ),
+                points: pts,
+            });
+            ch.errors.push(
+                rows.iter()
+                    .map(|r| r.sides[si].stat.and_then(|s| s.ci95).map(|x| x * scale))
+                    .collect(),
+            );
+            ch.bar_labels.push(
+                rows.iter()
+                    .map(|r| {
+                        let cmp = &r.sides[si];
+                        cmp.delta_pct.map(|d| {
+                            let mark = match cmp.verdict.as_str() {
+                                "significant" => "*",
+                                "within noise" => " ~",
+                                _ => "",
+                            };
+                            format!("{d:+.1}%{mark}")
+                        })
+                    })
+                    .collect(),
+            );
+        }
+        out.push(ch);
+    }
+    out.into_iter().filter(|c| c.check().is_ok()).collect()
+}
+
+/// Charts of an experiment: a line per combination of the other axes, over each axis; or the
+/// saturation curve with its target and the point found.
+pub fn experiment_charts(store: &Store, gid: i64) -> Result<Vec<Chart>> {
+    let (kind, spec) = store.experiment(gid)?;
+    let spec = spec.ok_or_else(|| Error::failed(format!("g{gid}: no definition")))?;
+    let mut out = Vec::new();
+    if kind == "sweep" {
+        let spec: crate::workloads::sweep::SweepSpec =
+            serde_json::from_value(spec).map_err(|e| Error::failed(e.to_string()))?;
+        let cells = crate::workloads::sweep::stored_cells(store, gid, &spec)?;
+        let unit = match spec.metric.as_str() {
+            "iops" => "IOPS (reads + writes)",
+            "mibps" => "MiB/s (reads + writes)",
+            _ => "latency (ms)",
+        };
+        for ax in &spec.axes {
+            let numeric = ax
+                .values
+                .iter()
+                .all(|v| crate::model::units::parse_size(v).is_ok());
+            let xval = |v: &str| {
+                if numeric {
+                    crate::model::units::parse_size(v).unwrap_or(0) as f64
+                } else {
+                    ax.values.iter().position(|x| x == v).unwrap_or(0) as f64
+                }
+            };
+            let others: Vec<crate::workloads::sweep::Axis> = spec
+                .axes
+                .iter()
+                .filter(|a| a.name != ax.name)
+                .cloned()
+                .collect();
+            let mut c = Chart::new(
+                &format!("sweep-{}", ax.name),
+                &format!("{} by {}", spec.metric, ax.name),
+                &ax.name,
+                unit,
+                if numeric { Kind::Line } else { Kind::Bars },
+            );
+            if numeric {
+                c.x_ticks = Some(ax.values.iter().map(|v| (xval(v), v.clone())).collect());
+                if ax.values.len() > 2
+                    && ax.values.iter().all(|v| xval(v) > 0.0)
+                    && xval(&ax.values[ax.values.len() - 1]) / xval(&ax.values[0]) >= 8.0
+                {
+                    c.x_log = true;
+                }
+            } else {
+                c.categories = ax.values.clone();
+            }
+            for combo in crate::workloads::sweep::cross(&others) {
+                let name: Vec<String> = combo.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                let pts: Vec<(f64, f64)> = ax
+                    .values
+                    .iter()
+                    .filter_map(|v| {
+                        let cell = cells.iter().find(|c| {
+                            c.cell.get(&ax.name) == Some(v)
+                                && combo.iter().all(|(k, vv)| c.cell.get(k) == Some(vv))
+                        })?;
+                        Some((
+                            xval(v),
+                            crate::workloads::sweep::metric(&cell.figures, &spec.metric)?,
+                        ))
+                    })
+                    .collect();
+                if !pts.is_empty() {
+                    c.series.push(Series {
+                        name: if name.is_empty() {
+                            spec.metric.clone()
+                        } else {
+                            name.join(" ")
+                        },
+                        points: pts,
+                    });
+                }
+            }
+            out.push(c);
+        }
+    } else if kind == "saturate" {
+        let spec: crate::workloads::sweep::SaturateSpec =
+            serde_json::from_value(spec).map_err(|e| Error::failed(e.to_string()))?;
+        let pts: Vec<(f64, f64, bool)> = crate::workloads::sweep::stored_points(store, gid, &spec)?
+            .iter()
+            .map(|p| {
+                (
+                    p.value as f64,
+                    crate::workloads::sweep::metric(&p.figures, &spec.target.metric)
+                        .unwrap_or(f64::NAN),
+                    p.passed,
+                )
+            })
+            .collect();
+        let unit = if matches!(spec.target.metric.as_str(), "iops" | "mibps") {
+            spec.target.metric.clone()
+        } else {
+            format!("{} (ms)", spec.target.metric)
+        };
+        let xlab = if spec.axis == "size" {
+            "data size (bytes)".to_string()
+        } else {
+            spec.axis.clone()
+        };
+        let mut c = Chart::new(
+            "saturation",
+            &format!(
+                "Saturation search: {} over {}",
+                spec.target.metric, spec.axis
+            ),
+            &xlab,
+            &unit,
+            Kind::Line,
+        );
+        c.series.push(Series {
+            name: spec.target.metric.clone(),
+            points: pts.iter().map(|p| (p.0, p.1)).collect(),
+        });
+        let unit_suffix = if matches!(spec.target.metric.as_str(), "iops" | "mibps") {
+            ""
+        } else {
+            " ms"
+        };
+        c.hlines.push((
+            format!(
+                "target {}{}{}{unit_suffix}",
+                spec.target.metric, spec.target.op, spec.target.value
+            ),
+            spec.target.value,
+        ));
+        if let Some(p) = pts
+            .iter()
+            .filter(|p| p.2)
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+        {
+            c.markers.push((
+                format!(
+                    "last pass: {}",
+                    if spec.axis == "size" {
+                        crate::model::units::Bytes(p.0 as u64).to_string()
+                    } else {
+                        crate::output::charts::fmt_num(p.0)
+                    }
+                ),
+                p.0,
+                p.1,
+            ));
+        }
+        out.push(c);
+    }
+    Ok(out.into_iter().filter(|c| c.check().is_ok()).collect())
+}
+
+/// Labels of the modes of a stored run (for other modules).
+pub fn mode_labels(store: &Store, id: i64) -> Result<Vec<String>> {
+    Ok(cell_labels(&store.metrics(id)?).into_values().collect())
+}
