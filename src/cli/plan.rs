@@ -855,15 +855,21 @@ pub fn parse_since(s: &str) -> Result<String> {
     let split = t.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
     let (n, unit) = t.split_at(split);
     let n: i64 = n.parse().map_err(|_| bad())?;
-    let secs = match unit {
-        "s" => n,
-        "m" | "min" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86400,
-        "w" => n * 7 * 86400,
+    let unit_s: i64 = match unit {
+        "s" => 1,
+        "m" | "min" => 60,
+        "h" => 3600,
+        "d" => 86400,
+        "w" => 7 * 86400,
         _ => return Err(bad()),
     };
-    let dt = chrono::Utc::now() - chrono::Duration::seconds(secs);
+    // an age older than the calendar chrono holds (or than the epoch) lists everything
+    let dt = n
+        .checked_mul(unit_s)
+        .and_then(chrono::Duration::try_seconds)
+        .and_then(|d| chrono::Utc::now().checked_sub_signed(d))
+        .filter(|t| t.timestamp() >= 0)
+        .unwrap_or(chrono::DateTime::UNIX_EPOCH);
     Ok(dt.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
 }
 
