@@ -400,16 +400,16 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
     let modes: Option<Vec<Mode>> = match &a.mode {
         None => None,
         Some(m) => {
-            let v: Vec<Mode> = m
-                .split(',')
-                .filter(|s| !s.trim().is_empty())
-                .map(|s| flag("--mode", s))
-                .collect::<Result<_>>()?;
-            if v.is_empty() {
+            // an empty item (rndrd,,rndwr) is a typo, not a mode to skip
+            if m.split(',').any(|s| s.trim().is_empty()) {
                 return Err(Error::usage(
-                    "--mode: give at least one of seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw, seqrw",
+                    "--mode: a comma-separated list of seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw, seqrw, with no empty item",
                 ));
             }
+            let v: Vec<Mode> = m
+                .split(',')
+                .map(|s| flag("--mode", s.trim()))
+                .collect::<Result<_>>()?;
             Some(v)
         }
     };
@@ -608,7 +608,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             ),
         ));
     }
-    check_threads(&cells)?;
+    check_threads(&cells).map_err(undo_dir)?;
     let unit = cells.iter().map(|c| c.bs_bytes).max().unwrap_or(16384);
     let fileset = match &target {
         Some(t) => {

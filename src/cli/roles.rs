@@ -206,6 +206,11 @@ pub fn parse_role(s: &str) -> Result<RoleSpec> {
                 "--role {name}: {k} is a switch: give {k}, {k}=true or {k}=false"
             )));
         }
+        if role.keys.iter().any(|(x, _)| x == k) {
+            return Err(Error::usage(format!(
+                "--role {name}: {k} is given twice; give each key once"
+            )));
+        }
         last_value = is_value.then(|| k.to_string());
         role.set(k.to_string(), v);
     }

@@ -153,8 +153,9 @@ pub fn verify(a: &cli::CcVerifyArgs) -> Result<i32> {
     let file = wc::data_path(&dir);
     let at = journal_at(a.from.as_ref(), a.journal.as_ref());
     let text = wc::fetch_journal(&at, a.run.as_deref(), &fsinfo::hostname(), &file)?;
+    // a journal that is not one (garbage, another file) is bad input: exit 2
     let j = Journal::parse(&text)
-        .map_err(|e| Error::failed(format!("the journal from {}: {e}", at.describe())))?;
+        .map_err(|e| Error::usage(format!("the journal from {}: {e}", at.describe())))?;
     let mut warnings = Vec::new();
     if j.hello.file != file.display().to_string() {
         warn(

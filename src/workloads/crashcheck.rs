@@ -674,7 +674,8 @@ fn find_journal(dir: &Path, sel: &str) -> std::result::Result<(PathBuf, String),
 /// this host's data file.
 pub fn fetch_journal(at: &JournalAt, run: Option<&str>, host: &str, file: &Path) -> Result<String> {
     match at {
-        JournalAt::File(p) => std::fs::read_to_string(p)
+        // a regular file only (not /dev/zero or a FIFO), at most 1 GiB (20 million records)
+        JournalAt::File(p) => crate::spec::input::read_text(p, 1 << 30)
             .map_err(|e| Error::usage(format!("--journal {}: {e}", p.display()))),
         JournalAt::Tcp(addr) => {
             let mut c = connect(addr)?;

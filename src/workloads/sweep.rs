@@ -265,7 +265,7 @@ fn key(c: &BTreeMap<String, String>) -> String {
 }
 
 /// Devices whose settings tuning axes switch: the physical disks under --dir.
-fn tuning_devices(ro: &dyn RunOptions, fixed: &[String]) -> Result<Vec<String>> {
+pub fn tuning_devices(ro: &dyn RunOptions, fixed: &[String]) -> Result<Vec<String>> {
     let plan = ro.plan(fixed)?;
     let env = crate::system::env::collect(&plan.roots, Some(&plan.fileset.dir));
     let devs: Vec<String> = env
@@ -326,11 +326,14 @@ pub fn check_tuning(axes: &mut [Axis], devs: &[String]) -> Result<()> {
                 }
             }
         } else {
+            // the kernel takes at most 2^32-1 (queue_var_store), refused here rather than
+            // midway through the sweep
             for v in &ax.values {
-                if v.parse::<u64>().is_err() {
+                if v.parse::<u32>().is_err() {
                     return Err(Error::usage(format!(
-                        "--{} {v}: a whole number is needed",
-                        ax.name
+                        "--{} {v}: a whole number from 0 to {} is needed",
+                        ax.name,
+                        u32::MAX
                     )));
                 }
             }
@@ -666,6 +669,11 @@ pub fn stored_cells(store: &Store, gid: i64, spec: &SweepSpec) -> Result<Vec<Cel
 
 // ---------------------------------------------------------------- saturation search
 
+/// A saturation search measures one mode per step.
+pub fn one_mode_needed() -> Error {
+    Error::usage("saturate: give exactly one --mode")
+}
+
 impl Target {
     pub fn parse(s: &str) -> Result<Target> {
         let bad = || {
@@ -700,6 +708,13 @@ impl Target {
         } else {
             raw.parse::<f64>().map_err(|_| bad())?
         };
+        // NaN would judge every measurement the same way; a negative rate or latency never
+        // bounds anything
+        if !(value.is_finite() && value >= 0.0) {
+            return Err(Error::usage(format!(
+                "--target '{s}': the value must be a number of 0 or more (e.g. mibps>=22, p99<=10ms)"
+            )));
+        }
         Ok(Target {
             metric,
             op: op.to_string(),
@@ -751,7 +766,7 @@ pub fn saturate(
         cell.insert(spec.axis.clone(), v);
         let one_mode = |plan: &crate::engine::runner::Plan| {
             if plan.cells.len() != 1 {
-                return Err(Error::usage("saturate: give exactly one --mode"));
+                return Err(one_mode_needed());
             }
             Ok(())
         };
