@@ -1051,6 +1051,15 @@ fn bounded_seconds(s: &str) -> Option<f64> {
         .filter(|v| v.is_finite() && *v <= MAX_SECONDS)
 }
 
+/// Reads per write (`--rw-ratio`): a finite number above 0.
+fn reads_per_write(s: &str) -> std::result::Result<f64, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .ok_or_else(|| "must be a positive number of reads per write (e.g. 1.5)".into())
+}
+
 /// Seconds to run, more than zero (`--time`).
 fn seconds(s: &str) -> std::result::Result<f64, String> {
     bounded_seconds(s).filter(|v| *v > 0.0).ok_or_else(|| {
@@ -1251,7 +1260,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub force: bool,
     /// Reads per write for rndrw and seqrw, sysbench's spelling (default 1.5).
-    #[arg(long)]
+    #[arg(long, value_parser = reads_per_write)]
     pub rw_ratio: Option<f64>,
     /// Percent of rndrw's or seqrw's I/Os that are reads, fio's spelling (0..100): 70 = --rw-ratio 2.333...
     #[arg(long, value_name = "PCT", value_parser = percent)]
