@@ -780,12 +780,13 @@ fn sqlite_cleanup_removes_the_file_iolab_created() {
 }
 
 /// A refused connection is one line with the system's message, not the client crate's debug
-/// text; no server needed (nothing listens on port 1).
+/// text, and exit 2 (nothing ran: an unreachable server is bad input, issue 24); no server
+/// needed (nothing listens on port 1).
 #[test]
 fn a_refused_connection_is_one_plain_line() {
     for url in ["mysql://u:p@127.0.0.1:1/x", "postgres://u:p@127.0.0.1:1/x"] {
         let r = iolab(&["db", "--url", url, "--transactions", "1", "--no-save"]);
-        assert_eq!(r.code, 1, "{url}: {}", r.stderr);
+        assert_refused(&r, "127.0.0.1:1");
         let e = r.stderr.trim();
         assert_eq!(e.lines().count(), 1, "{url}: {e}");
         for bad in ["{", "DriverError", "Some(", "IoError"] {
