@@ -3555,4 +3555,25 @@ fn a_refused_run_leaves_no_default_dir() {
             entries(d.path())
         );
     }
+    // the same for prepare and db (whose SQLite file goes in the default --dir)
+    for args in [
+        &["prepare", "--size", "0"][..],
+        &["prepare", "--files", "3", "--size", "4k"],
+        &["db", "--page-size", "3", "--transactions", "1", "--no-save"],
+    ] {
+        let r = to_run(
+            std::process::Command::new(bin())
+                .args(args)
+                .current_dir(d.path())
+                .env("IOLAB_DB", d.path().join("r.db"))
+                .output()
+                .unwrap(),
+        );
+        assert_refused(&r, "--");
+        assert!(
+            entries(d.path()).is_empty(),
+            "{args:?} left {:?}",
+            entries(d.path())
+        );
+    }
 }

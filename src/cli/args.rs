@@ -315,8 +315,8 @@ pub struct DbRunArgs {
     /// SQLite synchronous (off, normal, full, extra).
     #[arg(long, default_value = "full")]
     pub synchronous: String,
-    /// SQLite page_size in bytes (for a new database).
-    #[arg(long, default_value_t = 4096)]
+    /// SQLite page_size in bytes (for a new database): a power of two from 512 to 65536.
+    #[arg(long, default_value_t = 4096, value_parser = sqlite_page_size)]
     pub page_size: u32,
     /// Seed for random rows and ids.
     #[arg(long)]
@@ -1058,6 +1058,16 @@ fn reads_per_write(s: &str) -> std::result::Result<f64, String> {
         .ok()
         .filter(|v| v.is_finite() && *v > 0.0)
         .ok_or_else(|| "must be a positive number of reads per write (e.g. 1.5)".into())
+}
+
+/// An SQLite page size (`--page-size`): a power of two from 512 to 65536, as SQLite takes
+/// (it ignores any other value silently).
+fn sqlite_page_size(s: &str) -> std::result::Result<u32, String> {
+    s.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|v| v.is_power_of_two() && (512..=65536).contains(v))
+        .ok_or_else(|| "must be a power of two from 512 to 65536 (bytes)".into())
 }
 
 /// Seconds to run, more than zero (`--time`).
