@@ -641,3 +641,42 @@ fn a_tuning_value_the_kernel_cannot_take_is_refused_before_the_group() {
     assert_refused(&r, "--read-ahead 99999999999999");
     assert!(!db.exists(), "the refused sweep created the store");
 }
+
+/// An axis range past u64 overflowed (a panic) and one of billions of values was built before
+/// it was counted (memory): both refused in one line, nothing stored.
+#[test]
+fn axis_ranges_that_overflow_or_never_end_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    for (axis, v, want) in [
+        ("--size", "1..18446744073709551615", "--size"),
+        (
+            "--rate",
+            "1..18446744073709551615:+1",
+            "more than 1000 values",
+        ),
+        ("--threads", "1..4000000000:+1", "more than 1000 values"),
+        (
+            "--seed",
+            "18446744073709551615..18446744073709551615:+1",
+            "--seed",
+        ),
+    ] {
+        let mut a = vec!["sweep", axis, v, "--mode", "rndrd"];
+        let b: Vec<String> = base(&data)
+            .into_iter()
+            .filter(|x| x != "--size" && x != "2M")
+            .collect();
+        a.extend(b.iter().map(|s| s.as_str()));
+        let r = iolab_db(&db, &a);
+        if want == "--seed" {
+            // one value: a sweep of one cell runs
+            assert_eq!(r.code, 0, "{axis} {v}: {}", r.stderr);
+            continue;
+        }
+        assert_refused(&r, want);
+        assert!(!db.exists(), "{axis} {v} created the store");
+    }
+}

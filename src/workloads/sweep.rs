@@ -25,6 +25,9 @@ pub trait RunOptions {
 
 /// Expands one option value: `a,b,c`; `a..b` (doubling: 1..32 = 1,2,4,8,16,32; sizes too:
 /// 1G..16G = 1G,2G,4G,8G,16G); `a..b:+s` (linear steps of s); `a..b:xN` (factor N).
+/// The most values one axis may have.
+pub const MAX_AXIS_VALUES: usize = 1000;
+
 pub fn expand(flag: &str, v: &str) -> Result<Vec<String>> {
     let bad = |why: &str| {
         Error::usage(format!(
@@ -54,17 +57,13 @@ pub fn expand(flag: &str, v: &str) -> Result<Vec<String>> {
                 x.to_string()
             }
         };
-        let mut out = Vec::new();
-        match step {
+        // the next value after x: + a step, x a factor, or doubling; None past u64
+        let next: Box<dyn Fn(u64) -> Option<u64>> = match step {
             Some(s) if s.starts_with('+') => {
                 let st = num(&s[1..])
                     .filter(|&x| x > 0)
                     .ok_or_else(|| bad("the step must be positive"))?;
-                let mut x = lo;
-                while x <= hi {
-                    out.push(fmt(x));
-                    x += st;
-                }
+                Box::new(move |x: u64| x.checked_add(st))
             }
             Some(s) if s.starts_with('x') => {
                 let f: u64 = s[1..]
@@ -72,23 +71,24 @@ pub fn expand(flag: &str, v: &str) -> Result<Vec<String>> {
                     .ok()
                     .filter(|&f| f >= 2)
                     .ok_or_else(|| bad("the factor must be 2 or more"))?;
-                let mut x = lo.max(1);
-                while x <= hi {
-                    out.push(fmt(x));
-                    x *= f;
-                }
+                Box::new(move |x: u64| x.checked_mul(f))
             }
             Some(_) => return Err(bad("a step is +N or xN")),
-            None => {
-                let mut x = lo.max(1);
-                while x <= hi {
-                    out.push(fmt(x));
-                    x *= 2;
-                }
+            None => Box::new(|x: u64| x.checked_mul(2)),
+        };
+        let mut out = Vec::new();
+        let mut x = if step.is_some_and(|s| s.starts_with('+')) {
+            Some(lo)
+        } else {
+            Some(lo.max(1))
+        };
+        // counted as they are made: a range of billions of values is refused, not built
+        while let Some(v) = x.filter(|&v| v <= hi) {
+            if out.len() == MAX_AXIS_VALUES {
+                return Err(bad(&format!("more than {MAX_AXIS_VALUES} values")));
             }
-        }
-        if out.len() > 1000 {
-            return Err(bad("more than 1000 values"));
+            out.push(fmt(v));
+            x = next(v);
         }
         return Ok(out);
     }
