@@ -659,9 +659,9 @@ fn axis_ranges_that_overflow_or_never_end_are_refused() {
         ),
         ("--threads", "1..4000000000:+1", "more than 1000 values"),
         (
-            "no axis",
-            "18446744073709551615..18446744073709551615:+1",
             "--seed",
+            "18446744073709551615..18446744073709551615:+1",
+            "no axis",
         ),
     ] {
         let mut a = vec!["sweep", axis, v, "--mode", "rndrd"];
