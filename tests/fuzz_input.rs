@@ -86,6 +86,9 @@ const VALUES: &[&str] = &[
     "16E",
     "1..2",
     "1..1e99",
+    "1..18446744073709551615",
+    "0..4000000000:+1",
+    "1..16E:x2",
     "(1+",
     "((((((((((1))))))))))",
     "$((1))",
@@ -367,7 +370,11 @@ fn flag_case(g: &mut Gen, pl: &Place) -> Vec<String> {
             [
                 "sweep",
                 f,
-                &format!("{},{}", g.pick(VALUES), g.pick(VALUES)),
+                &if g.chance(50) {
+                    g.pick(VALUES).to_string()
+                } else {
+                    format!("{},{}", g.pick(VALUES), g.pick(VALUES))
+                },
                 "--dir",
                 &set,
                 "--mode",
@@ -415,10 +422,26 @@ fn job_line(g: &mut Gen, pl: &Place) -> String {
             ])
         ),
         2 => String::from_utf8_lossy(&g.bytes(200)).into_owned(),
+        // never 0: every job is timed by the [global] runtime, so a huge valid size= on the
+        // null engine stays a 0.05 s run
         3 => format!(
             "{}={}",
             g.pick(&["runtime", "ramp_time", "startdelay", "thinktime", "timeout"]),
-            g.pick(VALUES)
+            g.pick(&[
+                "99999999999999999999",
+                "1e99",
+                "-1",
+                "abc",
+                "",
+                "(1/0)",
+                "((((((((50))))))))ms",
+                "0.05",
+                "50ms",
+                "1e-300",
+                "99999999999d",
+                "(2^200)",
+                "１",
+            ])
         ),
         4 => format!(
             "{}={}",
@@ -481,7 +504,7 @@ fn job_line(g: &mut Gen, pl: &Place) -> String {
 /// hostile lines mixed in.
 fn job_case(g: &mut Gen, pl: &Place, n: usize) -> Vec<String> {
     let mut text = format!(
-        "[global]\nioengine=null\ndirectory={}\n[j]\nrw=randread\nsize=64k\nruntime=0.05\n",
+        "[global]\nioengine=null\nruntime=0.05\ndirectory={}\n[j]\nrw=randread\nsize=64k\n",
         pl.set.display()
     );
     for _ in 0..1 + g.below(4) {
@@ -588,10 +611,16 @@ fn hostile_input_gets_one_line_and_exit_2() {
                 o.stderr
             ));
         }
-        let what: String = format!("case {n} ({kind}) {args:?}")
+        let mut what: String = format!("case {n} ({kind}) {args:?}")
             .chars()
             .take(400)
             .collect();
+        if kind == "job file" {
+            // the text, to see what failed (the seed makes it again)
+            let text = std::fs::read(&args[1]).unwrap_or_default();
+            let text: String = String::from_utf8_lossy(&text).chars().take(300).collect();
+            what.push_str(&format!("\n  job file: {text:?}"));
+        }
         t.judge(&what, &o, &clean);
     }
     eprintln!(

@@ -2303,3 +2303,15 @@ fn list_since_an_age_beyond_the_calendar_lists_everything() {
     let r = iolab_db(&db, &["list", "--since", "99999999999999999999999d"]);
     assert_refused(&r, "--since");
 }
+
+/// `list --limit` beyond a signed 64-bit integer failed in the store's query (exit 1, "datatype
+/// mismatch"), found by tests/fuzz_input.rs: refused naming the flag.
+#[test]
+fn list_limit_beyond_what_the_store_takes_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let r = iolab_db(&db, &["list", "--limit", "9223372036854775808"]);
+    assert_refused(&r, "'--limit <LIMIT>'");
+    let r = iolab_db(&db, &["list", "--limit", "9223372036854775807"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

@@ -925,7 +925,7 @@ pub struct ListArgs {
     #[arg(long)]
     pub since: Option<String>,
     /// At most this many runs.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, value_parser = list_limit)]
     pub limit: usize,
     /// Print one JSON document instead of the text.
     #[arg(long)]
@@ -1068,6 +1068,16 @@ fn sqlite_page_size(s: &str) -> std::result::Result<u32, String> {
         .ok()
         .filter(|v| v.is_power_of_two() && (512..=65536).contains(v))
         .ok_or_else(|| "must be a power of two from 512 to 65536 (bytes)".into())
+}
+
+/// A number of rows (`list --limit`): what the store's queries take (SQLite's and
+/// PostgreSQL's LIMIT is a signed 64-bit integer).
+fn list_limit(s: &str) -> std::result::Result<usize, String> {
+    s.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|&n| i64::try_from(n).is_ok())
+        .ok_or_else(|| format!("must be a whole number from 0 to {}", i64::MAX))
 }
 
 /// Seconds to run, more than zero (`--time`).

@@ -303,8 +303,14 @@ impl Ctx<'_> {
     }
     /// A value that does not parse: `file:line: key: why`, never the value itself.
     fn bad(&self, k: &str, why: String) -> Error {
-        let o = self.s.get(k).expect("option given");
-        Error::usage(format!("{}: {}: {why}", o.at(), o.key))
+        match self.s.get(k) {
+            Some(o) => Error::usage(format!("{}: {}: {why}", o.at(), o.key)),
+            // a value derived from others (numjobs × nrfiles, filesize for size): the job
+            None => Error::usage(format!(
+                "{}:{}: job '{}': {k}: {why}",
+                self.s.file, self.s.line, self.s.name
+            )),
+        }
     }
     fn size(&self, k: &str) -> Result<Option<u64>> {
         match self.val(k) {
@@ -1222,6 +1228,16 @@ mod tests {
         assert!(!r.jobs[0].fio_options.contains_key("zonemode"));
         assert!(!r.jobs[0].fio_options.contains_key("rw"));
         assert_eq!(r.jobs[0].fio_options["size"], "1m");
+    }
+
+    /// Found by tests/fuzz_input.rs: a refusal of a value derived from options that are not
+    /// given (filesize for size, numjobs × nrfiles without nrfiles) panicked ("option given").
+    #[test]
+    fn refusals_of_derived_values_name_the_job() {
+        let e = jobs("[a]\nfilesize=0\n", &[]).unwrap_err();
+        assert_eq!(e.msg, "t.fio:1: job 'a': size: a size of 0");
+        let e = jobs("[a]\nsize=1m\nnumjobs=5000000000\n", &[]).unwrap_err();
+        assert_eq!(e.msg, "t.fio:1: job 'a': nrfiles: too many files");
     }
 
     #[test]
