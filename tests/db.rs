@@ -1058,3 +1058,24 @@ fn client_cpu_per_transaction_is_recorded() {
     );
     assert!(v.get("client_cpu_s").is_none(), "{v}");
 }
+
+/// `--url sqlite:///dev/zero` failed while working (exit 1, "disk I/O error") and
+/// `sqlite://relative.db` made a database in the working directory: both refused (issue 24).
+#[test]
+fn an_sqlite_url_of_no_regular_file_or_a_relative_path_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    for (url, want) in [
+        ("sqlite:///dev/zero", "/dev/zero is not a regular file"),
+        ("sqlite://relative.db", "--url 'sqlite://relative.db'"),
+    ] {
+        let r = to_run(
+            std::process::Command::new(bin())
+                .args(["db", "--url", url, "--transactions", "1", "--no-save"])
+                .current_dir(d.path())
+                .output()
+                .unwrap(),
+        );
+        assert_refused(&r, want);
+    }
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
