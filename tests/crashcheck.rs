@@ -834,3 +834,31 @@ fn an_endless_line_is_dropped_and_the_listener_stays_small() {
     ));
     assert_eq!(w.status.code(), Some(0), "{}", show(&w));
 }
+
+/// A journal that is not one (garbage, or no regular file) is bad input: exit 2 in one line
+/// (issue 24: it was exit 1). No FUSE needed.
+#[test]
+fn a_garbage_journal_is_refused_with_exit_2() {
+    let d = tempfile::tempdir().unwrap();
+    let j = d.path().join("j.txt");
+    std::fs::write(&j, "garbage\nHELLO?\n").unwrap();
+    let dir = d.path().to_str().unwrap();
+    let run = |journal: &str| {
+        common::to_run(
+            Command::new(IOLAB)
+                .args([
+                    "crashcheck",
+                    "verify",
+                    "--dir",
+                    dir,
+                    "--journal",
+                    journal,
+                    "--no-save",
+                ])
+                .output()
+                .unwrap(),
+        )
+    };
+    common::assert_refused(&run(j.to_str().unwrap()), "the journal from");
+    common::assert_refused(&run("/dev/zero"), "--journal /dev/zero: a character device");
+}

@@ -780,12 +780,13 @@ fn sqlite_cleanup_removes_the_file_iolab_created() {
 }
 
 /// A refused connection is one line with the system's message, not the client crate's debug
-/// text; no server needed (nothing listens on port 1).
+/// text, and exit 2 (nothing ran: an unreachable server is bad input, issue 24); no server
+/// needed (nothing listens on port 1).
 #[test]
 fn a_refused_connection_is_one_plain_line() {
     for url in ["mysql://u:p@127.0.0.1:1/x", "postgres://u:p@127.0.0.1:1/x"] {
         let r = iolab(&["db", "--url", url, "--transactions", "1", "--no-save"]);
-        assert_eq!(r.code, 1, "{url}: {}", r.stderr);
+        assert_refused(&r, "127.0.0.1:1");
         let e = r.stderr.trim();
         assert_eq!(e.lines().count(), 1, "{url}: {e}");
         for bad in ["{", "DriverError", "Some(", "IoError"] {
@@ -1056,4 +1057,25 @@ fn client_cpu_per_transaction_is_recorded() {
         ],
     );
     assert!(v.get("client_cpu_s").is_none(), "{v}");
+}
+
+/// `--url sqlite:///dev/zero` failed while working (exit 1, "disk I/O error") and
+/// `sqlite://relative.db` made a database in the working directory: both refused (issue 24).
+#[test]
+fn an_sqlite_url_of_no_regular_file_or_a_relative_path_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    for (url, want) in [
+        ("sqlite:///dev/zero", "/dev/zero is not a regular file"),
+        ("sqlite://relative.db", "--url 'sqlite://relative.db'"),
+    ] {
+        let r = to_run(
+            std::process::Command::new(bin())
+                .args(["db", "--url", url, "--transactions", "1", "--no-save"])
+                .current_dir(d.path())
+                .output()
+                .unwrap(),
+        );
+        assert_refused(&r, want);
+    }
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
 }

@@ -3407,3 +3407,173 @@ fn report_interval_with_roles_prints_a_line_per_role() {
     assert_eq!(kinds(&reads[0]), ["read"], "{}", r.stderr);
     assert!(wal[0].3[0].1 > 0.0 && reads[0].3[0].1 > 0.0, "{}", r.stderr);
 }
+
+// ------------------------------------------------ issue 24: hostile input gets one line, exit 2
+
+/// `iolab run --dir D --mode rndrd --size 1M --files 1 --no-save -q <extra>` with the store and
+/// working directory private to the test.
+fn refused_run(d: &std::path::Path, extra: &[&str]) -> Run {
+    let dir = d.join("set");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut a = vec![
+        "run",
+        "--dir",
+        dir.to_str().unwrap(),
+        "--mode",
+        "rndrd",
+        "--size",
+        "1M",
+        "--files",
+        "1",
+        "--no-save",
+        "-q",
+    ];
+    a.extend_from_slice(extra);
+    let r = to_run(
+        std::process::Command::new(bin())
+            .args(&a)
+            .current_dir(d)
+            .env("IOLAB_DB", d.join("r.db"))
+            .output()
+            .unwrap(),
+    );
+    assert!(
+        entries(&dir).is_empty(),
+        "{extra:?} left {:?}",
+        entries(&dir)
+    );
+    r
+}
+
+/// Durations past what the clock arithmetic holds panicked (exit 101) and left iolab-file.0.
+#[test]
+fn huge_durations_are_refused_naming_the_flag() {
+    let d = tempfile::tempdir().unwrap();
+    for (flag, v) in [
+        ("--time", "1e99"),
+        ("--time", "1e19"),
+        ("--time", "inf"),
+        ("--time", "NaN"),
+        ("--ramp", "1e99"),
+        ("--iostat-interval", "1e99"),
+        ("--report-interval", "1e99"),
+        ("--fsync-every", "1e99"),
+        ("--rank-timeout", "1e99"),
+    ] {
+        let r = refused_run(d.path(), &[flag, v]);
+        assert_refused(&r, &format!("'{flag} <"));
+    }
+    assert_eq!(entries(d.path()), ["set"]);
+}
+
+/// A negative value said "unexpected argument '-1' found" without naming the flag.
+#[test]
+fn negative_values_are_refused_naming_the_flag() {
+    let d = tempfile::tempdir().unwrap();
+    for flag in [
+        "--threads",
+        "--iodepth",
+        "--files",
+        "--size",
+        "--bs",
+        "--rate",
+        "--ops",
+        "--time",
+        "--ramp",
+        "--fsync-freq",
+        "--fsync-every",
+        "--seed",
+        "--rw-ratio",
+        "--rwmixread",
+        "--repeat",
+        "--offset",
+        "--iostat-interval",
+        "--report-interval",
+        "--rank-timeout",
+    ] {
+        let extra: &[&str] = if matches!(flag, "--size" | "--files") {
+            // given once: the helper's own --size/--files are replaced by a second run below
+            &[]
+        } else {
+            &[flag, "-1"]
+        };
+        if extra.is_empty() {
+            let r = iolab(&["run", "--no-save", flag, "-1"]);
+            assert_refused(&r, &format!("'{flag} <"));
+            continue;
+        }
+        let r = refused_run(d.path(), extra);
+        assert_refused(&r, &format!("'{flag} <"));
+    }
+}
+
+/// `--mode rndrd,,rndwr` and `--distribution zipf:1e99` ran; a role key given twice silently
+/// took the last.
+#[test]
+fn typos_in_modes_distributions_and_roles_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let r = refused_run(d.path(), &["--mode", "rndrd,,rndwr"]);
+    assert_refused(&r, "--mode");
+    let r = refused_run(d.path(), &["--distribution", "zipf:1e99"]);
+    assert_refused(&r, "zipf THETA must be at most 100");
+    let r = refused_run(d.path(), &["--distribution", "zipf:NaN"]);
+    assert_refused(&r, "--distribution");
+    let r = iolab(&[
+        "run",
+        "--no-save",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--role",
+        "a:mode=rndrd,threads=1,threads=2",
+    ]);
+    assert_refused(&r, "--role a: threads is given twice");
+}
+
+/// A run refused after `./iolab-data` was made (here: more threads than fit) left it behind.
+#[test]
+fn a_refused_run_leaves_no_default_dir() {
+    let d = tempfile::tempdir().unwrap();
+    for extra in [
+        &["--threads", "4000000000"][..],
+        &["--time", "1e99"],
+        &["--bs", "3", "--direct"],
+    ] {
+        let mut a = vec!["run", "--mode", "rndrd", "--no-save", "-q"];
+        a.extend_from_slice(extra);
+        let r = to_run(
+            std::process::Command::new(bin())
+                .args(&a)
+                .current_dir(d.path())
+                .env("IOLAB_DB", d.path().join("r.db"))
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(r.code, 2, "{extra:?}: {}", r.stderr);
+        assert!(
+            entries(d.path()).is_empty(),
+            "{extra:?} left {:?}",
+            entries(d.path())
+        );
+    }
+    // the same for prepare and db (whose SQLite file goes in the default --dir)
+    for args in [
+        &["prepare", "--size", "0"][..],
+        &["prepare", "--files", "3", "--size", "4k"],
+        &["db", "--page-size", "3", "--transactions", "1", "--no-save"],
+    ] {
+        let r = to_run(
+            std::process::Command::new(bin())
+                .args(args)
+                .current_dir(d.path())
+                .env("IOLAB_DB", d.path().join("r.db"))
+                .output()
+                .unwrap(),
+        );
+        assert_refused(&r, "--");
+        assert!(
+            entries(d.path()).is_empty(),
+            "{args:?} left {:?}",
+            entries(d.path())
+        );
+    }
+}

@@ -2616,3 +2616,124 @@ fn a_document_stored_before_document_ids_is_not_saved_again() {
     assert_eq!(labels(&lab), ["next", "old"]);
     assert!(!kept.exists());
 }
+
+// ------------------------------------------------ issue 24: hostile input gets one line, exit 2
+
+/// iolab in `d` (working directory) with `args`, the store given by `--db` in `args`.
+fn in_dir(d: &Path, args: &[&str]) -> Run {
+    to_run(
+        std::process::Command::new(bin())
+            .args(args)
+            .current_dir(d)
+            .env_remove("IOLAB_DB")
+            .env("XDG_DATA_HOME", d.join("xdg"))
+            .output()
+            .unwrap(),
+    )
+}
+
+/// `iolab import /dev/zero` grew until the OOM killer; /dev/urandom read forever. Nothing is
+/// created for a refused import (the store was opened first).
+#[test]
+fn import_refuses_what_is_not_a_bounded_regular_file() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let db = db.to_str().unwrap();
+    for (f, want) in [
+        (
+            "/dev/zero",
+            "/dev/zero: a character device, not a regular file",
+        ),
+        (
+            "/dev/urandom",
+            "/dev/urandom: a character device, not a regular file",
+        ),
+        ("/tmp", "/tmp: a directory, not a regular file"),
+    ] {
+        let r = in_dir(d.path(), &["import", "--db", db, f]);
+        assert_refused(&r, want);
+    }
+    let big = d.path().join("big.json");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(65 << 20).unwrap();
+    drop(f);
+    let r = in_dir(d.path(), &["import", "--db", db, big.to_str().unwrap()]);
+    assert_refused(&r, "larger than 64 MiB");
+    let garbage = d.path().join("g.json");
+    std::fs::write(
+        &garbage,
+        b"{\"fio version\": \"fio-3\", \"jobs\": [{\"jobname\": ",
+    )
+    .unwrap();
+    let r = in_dir(d.path(), &["import", "--db", db, garbage.to_str().unwrap()]);
+    assert_refused(&r, "g.json: fio JSON");
+    std::fs::remove_file(&big).unwrap();
+    std::fs::remove_file(&garbage).unwrap();
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
+
+/// `--db /dev/null` exited 1 ("disk I/O error"); `--db sqlite://relative` made `relative` in
+/// the working directory.
+#[test]
+fn a_db_that_is_no_file_or_a_relative_sqlite_url_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let r = in_dir(d.path(), &["list", "--db", "/dev/null"]);
+    assert_refused(&r, "--db /dev/null: not a regular file");
+    let r = in_dir(d.path(), &["list", "--db", d.path().to_str().unwrap()]);
+    assert_refused(&r, "not a regular file");
+    let r = in_dir(d.path(), &["list", "--db", "sqlite://relative"]);
+    assert_refused(&r, "sqlite:// takes an absolute path");
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+}
+
+/// `list --since 99999999d` panicked (chrono's subtraction overflowed): an age before the epoch
+/// lists everything.
+#[test]
+fn list_since_an_age_beyond_the_calendar_lists_everything() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let run = iolab_db(
+        &db,
+        &[
+            "run",
+            "--dir",
+            d.path().to_str().unwrap(),
+            "--mode",
+            "rndrd",
+            "--size",
+            "1M",
+            "--files",
+            "1",
+            "--engine",
+            "null",
+            "--time",
+            "0.1",
+            "-q",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for age in ["99999999d", "9223372036854775807s", "99999999999w"] {
+        let r = iolab_db(&db, &["list", "--since", age, "--json"]);
+        assert_eq!(r.code, 0, "{age}: {}", r.stderr);
+        assert_eq!(
+            r.json()["runs"].as_array().map_or(0, |a| a.len()),
+            1,
+            "{age}: {}",
+            r.stdout
+        );
+    }
+    let r = iolab_db(&db, &["list", "--since", "99999999999999999999999d"]);
+    assert_refused(&r, "--since");
+}
+
+/// `list --limit` beyond a signed 64-bit integer failed in the store's query (exit 1, "datatype
+/// mismatch"), found by tests/fuzz_input.rs: refused naming the flag.
+#[test]
+fn list_limit_beyond_what_the_store_takes_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let r = iolab_db(&db, &["list", "--limit", "9223372036854775808"]);
+    assert_refused(&r, "'--limit <LIMIT>'");
+    let r = iolab_db(&db, &["list", "--limit", "9223372036854775807"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

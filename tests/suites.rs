@@ -1466,3 +1466,22 @@ fn bonnie_and_zones_stored_in_the_old_layout_show_in_the_new_one() {
     let t = common::iolab_db(&db, &["show", &bid]);
     assert_eq!(t.code, 0, "{}", t.stderr);
 }
+
+/// A Bonnie++ run refused for its values printed the RAM warning first (two lines): the values
+/// are checked before anything is printed or created (issue 24).
+#[test]
+fn bonnie_values_are_refused_in_one_line_before_the_ram_warning() {
+    let d = tempfile::tempdir().unwrap();
+    let r = common::iolab(&[
+        "suite",
+        "bonnie",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--size",
+        "1",
+        "--force",
+        "--no-save",
+    ]);
+    common::assert_refused(&r, "--size 1B must be a positive multiple of --chunk 8KiB");
+    assert!(entries(d.path()).is_empty());
+}

@@ -551,3 +551,127 @@ fn sysbench_fileio_async_mode_runs_on_libaio_with_the_backlog_as_iodepth() {
     }
     assert!(entries(&data).is_empty(), "{:?}", entries(&data));
 }
+
+// ------------------------------------------------ issue 24: refused before anything is stored
+
+/// A refused sweep or saturation search wrote an empty experiment group (and printed "resume
+/// with"): now everything is checked before the store is even opened.
+#[test]
+fn refused_experiments_leave_no_group_and_no_store() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let b = base(&data);
+    let b: Vec<&str> = b.iter().map(|s| s.as_str()).collect();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["saturate", "--target", "mibps>=1", "--over", "threads=1..2"],
+            "exactly one --mode",
+        ),
+        (
+            vec![
+                "saturate",
+                "--target",
+                "mibps>=NaN",
+                "--over",
+                "threads=1..2",
+                "--mode",
+                "rndrd",
+            ],
+            "--target 'mibps>=NaN'",
+        ),
+        (
+            vec![
+                "saturate",
+                "--target",
+                "mibps>=1",
+                "--over",
+                "threads=1..4000000000",
+                "--mode",
+                "rndrd",
+            ],
+            "--threads",
+        ),
+        (
+            vec![
+                "sweep",
+                "--threads",
+                "1,2",
+                "--mode",
+                "rndrd",
+                "--ramp",
+                "0,1e99",
+            ],
+            "'--ramp <",
+        ),
+        (
+            vec!["sweep", "--threads", "1,2", "--mode", "rndrd,,rndwr"],
+            "--mode",
+        ),
+    ];
+    for (args, want) in cases {
+        let mut a = args.clone();
+        a.extend_from_slice(&b);
+        let r = iolab_db(&db, &a);
+        assert_refused(&r, want);
+        assert!(!r.stderr.contains("resume with"), "{}", r.stderr);
+        assert!(!db.exists(), "{args:?} created the store");
+    }
+}
+
+/// As root, a device setting the kernel cannot take was refused only when the sweep switched
+/// it, after its group was stored.
+#[test]
+fn a_tuning_value_the_kernel_cannot_take_is_refused_before_the_group() {
+    if !is_root() {
+        return skip(
+            "a_tuning_value_the_kernel_cannot_take_is_refused_before_the_group",
+            "switching read_ahead_kb needs root",
+        );
+    }
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let mut a = vec!["sweep", "--read-ahead", "99999999999999", "--mode", "rndrd"];
+    let b = base(&data);
+    a.extend(b.iter().map(|s| s.as_str()));
+    let r = iolab_db(&db, &a);
+    assert_refused(&r, "--read-ahead 99999999999999");
+    assert!(!db.exists(), "the refused sweep created the store");
+}
+
+/// An axis range past u64 overflowed (a panic) and one of billions of values was built before
+/// it was counted (memory): both refused in one line, nothing stored.
+#[test]
+fn axis_ranges_that_overflow_or_never_end_are_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    for (axis, v, want) in [
+        ("--size", "1..18446744073709551615", "--size"),
+        (
+            "--rate",
+            "1..18446744073709551615:+1",
+            "more than 1000 values",
+        ),
+        ("--threads", "1..4000000000:+1", "more than 1000 values"),
+        (
+            "--seed",
+            "18446744073709551615..18446744073709551615:+1",
+            "no axis",
+        ),
+    ] {
+        let mut a = vec!["sweep", axis, v, "--mode", "rndrd"];
+        let b: Vec<String> = base(&data)
+            .into_iter()
+            .filter(|x| x != "--size" && x != "2M")
+            .collect();
+        a.extend(b.iter().map(|s| s.as_str()));
+        let r = iolab_db(&db, &a);
+        assert_refused(&r, want);
+        assert!(!db.exists(), "{axis} {v} created the store");
+    }
+}

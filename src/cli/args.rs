@@ -297,7 +297,7 @@ pub struct DbRunArgs {
     #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>)]
     pub threads: u32,
     /// Seconds to run (default 10).
-    #[arg(long, conflicts_with = "transactions")]
+    #[arg(long, conflicts_with = "transactions", value_parser = seconds)]
     pub time: Option<f64>,
     /// Exact number of transactions in total.
     #[arg(long, value_parser = at_least_one::<u64>)]
@@ -315,8 +315,8 @@ pub struct DbRunArgs {
     /// SQLite synchronous (off, normal, full, extra).
     #[arg(long, default_value = "full")]
     pub synchronous: String,
-    /// SQLite page_size in bytes (for a new database).
-    #[arg(long, default_value_t = 4096)]
+    /// SQLite page_size in bytes (for a new database): a power of two from 512 to 65536.
+    #[arg(long, default_value_t = 4096, value_parser = sqlite_page_size)]
     pub page_size: u32,
     /// Seed for random rows and ids.
     #[arg(long)]
@@ -826,7 +826,7 @@ pub struct SbFileioArgs {
     #[arg(long, default_value_t = 1, value_parser = at_least_one::<u64>)]
     pub scale: u64,
     /// Seconds per cell.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = 10.0, value_parser = seconds)]
     pub time: f64,
     /// Runs per cell.
     #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>)]
@@ -861,8 +861,8 @@ pub struct SbFileioArgs {
 pub struct ZonesArgs {
     /// A block device (/dev/sdb) or a file; only read.
     pub target: PathBuf,
-    /// Number of evenly spaced zones.
-    #[arg(long, default_value_t = 16)]
+    /// Number of evenly spaced zones (1 to 100000).
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub zones: u32,
     /// Bytes read in each zone.
     #[arg(long, default_value = "64M", value_parser = size_arg)]
@@ -907,11 +907,11 @@ pub struct PlotArgs {
     /// Output file: .svg or .png.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
-    /// Width in pixels.
-    #[arg(long, default_value_t = 960)]
+    /// Width in pixels (16 to 16384).
+    #[arg(long, default_value_t = 960, value_parser = clap::value_parser!(u32).range(16..=16384))]
     pub width: u32,
-    /// Height in pixels.
-    #[arg(long, default_value_t = 420)]
+    /// Height in pixels (16 to 16384).
+    #[arg(long, default_value_t = 420, value_parser = clap::value_parser!(u32).range(16..=16384))]
     pub height: u32,
     /// List the charts available for these ids.
     #[arg(long)]
@@ -938,7 +938,7 @@ pub struct ListArgs {
     #[arg(long)]
     pub since: Option<String>,
     /// At most this many runs.
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 50, value_parser = list_limit)]
     pub limit: usize,
     /// Print one JSON document instead of the text.
     #[arg(long)]
@@ -1042,22 +1042,82 @@ where
     T: std::str::FromStr + PartialOrd + From<u8>,
     T::Err: std::fmt::Display,
 {
-    let v: T = s.trim().parse().map_err(|e: T::Err| e.to_string())?;
-    if v < T::from(1) {
-        return Err("must be at least 1".into());
+    match s.trim().parse::<T>() {
+        Ok(v) if v >= T::from(1) => Ok(v),
+        Ok(_) => Err("must be at least 1".into()),
+        Err(e) if s.trim().starts_with('-') => Err(format!("must be at least 1 ({e})")),
+        Err(e) => Err(format!("must be a whole number, at least 1 ({e})")),
     }
-    Ok(v)
+}
+
+/// The longest duration any flag takes: 10 years, in seconds. Every duration and interval
+/// is bounded by it, so a clock deadline (`Instant + Duration`) and `Duration::from_secs_f64`
+/// always hold it (`--time 1e19` would overflow the monotonic clock's arithmetic).
+pub const MAX_SECONDS: f64 = 10.0 * 365.0 * 86_400.0;
+
+/// A number of seconds as typed (`--time`, `--ramp`, `--interval`): a decimal number, finite,
+/// at most [`MAX_SECONDS`].
+fn bounded_seconds(s: &str) -> Option<f64> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v <= MAX_SECONDS)
+}
+
+/// Reads per write (`--rw-ratio`): a finite number above 0.
+fn reads_per_write(s: &str) -> std::result::Result<f64, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .ok_or_else(|| "must be a positive number of reads per write (e.g. 1.5)".into())
+}
+
+/// An SQLite page size (`--page-size`): a power of two from 512 to 65536, as SQLite takes
+/// (it ignores any other value silently).
+fn sqlite_page_size(s: &str) -> std::result::Result<u32, String> {
+    s.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|v| v.is_power_of_two() && (512..=65536).contains(v))
+        .ok_or_else(|| "must be a power of two from 512 to 65536 (bytes)".into())
+}
+
+/// A number of rows (`list --limit`): what the store's queries take (SQLite's and
+/// PostgreSQL's LIMIT is a signed 64-bit integer).
+fn list_limit(s: &str) -> std::result::Result<usize, String> {
+    s.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|&n| i64::try_from(n).is_ok())
+        .ok_or_else(|| format!("must be a whole number from 0 to {}", i64::MAX))
+}
+
+/// Seconds to run, more than zero (`--time`).
+fn seconds(s: &str) -> std::result::Result<f64, String> {
+    bounded_seconds(s).filter(|v| *v > 0.0).ok_or_else(|| {
+        "must be a number of seconds above 0 (10, 0.5), at most 10 years (315360000)".into()
+    })
+}
+
+/// Seconds of warm-up, zero or more (`--ramp`).
+fn ramp_s(s: &str) -> std::result::Result<f64, String> {
+    bounded_seconds(s).filter(|v| *v >= 0.0).ok_or_else(|| {
+        "must be a number of seconds, 0 or more (5, 0.5), at most 10 years (315360000)".into()
+    })
 }
 
 /// A duration in seconds, zero or more: a number with s, ms, us, m, h or d, seconds without a
-/// unit (`--fsync-every`).
+/// unit (`--fsync-every`), at most [`MAX_SECONDS`].
 fn duration_s(s: &str) -> std::result::Result<f64, String> {
-    let bad = || "must be a duration: 2s, 500ms, 1.5 (seconds), or 0 for never".to_string();
+    let bad = || {
+        "must be a duration: 2s, 500ms, 1.5 (seconds), or 0 for never; at most 10 years".to_string()
+    };
     if crate::spec::fiojob::is_expression(s) {
         return Err(bad());
     }
     let v = crate::spec::fiojob::parse_time(s, 1.0).map_err(|_| bad())?;
-    if !(v >= 0.0 && v.is_finite()) {
+    if !(0.0..=MAX_SECONDS).contains(&v) {
         return Err(bad());
     }
     Ok(v)
@@ -1067,21 +1127,55 @@ fn duration_s(s: &str) -> std::result::Result<f64, String> {
 fn positive_duration_s(s: &str) -> std::result::Result<f64, String> {
     match duration_s(s) {
         Ok(v) if v > 0.0 => Ok(v),
-        _ => Err("must be a duration above zero: 10s, 500ms, 30 (seconds)".to_string()),
+        _ => Err(
+            "must be a duration above zero: 10s, 500ms, 30 (seconds); at most 10 years".to_string(),
+        ),
     }
 }
 
 /// A sampling interval in seconds: at least 0.05 (`--interval`, `--iostat-interval`,
 /// `--report-interval`).
 fn interval_s(s: &str) -> std::result::Result<f64, String> {
-    let v: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| "must be a number of seconds (1, 0.5), at least 0.05".to_string())?;
-    if !(v >= 0.05 && v.is_finite()) {
-        return Err("must be at least 0.05 seconds".into());
+    bounded_seconds(s).filter(|v| *v >= 0.05).ok_or_else(|| {
+        "must be a number of seconds (1, 0.5), at least 0.05, at most 10 years (315360000)".into()
+    })
+}
+
+/// iolab's clap definition, with every option that takes a value also taking one that starts
+/// with `-` and looks like a number (`--threads -1`): its value parser then refuses it, naming
+/// the flag, where clap alone would say "unexpected argument '-1' found".
+pub fn command() -> clap::Command {
+    fn negatives(c: clap::Command) -> clap::Command {
+        c.mut_args(|a| {
+            if a.get_action().takes_values() {
+                a.allow_negative_numbers(true)
+            } else {
+                a
+            }
+        })
+        .mut_subcommands(negatives)
     }
-    Ok(v)
+    negatives(<Cli as clap::CommandFactory>::command())
+}
+
+/// Parses a command line with [`command`].
+pub fn parse_from<I, T>(argv: I) -> std::result::Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let m = command().try_get_matches_from(argv)?;
+    <Cli as clap::FromArgMatches>::from_arg_matches(&m)
+}
+
+/// The first line of a clap error, without its `error: ` (an `iolab: error:` line's text).
+pub fn clap_line(e: &clap::Error) -> String {
+    e.to_string()
+        .lines()
+        .next()
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error: ")
+        .to_string()
 }
 
 #[derive(Args, Debug, Clone)]
@@ -1199,7 +1293,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub force: bool,
     /// Reads per write for rndrw and seqrw, sysbench's spelling (default 1.5).
-    #[arg(long)]
+    #[arg(long, value_parser = reads_per_write)]
     pub rw_ratio: Option<f64>,
     /// Percent of rndrw's or seqrw's I/Os that are reads, fio's spelling (0..100): 70 = --rw-ratio 2.333...
     #[arg(long, value_name = "PCT", value_parser = percent)]
@@ -1273,13 +1367,13 @@ pub struct RunArgs {
     #[arg(long, value_parser = at_least_one::<u64>)]
     pub rate: Option<u64>,
     /// Seconds to measure each mode (default 10; 6 per step in the default profile).
-    #[arg(long, conflicts_with = "ops")]
+    #[arg(long, conflicts_with = "ops", value_parser = seconds)]
     pub time: Option<f64>,
     /// Exact total number of reads+writes across all threads (fsyncs come on top).
     #[arg(long, value_parser = at_least_one::<u64>)]
     pub ops: Option<u64>,
     /// Seconds of warm-up before measuring (not counted).
-    #[arg(long, default_value_t = 0.0)]
+    #[arg(long, default_value_t = 0.0, value_parser = ramp_s)]
     pub ramp: f64,
     /// Keep the file set after the run.
     #[arg(long)]

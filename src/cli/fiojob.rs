@@ -37,18 +37,16 @@ pub struct FioRun {
     pub phases: usize,
 }
 
-/// Whether a run argument names a job file: `-`, a path ending in `.fio`, or a file whose first
-/// line that is not a comment is a `[section]`.
-pub fn is_jobfile(p: &Path) -> bool {
-    p == Path::new("-")
-        || p.extension().is_some_and(|e| e == "fio")
-        || std::fs::read_to_string(p).is_ok_and(|t| fiojob::looks_like_jobfile(&t))
+/// Reads a job file or an include: a regular file of at most 1 MiB of text
+/// (`spec::input`), so `/dev/zero`, a FIFO or a huge file is refused before it is read.
+fn read_jobfile(p: &Path) -> std::result::Result<String, String> {
+    crate::spec::input::read_text(p, crate::spec::input::JOB_FILE_MAX_BYTES).map_err(|e| e.0)
 }
 
 /// Reads, parses and translates the job files of `iolab run JOBFILE...`. Unsupported options
-/// are refused (one line each) unless `--ignore-unsupported`.
+/// are refused (in one line) unless `--ignore-unsupported`.
 pub fn load(a: &RunArgs) -> Result<FioRun> {
-    let read = |p: &Path| std::fs::read_to_string(p);
+    let read = read_jobfile;
     // fio's reserved names first ($ncpus, $pagesize, $mb_memory), then the environment
     let env = |k: &str| match k {
         "ncpus" => Some(
@@ -78,24 +76,28 @@ pub fn load(a: &RunArgs) -> Result<FioRun> {
     let mut stdin_used = false;
     for (i, p) in a.jobfiles.iter().enumerate() {
         let s = p.display().to_string();
-        if s != "-" && p.exists() && !is_jobfile(p) {
-            return Err(Error::usage(format!(
-                "{s}: not a fio job file (its first line that is not a comment is no [section]); run options are given as --flags"
-            )));
-        }
-        let stdin = if s == "-" {
+        // a job file is `-`, a path ending in .fio, or a file whose first line that is not a
+        // comment is a [section]
+        let text = if s == "-" {
             if stdin_used {
                 return Err(Error::usage("-: standard input can be read only once"));
             }
             stdin_used = true;
-            let mut t = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut t)
-                .map_err(|e| Error::usage(format!("-: cannot read standard input: {e}")))?;
-            Some(t)
+            crate::spec::input::bounded_text(
+                std::io::stdin().lock(),
+                crate::spec::input::JOB_FILE_MAX_BYTES,
+            )
+            .map_err(|e| Error::usage(format!("-: standard input: {e}")))?
         } else {
-            None
+            let t = read_jobfile(p).map_err(|e| Error::usage(format!("{s}: job file: {e}")))?;
+            if p.extension().is_none_or(|e| e != "fio") && !fiojob::looks_like_jobfile(&t) {
+                return Err(Error::usage(format!(
+                    "{s}: not a fio job file (its first line that is not a comment is no [section]); run options are given as --flags"
+                )));
+            }
+            t
         };
-        files.push(fiojob::parse(&s, stdin.as_deref(), i, &src)?);
+        files.push(fiojob::parse(&s, Some(&text), i, &src)?);
     }
     translate(a, files)
 }
@@ -136,7 +138,7 @@ pub fn translate(a: &RunArgs, files: Vec<JobFile>) -> Result<FioRun> {
                 let w = o.value.clone().unwrap_or_default();
                 if !all_names.contains(&w) {
                     return Err(Error::usage(format!(
-                        "{}: wait_for={w}: no job named '{w}' comes before this one",
+                        "{}: wait_for: no job of that name comes before this one",
                         o.at()
                     )));
                 }
@@ -169,23 +171,28 @@ pub fn translate(a: &RunArgs, files: Vec<JobFile>) -> Result<FioRun> {
             jobs.push(j);
         }
     }
-    if !unsupported.is_empty() {
+    if !unsupported.is_empty() && !a.ignore_unsupported {
+        // One line, naming each option by file, line and name only: never a value, which could
+        // be anything an included file holds.
         let mut seen = Vec::new();
-        let lines: Vec<String> = unsupported
+        let named: Vec<String> = unsupported
             .iter()
             .filter(|(at, _)| {
                 let new = !seen.contains(at);
                 seen.push(at.clone());
                 new
             })
-            .map(|(at, what)| format!("{at}: option '{what}' is not supported by iolab"))
+            .map(|(at, key)| format!("{at}: {key}"))
             .collect();
-        if !a.ignore_unsupported {
-            return Err(Error::usage(format!(
-                "{}\n(docs/fio-jobs.md lists what iolab runs; --ignore-unsupported runs the jobs without these options)",
-                lines.join("\n")
-            )));
-        }
+        const SHOWN: usize = 8;
+        let more = match named.len().saturating_sub(SHOWN) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        return Err(Error::usage(format!(
+            "options iolab does not support (or not with the value given): {}{more} (docs/fio-jobs.md lists what iolab runs; --ignore-unsupported runs the jobs without these options)",
+            named[..named.len().min(SHOWN)].join(", ")
+        )));
     }
     Ok(FioRun {
         files,
@@ -285,13 +292,25 @@ impl Ctx<'_> {
     fn val(&self, k: &str) -> Option<String> {
         self.s.get(k).map(|o| o.value.clone().unwrap_or_default())
     }
+    /// An option iolab does not run: named for the refusal, recorded for
+    /// `--ignore-unsupported` with its value only when it is one of fio's options iolab reads
+    /// (an unknown key's value is never kept: an include may hold anything).
     fn refuse(&mut self, o: &Opt) {
-        self.unsupported.push((o.at(), o.spelled()));
-        self.ignored.push(format!("{}: {}", o.at(), o.spelled()));
+        self.unsupported.push((o.at(), o.key.clone()));
+        let known = MAPPED.contains(&o.key.as_str()) || ACCEPTED.contains(&o.key.as_str());
+        let what = if known { o.spelled() } else { o.key.clone() };
+        self.ignored.push(format!("{}: {what}", o.at()));
     }
+    /// A value that does not parse: `file:line: key: why`, never the value itself.
     fn bad(&self, k: &str, why: String) -> Error {
-        let o = self.s.get(k).expect("option given");
-        Error::usage(format!("{}: {}: {why}", o.at(), o.spelled()))
+        match self.s.get(k) {
+            Some(o) => Error::usage(format!("{}: {}: {why}", o.at(), o.key)),
+            // a value derived from others (numjobs × nrfiles, filesize for size): the job
+            None => Error::usage(format!(
+                "{}:{}: job '{}': {k}: {why}",
+                self.s.file, self.s.line, self.s.name
+            )),
+        }
     }
     fn size(&self, k: &str) -> Result<Option<u64>> {
         match self.val(k) {
@@ -363,10 +382,10 @@ fn translate_job(
         None => 1024,
         Some(v) if v.trim() == "1024" => 1024,
         Some(v) if v.trim() == "1000" => 1000,
-        Some(v) => {
+        Some(_) => {
             let o = s.get("kb_base").unwrap();
             return Err(Error::usage(format!(
-                "{}: kb_base={v}: fio takes 1000 or 1024",
+                "{}: kb_base: fio takes 1000 or 1024",
                 o.at()
             )));
         }
@@ -398,20 +417,25 @@ fn translate_job(
         let o = c.opt("rw").cloned().unwrap();
         c.refuse(&o);
     }
-    let mode = match rw_kind.as_str() {
-        "read" => "seqrd",
-        "write" => "seqwr",
-        "randread" => "rndrd",
-        "randwrite" => "rndwr",
-        "randrw" => "rndrw",
-        "rw" | "readwrite" => "seqrw",
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            let o = c.opt("rw").cloned().unwrap();
-            c.refuse(&o);
-            "seqrd"
-        }
-        _ => return Err(c.bad("rw", format!("'{rw_kind}' is not an I/O pattern of fio's"))),
-    };
+    let mode =
+        match rw_kind.as_str() {
+            "read" => "seqrd",
+            "write" => "seqwr",
+            "randread" => "rndrd",
+            "randwrite" => "rndwr",
+            "randrw" => "rndrw",
+            "rw" | "readwrite" => "seqrw",
+            "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+                let o = c.opt("rw").cloned().unwrap();
+                c.refuse(&o);
+                "seqrd"
+            }
+            _ => return Err(c.bad(
+                "rw",
+                "not an I/O pattern of fio's (read, write, randread, randwrite, randrw, readwrite)"
+                    .into(),
+            )),
+        };
     f("mode", mode.into());
     let random = mode.starts_with("rnd");
     let writes = matches!(mode, "seqwr" | "rndwr" | "rndrw" | "seqrw");
@@ -566,7 +590,7 @@ fn translate_job(
         None | Some("0") | Some("none") => {}
         Some("1") | Some("sync") | Some("") => f("open-flags", "sync".into()),
         Some("dsync") => f("open-flags", "dsync".into()),
-        Some(x) => return Err(c.bad("sync", format!("'{x}' is not none, sync or dsync"))),
+        Some(_) => return Err(c.bad("sync", "not none, sync or dsync".into())),
     }
 
     // where: files or a device
@@ -822,10 +846,10 @@ fn translate_job(
         let layout = match v.trim() {
             "none" | "0" | "truncate" => "holes",
             "posix" | "native" | "keep" | "1" => "unwritten",
-            x => {
+            _ => {
                 return Err(c.bad(
                     "fallocate",
-                    format!("'{x}' is not none, native, posix, keep or truncate"),
+                    "not none, native, posix, keep or truncate".into(),
                 ));
             }
         };
@@ -857,18 +881,13 @@ fn translate_job(
         }
     }
     let parsed = {
-        use clap::Parser;
-        Cli::try_parse_from(&argv).map_err(|e| {
+        parse_from(&argv).map_err(|e| {
             Error::usage(format!(
                 "{}:{}: job '{}': {}",
                 s.file,
                 s.line,
                 s.name,
-                e.to_string()
-                    .lines()
-                    .next()
-                    .unwrap_or("invalid options")
-                    .trim_start_matches("error: ")
+                clap_line(&e)
             ))
         })?
     };
@@ -892,9 +911,18 @@ fn translate_job(
     r.iostat_interval = a.iostat_interval;
     r.report_interval = a.report_interval;
     r.db = a.db.clone();
+    // the options iolab read (stored in the run document): never one it did not use
     let mut fio_options = BTreeMap::new();
     for o in &s.opts {
-        fio_options.insert(o.key.clone(), o.value.clone().unwrap_or_default());
+        let used = MAPPED.contains(&o.key.as_str()) || ACCEPTED.contains(&o.key.as_str());
+        if used
+            && !c
+                .ignored
+                .iter()
+                .any(|i| i.starts_with(&format!("{}: ", o.at())))
+        {
+            fio_options.insert(o.key.clone(), o.value.clone().unwrap_or_default());
+        }
     }
     Ok(FioJob {
         name: String::new(),
@@ -970,10 +998,11 @@ fn verify_options(
             return Ok(None);
         }
         k if FIO_CHECKSUMS.contains(&k) => {}
-        k => {
+        _ => {
             return Err(c.bad(
                 "verify",
-                format!("'{k}' is not a verify method of fio's (md5, crc32c, sha256, xxhash, meta, pattern, ...)"),
+                "not a verify method of fio's (md5, crc32c, sha256, xxhash, meta, pattern, ...)"
+                    .into(),
             ));
         }
     }
@@ -1070,7 +1099,7 @@ mod tests {
     }
 
     fn parse_text(text: &str) -> JobFile {
-        let read = |_: &Path| Err(std::io::Error::from(std::io::ErrorKind::NotFound));
+        let read = |_: &Path| Err("cannot read it".to_string());
         let env = |_: &str| None;
         fiojob::parse(
             "t.fio",
@@ -1183,69 +1212,63 @@ mod tests {
     }
 
     #[test]
-    fn unsupported_options_are_refused_one_line_each_or_recorded() {
+    fn unsupported_options_are_refused_in_one_line_or_recorded() {
         let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nrw=trim\n[b]\nrw=randread:8\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\nstartdelay=2\nverify=md5\n";
         let e = jobs(text, &[]).unwrap_err();
         assert_eq!(e.exit, crate::error::Exit::Usage);
-        let lines: Vec<&str> = e.msg.lines().collect();
         assert_eq!(
-            &lines[..lines.len() - 1],
-            [
-                "t.fio:3: option 'zonemode=zbd' is not supported by iolab",
-                "t.fio:5: option 'rw=trim' is not supported by iolab",
-                "t.fio:7: option 'rw=randread:8' is not supported by iolab",
-                "t.fio:9: option 'bs=4k,8k' is not supported by iolab",
-                "t.fio:8: option 'ioengine=sg' is not supported by iolab",
-                "t.fio:11: option 'startdelay=2' is not supported by iolab",
-                "t.fio:10: option 'random_distribution=normal:5' is not supported by iolab",
-                "t.fio:12: option 'verify=md5' is not supported by iolab",
-            ],
-            "{}",
-            e.msg
+            e.msg,
+            "options iolab does not support (or not with the value given): t.fio:3: zonemode, t.fio:5: rw, t.fio:7: rw, t.fio:9: bs, t.fio:8: ioengine, t.fio:11: startdelay, t.fio:10: random_distribution, t.fio:12: verify (docs/fio-jobs.md lists what iolab runs; --ignore-unsupported runs the jobs without these options)"
         );
         let r = jobs(text, &["--ignore-unsupported"]).unwrap();
-        assert_eq!(
-            r.jobs[0].ignored,
-            ["t.fio:3: zonemode=zbd", "t.fio:5: rw=trim"]
-        );
+        // an option fio does not have is recorded by name only, never its value
+        assert_eq!(r.jobs[0].ignored, ["t.fio:3: zonemode", "t.fio:5: rw=trim"]);
         assert_eq!(r.jobs[1].ignored.len(), 7);
+        // and the options stored are those iolab used
+        assert!(!r.jobs[0].fio_options.contains_key("zonemode"));
+        assert!(!r.jobs[0].fio_options.contains_key("rw"));
+        assert_eq!(r.jobs[0].fio_options["size"], "1m");
+    }
+
+    /// Found by tests/fuzz_input.rs: a refusal of a value derived from options that are not
+    /// given (filesize for size, numjobs × nrfiles without nrfiles) panicked ("option given").
+    #[test]
+    fn refusals_of_derived_values_name_the_job() {
+        let e = jobs("[a]\nfilesize=0\n", &[]).unwrap_err();
+        assert_eq!(e.msg, "t.fio:1: job 'a': size: a size of 0");
+        let e = jobs("[a]\nsize=1m\nnumjobs=5000000000\n", &[]).unwrap_err();
+        assert_eq!(e.msg, "t.fio:1: job 'a': nrfiles: too many files");
     }
 
     #[test]
     fn values_fio_rejects_name_file_and_line() {
         for (text, want) in [
-            (
-                "[a]\nsize=1m\nbs=abc\n",
-                "t.fio:3: bs=abc: 'abc' is not a number",
-            ),
+            ("[a]\nsize=1m\nbs=abc\n", "t.fio:3: bs: not a number"),
             (
                 "[a]\nsize=1m\n[b]\nsize=1m\nwait_for=zz\n",
-                "t.fio:5: wait_for=zz: no job named 'zz'",
+                "t.fio:5: wait_for: no job of that name",
             ),
             (
                 "[a]\nsize=1m\nrw=sideways\n",
-                "t.fio:3: rw=sideways: 'sideways' is not an I/O pattern",
+                "t.fio:3: rw: not an I/O pattern",
             ),
             ("[a]\nrw=read\n", "t.fio:1: job 'a' gives no size"),
             (
                 "[a]\nsize=1m\nruntime=soon\n",
-                "t.fio:3: runtime=soon: 'soon' is not a time",
+                "t.fio:3: runtime: not a time",
             ),
             (
                 "[a]\nsize=1m\nrw=randrw\nrwmixread=120\n",
-                "t.fio:4: rwmixread=120",
+                "t.fio:4: rwmixread: not a percentage",
             ),
             (
                 "[a]\nsize=1m\nbssplit=4k/60:8k/60\n",
-                "t.fio:3: bssplit=4k/60:8k/60: the percentages",
+                "t.fio:3: bssplit: the percentages",
             ),
-            (
-                "[a]\nsize=1m\ndirect=2\n",
-                "t.fio:3: direct=2: '2' is not 0 or 1",
-            ),
+            ("[a]\nsize=1m\ndirect=2\n", "t.fio:3: direct: not 0 or 1"),
             (
                 "[a]\nsize=1m\nnumjobs=0\n",
-                "t.fio:3: numjobs=0: must be at least 1",
+                "t.fio:3: numjobs: must be at least 1",
             ),
             (
                 "[a]\nsize=1m\ntime_based\n",
@@ -1255,6 +1278,15 @@ mod tests {
             let e = jobs(text, &[]).unwrap_err();
             assert!(e.msg.starts_with(want), "{text}: {}", e.msg);
             assert!(!e.msg.contains('\n'), "{}", e.msg);
+            // the value that did not parse is never quoted
+            let value = text
+                .lines()
+                .last()
+                .unwrap()
+                .split('=')
+                .nth(1)
+                .unwrap_or("@");
+            assert!(!e.msg.contains(&format!("'{value}'")), "{}", e.msg);
         }
         assert!(jobs("[a]\nsize=1m\n", &["--mode", "rndrd"]).is_err());
     }

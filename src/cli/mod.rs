@@ -43,7 +43,6 @@ fn value_flags() -> Vec<String> {
 
 /// Parses `iolab run` arguments with clap into a plan.
 fn plan_for(args: &[String]) -> Result<Plan> {
-    use clap::Parser;
     if let Some(f) = args
         .iter()
         .find(|a| ["--role", "--profile"].contains(&a.split('=').next().unwrap_or("")))
@@ -54,16 +53,7 @@ fn plan_for(args: &[String]) -> Result<Plan> {
     }
     let mut argv = vec!["iolab".to_string(), "run".to_string()];
     argv.extend(args.iter().cloned());
-    let cli = Cli::try_parse_from(&argv).map_err(|e| {
-        let m = e.to_string();
-        Error::usage(
-            m.lines()
-                .next()
-                .unwrap_or("invalid run options")
-                .trim_start_matches("error: ")
-                .to_string(),
-        )
-    })?;
+    let cli = parse_from(&argv).map_err(|e| Error::usage(clap_line(&e)))?;
     match cli.cmd {
         Cmd::Run(mut r) => {
             if r.live.is_some() || r.metrics_listen.is_some() {

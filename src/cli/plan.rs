@@ -411,16 +411,16 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
     let modes: Option<Vec<Mode>> = match &a.mode {
         None => None,
         Some(m) => {
-            let v: Vec<Mode> = m
-                .split(',')
-                .filter(|s| !s.trim().is_empty())
-                .map(|s| flag("--mode", s))
-                .collect::<Result<_>>()?;
-            if v.is_empty() {
+            // an empty item (rndrd,,rndwr) is a typo, not a mode to skip
+            if m.split(',').any(|s| s.trim().is_empty()) {
                 return Err(Error::usage(
-                    "--mode: give at least one of seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw, seqrw",
+                    "--mode: a comma-separated list of seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw, seqrw, with no empty item",
                 ));
             }
+            let v: Vec<Mode> = m
+                .split(',')
+                .map(|s| flag("--mode", s.trim()))
+                .collect::<Result<_>>()?;
             Some(v)
         }
     };
@@ -619,7 +619,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             ),
         ));
     }
-    check_threads(&cells)?;
+    check_threads(&cells).map_err(undo_dir)?;
     let unit = cells.iter().map(|c| c.bs_bytes).max().unwrap_or(16384);
     let mut device = None;
     let fileset = match &target {
@@ -872,15 +872,21 @@ pub fn parse_since(s: &str) -> Result<String> {
     let split = t.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
     let (n, unit) = t.split_at(split);
     let n: i64 = n.parse().map_err(|_| bad())?;
-    let secs = match unit {
-        "s" => n,
-        "m" | "min" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86400,
-        "w" => n * 7 * 86400,
+    let unit_s: i64 = match unit {
+        "s" => 1,
+        "m" | "min" => 60,
+        "h" => 3600,
+        "d" => 86400,
+        "w" => 7 * 86400,
         _ => return Err(bad()),
     };
-    let dt = chrono::Utc::now() - chrono::Duration::seconds(secs);
+    // an age older than the calendar chrono holds (or than the epoch) lists everything
+    let dt = n
+        .checked_mul(unit_s)
+        .and_then(chrono::Duration::try_seconds)
+        .and_then(|d| chrono::Utc::now().checked_sub_signed(d))
+        .filter(|t| t.timestamp() >= 0)
+        .unwrap_or(chrono::DateTime::UNIX_EPOCH);
     Ok(dt.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
 }
 

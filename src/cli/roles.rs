@@ -206,6 +206,11 @@ pub fn parse_role(s: &str) -> Result<RoleSpec> {
                 "--role {name}: {k} is a switch: give {k}, {k}=true or {k}=false"
             )));
         }
+        if role.keys.iter().any(|(x, _)| x == k) {
+            return Err(Error::usage(format!(
+                "--role {name}: {k} is given twice; give each key once"
+            )));
+        }
         last_value = is_value.then(|| k.to_string());
         role.set(k.to_string(), v);
     }
@@ -502,9 +507,9 @@ mod tests {
         );
         let r = parse_role("a-1_b:fsync-freq=1,direct=false,bs=4k").unwrap();
         assert_eq!(keys(&r), ["fsync-freq=1", "direct=false", "bs=4k"]);
-        // a later key wins
-        let r = parse_role("x:bs=4k,bs=8k").unwrap();
-        assert_eq!(keys(&r), ["bs=8k"]);
+        // a key given twice is a typo, refused (issue 24: the last one silently won)
+        let e = parse_role("x:bs=4k,bs=8k").unwrap_err();
+        assert_eq!(e.msg, "--role x: bs is given twice; give each key once");
     }
 
     #[test]

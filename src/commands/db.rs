@@ -157,7 +157,9 @@ fn begin(a: &cli::DbRunArgs, save: bool) -> Result<Option<Begin>> {
         return Ok(None);
     }
     let created = sqlite_file.as_ref().is_some_and(|p| !p.exists());
-    let mut conn = db::connect(&target, &so)?;
+    // The first connection, before anything runs: a server that cannot be reached (or refuses
+    // these credentials) is bad input, as for a PostgreSQL results store (exit 2).
+    let mut conn = db::connect(&target, &so).map_err(|e| Error::usage(e.msg))?;
     if created {
         db::mark_created(conn.as_mut())?;
     }

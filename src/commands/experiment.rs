@@ -30,9 +30,11 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
             "--scheduler/--read-ahead/--nr-requests: device settings are not switched on every host of a distributed sweep yet; run that sweep without mpirun",
         ));
     }
-    let mut store = open_store_write(&a.db)?;
     let stop = stop_flag();
-    let (gid, spec) = if let Some(r) = &a.resume {
+    let resumed = a.resume.is_some();
+    // (a new sweep's store is opened once its options are checked: a refused one creates none)
+    let (mut store, gid, spec) = if let Some(r) = &a.resume {
+        let store = open_store_write(&a.db)?;
         let g = match r.parse::<store::Ref>().map_err(Error::usage)? {
             store::Ref::Group(g) => g,
             store::Ref::Run(_) => {
@@ -55,7 +57,7 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
         if a.quiet && !spec.fixed.iter().any(|x| x == "-q" || x == "--quiet") {
             spec.fixed.push("-q".into());
         }
-        (g, spec)
+        (store, g, spec)
     } else {
         if a.run_args.iter().any(|x| x == "--no-save") {
             return Err(Error::usage(
@@ -120,25 +122,8 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
             .filter(|x| sweep::TUNING.contains(&x.name.as_str()))
             .collect();
         if !tuning.is_empty() {
-            let probe = cli::RunParser.plan(&fixed)?;
-            let env = crate::system::env::collect(
-                &crate::system::env::Roots::live(),
-                Some(&probe.fileset.dir),
-            );
-            let devs: Vec<String> = env
-                .path
-                .as_ref()
-                .map(|p| p.physical_disks.clone())
-                .unwrap_or_default();
-            if probe.created_dir {
-                let _ = std::fs::remove_dir(&probe.fileset.dir);
-            }
-            if devs.is_empty() {
-                return Err(Error::usage(format!(
-                    "--scheduler/--read-ahead/--nr-requests: no block device under {}",
-                    probe.fileset.dir.display()
-                )));
-            }
+            // the devices the sweep will switch, found as it will find them
+            let devs = sweep::tuning_devices(&cli::RunParser, &fixed)?;
             sweep::check_tuning(&mut axes, &devs)?;
         }
         sweep::check_cells(&cli::RunParser, &rank0_args(&ranks, &fixed), &axes)?;
@@ -150,6 +135,7 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
             cols: a.cols.clone(),
             metric: a.metric.clone(),
         };
+        let mut store = open_store_write(&a.db)?;
         let g = store.new_experiment(
             "sweep",
             a.label.as_deref(),
@@ -161,7 +147,7 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
             sweep::cross(&spec.axes).len(),
             spec.repeat
         );
-        (g, spec)
+        (store, g, spec)
     };
     if let Some(r) = &ranks {
         r.set_rank_timeout(std::time::Duration::from_secs_f64(a.rank_timeout));
@@ -171,7 +157,24 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
     let points = ranks
         .as_ref()
         .map_or(sweep::Points::Here, |r| sweep::Points::Ranks(r, &on_fault));
-    finish_sweep(&mut store, gid, &spec, a.json, a.quiet, &stop, points)
+    let r = finish_sweep(&mut store, gid, &spec, a.json, a.quiet, &stop, points);
+    if !resumed {
+        drop_if_refused(&mut store, gid, r.as_ref().err());
+    }
+    r
+}
+
+/// A new experiment refused (exit 2) before any point was saved leaves no empty group behind
+/// (everything checkable is checked before the group is made; this is for what only the
+/// system can refuse, such as a device setting the kernel does not take).
+fn drop_if_refused(store: &mut Store, gid: i64, err: Option<&Error>) {
+    if let Some(e) = err
+        && e.exit == Exit::Usage
+        && store.group_runs(gid).is_ok_and(|v| v.is_empty())
+        && store.delete_empty_group(gid).is_ok()
+    {
+        eprintln!("iolab: group g{gid} removed: nothing of it ran");
+    }
 }
 
 /// Rank 0 of a distributed experiment, when a rank died or hung in a point: the failing rank
@@ -458,7 +461,6 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
             "--{axis}: it is the axis of --over; do not also fix it"
         )));
     }
-    let mut store = open_store_write(&a.db)?;
     let spec = sweep::SaturateSpec {
         fixed,
         axis: axis.into(),
@@ -468,16 +470,23 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
         max_steps: a.max_steps.max(2),
         target,
     };
-    // validate the run options once before measuring anything
-    let mut probe_cell = std::collections::BTreeMap::new();
-    probe_cell.insert(spec.axis.clone(), lo.to_string());
-    let probe = cli::RunParser.plan(&rank0_args(
-        &ranks,
-        &sweep::cell_args(&spec.fixed, &probe_cell),
-    ))?;
-    if probe.created_dir {
-        let _ = std::fs::remove_dir(&probe.fileset.dir);
+    // validate the run options at both ends of the range before measuring anything (and
+    // before the group is made)
+    for end in [lo, hi] {
+        let mut probe_cell = std::collections::BTreeMap::new();
+        probe_cell.insert(spec.axis.clone(), end.to_string());
+        let probe = cli::RunParser.plan(&rank0_args(
+            &ranks,
+            &sweep::cell_args(&spec.fixed, &probe_cell),
+        ))?;
+        if probe.created_dir {
+            let _ = std::fs::remove_dir(&probe.fileset.dir);
+        }
+        if probe.cells.len() != 1 {
+            return Err(sweep::one_mode_needed());
+        }
     }
+    let mut store = open_store_write(&a.db)?;
     let gid = store.new_experiment(
         "saturate",
         a.label.as_deref(),
@@ -501,7 +510,9 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
         &stop,
         a.json || a.quiet,
         points_on,
-    )?;
+    );
+    drop_if_refused(&mut store, gid, points.as_ref().err());
+    let points = points?;
     let interrupted = stop.load(std::sync::atomic::Ordering::Relaxed);
     let doc = crate::output::document::SaturateDoc {
         gid,

@@ -2,7 +2,7 @@
 //! print goes through [`print_out`] / [`print_json`] (or [`emit`] for documents). `main.rs` only
 //! parses, dispatches and exits.
 
-use crate::cli::{self, Cli, Cmd};
+use crate::cli::{self, Cmd};
 use crate::engine::{fileset, runner};
 use crate::error::{Error, Exit, Result};
 use crate::output::history;
@@ -10,7 +10,6 @@ use crate::store::compare;
 use crate::store::{self, Store};
 use crate::system::fsinfo;
 use crate::workloads::sweep::RunOptions;
-use clap::Parser;
 use std::io::Write;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
@@ -328,7 +327,7 @@ pub fn keep_unsaved(
 
 /// Parses the process arguments and runs the subcommand; returns the exit code.
 pub fn run_cli() -> Result<i32> {
-    let cli = match Cli::try_parse_from(cli::presplit(std::env::args().collect())) {
+    let cli = match cli::parse_from(cli::presplit(std::env::args().collect())) {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind as K;
@@ -343,13 +342,7 @@ pub fn run_cli() -> Result<i32> {
                     0
                 });
             }
-            let msg = e.to_string();
-            let line = msg
-                .lines()
-                .next()
-                .unwrap_or("invalid arguments")
-                .trim_start_matches("error: ");
-            return Err(Error::usage(line.to_string()));
+            return Err(Error::usage(cli::clap_line(&e)));
         }
     };
     let Some(output) = cli.cmd.output().map(Path::to_path_buf) else {

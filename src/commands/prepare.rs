@@ -5,29 +5,43 @@ pub fn prepare(a: &cli::PrepareArgs) -> Result<i32> {
         .layout
         .parse()
         .map_err(|e: String| Error::usage(format!("--layout: {e}")))?;
-    let is_default = a.set.dir == Path::new(cli::DEFAULT_DIR);
-    cli::check_dir(&a.set.dir, is_default)?;
-    let probe = cli::Probe::create(&a.set.dir)?;
-    let dio = fsinfo::dio_align(&crate::system::env::Roots::live().sys, &probe.0);
-    if a.direct && !probe.direct_ok() {
-        return Err(Error::usage(format!(
-            "--direct: the filesystem at {} does not support O_DIRECT",
-            a.set.dir.display()
-        )));
-    }
-    if layout == crate::model::job::Layout::Unwritten {
-        cli::check_fallocate(&probe, &a.set.dir)?;
-    }
-    drop(probe);
     // files are rounded to the largest size of a mix or range
     let bs = a.set.bs.as_ref().map_or(16384, |b| b.largest());
-    if a.direct && !bs.is_multiple_of(dio.offset) {
-        return Err(Error::usage(format!(
-            "--bs {bs} is not a multiple of {} bytes, the O_DIRECT alignment",
-            dio.offset
-        )));
-    }
+    // the sizes first: nothing is created for a set that cannot be
     let spec = cli::fileset_spec(&a.set, bs, layout)?;
+    let is_default = a.set.dir == Path::new(cli::DEFAULT_DIR);
+    let created = cli::check_dir(&a.set.dir, is_default)?;
+    let checked = (|| -> Result<crate::spec::plan::DioAlign> {
+        let probe = cli::Probe::create(&a.set.dir)?;
+        let dio = fsinfo::dio_align(&crate::system::env::Roots::live().sys, &probe.0);
+        if a.direct && !probe.direct_ok() {
+            return Err(Error::usage(format!(
+                "--direct: the filesystem at {} does not support O_DIRECT",
+                a.set.dir.display()
+            )));
+        }
+        if layout == crate::model::job::Layout::Unwritten {
+            cli::check_fallocate(&probe, &a.set.dir)?;
+        }
+        drop(probe);
+        if a.direct && !bs.is_multiple_of(dio.offset) {
+            return Err(Error::usage(format!(
+                "--bs {bs} is not a multiple of {} bytes, the O_DIRECT alignment",
+                dio.offset
+            )));
+        }
+        Ok(dio)
+    })();
+    let dio = match checked {
+        Ok(d) => d,
+        Err(e) => {
+            // a refused prepare leaves no default --dir behind
+            if created {
+                let _ = std::fs::remove_dir(&a.set.dir);
+            }
+            return Err(e);
+        }
+    };
     let stop = stop_flag();
     // One iolab at a time on a set; a set of other sizes is refused, never rewritten (with
     // --reprepare: removed, iolab's files only, and prepared afresh).

@@ -124,20 +124,19 @@ pub fn export(a: &cli::ExportArgs) -> Result<i32> {
 }
 
 pub fn import(a: &cli::ImportArgs) -> Result<i32> {
-    // Not open_store_write: the files named here are imported, not the kept ones too.
-    let mut s = Store::open_write_at(&store::resolve(a.db.db.as_deref())?)?;
     let tags = cli::parse_tags(&a.tags)?;
     let host = a.host.clone().unwrap_or_else(fsinfo::hostname);
-    // Parse everything first: nothing is imported when one file is bad.
+    // Parse everything first: nothing is imported (and no store created) when one file is bad.
+    // Each is a regular file (or stdin) of at most 64 MiB: /dev/zero or a FIFO is refused.
+    let limit = crate::spec::input::IMPORT_MAX_BYTES;
     let mut parsed = Vec::new();
     for f in &a.files {
         let text = if f.as_os_str() == "-" {
-            let mut t = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut t)
-                .map_err(|e| Error::usage(format!("stdin: {e}")))?;
-            t
+            crate::spec::input::bounded_text(std::io::stdin().lock(), limit)
+                .map_err(|e| Error::usage(format!("stdin: {e}")))?
         } else {
-            std::fs::read_to_string(f).map_err(|e| Error::usage(format!("{}: {e}", f.display())))?
+            crate::spec::input::read_text(f, limit)
+                .map_err(|e| Error::usage(format!("{}: {e}", f.display())))?
         };
         // An iolab run document (one `iolab run` kept because the store did not take it).
         let run_doc = serde_json::from_str::<serde_json::Value>(&text)
@@ -189,6 +188,8 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
             .map_err(|e| Error::usage(format!("{}: {e}", f.display())))?;
         parsed.push((f.clone(), Parsed::Tool(imp)));
     }
+    // Not open_store_write: the files named here are imported, not the kept ones too.
+    let mut s = Store::open_write_at(&store::resolve(a.db.db.as_deref())?)?;
     for (f, p) in parsed {
         // An iolab document is saved once: imported again (or saved by the command after the
         // one that kept it), it is said to be there already.

@@ -86,7 +86,8 @@ pub fn cmd_bonnie(a: &cli::BonnieArgs) -> Result<i32> {
     if let Some(s) = a.size {
         o.size = s;
     }
-    // Bonnie++'s RAM rule before anything is created
+    // the values, then Bonnie++'s RAM rule, before anything is printed or created
+    suites::bonnie_check_values(&o)?;
     if let Some(w) = suites::bonnie_ram_rule(o.size, suites::machine_ram(), o.force)? {
         eprintln!("warning: {}", w.message);
     }

@@ -217,6 +217,9 @@ fn parse_zones(s: &str, v: &str) -> Result<Vec<Zone>, String> {
     Ok(zones)
 }
 
+/// The largest zipf THETA taken: beyond it every offset drawn is the first block's.
+pub const MAX_ZIPF_THETA: f64 = 100.0;
+
 impl FromStr for Distribution {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
@@ -236,6 +239,10 @@ impl FromStr for Distribution {
         let (k, v) = s.split_once(':').ok_or_else(bad)?;
         let x: f64 = v.parse().map_err(|_| bad())?;
         match k {
+            // above ~10 every draw is the first block already; a larger theta is a typo
+            "zipf" if x > MAX_ZIPF_THETA => Err(format!(
+                "'{s}': zipf THETA must be at most {MAX_ZIPF_THETA} (zipf:1.2 is a typical skew)"
+            )),
             "zipf" if x > 0.0 && x.is_finite() && x != 1.0 => Ok(Distribution::Zipf { theta: x }),
             "zipf" if x == 1.0 => Err(format!(
                 "'{s}': zipf THETA must not be exactly 1.0 (use 0.99 or 1.01)"

@@ -79,11 +79,18 @@ fn canonical_key(k: &str) -> String {
         .map_or(k, |(_, o)| o.to_string())
 }
 
-/// How a job file is read: its text by path, and environment variables by name.
+/// How a job file is read: its text by path (an error says why, to follow `PATH: `), and
+/// environment variables by name.
 pub struct Source<'a> {
-    pub read: &'a dyn Fn(&Path) -> std::io::Result<String>,
+    pub read: &'a dyn Fn(&Path) -> std::result::Result<String, String>,
     pub env: &'a dyn Fn(&str) -> Option<String>,
 }
+
+/// How deep `include`s may nest (a chain of distinct files; a loop is refused anyway).
+pub const MAX_INCLUDE_DEPTH: usize = 16;
+/// How deep an arithmetic expression may nest (parentheses, unary minus, `^` chains): fio's
+/// own are a few levels; a deeper one is refused instead of overflowing the stack.
+pub const MAX_EXPR_DEPTH: usize = 64;
 
 /// Parses one job file (`-`: the text given as `stdin`). `file_index` is its place on the
 /// command line.
@@ -95,7 +102,8 @@ pub fn parse(path: &str, stdin: Option<&str>, file_index: usize, src: &Source) -
     };
     let mut lines: Vec<(String, usize, String)> = Vec::new();
     let mut stack = vec![PathBuf::from(path)];
-    expand(path, &text, &mut stack, &mut lines, src)?;
+    let mut budget = crate::spec::input::JOB_FILE_MAX_BYTES.saturating_sub(text.len() as u64);
+    expand(path, &text, &mut stack, &mut lines, &mut budget, src)?;
     let mut jobs: Vec<JobSection> = Vec::new();
     let mut global: Vec<Opt> = Vec::new();
     // None before the first section; Some(None) in [global]; Some(Some(i)) in jobs[i].
@@ -136,9 +144,11 @@ pub fn parse(path: &str, stdin: Option<&str>, file_index: usize, src: &Source) -
             Some((k, v)) => (k.trim(), Some(v.trim())),
             None => (l, None),
         };
-        if k.is_empty() || k.contains(char::is_whitespace) {
+        // An option's name only (fio's are letters, digits and `_`): a line that is not an
+        // option is refused without quoting it (an included file may hold anything).
+        if !is_option_name(k) {
             return Err(Error::usage(format!(
-                "{file}:{line}: '{l}' is not an option (key=value or key)"
+                "{file}:{line}: not an option line (key=value, key, [section] or include FILE)"
             )));
         }
         let value = match v {
@@ -155,7 +165,7 @@ pub fn parse(path: &str, stdin: Option<&str>, file_index: usize, src: &Source) -
             None => {
                 return Err(Error::usage(format!(
                     "{file}:{line}: option '{}' comes before any [section]",
-                    opt.spelled()
+                    opt.key
                 )));
             }
             Some(None) => global.push(opt),
@@ -169,12 +179,23 @@ pub fn parse(path: &str, stdin: Option<&str>, file_index: usize, src: &Source) -
     })
 }
 
+/// Whether `k` is shaped as an option name: ASCII letters, digits, `_` and `-`, at most 64.
+fn is_option_name(k: &str) -> bool {
+    !k.is_empty()
+        && k.len() <= 64
+        && k.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
 /// The lines of a file with its `include`s expanded in place: (file, line number, text).
+/// `budget`: the bytes the includes may still add (the job file and its includes together hold
+/// at most [`JOB_FILE_MAX_BYTES`](crate::spec::input::JOB_FILE_MAX_BYTES)).
 fn expand(
     file: &str,
     text: &str,
     stack: &mut Vec<PathBuf>,
     out: &mut Vec<(String, usize, String)>,
+    budget: &mut u64,
     src: &Source,
 ) -> Result<()> {
     for (i, raw) in text.lines().enumerate() {
@@ -206,14 +227,28 @@ fn expand(
                 target.display()
             )));
         }
+        if stack.len() > MAX_INCLUDE_DEPTH {
+            return Err(Error::usage(format!(
+                "{file}:{line}: include {name}: includes nest more than {MAX_INCLUDE_DEPTH} deep"
+            )));
+        }
         let inc = (src.read)(&target).map_err(|e| {
+            let shown = target.display().to_string();
+            let at = if shown == name {
+                name.clone()
+            } else {
+                format!("{name} ({shown})")
+            };
+            Error::usage(format!("{file}:{line}: include {at}: {e}"))
+        })?;
+        *budget = budget.checked_sub(inc.len() as u64).ok_or_else(|| {
             Error::usage(format!(
-                "{file}:{line}: include {name}: cannot read {}: {e}",
-                target.display()
+                "{file}:{line}: include {name}: the job file and its includes hold more than {} MiB",
+                crate::spec::input::JOB_FILE_MAX_BYTES >> 20
             ))
         })?;
         stack.push(target.clone());
-        expand(&target.display().to_string(), &inc, stack, out, src)?;
+        expand(&target.display().to_string(), &inc, stack, out, budget, src)?;
         stack.pop();
     }
     Ok(())
@@ -266,7 +301,7 @@ fn substitute_names(
         let (name, len) = if let Some(b) = after.strip_prefix('{') {
             let Some(end) = b.find('}') else {
                 return Err(Error::usage(format!(
-                    "{file}:{line}: '${{' without its closing '}}' in '{v}'"
+                    "{file}:{line}: '${{' without its closing '}}'"
                 )));
             };
             (&b[..end], end + 2)
@@ -286,7 +321,7 @@ fn substitute_names(
             Some(x) => out.push_str(&x),
             None => {
                 return Err(Error::usage(format!(
-                    "{file}:{line}: environment variable '{name}' is not set (used in '{v}')"
+                    "{file}:{line}: environment variable '{name}' is not set"
                 )));
             }
         }
@@ -319,18 +354,20 @@ pub fn parse_size(s: &str, kb_base: u32) -> std::result::Result<u64, String> {
             })
         };
         let v = eval_expression(s, &unit)?;
-        return u64::try_from(v).map_err(|_| format!("'{s}' is not a byte count (it is {v})"));
+        return u64::try_from(v)
+            .map_err(|_| "not a byte count (it is larger than 2^64)".to_string());
     }
     let t = s.trim();
     if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        return u64::from_str_radix(h, 16).map_err(|_| format!("'{s}' is not a number"));
+        return u64::from_str_radix(h, 16)
+            .map_err(|_| "not a hexadecimal number of bytes".to_string());
     }
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     if num.is_empty() || num == "." {
-        return Err(format!("'{s}' is not a number"));
+        return Err("not a number (4096, 4k, 1m, 0x1000)".to_string());
     }
     let unit = unit.trim().to_ascii_lowercase();
     let unit = unit.strip_suffix('b').unwrap_or(&unit);
@@ -345,17 +382,23 @@ pub fn parse_size(s: &str, kb_base: u32) -> std::result::Result<u64, String> {
         "g" => 3,
         "t" => 4,
         "p" => 5,
-        _ => return Err(format!("'{s}' is not a number (unit '{unit}')")),
+        _ => {
+            return Err(
+                "not a number with a unit fio knows (b, k, kb, ki, kib, m ... p)".to_string(),
+            );
+        }
     };
     let base: f64 = if (kb_base == 1000) == iec {
         1024.0
     } else {
         1000.0
     };
-    let n: f64 = num.parse().map_err(|_| format!("'{s}' is not a number"))?;
+    let n: f64 = num
+        .parse()
+        .map_err(|_| "not a number (4096, 4k, 1m, 0x1000)".to_string())?;
     let v = n * base.powi(power);
     if !v.is_finite() || v >= u64::MAX as f64 || v.fract() != 0.0 {
-        return Err(format!("'{s}' is not a whole number of bytes"));
+        return Err("not a whole number of bytes below 2^64".to_string());
     }
     Ok(v as u64)
 }
@@ -387,7 +430,7 @@ pub fn parse_time(s: &str, default_unit_s: f64) -> std::result::Result<f64, Stri
     let (num, unit) = t.split_at(split);
     let n: f64 = num
         .parse()
-        .map_err(|_| format!("'{s}' is not a time (e.g. 30, 30s, 5m, 250ms)"))?;
+        .map_err(|_| "not a time (e.g. 30, 30s, 5m, 250ms)".to_string())?;
     let mult = match unit.trim().to_ascii_lowercase().as_str() {
         "" => default_unit_s,
         "d" => 86400.0,
@@ -396,7 +439,7 @@ pub fn parse_time(s: &str, default_unit_s: f64) -> std::result::Result<f64, Stri
         "s" | "sec" => 1.0,
         "ms" | "msec" => 1e-3,
         "us" | "usec" => 1e-6,
-        _ => return Err(format!("'{s}' is not a time (e.g. 30, 30s, 5m, 250ms)")),
+        _ => return Err("not a time (e.g. 30, 30s, 5m, 250ms)".to_string()),
     };
     Ok(n * mult)
 }
@@ -425,14 +468,14 @@ fn eval_expression(
     let mut p = Expr {
         toks: tokenize(s)?,
         i: 0,
-        s,
+        depth: 0,
         unit,
     };
     let v = p.expr(0)?;
     if p.i != p.toks.len() {
         return Err(p.err("text after the expression"));
     }
-    u128::try_from(v).map_err(|_| format!("'{s}' is negative ({v})"))
+    u128::try_from(v).map_err(|_| "negative".to_string())
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -445,7 +488,7 @@ enum Tok {
 fn tokenize(s: &str) -> std::result::Result<Vec<Tok>, String> {
     let bad = |why: String| {
         format!(
-            "'{s}' is not an arithmetic expression fio takes ({why}; fio's are whole numbers with units, + - * / % ^ and parentheses)"
+            "not an arithmetic expression fio takes ({why}; fio's are whole numbers with units, + - * / % ^ and parentheses)"
         )
     };
     let b = s.as_bytes();
@@ -472,7 +515,7 @@ fn tokenize(s: &str) -> std::result::Result<Vec<Tok>, String> {
                 return Err(bad("decimal numbers are refused".into()));
             }
             let n = i128::from_str_radix(&s[start..j], if hex { 16 } else { 10 })
-                .map_err(|_| bad(format!("'{}' is not a number", &s[i..j])))?;
+                .map_err(|_| bad("a number too large".into()))?;
             out.push(Tok::Num(n));
             i = j;
         } else if c.is_ascii_alphabetic() {
@@ -483,7 +526,7 @@ fn tokenize(s: &str) -> std::result::Result<Vec<Tok>, String> {
             out.push(Tok::Unit(s[i..j].to_string()));
             i = j;
         } else {
-            return Err(bad(format!("'{c}'")));
+            return Err(bad("a character that is none of these".into()));
         }
     }
     Ok(out)
@@ -493,7 +536,8 @@ fn tokenize(s: &str) -> std::result::Result<Vec<Tok>, String> {
 struct Expr<'a> {
     toks: Vec<Tok>,
     i: usize,
-    s: &'a str,
+    /// How deep `expr`/`unary` recurse now (bounded by [`MAX_EXPR_DEPTH`]).
+    depth: usize,
     unit: &'a dyn Fn(&str) -> Option<i128>,
 }
 
@@ -511,18 +555,30 @@ const UNIT_PREC: u8 = 2;
 
 impl Expr<'_> {
     fn err(&self, why: &str) -> String {
-        format!(
-            "'{}' is not an arithmetic expression fio takes: {why}",
-            self.s
-        )
+        format!("not an arithmetic expression fio takes: {why}")
+    }
+    /// Runs one level of the recursion, refused past [`MAX_EXPR_DEPTH`].
+    fn nested(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> std::result::Result<i128, String>,
+    ) -> std::result::Result<i128, String> {
+        if self.depth >= MAX_EXPR_DEPTH {
+            return Err(self.err(&format!("nested more than {MAX_EXPR_DEPTH} deep")));
+        }
+        self.depth += 1;
+        let r = f(self);
+        self.depth -= 1;
+        r
     }
     fn expr(&mut self, min: u8) -> std::result::Result<i128, String> {
+        self.nested(|p| p.expr_at(min))
+    }
+    fn expr_at(&mut self, min: u8) -> std::result::Result<i128, String> {
         let mut v = self.unary()?;
         loop {
             match self.toks.get(self.i).cloned() {
                 Some(Tok::Unit(u)) if UNIT_PREC >= min => {
-                    let m =
-                        (self.unit)(&u).ok_or_else(|| self.err(&format!("unknown unit '{u}'")))?;
+                    let m = (self.unit)(&u).ok_or_else(|| self.err("a unit fio does not know"))?;
                     self.i += 1;
                     v = v.checked_mul(m).ok_or_else(|| self.err("overflow"))?;
                 }
@@ -560,10 +616,15 @@ impl Expr<'_> {
         r.ok_or_else(|| self.err("overflow"))
     }
     fn unary(&mut self) -> std::result::Result<i128, String> {
+        self.nested(Self::unary_at)
+    }
+    fn unary_at(&mut self) -> std::result::Result<i128, String> {
         match self.toks.get(self.i).cloned() {
             Some(Tok::Op('-')) => {
                 self.i += 1;
-                Ok(-self.unary()?)
+                self.unary()?
+                    .checked_neg()
+                    .ok_or_else(|| self.err("overflow"))
             }
             Some(Tok::Num(n)) => {
                 self.i += 1;
@@ -578,8 +639,8 @@ impl Expr<'_> {
                 self.i += 1;
                 Ok(v)
             }
-            Some(Tok::Op(c)) => Err(self.err(&format!("'{c}' where a number belongs"))),
-            Some(Tok::Unit(u)) => Err(self.err(&format!("'{u}' where a number belongs"))),
+            Some(Tok::Op(_)) => Err(self.err("an operator where a number belongs")),
+            Some(Tok::Unit(_)) => Err(self.err("a unit where a number belongs")),
             None => Err(self.err("it ends where a number belongs")),
         }
     }
@@ -590,7 +651,7 @@ pub fn parse_bool(v: Option<&str>) -> std::result::Result<bool, String> {
     match v.map(|s| s.trim().to_ascii_lowercase()).as_deref() {
         None | Some("1") | Some("true") | Some("yes") | Some("on") => Ok(true),
         Some("0") | Some("false") | Some("no") | Some("off") => Ok(false),
-        Some(x) => Err(format!("'{x}' is not 0 or 1")),
+        Some(_) => Err("not 0 or 1 (true/false, yes/no, on/off)".to_string()),
     }
 }
 
@@ -599,7 +660,7 @@ pub fn parse_percent(s: &str) -> std::result::Result<u32, String> {
     let t = s.trim().trim_end_matches('%');
     match t.parse::<u32>() {
         Ok(n) if n <= 100 => Ok(n),
-        _ => Err(format!("'{s}' is not a percentage (0..100)")),
+        _ => Err("not a percentage (0..100)".to_string()),
     }
 }
 
@@ -630,7 +691,7 @@ mod tests {
             files
                 .get(p)
                 .cloned()
-                .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::NotFound))
+                .ok_or_else(|| "cannot read it: No such file or directory".to_string())
         };
         let envf = |k: &str| env.get(k).cloned();
         parse(
@@ -721,10 +782,7 @@ mod tests {
                 .starts_with("d/job.fio:2: environment variable 'NOPE'")
         );
         let e = parse_with(&[("d/job.fio", "rw=read\n[a]\n")], &[]).unwrap_err();
-        assert!(
-            e.msg
-                .starts_with("d/job.fio:1: option 'rw=read' comes before")
-        );
+        assert!(e.msg.starts_with("d/job.fio:1: option 'rw' comes before"));
     }
 
     #[test]
@@ -843,6 +901,47 @@ mod tests {
         assert_eq!(parse_percent("70"), Ok(70));
         assert_eq!(parse_percent("30%"), Ok(30));
         assert!(parse_percent("101").is_err());
+    }
+
+    /// Issue 24: deep nesting is refused (it overflowed the stack), a line that is no option is
+    /// refused without being quoted, includes nest at most MAX_INCLUDE_DEPTH deep.
+    #[test]
+    fn hostile_values_are_bounded_and_never_quoted() {
+        let deep = format!("{}1{}", "(".repeat(200_000), ")".repeat(200_000));
+        let e = parse_size(&deep, 1024).unwrap_err();
+        assert!(e.contains("nested more than 64 deep"), "{e}");
+        let e = parse_size(&format!("({}1)", "-".repeat(10_000)), 1024).unwrap_err();
+        assert!(e.contains("nested"), "{e}");
+        assert_eq!(
+            parse_size(&format!("{}4k{}", "(".repeat(30), ")".repeat(30)), 1024),
+            Ok(4096)
+        );
+        let e = parse_size("(0-170141183460469231731687303715884105727-1)", 1024).unwrap_err();
+        assert!(!e.contains("1701"), "{e}");
+        let e = parse_size("(-(0-170141183460469231731687303715884105727-1))", 1024).unwrap_err();
+        assert!(e.contains("overflow"), "{e}");
+        let e = parse_with(
+            &[
+                ("d/job.fio", "[a]\ninclude s\n"),
+                ("d/s", "root:$6$secret:20228:0:99999:7:::\n"),
+            ],
+            &[],
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.msg,
+            "d/s:1: not an option line (key=value, key, [section] or include FILE)"
+        );
+        let mut files = vec![("d/job.fio".to_string(), "[a]\ninclude i0\n".to_string())];
+        for i in 0..40 {
+            files.push((format!("d/i{i}"), format!("include i{}\n", i + 1)));
+        }
+        let files: Vec<(&str, &str)> = files
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        let e = parse_with(&files, &[]).unwrap_err();
+        assert!(e.msg.contains("nest more than 16 deep"), "{}", e.msg);
     }
 
     #[test]

@@ -3,5 +3,6 @@
 
 pub mod dist;
 pub mod fiojob;
+pub mod input;
 pub mod plan;
 pub mod roots;

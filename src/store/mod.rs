@@ -149,6 +149,12 @@ impl Location {
                         "{source} {s}: no file path after sqlite://; use {SCHEMES}"
                     )));
                 }
+                // sqlite://relative would name a file in the working directory nobody meant
+                if !path.starts_with('/') {
+                    return Err(Error::usage(format!(
+                        "{source} {s}: sqlite:// takes an absolute path (sqlite:///path/file.db, three slashes); a relative path is given plainly, without sqlite://"
+                    )));
+                }
                 Ok(Location::Sqlite(PathBuf::from(path)))
             }
             _ => Err(Error::usage(format!(
@@ -782,6 +788,15 @@ impl Store {
 
     /// Opens an existing file (or one SQLite creates: the temporary of [`create_atomically`]).
     fn open_file(path: &Path, target: i64) -> Result<Store> {
+        // A store is a regular file: /dev/null, a FIFO or a directory is refused (exit 2).
+        if let Ok(md) = std::fs::metadata(path)
+            && !md.is_file()
+        {
+            return Err(Error::usage(format!(
+                "--db {}: not a regular file; give the path of an SQLite file (made when missing)",
+                path.display()
+            )));
+        }
         let conn = Connection::open_with_flags(
             path,
             OpenFlags::SQLITE_OPEN_READ_WRITE
@@ -1592,6 +1607,17 @@ impl Store {
             return Err(unknown(&self.path, &format!("group g{gid}")));
         }
         Ok(ids)
+    }
+
+    /// Deletes group `gid` when no run is in it (an experiment refused before its first point).
+    pub fn delete_empty_group(&mut self, gid: i64) -> Result<()> {
+        self.write(|tx| {
+            tx.exec(
+                "DELETE FROM groups WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM runs WHERE runs.group_id = ?1)",
+                &vals![gid],
+            )?;
+            Ok(())
+        })
     }
 
     /// Deletes a run (with its metrics, tags and histograms).

@@ -794,7 +794,8 @@ fn find_journal(dir: &Path, run: &str) -> std::result::Result<(PathBuf, String),
 /// sends is read as it arrives (no buffer of the size it announces).
 pub fn fetch_journal(at: &JournalAt, run: &str) -> Result<String> {
     match at {
-        JournalAt::File(p) => std::fs::read_to_string(p)
+        // a regular file only (not /dev/zero or a FIFO), at most 1 GiB (20 million records)
+        JournalAt::File(p) => crate::spec::input::read_text(p, 1 << 30)
             .map_err(|e| Error::usage(format!("--journal {}: {e}", p.display()))),
         JournalAt::Tcp(addr) => {
             let mut c = connect(addr)?;

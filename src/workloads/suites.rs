@@ -1043,6 +1043,13 @@ pub fn machine_ram() -> Option<u64> {
 fn bonnie_validate(o: &BonnieOpts) -> Result<()> {
     bonnie_ram_rule(o.size, machine_ram(), o.force)?;
     check_dir(&o.dir)?;
+    bonnie_check_values(o)?;
+    check_space(&o.dir, o.size, "--size")
+}
+
+/// The checks of Bonnie++'s options that need no directory (sizes, chunk, file count): done
+/// before anything is printed or created.
+pub fn bonnie_check_values(o: &BonnieOpts) -> Result<()> {
     if o.size == 0 && o.files == 0 {
         return Err(Error::usage(
             "--size 0 and --files 0: nothing to run (give a file size, a file count or both)",
@@ -1064,7 +1071,7 @@ fn bonnie_validate(o: &BonnieOpts) -> Result<()> {
             o.files
         )));
     }
-    check_space(&o.dir, o.size, "--size")
+    Ok(())
 }
 
 fn bonnie_err(what: &str, dir: &Path, e: io::Error) -> Error {

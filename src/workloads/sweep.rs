@@ -25,6 +25,9 @@ pub trait RunOptions {
 
 /// Expands one option value: `a,b,c`; `a..b` (doubling: 1..32 = 1,2,4,8,16,32; sizes too:
 /// 1G..16G = 1G,2G,4G,8G,16G); `a..b:+s` (linear steps of s); `a..b:xN` (factor N).
+/// The most values one axis may have.
+pub const MAX_AXIS_VALUES: usize = 1000;
+
 pub fn expand(flag: &str, v: &str) -> Result<Vec<String>> {
     let bad = |why: &str| {
         Error::usage(format!(
@@ -54,17 +57,13 @@ pub fn expand(flag: &str, v: &str) -> Result<Vec<String>> {
                 x.to_string()
             }
         };
-        let mut out = Vec::new();
-        match step {
+        // the next value after x: + a step, x a factor, or doubling; None past u64
+        let next: Box<dyn Fn(u64) -> Option<u64>> = match step {
             Some(s) if s.starts_with('+') => {
                 let st = num(&s[1..])
                     .filter(|&x| x > 0)
                     .ok_or_else(|| bad("the step must be positive"))?;
-                let mut x = lo;
-                while x <= hi {
-                    out.push(fmt(x));
-                    x += st;
-                }
+                Box::new(move |x: u64| x.checked_add(st))
             }
             Some(s) if s.starts_with('x') => {
                 let f: u64 = s[1..]
@@ -72,23 +71,24 @@ pub fn expand(flag: &str, v: &str) -> Result<Vec<String>> {
                     .ok()
                     .filter(|&f| f >= 2)
                     .ok_or_else(|| bad("the factor must be 2 or more"))?;
-                let mut x = lo.max(1);
-                while x <= hi {
-                    out.push(fmt(x));
-                    x *= f;
-                }
+                Box::new(move |x: u64| x.checked_mul(f))
             }
             Some(_) => return Err(bad("a step is +N or xN")),
-            None => {
-                let mut x = lo.max(1);
-                while x <= hi {
-                    out.push(fmt(x));
-                    x *= 2;
-                }
+            None => Box::new(|x: u64| x.checked_mul(2)),
+        };
+        let mut out = Vec::new();
+        let mut x = if step.is_some_and(|s| s.starts_with('+')) {
+            Some(lo)
+        } else {
+            Some(lo.max(1))
+        };
+        // counted as they are made: a range of billions of values is refused, not built
+        while let Some(v) = x.filter(|&v| v <= hi) {
+            if out.len() == MAX_AXIS_VALUES {
+                return Err(bad(&format!("more than {MAX_AXIS_VALUES} values")));
             }
-        }
-        if out.len() > 1000 {
-            return Err(bad("more than 1000 values"));
+            out.push(fmt(v));
+            x = next(v);
         }
         return Ok(out);
     }
@@ -265,7 +265,7 @@ fn key(c: &BTreeMap<String, String>) -> String {
 }
 
 /// Devices whose settings tuning axes switch: the physical disks under --dir.
-fn tuning_devices(ro: &dyn RunOptions, fixed: &[String]) -> Result<Vec<String>> {
+pub fn tuning_devices(ro: &dyn RunOptions, fixed: &[String]) -> Result<Vec<String>> {
     let plan = ro.plan(fixed)?;
     let env = crate::system::env::collect(&plan.roots, Some(&plan.fileset.dir));
     let devs: Vec<String> = env
@@ -335,11 +335,14 @@ pub fn check_tuning(axes: &mut [Axis], devs: &[String]) -> Result<()> {
                 }
             }
         } else {
+            // the kernel takes at most 2^32-1 (queue_var_store), refused here rather than
+            // midway through the sweep
             for v in &ax.values {
-                if v.parse::<u64>().is_err() {
+                if v.parse::<u32>().is_err() {
                     return Err(Error::usage(format!(
-                        "--{} {v}: a whole number is needed",
-                        ax.name
+                        "--{} {v}: a whole number from 0 to {} is needed",
+                        ax.name,
+                        u32::MAX
                     )));
                 }
             }
@@ -675,6 +678,11 @@ pub fn stored_cells(store: &Store, gid: i64, spec: &SweepSpec) -> Result<Vec<Cel
 
 // ---------------------------------------------------------------- saturation search
 
+/// A saturation search measures one mode per step.
+pub fn one_mode_needed() -> Error {
+    Error::usage("saturate: give exactly one --mode")
+}
+
 impl Target {
     pub fn parse(s: &str) -> Result<Target> {
         let bad = || {
@@ -709,6 +717,13 @@ impl Target {
         } else {
             raw.parse::<f64>().map_err(|_| bad())?
         };
+        // NaN would judge every measurement the same way; a negative rate or latency never
+        // bounds anything
+        if !(value.is_finite() && value >= 0.0) {
+            return Err(Error::usage(format!(
+                "--target '{s}': the value must be a number of 0 or more (e.g. mibps>=22, p99<=10ms)"
+            )));
+        }
         Ok(Target {
             metric,
             op: op.to_string(),
@@ -760,7 +775,7 @@ pub fn saturate(
         cell.insert(spec.axis.clone(), v);
         let one_mode = |plan: &crate::engine::runner::Plan| {
             if plan.cells.len() != 1 {
-                return Err(Error::usage("saturate: give exactly one --mode"));
+                return Err(one_mode_needed());
             }
             Ok(())
         };

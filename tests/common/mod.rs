@@ -311,3 +311,18 @@ pub fn send_until_closed(c: &mut std::net::TcpStream, byte: u8, limit: usize) ->
     }
     sent
 }
+
+/// Asserts a refusal of bad input (issue 24): exit 2, stderr exactly one line, starting
+/// `iolab: error:` and containing `needle`, no panic.
+pub fn assert_refused(r: &Run, needle: &str) {
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    assert!(
+        r.code == 2
+            && lines.len() == 1
+            && lines[0].starts_with("iolab: error: ")
+            && lines[0].contains(needle),
+        "expected exit 2 and one `iolab: error:` line containing {needle:?}; got exit {}:\n{}",
+        r.code,
+        r.stderr
+    );
+}

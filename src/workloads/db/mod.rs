@@ -37,8 +37,17 @@ impl Target {
         let (scheme, rest) = url.split_once("://").ok_or_else(bad)?;
         match scheme {
             "sqlite" => {
-                if rest.is_empty() {
+                // an absolute path (a relative one would be a file in whatever directory iolab
+                // runs in), and a regular file when it exists (not /dev/zero)
+                if !rest.starts_with('/') {
                     return Err(bad());
+                }
+                if let Ok(md) = std::fs::metadata(rest)
+                    && !md.is_file()
+                {
+                    return Err(Error::usage(format!(
+                        "--url {url}: {rest} is not a regular file; give the path of an SQLite database file (made when missing)"
+                    )));
                 }
                 Ok(Target {
                     backend: Backend::Sqlite,
