@@ -853,6 +853,10 @@ fn a_garbage_journal_is_refused_with_exit_2() {
                     dir,
                     "--journal",
                     journal,
+                    "--run",
+                    "0123456789abcdef",
+                    "--key",
+                    &"ab".repeat(32),
                     "--no-save",
                 ])
                 .output()

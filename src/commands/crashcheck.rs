@@ -288,15 +288,16 @@ pub fn verify(a: &cli::CcVerifyArgs) -> Result<i32> {
     let file = wc::data_path(&dir);
     let at = journal_at(a.from.as_ref(), a.journal.as_ref());
     let (key, from) = verify_key(a, &file)?;
+    let text = wc::fetch_journal(&at, &key.run)?;
+    // only the writer's journal: every line authenticated by the run's key, in its order (a
+    // refusal is one line, naming the run and its key)
+    let j = Journal::parse(&text, &key)
+        .map_err(|e| Error::usage(format!("the journal from {}: {e}; refused", at.describe())))?;
     eprintln!(
         "checking run {} (key {}, from {from})",
         key.run,
         key.fingerprint()
     );
-    let text = wc::fetch_journal(&at, &key.run)?;
-    // only the writer's journal: every line authenticated by the run's key, in its order
-    let j = Journal::parse(&text, &key)
-        .map_err(|e| Error::usage(format!("the journal from {}: {e}; refused", at.describe())))?;
     let mut warnings = Vec::new();
     if j.hello.file != file.display().to_string() {
         warn(
