@@ -37,7 +37,7 @@ pub fn check_dir(dir: &Path, create_missing: bool) -> Result<bool> {
                     dir.display()
                 )));
             }
-            std::fs::create_dir(dir).map_err(|e| {
+            crate::system::target::make_dir(dir).map_err(|e| {
                 Error::usage(format!("--dir {}: cannot create it: {e}", dir.display()))
             })?;
             created = true;
@@ -466,7 +466,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
     let created_dir = target.is_none() && check_dir(&a.set.dir, is_default_dir)?;
     let undo_dir = |e: Error| {
         if created_dir {
-            let _ = std::fs::remove_dir(&a.set.dir);
+            crate::system::target::remove_made_dir(&a.set.dir);
         }
         e
     };

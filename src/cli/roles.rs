@@ -359,7 +359,7 @@ pub fn plan_role_set(a: &RunArgs, specs: Vec<(String, RunArgs, bool, bool)>) -> 
     let mut created_dir = false;
     let undo = |created: bool, e: Error| {
         if created {
-            let _ = std::fs::remove_dir(&a.set.dir);
+            crate::system::target::remove_made_dir(&a.set.dir);
         }
         e
     };

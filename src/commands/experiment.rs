@@ -480,7 +480,7 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
             &sweep::cell_args(&spec.fixed, &probe_cell),
         ))?;
         if probe.created_dir {
-            let _ = std::fs::remove_dir(&probe.fileset.dir);
+            crate::system::target::remove_made_dir(&probe.fileset.dir);
         }
         if probe.cells.len() != 1 {
             return Err(sweep::one_mode_needed());

@@ -37,7 +37,7 @@ pub fn prepare(a: &cli::PrepareArgs) -> Result<i32> {
         Err(e) => {
             // a refused prepare leaves no default --dir behind
             if created {
-                let _ = std::fs::remove_dir(&a.set.dir);
+                crate::system::target::remove_made_dir(&a.set.dir);
             }
             return Err(e);
         }

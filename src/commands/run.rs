@@ -38,7 +38,7 @@ pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
         Ok(x) => x,
         Err(e) => {
             if plan.created_dir {
-                let _ = std::fs::remove_dir(&plan.fileset.dir);
+                crate::system::target::remove_made_dir(&plan.fileset.dir);
             }
             return Err(e);
         }
@@ -50,7 +50,7 @@ pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
         Ok(l) => l,
         Err(e) => {
             if plan.created_dir {
-                let _ = std::fs::remove_dir(&plan.fileset.dir);
+                crate::system::target::remove_made_dir(&plan.fileset.dir);
             }
             return Err(e);
         }
@@ -60,7 +60,7 @@ pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
     drop(lock);
     // The lock file was the last thing in a --dir this run created.
     if created_dir && !keep {
-        let _ = std::fs::remove_dir(&plan.fileset.dir);
+        crate::system::target::remove_made_dir(&plan.fileset.dir);
     }
     r
 }
@@ -163,7 +163,7 @@ fn run_locked(
             if !set_existed {
                 fileset::cleanup(spec);
                 if !dir_existed {
-                    let _ = std::fs::remove_dir(&spec.dir);
+                    crate::system::target::remove_made_dir(&spec.dir);
                 }
             }
         }
@@ -422,7 +422,7 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
             Err(e) => {
                 for p in &plans {
                     if p.created_dir {
-                        let _ = std::fs::remove_dir(&p.fileset.dir);
+                        crate::system::target::remove_made_dir(&p.fileset.dir);
                     }
                 }
                 return Err(e);
@@ -585,7 +585,7 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
 fn remove_created_dirs(plans: &[crate::spec::plan::Plan]) {
     for p in plans {
         if p.created_dir && !p.keep {
-            let _ = std::fs::remove_dir(&p.fileset.dir);
+            crate::system::target::remove_made_dir(&p.fileset.dir);
         }
     }
 }
@@ -730,7 +730,7 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
             Ok(l) => Ok((plan, db, l)),
             Err(e) => {
                 if plan.created_dir {
-                    let _ = std::fs::remove_dir(&plan.fileset.dir);
+                    crate::system::target::remove_made_dir(&plan.fileset.dir);
                 }
                 Err(e)
             }
@@ -764,7 +764,7 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
         Ok((plan, db, lock)) if !all_ok => {
             drop(lock);
             if plan.created_dir {
-                let _ = std::fs::remove_dir(&plan.fileset.dir);
+                crate::system::target::remove_made_dir(&plan.fileset.dir);
             }
             drop(db);
             (Err(crate::engine::sync::stopped()), None)
@@ -773,7 +773,7 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
             let r = runner::run_synced(&plan, &stop, ranks, |_| {});
             drop(lock);
             if plan.created_dir && !plan.keep {
-                let _ = std::fs::remove_dir(&plan.fileset.dir);
+                crate::system::target::remove_made_dir(&plan.fileset.dir);
             }
             if ranks.aborted()
                 && let Ok(doc) = &r

@@ -28,7 +28,7 @@ fn suite_dir(dir: &Path) -> Result<bool> {
 fn lock_suite_dir(dir: &Path, created: bool) -> Result<fileset::SetLock> {
     fileset::lock(dir).inspect_err(|_| {
         if created {
-            let _ = std::fs::remove_dir(dir);
+            crate::system::target::remove_made_dir(dir);
         }
     })
 }
@@ -56,7 +56,7 @@ pub fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32> {
     bar.finish_and_clear();
     drop(lock);
     if created {
-        let _ = std::fs::remove_dir(&a.dir);
+        crate::system::target::remove_made_dir(&a.dir);
     }
     let r = r?;
     let csv = crate::output::suites::iozone_csv(&r);
@@ -97,7 +97,7 @@ pub fn cmd_bonnie(a: &cli::BonnieArgs) -> Result<i32> {
     let r = suites::bonnie(&o, &stop);
     drop(lock);
     if created {
-        let _ = std::fs::remove_dir(&a.dir);
+        crate::system::target::remove_made_dir(&a.dir);
     }
     let r = r?;
     let csv = crate::output::suites::bonnie_csv(&r);

@@ -1186,7 +1186,7 @@ pub fn run_with(
     if !existed && !plan.keep && !device {
         fileset::cleanup(spec);
         if plan.created_dir {
-            let _ = std::fs::remove_dir(&spec.dir);
+            crate::system::target::remove_made_dir(&spec.dir);
         }
     }
     let doc = RunDoc {
@@ -1333,7 +1333,7 @@ fn run_roles(
             let spec = &r.fileset;
             let mut created_dir = false;
             if r.own_set && !spec.dir.exists() {
-                std::fs::create_dir(&spec.dir).map_err(|e| {
+                crate::system::target::make_dir(&spec.dir).map_err(|e| {
                     Error::failed(format!(
                         "role {}: creating {}: {e}",
                         r.name,
@@ -1455,12 +1455,12 @@ fn run_roles(
         if !set.existed && !plan.keep {
             fileset::cleanup(set.spec);
             if set.created_dir {
-                let _ = std::fs::remove_dir(&set.spec.dir);
+                crate::system::target::remove_made_dir(&set.spec.dir);
             }
         }
     }
     if plan.created_dir && !plan.keep && sets.iter().all(|s| !s.existed) {
-        let _ = std::fs::remove_dir(&plan.fileset.dir);
+        crate::system::target::remove_made_dir(&plan.fileset.dir);
     }
     (runs, prep, warnings, outcome)
 }

@@ -92,6 +92,52 @@ fn held_list() -> std::sync::MutexGuard<'static, Vec<(PathBuf, Weak<TargetDir>)>
     HELD.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The directories iolab made (a missing `--dir`, a role's own set), by path and what they are.
+static MADE_DIRS: Mutex<Vec<(PathBuf, Ident)>> = Mutex::new(Vec::new());
+
+fn made_dirs() -> std::sync::MutexGuard<'static, Vec<(PathBuf, Ident)>> {
+    MADE_DIRS.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Makes the directory `path` (its parent must exist) and records what it is, so that
+/// [`remove_made_dir`] removes it and nothing that later stands at that path.
+pub fn make_dir(path: &Path) -> std::io::Result<()> {
+    std::fs::create_dir(path)?;
+    let st = rustix::fs::lstat(path)?;
+    made_dirs().push((path.to_path_buf(), Ident::of(&st)));
+    Ok(())
+}
+
+/// Removes the directory `path` when iolab made it ([`make_dir`]), it is still that directory
+/// (same device and inode: not another one that stands there after its filesystem was
+/// unmounted, nor a link put in its place) and it is empty; anything else is left as it is.
+pub fn remove_made_dir(path: &Path) {
+    remove_made(path, |p| std::fs::remove_dir(p))
+}
+
+/// [`remove_made_dir`] with whatever iolab put in it (a suite's metadata directory): removed
+/// only while `path` is still the directory iolab made; std's `remove_dir_all` follows no
+/// symbolic link inside it.
+pub fn remove_made_tree(path: &Path) {
+    remove_made(path, |p| std::fs::remove_dir_all(p))
+}
+
+fn remove_made(path: &Path, rm: impl FnOnce(&Path) -> std::io::Result<()>) {
+    let mut made = made_dirs();
+    let Some(i) = made.iter().position(|(p, _)| p == path) else {
+        return;
+    };
+    let same = rustix::fs::lstat(path)
+        .map(|st| {
+            Ident::of(&st) == made[i].1
+                && FileType::from_raw_mode(st.st_mode) == FileType::Directory
+        })
+        .unwrap_or(false);
+    if same && rm(path).is_ok() {
+        made.remove(i);
+    }
+}
+
 /// What kind of thing a stat describes, for refusals.
 fn kind(st: &Stat) -> &'static str {
     match FileType::from_raw_mode(st.st_mode) {
@@ -451,6 +497,52 @@ mod tests {
     fn without_openat2_the_fallback_refuses_the_same() {
         NO_OPENAT2.store(true, Ordering::Relaxed);
         never_through_a_symlink();
+    }
+
+    /// A directory iolab made is removed only while it is that directory and empty: not one
+    /// that stands at its path later (a filesystem unmounted under it, a directory moved
+    /// away and another made), nor a link put in its place.
+    #[test]
+    fn removes_only_the_directory_it_made() {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("set");
+        make_dir(&a).unwrap();
+        remove_made_dir(&a);
+        assert!(!a.exists(), "its own empty directory is removed");
+        // the one it made moved away; the user's directory of that name stays
+        make_dir(&a).unwrap();
+        std::fs::rename(&a, d.path().join("moved")).unwrap();
+        std::fs::create_dir(&a).unwrap();
+        remove_made_dir(&a);
+        assert!(a.is_dir(), "another directory at the path is left");
+        remove_made_tree(&a);
+        assert!(a.is_dir(), "and never emptied");
+        // a link put in its place, to a directory with the user's files
+        std::fs::remove_dir(&a).unwrap();
+        let b = d.path().join("b");
+        make_dir(&b).unwrap();
+        std::fs::rename(&b, d.path().join("b-moved")).unwrap();
+        let user = d.path().join("user");
+        std::fs::create_dir(&user).unwrap();
+        std::fs::write(user.join("keep"), b"x").unwrap();
+        std::os::unix::fs::symlink(&user, &b).unwrap();
+        remove_made_tree(&b);
+        assert!(std::fs::symlink_metadata(&b).unwrap().is_symlink());
+        assert_eq!(std::fs::read(user.join("keep")).unwrap(), b"x");
+        // a directory it made that holds something is left by remove_made_dir, removed whole by
+        // remove_made_tree
+        let c = d.path().join("c");
+        make_dir(&c).unwrap();
+        std::fs::write(c.join("f"), b"x").unwrap();
+        remove_made_dir(&c);
+        assert!(c.join("f").exists());
+        remove_made_tree(&c);
+        assert!(!c.exists());
+        // a path it never made is never removed
+        let never = d.path().join("never");
+        std::fs::create_dir(&never).unwrap();
+        remove_made_dir(&never);
+        assert!(never.is_dir());
     }
 
     #[test]

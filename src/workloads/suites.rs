@@ -164,7 +164,7 @@ impl Drop for Cleanup {
             let _ = fs::remove_file(f);
         }
         for d in &self.dirs {
-            let _ = fs::remove_dir_all(d);
+            crate::system::target::remove_made_tree(d);
         }
     }
 }
@@ -1112,7 +1112,7 @@ pub fn bonnie(o: &BonnieOpts, stop: &AtomicBool) -> Result<BonnieResult> {
             .map_err(|e| cant(&path, e))?;
     }
     if o.files > 0 {
-        fs::create_dir(&sub).map_err(|e| cant(&sub, e))?;
+        crate::system::target::make_dir(&sub).map_err(|e| cant(&sub, e))?;
         cleanup.dirs.push(sub.clone());
     }
     let mut r = BonnieResult {

@@ -246,7 +246,7 @@ fn run_cell(plan: &crate::engine::runner::Plan, stop: &AtomicBool) -> Result<Run
         Ok(l) => l,
         Err(e) => {
             if plan.created_dir {
-                let _ = std::fs::remove_dir(&plan.fileset.dir);
+                crate::system::target::remove_made_dir(&plan.fileset.dir);
             }
             return Err(e);
         }
@@ -255,7 +255,7 @@ fn run_cell(plan: &crate::engine::runner::Plan, stop: &AtomicBool) -> Result<Run
     drop(lock);
     // The lock file was the last thing in a --dir this cell created.
     if plan.created_dir && !plan.keep {
-        let _ = std::fs::remove_dir(&plan.fileset.dir);
+        crate::system::target::remove_made_dir(&plan.fileset.dir);
     }
     r
 }
@@ -292,7 +292,7 @@ pub fn tuning_devices(ro: &dyn RunOptions, fixed: &[String]) -> Result<Vec<Strin
     }
     // created --dir of the probe plan must not linger
     if plan.created_dir {
-        let _ = std::fs::remove_dir(&plan.fileset.dir);
+        crate::system::target::remove_made_dir(&plan.fileset.dir);
     }
     Ok(devs)
 }
@@ -370,7 +370,7 @@ pub fn check_cells(ro: &dyn RunOptions, fixed: &[String], axes: &[Axis]) -> Resu
             .sum();
         need = need.max(p.fileset.total_bytes.saturating_sub(present));
         if p.created_dir {
-            let _ = std::fs::remove_dir(&p.fileset.dir);
+            crate::system::target::remove_made_dir(&p.fileset.dir);
         }
         dir = Some(p.fileset.dir.clone());
     }
@@ -471,7 +471,7 @@ fn point_on_ranks(
             Ok(l) => Ok((plan, l)),
             Err(e) => {
                 if plan.created_dir {
-                    let _ = std::fs::remove_dir(&plan.fileset.dir);
+                    crate::system::target::remove_made_dir(&plan.fileset.dir);
                 }
                 Err(e)
             }
@@ -488,7 +488,7 @@ fn point_on_ranks(
             };
             drop(lock);
             if plan.created_dir && !plan.keep {
-                let _ = std::fs::remove_dir(&plan.fileset.dir);
+                crate::system::target::remove_made_dir(&plan.fileset.dir);
             }
             res
         }
