@@ -733,6 +733,32 @@ mod tests {
     use super::*;
 
     #[test]
+    fn engines_are_parsed_by_name_alias_and_fio_name() {
+        for (s, k) in [
+            ("sync", EngineKind::Sync),
+            ("psync", EngineKind::Sync),
+            ("io_uring", EngineKind::IoUring),
+            ("uring", EngineKind::IoUring),
+            ("libaio", EngineKind::Libaio),
+            ("mmap", EngineKind::Mmap),
+            ("null", EngineKind::Null),
+        ] {
+            assert_eq!(s.parse::<EngineKind>().unwrap(), k);
+        }
+        assert_eq!(
+            "aio".parse::<EngineKind>().unwrap_err(),
+            "'aio' is not an engine: use sync, io_uring, libaio, mmap or null"
+        );
+        for f in ["sync", "psync", "pvsync", "pvsync2", "vsync"] {
+            assert_eq!(EngineKind::from_fio(f), Some(EngineKind::Sync));
+        }
+        assert_eq!(EngineKind::from_fio("posixaio"), None);
+        for &k in EngineKind::ALL {
+            assert_eq!(EngineKind::from_fio(k.caps().fio[0]), Some(k));
+        }
+    }
+
+    #[test]
     fn a_file_set_without_layout_reads_as_overwrite_and_layouts_round_trip() {
         let old = r#"{"dir": "/d", "files": 2, "total_bytes": 2048, "file_size_bytes": 1024}"#;
         let s: FileSetSpec = serde_json::from_str(old).unwrap();
