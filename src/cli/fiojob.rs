@@ -525,28 +525,24 @@ fn translate_job(
     // how: engine, depth, direct, threads
     let engine = c.val("ioengine").unwrap_or_else(|| "psync".into());
     let engine = engine.trim().to_string();
-    let e = match engine.as_str() {
-        "sync" | "psync" | "pvsync" | "pvsync2" | "vsync" => "sync",
-        "libaio" => "libaio",
-        "io_uring" => "io_uring",
-        "mmap" => "mmap",
-        "null" => "null",
-        "posixaio" => {
+    let e = match EngineKind::from_fio(&engine) {
+        Some(k) => k,
+        None if engine == "posixaio" => {
             notes.push("ioengine=posixaio runs as iolab's sync engine (pread/pwrite), one I/O at a time per thread".into());
-            "sync"
+            EngineKind::Sync
         }
-        _ => {
+        None => {
             let o = c.opt("ioengine").cloned().unwrap();
             c.refuse(&o);
-            "sync"
+            EngineKind::Sync
         }
     };
-    f("engine", e.into());
+    f("engine", e.name().into());
     if let Some(d) = c.int("iodepth")? {
         if d == 0 {
             return Err(c.bad("iodepth", "must be at least 1".into()));
         }
-        if matches!(e, "libaio" | "io_uring") {
+        if e.caps().async_queue {
             f("iodepth", d.to_string());
         } else if d > 1 {
             notes.push(format!(

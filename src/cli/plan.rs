@@ -158,9 +158,10 @@ fn device_target(a: &RunArgs, dev: &Path, engine: EngineKind) -> Result<DeviceTa
             "--device {d}: --files does not apply, the device is the one target; leave --files out (--size and --offset choose the range)"
         )));
     }
-    if engine == EngineKind::Mmap {
+    if engine.caps().needs_mapping {
         return Err(Error::usage(format!(
-            "--device {d} cannot be used with --engine mmap (a mapping of a block device measures the page cache); use --engine sync or io_uring"
+            "--device {d} cannot be used with --engine {} (a mapping of a block device measures the page cache); use --engine sync or io_uring",
+            engine.name()
         )));
     }
     if a.layout != "overwrite" {
@@ -290,10 +291,11 @@ pub fn check_layout(
                 default_profile()
             )));
         }
-        if engine == EngineKind::Mmap {
-            return Err(Error::usage(
-                "--layout extend cannot be used with --engine mmap (a mapping cannot grow a file); use --engine sync or io_uring, or --layout holes",
-            ));
+        if engine.caps().needs_mapping {
+            return Err(Error::usage(format!(
+                "--layout extend cannot be used with --engine {} (a mapping cannot grow a file); use --engine sync or io_uring, or --layout holes",
+                engine.name()
+            )));
         }
     }
     if layout.reads_zeros() && !force {
@@ -425,26 +427,18 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         }
     };
     let layout: Layout = flag("--layout", &a.layout)?;
-    // The null engine touches no file: its layout is only recorded.
-    if engine != EngineKind::Null {
+    // An engine that does no I/O (null) touches no file: its layout is only recorded.
+    if engine.caps().needs_files {
         check_layout(layout, modes.as_deref(), engine, a.force)?;
     }
-    if engine == EngineKind::IoUring {
-        io_uring::IoUring::new(2)
-            .map_err(|e| Error::usage(format!("--engine io_uring: io_uring is not available on this kernel or is disabled ({e}); use --engine sync")))?;
-    }
-    if engine == EngineKind::Libaio {
-        // What the threads of the largest cell ask for together (one context each; the
-        // default profile runs 8 threads).
-        let threads = if modes.is_none() {
-            8
-        } else {
-            a.threads.unwrap_or(1)
-        };
-        let nr = threads.saturating_mul(a.iodepth.saturating_add(1));
-        crate::engine::libaio::probe(nr)
-            .map_err(|e| Error::usage(crate::engine::libaio::probe_error(e, nr)))?;
-    }
+    // What the threads of the largest cell ask for together (the default profile runs 8
+    // threads), checked by the engine before anything is written.
+    let threads = if modes.is_none() {
+        8
+    } else {
+        a.threads.unwrap_or(1)
+    };
+    crate::engine::available(engine, threads, a.iodepth).map_err(Error::usage)?;
     if a.device.is_none() {
         for (given, name) in [
             (a.offset.is_some(), "--offset"),
@@ -486,7 +480,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         }
         None => {
             let probe = Probe::create(&a.set.dir).map_err(undo_dir)?;
-            if layout == Layout::Unwritten && engine != EngineKind::Null {
+            if layout == Layout::Unwritten && engine.caps().needs_files {
                 check_fallocate(&probe, &a.set.dir).map_err(undo_dir)?;
             }
             let dio = fsinfo::dio_align(&crate::system::env::Roots::live().sys, &probe.0);

@@ -16,9 +16,9 @@
 //! fdatasync(2) instead, and its result is handed out as the fsync's completion.
 
 use super::ops::Shared;
-use super::ops::{Caps, Direct, QueueEngine, errno};
+use super::ops::{QueueEngine, errno};
 use crate::measure::stats::OpKind;
-use crate::model::job::FsyncMode;
+use crate::model::job::{EngineKind, FsyncMode};
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -95,7 +95,7 @@ fn io_destroy(ctx: AioContext) {
 
 /// Whether this kernel gives `nr` AIO events now: io_setup and io_destroy once, before anything
 /// is written. Err(errno): ENOSYS (no AIO: `CONFIG_AIO` off), EAGAIN (fs.aio-max-nr reached).
-pub fn probe(nr: u32) -> Result<(), i32> {
+fn probe(nr: u32) -> Result<(), i32> {
     let mut ctx: AioContext = 0;
     io_setup(nr, &mut ctx)?;
     io_destroy(ctx);
@@ -103,7 +103,7 @@ pub fn probe(nr: u32) -> Result<(), i32> {
 }
 
 /// The usage error for a failed [`probe`]: names the flag, the cause and what to do.
-pub fn probe_error(e: i32, nr: u32) -> String {
+fn probe_error(e: i32, nr: u32) -> String {
     match e {
         libc::ENOSYS => "--engine libaio: this kernel has no native AIO (io_setup: ENOSYS, built without CONFIG_AIO); use --engine io_uring or sync".to_string(),
         libc::EAGAIN => {
@@ -282,14 +282,13 @@ impl Libaio<'_> {
 }
 
 impl<'a> QueueEngine<'a> for Libaio<'a> {
-    const CAPS: Caps = Caps {
-        name: "libaio",
-        needs_files: true,
-        needs_mapping: false,
-        direct: Direct::Honoured,
-        async_queue: true,
-        counts_errors: true,
-    };
+    const KIND: EngineKind = EngineKind::Libaio;
+
+    /// One context per thread, each with room for `depth` operations and an fsync.
+    fn available(threads: u32, depth: u32) -> Result<(), String> {
+        let nr = threads.saturating_mul(depth.saturating_add(1));
+        probe(nr).map_err(|e| probe_error(e, nr))
+    }
 
     fn open(sh: &Shared<'a>, depth: u32) -> std::io::Result<Self> {
         let n = depth as usize + 1;

@@ -4,22 +4,16 @@
 //! An I/O error on a mapping arrives as SIGBUS, which no engine can count: use sync or io_uring
 //! to study errors.
 
-use super::ops::{Caps, Direct, SyncEngine, errno};
 use super::ops::{MapPtr, Shared};
+use super::ops::{SyncEngine, errno};
+use crate::model::job::EngineKind;
 
 pub struct Mmap<'a> {
     maps: &'a [MapPtr],
 }
 
 impl<'a> SyncEngine<'a> for Mmap<'a> {
-    const CAPS: Caps = Caps {
-        name: "mmap",
-        needs_files: true,
-        needs_mapping: true,
-        direct: Direct::Refused,
-        async_queue: false,
-        counts_errors: false,
-    };
+    const KIND: EngineKind = EngineKind::Mmap;
 
     fn open(sh: &Shared<'a>) -> std::io::Result<Self> {
         Ok(Mmap { maps: sh.maps })

@@ -3,7 +3,8 @@
 //!
 //! The engine layer reads like fio's `ioengine_ops`: [`ops`] is the contract (capability flags
 //! and the calls a loop makes), each engine is one file implementing it, and the registry below
-//! has one line per engine. Adding an engine: a new file, an `EngineKind` variant, one line here.
+//! has one line per engine. Adding an engine: a new file, its row (`EngineKind` variant and
+//! capabilities) in `model::job`'s `engines!` table, one line here.
 
 pub mod buf;
 pub mod fileset;
@@ -26,19 +27,32 @@ pub use ops::{Caps, Direct};
 use ops::{QueueEngine, SyncEngine};
 use worker::{Progress, run_queue, run_sync};
 
-/// Declares the engines: for each, its kind, the loop it runs in and its type. Generates the
-/// list [`ENGINES`], the lookup [`caps`] and the dispatch [`run_worker`] from one table, so the
-/// three cannot disagree.
+/// Declares the engines' code: for each, its kind (its row, with its [`Caps`], in
+/// `model::job`'s `engines!` table), the loop it runs in and its type. Generates the list
+/// [`ENGINES`], the lookup [`caps`], the probe [`available`] and the dispatch [`run_worker`] from
+/// one table, so they cannot disagree.
 macro_rules! registry {
     ($($kind:ident => $run:ident::<$ty:ty>,)*) => {
         /// Every engine's capabilities, in `--engine` order.
-        pub const ENGINES: &[Caps] = &[$(<$ty>::CAPS),*];
+        pub const ENGINES: &[Caps] = &[$(*EngineKind::$kind.caps()),*];
 
         /// The capabilities of an engine.
         pub fn caps(kind: EngineKind) -> &'static Caps {
+            kind.caps()
+        }
+
+        /// Whether this kernel can run `kind` for `threads` threads with `depth` operations in
+        /// flight each (the engine's `available`): the usage error otherwise.
+        pub fn available(kind: EngineKind, threads: u32, depth: u32) -> Result<(), String> {
             match kind {
-                $(EngineKind::$kind => &<$ty>::CAPS,)*
+                $(EngineKind::$kind => <$ty>::available(threads, depth),)*
             }
+        }
+
+        /// The kind each engine's type declares, beside the kind it is registered as.
+        #[cfg(test)]
+        fn declared_kinds() -> Vec<(EngineKind, EngineKind)> {
+            vec![$((<$ty>::KIND, EngineKind::$kind)),*]
         }
 
         /// Runs one worker with the job's engine: the engine is chosen here, once per phase, and
@@ -71,6 +85,10 @@ mod tests {
     #[test]
     fn every_registered_engine_is_named_as_its_kind() {
         assert_eq!(ENGINES.len(), 5);
+        assert_eq!(ENGINES.len(), EngineKind::ALL.len());
+        for (declared, registered) in declared_kinds() {
+            assert_eq!(declared, registered);
+        }
         for c in ENGINES {
             let kind: EngineKind = c.name.parse().unwrap();
             assert_eq!(kind.name(), c.name);
@@ -93,6 +111,15 @@ mod tests {
                 "{}: --direct matters exactly when files are opened",
                 c.name
             );
+            assert!(
+                !c.queues_only_direct || (c.async_queue && c.direct == Direct::Honoured),
+                "{}: queues only with --direct, which it must queue and honour",
+                c.name
+            );
+        }
+        for &k in EngineKind::ALL {
+            // The name documents carry (serde) is the --engine name.
+            assert_eq!(serde_json::to_value(k).unwrap(), k.name());
         }
     }
 }

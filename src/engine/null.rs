@@ -2,19 +2,13 @@
 //! null engine).
 
 use super::ops::Shared;
-use super::ops::{Caps, Direct, SyncEngine};
+use super::ops::SyncEngine;
+use crate::model::job::EngineKind;
 
 pub struct Null;
 
 impl<'a> SyncEngine<'a> for Null {
-    const CAPS: Caps = Caps {
-        name: "null",
-        needs_files: false,
-        needs_mapping: false,
-        direct: Direct::Ignored,
-        async_queue: false,
-        counts_errors: false,
-    };
+    const KIND: EngineKind = EngineKind::Null;
 
     fn open(_: &Shared<'a>) -> std::io::Result<Self> {
         Ok(Null)

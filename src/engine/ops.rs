@@ -10,7 +10,8 @@
 
 use super::verify::VerifySetup;
 use crate::measure::stats::OpKind;
-use crate::model::job::Job;
+pub use crate::model::job::{Caps, Direct};
+use crate::model::job::{EngineKind, Job};
 use std::os::fd::RawFd;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -51,43 +52,22 @@ pub struct Shared<'a> {
     pub verify: Option<&'a VerifySetup>,
 }
 
-/// What `--direct` (O_DIRECT) does with an engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direct {
-    /// The files are opened with O_DIRECT and I/O bypasses the page cache.
-    Honoured,
-    /// `--direct` is a usage error: the engine always goes through the page cache (mappings).
-    Refused,
-    /// Accepted and without effect: the engine touches no file.
-    Ignored,
-}
-
-/// What an engine is and can do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Caps {
-    /// The `--engine` name, as `EngineKind::name` spells it.
-    pub name: &'static str,
-    /// Reads and writes the data files: the runner prepares the file set and opens every file
-    /// for each cell. False: no file set is prepared, opened or written.
-    pub needs_files: bool,
-    /// Works on shared read-write mappings of the files, which the runner creates and removes.
-    pub needs_mapping: bool,
-    /// What `--direct` does.
-    pub direct: Direct,
-    /// Keeps up to `--iodepth` operations in flight per thread ([`QueueEngine`]); false: one at
-    /// a time ([`SyncEngine`]), and `--iodepth` is ignored.
-    pub async_queue: bool,
-    /// A failed or short read, write or fsync reaches the results as an error count. False for
-    /// an engine whose operations cannot fail (null) or whose failures cannot be caught (an I/O
-    /// error on a mapping arrives as SIGBUS).
-    pub counts_errors: bool,
-}
-
 /// An engine that completes one operation per call (pread, a memory copy, nothing).
 ///
 /// Results: `Ok(())` for a whole transfer, `Err(errno)` for a failure, `Err(0)` for a short one.
 pub trait SyncEngine<'a>: Sized {
-    const CAPS: Caps;
+    /// Which engine this is: its row in `model::job`'s `engines!` table, which holds its
+    /// [`Caps`].
+    const KIND: EngineKind;
+    /// What the engine is and can do (`KIND`'s capabilities).
+    const CAPS: &'static Caps = Self::KIND.caps();
+    /// Whether this kernel can run the engine for `threads` threads with `depth` operations in
+    /// flight each, checked once before anything is written: the usage error otherwise, naming
+    /// `--engine`, the cause and what to use instead.
+    fn available(threads: u32, depth: u32) -> Result<(), String> {
+        let _ = (threads, depth);
+        Ok(())
+    }
     /// Sets the engine up for one worker thread (once per phase).
     fn open(sh: &Shared<'a>) -> std::io::Result<Self>;
     /// Reads `buf.len()` bytes of `file` at `off`.
@@ -101,7 +81,18 @@ pub trait SyncEngine<'a>: Sized {
 /// An engine with operations in flight: queue, then commit and wait, then reap (fio's queue,
 /// commit, getevents and event). Each operation carries a tag that comes back with its result.
 pub trait QueueEngine<'a>: Sized {
-    const CAPS: Caps;
+    /// Which engine this is: its row in `model::job`'s `engines!` table, which holds its
+    /// [`Caps`].
+    const KIND: EngineKind;
+    /// What the engine is and can do (`KIND`'s capabilities).
+    const CAPS: &'static Caps = Self::KIND.caps();
+    /// Whether this kernel can run the engine for `threads` threads with `depth` operations in
+    /// flight each, checked once before anything is written: the usage error otherwise, naming
+    /// `--engine`, the cause and what to use instead.
+    fn available(threads: u32, depth: u32) -> Result<(), String> {
+        let _ = (threads, depth);
+        Ok(())
+    }
     /// Sets the engine up for one worker thread with room for `depth` operations in flight and
     /// one more fsync (once per phase).
     fn open(sh: &Shared<'a>, depth: u32) -> std::io::Result<Self>;

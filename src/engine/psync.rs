@@ -1,8 +1,8 @@
 //! `--engine sync` (alias psync): pread(2) and pwrite(2), one I/O at a time per thread.
 
 use super::ops::Shared;
-use super::ops::{Caps, Direct, SyncEngine, errno};
-use crate::model::job::FsyncMode;
+use super::ops::{SyncEngine, errno};
+use crate::model::job::{EngineKind, FsyncMode};
 use std::os::fd::RawFd;
 
 pub struct Psync<'a> {
@@ -11,14 +11,7 @@ pub struct Psync<'a> {
 }
 
 impl<'a> SyncEngine<'a> for Psync<'a> {
-    const CAPS: Caps = Caps {
-        name: "sync",
-        needs_files: true,
-        needs_mapping: false,
-        direct: Direct::Honoured,
-        async_queue: false,
-        counts_errors: true,
-    };
+    const KIND: EngineKind = EngineKind::Sync;
 
     fn open(sh: &Shared<'a>) -> std::io::Result<Self> {
         Ok(Psync {

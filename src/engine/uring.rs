@@ -13,10 +13,10 @@
 //! of about 2 and held iolab at 0.34-0.9 of fio; with deferred task work the completions are
 //! posted in batches when this thread waits, as fio's are (docs/vs-fio.md).
 
+use super::ops::QueueEngine;
 use super::ops::Shared;
-use super::ops::{Caps, Direct, QueueEngine};
 use crate::measure::stats::OpKind;
-use crate::model::job::FsyncMode;
+use crate::model::job::{EngineKind, FsyncMode};
 use io_uring::{IoUring, opcode, types};
 use std::os::fd::RawFd;
 use std::time::Duration;
@@ -28,14 +28,13 @@ pub struct Uring<'a> {
 }
 
 impl<'a> QueueEngine<'a> for Uring<'a> {
-    const CAPS: Caps = Caps {
-        name: "io_uring",
-        needs_files: true,
-        needs_mapping: false,
-        direct: Direct::Honoured,
-        async_queue: true,
-        counts_errors: true,
-    };
+    const KIND: EngineKind = EngineKind::IoUring;
+
+    fn available(_threads: u32, _depth: u32) -> Result<(), String> {
+        IoUring::new(2).map(drop).map_err(|e| {
+            format!("--engine io_uring: io_uring is not available on this kernel or is disabled ({e}); use --engine sync")
+        })
+    }
 
     fn open(sh: &Shared<'a>, depth: u32) -> std::io::Result<Self> {
         Ok(Uring {

@@ -1,6 +1,6 @@
 //! Truth checks: warnings for results that would measure something other than the device.
 
-use crate::model::job::{EngineKind, FileSetSpec, Job, Layout};
+use crate::model::job::{FileSetSpec, Job, Layout};
 use crate::model::run::{CellResult, RunEnv, Warning};
 use crate::model::units::{fmt_ns, human_bytes};
 
@@ -23,16 +23,17 @@ pub fn check_cell(
     warm: bool,
 ) -> Vec<Warning> {
     let mut w = Vec::new();
-    let buffered = !job.direct || job.engine == EngineKind::Mmap;
-    if job.engine == EngineKind::Null {
+    let caps = job.engine.caps();
+    let buffered = !job.direct || caps.always_buffered();
+    if !caps.does_io() {
         return w;
     }
-    if job.engine == EngineKind::Libaio && !job.direct {
+    if caps.queues_only_direct && !job.direct {
         w.push(Warning::new(
-            "libaio_buffered",
+            &format!("{}_buffered", caps.name),
             format!(
-                "{}: --engine libaio without --direct: on buffered files the kernel does each I/O inside io_submit, so --iodepth {} keeps nothing in flight and the figures are those of sync (pread/pwrite) with extra system calls. Use --direct (O_DIRECT), or --engine io_uring for queued buffered I/O",
-                job.mode, job.iodepth
+                "{}: --engine {} without --direct: on buffered files the kernel does each I/O inside io_submit, so --iodepth {} keeps nothing in flight and the figures are those of sync (pread/pwrite) with extra system calls. Use --direct (O_DIRECT), or --engine io_uring for queued buffered I/O",
+                job.mode, caps.name, job.iodepth
             ),
         ));
     }
@@ -253,7 +254,7 @@ pub fn pacing_lag(job: &Job, cell: &CellResult) -> Option<Warning> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::job::{Distribution, FsyncMode, Limit, Mode, OpenFlags};
+    use crate::model::job::{Distribution, EngineKind, FsyncMode, Limit, Mode, OpenFlags};
     use crate::model::run::{CellJob, Cpu, LatSummary, OpResult, Results};
     use std::collections::BTreeMap;
 

@@ -86,48 +86,186 @@ impl FromStr for Mode {
     }
 }
 
-/// How I/O is issued.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EngineKind {
+/// What `--direct` (O_DIRECT) does with an engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direct {
+    /// The files are opened with O_DIRECT and I/O bypasses the page cache.
+    Honoured,
+    /// `--direct` is a usage error: the engine always goes through the page cache (mappings).
+    Refused,
+    /// Accepted and without effect: the engine touches no file.
+    Ignored,
+}
+
+/// What an engine is and can do: the capabilities every stage asks instead of the engine's name
+/// (as fio asks `td_ioengine_flagged`). They live here, beside [`EngineKind`], because the stages
+/// above `engine` (measure, analysis) judge documents by them too; the engine itself is
+/// `src/engine/NAME.rs` (the contract in `engine::ops`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
+    /// The `--engine` name; it is also the name in documents (`EngineKind`'s serde name).
+    pub name: &'static str,
+    /// Other spellings `--engine` takes.
+    pub aliases: &'static [&'static str],
+    /// The fio `ioengine`s this engine runs (job files), the first one the engine written in
+    /// fio's terms (fio JSON output).
+    pub fio: &'static [&'static str],
+    /// Reads and writes the data files: the runner prepares the file set and opens every file
+    /// for each cell. False: the engine does no I/O at all, and no file set is prepared, opened
+    /// or written.
+    pub needs_files: bool,
+    /// Works on shared read-write mappings of the files, which the runner creates and removes
+    /// (so no block device, and no file that must grow).
+    pub needs_mapping: bool,
+    /// What `--direct` does.
+    pub direct: Direct,
+    /// Keeps up to `--iodepth` operations in flight per thread (`engine::ops::QueueEngine`);
+    /// false: one at a time (`SyncEngine`), and `--iodepth` is ignored.
+    pub async_queue: bool,
+    /// Queues only with `--direct`: on buffered files the kernel does each I/O inside the submit
+    /// call, so nothing is in flight (Linux native AIO; warning `NAME_buffered`).
+    pub queues_only_direct: bool,
+    /// A failed or short read, write or fsync reaches the results as an error count. False for
+    /// an engine whose operations cannot fail (null) or whose failures cannot be caught (an I/O
+    /// error on a mapping arrives as SIGBUS).
+    pub counts_errors: bool,
+}
+
+impl Caps {
+    /// Whether the engine does any I/O (the null engine does none: its figures are iolab's own
+    /// cost per operation).
+    pub const fn does_io(&self) -> bool {
+        self.needs_files
+    }
+
+    /// Whether every byte goes through the page cache, `--direct` or not.
+    pub fn always_buffered(&self) -> bool {
+        self.direct == Direct::Refused
+    }
+}
+
+/// Declares the engines: for each, its [`EngineKind`] variant and its [`Caps`]. Generates the
+/// enum, [`EngineKind::ALL`], [`EngineKind::caps`], the name and the parser from one table. The
+/// engine's code is registered beside it in `engine::registry!`.
+macro_rules! engines {
+    ($($(#[$doc:meta])* $kind:ident => $caps:expr,)*) => {
+        /// How I/O is issued.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        pub enum EngineKind {
+            $($(#[$doc])* $kind,)*
+        }
+
+        impl EngineKind {
+            /// Every engine, in `--engine` order.
+            pub const ALL: &[EngineKind] = &[$(EngineKind::$kind),*];
+
+            /// What the engine is and can do.
+            pub const fn caps(self) -> &'static Caps {
+                match self {
+                    $(EngineKind::$kind => {
+                        const C: Caps = $caps;
+                        &C
+                    })*
+                }
+            }
+        }
+    };
+}
+
+engines! {
     /// pread/pwrite, one I/O at a time per thread.
-    Sync,
+    Sync => Caps {
+        name: "sync",
+        aliases: &["psync"],
+        fio: &["psync", "sync", "pvsync", "pvsync2", "vsync"],
+        needs_files: true,
+        needs_mapping: false,
+        direct: Direct::Honoured,
+        async_queue: false,
+        queues_only_direct: false,
+        counts_errors: true,
+    },
     /// io_uring with `iodepth` I/Os in flight per thread.
-    IoUring,
+    IoUring => Caps {
+        name: "io_uring",
+        aliases: &["uring"],
+        fio: &["io_uring"],
+        needs_files: true,
+        needs_mapping: false,
+        direct: Direct::Honoured,
+        async_queue: true,
+        queues_only_direct: false,
+        counts_errors: true,
+    },
     /// Linux native AIO (io_submit/io_getevents) with `iodepth` I/Os in flight per thread;
     /// asynchronous only with O_DIRECT.
-    Libaio,
+    Libaio => Caps {
+        name: "libaio",
+        aliases: &[],
+        fio: &["libaio"],
+        needs_files: true,
+        needs_mapping: false,
+        direct: Direct::Honoured,
+        async_queue: true,
+        queues_only_direct: true,
+        counts_errors: true,
+    },
     /// Memory-mapped files: reads and writes are memory copies, fsync is msync(MS_SYNC).
-    Mmap,
+    Mmap => Caps {
+        name: "mmap",
+        aliases: &[],
+        fio: &["mmap"],
+        needs_files: true,
+        needs_mapping: true,
+        direct: Direct::Refused,
+        async_queue: false,
+        queues_only_direct: false,
+        counts_errors: false,
+    },
     /// No I/O at all: measures iolab's own per-I/O cost.
-    Null,
+    Null => Caps {
+        name: "null",
+        aliases: &[],
+        fio: &["null"],
+        needs_files: false,
+        needs_mapping: false,
+        direct: Direct::Ignored,
+        async_queue: false,
+        queues_only_direct: false,
+        counts_errors: false,
+    },
 }
 
 impl EngineKind {
     pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Sync => "sync",
-            EngineKind::IoUring => "io_uring",
-            EngineKind::Libaio => "libaio",
-            EngineKind::Mmap => "mmap",
-            EngineKind::Null => "null",
-        }
+        self.caps().name
+    }
+
+    /// The engine that runs fio's `ioengine=NAME`, if iolab has one.
+    pub fn from_fio(name: &str) -> Option<EngineKind> {
+        EngineKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.caps().fio.contains(&name))
     }
 }
 
 impl FromStr for EngineKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "sync" | "psync" => Ok(EngineKind::Sync),
-            "io_uring" | "uring" => Ok(EngineKind::IoUring),
-            "libaio" => Ok(EngineKind::Libaio),
-            "mmap" => Ok(EngineKind::Mmap),
-            "null" => Ok(EngineKind::Null),
-            _ => Err(format!(
-                "'{s}' is not an engine: use sync, io_uring, libaio, mmap or null"
-            )),
+        if let Some(&k) = EngineKind::ALL
+            .iter()
+            .find(|k| k.name() == s || k.caps().aliases.contains(&s))
+        {
+            return Ok(k);
         }
+        let names: Vec<&str> = EngineKind::ALL.iter().map(|k| k.name()).collect();
+        let (last, rest) = names.split_last().expect("at least one engine");
+        Err(format!(
+            "'{s}' is not an engine: use {} or {last}",
+            rest.join(", ")
+        ))
     }
 }
 
@@ -593,6 +731,32 @@ impl Job {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn engines_are_parsed_by_name_alias_and_fio_name() {
+        for (s, k) in [
+            ("sync", EngineKind::Sync),
+            ("psync", EngineKind::Sync),
+            ("io_uring", EngineKind::IoUring),
+            ("uring", EngineKind::IoUring),
+            ("libaio", EngineKind::Libaio),
+            ("mmap", EngineKind::Mmap),
+            ("null", EngineKind::Null),
+        ] {
+            assert_eq!(s.parse::<EngineKind>().unwrap(), k);
+        }
+        assert_eq!(
+            "aio".parse::<EngineKind>().unwrap_err(),
+            "'aio' is not an engine: use sync, io_uring, libaio, mmap or null"
+        );
+        for f in ["sync", "psync", "pvsync", "pvsync2", "vsync"] {
+            assert_eq!(EngineKind::from_fio(f), Some(EngineKind::Sync));
+        }
+        assert_eq!(EngineKind::from_fio("posixaio"), None);
+        for &k in EngineKind::ALL {
+            assert_eq!(EngineKind::from_fio(k.caps().fio[0]), Some(k));
+        }
+    }
 
     #[test]
     fn a_file_set_without_layout_reads_as_overwrite_and_layouts_round_trip() {

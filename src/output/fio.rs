@@ -4,7 +4,7 @@
 //! What maps to what: docs/fio-output.md.
 
 use crate::model::hist::LatHist;
-use crate::model::job::{Distribution, EngineKind, Limit, Mode};
+use crate::model::job::{Distribution, Limit, Mode};
 use crate::model::run::{CellResult, LatSummary, OpKind, OpResult, RunDoc, TsOp, TsPoint};
 use crate::output::document::Document;
 use serde_json::{Map, Value, json};
@@ -213,11 +213,7 @@ fn job_options(c: &CellResult) -> Map<String, Value> {
     if let Some(r) = &j.bs_range {
         put("bsrange", format!("{}-{}", r.min_bytes, r.max_bytes));
     }
-    let engine = match j.engine {
-        EngineKind::Sync => "psync",
-        other => other.name(),
-    };
-    put("ioengine", engine.into());
+    put("ioengine", j.engine.caps().fio[0].into());
     put("iodepth", j.iodepth.to_string());
     put("direct", if j.direct { "1" } else { "0" }.into());
     put("numjobs", j.threads.to_string());
@@ -512,9 +508,10 @@ fn job(c: &CellResult, groupid: usize, bins: bool) -> Value {
         o.insert(k.into(), 0.into());
     }
     // Every thread keeps `iodepth` I/Os in flight (1 for the synchronous engines).
-    let depth = match j.engine {
-        EngineKind::IoUring | EngineKind::Libaio => j.iodepth,
-        _ => 1,
+    let depth = if j.engine.caps().async_queue {
+        j.iodepth
+    } else {
+        1
     };
     let level: Map<String, Value> = [1u32, 2, 4, 8, 16, 32, 64]
         .iter()

@@ -73,8 +73,9 @@ pub fn pct(a: f64, b: f64) -> String {
     }
 }
 
+/// Whether the engine keeps `--iodepth` operations in flight per thread.
 pub fn queue_engine(e: EngineKind) -> bool {
-    matches!(e, EngineKind::IoUring | EngineKind::Libaio)
+    e.caps().async_queue
 }
 
 /// The options that make this cell again, as `iolab run` takes them (without `--threads` when
@@ -182,7 +183,7 @@ impl<'a> Facts<'a> {
         } else {
             cell.roles
                 .iter()
-                .filter(|x| x.job.job.engine != EngineKind::Null)
+                .filter(|x| x.job.job.engine.caps().does_io())
                 .map(|x| &x.results)
                 .collect()
         };
@@ -205,11 +206,11 @@ impl<'a> Facts<'a> {
         Facts {
             role: None,
             null: if cell.roles.is_empty() {
-                job.engine == EngineKind::Null
+                !job.engine.caps().does_io()
             } else {
                 cell.roles
                     .iter()
-                    .all(|x| x.job.job.engine == EngineKind::Null)
+                    .all(|x| !x.job.job.engine.caps().does_io())
             },
             direct: if cell.roles.is_empty() {
                 job.direct
