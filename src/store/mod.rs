@@ -10,6 +10,13 @@
 //! older versions are migrated in place, newer ones refused. WAL mode and a busy timeout let
 //! several iolab processes save at once. Each run is saved in one transaction, under its
 //! document id (`runs.doc_id`, unique): a document is saved at most once.
+//!
+//! One file per job: `location` (`--db` paths and URLs), `open` (opening, creating and migrating
+//! a store of either backend), `schema` (the one migration list, rendered per dialect),
+//! `integrity` (`quick_check`, `<store>.checked`), `save` (the `save_*`, document ids), `query`
+//! (reads, references, deletes), `histo` (histogram encoding), `copy` (`store copy`), `backend`
+//! (SQLite and PostgreSQL under one `Exec`). This file holds the `Store` type, the statement
+//! helpers every job uses and the store's errors.
 
 pub mod backend;
 pub mod compare;
@@ -92,7 +99,8 @@ impl Store {
     fn sqlite(&self) -> Option<std::cell::RefMut<'_, rusqlite::Connection>> {
         std::cell::RefMut::filter_map(self.conn.borrow_mut(), |c| match c {
             Conn::Sqlite(c) => Some(c),
-            Conn::Pg(_) => None,
+            // the other backends check their own pages
+            _ => None,
         })
         .ok()
     }

@@ -2,10 +2,10 @@
 //! WAL) or a PostgreSQL database (created and migrated under an advisory lock), and the checks
 //! that refuse a store a command cannot use before any benchmark time is spent.
 
-use super::backend::{Conn, DbError, DbResult, Exec, Val};
+use super::backend::{Conn, DbError, DbResult, Dialect, Exec, Val};
 use super::integrity::CheckStamp;
 use super::location::{Location, mask_password};
-use super::schema::{Dialect, migrate_sqlite, migration};
+use super::schema::{migrate_sqlite, migration};
 use super::{APP_ID, SCHEMA_VERSION, Store, damaged, db_err};
 use crate::error::{Error, Result};
 use rusqlite::{Connection, OpenFlags};
