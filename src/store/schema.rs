@@ -313,8 +313,9 @@ mod tests {
     #[test]
     fn both_dialects_render_the_statements_of_every_version() {
         assert_eq!(MIGRATIONS.len() as i64, crate::store::SCHEMA_VERSION);
-        for v in 0..crate::store::SCHEMA_VERSION {
-            let i = v as usize;
+        // the versions written before the one list; a later one is checked by tests/store.rs
+        for i in 0..SQLITE.len() {
+            let v = i as i64;
             assert_eq!(
                 migration(v, Dialect::Sqlite),
                 SQLITE[i],
