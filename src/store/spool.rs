@@ -37,7 +37,7 @@ pub fn dirs(store: &Path) -> Vec<PathBuf> {
     // Beside an SQLite file; a PostgreSQL store (named by its URL) has no folder of its own.
     let beside = store
         .to_str()
-        .is_none_or(|s| super::url_scheme(s).is_none())
+        .is_none_or(|s| super::location::url_scheme(s).is_none())
         .then(|| {
             let mut b = store.as_os_str().to_owned();
             b.push(".unsaved");
