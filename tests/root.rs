@@ -1746,6 +1746,10 @@ fn device_writes_with_destructive_change_only_the_range() {
             "-q",
         ]);
         if engine == "io_uring" && r.code == 2 && r.stderr.contains("io_uring is not available") {
+            skip(
+                "device_writes_with_destructive_change_only_the_range (io_uring)",
+                "io_uring is not available",
+            );
             continue;
         }
         assert_eq!(r.code, 0, "{engine}: {}", r.stderr);
