@@ -550,7 +550,7 @@ fn a_server_restart_mid_run_is_counted_and_survived() {
             .code,
             0
         );
-        let child = std::process::Command::new(bin())
+        let mut child = std::process::Command::new(bin())
             .args([
                 "db",
                 "--url",
@@ -563,6 +563,8 @@ fn a_server_restart_mid_run_is_counted_and_survived() {
                 "2",
                 "--time",
                 "8",
+                "--report-interval",
+                "1",
                 "--json",
                 "-q",
             ])
@@ -571,7 +573,31 @@ fn a_server_restart_mid_run_is_counted_and_survived() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_secs(2));
+        // the restart comes once the run is under way: its first report line with transactions
+        let stderr = child.stderr.take().unwrap();
+        let (lines_tx, lines) = std::sync::mpsc::channel();
+        let reader = std::thread::spawn(move || {
+            use std::io::BufRead;
+            let mut all = String::new();
+            for l in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                all.push_str(&l);
+                all.push('\n');
+                let _ = lines_tx.send(l);
+            }
+            all
+        });
+        let deadline = Instant::now() + Duration::from_secs(6);
+        loop {
+            let l = lines
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .unwrap_or_else(|_| panic!("{backend}: no transactions within 6 s"));
+            if db_report_lines(&l).first().is_some_and(|r| r.2 > 0.0) {
+                break;
+            }
+        }
         let st = std::process::Command::new("bash")
             .arg(&script)
             .args(["restart", which])
@@ -581,13 +607,14 @@ fn a_server_restart_mid_run_is_counted_and_survived() {
             .unwrap();
         assert!(st.success());
         let o = child.wait_with_output().unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout)
-            .unwrap_or_else(|_| panic!("{backend}: {}", String::from_utf8_lossy(&o.stderr)));
+        let err = reader.join().unwrap();
+        let v: serde_json::Value =
+            serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("{backend}: {err}"));
         assert_eq!(
             o.status.code(),
             Some(3),
             "{backend}: failed transactions give exit 3: {}",
-            String::from_utf8_lossy(&o.stderr)
+            err
         );
         assert!(
             v["errors"].as_u64().unwrap() >= 1,

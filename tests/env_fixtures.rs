@@ -1034,6 +1034,25 @@ fn collect_reads_mountinfo_escapes_and_loop_devices() {
     );
 }
 
+/// Issue 25: /proc/self/mountinfo is read by one parser (`system::procfs`), so a mount point
+/// with a space (`\040` in the file) is unescaped wherever it is shown: the env report's text,
+/// and what `--device` safety says uses a device.
+#[test]
+fn a_mount_point_with_a_space_is_shown_unescaped_everywhere() {
+    let mut fx = Fx::new();
+    fx.loop_dev("loop0", "7:0", 2 * GIB_SECT, "/var/tmp/disk.img")
+        .mount("7:0", "/mnt/my data", "ext4", "rw,relatime", "rw");
+    let r = fx.roots();
+    let text = iolab::output::env::render(&fx.report("/mnt/my data/x", "7:0"));
+    assert!(text.contains("/mnt/my data"), "{text}");
+    assert!(!text.contains("\\040"), "{text}");
+    let t = iolab::system::blockdev::tree_by_name(&r.sys, "loop0").unwrap();
+    assert_eq!(
+        iolab::system::blockdev::in_use(&r, &t).as_deref(),
+        Some("it is mounted at /mnt/my data")
+    );
+}
+
 /// `--device` safety (docs/safety.md, section 2) on these fixtures: what uses a device is found
 /// through every layer stacked on it (md over partitions, LVM on md, loop over loop, swap), and
 /// named as a chain.

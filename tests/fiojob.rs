@@ -517,14 +517,7 @@ fn a_write_job_with_verify_reads_back_what_it_wrote_as_fio_does() {
     .unwrap();
     // fio saves a verify state file (local-v-0-verify.state) in its working directory: the
     // temporary one, so the test leaves nothing behind.
-    let o = Command::new("fio")
-        .current_dir(d.path())
-        .args(["--output-format=json", job.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = String::from_utf8_lossy(&o.stdout);
-    let f: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    let f = fio_json(d.path(), &job);
     let j = &f["jobs"][0];
     assert_eq!(
         (
@@ -1206,4 +1199,63 @@ fn included_secrets_are_never_quoted_nor_stored() {
             .any(|i| i.ends_with("app.env:1: db_password")),
         "{ignored:?}"
     );
+}
+
+/// Issue 25: fio's sizes are read one way by the job reader and the importer
+/// (`spec::fio_vocab::parse_size`), and that way is fio's own: each spelling is run through the
+/// fio binary (`ioengine=null`, `bs=1`, so `io_bytes` is the size fio read) and compared. fio's
+/// HOWTO says `1mi` is 10^6 with the default `kb_base`; fio 3.33 reads it as 2^20.
+#[test]
+fn sizes_are_read_as_fio_reads_them() {
+    use iolab::spec::fio_vocab::parse_size;
+    use iolab::store::import::parse_fio_size;
+    if Command::new("fio").arg("--version").output().is_err() {
+        return skip("sizes_are_read_as_fio_reads_them", "fio is not installed");
+    }
+    let spellings = [
+        "4096", "4k", "4K", "4kb", "4KB", "4kB", "64KiB", "64kib", "64KIB", "64ki", "64Ki", "1mi",
+        "1m", "1MiB", "2mib", "0x1000", "512b", "1000ki",
+    ];
+    let d = tempfile::tempdir().unwrap();
+    let mut text = format!(
+        "[global]\nioengine=null\nbs=1\nrw=read\nfilename={}\n",
+        d.path().join("f").display()
+    );
+    let mut want = Vec::new();
+    for kb_base in [1024u32, 1000] {
+        for s in spellings {
+            text.push_str(&format!("[j{}]\nsize={s}\nkb_base={kb_base}\n", want.len()));
+            let ours = parse_size(s, kb_base).unwrap_or_else(|e| panic!("{s}: {e}"));
+            assert_eq!(
+                parse_fio_size(s, kb_base),
+                Some(ours),
+                "{s} kb_base={kb_base}"
+            );
+            want.push((s, kb_base, ours));
+        }
+    }
+    let job = d.path().join("sizes.fio");
+    std::fs::write(&job, text).unwrap();
+    let f = fio_json(d.path(), &job);
+    for (i, (s, kb_base, ours)) in want.into_iter().enumerate() {
+        let j = &f["jobs"][i];
+        assert_eq!(j["jobname"], format!("j{i}"));
+        assert_eq!(
+            j["read"]["io_bytes"].as_u64(),
+            Some(ours),
+            "size={s} kb_base={kb_base}: fio's bytes, then iolab's"
+        );
+    }
+}
+
+/// fio's JSON document of a job file run in `dir` (fio's state files land there).
+fn fio_json(dir: &Path, job: &Path) -> serde_json::Value {
+    let o = Command::new("fio")
+        .current_dir(dir)
+        .args(["--output-format=json", job.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap()
 }

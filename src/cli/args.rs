@@ -1113,10 +1113,10 @@ fn duration_s(s: &str) -> std::result::Result<f64, String> {
     let bad = || {
         "must be a duration: 2s, 500ms, 1.5 (seconds), or 0 for never; at most 10 years".to_string()
     };
-    if crate::spec::fiojob::is_expression(s) {
+    if crate::spec::fio_vocab::is_expression(s) {
         return Err(bad());
     }
-    let v = crate::spec::fiojob::parse_time(s, 1.0).map_err(|_| bad())?;
+    let v = crate::spec::fio_vocab::parse_time(s, 1.0).map_err(|_| bad())?;
     if !(0.0..=MAX_SECONDS).contains(&v) {
         return Err(bad());
     }

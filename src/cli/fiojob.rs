@@ -2,6 +2,7 @@
 //! grouped into phases (jobs between stonewalls run at once, as roles). docs/fio-jobs.md.
 
 use super::*;
+use crate::spec::fio_vocab;
 use crate::spec::fiojob::{self, JobFile, JobSection, Opt};
 
 /// fio's default random seed (`randrepeat=1` without `randseed`): the same offsets every run.
@@ -129,7 +130,7 @@ pub fn translate(a: &RunArgs, files: Vec<JobFile>) -> Result<FioRun> {
             index += 1;
             // phases: a stonewall, a wait_for on a job of this phase, or a later job file
             let stonewall = match s.get("stonewall") {
-                Some(o) => fiojob::parse_bool(o.value.as_deref())
+                Some(o) => fio_vocab::parse_bool(o.value.as_deref())
                     .map_err(|e| Error::usage(format!("{}: stonewall: {e}", o.at())))?,
                 None => false,
             };
@@ -315,7 +316,7 @@ impl Ctx<'_> {
     fn size(&self, k: &str) -> Result<Option<u64>> {
         match self.val(k) {
             None => Ok(None),
-            Some(v) => fiojob::parse_size(&v, self.kb)
+            Some(v) => fio_vocab::parse_size(&v, self.kb)
                 .map(Some)
                 .map_err(|e| self.bad(k, e)),
         }
@@ -323,7 +324,7 @@ impl Ctx<'_> {
     fn bool(&self, k: &str) -> Result<Option<bool>> {
         match self.opt(k) {
             None => Ok(None),
-            Some(o) => fiojob::parse_bool(o.value.as_deref())
+            Some(o) => fio_vocab::parse_bool(o.value.as_deref())
                 .map(Some)
                 .map_err(|e| self.bad(k, e)),
         }
@@ -332,7 +333,7 @@ impl Ctx<'_> {
         match self.val(k) {
             None => Ok(None),
             // an expression `(...)` as for sizes (fio's str_to_decimal)
-            Some(v) if fiojob::is_expression(&v) => fiojob::parse_size(&v, self.kb)
+            Some(v) if fio_vocab::is_expression(&v) => fio_vocab::parse_size(&v, self.kb)
                 .map(Some)
                 .map_err(|e| self.bad(k, e)),
             Some(v) => v
@@ -345,7 +346,7 @@ impl Ctx<'_> {
     fn time(&self, k: &str) -> Result<Option<f64>> {
         match self.val(k) {
             None => Ok(None),
-            Some(v) => fiojob::parse_time(&v, 1.0)
+            Some(v) => fio_vocab::parse_time(&v, 1.0)
                 .map(Some)
                 .map_err(|e| self.bad(k, e)),
         }
@@ -417,34 +418,34 @@ fn translate_job(
         let o = c.opt("rw").cloned().unwrap();
         c.refuse(&o);
     }
-    let mode =
-        match rw_kind.as_str() {
-            "read" => "seqrd",
-            "write" => "seqwr",
-            "randread" => "rndrd",
-            "randwrite" => "rndwr",
-            "randrw" => "rndrw",
-            "rw" | "readwrite" => "seqrw",
-            "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-                let o = c.opt("rw").cloned().unwrap();
-                c.refuse(&o);
-                "seqrd"
-            }
-            _ => return Err(c.bad(
+    let mode = match fio_vocab::mode_of_rw(&rw_kind) {
+        Some(m) => m.name(),
+        None if matches!(
+            rw_kind.as_str(),
+            "trim" | "randtrim" | "trimwrite" | "randtrimwrite"
+        ) =>
+        {
+            let o = c.opt("rw").cloned().unwrap();
+            c.refuse(&o);
+            "seqrd"
+        }
+        None => {
+            return Err(c.bad(
                 "rw",
                 "not an I/O pattern of fio's (read, write, randread, randwrite, randrw, readwrite)"
                     .into(),
-            )),
-        };
+            ));
+        }
+    };
     f("mode", mode.into());
     let random = mode.starts_with("rnd");
     let writes = matches!(mode, "seqwr" | "rndwr" | "rndrw" | "seqrw");
     let mixed = matches!(mode, "rndrw" | "seqrw");
     if mixed {
         let pct = match (c.val("rwmixread"), c.val("rwmixwrite")) {
-            (Some(r), _) => fiojob::parse_percent(&r).map_err(|e| c.bad("rwmixread", e))?,
+            (Some(r), _) => fio_vocab::parse_percent(&r).map_err(|e| c.bad("rwmixread", e))?,
             (None, Some(w)) => {
-                100 - fiojob::parse_percent(&w).map_err(|e| c.bad("rwmixwrite", e))?
+                100 - fio_vocab::parse_percent(&w).map_err(|e| c.bad("rwmixwrite", e))?
             }
             (None, None) => 50,
         };
@@ -458,11 +459,11 @@ fn translate_job(
         let mut parts: Vec<(u64, Option<u32>)> = Vec::new();
         for p in v.split(':').filter(|p| !p.is_empty()) {
             let (b, pct) = p.split_once('/').unwrap_or((p, ""));
-            let b = fiojob::parse_size(b, kb).map_err(|e| c.bad("bssplit", e))?;
+            let b = fio_vocab::parse_size(b, kb).map_err(|e| c.bad("bssplit", e))?;
             let pct = if pct.trim().is_empty() {
                 None
             } else {
-                Some(fiojob::parse_percent(pct).map_err(|e| c.bad("bssplit", e))?)
+                Some(fio_vocab::parse_percent(pct).map_err(|e| c.bad("bssplit", e))?)
             };
             parts.push((b, pct));
         }
@@ -490,8 +491,8 @@ fn translate_job(
             .split_once('-')
             .or_else(|| v.split_once(':'))
             .ok_or_else(|| c.bad("bsrange", "use LOW-HIGH (e.g. 4k-64k)".into()))?;
-        let mut lo = fiojob::parse_size(lo, kb).map_err(|e| c.bad("bsrange", e))?;
-        let mut hi = fiojob::parse_size(hi, kb).map_err(|e| c.bad("bsrange", e))?;
+        let mut lo = fio_vocab::parse_size(lo, kb).map_err(|e| c.bad("bsrange", e))?;
+        let mut hi = fio_vocab::parse_size(hi, kb).map_err(|e| c.bad("bsrange", e))?;
         if lo > hi {
             std::mem::swap(&mut lo, &mut hi);
         }
@@ -504,7 +505,7 @@ fn translate_job(
         }
     } else {
         let b = match one_for_both(&mut c, "bs") {
-            Some(v) => fiojob::parse_size(&v, kb).map_err(|e| c.bad("bs", e))?,
+            Some(v) => fio_vocab::parse_size(&v, kb).map_err(|e| c.bad("bs", e))?,
             None => 4096,
         };
         if b == 0 {
@@ -766,11 +767,11 @@ fn translate_job(
     // pacing
     let mut rate: Option<u64> = None;
     if let Some(v) = one_for_both(&mut c, "rate_iops") {
-        let r = fiojob::parse_size(&v, kb).map_err(|e| c.bad("rate_iops", e))?;
+        let r = fio_vocab::parse_size(&v, kb).map_err(|e| c.bad("rate_iops", e))?;
         rate = Some(r);
     }
     if let Some(v) = one_for_both(&mut c, "rate") {
-        let bps = fiojob::parse_size(&v, kb).map_err(|e| c.bad("rate", e))?;
+        let bps = fio_vocab::parse_size(&v, kb).map_err(|e| c.bad("rate", e))?;
         match bs_fixed {
             Some(b) => rate = Some((bps / b).max(1)),
             None => {

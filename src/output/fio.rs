@@ -7,6 +7,7 @@ use crate::model::hist::LatHist;
 use crate::model::job::{Distribution, Limit, Mode};
 use crate::model::run::{CellResult, LatSummary, OpKind, OpResult, RunDoc, TsOp, TsPoint};
 use crate::output::document::Document;
+use crate::spec::fio_vocab;
 use serde_json::{Map, Value, json};
 
 /// The percentiles fio prints by default (its `percentile_list`), keyed `"99.000000"`.
@@ -174,18 +175,6 @@ fn global_options(c: &CellResult) -> Map<String, Value> {
     o
 }
 
-/// fio's `rw` for a mode.
-fn fio_rw(m: Mode) -> &'static str {
-    match m {
-        Mode::Seqwr | Mode::Seqrewr => "write",
-        Mode::Seqrd => "read",
-        Mode::Rndrd => "randread",
-        Mode::Rndwr => "randwrite",
-        Mode::Rndrw => "randrw",
-        Mode::Seqrw => "rw",
-    }
-}
-
 /// The cell's job, resolved, in fio's option names.
 fn job_options(c: &CellResult) -> Map<String, Value> {
     let j = &c.job.job;
@@ -194,7 +183,7 @@ fn job_options(c: &CellResult) -> Map<String, Value> {
         o.insert(k.into(), Value::String(v));
     };
     put("name", c.mode.clone());
-    put("rw", fio_rw(j.mode).into());
+    put("rw", fio_vocab::rw_of_mode(j.mode).into());
     if j.mode == Mode::Seqrewr {
         put("overwrite", "1".into());
     }

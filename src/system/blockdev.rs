@@ -8,7 +8,7 @@
 //! finds any signature (`system::blkid`) `--destructive=wipe-signatures`.
 
 use crate::spec::roots::Roots;
-use crate::system::{blkid, env};
+use crate::system::{blkid, env, procfs};
 use std::fs::{self, File};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -260,7 +260,7 @@ fn use_of(roots: &Roots, node: &Node, depth: usize, seen: &mut Vec<String>) -> O
         .lines()
         .skip(1)
         .filter_map(|l| l.split_whitespace().next())
-        .any(|f| names_node(&env::unescape(f), node))
+        .any(|f| names_node(&procfs::unescape(f), node))
     {
         return Some("is in use as swap (/proc/swaps)".into());
     }

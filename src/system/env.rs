@@ -8,6 +8,7 @@ use std::fs;
 use std::path::Path;
 
 pub use crate::spec::roots::Roots;
+use crate::system::procfs;
 
 fn read(p: &Path) -> Option<String> {
     fs::read_to_string(p)
@@ -67,8 +68,8 @@ fn platform(r: &Roots) -> Platform {
         })
     });
     Platform {
-        host: read(&r.proc.join("sys/kernel/hostname")).unwrap_or_else(|| "unknown".into()),
-        kernel: read(&r.proc.join("sys/kernel/osrelease")).unwrap_or_else(|| "unknown".into()),
+        host: procfs::hostname(&r.proc),
+        kernel: procfs::kernel_release(&r.proc),
         distribution: os,
         arch: std::env::consts::ARCH.to_string(),
         virtualization: Virtualization {
@@ -188,19 +189,12 @@ fn cpu(r: &Roots) -> Cpu {
 }
 
 fn memory(r: &Roots) -> Memory {
-    let mi = read(&r.proc.join("meminfo")).unwrap_or_default();
-    let get = |k: &str| -> u64 {
-        mi.lines()
-            .find(|l| l.starts_with(k))
-            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-            .unwrap_or(0)
-            * 1024
-    };
+    let mi = procfs::meminfo(&r.proc);
     let mut m = Memory {
-        total_bytes: get("MemTotal:"),
-        available_bytes: get("MemAvailable:"),
-        swap_total_bytes: get("SwapTotal:"),
-        swap_free_bytes: get("SwapFree:"),
+        total_bytes: mi.total.unwrap_or(0),
+        available_bytes: mi.available.unwrap_or(0),
+        swap_total_bytes: mi.swap_total.unwrap_or(0),
+        swap_free_bytes: mi.swap_free.unwrap_or(0),
         dimms: Vec::new(),
     };
     if r.tools
@@ -437,50 +431,9 @@ fn raid_controllers(r: &Roots) -> Vec<String> {
     v
 }
 
-/// Mounts from `<proc>/self/mountinfo`, with superblock options merged in.
+/// Mounts from `<proc>/self/mountinfo` ([`procfs::mounts`]).
 pub fn mounts(r: &Roots) -> Vec<Mount> {
-    let s = read(&r.proc.join("self/mountinfo")).unwrap_or_default();
-    s.lines()
-        .filter_map(|l| {
-            let (pre, post) = l.split_once(" - ")?;
-            let f: Vec<&str> = pre.split_whitespace().collect();
-            let g: Vec<&str> = post.split_whitespace().collect();
-            let mut options: Vec<String> = f.get(5)?.split(',').map(String::from).collect();
-            for o in g.get(2).unwrap_or(&"").split(',') {
-                if !o.is_empty() && !options.iter().any(|x| x == o) {
-                    options.push(o.to_string());
-                }
-            }
-            Some(Mount {
-                source: unescape(g.get(1).copied().unwrap_or("")),
-                mountpoint: unescape(f.get(4)?),
-                fstype: g.first()?.to_string(),
-                options,
-                dev: f.get(2)?.to_string(),
-            })
-        })
-        .collect()
-}
-
-/// mountinfo escapes spaces and such as \040.
-pub(crate) fn unescape(s: &str) -> String {
-    let mut out = String::new();
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\\'
-            && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
-        {
-            let v = u8::from_str_radix(&s[i + 1..i + 4], 8).unwrap_or(b'?');
-            out.push(v as char);
-            i += 4;
-        } else {
-            out.push(b[i] as char);
-            i += 1;
-        }
-    }
-    out
+    procfs::mounts(&r.proc)
 }
 
 fn opt_value(opts: &[String], key: &str) -> Option<String> {

@@ -1,6 +1,8 @@
 //! Facts about the machine and the storage under a path, read from statx(2), statfs(2), /proc and
 //! /sys. Functions take a root directory for /proc and /sys so tests can feed them fixture trees.
 
+use crate::spec::roots::Roots;
+use crate::system::procfs;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -148,19 +150,10 @@ pub fn dio_align(sys: &Path, probe_file: &Path) -> DioAlign {
     }
 }
 
-/// MemTotal and MemAvailable in bytes from `<proc>/meminfo`.
+/// MemTotal and MemAvailable in bytes from `<proc>/meminfo` ([`procfs::meminfo`]).
 pub fn meminfo(proc_root: &Path) -> Option<(u64, u64)> {
-    let s = fs::read_to_string(proc_root.join("meminfo")).ok()?;
-    let get = |k: &str| -> Option<u64> {
-        s.lines()
-            .find(|l| l.starts_with(k))?
-            .split_whitespace()
-            .nth(1)?
-            .parse::<u64>()
-            .ok()
-            .map(|kb| kb * 1024)
-    };
-    Some((get("MemTotal:")?, get("MemAvailable:")?))
+    let m = procfs::meminfo(proc_root);
+    Some((m.total?, m.available?))
 }
 
 /// The filesystem type name of `path` (from statfs f_type), e.g. "ext4", "xfs", "tmpfs".
@@ -211,15 +204,10 @@ pub fn free_bytes(path: &Path) -> Option<u64> {
 pub fn mount_fstype(proc_root: &Path, path: &Path) -> Option<String> {
     let dev = fs::metadata(path).ok()?.dev();
     let key = format!("{}:{}", libc::major(dev), libc::minor(dev));
-    let mi = fs::read_to_string(proc_root.join("self/mountinfo")).ok()?;
-    mi.lines().find_map(|l| {
-        let mut f = l.split(' ');
-        if f.nth(2)? != key {
-            return None;
-        }
-        let (_, after) = l.split_once(" - ")?;
-        after.split(' ').next().map(str::to_string)
-    })
+    procfs::mounts(proc_root)
+        .into_iter()
+        .find(|m| m.dev == key)
+        .map(|m| m.fstype)
 }
 
 /// Why `path` is on a filesystem that is not storage (proc, sysfs, cgroup, devtmpfs, ...), or
@@ -331,12 +319,12 @@ pub fn thread_room(proc_root: &Path, sys_root: &Path) -> Option<(u64, String)> {
 
 /// This host's name.
 pub fn hostname() -> String {
-    read_trim(Path::new("/proc/sys/kernel/hostname")).unwrap_or_else(|| "unknown".into())
+    procfs::hostname(&Roots::live().proc)
 }
 
 /// Kernel release (uname -r).
 pub fn kernel_release() -> String {
-    read_trim(Path::new("/proc/sys/kernel/osrelease")).unwrap_or_else(|| "unknown".into())
+    procfs::kernel_release(&Roots::live().proc)
 }
 
 #[cfg(test)]

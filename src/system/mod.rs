@@ -6,5 +6,6 @@ pub mod blockdev;
 pub mod env;
 pub mod fsinfo;
 pub mod fsyncprobe;
+pub mod procfs;
 pub mod target;
 pub mod tuning;

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use crate::spec::fio_vocab;
+
 use super::*;
 // ---------------------------------------------------------------------------------------------
 // fio
@@ -77,54 +79,28 @@ pub(super) fn type_name(v: &Value) -> &'static str {
     }
 }
 
-/// Parses a fio size ("4k", "16k", "1m", "64KiB", "4096", "1.5m"); fio's k is 1024.
+/// Parses a fio size ("4k", "16k", "1m", "64KiB", "4096", "1.5m") by fio's rules
+/// ([`fio_vocab::parse_size`]: with `kb_base` 1024, fio's default, `64KiB` is 64,000).
 /// For a per-direction list ("4k,16k") the first (read) value is taken; for a range
 /// ("4k-16k") the lower bound.
-pub fn parse_fio_size(s: &str) -> Option<u64> {
+pub fn parse_fio_size(s: &str, kb_base: u32) -> Option<u64> {
     let s = s.trim();
-    let first = s.split([',', ':']).next()?.trim();
-    let first = first.split('-').next()?.trim();
-    if first.is_empty() {
-        return None;
-    }
-    let lower = first.to_ascii_lowercase();
-    let digits_end = lower
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(lower.len());
-    let (num, unit) = lower.split_at(digits_end);
-    let n: f64 = num.parse().ok()?;
-    let unit = unit.trim();
-    let unit = unit
-        .strip_suffix("ib")
-        .or_else(|| unit.strip_suffix('b'))
-        .unwrap_or(unit);
-    let mult: u64 = match unit {
-        "" => 1,
-        "k" => 1 << 10,
-        "m" => 1 << 20,
-        "g" => 1 << 30,
-        "t" => 1 << 40,
-        "p" => 1 << 50,
-        _ => return None,
+    let first = if fio_vocab::is_expression(s) {
+        s
+    } else {
+        let first = s.split([',', ':']).next()?.trim();
+        first.split('-').next()?.trim()
     };
-    let bytes = n * mult as f64;
-    (bytes.is_finite() && bytes >= 0.0 && bytes < u64::MAX as f64).then(|| bytes.round() as u64)
+    fio_vocab::parse_size(first, kb_base).ok()
 }
 
 /// Maps a fio `rw` value to an iolab mode name ("randread" -> "rndrd" ...); values without an
-/// iolab equivalent are kept ("rw"/"readwrite" -> "seqrw", "trim" -> "trim").
+/// iolab equivalent are kept ("trim" -> "trim").
 pub fn fio_mode(rw: &str) -> String {
     let rw = rw.split(':').next().unwrap_or(rw).trim();
-    match rw {
-        "read" => "seqrd",
-        "write" => "seqwr",
-        "randread" => "rndrd",
-        "randwrite" => "rndwr",
-        "randrw" => "rndrw",
-        "rw" | "readwrite" => "seqrw",
-        other => other,
-    }
-    .to_string()
+    fio_vocab::mode_of_rw(rw)
+        .map_or(rw, |m| m.name())
+        .to_string()
 }
 
 /// Looks an option up in the job's options, then the global ones; returns its value as a
@@ -157,14 +133,6 @@ pub(super) fn fio_opt(
         }
     }
     Ok(None)
-}
-
-pub(super) fn fio_bool(s: &str) -> Option<bool> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Some(true),
-        "0" | "false" | "no" | "off" => Some(false),
-        _ => None,
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -666,8 +634,16 @@ pub fn parse_fio_json(text: &str) -> Result<Imported, ImportError> {
         let opt = |keys: &[&str]| fio_opt(job_opts, &job_opts_path, global, keys);
 
         let mode = fio_mode(&opt(&["rw", "readwrite"])?.map_or("read".into(), |(s, _)| s));
+        let kb_base = match opt(&["kb_base"])? {
+            Some((s, p)) => match s.trim() {
+                "1000" => 1000,
+                "1024" => 1024,
+                _ => return Err(fio_err(&p, format!("cannot parse kb_base {s:?}"))),
+            },
+            None => 1024,
+        };
         let bs_bytes = match opt(&["bs", "blocksize"])? {
-            Some((s, p)) => parse_fio_size(&s)
+            Some((s, p)) => parse_fio_size(&s, kb_base)
                 .filter(|&b| b > 0)
                 .ok_or_else(|| fio_err(&p, format!("cannot parse block size {s:?}")))?,
             None => 4096,
@@ -692,11 +668,12 @@ pub fn parse_fio_json(text: &str) -> Result<Imported, ImportError> {
             None => 1,
         };
         let direct = match opt(&["direct"])? {
-            Some((s, p)) => {
-                fio_bool(&s).ok_or_else(|| fio_err(&p, format!("cannot parse direct {s:?}")))?
-            }
+            Some((s, p)) => fio_vocab::parse_bool(Some(&s))
+                .ok()
+                .ok_or_else(|| fio_err(&p, format!("cannot parse direct {s:?}")))?,
             None => match opt(&["buffered"])? {
-                Some((s, p)) => !fio_bool(&s)
+                Some((s, p)) => !fio_vocab::parse_bool(Some(&s))
+                    .ok()
                     .ok_or_else(|| fio_err(&p, format!("cannot parse buffered {s:?}")))?,
                 None => false,
             },

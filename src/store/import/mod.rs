@@ -139,7 +139,7 @@ mod tests {
             ("16K", 16384),
             ("1m", 1 << 20),
             ("4096", 4096),
-            ("64KiB", 65536),
+            ("64KiB", 64000),
             ("8kb", 8192),
             ("1g", 1 << 30),
             ("512b", 512),
@@ -147,11 +147,11 @@ mod tests {
             ("4k,16k", 4096),
             ("4k-16k", 4096),
         ] {
-            assert_eq!(parse_fio_size(s), Some(v), "{s}");
+            assert_eq!(parse_fio_size(s, 1024), Some(v), "{s}");
         }
-        assert_eq!(parse_fio_size("abc"), None);
-        assert_eq!(parse_fio_size("4x"), None);
-        assert_eq!(parse_fio_size(""), None);
+        assert_eq!(parse_fio_size("abc", 1024), None);
+        assert_eq!(parse_fio_size("4x", 1024), None);
+        assert_eq!(parse_fio_size("", 1024), None);
     }
 
     #[test]
