@@ -338,7 +338,7 @@ pub fn verify_set(a: &cli::VerifyArgs) -> Result<i32> {
     let start_time = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let (head, res, unwritten) = crate::engine::verify::verify_set(&dir)?;
     let doc = crate::model::verify::VerifyDoc {
-        schema: crate::model::verify::VERIFY_SCHEMA.to_string(),
+        schema: crate::model::schema::VERIFY.to_string(),
         doc_id: Some(crate::model::new_doc_id()),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
         start_time,

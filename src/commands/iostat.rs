@@ -49,7 +49,7 @@ pub fn cmd_iostat(a: &cli::IostatArgs) -> Result<i32> {
         let s = iostat::between(&prev, &cur, t0);
         let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
         if a.json {
-            let v = serde_json::json!({"schema": "iolab-iostat/1", "time": now, "t_s": s.t_s, "interval_s": s.dur_s, "cpu": s.cpu, "devices": s.devices});
+            let v = serde_json::json!({"schema": crate::model::schema::IOSTAT, "time": now, "t_s": s.t_s, "interval_s": s.dur_s, "cpu": s.cpu, "devices": s.devices});
             print_out(&format!("{}\n", serde_json::to_string(&v).expect("json")));
         } else {
             print_out(&crate::output::table::iostat_text(&now, &s, &devices));

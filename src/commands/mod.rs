@@ -201,15 +201,15 @@ pub fn save_kept(s: &mut Store) {
 /// anything else.
 fn save_kept_doc(s: &mut Store, v: &serde_json::Value) -> Option<Result<store::Saved>> {
     match v.get("schema").and_then(|x| x.as_str()) {
-        Some(crate::model::run::RUN_SCHEMA) => crate::model::run::RunDoc::from_json(v)
+        Some(crate::model::schema::RUN) => crate::model::run::RunDoc::from_json(v)
             .ok()
             .map(|d| s.save_run_once(&d, v, None, None)),
-        Some(crate::model::db::DB_SCHEMA) => {
+        Some(crate::model::schema::DB) => {
             serde_json::from_value::<crate::model::db::DbDoc>(v.clone())
                 .ok()
                 .map(|d| s.save_db_once(&d, v, &fsinfo::hostname()))
         }
-        Some(crate::model::verify::VERIFY_SCHEMA) => {
+        Some(crate::model::schema::VERIFY) => {
             serde_json::from_value::<crate::model::verify::VerifyDoc>(v.clone())
                 .ok()
                 .map(|d| s.save_verify_once(&d, v, None))

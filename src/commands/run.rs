@@ -305,7 +305,7 @@ fn run_locked(
                     .iter()
                     .map(|&id| s.doc(id))
                     .collect::<std::result::Result<_, _>>()?;
-                let mut v = serde_json::json!({"schema": "iolab-repeat/1", "group": format!("g{g}"), "run_ids": saved_ids, "runs": docs, "summary": rows});
+                let mut v = serde_json::json!({"schema": crate::model::schema::REPEAT, "group": format!("g{g}"), "run_ids": saved_ids, "runs": docs, "summary": rows});
                 if a.explain {
                     let e =
                         crate::analysis::explain::run::explain_group(&done, &format!("group g{g}"));
@@ -556,7 +556,7 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
                 .map(|&id| s.doc(id))
                 .collect::<std::result::Result<_, _>>()?;
             print_json(
-                &serde_json::json!({"schema": "iolab-repeat/1", "group": format!("g{g}"), "run_ids": saved_ids, "runs": docs, "summary": rows}),
+                &serde_json::json!({"schema": crate::model::schema::REPEAT, "group": format!("g{g}"), "run_ids": saved_ids, "runs": docs, "summary": rows}),
             );
         } else {
             print_out(&history::render_summary(&rows, saved_ids.len()));

@@ -14,7 +14,7 @@ pub fn list(a: &cli::ListArgs) -> Result<i32> {
     };
     let rows = s.list(&f)?;
     if a.json {
-        print_json(&serde_json::json!({"schema": "iolab-list/1", "runs": rows}));
+        print_json(&serde_json::json!({"schema": crate::model::schema::LIST, "runs": rows}));
     } else {
         print_out(&history::render_list(&s, &rows)?);
     }
@@ -141,17 +141,18 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
         // An iolab run document (one `iolab run` kept because the store did not take it).
         let run_doc = serde_json::from_str::<serde_json::Value>(&text)
             .ok()
-            .filter(|v| v.get("schema").and_then(|x| x.as_str()) == Some("iolab-run/1"));
+            .filter(|v| {
+                v.get("schema").and_then(|x| x.as_str()) == Some(crate::model::schema::RUN)
+            });
         // An iolab db document kept the same way.
         let db_doc = serde_json::from_str::<serde_json::Value>(&text)
             .ok()
-            .filter(|v| v.get("schema").and_then(|x| x.as_str()) == Some("iolab-db/1"));
+            .filter(|v| v.get("schema").and_then(|x| x.as_str()) == Some(crate::model::schema::DB));
         // An iolab verify document kept the same way.
         let verify_doc = serde_json::from_str::<serde_json::Value>(&text)
             .ok()
             .filter(|v| {
-                v.get("schema").and_then(|x| x.as_str())
-                    == Some(crate::model::verify::VERIFY_SCHEMA)
+                v.get("schema").and_then(|x| x.as_str()) == Some(crate::model::schema::VERIFY)
             });
         if let Some(v) = verify_doc {
             let doc: crate::model::verify::VerifyDoc =
@@ -292,7 +293,7 @@ pub fn store_copy(a: &cli::StoreCopyArgs) -> Result<i32> {
     let r = src.copy_into(&mut dst)?;
     if a.json {
         print_json(&serde_json::json!({
-            "schema": "iolab-store-copy/1",
+            "schema": crate::model::schema::STORE_COPY,
             "from": from.to_string(),
             "to": to.to_string(),
             "copied": r.copied.iter().map(|(f, t)| serde_json::json!({"from": f, "to": t})).collect::<Vec<_>>(),

@@ -13,7 +13,7 @@ pub fn check(a: &cli::CheckArgs) -> Result<i32> {
     let findings = crate::analysis::check::check(&e);
     if a.json {
         print_json(
-            &serde_json::json!({"schema": crate::analysis::check::CHECK_SCHEMA, "path": e.path.as_ref().map(|p| p.path.clone()), "findings": findings}),
+            &serde_json::json!({"schema": crate::model::schema::CHECK, "path": e.path.as_ref().map(|p| p.path.clone()), "findings": findings}),
         );
     } else {
         print_out(&crate::output::check::render(

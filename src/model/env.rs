@@ -4,8 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 
-pub const ENV_SCHEMA: &str = "iolab-env/1";
-
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Virtualization {
     /// The CPU reports the `hypervisor` flag.

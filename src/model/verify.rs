@@ -14,12 +14,6 @@ pub const HEADER_LEN: usize = 64;
 const CRC_AT: usize = 48;
 /// The state file of a verify run, in `--dir`.
 pub const STATE_FILE: &str = ".iolab-verify";
-/// Schema of the state file's first line.
-pub const STATE_SCHEMA: &str = "iolab-verify-state/2";
-/// The state schema of format 1 (blocks with CRC-32 headers): recognised, refused.
-pub const STATE_SCHEMA_V1: &str = "iolab-verify-state/1";
-/// Schema of the `iolab verify` document.
-pub const VERIFY_SCHEMA: &str = "iolab-verify/1";
 /// How many mismatches a result lists (the counts count them all).
 pub const MAX_LISTED: usize = 100;
 /// Set in a block's generation when its last write failed: its content is unknown, it is not

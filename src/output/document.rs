@@ -79,7 +79,7 @@ fn with_schema(v: &impl serde::Serialize, schema: &str) -> Value {
 
 impl Document for IozoneResult {
     fn json(&self) -> Value {
-        with_schema(self, "iolab-iozone/1")
+        with_schema(self, crate::model::schema::IOZONE)
     }
     fn text(&self) -> String {
         // iozone -a -R: the table, then the "Excel" report
@@ -89,7 +89,7 @@ impl Document for IozoneResult {
 
 impl Document for ZonesResult {
     fn json(&self) -> Value {
-        with_schema(self, "iolab-zones/2")
+        with_schema(self, crate::model::schema::ZONES)
     }
     fn text(&self) -> String {
         crate::output::suites::zones_table(self)
@@ -98,7 +98,7 @@ impl Document for ZonesResult {
 
 impl Document for BonnieResult {
     fn json(&self) -> Value {
-        with_schema(self, "iolab-bonnie/2")
+        with_schema(self, crate::model::schema::BONNIE)
     }
     fn text(&self) -> String {
         let mut s = crate::output::suites::bonnie_table(self);
@@ -118,7 +118,7 @@ pub struct SweepDoc<'a> {
 
 impl Document for SweepDoc<'_> {
     fn json(&self) -> Value {
-        let mut v = json!({"schema": "iolab-sweep/1", "group": format!("g{}", self.gid), "axes": self.spec.axes, "metric": self.spec.metric, "cells": self.cells});
+        let mut v = json!({"schema": crate::model::schema::SWEEP, "group": format!("g{}", self.gid), "axes": self.spec.axes, "metric": self.spec.metric, "cells": self.cells});
         if let Some(i) = self.interrupted {
             v["interrupted"] = i.into();
         }
@@ -152,7 +152,7 @@ impl Document for SaturateDoc<'_> {
             .filter(|p| !p.passed)
             .map(|p| p.value)
             .min();
-        let mut v = json!({"schema": "iolab-saturate/1", "group": format!("g{}", self.gid), "spec": self.spec, "points": self.points, "last_pass": last_pass, "first_fail": first_fail});
+        let mut v = json!({"schema": crate::model::schema::SATURATE, "group": format!("g{}", self.gid), "spec": self.spec, "points": self.points, "last_pass": last_pass, "first_fail": first_fail});
         if let Some(i) = self.interrupted {
             v["interrupted"] = i.into();
         }

@@ -465,7 +465,7 @@ pub fn export_json(store: &Store, ids: &[i64]) -> Result<serde_json::Value> {
         let doc = current_doc(store, id, &r.kind)?;
         runs.push(serde_json::json!({"id": id, "group": r.group, "group_id": r.group_id, "kind": r.kind, "tool": r.tool, "tool_version": r.tool_version, "label": r.label, "tags": r.tags, "cells": store.cells(id)?, "doc": doc}));
     }
-    Ok(serde_json::json!({"schema": "iolab-export/1", "runs": runs}))
+    Ok(serde_json::json!({"schema": crate::model::schema::EXPORT, "runs": runs}))
 }
 
 /// Mean, CI and noise of the headline metrics over the runs of a group.
@@ -588,8 +588,7 @@ pub fn current_doc(store: &Store, id: i64, kind: &str) -> Result<serde_json::Val
     let mut doc = store.doc(id)?;
     match kind {
         "import"
-            if doc.get("schema").and_then(|s| s.as_str())
-                != Some(crate::model::import::IMPORT_SCHEMA) =>
+            if doc.get("schema").and_then(|s| s.as_str()) != Some(crate::model::schema::IMPORT) =>
         {
             if let Ok(StoredDoc::Import(imp)) = store.stored_doc(id) {
                 let source = doc

@@ -99,7 +99,7 @@ pub fn resolve(store: &Store, r: Ref) -> Result<Shown> {
                     Ok(Shown {
                         title,
                         first_run,
-                        json: json!({"schema": "iolab-group/1", "group": format!("g{g}"), "run_ids": ids, "summary": rows}),
+                        json: json!({"schema": crate::model::schema::GROUP, "group": format!("g{g}"), "run_ids": ids, "summary": rows}),
                         text,
                         charts: crate::output::stored_charts::run_charts(store, first_run)?,
                     })
