@@ -343,7 +343,7 @@ fn save_and_print(
     if early && let Some(Ok((id, p))) = &saved {
         eprintln!("saved as run {id} in {}", p.display());
     }
-    emit(&doc, a.json);
+    emit(&doc, Format::json_if(a.json))?;
     match saved {
         Some(Ok(_)) if early => {}
         Some(Ok((id, p))) => eprintln!("saved as run {id} in {}", p.display()),
