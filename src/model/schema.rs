@@ -53,3 +53,45 @@ pub const VERIFY_STATE_V1: &str = "iolab-verify-state/1";
 /// The crashcheck journal's protocol (HELLO's first word after `HELLO`). Version 2 ends every
 /// line with ` mac=TAG`; version 1 journals (no tags) are refused by `verify`.
 pub const CRASHCHECK_PROTOCOL: &str = "iolab-crashcheck/2";
+
+/// The JSON Schema of each document kind whose type derives it, by schema id (`docs/schemas/`,
+/// written and checked by `tests/schemas.rs`). The other kinds are listed in
+/// [`WITHOUT_JSON_SCHEMA`] until their types derive `schemars::JsonSchema` too.
+pub fn json_schemas() -> Vec<(&'static str, serde_json::Value)> {
+    fn of<T: schemars::JsonSchema>() -> serde_json::Value {
+        serde_json::to_value(schemars::schema_for!(T)).expect("a schema is JSON")
+    }
+    vec![
+        (ENV, of::<crate::model::env::EnvReport>()),
+        (VERIFY, of::<crate::model::verify::VerifyDoc>()),
+    ]
+}
+
+/// Document kinds without a generated JSON Schema yet.
+pub const WITHOUT_JSON_SCHEMA: &[&str] = &[
+    RUN,
+    REPEAT,
+    GROUP,
+    DB,
+    CHECK,
+    EXPLAIN,
+    COMPARE,
+    LIST,
+    EXPORT,
+    STORE_COPY,
+    IMPORT,
+    IOSTAT,
+    LIVE,
+    FSYNC_PROBE,
+    SWEEP,
+    SATURATE,
+    IOZONE,
+    BONNIE,
+    ZONES,
+    CRASHCHECK,
+];
+
+/// The file of a schema id under `docs/schemas/`: `iolab-run/1` is `iolab-run.1.json`.
+pub fn file_name(id: &str) -> String {
+    format!("{}.json", id.replace('/', "."))
+}

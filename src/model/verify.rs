@@ -21,7 +21,7 @@ pub const MAX_LISTED: usize = 100;
 pub const GEN_UNKNOWN_BIT: u32 = 1 << 31;
 
 /// A block's header, as written or as found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Header {
     pub run_id: u64,
     pub file: u32,
@@ -107,7 +107,7 @@ pub fn header_of(block: &[u8]) -> Option<Header> {
 }
 
 /// What is wrong with a block read back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// A whole, correctly placed block of an older write (an earlier generation, or an earlier
@@ -154,7 +154,7 @@ pub fn check(block: &[u8], expected: &Header) -> Result<(), (Kind, Option<Header
 }
 
 /// One block that did not verify.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Mismatch {
     pub file: u32,
     pub offset_bytes: u64,
@@ -187,7 +187,7 @@ impl Mismatch {
 }
 
 /// The counts of a verify run or of `iolab verify`, with the first [`MAX_LISTED`] mismatches.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VerifyResult {
     /// Blocks read back and checked.
     pub checked: u64,
@@ -266,7 +266,7 @@ pub struct StateHead {
 }
 
 /// The `iolab verify --dir D` document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VerifyDoc {
     pub schema: String,
     /// The document's id ([`crate::model::new_doc_id`]), absent in documents of an iolab before
