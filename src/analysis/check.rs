@@ -15,8 +15,6 @@ use crate::system::env::{BlockDevice, EnvReport, Partition, find};
 use serde::{Deserialize, Serialize};
 use std::sync::LazyLock;
 
-pub const CHECK_SCHEMA: &str = "iolab-check/1";
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {

@@ -1254,6 +1254,23 @@ pub enum OutputFormat {
     FioJsonPlus,
 }
 
+impl OutputFormat {
+    /// The format its exporter writes (`crate::output::export`).
+    pub fn export_format(self) -> crate::output::export::Format {
+        use crate::output::export::Format;
+        match self {
+            OutputFormat::Normal => Format::Text,
+            OutputFormat::Json | OutputFormat::JsonPlus => Format::Json,
+            OutputFormat::FioJson | OutputFormat::FioJsonPlus => Format::FioJson,
+        }
+    }
+
+    /// json+ and fio-json+: each operation's latency histogram goes with the document.
+    pub fn bins(self) -> bool {
+        matches!(self, OutputFormat::JsonPlus | OutputFormat::FioJsonPlus)
+    }
+}
+
 impl RunArgs {
     /// The output format asked for: `--output-format`, else `--json`, else the table.
     pub fn format(&self) -> OutputFormat {

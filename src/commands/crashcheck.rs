@@ -278,7 +278,7 @@ pub fn write(a: &cli::CcWriteArgs) -> Result<i32> {
         Stop::ListenerLost => Exit::Failed as i32,
     };
     doc.write = Some(w);
-    emit(&doc, a.json);
+    emit(&doc, Format::json_if(a.json))?;
     save(&a.db, a.no_save, &doc, &dir)?;
     Ok(code)
 }
@@ -318,7 +318,7 @@ pub fn verify(a: &cli::CcVerifyArgs) -> Result<i32> {
     doc.file = file.display().to_string();
     let failed = v.failures() > 0;
     doc.verify = Some(v);
-    emit(&doc, a.json);
+    emit(&doc, Format::json_if(a.json))?;
     save(&a.db, a.no_save, &doc, &dir)?;
     Ok(if failed { Exit::IoErrors as i32 } else { 0 })
 }
@@ -338,7 +338,7 @@ pub fn verify_set(a: &cli::VerifyArgs) -> Result<i32> {
     let start_time = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let (head, res, unwritten) = crate::engine::verify::verify_set(&dir)?;
     let doc = crate::model::verify::VerifyDoc {
-        schema: crate::model::verify::VERIFY_SCHEMA.to_string(),
+        schema: crate::model::schema::VERIFY.to_string(),
         doc_id: Some(crate::model::new_doc_id()),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
         start_time,
@@ -358,7 +358,7 @@ pub fn verify_set(a: &cli::VerifyArgs) -> Result<i32> {
             .map(|id| (id, s.path.clone()))
             .map_err(|e| (e, s.path.clone()))
     });
-    emit(&doc, a.json);
+    emit(&doc, Format::json_if(a.json))?;
     match saved {
         Some(Ok((id, p))) => eprintln!("saved as run {id} in {}", p.display()),
         Some(Err((e, path))) => {

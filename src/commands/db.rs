@@ -221,7 +221,7 @@ fn measure_setup(a: &cli::DbRunArgs, b: &mut Begin) -> (db::DbJob, db::DbDoc, Ve
     };
     let now = || chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
     let doc = db::DbDoc {
-        schema: db::DB_SCHEMA.into(),
+        schema: crate::model::schema::DB.into(),
         doc_id: Some(crate::model::new_doc_id()),
         iolab_version: env!("CARGO_PKG_VERSION").into(),
         start_time: now(),
@@ -343,7 +343,7 @@ fn save_and_print(
     if early && let Some(Ok((id, p))) = &saved {
         eprintln!("saved as run {id} in {}", p.display());
     }
-    emit(&doc, a.json);
+    emit(&doc, Format::json_if(a.json))?;
     match saved {
         Some(Ok(_)) if early => {}
         Some(Ok((id, p))) => eprintln!("saved as run {id} in {}", p.display()),

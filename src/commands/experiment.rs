@@ -247,7 +247,7 @@ fn sweep_fault(
         let (store, _, code) = save_fault_point(&db, outcomes, &at);
         let r = store
             .map_or(Ok(Vec::new()), |s| sweep::stored_cells(&s, gid, &spec))
-            .map(|cells| {
+            .and_then(|cells| {
                 emit(
                     &crate::output::document::SweepDoc {
                         gid,
@@ -255,14 +255,14 @@ fn sweep_fault(
                         cells: &cells,
                         interrupted: Some(true),
                     },
-                    json,
-                );
+                    Format::json_if(json),
+                )?;
                 if !json {
                     print_out(&format!(
                         "a rank failed: finished cells are kept; continue with: iolab sweep --resume g{gid}\n"
                     ));
                 }
-                code
+                Ok(code)
             });
         end_output(r)
     })
@@ -306,7 +306,7 @@ fn finish_sweep(
         cells: &cells,
         interrupted: Some(interrupted),
     };
-    emit(&doc, json);
+    emit(&doc, Format::json_if(json))?;
     if !json && interrupted {
         print_out(&format!(
             "interrupted: finished cells are kept; continue with: iolab sweep --resume g{gid}\n"
@@ -520,7 +520,7 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
         points: &points,
         interrupted: Some(interrupted),
     };
-    emit(&doc, a.json);
+    emit(&doc, Format::json_if(a.json))?;
     eprintln!("stored as group g{gid}");
     Ok(if interrupted {
         Exit::Interrupted as i32
@@ -542,7 +542,7 @@ fn saturate_fault(
         let (store, id, code) = save_fault_point(&db, outcomes, &at);
         let r = store
             .map_or(Ok(Vec::new()), |s| sweep::stored_points(&s, gid, &spec))
-            .map(|mut points| {
+            .and_then(|mut points| {
                 // the incomplete point is stored, but not a point of the search
                 points.retain(|p| Some(p.run_id) != id);
                 emit(
@@ -552,10 +552,10 @@ fn saturate_fault(
                         points: &points,
                         interrupted: Some(true),
                     },
-                    json,
-                );
+                    Format::json_if(json),
+                )?;
                 eprintln!("stored as group g{gid}");
-                code
+                Ok(code)
             });
         end_output(r)
     })

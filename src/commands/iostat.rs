@@ -48,12 +48,20 @@ pub fn cmd_iostat(a: &cli::IostatArgs) -> Result<i32> {
         let cur = iostat::reading(proc_root, &devices);
         let s = iostat::between(&prev, &cur, t0);
         let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        if a.json {
-            let v = serde_json::json!({"schema": "iolab-iostat/1", "time": now, "t_s": s.t_s, "interval_s": s.dur_s, "cpu": s.cpu, "devices": s.devices});
-            print_out(&format!("{}\n", serde_json::to_string(&v).expect("json")));
-        } else {
-            print_out(&crate::output::table::iostat_text(&now, &s, &devices));
-        }
+        let line = crate::output::document::IostatLine {
+            time: &now,
+            sample: &s,
+            devices: &devices,
+        };
+        // --json: one line per interval
+        emit(
+            &line,
+            if a.json {
+                Format::JsonLine
+            } else {
+                Format::Text
+            },
+        )?;
         prev = cur;
         n += 1;
     }

@@ -1,10 +1,11 @@
 //! One file per subcommand. Each takes its parsed arguments and returns an exit code; what they
-//! print goes through [`print_out`] / [`print_json`] (or [`emit`] for documents). `main.rs` only
+//! print goes through [`print_out`] (documents through [`emit`] and their exporter). `main.rs` only
 //! parses, dispatches and exits.
 
 use crate::cli::{self, Cmd};
 use crate::engine::{fileset, runner};
 use crate::error::{Error, Exit, Result};
+use crate::output::export::Format;
 use crate::output::history;
 use crate::store::compare;
 use crate::store::{self, Store};
@@ -96,17 +97,14 @@ pub fn print_out(s: &str) {
     let _ = out.write_all(s.as_bytes()).and_then(|_| out.flush());
 }
 
-/// Pretty JSON on stdout, for outputs that are not documents of their own (lists, exports).
-pub fn print_json(v: &impl serde::Serialize) {
-    print_out(&format!(
-        "{}\n",
-        serde_json::to_string_pretty(v).expect("json")
-    ));
-}
-
-/// Prints a document as JSON (`--json`) or as text: the one place where commands choose.
-pub fn emit(doc: &dyn crate::output::document::Document, json: bool) {
-    print_out(&crate::output::document::rendered(doc, json));
+/// Prints a document in the format asked for, through its exporter (`crate::output::export`):
+/// the one place where commands' output is written.
+pub fn emit(
+    doc: &dyn crate::output::document::Document,
+    format: crate::output::export::Format,
+) -> Result<()> {
+    print_out(&crate::output::export::export(doc, format)?);
+    Ok(())
 }
 
 pub fn open_store(db: &cli::DbArgs) -> Result<Store> {
@@ -201,15 +199,15 @@ pub fn save_kept(s: &mut Store) {
 /// anything else.
 fn save_kept_doc(s: &mut Store, v: &serde_json::Value) -> Option<Result<store::Saved>> {
     match v.get("schema").and_then(|x| x.as_str()) {
-        Some(crate::model::run::RUN_SCHEMA) => crate::model::run::RunDoc::from_json(v)
+        Some(crate::model::schema::RUN) => crate::model::run::RunDoc::from_json(v)
             .ok()
             .map(|d| s.save_run_once(&d, v, None, None)),
-        Some(crate::model::db::DB_SCHEMA) => {
+        Some(crate::model::schema::DB) => {
             serde_json::from_value::<crate::model::db::DbDoc>(v.clone())
                 .ok()
                 .map(|d| s.save_db_once(&d, v, &fsinfo::hostname()))
         }
-        Some(crate::model::verify::VERIFY_SCHEMA) => {
+        Some(crate::model::schema::VERIFY) => {
             serde_json::from_value::<crate::model::verify::VerifyDoc>(v.clone())
                 .ok()
                 .map(|d| s.save_verify_once(&d, v, None))

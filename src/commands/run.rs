@@ -1,6 +1,9 @@
 use super::*;
 use crate::cli::OutputFormat;
 use crate::model::run::RunDoc;
+use crate::output::document::Document;
+use crate::output::explain::Explained;
+use crate::output::export::Format;
 use clap::ValueEnum;
 
 pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
@@ -77,7 +80,14 @@ struct Printed<'a> {
     jobfile: Option<serde_json::Value>,
 }
 
-impl crate::output::document::Document for Printed<'_> {
+impl Document for Printed<'_> {
+    fn fio_json(&self) -> Option<serde_json::Value> {
+        Some(crate::output::fio::fio_json(
+            self.doc,
+            self.bins,
+            self.jobfile.as_ref(),
+        ))
+    }
     fn json(&self) -> serde_json::Value {
         let single = self.doc.to_json();
         let mut v = if !self.multi || self.doc.runs.len() != 1 {
@@ -99,9 +109,11 @@ impl crate::output::document::Document for Printed<'_> {
         }
         v
     }
-    fn text(&self) -> String {
-        let body = crate::output::document::Document::text(self.doc);
-        let Some(j) = &self.jobfile else { return body };
+    fn text(&self) -> Result<String> {
+        let body = crate::output::document::Document::text(self.doc)?;
+        let Some(j) = &self.jobfile else {
+            return Ok(body);
+        };
         // which job ran when: `phase 1: a, b (at once)`
         let files: Vec<&str> = j["files"]
             .as_array()
@@ -125,7 +137,7 @@ impl crate::output::document::Document for Printed<'_> {
             ));
         }
         head.pop();
-        format!("{head}\n{body}")
+        Ok(format!("{head}\n{body}"))
     }
 }
 
@@ -217,7 +229,6 @@ fn run_locked(
             }
         }
         if reps == 1 {
-            let bins = matches!(fmt, OutputFormat::JsonPlus | OutputFormat::FioJsonPlus);
             let explained = a.explain.then(|| {
                 let id = (not_saved.is_none())
                     .then(|| saved_ids.last().copied())
@@ -225,33 +236,17 @@ fn run_locked(
                 let subject = id.map_or_else(|| "this run".to_string(), |i| format!("run {i}"));
                 crate::analysis::explain::run::explain_run(&doc, id, &subject)
             });
-            match fmt {
-                OutputFormat::Normal => {
-                    emit(&printed, false);
-                    if let Some(e) = &explained {
-                        print_out(&format!("\n{}", crate::output::explain::render(e)));
-                    }
-                }
-                OutputFormat::Json | OutputFormat::JsonPlus => {
-                    let p = Printed { bins, ..printed };
-                    match &explained {
-                        Some(e) => {
-                            let mut v = crate::output::document::Document::json(&p);
-                            v["explain"] = crate::output::document::Document::json(e);
-                            print_json(&v);
-                        }
-                        None => emit(&p, true),
-                    }
-                }
-                OutputFormat::FioJson | OutputFormat::FioJsonPlus => emit(
-                    &crate::output::fio::FioDoc {
-                        doc: &doc,
-                        bins,
-                        jobfile: None,
-                    },
-                    true,
-                ),
-            }
+            let printed = Printed {
+                bins: fmt.bins(),
+                ..printed
+            };
+            emit(
+                &Explained {
+                    doc: Some(&printed),
+                    explain: explained.as_ref(),
+                },
+                fmt.export_format(),
+            )?;
         } else if !want_json {
             let head: Vec<String> = doc
                 .runs
@@ -298,25 +293,17 @@ fn run_locked(
         if !keep {
             cleanup_all(plan);
         }
-        if let (Some(s), Some(g)) = (&db, group) {
-            let rows = history::group_summary(s, &saved_ids)?;
-            if want_json {
-                let docs: Vec<serde_json::Value> = saved_ids
-                    .iter()
-                    .map(|&id| s.doc(id))
-                    .collect::<std::result::Result<_, _>>()?;
-                let mut v = serde_json::json!({"schema": "iolab-repeat/1", "group": format!("g{g}"), "run_ids": saved_ids, "runs": docs, "summary": rows});
-                if a.explain {
-                    let e =
-                        crate::analysis::explain::run::explain_group(&done, &format!("group g{g}"));
-                    v["explain"] = crate::output::document::Document::json(&e);
-                }
-                print_json(&v);
-            } else {
-                print_out(&history::render_summary(&rows, saved_ids.len()));
-            }
-        }
-        if a.explain && !(want_json && group.is_some()) {
+        let format = Format::json_if(want_json);
+        let repeat = match (&db, group) {
+            (Some(s), Some(g)) => Some(history::RepeatDoc::read(
+                s,
+                g,
+                &saved_ids,
+                !format.is_text(),
+            )?),
+            _ => None,
+        };
+        let explained = a.explain.then(|| {
             let subject = group.map_or_else(
                 || "these repetitions".to_string(),
                 |g| format!("group g{g}"),
@@ -328,11 +315,17 @@ fn run_locked(
                     c.run_id = None;
                 }
             }
-            if want_json {
-                print_json(&crate::output::document::Document::json(&e));
-            } else {
-                print_out(&format!("\n{}", crate::output::explain::render(&e)));
-            }
+            e
+        });
+        if repeat.is_some() || explained.is_some() {
+            let doc = repeat.as_ref().map(|r| r as &dyn Document);
+            emit(
+                &Explained {
+                    doc,
+                    explain: explained.as_ref(),
+                },
+                format,
+            )?;
         }
     }
     if let Some(why) = not_saved {
@@ -494,21 +487,11 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
             }
         }
         if reps == 1 {
-            let bins = matches!(fmt, OutputFormat::JsonPlus | OutputFormat::FioJsonPlus);
-            match fmt {
-                OutputFormat::Normal => emit(&printed, false),
-                OutputFormat::Json | OutputFormat::JsonPlus => {
-                    emit(&Printed { bins, ..printed }, true)
-                }
-                OutputFormat::FioJson | OutputFormat::FioJsonPlus => emit(
-                    &crate::output::fio::FioDoc {
-                        doc: &doc,
-                        bins,
-                        jobfile: printed.jobfile.as_ref(),
-                    },
-                    true,
-                ),
-            }
+            let printed = Printed {
+                bins: fmt.bins(),
+                ..printed
+            };
+            emit(&printed, fmt.export_format())?;
             if let (None, Some(s), Some(id)) = (&not_saved, &db, saved) {
                 eprintln!("saved as run {id} in {}", s.path.display());
             }
@@ -549,18 +532,10 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
     remove_created_dirs(&plans);
     // a group is made only for --repeat N > 1 with a store
     if let (Some(s), Some(g)) = (&db, group) {
-        let rows = history::group_summary(s, &saved_ids)?;
-        if fmt == OutputFormat::Json {
-            let docs: Vec<serde_json::Value> = saved_ids
-                .iter()
-                .map(|&id| s.doc(id))
-                .collect::<std::result::Result<_, _>>()?;
-            print_json(
-                &serde_json::json!({"schema": "iolab-repeat/1", "group": format!("g{g}"), "run_ids": saved_ids, "runs": docs, "summary": rows}),
-            );
-        } else {
-            print_out(&history::render_summary(&rows, saved_ids.len()));
-        }
+        // json+ and the fio formats print the summary's text
+        let format = Format::json_if(fmt == OutputFormat::Json);
+        let repeat = history::RepeatDoc::read(s, g, &saved_ids, !format.is_text())?;
+        emit(&repeat, format)?;
         if not_saved.is_none() {
             eprintln!(
                 "saved as group g{g} (runs {}) in {}",
@@ -841,18 +816,13 @@ fn finish_dist(
         }
     }
     let fmt = a.format();
-    let bins = matches!(fmt, OutputFormat::JsonPlus | OutputFormat::FioJsonPlus);
-    match fmt {
-        OutputFormat::Normal => emit(&printed, false),
-        OutputFormat::Json | OutputFormat::JsonPlus => emit(&Printed { bins, ..printed }, true),
-        OutputFormat::FioJson | OutputFormat::FioJsonPlus => emit(
-            &crate::output::fio::FioDoc {
-                doc: &doc,
-                bins,
-                jobfile: None,
-            },
-            true,
-        ),
+    let printed = Printed {
+        bins: fmt.bins(),
+        ..printed
+    };
+    // a run's text cannot fail
+    if let Err(e) = emit(&printed, fmt.export_format()) {
+        return end_output(Err(e));
     }
     if let Some(why) = not_saved {
         if !early {

@@ -13,25 +13,28 @@ pub fn list(a: &cli::ListArgs) -> Result<i32> {
         limit: Some(a.limit),
     };
     let rows = s.list(&f)?;
-    if a.json {
-        print_json(&serde_json::json!({"schema": "iolab-list/1", "runs": rows}));
-    } else {
-        print_out(&history::render_list(&s, &rows)?);
-    }
+    let doc = history::ListDoc {
+        store: &s,
+        rows: &rows,
+    };
+    emit(&doc, Format::json_if(a.json))?;
     Ok(0)
 }
 
 pub fn show(a: &cli::ShowArgs) -> Result<i32> {
     let s = open_store(&a.db)?;
     let r: store::Ref = a.id.parse().map_err(Error::usage)?;
-    emit(&crate::output::shown::resolve(&s, r)?, a.json);
+    emit(
+        &crate::output::shown::resolve(&s, r)?,
+        Format::json_if(a.json),
+    )?;
     Ok(0)
 }
 
 pub fn explain(a: &cli::ShowArgs) -> Result<i32> {
     let s = open_store(&a.db)?;
     let r: store::Ref = a.id.parse().map_err(Error::usage)?;
-    emit(&explain_ref(&s, r)?, a.json);
+    emit(&explain_ref(&s, r)?, Format::json_if(a.json))?;
     Ok(0)
 }
 
@@ -96,7 +99,7 @@ pub fn compare(a: &cli::CompareArgs) -> Result<i32> {
     let s = open_store(&a.db)?;
     let refs = cli::parse_refs(&a.ids)?;
     let c = compare::compare(&s, &refs)?;
-    emit(&c, a.json);
+    emit(&c, Format::json_if(a.json))?;
     Ok(0)
 }
 
@@ -141,17 +144,18 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
         // An iolab run document (one `iolab run` kept because the store did not take it).
         let run_doc = serde_json::from_str::<serde_json::Value>(&text)
             .ok()
-            .filter(|v| v.get("schema").and_then(|x| x.as_str()) == Some("iolab-run/1"));
+            .filter(|v| {
+                v.get("schema").and_then(|x| x.as_str()) == Some(crate::model::schema::RUN)
+            });
         // An iolab db document kept the same way.
         let db_doc = serde_json::from_str::<serde_json::Value>(&text)
             .ok()
-            .filter(|v| v.get("schema").and_then(|x| x.as_str()) == Some("iolab-db/1"));
+            .filter(|v| v.get("schema").and_then(|x| x.as_str()) == Some(crate::model::schema::DB));
         // An iolab verify document kept the same way.
         let verify_doc = serde_json::from_str::<serde_json::Value>(&text)
             .ok()
             .filter(|v| {
-                v.get("schema").and_then(|x| x.as_str())
-                    == Some(crate::model::verify::VERIFY_SCHEMA)
+                v.get("schema").and_then(|x| x.as_str()) == Some(crate::model::schema::VERIFY)
             });
         if let Some(v) = verify_doc {
             let doc: crate::model::verify::VerifyDoc =
@@ -290,15 +294,37 @@ pub fn store_copy(a: &cli::StoreCopyArgs) -> Result<i32> {
     let src = Store::open_at(&from).map_err(|e| rename_flag(e, "--from"))?;
     let mut dst = Store::open_write_at(&to).map_err(|e| rename_flag(e, "--to"))?;
     let r = src.copy_into(&mut dst)?;
-    if a.json {
-        print_json(&serde_json::json!({
-            "schema": "iolab-store-copy/1",
+    emit(
+        &Copied {
+            from: from.to_string(),
+            to: to.to_string(),
+            r,
+        },
+        Format::json_if(a.json),
+    )?;
+    Ok(0)
+}
+
+/// `iolab store copy` (`iolab-store-copy/1`): the runs copied and those there already.
+struct Copied {
+    from: String,
+    to: String,
+    r: store::CopyReport,
+}
+
+impl crate::output::document::Document for Copied {
+    fn json(&self) -> serde_json::Value {
+        let Copied { from, to, r } = self;
+        serde_json::json!({
+            "schema": crate::model::schema::STORE_COPY,
             "from": from.to_string(),
             "to": to.to_string(),
             "copied": r.copied.iter().map(|(f, t)| serde_json::json!({"from": f, "to": t})).collect::<Vec<_>>(),
             "already": r.already.iter().map(|(f, t)| serde_json::json!({"from": f, "to": t})).collect::<Vec<_>>(),
-        }));
-    } else {
+        })
+    }
+    fn text(&self) -> Result<String> {
+        let Copied { from, to, r } = self;
         let mut s = String::new();
         for (f, t) in &r.copied {
             s.push_str(&format!("run {f} -> {t}\n"));
@@ -311,9 +337,8 @@ pub fn store_copy(a: &cli::StoreCopyArgs) -> Result<i32> {
             r.copied.len(),
             r.already.len()
         ));
-        print_out(&s);
+        Ok(s)
     }
-    Ok(0)
 }
 
 /// An error about a store opened for `store copy` names the flag that gave it, not `--db`.

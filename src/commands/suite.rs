@@ -117,7 +117,7 @@ pub fn cmd_bonnie(a: &cli::BonnieArgs) -> Result<i32> {
 pub fn cmd_zones(a: &cli::ZonesArgs) -> Result<i32> {
     let stop = stop_flag();
     let r = crate::workloads::zones::zones(&a.target, a.zones, a.per_zone, a.bs, &stop)?;
-    emit(&r, a.json);
+    emit(&r, Format::json_if(a.json))?;
     save_suite(
         &a.db,
         a.no_save,
@@ -146,7 +146,7 @@ fn finish_suite<D: crate::output::document::Document>(
     no_save: bool,
     dir: &Path,
 ) -> Result<i32> {
-    emit(r, json);
+    emit(r, Format::json_if(json))?;
     write_side_file(csv_path, csv)?;
     save_suite(db, no_save, name, &r.json(), Some(dir))?;
     Ok(if interrupted {

@@ -3,7 +3,7 @@ use super::*;
 pub fn env(a: &cli::EnvArgs) -> Result<i32> {
     let (roots, path) = env_target(a)?;
     let e = crate::system::env::collect(&roots, Some(&path));
-    emit(&e, a.json);
+    emit(&e, Format::json_if(a.json))?;
     Ok(0)
 }
 
@@ -11,16 +11,12 @@ pub fn check(a: &cli::CheckArgs) -> Result<i32> {
     let (roots, path) = env_target(&a.target())?;
     let e = crate::system::env::collect(&roots, Some(&path));
     let findings = crate::analysis::check::check(&e);
-    if a.json {
-        print_json(
-            &serde_json::json!({"schema": crate::analysis::check::CHECK_SCHEMA, "path": e.path.as_ref().map(|p| p.path.clone()), "findings": findings}),
-        );
-    } else {
-        print_out(&crate::output::check::render(
-            &path.display().to_string(),
-            &findings,
-        ));
-    }
+    let doc = crate::output::check::CheckDoc {
+        target: path.display().to_string(),
+        path: e.path.as_ref().map(|p| p.path.clone()),
+        findings: &findings,
+    };
+    emit(&doc, Format::json_if(a.json))?;
     Ok(if crate::analysis::check::has_warnings(&findings) {
         1
     } else {
@@ -36,7 +32,7 @@ pub fn fsync_probe(a: &cli::FsyncProbeArgs) -> Result<i32> {
     let env = crate::system::env::collect(&crate::system::env::Roots::live(), Some(&dir));
     let stop = stop_flag();
     let r = crate::system::fsyncprobe::run(&dir, &env, a.count, a.writers, &stop)?;
-    emit(&r, a.json);
+    emit(&r, Format::json_if(a.json))?;
     Ok(if r.interrupted {
         Exit::Interrupted as i32
     } else {

@@ -517,7 +517,7 @@ fn new_verify_setup(plan: &Plan) -> Option<VerifySetup> {
 /// Saves the verify state of the set (`--dir/.iolab-verify`) after a verify cell.
 fn save_verify_state(spec: &FileSetSpec, vs: &VerifySetup) -> Result<()> {
     let head = crate::model::verify::StateHead {
-        schema: crate::model::verify::STATE_SCHEMA.to_string(),
+        schema: crate::model::schema::VERIFY_STATE.to_string(),
         run_id: vs.run_id,
         block_bytes: vs.block,
         file_size_bytes: spec.file_size_bytes,
@@ -888,7 +888,7 @@ pub fn run_with(
             on_cell(c);
         }
         let doc = RunDoc {
-            schema: crate::model::run::RUN_SCHEMA.to_string(),
+            schema: crate::model::schema::RUN.to_string(),
             doc_id: Some(crate::model::new_doc_id()),
             iolab_version: env!("CARGO_PKG_VERSION").to_string(),
             start_time,
@@ -1190,7 +1190,7 @@ pub fn run_with(
         }
     }
     let doc = RunDoc {
-        schema: crate::model::run::RUN_SCHEMA.to_string(),
+        schema: crate::model::schema::RUN.to_string(),
         doc_id: Some(crate::model::new_doc_id()),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
         start_time,
@@ -1245,7 +1245,7 @@ fn so_far(
     runs: &[CellResult],
 ) -> RunDoc {
     RunDoc {
-        schema: crate::model::run::RUN_SCHEMA.to_string(),
+        schema: crate::model::schema::RUN.to_string(),
         doc_id: Some(crate::model::new_doc_id()),
         iolab_version: env!("CARGO_PKG_VERSION").to_string(),
         start_time: start_time.to_string(),

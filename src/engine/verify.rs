@@ -10,7 +10,7 @@ use super::buf::AlignedBuf;
 use crate::error::{Error, Result};
 use crate::measure::stats::ThreadVerify;
 use crate::model::verify::{
-    self as v, GEN_UNKNOWN_BIT, Header, Mismatch, STATE_FILE, STATE_SCHEMA, StateHead, VerifyResult,
+    self as v, GEN_UNKNOWN_BIT, Header, Mismatch, STATE_FILE, StateHead, VerifyResult,
 };
 use crate::system::target::TargetDir;
 use std::io::{Read, Write};
@@ -244,13 +244,13 @@ pub fn load_state(dir: &Path) -> Result<(StateHead, Vec<u32>)> {
         .ok_or_else(|| bad("no header line"))?;
     let head: StateHead =
         serde_json::from_slice(&body[..nl]).map_err(|e| bad(&format!("header: {e}")))?;
-    if head.schema == v::STATE_SCHEMA_V1 {
+    if head.schema == crate::model::schema::VERIFY_STATE_V1 {
         return Err(Error::usage(format!(
             "--dir {}: this set was written by an older iolab (verify format 1, CRC-32 block headers); this iolab writes and checks format 2 (CRC-32C) and cannot verify it: write the set again with `iolab run --verify --keep`",
             dir.display()
         )));
     }
-    if head.schema != STATE_SCHEMA {
+    if head.schema != crate::model::schema::VERIFY_STATE {
         return Err(bad(&format!("schema {}", head.schema)));
     }
     let rest = &body[nl + 1..];

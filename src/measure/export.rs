@@ -26,8 +26,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The schema of each `--live` line.
-pub const LIVE_SCHEMA: &str = "iolab-live/1";
-
 /// Operation names by kind index (read, write, fsync).
 pub const OP_NAMES: [&str; KINDS] = ["read", "write", "fsync"];
 
@@ -169,7 +167,7 @@ impl Observer {
         let mut text = String::new();
         for (u, d) in units.iter().zip(ds) {
             let line = LiveLine {
-                schema: LIVE_SCHEMA,
+                schema: crate::model::schema::LIVE,
                 run_id: &self.run_id,
                 host: &self.host,
                 cell,

@@ -19,9 +19,9 @@
 //! ```
 
 use crate::model::auth;
+use crate::model::schema::CRASHCHECK_PROTOCOL as PROTOCOL;
 use serde::{Deserialize, Serialize};
 
-pub const SCHEMA: &str = "iolab-crashcheck/1";
 pub const MAGIC: &[u8; 8] = b"IOLABCC1";
 pub const HEADER_BYTES: usize = 64;
 /// The data file in `--dir`.
@@ -182,9 +182,6 @@ pub struct Ack {
     pub checksum: u32,
 }
 
-/// The protocol of the journal lines (HELLO's first word after `HELLO`). Version 2 ends every
-/// line with ` mac=TAG`; version 1 journals (no tags) are refused by `verify`.
-pub const PROTOCOL: &str = "iolab-crashcheck/2";
 /// The longest journal line a listener takes (bytes, newline included); a HELLO with a file
 /// path near PATH_MAX fits.
 pub const MAX_LINE: usize = 64 * 1024;

@@ -6,8 +6,6 @@ use crate::model::run::Warning;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub const DB_SCHEMA: &str = "iolab-db/1";
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {

@@ -4,9 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-pub const ENV_SCHEMA: &str = "iolab-env/1";
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Virtualization {
     /// The CPU reports the `hypervisor` flag.
     pub hypervisor_flag: bool,
@@ -18,7 +16,7 @@ pub struct Virtualization {
     pub verdict: String,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Platform {
     pub host: String,
     pub kernel: String,
@@ -28,7 +26,7 @@ pub struct Platform {
     pub uptime_s: Option<f64>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Cpu {
     pub model: Option<String>,
     pub sockets: u32,
@@ -39,7 +37,7 @@ pub struct Cpu {
     pub caches: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Memory {
     pub total_bytes: u64,
     pub available_bytes: u64,
@@ -49,7 +47,7 @@ pub struct Memory {
     pub dimms: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Kernel {
     pub numa_nodes: u32,
     /// transparent_hugepage/enabled and defrag, current value
@@ -68,7 +66,7 @@ pub struct Kernel {
     pub net_ipv4_tcp_wmem: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Partition {
     pub name: String,
     /// devices built on this partition (md, dm)
@@ -80,7 +78,7 @@ pub struct Partition {
     pub alignment_offset: Option<u64>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct MdRaid {
     pub level: Option<String>,
     pub chunk_bytes: Option<u64>,
@@ -88,7 +86,7 @@ pub struct MdRaid {
     pub members: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct BlockDevice {
     pub name: String,
     /// disk, nvme, virtio, loop, dm, md, zram, ...
@@ -130,7 +128,7 @@ pub struct BlockDevice {
     pub loop_backing_file: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Mount {
     pub source: String,
     pub mountpoint: String,
@@ -141,7 +139,7 @@ pub struct Mount {
     pub dev: String,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct FsInfo {
     pub fstype: String,
     pub block_size: Option<u64>,
@@ -160,7 +158,7 @@ pub struct FsInfo {
 }
 
 /// One layer under a path: partition, dm, md, loop or disk.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Layer {
     pub name: String,
     pub kind: String,
@@ -169,7 +167,7 @@ pub struct Layer {
     pub detail: String,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct PathStack {
     pub path: String,
     pub mountpoint: String,
@@ -180,7 +178,7 @@ pub struct PathStack {
     pub physical_disks: Vec<String>,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct EnvReport {
     pub schema: String,
     pub platform: Platform,
@@ -201,7 +199,7 @@ pub struct EnvReport {
 }
 
 /// One cgroup I/O limit on one device.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct CgroupIoLimit {
     /// The file that sets it, e.g. `/sys/fs/cgroup/blkio/db/blkio.throttle.read_iops_device`
     /// or `/sys/fs/cgroup/db.slice/io.max`.

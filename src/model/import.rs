@@ -52,8 +52,6 @@ pub struct Imported {
 
 /// Schema of the stored import document: `cells[].results.<op>`, the shape of every other stored
 /// measurement (docs/results.md). `iolab-import/1` (`cells[].ops[]`) is still read.
-pub const IMPORT_SCHEMA: &str = "iolab-import/2";
-
 /// The order ops are listed in when a document names them by key.
 const OP_ORDER: [&str; 5] = ["read", "write", "trim", "fsync", "events"];
 
@@ -81,7 +79,7 @@ impl Imported {
             })
             .collect();
         serde_json::json!({
-            "schema": IMPORT_SCHEMA, "tool": self.tool, "tool_version": self.tool_version,
+            "schema": crate::model::schema::IMPORT, "tool": self.tool, "tool_version": self.tool_version,
             "start_time": self.start_time, "source_file": source_file, "options": self.options,
             "cells": cells,
         })

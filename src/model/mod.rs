@@ -13,6 +13,7 @@ pub mod import;
 pub mod job;
 pub mod lat;
 pub mod run;
+pub mod schema;
 pub mod stored;
 pub mod suite;
 pub mod units;

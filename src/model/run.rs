@@ -24,8 +24,6 @@ impl OpKind {
     }
 }
 
-pub const RUN_SCHEMA: &str = "iolab-run/1";
-
 pub use crate::model::lat::LatSummary;
 
 /// One operation type's totals.

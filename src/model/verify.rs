@@ -14,12 +14,6 @@ pub const HEADER_LEN: usize = 64;
 const CRC_AT: usize = 48;
 /// The state file of a verify run, in `--dir`.
 pub const STATE_FILE: &str = ".iolab-verify";
-/// Schema of the state file's first line.
-pub const STATE_SCHEMA: &str = "iolab-verify-state/2";
-/// The state schema of format 1 (blocks with CRC-32 headers): recognised, refused.
-pub const STATE_SCHEMA_V1: &str = "iolab-verify-state/1";
-/// Schema of the `iolab verify` document.
-pub const VERIFY_SCHEMA: &str = "iolab-verify/1";
 /// How many mismatches a result lists (the counts count them all).
 pub const MAX_LISTED: usize = 100;
 /// Set in a block's generation when its last write failed: its content is unknown, it is not
@@ -27,7 +21,7 @@ pub const MAX_LISTED: usize = 100;
 pub const GEN_UNKNOWN_BIT: u32 = 1 << 31;
 
 /// A block's header, as written or as found.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Header {
     pub run_id: u64,
     pub file: u32,
@@ -113,7 +107,7 @@ pub fn header_of(block: &[u8]) -> Option<Header> {
 }
 
 /// What is wrong with a block read back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// A whole, correctly placed block of an older write (an earlier generation, or an earlier
@@ -160,7 +154,7 @@ pub fn check(block: &[u8], expected: &Header) -> Result<(), (Kind, Option<Header
 }
 
 /// One block that did not verify.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Mismatch {
     pub file: u32,
     pub offset_bytes: u64,
@@ -193,7 +187,7 @@ impl Mismatch {
 }
 
 /// The counts of a verify run or of `iolab verify`, with the first [`MAX_LISTED`] mismatches.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VerifyResult {
     /// Blocks read back and checked.
     pub checked: u64,
@@ -272,7 +266,7 @@ pub struct StateHead {
 }
 
 /// The `iolab verify --dir D` document.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VerifyDoc {
     pub schema: String,
     /// The document's id ([`crate::model::new_doc_id`]), absent in documents of an iolab before

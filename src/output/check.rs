@@ -2,6 +2,24 @@
 
 use crate::analysis::check::{Finding, Severity};
 
+/// `iolab check`'s document (`iolab-check/1`).
+pub struct CheckDoc<'a> {
+    /// The path checked, as the text names it.
+    pub target: String,
+    /// The path of the stack the environment found under it (the JSON's `path`).
+    pub path: Option<String>,
+    pub findings: &'a [Finding],
+}
+
+impl crate::output::document::Document for CheckDoc<'_> {
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({"schema": crate::model::schema::CHECK, "path": self.path, "findings": self.findings})
+    }
+    fn text(&self) -> crate::error::Result<String> {
+        Ok(render(&self.target, self.findings))
+    }
+}
+
 pub fn render(path: &str, findings: &[Finding]) -> String {
     let mut s = format!("iolab check {path}: ");
     let n = |sev| findings.iter().filter(|f| f.severity == sev).count();

@@ -1,6 +1,7 @@
 //! The documents iolab prints, behind one trait: their JSON and their text (the resolver from a
 //! stored reference to what `show`, `report` and `plot` present is `crate::output::shown`).
 
+use crate::error::Result;
 use crate::model::db::DbDoc;
 use crate::model::env::EnvReport;
 use crate::model::experiment::{CellOut, Point, SaturateSpec, SweepSpec};
@@ -10,23 +11,16 @@ use crate::model::zones::ZonesResult;
 use crate::system::fsyncprobe::ProbeReport;
 use serde_json::{Value, json};
 
-/// A document a command prints: as JSON with `--json`, else as text for people.
+/// A document a command prints, in the format the user asked for (`crate::output::export`: the
+/// exporters write it from these forms).
 pub trait Document {
-    /// The JSON document (with its `schema` field where the kind has one; docs/results.md).
+    /// The JSON document (with its `schema` field, `crate::model::schema`; docs/results.md).
     fn json(&self) -> Value;
-    /// The text a person reads.
-    fn text(&self) -> String;
-}
-
-/// The document as the user asked for it: pretty JSON (one trailing newline) or text.
-pub fn rendered(doc: &dyn Document, json: bool) -> String {
-    if json {
-        format!(
-            "{}\n",
-            serde_json::to_string_pretty(&doc.json()).unwrap_or_default()
-        )
-    } else {
-        doc.text()
+    /// The text a person reads (a list reads the store as it renders, so this can fail).
+    fn text(&self) -> Result<String>;
+    /// fio's JSON shape, for the kinds that have one (a run).
+    fn fio_json(&self) -> Option<Value> {
+        None
     }
 }
 
@@ -42,8 +36,8 @@ macro_rules! document {
             fn json(&self) -> Value {
                 to_json(self)
             }
-            fn text(&self) -> String {
-                $render(self)
+            fn text(&self) -> Result<String> {
+                Ok($render(self))
             }
         })*
     };
@@ -61,8 +55,8 @@ impl Document for RunDoc {
     fn json(&self) -> Value {
         self.to_json()
     }
-    fn text(&self) -> String {
-        crate::output::table::render(self)
+    fn text(&self) -> Result<String> {
+        Ok(crate::output::table::render(self))
     }
 }
 
@@ -79,31 +73,31 @@ fn with_schema(v: &impl serde::Serialize, schema: &str) -> Value {
 
 impl Document for IozoneResult {
     fn json(&self) -> Value {
-        with_schema(self, "iolab-iozone/1")
+        with_schema(self, crate::model::schema::IOZONE)
     }
-    fn text(&self) -> String {
+    fn text(&self) -> Result<String> {
         // iozone -a -R: the table, then the "Excel" report
-        crate::output::suites::iozone_table(self) + &crate::output::suites::iozone_excel(self)
+        Ok(crate::output::suites::iozone_table(self) + &crate::output::suites::iozone_excel(self))
     }
 }
 
 impl Document for ZonesResult {
     fn json(&self) -> Value {
-        with_schema(self, "iolab-zones/2")
+        with_schema(self, crate::model::schema::ZONES)
     }
-    fn text(&self) -> String {
-        crate::output::suites::zones_table(self)
+    fn text(&self) -> Result<String> {
+        Ok(crate::output::suites::zones_table(self))
     }
 }
 
 impl Document for BonnieResult {
     fn json(&self) -> Value {
-        with_schema(self, "iolab-bonnie/2")
+        with_schema(self, crate::model::schema::BONNIE)
     }
-    fn text(&self) -> String {
+    fn text(&self) -> Result<String> {
         let mut s = crate::output::suites::bonnie_table(self);
         s.push_str(&crate::output::suites::bonnie_csv(self));
-        s
+        Ok(s)
     }
 }
 
@@ -118,14 +112,16 @@ pub struct SweepDoc<'a> {
 
 impl Document for SweepDoc<'_> {
     fn json(&self) -> Value {
-        let mut v = json!({"schema": "iolab-sweep/1", "group": format!("g{}", self.gid), "axes": self.spec.axes, "metric": self.spec.metric, "cells": self.cells});
+        let mut v = json!({"schema": crate::model::schema::SWEEP, "group": format!("g{}", self.gid), "axes": self.spec.axes, "metric": self.spec.metric, "cells": self.cells});
         if let Some(i) = self.interrupted {
             v["interrupted"] = i.into();
         }
         v
     }
-    fn text(&self) -> String {
-        crate::output::experiment::render_matrix(self.spec, self.cells)
+    fn text(&self) -> Result<String> {
+        Ok(crate::output::experiment::render_matrix(
+            self.spec, self.cells,
+        ))
     }
 }
 
@@ -152,19 +148,40 @@ impl Document for SaturateDoc<'_> {
             .filter(|p| !p.passed)
             .map(|p| p.value)
             .min();
-        let mut v = json!({"schema": "iolab-saturate/1", "group": format!("g{}", self.gid), "spec": self.spec, "points": self.points, "last_pass": last_pass, "first_fail": first_fail});
+        let mut v = json!({"schema": crate::model::schema::SATURATE, "group": format!("g{}", self.gid), "spec": self.spec, "points": self.points, "last_pass": last_pass, "first_fail": first_fail});
         if let Some(i) = self.interrupted {
             v["interrupted"] = i.into();
         }
         v
     }
-    fn text(&self) -> String {
+    fn text(&self) -> Result<String> {
         let mut t = crate::output::experiment::render_saturate(self.spec, self.points);
         if self.interrupted == Some(true) {
             t.push_str(
                 "stopped before the search ended: the verdict covers the points above only\n",
             );
         }
-        t
+        Ok(t)
+    }
+}
+
+/// One interval of `iolab iostat` (`iolab-iostat/1`).
+pub struct IostatLine<'a> {
+    pub time: &'a str,
+    pub sample: &'a crate::measure::iostat::Sample,
+    pub devices: &'a [String],
+}
+
+impl crate::output::document::Document for IostatLine<'_> {
+    fn json(&self) -> serde_json::Value {
+        let s = self.sample;
+        serde_json::json!({"schema": crate::model::schema::IOSTAT, "time": self.time, "t_s": s.t_s, "interval_s": s.dur_s, "cpu": s.cpu, "devices": s.devices})
+    }
+    fn text(&self) -> Result<String> {
+        Ok(crate::output::table::iostat_text(
+            self.time,
+            self.sample,
+            self.devices,
+        ))
     }
 }

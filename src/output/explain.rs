@@ -2,6 +2,7 @@
 //! rendered (the analysis itself is in `src/analysis/explain/`).
 
 use crate::analysis::explain::Explanation;
+use crate::output::document::Document;
 
 /// The text a person reads.
 pub fn render(e: &Explanation) -> String {
@@ -24,11 +25,48 @@ pub fn render(e: &Explanation) -> String {
     s
 }
 
-impl crate::output::document::Document for Explanation {
+/// A document with `--explain`'s findings: in its JSON as `explain`, after its text (a blank line
+/// between). Without a document, the findings alone.
+pub struct Explained<'a> {
+    pub doc: Option<&'a dyn Document>,
+    pub explain: Option<&'a Explanation>,
+}
+
+impl Document for Explained<'_> {
+    fn json(&self) -> serde_json::Value {
+        match (self.doc, self.explain) {
+            (Some(d), Some(e)) => {
+                let mut v = d.json();
+                v["explain"] = e.json();
+                v
+            }
+            (Some(d), None) => d.json(),
+            (None, Some(e)) => e.json(),
+            (None, None) => serde_json::Value::Null,
+        }
+    }
+    fn text(&self) -> crate::error::Result<String> {
+        let mut t = match self.doc {
+            Some(d) => d.text()?,
+            None => String::new(),
+        };
+        if let Some(e) = self.explain {
+            t.push('\n');
+            t.push_str(&render(e));
+        }
+        Ok(t)
+    }
+    /// fio's shape has no place for findings.
+    fn fio_json(&self) -> Option<serde_json::Value> {
+        self.doc.and_then(|d| d.fio_json())
+    }
+}
+
+impl Document for Explanation {
     fn json(&self) -> serde_json::Value {
         serde_json::to_value(self).unwrap_or_default()
     }
-    fn text(&self) -> String {
-        render(self)
+    fn text(&self) -> crate::error::Result<String> {
+        Ok(render(self))
     }
 }

@@ -6,7 +6,6 @@
 use crate::model::hist::LatHist;
 use crate::model::job::{Distribution, Limit, Mode};
 use crate::model::run::{CellResult, LatSummary, OpKind, OpResult, RunDoc, TsOp, TsPoint};
-use crate::output::document::Document;
 use crate::spec::fio_vocab;
 use serde_json::{Map, Value, json};
 
@@ -46,29 +45,6 @@ pub fn add_hist_bins(v: &mut Value, doc: &RunDoc) {
                 op["hist_bins"] = json!(hist_bins(h));
             }
         }
-    }
-}
-
-/// A run as fio would have printed it: one job per measured mode (`groupid` = its index).
-/// `bins`: json+ (per-bucket latency counts).
-pub struct FioDoc<'a> {
-    pub doc: &'a RunDoc,
-    pub bins: bool,
-    /// A run of fio job files: the document's `jobfile` part (docs/fio-jobs.md). Each job is
-    /// then named as in its file and carries the file's resolved options.
-    pub jobfile: Option<&'a Value>,
-}
-
-impl Document for FioDoc<'_> {
-    fn json(&self) -> Value {
-        fio_json(self.doc, self.bins, self.jobfile)
-    }
-    fn text(&self) -> String {
-        // fio's shape has no text form: it is JSON either way.
-        format!(
-            "{}\n",
-            serde_json::to_string_pretty(&self.json()).unwrap_or_default()
-        )
     }
 }
 
@@ -114,7 +90,11 @@ fn file_job_name(j: &Value) -> Option<&str> {
         .or_else(|| j["section"].as_str())
 }
 
-fn fio_json(doc: &RunDoc, bins: bool, jobfile: Option<&Value>) -> Value {
+/// A run as fio would have printed it: one job per measured mode (`groupid` = its index).
+/// `bins`: json+ (per-bucket latency counts). `jobfile`: a run of fio job files, the document's
+/// `jobfile` part (docs/fio-jobs.md): each job is then named as in its file and carries the
+/// file's resolved options.
+pub fn fio_json(doc: &RunDoc, bins: bool, jobfile: Option<&Value>) -> Value {
     let mut top = Map::new();
     top.insert("fio version".into(), fio_version(doc, bins).into());
     if let Ok(t) = chrono::DateTime::parse_from_rfc3339(&doc.start_time) {

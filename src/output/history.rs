@@ -47,6 +47,21 @@ fn crashcheck_headline(store: &Store, id: i64) -> String {
 }
 
 /// `iolab list` as a table.
+/// `iolab list` (`iolab-list/1`): the runs' rows; the text reads each run's headline.
+pub struct ListDoc<'a> {
+    pub store: &'a Store,
+    pub rows: &'a [RunRow],
+}
+
+impl crate::output::document::Document for ListDoc<'_> {
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({"schema": crate::model::schema::LIST, "runs": self.rows})
+    }
+    fn text(&self) -> Result<String> {
+        render_list(self.store, self.rows)
+    }
+}
+
 pub fn render_list(store: &Store, rows: &[RunRow]) -> Result<String> {
     let mut t = table(vec![
         "id",
@@ -465,7 +480,7 @@ pub fn export_json(store: &Store, ids: &[i64]) -> Result<serde_json::Value> {
         let doc = current_doc(store, id, &r.kind)?;
         runs.push(serde_json::json!({"id": id, "group": r.group, "group_id": r.group_id, "kind": r.kind, "tool": r.tool, "tool_version": r.tool_version, "label": r.label, "tags": r.tags, "cells": store.cells(id)?, "doc": doc}));
     }
-    Ok(serde_json::json!({"schema": "iolab-export/1", "runs": runs}))
+    Ok(serde_json::json!({"schema": crate::model::schema::EXPORT, "runs": runs}))
 }
 
 /// Mean, CI and noise of the headline metrics over the runs of a group.
@@ -537,6 +552,45 @@ pub fn group_summary(store: &Store, ids: &[i64]) -> Result<Vec<SummaryRow>> {
     Ok(out)
 }
 
+/// `run --repeat N` with a store: the group's runs and their summary (`iolab-repeat/1`).
+pub struct RepeatDoc<'a> {
+    pub group: i64,
+    pub run_ids: &'a [i64],
+    /// The runs' stored documents, read only for JSON (the text is the summary).
+    pub runs: Vec<serde_json::Value>,
+    pub summary: Vec<SummaryRow>,
+}
+
+impl<'a> RepeatDoc<'a> {
+    /// The group's summary from the store, and its runs' documents when `with_runs`.
+    pub fn read(store: &Store, group: i64, run_ids: &'a [i64], with_runs: bool) -> Result<Self> {
+        let summary = group_summary(store, run_ids)?;
+        let runs = if with_runs {
+            run_ids
+                .iter()
+                .map(|&id| store.doc(id))
+                .collect::<Result<_>>()?
+        } else {
+            Vec::new()
+        };
+        Ok(RepeatDoc {
+            group,
+            run_ids,
+            runs,
+            summary,
+        })
+    }
+}
+
+impl crate::output::document::Document for RepeatDoc<'_> {
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({"schema": crate::model::schema::REPEAT, "group": format!("g{}", self.group), "run_ids": self.run_ids, "runs": self.runs, "summary": self.summary})
+    }
+    fn text(&self) -> Result<String> {
+        Ok(render_summary(&self.summary, self.run_ids.len()))
+    }
+}
+
 pub fn render_summary(rows: &[SummaryRow], n: usize) -> String {
     let mut t = table(vec![
         "mode", "op", "metric", "mean", "stddev", "95% CI", "CV", "",
@@ -588,8 +642,7 @@ pub fn current_doc(store: &Store, id: i64, kind: &str) -> Result<serde_json::Val
     let mut doc = store.doc(id)?;
     match kind {
         "import"
-            if doc.get("schema").and_then(|s| s.as_str())
-                != Some(crate::model::import::IMPORT_SCHEMA) =>
+            if doc.get("schema").and_then(|s| s.as_str()) != Some(crate::model::schema::IMPORT) =>
         {
             if let Ok(StoredDoc::Import(imp)) = store.stored_doc(id) {
                 let source = doc
@@ -617,7 +670,7 @@ impl crate::output::document::Document for Comparison {
     fn json(&self) -> serde_json::Value {
         crate::output::document::to_json(self)
     }
-    fn text(&self) -> String {
-        render_compare(self)
+    fn text(&self) -> Result<String> {
+        Ok(render_compare(self))
     }
 }

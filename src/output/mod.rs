@@ -8,6 +8,7 @@ pub mod document;
 pub mod env;
 pub mod experiment;
 pub mod explain;
+pub mod export;
 pub mod fio;
 pub mod history;
 pub mod html;

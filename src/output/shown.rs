@@ -24,8 +24,8 @@ impl Document for Shown {
     fn json(&self) -> Value {
         self.json.clone()
     }
-    fn text(&self) -> String {
-        self.text.clone()
+    fn text(&self) -> Result<String> {
+        Ok(self.text.clone())
     }
 }
 
@@ -70,7 +70,7 @@ pub fn resolve(store: &Store, r: Ref) -> Result<Shown> {
                         title,
                         first_run,
                         json: d.json(),
-                        text: d.text(),
+                        text: d.text()?,
                         charts: crate::output::stored_charts::experiment_charts(store, g)?,
                     })
                 }
@@ -87,7 +87,7 @@ pub fn resolve(store: &Store, r: Ref) -> Result<Shown> {
                         title,
                         first_run,
                         json: d.json(),
-                        text: d.text(),
+                        text: d.text()?,
                         charts: crate::output::stored_charts::experiment_charts(store, g)?,
                     })
                 }
@@ -99,7 +99,7 @@ pub fn resolve(store: &Store, r: Ref) -> Result<Shown> {
                     Ok(Shown {
                         title,
                         first_run,
-                        json: json!({"schema": "iolab-group/1", "group": format!("g{g}"), "run_ids": ids, "summary": rows}),
+                        json: json!({"schema": crate::model::schema::GROUP, "group": format!("g{g}"), "run_ids": ids, "summary": rows}),
                         text,
                         charts: crate::output::stored_charts::run_charts(store, first_run)?,
                     })

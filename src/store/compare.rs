@@ -181,8 +181,6 @@ pub struct Comparison {
     pub changes: Vec<Change>,
 }
 
-pub const COMPARE_SCHEMA: &str = "iolab-compare/1";
-
 pub use crate::system::env::flatten;
 
 /// An engine name as iolab names the same system calls, so that "what changed" does not list
@@ -439,7 +437,7 @@ pub fn compare(store: &Store, refs: &[Ref]) -> Result<Comparison> {
         })
         .collect();
     Ok(Comparison {
-        schema: COMPARE_SCHEMA.into(),
+        schema: crate::model::schema::COMPARE.into(),
         sides,
         rows,
         not_comparable,

@@ -719,7 +719,7 @@ pub fn collect(r: &Roots, path: Option<&Path>) -> EnvReport {
     let all = mounts(r);
     let path = path.and_then(|p| path_stack(r, p, &all));
     EnvReport {
-        schema: ENV_SCHEMA.into(),
+        schema: crate::model::schema::ENV.into(),
         platform: platform(r),
         cpu: cpu(r),
         memory: memory(r),

@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-pub const SCHEMA: &str = "iolab-fsync-probe/1";
 /// The fastest rotating disks spin at 15,000 rpm: one revolution takes 4 ms.
 pub const MAX_RPM: f64 = 15_000.0;
 
@@ -268,7 +267,7 @@ pub fn run(
         dev.is_some(),
     );
     Ok(ProbeReport {
-        schema: SCHEMA.into(),
+        schema: crate::model::schema::FSYNC_PROBE.into(),
         path: dir.display().to_string(),
         device: dev.map(|d| d.name.clone()),
         rotational: dev.and_then(|d| d.rotational),

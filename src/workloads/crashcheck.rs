@@ -283,7 +283,7 @@ pub fn load_key(path: &Path) -> Result<(RunKey, String)> {
         Error::usage(format!(
             "--key-file {}: not a crashcheck key file (KEY {} run=.. key=.. file=..)",
             path.display(),
-            cc::PROTOCOL
+            crate::model::schema::CRASHCHECK_PROTOCOL
         ))
     })
 }
@@ -681,13 +681,13 @@ fn serve(
         let _ = w.write_all(
             format!(
                 "ERR expected HELLO {} ... mac=.. or GET RUN\n",
-                cc::PROTOCOL
+                crate::model::schema::CRASHCHECK_PROTOCOL
             )
             .as_bytes(),
         );
         return Err(format!(
             "not a crashcheck client of {}: {:?}",
-            cc::PROTOCOL,
+            crate::model::schema::CRASHCHECK_PROTOCOL,
             first.chars().take(80).collect::<String>()
         ));
     };
@@ -921,7 +921,7 @@ pub fn verify(j: &Journal, file: &Path) -> Result<(VerifyOut, Vec<String>)> {
 /// A document of one phase, filled from the run's HELLO.
 pub fn doc(phase: &str, h: &Hello, journal: &JournalAt, warnings: Vec<String>) -> CrashDoc {
     CrashDoc {
-        schema: cc::SCHEMA.into(),
+        schema: crate::model::schema::CRASHCHECK.into(),
         phase: phase.into(),
         run: h.run.clone(),
         key: Some(h.key.clone()),

@@ -20,8 +20,6 @@ pub mod sweep;
 
 use serde::{Deserialize, Serialize};
 
-pub const EXPLAIN_SCHEMA: &str = "iolab-explain/1";
-
 /// The layer a finding names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -6,7 +6,7 @@
 
 use super::facts::{Facts, fmt_n, little, queue_engine, run_options};
 use super::rules::{Hit, RULES, Rule};
-use super::{CellExplain, Confidence, EXPLAIN_SCHEMA, Explanation, Finding, Kind, Layer};
+use super::{CellExplain, Confidence, Explanation, Finding, Kind, Layer};
 use crate::model::run::{CellResult, RunDoc};
 use crate::model::units::{fmt_ns, human_bytes};
 use crate::store::compare::{NOISY_CV_PCT, Stat};
@@ -150,7 +150,7 @@ pub fn explain_facts(f: &Facts) -> Vec<Finding> {
 /// The explanation of one run document (`run_id` when it is stored).
 pub fn explain_run(doc: &RunDoc, run_id: Option<i64>, subject: &str) -> Explanation {
     Explanation {
-        schema: EXPLAIN_SCHEMA.into(),
+        schema: crate::model::schema::EXPLAIN.into(),
         subject: subject.into(),
         cells: doc
             .runs
@@ -176,7 +176,7 @@ pub fn explain_group(runs: &[(i64, RunDoc)], subject: &str) -> Explanation {
     let mut cells = Vec::new();
     let Some((first_id, first)) = runs.first() else {
         return Explanation {
-            schema: EXPLAIN_SCHEMA.into(),
+            schema: crate::model::schema::EXPLAIN.into(),
             subject: subject.into(),
             cells,
         };
@@ -231,7 +231,7 @@ pub fn explain_group(runs: &[(i64, RunDoc)], subject: &str) -> Explanation {
         }
     }
     Explanation {
-        schema: EXPLAIN_SCHEMA.into(),
+        schema: crate::model::schema::EXPLAIN.into(),
         subject: subject.into(),
         cells,
     }
@@ -244,7 +244,7 @@ pub fn explain_runs(runs: &[(i64, RunDoc)], subject: &str) -> Explanation {
         cells.extend(explain_run(d, Some(*id), "").cells);
     }
     Explanation {
-        schema: EXPLAIN_SCHEMA.into(),
+        schema: crate::model::schema::EXPLAIN.into(),
         subject: subject.into(),
         cells,
     }

@@ -10,7 +10,7 @@ use super::rules::{
     queue_is_own, waits_for_io,
 };
 use super::run::{explain_runs, finding, rule};
-use super::{CellExplain, Confidence, EXPLAIN_SCHEMA, Explanation, Finding, Kind};
+use super::{CellExplain, Confidence, Explanation, Finding, Kind};
 use crate::model::run::{CellResult, RunDoc};
 use crate::model::units::fmt_ns;
 
@@ -288,7 +288,7 @@ pub fn explain_sweep(runs: &[(i64, RunDoc)], subject: &str) -> Explanation {
     serial_steps(runs, &mut cells);
     flat_steps(runs, &mut cells);
     Explanation {
-        schema: EXPLAIN_SCHEMA.into(),
+        schema: crate::model::schema::EXPLAIN.into(),
         subject: subject.into(),
         cells,
     }
