@@ -1505,10 +1505,12 @@ fn paced_latency_matches_the_device_below_the_limit_and_grows_above_it() {
         lat(&over, "p99"),
         over["schedule_lag_ns"]["p99"],
     );
-    // Paced at half the limit, the typical read takes what fio's takes at the same rate (a
-    // factor of 2 for the noise of two short runs; p99 of 1,000 reads is printed, not judged).
+    // Paced at half the limit, the typical read takes what fio's takes at the same rate: a
+    // factor of 2.5 for the noise of two 4 s runs (iolab/fio p50 measured 0.94-1.71 on a quiet
+    // 2-vCPU machine, 1.5-5.7 at load average 10, where the pacer's spinning takes the CPU the
+    // loop device needs). The p99 of 1,000 reads is printed, not judged.
     assert!(
-        lat(&half, "p50") <= 2 * fio_p50,
+        lat(&half, "p50") * 2 <= 5 * fio_p50,
         "paced at half the limit: iolab p50 {} ns vs fio p50 {fio_p50} ns at the same rate",
         lat(&half, "p50"),
     );
