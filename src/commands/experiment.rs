@@ -150,14 +150,14 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
         (store, g, spec)
     };
     if let Some(r) = &ranks {
-        r.set_rank_timeout(std::time::Duration::from_secs_f64(a.rank_timeout));
+        r.set_rank_timeout(std::time::Duration::from_secs_f64(a.rank.rank_timeout));
         r.watch_stop(Arc::clone(&stop));
     }
     let on_fault = sweep_fault(a, &spec);
     let points = ranks
         .as_ref()
         .map_or(sweep::Points::Here, |r| sweep::Points::Ranks(r, &on_fault));
-    let r = finish_sweep(&mut store, gid, &spec, a.json, a.quiet, &stop, points);
+    let r = finish_sweep(&mut store, gid, &spec, a.print.json, a.quiet, &stop, points);
     if !resumed {
         drop_if_refused(&mut store, gid, r.as_ref().err());
     }
@@ -241,7 +241,7 @@ fn sweep_fault(
     spec: &crate::workloads::sweep::SweepSpec,
 ) -> crate::workloads::sweep::OnPointFault {
     use crate::workloads::sweep;
-    let (db, spec, json) = (a.db.clone(), spec.clone(), a.json);
+    let (db, spec, json) = (a.db.clone(), spec.clone(), a.print.json);
     Arc::new(move |outcomes, _, at| {
         let gid = at.gid;
         let (store, _, code) = save_fault_point(&db, outcomes, &at);
@@ -400,7 +400,7 @@ pub fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32> {
         &mut store,
         gid,
         &spec,
-        a.json,
+        a.print.json,
         false,
         &stop,
         sweep::Points::Here,
@@ -495,7 +495,7 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
     )?;
     let stop = stop_flag();
     if let Some(r) = &ranks {
-        r.set_rank_timeout(std::time::Duration::from_secs_f64(a.rank_timeout));
+        r.set_rank_timeout(std::time::Duration::from_secs_f64(a.rank.rank_timeout));
         r.watch_stop(Arc::clone(&stop));
     }
     let on_fault = saturate_fault(a, &spec);
@@ -508,7 +508,7 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
         gid,
         &spec,
         &stop,
-        a.json || a.quiet,
+        a.print.json || a.quiet,
         points_on,
     );
     drop_if_refused(&mut store, gid, points.as_ref().err());
@@ -520,7 +520,7 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
         points: &points,
         interrupted: Some(interrupted),
     };
-    emit(&doc, Format::json_if(a.json))?;
+    emit(&doc, Format::json_if(a.print.json))?;
     eprintln!("stored as group g{gid}");
     Ok(if interrupted {
         Exit::Interrupted as i32
@@ -536,7 +536,7 @@ fn saturate_fault(
     spec: &crate::workloads::sweep::SaturateSpec,
 ) -> crate::workloads::sweep::OnPointFault {
     use crate::workloads::sweep;
-    let (db, spec, json) = (a.db.clone(), spec.clone(), a.json);
+    let (db, spec, json) = (a.db.clone(), spec.clone(), a.print.json);
     Arc::new(move |outcomes, _, at| {
         let gid = at.gid;
         let (store, id, code) = save_fault_point(&db, outcomes, &at);
