@@ -198,8 +198,8 @@ impl Cmd {
             Cmd::Iostat(a) => &a.out,
             Cmd::FsyncProbe(a) => &a.out,
             Cmd::Db(a) => &a.out,
-            Cmd::Sweep(a) => &a.out,
-            Cmd::Saturate(a) => &a.out,
+            Cmd::Sweep(a) => &a.exp.out,
+            Cmd::Saturate(a) => &a.exp.out,
             Cmd::Suite(a) => match &a.which {
                 SuiteCmd::Iozone(x) => &x.out,
                 SuiteCmd::Bonnie(x) => &x.out,
@@ -397,8 +397,6 @@ pub struct DbRunArgs {
     pub db: DbArgs,
 }
 
-/// Options of `iolab sweep` itself; every other option is a run option (any of them may be a
-/// list or range).
 /// The run options `sweep` and `saturate` accept, from clap's definition of `iolab run` (the
 /// part of their help after the options).
 pub fn run_options_help(cmd: &str) -> String {
@@ -466,6 +464,8 @@ pub fn run_options_help(cmd: &str) -> String {
     )
 }
 
+/// Options of `iolab sweep` itself; every other option is a run option (any of them may be a
+/// list or range).
 #[derive(Args, Debug, Clone)]
 pub struct SweepArgs {
     /// Axis for the rows of the matrix (default: the first axis).
@@ -493,6 +493,33 @@ pub struct SweepArgs {
     #[arg(long)]
     pub nr_requests: Option<String>,
     #[command(flatten)]
+    pub exp: ExperimentArgs,
+}
+
+/// Options of `iolab saturate` itself; every other option is a run option.
+#[derive(Args, Debug, Clone)]
+pub struct SaturateArgs {
+    /// The target: mibps>=22, p99<=10ms, iops>=1000 (metrics: iops, mibps, p50, p90, p99, p99.9, mean).
+    #[arg(long)]
+    pub target: String,
+    /// The axis and its range: size=10G..750G, rate=100..5000, threads=1..64.
+    #[arg(long)]
+    pub over: String,
+    /// Resolution: stop when the boundary is known to within this (default: 1/32 of the range).
+    #[arg(long)]
+    pub step: Option<String>,
+    /// At most this many measurements.
+    #[arg(long, default_value_t = 12)]
+    pub max_steps: u32,
+    #[command(flatten)]
+    pub exp: ExperimentArgs,
+}
+
+/// The options `sweep` and `saturate` share, defined once: how the experiment prints, where
+/// it is stored, and the run options behind `--` (which [`presplit`] puts there).
+#[derive(Args, Debug, Clone)]
+pub struct ExperimentArgs {
+    #[command(flatten)]
     pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
@@ -513,84 +540,31 @@ pub struct SweepArgs {
     pub run_args: Vec<String>,
 }
 
-/// Options of `iolab saturate` itself; every other option is a run option.
-#[derive(Args, Debug, Clone)]
-pub struct SaturateArgs {
-    /// The target: mibps>=22, p99<=10ms, iops>=1000 (metrics: iops, mibps, p50, p90, p99, p99.9, mean).
-    #[arg(long)]
-    pub target: String,
-    /// The axis and its range: size=10G..750G, rate=100..5000, threads=1..64.
-    #[arg(long)]
-    pub over: String,
-    /// Resolution: stop when the boundary is known to within this (default: 1/32 of the range).
-    #[arg(long)]
-    pub step: Option<String>,
-    /// At most this many measurements.
-    #[arg(long, default_value_t = 12)]
-    pub max_steps: u32,
-    #[command(flatten)]
-    pub print: JsonArg,
-    #[command(flatten)]
-    pub out: OutArgs,
-    /// A label for the stored results.
-    #[arg(long)]
-    pub label: Option<String>,
-    #[command(flatten)]
-    pub tag: TagArgs,
-    /// No progress bars or live line (also for every run).
-    #[arg(long, short)]
-    pub quiet: bool,
-    #[command(flatten)]
-    pub rank: RankTimeoutArg,
-    #[command(flatten)]
-    pub db: DbArgs,
-    #[arg(last = true, hide = true)]
-    pub run_args: Vec<String>,
-}
-
 /// For `sweep` and `saturate`: moves their own options first and every other option behind
 /// `--`, so clap parses the run options later, per cell.
 pub fn presplit(argv: Vec<String>) -> Vec<String> {
     let Some(cmd) = argv.get(1).cloned() else {
         return argv;
     };
-    let (own_v, own_b): (&[&str], &[&str]) = match cmd.as_str() {
-        "sweep" => (
-            &[
-                "--rows",
-                "--cols",
-                "--metric",
-                "--resume",
-                "--repeat",
-                "--scheduler",
-                "--read-ahead",
-                "--nr-requests",
-                "--label",
-                "--tag",
-                "--db",
-                "--output",
-                "-o",
-                "--rank-timeout",
-            ],
-            &["--json", "--help", "-h", "-q", "--quiet"],
-        ),
-        "saturate" => (
-            &[
-                "--target",
-                "--over",
-                "--step",
-                "--max-steps",
-                "--label",
-                "--tag",
-                "--db",
-                "--output",
-                "-o",
-                "--rank-timeout",
-            ],
-            &["--json", "--help", "-h", "-q", "--quiet"],
-        ),
+    let own_cmd = match cmd.as_str() {
+        "sweep" => <SweepArgs as Args>::augment_args(clap::Command::new("sweep")),
+        "saturate" => <SaturateArgs as Args>::augment_args(clap::Command::new("saturate")),
         _ => return argv,
     };
+    // their own options, as clap defines them: those taking a value, and switches
+    let (mut own_v, mut own_b) = (Vec::new(), vec!["--help".to_string(), "-h".to_string()]);
+    for o in own_cmd.get_arguments() {
+        let names = o
+            .get_long()
+            .map(|l| format!("--{l}"))
+            .into_iter()
+            .chain(o.get_short().map(|c| format!("-{c}")));
+        if o.get_action().takes_values() {
+            own_v.extend(names);
+        } else {
+            own_b.extend(names);
+        }
+    }
     let mut own = vec![argv[0].clone(), cmd];
     let mut rest = Vec::new();
     let mut i = 2;
@@ -601,13 +575,13 @@ pub fn presplit(argv: Vec<String>) -> Vec<String> {
             break;
         }
         let flag = a.split('=').next().unwrap_or("");
-        if own_b.contains(&a.as_str()) {
+        if own_b.iter().any(|o| o == a) {
             own.push(a.clone());
             // quiet also goes to every run
             if a == "-q" || a == "--quiet" {
                 rest.push(a.clone());
             }
-        } else if own_v.contains(&flag) {
+        } else if own_v.iter().any(|o| o == flag) {
             own.push(a.clone());
             if !a.contains('=') && i + 1 < argv.len() {
                 i += 1;
@@ -1522,4 +1496,89 @@ pub struct RunArgs {
     pub profile: Option<String>,
     #[command(flatten)]
     pub rank: RankTimeoutArg,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(args: &[&str]) -> Vec<String> {
+        presplit(args.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn presplit_keeps_the_experiment_options_before_the_run_options() {
+        let got = split(&[
+            "iolab",
+            "sweep",
+            "--threads",
+            "1,2",
+            "--json",
+            "--tag",
+            "a=b",
+            "-o",
+            "f",
+            "-q",
+            "--rank-timeout=5",
+            "--rows",
+            "threads",
+            "--mode",
+            "seqrd",
+        ]);
+        let want = [
+            "iolab",
+            "sweep",
+            "--json",
+            "--tag",
+            "a=b",
+            "-o",
+            "f",
+            "-q",
+            "--rank-timeout=5",
+            "--rows",
+            "threads",
+            "--",
+            "--threads",
+            "1,2",
+            "--tag",
+            "a=b",
+            "-q",
+            "--mode",
+            "seqrd",
+        ];
+        assert_eq!(got, want);
+        let got = split(&[
+            "iolab",
+            "saturate",
+            "--target",
+            "iops>=1",
+            "--size",
+            "1G",
+            "--max-steps",
+            "3",
+            "--label",
+            "x",
+            "--help",
+        ]);
+        let want = [
+            "iolab",
+            "saturate",
+            "--target",
+            "iops>=1",
+            "--max-steps",
+            "3",
+            "--label",
+            "x",
+            "--help",
+            "--",
+            "--size",
+            "1G",
+            "--label",
+            "x",
+        ];
+        assert_eq!(got, want);
+        // other commands are left alone
+        let run = ["iolab", "run", "--json", "--tag", "a=b"];
+        assert_eq!(split(&run), run);
+    }
 }
