@@ -1502,83 +1502,25 @@ pub struct RunArgs {
 mod tests {
     use super::*;
 
-    fn split(args: &[&str]) -> Vec<String> {
-        presplit(args.iter().map(|s| s.to_string()).collect())
-    }
+    /// Each case: the command line, and what `presplit` makes of it (words split at spaces).
+    const CASES: &[(&str, &str)] = &[
+        (
+            "iolab sweep --threads 1,2 --json --tag a=b -o f -q --rank-timeout=5 --rows threads --mode seqrd",
+            "iolab sweep --json --tag a=b -o f -q --rank-timeout=5 --rows threads -- --threads 1,2 --tag a=b -q --mode seqrd",
+        ),
+        (
+            "iolab saturate --target iops>=1 --size 1G --max-steps 3 --label x --help",
+            "iolab saturate --target iops>=1 --max-steps 3 --label x --help -- --size 1G --label x",
+        ),
+        // other commands are left alone
+        ("iolab run --json --tag a=b", "iolab run --json --tag a=b"),
+    ];
 
     #[test]
     fn presplit_keeps_the_experiment_options_before_the_run_options() {
-        let got = split(&[
-            "iolab",
-            "sweep",
-            "--threads",
-            "1,2",
-            "--json",
-            "--tag",
-            "a=b",
-            "-o",
-            "f",
-            "-q",
-            "--rank-timeout=5",
-            "--rows",
-            "threads",
-            "--mode",
-            "seqrd",
-        ]);
-        let want = [
-            "iolab",
-            "sweep",
-            "--json",
-            "--tag",
-            "a=b",
-            "-o",
-            "f",
-            "-q",
-            "--rank-timeout=5",
-            "--rows",
-            "threads",
-            "--",
-            "--threads",
-            "1,2",
-            "--tag",
-            "a=b",
-            "-q",
-            "--mode",
-            "seqrd",
-        ];
-        assert_eq!(got, want);
-        let got = split(&[
-            "iolab",
-            "saturate",
-            "--target",
-            "iops>=1",
-            "--size",
-            "1G",
-            "--max-steps",
-            "3",
-            "--label",
-            "x",
-            "--help",
-        ]);
-        let want = [
-            "iolab",
-            "saturate",
-            "--target",
-            "iops>=1",
-            "--max-steps",
-            "3",
-            "--label",
-            "x",
-            "--help",
-            "--",
-            "--size",
-            "1G",
-            "--label",
-            "x",
-        ];
-        assert_eq!(got, want);
-        // other commands are left alone
-        let run = ["iolab", "run", "--json", "--tag", "a=b"];
-        assert_eq!(split(&run), run);
+        for (given, want) in CASES {
+            let words = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+            assert_eq!(presplit(words(given)), words(want), "{given}");
+        }
     }
 }
