@@ -95,6 +95,7 @@ pub enum StoreCmd {
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(mut_arg("json", help("Print the id map as JSON (schema iolab-store-copy/1)")))]
 pub struct StoreCopyArgs {
     /// The store to copy from: a file path, sqlite:///path or postgres://user:pass@host:port/db.
     #[arg(long, value_name = "PATH|URL")]
@@ -102,21 +103,24 @@ pub struct StoreCopyArgs {
     /// The store to copy into (the same forms).
     #[arg(long, value_name = "PATH|URL")]
     pub to: PathBuf,
-    /// Print the id map as JSON (schema iolab-store-copy/1).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(mut_arg(
+    "json",
+    help("Print one JSON document (schema iolab-verify/1) instead of the text")
+))]
+#[command(mut_arg("tags", help("A tag K=V for the stored result (repeatable)")))]
 pub struct VerifyArgs {
     /// The directory of the file set (with the state file `.iolab-verify` a verify run left).
     #[arg(long)]
     pub dir: PathBuf,
-    /// Print one JSON document (schema iolab-verify/1) instead of the text.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
     #[command(flatten)]
@@ -127,9 +131,8 @@ pub struct VerifyArgs {
     /// A label for the stored result.
     #[arg(long)]
     pub label: Option<String>,
-    /// A tag K=V for the stored result (repeatable).
-    #[arg(long = "tag", value_name = "K=V")]
-    pub tags: Vec<String>,
+    #[command(flatten)]
+    pub tag: TagArgs,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -148,6 +151,42 @@ pub struct OutArgs {
     pub output: Option<PathBuf>,
 }
 
+/// `--json`, defined once: the result as one JSON document instead of the text. A command whose
+/// document has a schema of its own names it in the flag's help:
+/// `#[command(mut_arg("json", help("...")))]` on its Args struct.
+#[derive(Args, Debug, Clone, Default)]
+pub struct JsonArg {
+    /// Print one JSON document instead of the text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--tag K=V`, defined once (repeatable); a command says what it tags with
+/// `#[command(mut_arg("tags", help("...")))]`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct TagArgs {
+    /// A tag K=V for the stored results (repeatable).
+    #[arg(long = "tag", value_name = "K=V")]
+    pub tags: Vec<String>,
+}
+
+/// `--rank-timeout`, defined once: how long rank 0 waits for a silent rank under mpirun
+/// (`run` and `db` say what a rank does in the flag's help, with `mut_arg`).
+#[derive(Args, Debug, Clone)]
+pub struct RankTimeoutArg {
+    /// Under mpirun: how long a rank may send no heartbeat (stopped, hung) or measure without
+    /// completing any I/O before rank 0 ends the experiment, names it and saves what the other
+    /// ranks measured of the point, marked incomplete (docs/distributed.md): 10s, 500ms, 30.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = positive_duration_s)]
+    pub rank_timeout: f64,
+}
+
+/// A flag's help as one command words it, for `#[command(mut_arg(ID, help(TEXT)))]` on a
+/// struct that flattens a shared flag group (the flag itself stays defined once).
+fn help(text: &'static str) -> impl FnOnce(clap::Arg) -> clap::Arg {
+    move |a| a.help(text)
+}
+
 impl Cmd {
     /// The `--output` file of a command that prints a result (None: stdout, or a command
     /// without `--output`; `report` and `plot` write their own files).
@@ -159,8 +198,8 @@ impl Cmd {
             Cmd::Iostat(a) => &a.out,
             Cmd::FsyncProbe(a) => &a.out,
             Cmd::Db(a) => &a.out,
-            Cmd::Sweep(a) => &a.out,
-            Cmd::Saturate(a) => &a.out,
+            Cmd::Sweep(a) => &a.exp.out,
+            Cmd::Saturate(a) => &a.exp.out,
             Cmd::Suite(a) => match &a.which {
                 SuiteCmd::Iozone(x) => &x.out,
                 SuiteCmd::Bonnie(x) => &x.out,
@@ -192,13 +231,13 @@ impl Cmd {
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(mut_arg("json", help("Print JSON (schema iolab-env/1)")))]
 pub struct EnvArgs {
     /// A path whose storage stack to describe (default: the current directory); a block device
     /// (/dev/sdb) describes that device.
     pub path: Option<PathBuf>,
-    /// Print JSON (schema iolab-env/1).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
     /// Read /proc, /sys and /etc below this directory instead of the live system (fixture trees).
@@ -208,14 +247,18 @@ pub struct EnvArgs {
 
 /// `iolab check`: the same target as `env`, its own help.
 #[derive(Args, Debug, Clone)]
+#[command(mut_arg(
+    "json",
+    help(
+        "Print the findings as JSON (schema iolab-check/1: rule id, severity, subject, evidence, why and fix)"
+    )
+))]
 pub struct CheckArgs {
     /// A path whose storage setup to check for pitfalls (default: the current directory); a block
     /// device (/dev/sdb) checks that device.
     pub path: Option<PathBuf>,
-    /// Print the findings as JSON (schema iolab-check/1: rule id, severity, subject, evidence,
-    /// why and fix).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
     /// Read /proc, /sys and /etc below this directory instead of the live system (fixture trees).
@@ -228,7 +271,7 @@ impl CheckArgs {
     pub fn target(&self) -> EnvArgs {
         EnvArgs {
             path: self.path.clone(),
-            json: self.json,
+            print: self.print.clone(),
             out: self.out.clone(),
             root: self.root.clone(),
         }
@@ -236,6 +279,10 @@ impl CheckArgs {
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(mut_arg(
+    "json",
+    help("One JSON object per interval (NDJSON, schema iolab-iostat/1)")
+))]
 pub struct IostatArgs {
     /// Devices (sda, nvme0n1, /dev/dm-0); default: every device that has done I/O.
     pub devices: Vec<String>,
@@ -245,9 +292,8 @@ pub struct IostatArgs {
     /// Stop after this many reports (default: until Ctrl-C).
     #[arg(long, short, value_parser = at_least_one::<u64>)]
     pub count: Option<u64>,
-    /// One JSON object per interval (NDJSON, schema iolab-iostat/1).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
 }
@@ -262,14 +308,19 @@ pub struct FsyncProbeArgs {
     /// Other threads writing meanwhile, for the last test (0 = skip it).
     #[arg(long, default_value_t = 2)]
     pub writers: u32,
-    /// Print one JSON document instead of the text.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(mut_arg(
+    "rank_timeout",
+    help(
+        "Under mpirun: how long a rank may send no heartbeat (stopped, hung) or run its transactions without completing any before rank 0 ends the run, names it and saves what the other ranks measured, marked incomplete (docs/distributed.md): 10s, 500ms, 30"
+    )
+))]
 pub struct DbRunArgs {
     /// run (default), prepare (create and load the tables) or cleanup (drop iolab's tables).
     #[arg(value_parser = ["run", "prepare", "cleanup"], default_value = "run")]
@@ -321,9 +372,8 @@ pub struct DbRunArgs {
     /// Seed for random rows and ids.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Print one JSON document instead of the text.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
     /// Do not save the results in the results store.
@@ -332,9 +382,8 @@ pub struct DbRunArgs {
     /// A label for the stored results.
     #[arg(long)]
     pub label: Option<String>,
-    /// A tag K=V for the stored results (repeatable).
-    #[arg(long = "tag", value_name = "K=V")]
-    pub tags: Vec<String>,
+    #[command(flatten)]
+    pub tag: TagArgs,
     /// No progress bars or live line.
     #[arg(long, short)]
     pub quiet: bool,
@@ -342,17 +391,12 @@ pub struct DbRunArgs {
     /// is not a terminal and with -q.
     #[arg(long, value_name = "N", value_parser = interval_s, allow_negative_numbers = true)]
     pub report_interval: Option<f64>,
-    /// Under mpirun: how long a rank may send no heartbeat (stopped, hung) or run its
-    /// transactions without completing any before rank 0 ends the run, names it and saves what
-    /// the other ranks measured, marked incomplete (docs/distributed.md): 10s, 500ms, 30.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = positive_duration_s)]
-    pub rank_timeout: f64,
+    #[command(flatten)]
+    pub rank: RankTimeoutArg,
     #[command(flatten)]
     pub db: DbArgs,
 }
 
-/// Options of `iolab sweep` itself; every other option is a run option (any of them may be a
-/// list or range).
 /// The run options `sweep` and `saturate` accept, from clap's definition of `iolab run` (the
 /// part of their help after the options).
 pub fn run_options_help(cmd: &str) -> String {
@@ -420,6 +464,8 @@ pub fn run_options_help(cmd: &str) -> String {
     )
 }
 
+/// Options of `iolab sweep` itself; every other option is a run option (any of them may be a
+/// list or range).
 #[derive(Args, Debug, Clone)]
 pub struct SweepArgs {
     /// Axis for the rows of the matrix (default: the first axis).
@@ -446,30 +492,8 @@ pub struct SweepArgs {
     /// nr_requests values to compare (switched and restored).
     #[arg(long)]
     pub nr_requests: Option<String>,
-    /// Print one JSON document instead of the text.
-    #[arg(long)]
-    pub json: bool,
     #[command(flatten)]
-    pub out: OutArgs,
-    /// A label for the stored results.
-    #[arg(long)]
-    pub label: Option<String>,
-    /// A tag K=V for the stored results (repeatable).
-    #[arg(long = "tag", value_name = "K=V")]
-    pub tags: Vec<String>,
-    /// No progress bars or live line (also for every run).
-    #[arg(long, short)]
-    pub quiet: bool,
-    /// Under mpirun: how long a rank may send no heartbeat (stopped, hung) or measure without
-    /// completing any I/O before rank 0 ends the experiment, names it and saves what the other
-    /// ranks measured of the point, marked incomplete (docs/distributed.md): 10s, 500ms, 30.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = positive_duration_s)]
-    pub rank_timeout: f64,
-    #[command(flatten)]
-    pub db: DbArgs,
-    /// The run options (after --; iolab puts them there for you).
-    #[arg(last = true, hide = true)]
-    pub run_args: Vec<String>,
+    pub exp: ExperimentArgs,
 }
 
 /// Options of `iolab saturate` itself; every other option is a run option.
@@ -487,27 +511,31 @@ pub struct SaturateArgs {
     /// At most this many measurements.
     #[arg(long, default_value_t = 12)]
     pub max_steps: u32,
-    /// Print one JSON document instead of the text.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub exp: ExperimentArgs,
+}
+
+/// The options `sweep` and `saturate` share, defined once: how the experiment prints, where
+/// it is stored, and the run options behind `--` (which [`presplit`] puts there).
+#[derive(Args, Debug, Clone)]
+pub struct ExperimentArgs {
+    #[command(flatten)]
+    pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
     /// A label for the stored results.
     #[arg(long)]
     pub label: Option<String>,
-    /// A tag K=V for the stored results (repeatable).
-    #[arg(long = "tag", value_name = "K=V")]
-    pub tags: Vec<String>,
+    #[command(flatten)]
+    pub tag: TagArgs,
     /// No progress bars or live line (also for every run).
     #[arg(long, short)]
     pub quiet: bool,
-    /// Under mpirun: how long a rank may send no heartbeat (stopped, hung) or measure without
-    /// completing any I/O before rank 0 ends the experiment, names it and saves what the other
-    /// ranks measured of the point, marked incomplete (docs/distributed.md): 10s, 500ms, 30.
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = positive_duration_s)]
-    pub rank_timeout: f64,
+    #[command(flatten)]
+    pub rank: RankTimeoutArg,
     #[command(flatten)]
     pub db: DbArgs,
+    /// The run options (after --; iolab puts them there for you).
     #[arg(last = true, hide = true)]
     pub run_args: Vec<String>,
 }
@@ -518,43 +546,25 @@ pub fn presplit(argv: Vec<String>) -> Vec<String> {
     let Some(cmd) = argv.get(1).cloned() else {
         return argv;
     };
-    let (own_v, own_b): (&[&str], &[&str]) = match cmd.as_str() {
-        "sweep" => (
-            &[
-                "--rows",
-                "--cols",
-                "--metric",
-                "--resume",
-                "--repeat",
-                "--scheduler",
-                "--read-ahead",
-                "--nr-requests",
-                "--label",
-                "--tag",
-                "--db",
-                "--output",
-                "-o",
-                "--rank-timeout",
-            ],
-            &["--json", "--help", "-h", "-q", "--quiet"],
-        ),
-        "saturate" => (
-            &[
-                "--target",
-                "--over",
-                "--step",
-                "--max-steps",
-                "--label",
-                "--tag",
-                "--db",
-                "--output",
-                "-o",
-                "--rank-timeout",
-            ],
-            &["--json", "--help", "-h", "-q", "--quiet"],
-        ),
+    let own_cmd = match cmd.as_str() {
+        "sweep" => <SweepArgs as Args>::augment_args(clap::Command::new("sweep")),
+        "saturate" => <SaturateArgs as Args>::augment_args(clap::Command::new("saturate")),
         _ => return argv,
     };
+    // their own options, as clap defines them: those taking a value, and switches
+    let (mut own_v, mut own_b) = (Vec::new(), vec!["--help".to_string(), "-h".to_string()]);
+    for o in own_cmd.get_arguments() {
+        let names = o
+            .get_long()
+            .map(|l| format!("--{l}"))
+            .into_iter()
+            .chain(o.get_short().map(|c| format!("-{c}")));
+        if o.get_action().takes_values() {
+            own_v.extend(names);
+        } else {
+            own_b.extend(names);
+        }
+    }
     let mut own = vec![argv[0].clone(), cmd];
     let mut rest = Vec::new();
     let mut i = 2;
@@ -565,13 +575,13 @@ pub fn presplit(argv: Vec<String>) -> Vec<String> {
             break;
         }
         let flag = a.split('=').next().unwrap_or("");
-        if own_b.contains(&a.as_str()) {
+        if own_b.iter().any(|o| o == a) {
             own.push(a.clone());
             // quiet also goes to every run
             if a == "-q" || a == "--quiet" {
                 rest.push(a.clone());
             }
-        } else if own_v.contains(&flag) {
+        } else if own_v.iter().any(|o| o == flag) {
             own.push(a.clone());
             if !a.contains('=') && i + 1 < argv.len() {
                 i += 1;
@@ -644,6 +654,10 @@ pub struct CcJournalTo {
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(mut_arg(
+    "json",
+    help("Print one JSON document (schema iolab-crashcheck/1) instead of the text")
+))]
 pub struct CcWriteArgs {
     /// Directory on the storage under test; the data file is DIR/iolab-crashcheck.dat (made
     /// afresh).
@@ -678,14 +692,17 @@ pub struct CcWriteArgs {
     pub no_save: bool,
     #[command(flatten)]
     pub db: DbArgs,
-    /// Print one JSON document (schema iolab-crashcheck/1) instead of the text.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(mut_arg(
+    "json",
+    help("Print one JSON document (schema iolab-crashcheck/1) instead of the text")
+))]
 pub struct CcVerifyArgs {
     /// The directory the writer wrote to.
     #[arg(long)]
@@ -716,9 +733,8 @@ pub struct CcVerifyArgs {
     pub no_save: bool,
     #[command(flatten)]
     pub db: DbArgs,
-    /// Print one JSON document (schema iolab-crashcheck/1) instead of the text.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
 }
@@ -771,9 +787,8 @@ pub struct IozoneArgs {
     pub no_save: bool,
     #[command(flatten)]
     pub db: DbArgs,
-    /// Print one JSON document instead of the text.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
     /// No progress bars or live line.
@@ -810,9 +825,8 @@ pub struct BonnieArgs {
     pub no_save: bool,
     #[command(flatten)]
     pub db: DbArgs,
-    /// Print one JSON document instead of the text.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
 }
@@ -845,9 +859,8 @@ pub struct SbFileioArgs {
     /// sysbench's --file-async-backlog: I/Os in flight per thread in async mode.
     #[arg(long, default_value_t = 128, value_parser = at_least_one::<u32>)]
     pub file_async_backlog: u32,
-    /// Print one JSON document instead of the text.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
     /// A label for the stored results.
@@ -875,9 +888,8 @@ pub struct ZonesArgs {
     pub no_save: bool,
     #[command(flatten)]
     pub db: DbArgs,
-    /// Print one JSON document instead of the text.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
 }
@@ -919,15 +931,15 @@ pub struct PlotArgs {
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(mut_arg("tags", help("Only runs with this tag (repeatable: all must match)")))]
 pub struct ListArgs {
     #[command(flatten)]
     pub db: DbArgs,
     /// Only runs with this label.
     #[arg(long)]
     pub label: Option<String>,
-    /// Only runs with this tag (repeatable: all must match).
-    #[arg(long = "tag", value_name = "K=V")]
-    pub tags: Vec<String>,
+    #[command(flatten)]
+    pub tag: TagArgs,
     /// Only runs that include this mode.
     #[arg(long)]
     pub mode: Option<String>,
@@ -940,23 +952,26 @@ pub struct ListArgs {
     /// At most this many runs.
     #[arg(long, default_value_t = 50, value_parser = list_limit)]
     pub limit: usize,
-    /// Print one JSON document instead of the text.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(mut_arg(
+    "json",
+    help(
+        "Print JSON: `show` the stored document (the same one `run --json` printed), `explain` the explanation (schema iolab-explain/1)"
+    )
+))]
 pub struct ShowArgs {
     #[command(flatten)]
     pub db: DbArgs,
     /// A run id (12) or a group id (g3).
     pub id: String,
-    /// Print JSON: `show` the stored document (the same one `run --json` printed), `explain`
-    /// the explanation (schema iolab-explain/1).
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
 }
@@ -977,9 +992,8 @@ pub struct CompareArgs {
     /// Run ids (12) or group ids (g3); the first is the baseline.
     #[arg(required = true, num_args = 2..)]
     pub ids: Vec<String>,
-    /// Print one JSON document instead of the text.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
 }
@@ -999,6 +1013,7 @@ pub struct ExportArgs {
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(mut_arg("tags", help("A tag K=V (repeatable)")))]
 pub struct ImportArgs {
     #[command(flatten)]
     pub db: DbArgs,
@@ -1008,9 +1023,8 @@ pub struct ImportArgs {
     /// A label for the imported runs.
     #[arg(long)]
     pub label: Option<String>,
-    /// A tag K=V (repeatable).
-    #[arg(long = "tag", value_name = "K=V")]
-    pub tags: Vec<String>,
+    #[command(flatten)]
+    pub tag: TagArgs,
     /// The host the results came from (default: this host).
     #[arg(long)]
     pub host: Option<String>,
@@ -1274,7 +1288,7 @@ impl OutputFormat {
 impl RunArgs {
     /// The output format asked for: `--output-format`, else `--json`, else the table.
     pub fn format(&self) -> OutputFormat {
-        match (self.output_format, self.json) {
+        match (self.output_format, self.print.json) {
             (Some(f), _) => f,
             (None, true) => OutputFormat::Json,
             (None, false) => OutputFormat::Normal,
@@ -1283,6 +1297,19 @@ impl RunArgs {
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(mut_arg(
+    "json",
+    help(
+        "Print one JSON document (schema iolab-run/1) instead of the table: --output-format json"
+    )
+))]
+#[command(mut_arg("tags", help("A tag K=V (repeatable)")))]
+#[command(mut_arg(
+    "rank_timeout",
+    help(
+        "Under mpirun: how long a rank may send no heartbeat (stopped, hung) or measure without completing any I/O before rank 0 ends the run, names it and saves what the other ranks measured, marked incomplete (docs/distributed.md): 10s, 500ms, 30 (seconds)"
+    )
+))]
 pub struct RunArgs {
     /// fio job files to run (a path ending in .fio, or a file whose first line that is not a
     /// comment is a [section]; - reads standard input): the jobs between stonewalls run at once,
@@ -1409,9 +1436,8 @@ pub struct RunArgs {
     /// read them into it (buffered runs then measure memory, on purpose).
     #[arg(long, conflicts_with = "direct")]
     pub warm: bool,
-    /// Print one JSON document (schema iolab-run/1) instead of the table: --output-format json.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub print: JsonArg,
     /// After the table, say which layer limits each mode, with the evidence, the rule and a
     /// command to try next (`iolab explain`, docs/explain.md); with --json, the document gains
     /// an `explain` key (schema iolab-explain/1).
@@ -1436,9 +1462,8 @@ pub struct RunArgs {
     /// A label for this run.
     #[arg(long)]
     pub label: Option<String>,
-    /// A tag K=V (repeatable).
-    #[arg(long = "tag", value_name = "K=V")]
-    pub tags: Vec<String>,
+    #[command(flatten)]
+    pub tag: TagArgs,
     /// No progress bars or live line.
     #[arg(long, short)]
     pub quiet: bool,
@@ -1469,9 +1494,33 @@ pub struct RunArgs {
     /// fsync); a --role of the same name changes that role.
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
-    /// Under mpirun: how long a rank may send no heartbeat (stopped, hung) or measure without
-    /// completing any I/O before rank 0 ends the run, names it and saves what the other ranks
-    /// measured, marked incomplete (docs/distributed.md): 10s, 500ms, 30 (seconds).
-    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = positive_duration_s)]
-    pub rank_timeout: f64,
+    #[command(flatten)]
+    pub rank: RankTimeoutArg,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each case: the command line, and what `presplit` makes of it (words split at spaces).
+    const CASES: &[(&str, &str)] = &[
+        (
+            "iolab sweep --threads 1,2 --json --tag a=b -o f -q --rank-timeout=5 --rows threads --mode seqrd",
+            "iolab sweep --json --tag a=b -o f -q --rank-timeout=5 --rows threads -- --threads 1,2 --tag a=b -q --mode seqrd",
+        ),
+        (
+            "iolab saturate --target iops>=1 --size 1G --max-steps 3 --label x --help",
+            "iolab saturate --target iops>=1 --max-steps 3 --label x --help -- --size 1G --label x",
+        ),
+        // other commands are left alone
+        ("iolab run --json --tag a=b", "iolab run --json --tag a=b"),
+    ];
+
+    #[test]
+    fn presplit_keeps_the_experiment_options_before_the_run_options() {
+        for (given, want) in CASES {
+            let words = |s: &str| s.split(' ').map(String::from).collect::<Vec<_>>();
+            assert_eq!(presplit(words(given)), words(want), "{given}");
+        }
+    }
 }

@@ -903,7 +903,7 @@ fn translate_job(
     r.destructive = a.destructive.clone();
     r.no_save = a.no_save;
     r.label = a.label.clone();
-    r.tags = a.tags.clone();
+    r.tag.tags = a.tag.tags.clone();
     r.quiet = a.quiet;
     r.iostat_interval = a.iostat_interval;
     r.report_interval = a.report_interval;

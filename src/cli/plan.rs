@@ -391,7 +391,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
     let fsync_mode: FsyncMode = flag("--fsync-mode", &a.fsync_mode)?;
     let distribution: Distribution = flag("--distribution", &a.distribution)?;
     let open_flags: OpenFlags = flag("--open-flags", &a.open_flags)?;
-    let tags = parse_tags(&a.tags)?;
+    let tags = parse_tags(&a.tag.tags)?;
     let rw_ratio = rw_ratio(a.rw_ratio, a.rwmixread)?;
     if let Some(t) = a.time
         && !(t > 0.0 && t.is_finite())

@@ -278,7 +278,7 @@ pub fn write(a: &cli::CcWriteArgs) -> Result<i32> {
         Stop::ListenerLost => Exit::Failed as i32,
     };
     doc.write = Some(w);
-    emit(&doc, Format::json_if(a.json))?;
+    emit(&doc, Format::json_if(a.print.json))?;
     save(&a.db, a.no_save, &doc, &dir)?;
     Ok(code)
 }
@@ -318,7 +318,7 @@ pub fn verify(a: &cli::CcVerifyArgs) -> Result<i32> {
     doc.file = file.display().to_string();
     let failed = v.failures() > 0;
     doc.verify = Some(v);
-    emit(&doc, Format::json_if(a.json))?;
+    emit(&doc, Format::json_if(a.print.json))?;
     save(&a.db, a.no_save, &doc, &dir)?;
     Ok(if failed { Exit::IoErrors as i32 } else { 0 })
 }
@@ -328,7 +328,7 @@ pub fn verify(a: &cli::CcVerifyArgs) -> Result<i32> {
 /// it (the document is kept in a file for `iolab import`, as `iolab run` does).
 pub fn verify_set(a: &cli::VerifyArgs) -> Result<i32> {
     let dir = data_dir(&a.dir)?;
-    let tags = cli::parse_tags(&a.tags)?;
+    let tags = cli::parse_tags(&a.tag.tags)?;
     // The store first: a store that cannot be opened is refused before the set is read.
     let mut store = if a.no_save {
         None
@@ -358,7 +358,7 @@ pub fn verify_set(a: &cli::VerifyArgs) -> Result<i32> {
             .map(|id| (id, s.path.clone()))
             .map_err(|e| (e, s.path.clone()))
     });
-    emit(&doc, Format::json_if(a.json))?;
+    emit(&doc, Format::json_if(a.print.json))?;
     match saved {
         Some(Ok((id, p))) => eprintln!("saved as run {id} in {}", p.display()),
         Some(Err((e, path))) => {

@@ -47,7 +47,7 @@ pub fn cmd_db(a: &cli::DbRunArgs) -> Result<i32> {
                 b.target.backend,
                 a.tables,
                 a.table_size,
-                a.quiet || a.json,
+                a.quiet || a.print.json,
                 &stop,
             )?;
             print_out(&if p.reused {
@@ -139,7 +139,7 @@ fn begin(a: &cli::DbRunArgs, save: bool) -> Result<Option<Begin>> {
         }
     };
     let target = db::Target::parse(&url)?;
-    let tags = cli::parse_tags(&a.tags)?;
+    let tags = cli::parse_tags(&a.tag.tags)?;
     let store = if save {
         Some(open_store_write(&a.db)?)
     } else {
@@ -263,7 +263,7 @@ fn prepare_tables(a: &cli::DbRunArgs, b: &mut Begin, stop: &AtomicBool) -> Resul
         b.target.backend,
         a.tables,
         a.table_size,
-        a.quiet || a.json,
+        a.quiet || a.print.json,
         stop,
     )
     .map(|_| ())
@@ -343,7 +343,7 @@ fn save_and_print(
     if early && let Some(Ok((id, p))) = &saved {
         eprintln!("saved as run {id} in {}", p.display());
     }
-    emit(&doc, Format::json_if(a.json))?;
+    emit(&doc, Format::json_if(a.print.json))?;
     match saved {
         Some(Ok(_)) if early => {}
         Some(Ok((id, p))) => eprintln!("saved as run {id} in {}", p.display()),
@@ -379,7 +379,7 @@ fn cmd_db_dist(a: &cli::DbRunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
     a.url = a.url.map(|u| substitute_str(&u, rank, &ranks.host));
     let stop = stop_flag();
     ranks.watch_stop(std::sync::Arc::clone(&stop));
-    ranks.set_rank_timeout(std::time::Duration::from_secs_f64(a.rank_timeout));
+    ranks.set_rank_timeout(std::time::Duration::from_secs_f64(a.rank.rank_timeout));
     if rank == 0 {
         // A rank that dies or hangs: rank 0's watchdog ends the run (on its own thread: this
         // one may be waiting in a collective that never returns), prints and saves what the

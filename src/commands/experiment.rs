@@ -34,7 +34,7 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
     let resumed = a.resume.is_some();
     // (a new sweep's store is opened once its options are checked: a refused one creates none)
     let (mut store, gid, spec) = if let Some(r) = &a.resume {
-        let store = open_store_write(&a.db)?;
+        let store = open_store_write(&a.exp.db)?;
         let g = match r.parse::<store::Ref>().map_err(Error::usage)? {
             store::Ref::Group(g) => g,
             store::Ref::Run(_) => {
@@ -48,23 +48,24 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
             .filter(|_| kind == "sweep")
             .and_then(|s| serde_json::from_value(s).ok())
             .ok_or_else(|| Error::usage(format!("--resume {r}: not a sweep")))?;
-        if a.run_args.iter().any(|x| x != "-q" && x != "--quiet") {
+        if a.exp.run_args.iter().any(|x| x != "-q" && x != "--quiet") {
             return Err(Error::usage(
                 "--resume: give no other run options; the sweep's own are used",
             ));
         }
         let mut spec = spec;
-        if a.quiet && !spec.fixed.iter().any(|x| x == "-q" || x == "--quiet") {
+        if a.exp.quiet && !spec.fixed.iter().any(|x| x == "-q" || x == "--quiet") {
             spec.fixed.push("-q".into());
         }
         (store, g, spec)
     } else {
-        if a.run_args.iter().any(|x| x == "--no-save") {
+        if a.exp.run_args.iter().any(|x| x == "--no-save") {
             return Err(Error::usage(
                 "--no-save: a sweep is stored as one experiment (it is what makes --resume possible)",
             ));
         }
-        if a.run_args
+        if a.exp
+            .run_args
             .iter()
             .any(|x| x == "--repeat" || x.starts_with("--repeat="))
         {
@@ -72,7 +73,7 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
                 "--repeat: give it to the sweep once (runs per cell)",
             ));
         }
-        let (fixed, mut axes) = sweep::split_axes(&cli::RunParser, &a.run_args)?;
+        let (fixed, mut axes) = sweep::split_axes(&cli::RunParser, &a.exp.run_args)?;
         for (name, v) in [
             ("scheduler", &a.scheduler),
             ("read-ahead", &a.read_ahead),
@@ -135,10 +136,10 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
             cols: a.cols.clone(),
             metric: a.metric.clone(),
         };
-        let mut store = open_store_write(&a.db)?;
+        let mut store = open_store_write(&a.exp.db)?;
         let g = store.new_experiment(
             "sweep",
-            a.label.as_deref(),
+            a.exp.label.as_deref(),
             a.repeat,
             &serde_json::to_value(&spec).expect("json"),
         )?;
@@ -150,14 +151,22 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
         (store, g, spec)
     };
     if let Some(r) = &ranks {
-        r.set_rank_timeout(std::time::Duration::from_secs_f64(a.rank_timeout));
+        r.set_rank_timeout(std::time::Duration::from_secs_f64(a.exp.rank.rank_timeout));
         r.watch_stop(Arc::clone(&stop));
     }
     let on_fault = sweep_fault(a, &spec);
     let points = ranks
         .as_ref()
         .map_or(sweep::Points::Here, |r| sweep::Points::Ranks(r, &on_fault));
-    let r = finish_sweep(&mut store, gid, &spec, a.json, a.quiet, &stop, points);
+    let r = finish_sweep(
+        &mut store,
+        gid,
+        &spec,
+        a.exp.print.json,
+        a.exp.quiet,
+        &stop,
+        points,
+    );
     if !resumed {
         drop_if_refused(&mut store, gid, r.as_ref().err());
     }
@@ -241,7 +250,7 @@ fn sweep_fault(
     spec: &crate::workloads::sweep::SweepSpec,
 ) -> crate::workloads::sweep::OnPointFault {
     use crate::workloads::sweep;
-    let (db, spec, json) = (a.db.clone(), spec.clone(), a.json);
+    let (db, spec, json) = (a.exp.db.clone(), spec.clone(), a.exp.print.json);
     Arc::new(move |outcomes, _, at| {
         let gid = at.gid;
         let (store, _, code) = save_fault_point(&db, outcomes, &at);
@@ -400,7 +409,7 @@ pub fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32> {
         &mut store,
         gid,
         &spec,
-        a.json,
+        a.print.json,
         false,
         &stop,
         sweep::Points::Here,
@@ -444,12 +453,12 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
         Some(s) => num(s)?.max(1),
         None => ((hi - lo) / 32).max(1),
     };
-    if a.run_args.iter().any(|x| x == "--no-save") {
+    if a.exp.run_args.iter().any(|x| x == "--no-save") {
         return Err(Error::usage(
             "--no-save: every step of a saturation search is stored",
         ));
     }
-    let (fixed, axes) = sweep::split_axes(&cli::RunParser, &a.run_args)?;
+    let (fixed, axes) = sweep::split_axes(&cli::RunParser, &a.exp.run_args)?;
     if !axes.is_empty() {
         return Err(Error::usage(format!(
             "saturate: --{} is a list; only --over varies",
@@ -486,16 +495,16 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
             return Err(sweep::one_mode_needed());
         }
     }
-    let mut store = open_store_write(&a.db)?;
+    let mut store = open_store_write(&a.exp.db)?;
     let gid = store.new_experiment(
         "saturate",
-        a.label.as_deref(),
+        a.exp.label.as_deref(),
         1,
         &serde_json::to_value(&spec).expect("json"),
     )?;
     let stop = stop_flag();
     if let Some(r) = &ranks {
-        r.set_rank_timeout(std::time::Duration::from_secs_f64(a.rank_timeout));
+        r.set_rank_timeout(std::time::Duration::from_secs_f64(a.exp.rank.rank_timeout));
         r.watch_stop(Arc::clone(&stop));
     }
     let on_fault = saturate_fault(a, &spec);
@@ -508,7 +517,7 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
         gid,
         &spec,
         &stop,
-        a.json || a.quiet,
+        a.exp.print.json || a.exp.quiet,
         points_on,
     );
     drop_if_refused(&mut store, gid, points.as_ref().err());
@@ -520,7 +529,7 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
         points: &points,
         interrupted: Some(interrupted),
     };
-    emit(&doc, Format::json_if(a.json))?;
+    emit(&doc, Format::json_if(a.exp.print.json))?;
     eprintln!("stored as group g{gid}");
     Ok(if interrupted {
         Exit::Interrupted as i32
@@ -536,7 +545,7 @@ fn saturate_fault(
     spec: &crate::workloads::sweep::SaturateSpec,
 ) -> crate::workloads::sweep::OnPointFault {
     use crate::workloads::sweep;
-    let (db, spec, json) = (a.db.clone(), spec.clone(), a.json);
+    let (db, spec, json) = (a.exp.db.clone(), spec.clone(), a.exp.print.json);
     Arc::new(move |outcomes, _, at| {
         let gid = at.gid;
         let (store, id, code) = save_fault_point(&db, outcomes, &at);

@@ -56,7 +56,7 @@ pub fn cmd_iostat(a: &cli::IostatArgs) -> Result<i32> {
         // --json: one line per interval
         emit(
             &line,
-            if a.json {
+            if a.print.json {
                 Format::JsonLine
             } else {
                 Format::Text

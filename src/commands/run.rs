@@ -714,7 +714,7 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
     let all_ok = ranks.all_ok(setup.is_ok());
     let stop = stop_flag();
     ranks.watch_stop(Arc::clone(&stop));
-    ranks.set_rank_timeout(std::time::Duration::from_secs_f64(a.rank_timeout));
+    ranks.set_rank_timeout(std::time::Duration::from_secs_f64(a.rank.rank_timeout));
     if rank == 0 {
         // A rank that dies or hangs: rank 0's watchdog ends the run (on its own thread: this
         // one may be waiting in a collective that never returns), prints and saves what every

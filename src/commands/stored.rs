@@ -6,7 +6,7 @@ pub fn list(a: &cli::ListArgs) -> Result<i32> {
     let s = open_store(&a.db)?;
     let f = store::Filter {
         label: a.label.clone(),
-        tags: cli::parse_tags(&a.tags)?.into_iter().collect(),
+        tags: cli::parse_tags(&a.tag.tags)?.into_iter().collect(),
         mode: a.mode.clone(),
         host: a.host.clone(),
         since: a.since.as_deref().map(cli::parse_since).transpose()?,
@@ -17,7 +17,7 @@ pub fn list(a: &cli::ListArgs) -> Result<i32> {
         store: &s,
         rows: &rows,
     };
-    emit(&doc, Format::json_if(a.json))?;
+    emit(&doc, Format::json_if(a.print.json))?;
     Ok(0)
 }
 
@@ -26,7 +26,7 @@ pub fn show(a: &cli::ShowArgs) -> Result<i32> {
     let r: store::Ref = a.id.parse().map_err(Error::usage)?;
     emit(
         &crate::output::shown::resolve(&s, r)?,
-        Format::json_if(a.json),
+        Format::json_if(a.print.json),
     )?;
     Ok(0)
 }
@@ -34,7 +34,7 @@ pub fn show(a: &cli::ShowArgs) -> Result<i32> {
 pub fn explain(a: &cli::ShowArgs) -> Result<i32> {
     let s = open_store(&a.db)?;
     let r: store::Ref = a.id.parse().map_err(Error::usage)?;
-    emit(&explain_ref(&s, r)?, Format::json_if(a.json))?;
+    emit(&explain_ref(&s, r)?, Format::json_if(a.print.json))?;
     Ok(0)
 }
 
@@ -99,7 +99,7 @@ pub fn compare(a: &cli::CompareArgs) -> Result<i32> {
     let s = open_store(&a.db)?;
     let refs = cli::parse_refs(&a.ids)?;
     let c = compare::compare(&s, &refs)?;
-    emit(&c, Format::json_if(a.json))?;
+    emit(&c, Format::json_if(a.print.json))?;
     Ok(0)
 }
 
@@ -127,7 +127,7 @@ pub fn export(a: &cli::ExportArgs) -> Result<i32> {
 }
 
 pub fn import(a: &cli::ImportArgs) -> Result<i32> {
-    let tags = cli::parse_tags(&a.tags)?;
+    let tags = cli::parse_tags(&a.tag.tags)?;
     let host = a.host.clone().unwrap_or_else(fsinfo::hostname);
     // Parse everything first: nothing is imported (and no store created) when one file is bad.
     // Each is a regular file (or stdin) of at most 64 MiB: /dev/zero or a FIFO is refused.
@@ -300,7 +300,7 @@ pub fn store_copy(a: &cli::StoreCopyArgs) -> Result<i32> {
             to: to.to_string(),
             r,
         },
-        Format::json_if(a.json),
+        Format::json_if(a.print.json),
     )?;
     Ok(0)
 }

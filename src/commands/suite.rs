@@ -48,7 +48,7 @@ pub fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32> {
         ..Default::default()
     };
     let stop = stop_flag();
-    let bar = crate::engine::fileset::progress_bar(1, a.quiet || a.json, "iozone");
+    let bar = crate::engine::fileset::progress_bar(1, a.quiet || a.print.json, "iozone");
     let r = suites::iozone(&o, &stop, &|done, total| {
         bar.set_length(total);
         bar.set_position(done);
@@ -65,7 +65,7 @@ pub fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32> {
         "iozone",
         r.interrupted,
         &csv,
-        a.json,
+        a.print.json,
         &a.csv,
         &a.db,
         a.no_save,
@@ -106,7 +106,7 @@ pub fn cmd_bonnie(a: &cli::BonnieArgs) -> Result<i32> {
         "bonnie",
         r.interrupted,
         &csv,
-        a.json,
+        a.print.json,
         &a.csv,
         &a.db,
         a.no_save,
@@ -117,7 +117,7 @@ pub fn cmd_bonnie(a: &cli::BonnieArgs) -> Result<i32> {
 pub fn cmd_zones(a: &cli::ZonesArgs) -> Result<i32> {
     let stop = stop_flag();
     let r = crate::workloads::zones::zones(&a.target, a.zones, a.per_zone, a.bs, &stop)?;
-    emit(&r, Format::json_if(a.json))?;
+    emit(&r, Format::json_if(a.print.json))?;
     save_suite(
         &a.db,
         a.no_save,
