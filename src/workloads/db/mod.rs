@@ -109,7 +109,8 @@ pub fn redact(url: &str) -> String {
 /// A failed statement, classified.
 #[derive(Debug)]
 pub enum DbErr {
-    /// Deadlock, serialization failure, lock timeout, SQLITE_BUSY: roll back and retry.
+    /// Deadlock, serialization failure, lock timeout, SQLITE_BUSY (and PostgreSQL's unique
+    /// violation from read-write's DELETE+INSERT race): roll back and retry.
     Retry(String),
     /// The connection is gone (server restart, network): reconnect.
     Lost(String),

@@ -99,7 +99,9 @@ impl Pg {
     }
 
     /// The result if it is a success, else its error, classified like the server's SQLSTATE says:
-    /// deadlock, serialization failure and lock timeout are retried; a connection that is gone
+    /// deadlock, serialization failure, lock timeout and unique violation are retried (the last:
+    /// read-write's DELETE and INSERT of one id race between connections under READ COMMITTED,
+    /// and sysbench's PostgreSQL driver retries it too); a connection that is gone
     /// (or a server shutting it down) is reconnected; anything else is counted as an error.
     fn check(&self, r: Res) -> std::result::Result<Res, DbErr> {
         if r.0.is_null() {
@@ -127,7 +129,7 @@ impl Pg {
             None => self.conn_message(),
         };
         let state = state.as_deref().unwrap_or("");
-        if matches!(state, "40P01" | "40001" | "55P03") {
+        if matches!(state, "40P01" | "40001" | "55P03" | "23505") {
             return Err(DbErr::Retry(msg));
         }
         // SAFETY: a live connection.
