@@ -6,7 +6,7 @@ use crate::cli::{self, Cmd};
 use crate::engine::{fileset, runner};
 use crate::error::{Error, Exit, Result};
 use crate::output::export::Format;
-use crate::output::history;
+use crate::output::stored_views;
 use crate::store::compare;
 use crate::store::{self, Store};
 use crate::system::fsinfo;
@@ -108,11 +108,11 @@ pub fn emit(
 }
 
 pub fn open_store(db: &cli::DbArgs) -> Result<Store> {
-    Store::open_at(&store::resolve(db.db.as_deref())?)
+    Store::open_at(&store::resolve_location(db.db.as_deref())?)
 }
 
 pub fn open_store_write(db: &cli::DbArgs) -> Result<Store> {
-    let mut s = Store::open_write_at(&store::resolve(db.db.as_deref())?)?;
+    let mut s = Store::open_write_at(&store::resolve_location(db.db.as_deref())?)?;
     save_kept(&mut s);
     Ok(s)
 }

@@ -295,7 +295,7 @@ fn run_locked(
         }
         let format = Format::json_if(want_json);
         let repeat = match (&db, group) {
-            (Some(s), Some(g)) => Some(history::RepeatDoc::read(
+            (Some(s), Some(g)) => Some(stored_views::RepeatDoc::read(
                 s,
                 g,
                 &saved_ids,
@@ -534,7 +534,7 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
     if let (Some(s), Some(g)) = (&db, group) {
         // json+ and the fio formats print the summary's text
         let format = Format::json_if(fmt == OutputFormat::Json);
-        let repeat = history::RepeatDoc::read(s, g, &saved_ids, !format.is_text())?;
+        let repeat = stored_views::RepeatDoc::read(s, g, &saved_ids, !format.is_text())?;
         emit(&repeat, format)?;
         if not_saved.is_none() {
             eprintln!(
@@ -742,7 +742,7 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
                 crate::system::target::remove_made_dir(&plan.fileset.dir);
             }
             drop(db);
-            (Err(crate::engine::sync::stopped()), None)
+            (Err(crate::engine::checkpoints::stopped()), None)
         }
         Ok((plan, db, lock)) => {
             let r = runner::run_synced(&plan, &stop, ranks, |_| {});
@@ -755,7 +755,7 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
             {
                 // Rank 0 ended the run early (a rank died or hung): it takes this rank's
                 // document from the side channel (the roles' too), not from a gather.
-                crate::engine::sync::PhaseSync::progress(ranks, doc);
+                crate::engine::checkpoints::PhaseSync::progress(ranks, doc);
             }
             (r, Some((plan, db)))
         }

@@ -13,7 +13,7 @@ pub fn list(a: &cli::ListArgs) -> Result<i32> {
         limit: Some(a.limit),
     };
     let rows = s.list(&f)?;
-    let doc = history::ListDoc {
+    let doc = stored_views::ListDoc {
         store: &s,
         rows: &rows,
     };
@@ -25,7 +25,7 @@ pub fn show(a: &cli::ShowArgs) -> Result<i32> {
     let s = open_store(&a.db)?;
     let r: store::Ref = a.id.parse().map_err(Error::usage)?;
     emit(
-        &crate::output::shown::resolve(&s, r)?,
+        &crate::output::shown::resolve_shown(&s, r)?,
         Format::json_if(a.print.json),
     )?;
     Ok(0)
@@ -82,7 +82,7 @@ pub fn delete(a: &cli::DeleteArgs) -> Result<i32> {
     // Check them all first: nothing is deleted when one id is unknown.
     let mut ids = Vec::new();
     for r in &refs {
-        ids.extend(s.resolve(*r)?);
+        ids.extend(s.resolve_run_ids(*r)?);
     }
     for id in &ids {
         s.delete(*id)?;
@@ -107,18 +107,18 @@ pub fn export(a: &cli::ExportArgs) -> Result<i32> {
     let s = open_store(&a.db)?;
     let mut ids = Vec::new();
     for r in cli::parse_refs(&a.ids)? {
-        ids.extend(s.resolve(r)?);
+        ids.extend(s.resolve_run_ids(r)?);
     }
     let mut buf: Vec<u8> = Vec::new();
     match a.format.as_str() {
         "json" => {
             buf = format!(
                 "{}\n",
-                serde_json::to_string_pretty(&history::export_json(&s, &ids)?).expect("json")
+                serde_json::to_string_pretty(&stored_views::export_json(&s, &ids)?).expect("json")
             )
             .into_bytes()
         }
-        "csv" => history::export_csv(&s, &ids, &mut buf)?,
+        "csv" => stored_views::export_csv(&s, &ids, &mut buf)?,
         other => return Err(Error::usage(format!("--format '{other}': use json or csv"))),
     }
     // With --output the file is written whole when the command ends.
@@ -193,7 +193,7 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
         parsed.push((f.clone(), Parsed::Tool(imp)));
     }
     // Not open_store_write: the files named here are imported, not the kept ones too.
-    let mut s = Store::open_write_at(&store::resolve(a.db.db.as_deref())?)?;
+    let mut s = Store::open_write_at(&store::resolve_location(a.db.db.as_deref())?)?;
     for (f, p) in parsed {
         // An iolab document is saved once: imported again (or saved by the command after the
         // one that kept it), it is said to be there already.

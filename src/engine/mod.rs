@@ -7,6 +7,7 @@
 //! capabilities) in `model::job`'s `engines!` table, one line here.
 
 pub mod buf;
+pub mod checkpoints;
 pub mod fileset;
 pub mod libaio;
 pub mod mmap;
@@ -15,7 +16,6 @@ pub mod opgen;
 pub mod ops;
 pub mod psync;
 pub mod runner;
-pub mod sync;
 pub mod uring;
 pub mod verify;
 pub mod worker;

@@ -387,7 +387,7 @@ impl Store {
     }
 
     /// The run ids a reference stands for.
-    pub fn resolve(&self, r: Ref) -> Result<Vec<i64>> {
+    pub fn resolve_run_ids(&self, r: Ref) -> Result<Vec<i64>> {
         match r {
             Ref::Run(id) => {
                 self.run(id)?;
