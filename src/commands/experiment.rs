@@ -45,7 +45,7 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
         };
         let (kind, spec) = store.experiment(g)?;
         let spec: sweep::SweepSpec = spec
-            .filter(|_| kind == "sweep")
+            .filter(|_| kind == crate::model::stored::GroupKind::Sweep)
             .and_then(|s| serde_json::from_value(s).ok())
             .ok_or_else(|| Error::usage(format!("--resume {r}: not a sweep")))?;
         if a.exp.run_args.iter().any(|x| x != "-q" && x != "--quiet") {
@@ -138,7 +138,7 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
         };
         let mut store = open_store_write(&a.exp.db)?;
         let g = store.new_experiment(
-            "sweep",
+            crate::model::stored::GroupKind::Sweep,
             a.exp.label.as_deref(),
             a.repeat,
             &serde_json::to_value(&spec).expect("json"),
@@ -395,7 +395,7 @@ pub fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32> {
     };
     let mut store = open_store_write(&a.db)?;
     let gid = store.new_experiment(
-        "sweep",
+        crate::model::stored::GroupKind::Sweep,
         a.label.as_deref().or(Some("sysbench-fileio")),
         spec.repeat,
         &serde_json::to_value(&spec).expect("json"),
@@ -497,7 +497,7 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
     }
     let mut store = open_store_write(&a.exp.db)?;
     let gid = store.new_experiment(
-        "saturate",
+        crate::model::stored::GroupKind::Saturate,
         a.exp.label.as_deref(),
         1,
         &serde_json::to_value(&spec).expect("json"),

@@ -187,7 +187,11 @@ fn run_locked(
         plan.created_dir = false;
     }
     let group = match (&mut db, reps > 1) {
-        (Some(s), true) => Some(s.new_group("run", plan.label.as_deref(), reps)?),
+        (Some(s), true) => Some(s.new_group(
+            crate::model::stored::GroupKind::Repeat,
+            plan.label.as_deref(),
+            reps,
+        )?),
         _ => None,
     };
     let mut saved_ids = Vec::new();
@@ -448,7 +452,11 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
     let stop = stop_flag();
     // --repeat N: N stored runs of the whole job file, as a group (as `iolab run --repeat`)
     let group = match (&mut db, reps > 1) {
-        (Some(s), true) => Some(s.new_group("run", a.label.as_deref(), reps)?),
+        (Some(s), true) => Some(s.new_group(
+            crate::model::stored::GroupKind::Repeat,
+            a.label.as_deref(),
+            reps,
+        )?),
         _ => None,
     };
     let mut saved_ids = Vec::new();

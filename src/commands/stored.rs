@@ -43,7 +43,7 @@ pub fn explain(a: &cli::ShowArgs) -> Result<i32> {
 /// repetitions: their spread; saturation searches: every run).
 pub fn explain_ref(store: &Store, r: store::Ref) -> Result<Explanation> {
     use crate::analysis::explain::{run, sweep};
-    use crate::model::stored::StoredDoc;
+    use crate::model::stored::{GroupKind, StoredDoc};
     let doc_of = |id: i64| -> Result<RunDoc> {
         let kind = store.run(id)?.kind;
         match store.stored_doc(id)? {
@@ -67,9 +67,9 @@ pub fn explain_ref(store: &Store, r: store::Ref) -> Result<Explanation> {
                 runs.push((id, doc_of(id)?));
             }
             let subject = format!("group g{g}");
-            Ok(match kind.as_str() {
-                "run" => run::explain_group(&runs, &subject),
-                "sweep" => sweep::explain_sweep(&runs, &subject),
+            Ok(match kind {
+                GroupKind::Repeat => run::explain_group(&runs, &subject),
+                GroupKind::Sweep => sweep::explain_sweep(&runs, &subject),
                 _ => run::explain_runs(&runs, &subject),
             })
         }
@@ -223,7 +223,7 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
             ),
             Parsed::Tool(imp) => {
                 let doc = imp.to_doc(&f.display().to_string());
-                warn_again(&s, &f, "import", &doc)?;
+                warn_again(&s, &f, &crate::model::stored::RunKind::Import, &doc)?;
                 let id = s.save_import(&imp, &doc, &host, a.label.as_deref(), &tags)?;
                 print_out(&format!(
                     "imported {} as run {id} ({} {}, {} job{})\n",
@@ -264,7 +264,12 @@ enum Parsed {
 
 /// One line on stderr when the store already holds this document (the same file imported again);
 /// it is imported anyway.
-fn warn_again(s: &Store, f: &Path, kind: &str, doc: &serde_json::Value) -> Result<()> {
+fn warn_again(
+    s: &Store,
+    f: &Path,
+    kind: &crate::model::stored::RunKind,
+    doc: &serde_json::Value,
+) -> Result<()> {
     if let Some(id) = s.same_doc(kind, doc)? {
         eprintln!(
             "iolab: warning: {} was imported before, as run {id}; importing it again",

@@ -56,8 +56,8 @@ pub fn resolve_shown(store: &Store, r: Ref) -> Result<Shown> {
                     .ok_or_else(|| Error::failed(format!("group g{g}: its definition is missing")))
             };
             let bad = |e: serde_json::Error| Error::failed(format!("g{g}: {e}"));
-            match kind.as_str() {
-                "sweep" => {
+            match kind {
+                crate::model::stored::GroupKind::Sweep => {
                     let spec: SweepSpec = serde_json::from_value(spec_of()?).map_err(bad)?;
                     let cells = crate::workloads::sweep::stored_cells(store, g, &spec)?;
                     let d = SweepDoc {
@@ -74,7 +74,7 @@ pub fn resolve_shown(store: &Store, r: Ref) -> Result<Shown> {
                         charts: crate::output::stored_charts::experiment_charts(store, g)?,
                     })
                 }
-                "saturate" => {
+                crate::model::stored::GroupKind::Saturate => {
                     let spec: SaturateSpec = serde_json::from_value(spec_of()?).map_err(bad)?;
                     let points = crate::workloads::sweep::stored_points(store, g, &spec)?;
                     let d = SaturateDoc {
