@@ -159,7 +159,7 @@ pub fn save_kept(s: &mut Store) {
             };
             let Some(saved) = serde_json::from_str::<serde_json::Value>(&c.text)
                 .ok()
-                .and_then(|v| save_kept_doc(s, &v))
+                .and_then(|v| save_kept_doc(s, v))
             else {
                 continue;
             };
@@ -197,23 +197,14 @@ pub fn save_kept(s: &mut Store) {
 
 /// Saves a kept document (a run, `iolab db` or `iolab verify` document) once; None for
 /// anything else.
-fn save_kept_doc(s: &mut Store, v: &serde_json::Value) -> Option<Result<store::Saved>> {
-    match v.get("schema").and_then(|x| x.as_str()) {
-        Some(crate::model::schema::RUN) => crate::model::run::RunDoc::from_json(v)
-            .ok()
-            .map(|d| s.save_run_once(&d, v, None, None)),
-        Some(crate::model::schema::DB) => {
-            serde_json::from_value::<crate::model::db::DbDoc>(v.clone())
-                .ok()
-                .map(|d| s.save_db_once(&d, v, &fsinfo::hostname()))
-        }
-        Some(crate::model::schema::VERIFY) => {
-            serde_json::from_value::<crate::model::verify::VerifyDoc>(v.clone())
-                .ok()
-                .map(|d| s.save_verify_once(&d, v, None))
-        }
-        _ => None,
-    }
+fn save_kept_doc(s: &mut Store, v: serde_json::Value) -> Option<Result<store::Saved>> {
+    use store::import::ImportFile;
+    Some(match store::import::kept_doc(v)?.ok()? {
+        ImportFile::Run(d, v) => s.save_run_once(&d, &v, None, None),
+        ImportFile::Db(d, v) => s.save_db_once(&d, &v, &fsinfo::hostname()),
+        ImportFile::Verify(d, v) => s.save_verify_once(&d, &v, None),
+        ImportFile::Tool(_) => return None,
+    })
 }
 
 /// After `iolab import FILE` saved the document of `file` (or found it saved): a file kept for

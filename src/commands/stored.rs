@@ -141,64 +141,19 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
             crate::spec::input::read_text(f, limit)
                 .map_err(|e| Error::usage(format!("{}: {e}", f.display())))?
         };
-        // An iolab run document (one `iolab run` kept because the store did not take it).
-        let run_doc = serde_json::from_str::<serde_json::Value>(&text)
-            .ok()
-            .filter(|v| {
-                v.get("schema").and_then(|x| x.as_str()) == Some(crate::model::schema::RUN)
-            });
-        // An iolab db document kept the same way.
-        let db_doc = serde_json::from_str::<serde_json::Value>(&text)
-            .ok()
-            .filter(|v| v.get("schema").and_then(|x| x.as_str()) == Some(crate::model::schema::DB));
-        // An iolab verify document kept the same way.
-        let verify_doc = serde_json::from_str::<serde_json::Value>(&text)
-            .ok()
-            .filter(|v| {
-                v.get("schema").and_then(|x| x.as_str()) == Some(crate::model::schema::VERIFY)
-            });
-        if let Some(v) = verify_doc {
-            let doc: crate::model::verify::VerifyDoc =
-                serde_json::from_value(v.clone()).map_err(|e| {
-                    Error::usage(format!(
-                        "{}: an iolab-verify/1 document that cannot be read: {e}",
-                        f.display()
-                    ))
-                })?;
-            parsed.push((f.clone(), Parsed::Verify(Box::new(doc), v)));
-            continue;
-        }
-        if let Some(v) = db_doc {
-            let doc: crate::model::db::DbDoc = serde_json::from_value(v.clone()).map_err(|e| {
-                Error::usage(format!(
-                    "{}: an iolab-db/1 document that cannot be read: {e}",
-                    f.display()
-                ))
-            })?;
-            parsed.push((f.clone(), Parsed::Db(Box::new(doc), v)));
-            continue;
-        }
-        if let Some(v) = run_doc {
-            let doc = RunDoc::from_json(&v).map_err(|e| {
-                Error::usage(format!(
-                    "{}: an iolab-run/1 document that cannot be read: {e}",
-                    f.display()
-                ))
-            })?;
-            parsed.push((f.clone(), Parsed::Run(Box::new(doc), v)));
-            continue;
-        }
-        let imp = crate::store::import::parse(&text)
+        // An iolab document a command kept because the store did not take it, or a tool's output.
+        let p = store::import::parse_file(&text)
             .map_err(|e| Error::usage(format!("{}: {e}", f.display())))?;
-        parsed.push((f.clone(), Parsed::Tool(imp)));
+        parsed.push((f.clone(), p));
     }
     // Not open_store_write: the files named here are imported, not the kept ones too.
     let mut s = Store::open_write_at(&store::resolve_location(a.db.db.as_deref())?)?;
+    use store::import::ImportFile;
     for (f, p) in parsed {
         // An iolab document is saved once: imported again (or saved by the command after the
         // one that kept it), it is said to be there already.
         let (saved, what, v) = match p {
-            Parsed::Run(doc, v) => (
+            ImportFile::Run(doc, v) => (
                 s.save_run_once(&doc, &v, None, None)?,
                 format!(
                     "iolab {}, {} mode{}",
@@ -208,7 +163,7 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
                 ),
                 v,
             ),
-            Parsed::Db(doc, v) => {
+            ImportFile::Db(doc, v) => {
                 let host = a.host.clone().unwrap_or_else(fsinfo::hostname);
                 (
                     s.save_db_once(&doc, &v, &host)?,
@@ -216,12 +171,12 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
                     v,
                 )
             }
-            Parsed::Verify(doc, v) => (
+            ImportFile::Verify(doc, v) => (
                 s.save_verify_once(&doc, &v, None)?,
                 format!("iolab verify of {}", doc.dir),
                 v,
             ),
-            Parsed::Tool(imp) => {
+            ImportFile::Tool(imp) => {
                 let doc = imp.to_doc(&f.display().to_string());
                 warn_again(&s, &f, &crate::model::stored::RunKind::Import, &doc)?;
                 let id = s.save_import(&imp, &doc, &host, a.label.as_deref(), &tags)?;
@@ -252,14 +207,6 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
         remove_kept(&s, &f, &v);
     }
     Ok(0)
-}
-
-/// What `iolab import` read from one file.
-enum Parsed {
-    Run(Box<RunDoc>, serde_json::Value),
-    Db(Box<crate::model::db::DbDoc>, serde_json::Value),
-    Verify(Box<crate::model::verify::VerifyDoc>, serde_json::Value),
-    Tool(crate::store::import::Imported),
 }
 
 /// One line on stderr when the store already holds this document (the same file imported again);
