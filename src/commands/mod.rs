@@ -23,8 +23,10 @@ mod experiment;
 mod iostat;
 mod prepare;
 mod run;
+mod saturate;
 mod stored;
 mod suite;
+mod sweep;
 mod system;
 
 /// A flag Ctrl-C (SIGINT) and SIGTERM set, so a run stops, prints and saves what it measured; a
@@ -386,10 +388,10 @@ fn dispatch(cmd: Cmd) -> Result<i32> {
         Cmd::Iostat(a) => iostat::cmd_iostat(&a),
         Cmd::FsyncProbe(a) => system::fsync_probe(&a),
         Cmd::Db(a) => db::cmd_db(&a),
-        Cmd::Sweep(a) => experiment::cmd_sweep(&a),
-        Cmd::Saturate(a) => experiment::cmd_saturate(&a),
+        Cmd::Sweep(a) => sweep::cmd_sweep(&a),
+        Cmd::Saturate(a) => saturate::cmd_saturate(&a),
         Cmd::Suite(a) => match &a.which {
-            cli::SuiteCmd::SysbenchFileio(x) => experiment::cmd_sysbench_fileio(x),
+            cli::SuiteCmd::SysbenchFileio(x) => suite::cmd_sysbench_fileio(x),
             cli::SuiteCmd::Iozone(x) => suite::cmd_iozone(x),
             cli::SuiteCmd::Bonnie(x) => suite::cmd_bonnie(x),
         },
