@@ -10,6 +10,7 @@ pub mod buf;
 pub mod checkpoints;
 pub mod fileset;
 pub mod libaio;
+pub mod lifecycle;
 pub mod mmap;
 pub mod null;
 pub mod opgen;
