@@ -115,7 +115,9 @@ fn a_group_whose_repetitions_disagree_is_noisy() {
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("r.db");
     let mut s = Store::open_write(&db).unwrap();
-    let g = s.new_group("run", Some("noisy"), 3).unwrap();
+    let g = s
+        .new_group(iolab::model::stored::GroupKind::Repeat, Some("noisy"), 3)
+        .unwrap();
     let mut ids = Vec::new();
     for (i, rate) in ["100", "200", "400"].iter().enumerate() {
         let v = run_json(

@@ -78,7 +78,7 @@ fn run_report_structure_matches_the_snapshot() {
             && !body.contains("url(")
     );
     // the numbers are the ones `iolab show` prints
-    let show = iolab::output::history::render_show(&s, 1).unwrap();
+    let show = iolab::output::stored_views::render_show(&s, 1).unwrap();
     let esc = show
         .replace('&', "&amp;")
         .replace('<', "&lt;")

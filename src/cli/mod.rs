@@ -5,10 +5,12 @@ mod args;
 pub mod fiojob;
 mod plan;
 mod roles;
+mod sysbench;
 
 pub use args::*;
 pub use plan::*;
 pub use roles::*;
+pub use sysbench::sysbench_fileio_sweep;
 
 use crate::engine::Direct;
 use crate::engine::runner::Plan;

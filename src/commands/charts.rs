@@ -15,7 +15,7 @@ pub fn report(a: &cli::ReportArgs) -> Result<i32> {
 pub fn report_html(s: &Store, refs: &[store::Ref]) -> Result<String> {
     let first = refs
         .first()
-        .and_then(|r| s.resolve(*r).ok())
+        .and_then(|r| s.resolve_run_ids(*r).ok())
         .and_then(|ids| ids.first().copied());
     let sys: Option<crate::model::env::EnvReport> =
         first.and_then(|id| s.doc(id).ok()).and_then(|d| {

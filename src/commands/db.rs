@@ -398,7 +398,7 @@ fn cmd_db_dist(a: &cli::DbRunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
             end_output(finish_db_dist(&a0, outcomes, store, true))
         }));
     }
-    let stopped = || Failed::from(&crate::engine::sync::stopped());
+    let stopped = || Failed::from(&crate::engine::checkpoints::stopped());
     // Everything before the transactions, on every rank.
     let setup = if a.action != "run" {
         Err(Error::usage(format!(
@@ -449,11 +449,11 @@ fn cmd_db_dist(a: &cli::DbRunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
             ranks.start_together();
             let t0 = std::time::SystemTime::now();
             let watch = |live: Vec<std::sync::Arc<crate::measure::live::LiveCounters>>| {
-                crate::engine::sync::PhaseSync::measuring(ranks, live)
+                crate::engine::checkpoints::PhaseSync::measuring(ranks, live)
             };
             let measured = measure(&a, &target, &so, &job, doc, &devices, &stop, Some(&watch));
             let t1 = std::time::SystemTime::now();
-            crate::engine::sync::PhaseSync::measured(ranks, t0, t1);
+            crate::engine::checkpoints::PhaseSync::measured(ranks, t0, t1);
             match measured {
                 Ok(doc) => {
                     let done = DbDone {

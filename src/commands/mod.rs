@@ -6,7 +6,7 @@ use crate::cli::{self, Cmd};
 use crate::engine::{fileset, runner};
 use crate::error::{Error, Exit, Result};
 use crate::output::export::Format;
-use crate::output::history;
+use crate::output::stored_views;
 use crate::store::compare;
 use crate::store::{self, Store};
 use crate::system::fsinfo;
@@ -23,8 +23,10 @@ mod experiment;
 mod iostat;
 mod prepare;
 mod run;
+mod saturate;
 mod stored;
 mod suite;
+mod sweep;
 mod system;
 
 /// A flag Ctrl-C (SIGINT) and SIGTERM set, so a run stops, prints and saves what it measured; a
@@ -108,11 +110,11 @@ pub fn emit(
 }
 
 pub fn open_store(db: &cli::DbArgs) -> Result<Store> {
-    Store::open_at(&store::resolve(db.db.as_deref())?)
+    Store::open_at(&store::resolve_location(db.db.as_deref())?)
 }
 
 pub fn open_store_write(db: &cli::DbArgs) -> Result<Store> {
-    let mut s = Store::open_write_at(&store::resolve(db.db.as_deref())?)?;
+    let mut s = Store::open_write_at(&store::resolve_location(db.db.as_deref())?)?;
     save_kept(&mut s);
     Ok(s)
 }
@@ -159,7 +161,7 @@ pub fn save_kept(s: &mut Store) {
             };
             let Some(saved) = serde_json::from_str::<serde_json::Value>(&c.text)
                 .ok()
-                .and_then(|v| save_kept_doc(s, &v))
+                .and_then(|v| save_kept_doc(s, v))
             else {
                 continue;
             };
@@ -197,23 +199,14 @@ pub fn save_kept(s: &mut Store) {
 
 /// Saves a kept document (a run, `iolab db` or `iolab verify` document) once; None for
 /// anything else.
-fn save_kept_doc(s: &mut Store, v: &serde_json::Value) -> Option<Result<store::Saved>> {
-    match v.get("schema").and_then(|x| x.as_str()) {
-        Some(crate::model::schema::RUN) => crate::model::run::RunDoc::from_json(v)
-            .ok()
-            .map(|d| s.save_run_once(&d, v, None, None)),
-        Some(crate::model::schema::DB) => {
-            serde_json::from_value::<crate::model::db::DbDoc>(v.clone())
-                .ok()
-                .map(|d| s.save_db_once(&d, v, &fsinfo::hostname()))
-        }
-        Some(crate::model::schema::VERIFY) => {
-            serde_json::from_value::<crate::model::verify::VerifyDoc>(v.clone())
-                .ok()
-                .map(|d| s.save_verify_once(&d, v, None))
-        }
-        _ => None,
-    }
+fn save_kept_doc(s: &mut Store, v: serde_json::Value) -> Option<Result<store::Saved>> {
+    use store::import::ImportFile;
+    Some(match store::import::kept_doc(v)?.ok()? {
+        ImportFile::Run(d, v) => s.save_run_once(&d, &v, None, None),
+        ImportFile::Db(d, v) => s.save_db_once(&d, &v, &fsinfo::hostname()),
+        ImportFile::Verify(d, v) => s.save_verify_once(&d, &v, None),
+        ImportFile::Tool(_) => return None,
+    })
 }
 
 /// After `iolab import FILE` saved the document of `file` (or found it saved): a file kept for
@@ -395,10 +388,10 @@ fn dispatch(cmd: Cmd) -> Result<i32> {
         Cmd::Iostat(a) => iostat::cmd_iostat(&a),
         Cmd::FsyncProbe(a) => system::fsync_probe(&a),
         Cmd::Db(a) => db::cmd_db(&a),
-        Cmd::Sweep(a) => experiment::cmd_sweep(&a),
-        Cmd::Saturate(a) => experiment::cmd_saturate(&a),
+        Cmd::Sweep(a) => sweep::cmd_sweep(&a),
+        Cmd::Saturate(a) => saturate::cmd_saturate(&a),
         Cmd::Suite(a) => match &a.which {
-            cli::SuiteCmd::SysbenchFileio(x) => experiment::cmd_sysbench_fileio(x),
+            cli::SuiteCmd::SysbenchFileio(x) => suite::cmd_sysbench_fileio(x),
             cli::SuiteCmd::Iozone(x) => suite::cmd_iozone(x),
             cli::SuiteCmd::Bonnie(x) => suite::cmd_bonnie(x),
         },

@@ -91,7 +91,7 @@ pub fn prepare(a: &cli::PrepareArgs) -> Result<i32> {
         r.reused_files,
         res.pct()
     ));
-    if res.pct() > crate::measure::truth::EVICT_FAIL_PCT {
+    if res.pct() > crate::measure::warnings::EVICT_FAIL_PCT {
         eprintln!(
             "warning [eviction_failed]: {:.1}% of the file set is still in the page cache after fsync + POSIX_FADV_DONTNEED",
             res.pct()

@@ -1,5 +1,6 @@
 use super::*;
 use crate::cli::OutputFormat;
+use crate::engine::lifecycle;
 use crate::model::run::RunDoc;
 use crate::output::document::Document;
 use crate::output::explain::Explained;
@@ -40,31 +41,16 @@ pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
     let (db, (obs, _server)) = match ready {
         Ok(x) => x,
         Err(e) => {
-            if plan.created_dir {
-                crate::system::target::remove_made_dir(&plan.fileset.dir);
-            }
+            lifecycle::abandon(&plan);
             return Err(e);
         }
     };
     let stop = stop_flag();
     let reps = a.repeat.max(1);
     // One iolab at a time on a file set, for the whole run (all repetitions and the cleanup).
-    let lock = match fileset::lock(&plan.fileset.dir) {
-        Ok(l) => l,
-        Err(e) => {
-            if plan.created_dir {
-                crate::system::target::remove_made_dir(&plan.fileset.dir);
-            }
-            return Err(e);
-        }
-    };
-    let (created_dir, keep) = (plan.created_dir, plan.keep);
+    let held = lifecycle::hold(&plan)?;
     let r = run_locked(a, &mut plan, db, &stop, reps, obs.as_ref());
-    drop(lock);
-    // The lock file was the last thing in a --dir this run created.
-    if created_dir && !keep {
-        crate::system::target::remove_made_dir(&plan.fileset.dir);
-    }
+    held.release();
     r
 }
 
@@ -149,45 +135,14 @@ fn run_locked(
     reps: u32,
     obs: Option<&crate::measure::export::Observer>,
 ) -> Result<i32> {
-    // A set --reprepare replaces is this run's, like one it created.
-    // A device target is never prepared or removed: it counts as there before.
-    let existed = plan.fileset.device.is_some()
-        || (fileset::status(&plan.fileset).present_files > 0 && !runner::replaces_set(plan));
-    // The roles' own sets (DIR/NAME/): whether each (and its directory) was there before.
-    let own_sets: Vec<(crate::model::job::FileSetSpec, bool, bool)> = plan
-        .roles
-        .iter()
-        .filter(|r| r.own_set)
-        .map(|r| {
-            (
-                r.fileset.clone(),
-                fileset::status(&r.fileset).present_files > 0,
-                r.fileset.dir.exists(),
-            )
-        })
-        .collect();
-    // After repetitions (the sets kept between them): remove the sets this run created.
-    let cleanup_all = |plan: &crate::spec::plan::Plan| {
-        if !existed {
-            fileset::cleanup(&plan.fileset);
-        }
-        for (spec, set_existed, dir_existed) in &own_sets {
-            if !set_existed {
-                fileset::cleanup(spec);
-                if !dir_existed {
-                    crate::system::target::remove_made_dir(&spec.dir);
-                }
-            }
-        }
-    };
-    let keep = plan.keep;
-    if reps > 1 {
-        // Keep the set between repetitions; it is removed after the last one if this run made it.
-        plan.keep = true;
-        plan.created_dir = false;
-    }
+    // What was there before: after the last repetition the sets this run made are removed.
+    let sets = lifecycle::repetitions(plan, reps);
     let group = match (&mut db, reps > 1) {
-        (Some(s), true) => Some(s.new_group("run", plan.label.as_deref(), reps)?),
+        (Some(s), true) => Some(s.new_group(
+            crate::model::stored::GroupKind::Repeat,
+            plan.label.as_deref(),
+            reps,
+        )?),
         _ => None,
     };
     let mut saved_ids = Vec::new();
@@ -202,9 +157,9 @@ fn run_locked(
         let doc = match runner::run_observed(plan, stop, obs, |_| {}) {
             Ok(d) => d,
             Err(e) => {
-                if reps > 1 && !keep {
+                if reps > 1 {
                     // The set kept between repetitions goes too, as on any failure.
-                    cleanup_all(plan);
+                    sets.cleanup(plan);
                 }
                 if i > 0 && e.exit == Exit::Interrupted {
                     // Earlier repetitions were measured and saved.
@@ -290,12 +245,10 @@ fn run_locked(
         }
     }
     if reps > 1 {
-        if !keep {
-            cleanup_all(plan);
-        }
+        sets.cleanup(plan);
         let format = Format::json_if(want_json);
         let repeat = match (&db, group) {
-            (Some(s), Some(g)) => Some(history::RepeatDoc::read(
+            (Some(s), Some(g)) => Some(stored_views::RepeatDoc::read(
                 s,
                 g,
                 &saved_ids,
@@ -413,11 +366,7 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
         match cli::fiojob::plan_phase(&jobs) {
             Ok(p) => plans.push(p),
             Err(e) => {
-                for p in &plans {
-                    if p.created_dir {
-                        crate::system::target::remove_made_dir(&p.fileset.dir);
-                    }
-                }
+                plans.iter().for_each(lifecycle::abandon);
                 return Err(e);
             }
         }
@@ -448,7 +397,11 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
     let stop = stop_flag();
     // --repeat N: N stored runs of the whole job file, as a group (as `iolab run --repeat`)
     let group = match (&mut db, reps > 1) {
-        (Some(s), true) => Some(s.new_group("run", a.label.as_deref(), reps)?),
+        (Some(s), true) => Some(s.new_group(
+            crate::model::stored::GroupKind::Repeat,
+            a.label.as_deref(),
+            reps,
+        )?),
         _ => None,
     };
     let mut saved_ids = Vec::new();
@@ -460,7 +413,7 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
                 Ok(x) => x,
                 Err(e) => {
                     if rep == 0 {
-                        remove_created_dirs(&plans);
+                        lifecycle::remove_made_dirs(&plans);
                         return Err(e);
                     }
                     // earlier repetitions were measured and saved
@@ -529,12 +482,12 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
             break;
         }
     }
-    remove_created_dirs(&plans);
+    lifecycle::remove_made_dirs(&plans);
     // a group is made only for --repeat N > 1 with a store
     if let (Some(s), Some(g)) = (&db, group) {
         // json+ and the fio formats print the summary's text
         let format = Format::json_if(fmt == OutputFormat::Json);
-        let repeat = history::RepeatDoc::read(s, g, &saved_ids, !format.is_text())?;
+        let repeat = stored_views::RepeatDoc::read(s, g, &saved_ids, !format.is_text())?;
         emit(&repeat, format)?;
         if not_saved.is_none() {
             eprintln!(
@@ -553,16 +506,6 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
         return Ok(Exit::NotSaved as i32);
     }
     Ok(worst)
-}
-
-/// The directories the job file's phases created, removed after the last repetition (a later
-/// phase or repetition may use them) unless kept.
-fn remove_created_dirs(plans: &[crate::spec::plan::Plan]) {
-    for p in plans {
-        if p.created_dir && !p.keep {
-            crate::system::target::remove_made_dir(&p.fileset.dir);
-        }
-    }
 }
 
 /// One run of the whole job file: its phases one after the other, made into one document (and
@@ -701,15 +644,8 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
         } else {
             None
         };
-        match fileset::lock(&plan.fileset.dir) {
-            Ok(l) => Ok((plan, db, l)),
-            Err(e) => {
-                if plan.created_dir {
-                    crate::system::target::remove_made_dir(&plan.fileset.dir);
-                }
-                Err(e)
-            }
-        }
+        let held = lifecycle::hold(&plan)?;
+        Ok((plan, db, held))
     })();
     let all_ok = ranks.all_ok(setup.is_ok());
     let stop = stop_flag();
@@ -736,26 +672,20 @@ fn cmd_run_dist(a: &cli::RunArgs, ranks: &crate::dist::Ranks) -> Result<i32> {
     }
     let (result, mut kept) = match setup {
         Err(e) => (Err(e), None),
-        Ok((plan, db, lock)) if !all_ok => {
-            drop(lock);
-            if plan.created_dir {
-                crate::system::target::remove_made_dir(&plan.fileset.dir);
-            }
+        Ok((_, db, held)) if !all_ok => {
+            held.abandon();
             drop(db);
-            (Err(crate::engine::sync::stopped()), None)
+            (Err(crate::engine::checkpoints::stopped()), None)
         }
-        Ok((plan, db, lock)) => {
+        Ok((plan, db, held)) => {
             let r = runner::run_synced(&plan, &stop, ranks, |_| {});
-            drop(lock);
-            if plan.created_dir && !plan.keep {
-                crate::system::target::remove_made_dir(&plan.fileset.dir);
-            }
+            held.release();
             if ranks.aborted()
                 && let Ok(doc) = &r
             {
                 // Rank 0 ended the run early (a rank died or hung): it takes this rank's
                 // document from the side channel (the roles' too), not from a gather.
-                crate::engine::sync::PhaseSync::progress(ranks, doc);
+                crate::engine::checkpoints::PhaseSync::progress(ranks, doc);
             }
             (r, Some((plan, db)))
         }

@@ -13,7 +13,7 @@ pub fn list(a: &cli::ListArgs) -> Result<i32> {
         limit: Some(a.limit),
     };
     let rows = s.list(&f)?;
-    let doc = history::ListDoc {
+    let doc = stored_views::ListDoc {
         store: &s,
         rows: &rows,
     };
@@ -25,7 +25,7 @@ pub fn show(a: &cli::ShowArgs) -> Result<i32> {
     let s = open_store(&a.db)?;
     let r: store::Ref = a.id.parse().map_err(Error::usage)?;
     emit(
-        &crate::output::shown::resolve(&s, r)?,
+        &crate::output::shown::resolve_shown(&s, r)?,
         Format::json_if(a.print.json),
     )?;
     Ok(0)
@@ -43,7 +43,7 @@ pub fn explain(a: &cli::ShowArgs) -> Result<i32> {
 /// repetitions: their spread; saturation searches: every run).
 pub fn explain_ref(store: &Store, r: store::Ref) -> Result<Explanation> {
     use crate::analysis::explain::{run, sweep};
-    use crate::model::stored::StoredDoc;
+    use crate::model::stored::{GroupKind, StoredDoc};
     let doc_of = |id: i64| -> Result<RunDoc> {
         let kind = store.run(id)?.kind;
         match store.stored_doc(id)? {
@@ -67,9 +67,9 @@ pub fn explain_ref(store: &Store, r: store::Ref) -> Result<Explanation> {
                 runs.push((id, doc_of(id)?));
             }
             let subject = format!("group g{g}");
-            Ok(match kind.as_str() {
-                "run" => run::explain_group(&runs, &subject),
-                "sweep" => sweep::explain_sweep(&runs, &subject),
+            Ok(match kind {
+                GroupKind::Repeat => run::explain_group(&runs, &subject),
+                GroupKind::Sweep => sweep::explain_sweep(&runs, &subject),
                 _ => run::explain_runs(&runs, &subject),
             })
         }
@@ -82,7 +82,7 @@ pub fn delete(a: &cli::DeleteArgs) -> Result<i32> {
     // Check them all first: nothing is deleted when one id is unknown.
     let mut ids = Vec::new();
     for r in &refs {
-        ids.extend(s.resolve(*r)?);
+        ids.extend(s.resolve_run_ids(*r)?);
     }
     for id in &ids {
         s.delete(*id)?;
@@ -107,18 +107,18 @@ pub fn export(a: &cli::ExportArgs) -> Result<i32> {
     let s = open_store(&a.db)?;
     let mut ids = Vec::new();
     for r in cli::parse_refs(&a.ids)? {
-        ids.extend(s.resolve(r)?);
+        ids.extend(s.resolve_run_ids(r)?);
     }
     let mut buf: Vec<u8> = Vec::new();
     match a.format.as_str() {
         "json" => {
             buf = format!(
                 "{}\n",
-                serde_json::to_string_pretty(&history::export_json(&s, &ids)?).expect("json")
+                serde_json::to_string_pretty(&stored_views::export_json(&s, &ids)?).expect("json")
             )
             .into_bytes()
         }
-        "csv" => history::export_csv(&s, &ids, &mut buf)?,
+        "csv" => stored_views::export_csv(&s, &ids, &mut buf)?,
         other => return Err(Error::usage(format!("--format '{other}': use json or csv"))),
     }
     // With --output the file is written whole when the command ends.
@@ -141,64 +141,19 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
             crate::spec::input::read_text(f, limit)
                 .map_err(|e| Error::usage(format!("{}: {e}", f.display())))?
         };
-        // An iolab run document (one `iolab run` kept because the store did not take it).
-        let run_doc = serde_json::from_str::<serde_json::Value>(&text)
-            .ok()
-            .filter(|v| {
-                v.get("schema").and_then(|x| x.as_str()) == Some(crate::model::schema::RUN)
-            });
-        // An iolab db document kept the same way.
-        let db_doc = serde_json::from_str::<serde_json::Value>(&text)
-            .ok()
-            .filter(|v| v.get("schema").and_then(|x| x.as_str()) == Some(crate::model::schema::DB));
-        // An iolab verify document kept the same way.
-        let verify_doc = serde_json::from_str::<serde_json::Value>(&text)
-            .ok()
-            .filter(|v| {
-                v.get("schema").and_then(|x| x.as_str()) == Some(crate::model::schema::VERIFY)
-            });
-        if let Some(v) = verify_doc {
-            let doc: crate::model::verify::VerifyDoc =
-                serde_json::from_value(v.clone()).map_err(|e| {
-                    Error::usage(format!(
-                        "{}: an iolab-verify/1 document that cannot be read: {e}",
-                        f.display()
-                    ))
-                })?;
-            parsed.push((f.clone(), Parsed::Verify(Box::new(doc), v)));
-            continue;
-        }
-        if let Some(v) = db_doc {
-            let doc: crate::model::db::DbDoc = serde_json::from_value(v.clone()).map_err(|e| {
-                Error::usage(format!(
-                    "{}: an iolab-db/1 document that cannot be read: {e}",
-                    f.display()
-                ))
-            })?;
-            parsed.push((f.clone(), Parsed::Db(Box::new(doc), v)));
-            continue;
-        }
-        if let Some(v) = run_doc {
-            let doc = RunDoc::from_json(&v).map_err(|e| {
-                Error::usage(format!(
-                    "{}: an iolab-run/1 document that cannot be read: {e}",
-                    f.display()
-                ))
-            })?;
-            parsed.push((f.clone(), Parsed::Run(Box::new(doc), v)));
-            continue;
-        }
-        let imp = crate::store::import::parse(&text)
+        // An iolab document a command kept because the store did not take it, or a tool's output.
+        let p = store::import::parse_file(&text)
             .map_err(|e| Error::usage(format!("{}: {e}", f.display())))?;
-        parsed.push((f.clone(), Parsed::Tool(imp)));
+        parsed.push((f.clone(), p));
     }
     // Not open_store_write: the files named here are imported, not the kept ones too.
-    let mut s = Store::open_write_at(&store::resolve(a.db.db.as_deref())?)?;
+    let mut s = Store::open_write_at(&store::resolve_location(a.db.db.as_deref())?)?;
+    use store::import::ImportFile;
     for (f, p) in parsed {
         // An iolab document is saved once: imported again (or saved by the command after the
         // one that kept it), it is said to be there already.
         let (saved, what, v) = match p {
-            Parsed::Run(doc, v) => (
+            ImportFile::Run(doc, v) => (
                 s.save_run_once(&doc, &v, None, None)?,
                 format!(
                     "iolab {}, {} mode{}",
@@ -208,7 +163,7 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
                 ),
                 v,
             ),
-            Parsed::Db(doc, v) => {
+            ImportFile::Db(doc, v) => {
                 let host = a.host.clone().unwrap_or_else(fsinfo::hostname);
                 (
                     s.save_db_once(&doc, &v, &host)?,
@@ -216,14 +171,14 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
                     v,
                 )
             }
-            Parsed::Verify(doc, v) => (
+            ImportFile::Verify(doc, v) => (
                 s.save_verify_once(&doc, &v, None)?,
                 format!("iolab verify of {}", doc.dir),
                 v,
             ),
-            Parsed::Tool(imp) => {
+            ImportFile::Tool(imp) => {
                 let doc = imp.to_doc(&f.display().to_string());
-                warn_again(&s, &f, "import", &doc)?;
+                warn_again(&s, &f, &crate::model::stored::RunKind::Import, &doc)?;
                 let id = s.save_import(&imp, &doc, &host, a.label.as_deref(), &tags)?;
                 print_out(&format!(
                     "imported {} as run {id} ({} {}, {} job{})\n",
@@ -254,17 +209,14 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
     Ok(0)
 }
 
-/// What `iolab import` read from one file.
-enum Parsed {
-    Run(Box<RunDoc>, serde_json::Value),
-    Db(Box<crate::model::db::DbDoc>, serde_json::Value),
-    Verify(Box<crate::model::verify::VerifyDoc>, serde_json::Value),
-    Tool(crate::store::import::Imported),
-}
-
 /// One line on stderr when the store already holds this document (the same file imported again);
 /// it is imported anyway.
-fn warn_again(s: &Store, f: &Path, kind: &str, doc: &serde_json::Value) -> Result<()> {
+fn warn_again(
+    s: &Store,
+    f: &Path,
+    kind: &crate::model::stored::RunKind,
+    doc: &serde_json::Value,
+) -> Result<()> {
     if let Some(id) = s.same_doc(kind, doc)? {
         eprintln!(
             "iolab: warning: {} was imported before, as run {id}; importing it again",

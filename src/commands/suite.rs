@@ -155,3 +155,31 @@ fn finish_suite<D: crate::output::document::Document>(
         0
     })
 }
+
+/// `iolab suite sysbench-fileio`: sysbench fileio's classic matrix, run as a stored sweep.
+pub fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32> {
+    use crate::workloads::sweep;
+    // sysbench's options translated into a sweep (cli::sysbench)
+    let spec = cli::sysbench_fileio_sweep(a)?;
+    let mut store = open_store_write(&a.db)?;
+    let gid = store.new_experiment(
+        crate::model::stored::GroupKind::Sweep,
+        a.label.as_deref().or(Some("sysbench-fileio")),
+        spec.repeat,
+        &serde_json::to_value(&spec).expect("json"),
+    )?;
+    eprintln!(
+        "sysbench-fileio suite stored as group g{gid} ({} cells); resume with: iolab sweep --resume g{gid}",
+        sweep::cross(&spec.axes).len()
+    );
+    let stop = stop_flag();
+    super::experiment::finish_sweep(
+        &mut store,
+        gid,
+        &spec,
+        a.print.json,
+        false,
+        &stop,
+        sweep::Points::Here,
+    )
+}

@@ -698,7 +698,7 @@ mod tests {
             host: "h1".into(),
             result: Err(Failed {
                 exit: 130,
-                msg: crate::engine::sync::STOPPED.into(),
+                msg: crate::engine::checkpoints::STOPPED.into(),
             }),
         };
         let (doc, failures) = merge(vec![

@@ -1,6 +1,6 @@
 //! Distributed runs (docs/distributed.md): under `mpirun -np N`, every process (rank) runs the
 //! same job against its own target, waits for the others before each phase
-//! ([`crate::engine::sync::PhaseSync`]), and rank 0 gathers what every rank measured and
+//! ([`crate::engine::checkpoints::PhaseSync`]), and rank 0 gathers what every rank measured and
 //! merges it exactly ([`merge`]). The communicator is MPI (`--features mpi`); everything else
 //! here is plain code that tests run without MPI.
 
@@ -9,7 +9,7 @@ pub mod merge;
 pub mod mpi;
 pub mod side;
 
-use crate::engine::sync::{Agreed, Checkpoint, PhaseSync};
+use crate::engine::checkpoints::{Agreed, Checkpoint, PhaseSync};
 use crate::error::{Error, Result};
 use crate::model::run::RunDoc;
 use serde::{Deserialize, Serialize};
@@ -157,7 +157,7 @@ impl From<&Error> for Failed {
 impl Failed {
     /// Stopped because another rank failed: not a failure of its own.
     pub fn only_stopped(&self) -> bool {
-        self.msg == crate::engine::sync::STOPPED
+        self.msg == crate::engine::checkpoints::STOPPED
     }
 }
 

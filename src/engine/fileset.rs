@@ -1125,7 +1125,7 @@ mod tests {
             assert!(status(&sa).complete(&sa), "{fs_type}");
             let res = evict(&sa).unwrap();
             assert!(
-                fs_type == "tmpfs" || res.pct() <= crate::measure::truth::EVICT_FAIL_PCT,
+                fs_type == "tmpfs" || res.pct() <= crate::measure::warnings::EVICT_FAIL_PCT,
                 "{fs_type}: evicted after a partly buffered prepare ({:.1} %)",
                 res.pct()
             );

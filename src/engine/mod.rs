@@ -7,15 +7,16 @@
 //! capabilities) in `model::job`'s `engines!` table, one line here.
 
 pub mod buf;
+pub mod checkpoints;
 pub mod fileset;
 pub mod libaio;
+pub mod lifecycle;
 pub mod mmap;
 pub mod null;
 pub mod opgen;
 pub mod ops;
 pub mod psync;
 pub mod runner;
-pub mod sync;
 pub mod uring;
 pub mod verify;
 pub mod worker;

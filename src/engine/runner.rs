@@ -1,8 +1,8 @@
 //! Runs a plan: the file set, then each cell (evict, open, spawn workers, merge, check).
 
+use crate::engine::checkpoints::{Agreed, Checkpoint, PhaseSync, Solo};
 use crate::engine::fileset::{self, file_path};
 use crate::engine::ops::{MapPtr, Shared};
-use crate::engine::sync::{Agreed, Checkpoint, PhaseSync, Solo};
 use crate::engine::verify::{self, VerifySetup};
 use crate::engine::worker::Progress;
 use crate::engine::{caps, run_worker};
@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::measure::export::{Observer, PhaseUnit};
 use crate::measure::live::{self, LiveCounters};
 use crate::measure::stats::{self, OpKind, ThreadStats};
-use crate::measure::truth;
+use crate::measure::warnings;
 use crate::model::job::{FileSetSpec, Job, Layout, Limit, Mode};
 use crate::model::run::{
     CellJob, CellResult, Cpu, PrepareInfo, RoleResult, RunDoc, RunEnv, Warning,
@@ -248,7 +248,7 @@ fn run_phase(
     // one's ramp and measured window start at the same instant.
     if sync.checkpoint(Checkpoint::Measure, !stop.load(Ordering::Relaxed)) == Agreed::Stop {
         stop.store(true, Ordering::Relaxed);
-        return Err(crate::engine::sync::stopped());
+        return Err(crate::engine::checkpoints::stopped());
     }
     let start = match sync.common_start() {
         // the same instant on every process, whenever each left the checkpoint
@@ -579,7 +579,7 @@ fn run_cell(
         phase.interrupted,
     );
     cell.device = phase.device;
-    cell.warnings = truth::check_cell(job, spec, env, link_bps, &cell, plan.warm);
+    cell.warnings = warnings::check_cell(job, spec, env, link_bps, &cell, plan.warm);
     Ok(cell)
 }
 
@@ -622,7 +622,7 @@ fn run_roles_cell(
             resident_pct[i],
             phase.interrupted,
         );
-        c.warnings = truth::check_cell(&r.job, &r.fileset, env, link_bps, &c, plan.warm);
+        c.warnings = warnings::check_cell(&r.job, &r.fileset, env, link_bps, &c, plan.warm);
         for w in &c.warnings {
             let w = Warning::new(&w.code, format!("role {}: {}", r.name, w.message));
             if !warnings.contains(&w) {
@@ -1097,7 +1097,7 @@ pub fn run_with(
         };
         if first {
             prep.cache_resident_pct_after_evict = res.pct();
-            if !plan.warm && res.pct() > truth::EVICT_FAIL_PCT {
+            if !plan.warm && res.pct() > warnings::EVICT_FAIL_PCT {
                 warnings.push(Warning::new(
                     "eviction_failed",
                     format!(
@@ -1414,7 +1414,7 @@ fn run_roles(
             }
         }
         prep.cache_resident_pct_after_evict = worst;
-        if !plan.warm && worst > truth::EVICT_FAIL_PCT {
+        if !plan.warm && worst > warnings::EVICT_FAIL_PCT {
             warnings.push(Warning::new(
                 "eviction_failed",
                 format!(

@@ -1,5 +1,5 @@
 //! Measuring: latency histograms, per-thread statistics, the device (iostat -x) sampler and the
-//! truth checks on results.
+//! warnings about results that measure something other than the device.
 
 pub mod export;
 pub mod hist;
@@ -7,5 +7,5 @@ pub mod iostat;
 pub mod live;
 pub mod peer;
 pub mod stats;
-pub mod truth;
 pub mod wake;
+pub mod warnings;

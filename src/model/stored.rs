@@ -59,21 +59,78 @@ pub enum StoredDoc {
     Verify(Box<crate::model::verify::VerifyDoc>),
 }
 
-impl StoredDoc {
-    /// The kind as the store names it.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            StoredDoc::Run(_) => "run",
-            StoredDoc::Db(_) => "db",
-            StoredDoc::Suite(_) => "suite",
-            StoredDoc::Import(_) => "import",
-            StoredDoc::Crashcheck(_) => "crashcheck",
-            StoredDoc::Verify(_) => "verify",
-            StoredDoc::Experiment(e) => match **e {
-                Experiment::Sweep { .. } => "sweep",
-                Experiment::Saturate { .. } => "saturate",
-            },
+/// Defines a kind enum over the strings the store keeps in a `kind` column: each variant's string
+/// written once, `as_str` and `parse` both from it, and a kind this iolab does not know (a store
+/// another program wrote) kept as read, so it lists and fails exactly where it did as a string.
+macro_rules! kinds {
+    ($(#[$m:meta])* $name:ident { $($(#[$vm:meta])* $v:ident = $s:literal,)* }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub enum $name {
+            $($(#[$vm])* $v,)*
+            /// A kind this iolab does not know, as stored.
+            Unknown(String),
         }
+
+        impl $name {
+            /// The kind as the store names it.
+            pub fn as_str(&self) -> &str {
+                match self {
+                    $($name::$v => $s,)*
+                    $name::Unknown(s) => s,
+                }
+            }
+
+            /// The kind a stored string names.
+            pub fn parse(s: &str) -> $name {
+                match s {
+                    $($s => $name::$v,)*
+                    other => $name::Unknown(other.to_string()),
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
+    };
+}
+
+kinds! {
+    /// The kind of a stored run (`runs.kind`): which document a run row holds.
+    RunKind {
+        /// `iolab run`
+        Run = "run",
+        /// `iolab db`
+        Db = "db",
+        /// `iolab suite iozone|bonnie`, `iolab zones`
+        Suite = "suite",
+        /// `iolab import` of fio or sysbench output
+        Import = "import",
+        /// `iolab crashcheck write|verify`
+        Crashcheck = "crashcheck",
+        /// `iolab verify --dir`
+        Verify = "verify",
+    }
+}
+
+kinds! {
+    /// The kind of a stored group (`groups.kind`).
+    GroupKind {
+        /// `iolab run --repeat N`: repetitions of one run
+        Repeat = "run",
+        /// `iolab sweep` (and `sysbench-fileio`)
+        Sweep = "sweep",
+        /// `iolab saturate`
+        Saturate = "saturate",
     }
 }
 
@@ -101,4 +158,41 @@ pub struct MeasuredCell {
     pub threads: Option<i64>,
     pub bs_bytes: Option<i64>,
     pub results: std::collections::BTreeMap<String, OpMeasure>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_read_and_write_the_stored_strings() {
+        for (s, k) in [
+            ("run", RunKind::Run),
+            ("db", RunKind::Db),
+            ("suite", RunKind::Suite),
+            ("import", RunKind::Import),
+            ("crashcheck", RunKind::Crashcheck),
+            ("verify", RunKind::Verify),
+        ] {
+            assert_eq!(RunKind::parse(s), k);
+            assert_eq!(k.as_str(), s);
+            assert_eq!(serde_json::to_value(&k).unwrap(), serde_json::json!(s));
+        }
+        for (s, k) in [
+            ("run", GroupKind::Repeat),
+            ("sweep", GroupKind::Sweep),
+            ("saturate", GroupKind::Saturate),
+        ] {
+            assert_eq!(GroupKind::parse(s), k);
+            assert_eq!(k.to_string(), s);
+        }
+        // a kind another program stored is kept as it was read
+        let other = RunKind::parse("fio-bench");
+        assert_eq!(other, RunKind::Unknown("fio-bench".into()));
+        assert_eq!(
+            serde_json::to_value(&other).unwrap(),
+            serde_json::json!("fio-bench")
+        );
+        assert_eq!(GroupKind::parse("x").as_str(), "x");
+    }
 }

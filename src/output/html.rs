@@ -12,7 +12,7 @@ use std::fmt::Write;
 /// All charts for a report target, by name.
 pub fn charts_for(store: &Store, refs: &[Ref]) -> Result<Vec<Chart>> {
     match refs {
-        [r] => Ok(crate::output::shown::resolve(store, *r)?.charts),
+        [r] => Ok(crate::output::shown::resolve_shown(store, *r)?.charts),
         _ => Ok(compare_charts(&crate::store::compare::compare(
             store, refs,
         )?)),
@@ -119,7 +119,7 @@ pub fn html(store: &Store, refs: &[Ref], found: &Found) -> Result<String> {
     // One reference: exactly what `iolab show` prints for it; several: `iolab compare`.
     let (title, first_run, text, charts) = match refs {
         [r] => {
-            let shown = crate::output::shown::resolve(store, *r)?;
+            let shown = crate::output::shown::resolve_shown(store, *r)?;
             (
                 format!("iolab report: {}", shown.title),
                 shown.first_run,
@@ -137,8 +137,8 @@ pub fn html(store: &Store, refs: &[Ref], found: &Found) -> Result<String> {
                         .collect::<Vec<_>>()
                         .join(", ")
                 ),
-                store.resolve(refs[0])?[0],
-                crate::output::history::render_compare(&c),
+                store.resolve_run_ids(refs[0])?[0],
+                crate::output::stored_views::render_compare(&c),
                 compare_charts(&c),
             )
         }

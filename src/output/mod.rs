@@ -10,10 +10,10 @@ pub mod experiment;
 pub mod explain;
 pub mod export;
 pub mod fio;
-pub mod history;
 pub mod html;
 pub mod shown;
 pub mod stored_charts;
+pub mod stored_views;
 pub mod suites;
 pub mod table;
 

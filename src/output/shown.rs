@@ -30,17 +30,17 @@ impl Document for Shown {
 }
 
 /// Resolves a reference to what is shown for it.
-pub fn resolve(store: &Store, r: Ref) -> Result<Shown> {
-    use crate::output::history;
+pub fn resolve_shown(store: &Store, r: Ref) -> Result<Shown> {
+    use crate::output::stored_views;
     match r {
         Ref::Run(id) => {
             let kind = store.run(id)?.kind; // an unknown id is a usage error, named as such
-            let json = history::current_doc(store, id, &kind)?;
+            let json = stored_views::current_doc(store, id, &kind)?;
             Ok(Shown {
                 title: format!("run {id}"),
                 first_run: id,
                 json,
-                text: history::render_show(store, id)?,
+                text: stored_views::render_show(store, id)?,
                 charts: crate::output::stored_charts::run_charts(store, id)?,
             })
         }
@@ -56,8 +56,8 @@ pub fn resolve(store: &Store, r: Ref) -> Result<Shown> {
                     .ok_or_else(|| Error::failed(format!("group g{g}: its definition is missing")))
             };
             let bad = |e: serde_json::Error| Error::failed(format!("g{g}: {e}"));
-            match kind.as_str() {
-                "sweep" => {
+            match kind {
+                crate::model::stored::GroupKind::Sweep => {
                     let spec: SweepSpec = serde_json::from_value(spec_of()?).map_err(bad)?;
                     let cells = crate::workloads::sweep::stored_cells(store, g, &spec)?;
                     let d = SweepDoc {
@@ -74,7 +74,7 @@ pub fn resolve(store: &Store, r: Ref) -> Result<Shown> {
                         charts: crate::output::stored_charts::experiment_charts(store, g)?,
                     })
                 }
-                "saturate" => {
+                crate::model::stored::GroupKind::Saturate => {
                     let spec: SaturateSpec = serde_json::from_value(spec_of()?).map_err(bad)?;
                     let points = crate::workloads::sweep::stored_points(store, g, &spec)?;
                     let d = SaturateDoc {
@@ -92,10 +92,10 @@ pub fn resolve(store: &Store, r: Ref) -> Result<Shown> {
                     })
                 }
                 _ => {
-                    let rows = history::group_summary(store, &ids)?;
+                    let rows = stored_views::group_summary(store, &ids)?;
                     let list: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
                     let mut text = format!("group g{g}: runs {}\n", list.join(", "));
-                    text.push_str(&history::render_summary(&rows, ids.len()));
+                    text.push_str(&stored_views::render_summary(&rows, ids.len()));
                     Ok(Shown {
                         title,
                         first_run,

@@ -490,7 +490,7 @@ pub fn experiment_charts(store: &Store, gid: i64) -> Result<Vec<Chart>> {
     let (kind, spec) = store.experiment(gid)?;
     let spec = spec.ok_or_else(|| Error::failed(format!("g{gid}: no definition")))?;
     let mut out = Vec::new();
-    if kind == "sweep" {
+    if kind == crate::model::stored::GroupKind::Sweep {
         let spec: crate::workloads::sweep::SweepSpec =
             serde_json::from_value(spec).map_err(|e| Error::failed(e.to_string()))?;
         let cells = crate::workloads::sweep::stored_cells(store, gid, &spec)?;
@@ -564,7 +564,7 @@ pub fn experiment_charts(store: &Store, gid: i64) -> Result<Vec<Chart>> {
             }
             out.push(c);
         }
-    } else if kind == "saturate" {
+    } else if kind == crate::model::stored::GroupKind::Saturate {
         let spec: crate::workloads::sweep::SaturateSpec =
             serde_json::from_value(spec).map_err(|e| Error::failed(e.to_string()))?;
         let pts: Vec<(f64, f64, bool)> = crate::workloads::sweep::stored_points(store, gid, &spec)?

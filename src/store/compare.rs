@@ -278,7 +278,7 @@ pub fn compare(store: &Store, refs: &[Ref]) -> Result<Comparison> {
     let mut data: Vec<SideValues> = Vec::new();
     let mut order: Vec<(String, String)> = Vec::new();
     for r in refs {
-        let ids = store.resolve(*r)?;
+        let ids = store.resolve_run_ids(*r)?;
         let first = store.run(ids[0])?;
         sides.push(Side {
             reference: r.to_string(),

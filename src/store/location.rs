@@ -107,7 +107,7 @@ pub fn mask_password(url: &str) -> String {
 
 /// Where the store lives: `--db`, else `$IOLAB_DB`, else `$XDG_DATA_HOME/iolab/results.db`,
 /// else `~/.local/share/iolab/results.db`. A URL of a scheme iolab cannot use is a usage error.
-pub fn resolve(flag: Option<&Path>) -> Result<Location> {
+pub fn resolve_location(flag: Option<&Path>) -> Result<Location> {
     if let Some(p) = flag {
         return Location::parse(p.as_os_str(), "--db");
     }

@@ -33,7 +33,7 @@ pub mod spool;
 
 pub use copy::CopyReport;
 pub use histo::{deserialize_hist, serialize_hist};
-pub use location::{Location, SCHEMES, mask_password, resolve};
+pub use location::{Location, SCHEMES, mask_password, resolve_location};
 pub use query::{Filter, MetricRow, Ref, RunRow};
 pub use save::{Saved, doc_id};
 

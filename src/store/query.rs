@@ -61,7 +61,7 @@ pub struct RunRow {
     pub group: Option<String>,
     /// The group's number alone (3), kept for scripts written before `group`.
     pub group_id: Option<i64>,
-    pub kind: String,
+    pub kind: crate::model::stored::RunKind,
     pub tool: String,
     pub tool_version: String,
     pub start_time: String,
@@ -123,7 +123,7 @@ impl Store {
             id: r.i64("id"),
             group: group_id.map(|g| format!("g{g}")),
             group_id,
-            kind: r.str("kind"),
+            kind: crate::model::stored::RunKind::parse(&r.str("kind")),
             tool: r.str("tool"),
             tool_version: r.str("tool_version"),
             start_time: r.str("start_time"),
@@ -203,11 +203,18 @@ impl Store {
 
     /// The first run of `kind` whose stored document is `doc` exactly (an import of the same
     /// file, a run document imported again).
-    pub fn same_doc(&self, kind: &str, doc: &serde_json::Value) -> Result<Option<i64>> {
+    pub fn same_doc(
+        &self,
+        kind: &crate::model::stored::RunKind,
+        doc: &serde_json::Value,
+    ) -> Result<Option<i64>> {
         Ok(self
             .q1(
                 "SELECT id FROM runs WHERE kind = ?1 AND doc = ?2 ORDER BY id LIMIT 1",
-                &vals![kind, serde_json::to_string(doc).unwrap_or_default()],
+                &vals![
+                    kind.as_str(),
+                    serde_json::to_string(doc).unwrap_or_default()
+                ],
             )?
             .map(|r| r.i64("id")))
     }
@@ -229,21 +236,23 @@ impl Store {
     /// The stored document of run `id`, typed by its kind: the one place that maps the kind
     /// strings of the `runs` table to document types.
     pub fn stored_doc(&self, id: i64) -> Result<crate::model::stored::StoredDoc> {
-        use crate::model::stored::{StoredDoc, SuiteDoc};
+        use crate::model::stored::{RunKind, StoredDoc, SuiteDoc};
         let kind = self.run(id)?.kind;
         let doc = self.doc(id)?;
         let bad = |e: serde_json::Error| {
             Error::failed(format!("run {id}: stored document cannot be read: {e}"))
         };
-        Ok(match kind.as_str() {
-            "run" => StoredDoc::Run(Box::new(RunDoc::from_json(&doc).map_err(bad)?)),
-            "db" => StoredDoc::Db(Box::new(serde_json::from_value(doc).map_err(bad)?)),
-            "import" => StoredDoc::Import(Box::new(Imported::from_doc(&doc).map_err(bad)?)),
-            "crashcheck" => {
+        Ok(match kind {
+            RunKind::Run => StoredDoc::Run(Box::new(RunDoc::from_json(&doc).map_err(bad)?)),
+            RunKind::Db => StoredDoc::Db(Box::new(serde_json::from_value(doc).map_err(bad)?)),
+            RunKind::Import => StoredDoc::Import(Box::new(Imported::from_doc(&doc).map_err(bad)?)),
+            RunKind::Crashcheck => {
                 StoredDoc::Crashcheck(Box::new(serde_json::from_value(doc).map_err(bad)?))
             }
-            "verify" => StoredDoc::Verify(Box::new(serde_json::from_value(doc).map_err(bad)?)),
-            "suite" => {
+            RunKind::Verify => {
+                StoredDoc::Verify(Box::new(serde_json::from_value(doc).map_err(bad)?))
+            }
+            RunKind::Suite => {
                 let name = doc.get("suite").and_then(|x| x.as_str()).unwrap_or("");
                 let r = doc.get("result").cloned().unwrap_or_default();
                 StoredDoc::Suite(Box::new(match name {
@@ -257,7 +266,7 @@ impl Store {
                     }
                 }))
             }
-            other => {
+            RunKind::Unknown(other) => {
                 return Err(Error::failed(format!(
                     "run {id}: a stored kind {other:?}, which this iolab does not know"
                 )));
@@ -387,7 +396,7 @@ impl Store {
     }
 
     /// The run ids a reference stands for.
-    pub fn resolve(&self, r: Ref) -> Result<Vec<i64>> {
+    pub fn resolve_run_ids(&self, r: Ref) -> Result<Vec<i64>> {
         match r {
             Ref::Run(id) => {
                 self.run(id)?;

@@ -9,35 +9,36 @@ use crate::error::{Error, Result};
 use crate::measure::hist::LatHist;
 use crate::measure::stats::OpKind;
 use crate::model::run::RunDoc;
+use crate::model::stored::{GroupKind, RunKind};
 use crate::store::import::Imported;
 
 impl Store {
     /// Starts a repetition group.
-    pub fn new_group(&mut self, kind: &str, label: Option<&str>, repeat: u32) -> Result<i64> {
+    pub fn new_group(&mut self, kind: GroupKind, label: Option<&str>, repeat: u32) -> Result<i64> {
         let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-        self.write(|tx| insert_group(tx, kind, &now, label, i64::from(repeat), None))
+        self.write(|tx| insert_group(tx, &kind, &now, label, i64::from(repeat), None))
     }
 
     /// Starts an experiment: a group with its definition (axes, options) as JSON.
     pub fn new_experiment(
         &mut self,
-        kind: &str,
+        kind: GroupKind,
         label: Option<&str>,
         repeat: u32,
         spec: &serde_json::Value,
     ) -> Result<i64> {
         let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
         let spec = serde_json::to_string(spec).expect("json");
-        self.write(|tx| insert_group(tx, kind, &now, label, i64::from(repeat), Some(&spec)))
+        self.write(|tx| insert_group(tx, &kind, &now, label, i64::from(repeat), Some(&spec)))
     }
 
     /// An experiment's kind and definition.
-    pub fn experiment(&self, gid: i64) -> Result<(String, Option<serde_json::Value>)> {
+    pub fn experiment(&self, gid: i64) -> Result<(GroupKind, Option<serde_json::Value>)> {
         let r = self
             .q1("SELECT kind, spec FROM groups WHERE id = ?1", &vals![gid])?
             .ok_or_else(|| unknown(&self.path, &format!("group g{gid}")))?;
         Ok((
-            r.str("kind"),
+            GroupKind::parse(&r.str("kind")),
             r.opt_str("spec")
                 .and_then(|s| serde_json::from_str(&s).ok()),
         ))
@@ -86,7 +87,7 @@ impl Store {
     ) -> Result<Saved> {
         let run = RunIn {
             doc_id: Some(doc_id(json)),
-            kind: "run",
+            kind: RunKind::Run,
             tool: "iolab",
             tool_version: &doc.iolab_version,
             start_time: &doc.start_time,
@@ -161,7 +162,7 @@ impl Store {
     ) -> Result<Saved> {
         let run = RunIn {
             doc_id: Some(doc_id(json)),
-            kind: "db",
+            kind: RunKind::Db,
             tool: "iolab",
             tool_version: &doc.iolab_version,
             start_time: &doc.start_time,
@@ -226,7 +227,7 @@ impl Store {
         let stored = serde_json::json!({"suite": name, "result": doc});
         let run = RunIn {
             doc_id: None,
-            kind: "suite",
+            kind: RunKind::Suite,
             tool: "iolab",
             tool_version: env!("CARGO_PKG_VERSION"),
             start_time: &now,
@@ -294,7 +295,7 @@ impl Store {
         let json = serde_json::to_value(doc).map_err(|e| Error::failed(e.to_string()))?;
         let run = RunIn {
             doc_id: None,
-            kind: "crashcheck",
+            kind: RunKind::Crashcheck,
             tool: "iolab",
             tool_version: env!("CARGO_PKG_VERSION"),
             start_time: &doc.start_time,
@@ -335,7 +336,7 @@ impl Store {
         let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
         let run = RunIn {
             doc_id: Some(doc_id(json)),
-            kind: "verify",
+            kind: RunKind::Verify,
             tool: "iolab",
             tool_version: env!("CARGO_PKG_VERSION"),
             start_time: &doc.start_time,
@@ -400,7 +401,7 @@ impl Store {
         });
         let run = RunIn {
             doc_id: None,
-            kind: "import",
+            kind: RunKind::Import,
             tool: &imp.tool,
             tool_version: &imp.tool_version,
             start_time: &start,
@@ -472,7 +473,7 @@ struct RunIn<'a> {
     /// The document's id ([`doc_id`]); None: a document made here and saved now (a suite, a
     /// crashcheck, an import of a tool's output), which gets a new one.
     doc_id: Option<String>,
-    kind: &'a str,
+    kind: RunKind,
     tool: &'a str,
     tool_version: &'a str,
     start_time: &'a str,
@@ -533,7 +534,7 @@ fn insert_run(c: &mut dyn Exec, r: &RunIn) -> DbResult<Saved> {
     if key.len() == 64
         && let Some(row) = c.query_opt(
             "SELECT id FROM runs WHERE doc_id IS NULL AND start_time = ?1 AND kind = ?2 AND doc = ?3 ORDER BY id LIMIT 1",
-            &vals![r.start_time, r.kind, json(r.doc)],
+            &vals![r.start_time, r.kind.as_str(), json(r.doc)],
         )?
     {
         return Ok(Saved {
@@ -545,7 +546,7 @@ fn insert_run(c: &mut dyn Exec, r: &RunIn) -> DbResult<Saved> {
         "INSERT INTO runs (kind, tool, tool_version, start_time, end_time, host, label, modes, interrupted, doc, env, group_id, seq, cell, doc_id)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) ON CONFLICT (doc_id) DO NOTHING RETURNING id",
         &vals![
-            r.kind,
+            r.kind.as_str(),
             r.tool,
             r.tool_version,
             r.start_time,
@@ -581,7 +582,7 @@ fn insert_run(c: &mut dyn Exec, r: &RunIn) -> DbResult<Saved> {
 /// The one `INSERT INTO groups`; returns the new group id.
 fn insert_group(
     c: &mut dyn Exec,
-    kind: &str,
+    kind: &GroupKind,
     created: &str,
     label: Option<&str>,
     repeat: i64,
@@ -589,7 +590,7 @@ fn insert_group(
 ) -> DbResult<i64> {
     let row = c.query(
         "INSERT INTO groups (kind, created, label, repeat, spec, uid) VALUES (?1, ?2, ?3, ?4, ?5, ?6) RETURNING id",
-        &vals![kind, created, label, repeat, spec, crate::model::new_doc_id()],
+        &vals![kind.as_str(), created, label, repeat, spec, crate::model::new_doc_id()],
     )?;
     Ok(row.first().map(|r| r.i64("id")).unwrap_or(0))
 }

@@ -182,7 +182,7 @@ pub(super) fn outcomes<T>(
                     .and_then(|d| pick(d.1))
                     .ok_or_else(|| Failed {
                         exit: crate::error::Exit::Interrupted as i32,
-                        msg: crate::engine::sync::STOPPED.to_string(),
+                        msg: crate::engine::checkpoints::STOPPED.to_string(),
                     })
             },
         })

@@ -613,7 +613,11 @@ pub fn parse_fio_json(text: &str) -> Result<Imported, ImportError> {
     let start = json_start(text).ok_or_else(|| fio_err("$", "no JSON object found"))?;
     // The whole document is read first, so a syntax error is reported (with the line and column
     // in the whole input) before any missing or mistyped key.
-    let doc = read_json(text, start)?;
+    fio_from_value(read_json(text, start)?)
+}
+
+/// fio JSON already read into a value (`parse` and `parse_file` read the text once).
+pub(super) fn fio_from_value(doc: Value) -> Result<Imported, ImportError> {
     let de::Obj(fio) =
         serde_path_to_error::deserialize::<_, de::Obj<FioOutput>>(doc).map_err(path_error)?;
     if fio.jobs.is_empty() {

@@ -1,7 +1,9 @@
 //! Import of results from other tools (fio JSON / json+, sysbench fileio text) into one
 //! normalized structure, [`Imported`], so iolab can store them beside its own runs.
 //!
-//! Entry points: [`parse`] (detects the format), [`parse_fio_json`], [`parse_sysbench_fileio`].
+//! Entry points: [`parse_file`] (what `iolab import` reads: an iolab document kept because the
+//! store did not take it, or another tool's output; the format detected once), [`parse`] (another
+//! tool's output), [`parse_fio_json`], [`parse_sysbench_fileio`].
 
 mod fio;
 mod sysbench;
@@ -23,6 +25,58 @@ pub enum ImportError {
         "not a result iolab can import: {0} (expected fio --output-format=json or json+, or the output of `sysbench fileio ... run`)"
     )]
     Unknown(String),
+    /// An iolab document (its schema id named) whose fields cannot be read.
+    #[error("an {schema} document that cannot be read: {msg}")]
+    Document { schema: &'static str, msg: String },
+}
+
+/// One file `iolab import` reads: an iolab document a command kept because the store did not take
+/// it (with the JSON as read, which is saved as it is), or another tool's output.
+#[derive(Debug)]
+pub enum ImportFile {
+    Run(Box<crate::model::run::RunDoc>, Value),
+    Db(Box<crate::model::db::DbDoc>, Value),
+    Verify(Box<crate::model::verify::VerifyDoc>, Value),
+    Tool(Imported),
+}
+
+/// Reads one file for `iolab import`, its text parsed once: a whole JSON document whose `schema`
+/// is `iolab-run/1`, `iolab-db/1` or `iolab-verify/1` is that iolab document ([`kept_doc`]);
+/// anything else is another tool's output ([`parse`]).
+pub fn parse_file(text: &str) -> Result<ImportFile, ImportError> {
+    let Ok(v) = serde_json::from_str::<Value>(text) else {
+        return parse(text).map(ImportFile::Tool);
+    };
+    if v.is_object() && v.get("fio version").is_some() {
+        // the whole text is the JSON value `parse` would find first: read it, not the text again
+        return fio_from_value(v).map(ImportFile::Tool);
+    }
+    kept_doc(v).unwrap_or_else(|| parse(text).map(ImportFile::Tool))
+}
+
+/// An iolab document a command kept because the store did not take it (`iolab run`, `iolab db`,
+/// `iolab verify`), by its `schema`; None for any other JSON.
+pub fn kept_doc(v: Value) -> Option<Result<ImportFile, ImportError>> {
+    use crate::model::schema;
+    let unreadable = |schema: &'static str| {
+        move |e: serde_json::Error| ImportError::Document {
+            schema,
+            msg: e.to_string(),
+        }
+    };
+    let typed = match v.get("schema").and_then(|x| x.as_str())? {
+        schema::RUN => crate::model::run::RunDoc::from_json(&v)
+            .map(|d| ImportFile::Run(Box::new(d), v.clone()))
+            .map_err(unreadable(schema::RUN)),
+        schema::DB => serde_json::from_value(v.clone())
+            .map(|d| ImportFile::Db(Box::new(d), v.clone()))
+            .map_err(unreadable(schema::DB)),
+        schema::VERIFY => serde_json::from_value(v.clone())
+            .map(|d| ImportFile::Verify(Box::new(d), v.clone()))
+            .map_err(unreadable(schema::VERIFY)),
+        _ => return None,
+    };
+    Some(typed)
 }
 
 /// Detects the format (JSON object with "fio version" -> fio; text containing "sysbench" and
@@ -35,7 +89,7 @@ pub fn parse(text: &str) -> Result<Imported, ImportError> {
         match read_json(text, start) {
             Ok(v) => {
                 if v.get("fio version").is_some() {
-                    return parse_fio_json(text);
+                    return fio_from_value(v);
                 }
                 let what = if v.is_object() {
                     "a JSON object without a \"fio version\" key"
@@ -827,5 +881,40 @@ Threads fairness:
         assert!(matches!(parse(&t), Err(ImportError::Sysbench { .. })));
         let e = parse("hello").unwrap_err().to_string();
         assert!(e.starts_with("not a result iolab can import: neither fio JSON nor sysbench fileio output (expected fio"), "{e}");
+    }
+
+    #[test]
+    fn parse_file_reads_each_format_from_one_parse() {
+        let fio = doc(
+            None,
+            vec![job(
+                "j",
+                json!({"rw": "randread", "bs": "4k"}),
+                dir(100, 1000),
+                dir(0, 0),
+            )],
+        );
+        assert!(matches!(parse_file(&fio), Ok(ImportFile::Tool(i)) if i.tool == "fio"));
+        // fio's warnings before the JSON: still fio
+        let warned = format!("fio: some warning\n{fio}");
+        assert!(matches!(parse_file(&warned), Ok(ImportFile::Tool(i)) if i.tool == "fio"));
+        // an iolab document whose fields cannot be read names its schema
+        for schema in [
+            crate::model::schema::RUN,
+            crate::model::schema::DB,
+            crate::model::schema::VERIFY,
+        ] {
+            let e = parse_file(&json!({"schema": schema, "runs": 3}).to_string()).unwrap_err();
+            assert!(
+                e.to_string()
+                    .starts_with(&format!("an {schema} document that cannot be read: ")),
+                "{e}"
+            );
+        }
+        // other JSON is neither
+        let e = parse_file(r#"{"schema": "iolab-env/1"}"#).unwrap_err();
+        assert!(matches!(e, ImportError::Unknown(_)), "{e}");
+        assert!(kept_doc(json!({"schema": "iolab-env/1"})).is_none());
+        assert!(kept_doc(json!([1])).is_none());
     }
 }

@@ -103,7 +103,7 @@ fn point_on_ranks(
             let res = if all {
                 crate::engine::runner::run_synced(&plan, stop, r, |_| {})
             } else {
-                Err(crate::engine::sync::stopped())
+                Err(crate::engine::checkpoints::stopped())
             };
             drop(lock);
             if plan.created_dir && !plan.keep {
@@ -138,7 +138,7 @@ fn point_on_ranks(
                     msg: named(f),
                 })
             }
-            None => Err(crate::engine::sync::stopped()),
+            None => Err(crate::engine::checkpoints::stopped()),
         },
     })
 }

@@ -1,4 +1,5 @@
-//! Truth checks: warnings for results that would measure something other than the device.
+//! Warnings for results that would measure something other than the device (page cache, eviction,
+//! link speed, unsynced writes, errors): one `Warning` per finding, attached to the cell.
 
 use crate::model::job::{FileSetSpec, Job, Layout};
 use crate::model::run::{CellResult, RunEnv, Warning};

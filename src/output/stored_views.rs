@@ -1,6 +1,7 @@
 //! Rendering what the results store holds: list, show, compare, export, repetition summaries.
 
 use crate::error::{Error, Result};
+use crate::model::stored::RunKind;
 use crate::output::table::fmt_ns;
 use crate::store::compare::{Comparison, METRICS, Stat, cell_labels, metric_value};
 use crate::store::{MetricRow, RunRow, Store};
@@ -76,21 +77,20 @@ pub fn render_list(store: &Store, rows: &[RunRow]) -> Result<String> {
     ]);
     for r in rows {
         let m = store.metrics(r.id)?;
-        let head = if r.kind == "crashcheck" {
-            crashcheck_headline(store, r.id)
-        } else if r.kind == "verify" {
-            match store.stored_doc(r.id) {
+        let head = match r.kind {
+            RunKind::Crashcheck => crashcheck_headline(store, r.id),
+            RunKind::Verify => match store.stored_doc(r.id) {
                 Ok(crate::model::stored::StoredDoc::Verify(d)) => d.headline(),
                 _ => String::new(),
-            }
-        } else {
-            m.first()
+            },
+            _ => m
+                .first()
                 // a db run's rate is transactions per second
                 .map(|x| {
-                    let unit = if r.kind == "db" { "TPS" } else { "IOPS" };
+                    let unit = if r.kind == RunKind::Db { "TPS" } else { "IOPS" };
                     format!("{} {} {:.0} {unit}", x.mode, x.op, x.iops)
                 })
-                .unwrap_or_default()
+                .unwrap_or_default(),
         };
         let tags: Vec<String> = r.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
         t.add_row(vec![
@@ -636,12 +636,12 @@ pub fn render_summary(rows: &[SummaryRow], n: usize) -> String {
 /// A stored document in today's layout: imports stored as `iolab-import/1` (`cells[].ops[]`)
 /// and Bonnie++/zones results stored as version 1 (fields without units) come out as the current
 /// version, read through their types; every other document as stored.
-pub fn current_doc(store: &Store, id: i64, kind: &str) -> Result<serde_json::Value> {
+pub fn current_doc(store: &Store, id: i64, kind: &RunKind) -> Result<serde_json::Value> {
     use crate::model::stored::{StoredDoc, SuiteDoc};
     use crate::output::document::Document;
     let mut doc = store.doc(id)?;
     match kind {
-        "import"
+        RunKind::Import
             if doc.get("schema").and_then(|s| s.as_str()) != Some(crate::model::schema::IMPORT) =>
         {
             if let Ok(StoredDoc::Import(imp)) = store.stored_doc(id) {
@@ -652,7 +652,7 @@ pub fn current_doc(store: &Store, id: i64, kind: &str) -> Result<serde_json::Val
                 doc = imp.to_doc(source);
             }
         }
-        "suite" => {
+        RunKind::Suite => {
             if let Ok(StoredDoc::Suite(sd)) = store.stored_doc(id) {
                 doc["result"] = match *sd {
                     SuiteDoc::Iozone(r) => r.json(),

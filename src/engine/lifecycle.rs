@@ -1,0 +1,152 @@
+//! A file set's life over one command (`iolab run`, a job file, a distributed run's rank): the
+//! set's lock held for the whole command, the `--dir` the command made removed at its end unless
+//! kept (the lock file is the last thing in it), and after repetitions the sets the command made
+//! removed. The commands call these; the set's files themselves are `fileset`'s.
+
+use crate::engine::fileset::{self, SetLock};
+use crate::engine::runner::{self, Plan};
+use crate::error::Result;
+use crate::model::job::FileSetSpec;
+use crate::system::target::remove_made_dir;
+use std::path::PathBuf;
+
+/// A plan's file set locked for one command: one iolab at a time on a set, for every repetition
+/// and the cleanup.
+#[derive(Debug)]
+pub struct HeldSet {
+    lock: SetLock,
+    dir: PathBuf,
+    /// the command made `--dir` (as the plan said when the set was taken)
+    made_dir: bool,
+    keep: bool,
+}
+
+/// Takes the lock of the plan's set. When it is refused, a `--dir` this command made goes.
+pub fn hold(plan: &Plan) -> Result<HeldSet> {
+    match fileset::lock(&plan.fileset.dir) {
+        Ok(lock) => Ok(HeldSet {
+            lock,
+            dir: plan.fileset.dir.clone(),
+            made_dir: plan.created_dir,
+            keep: plan.keep,
+        }),
+        Err(e) => {
+            abandon(plan);
+            Err(e)
+        }
+    }
+}
+
+impl HeldSet {
+    /// The command is done with the set: the lock released, then the `--dir` it made removed
+    /// unless `--keep` (the lock file was the last thing in it).
+    pub fn release(self) {
+        let HeldSet {
+            lock,
+            dir,
+            made_dir,
+            keep,
+        } = self;
+        drop(lock);
+        if made_dir && !keep {
+            remove_made_dir(&dir);
+        }
+    }
+
+    /// The command ends without having run on the set (another process refused): the lock
+    /// released and the `--dir` it made removed, `--keep` or not (nothing was made in it).
+    pub fn abandon(self) {
+        let HeldSet {
+            lock,
+            dir,
+            made_dir,
+            ..
+        } = self;
+        drop(lock);
+        if made_dir {
+            remove_made_dir(&dir);
+        }
+    }
+}
+
+/// The command ends before the set was taken (a store or a port refused): a `--dir` it made goes.
+pub fn abandon(plan: &Plan) {
+    if plan.created_dir {
+        remove_made_dir(&plan.fileset.dir);
+    }
+}
+
+/// After a job file's last phase and repetition (a later one may use them): the directories
+/// the phases made, removed unless kept.
+pub fn remove_made_dirs(plans: &[Plan]) {
+    for p in plans {
+        if p.created_dir && !p.keep {
+            remove_made_dir(&p.fileset.dir);
+        }
+    }
+}
+
+/// What was there before a run with repetitions, so that the sets it made (and only those) are
+/// removed after the last one; the sets are kept between repetitions.
+#[derive(Debug)]
+pub struct Repetitions {
+    /// the plan's set was there before (a device target always counts as there)
+    existed: bool,
+    /// the roles' own sets (DIR/NAME/): the set, whether it and its directory were there before
+    own_sets: Vec<(FileSetSpec, bool, bool)>,
+    /// `--keep`: nothing is removed
+    keep: bool,
+}
+
+/// Records what is there before the first of `reps` repetitions; with more than one, the plan
+/// keeps its set (and `--dir`) between them.
+pub fn repetitions(plan: &mut Plan, reps: u32) -> Repetitions {
+    // A set --reprepare replaces is this run's, like one it created.
+    // A device target is never prepared or removed: it counts as there before.
+    let existed = plan.fileset.device.is_some()
+        || (fileset::status(&plan.fileset).present_files > 0 && !runner::replaces_set(plan));
+    let own_sets = plan
+        .roles
+        .iter()
+        .filter(|r| r.own_set)
+        .map(|r| {
+            (
+                r.fileset.clone(),
+                fileset::status(&r.fileset).present_files > 0,
+                r.fileset.dir.exists(),
+            )
+        })
+        .collect();
+    let keep = plan.keep;
+    if reps > 1 {
+        // Keep the set between repetitions; it is removed after the last one if this run made it.
+        plan.keep = true;
+        plan.created_dir = false;
+    }
+    Repetitions {
+        existed,
+        own_sets,
+        keep,
+    }
+}
+
+impl Repetitions {
+    /// After the last repetition, or a failed one: the sets this run made removed (the roles'
+    /// own directories too when it made them), unless `--keep`.
+    pub fn cleanup(&self, plan: &Plan) {
+        if self.keep {
+            return;
+        }
+        if !self.existed {
+            fileset::cleanup(&plan.fileset);
+        }
+        for (spec, set_existed, dir_existed) in &self.own_sets {
+            if !set_existed {
+                fileset::cleanup(spec);
+                if !dir_existed {
+                    remove_made_dir(&spec.dir);
+                }
+            }
+        }
+    }
+}
