@@ -8,30 +8,12 @@ use clap::Args;
 /// part of their help after the options).
 pub fn run_options_help(cmd: &str) -> String {
     let run = <RunArgs as Args>::augment_args(clap::Command::new("run"));
+    let invocation = run_group(INVOCATION);
     let (mut values, mut switches) = (Vec::new(), Vec::new());
     for a in run.get_arguments() {
         let Some(long) = a.get_long() else { continue };
         // the experiment's own options (or refused there)
-        if [
-            "help",
-            "repeat",
-            "db",
-            "label",
-            "tag",
-            "json",
-            "no-save",
-            "quiet",
-            "output",
-            "output-format",
-            "role",
-            "profile",
-            "ignore-unsupported",
-            "live",
-            "metrics-listen",
-            "rank-timeout",
-        ]
-        .contains(&long)
-        {
+        if long == "help" || invocation.iter().any(|x| x == long) {
             continue;
         }
         if a.get_action().takes_values() && !a.is_require_equals_set() {
@@ -125,19 +107,18 @@ pub struct SaturateArgs {
 /// The options `sweep` and `saturate` share, defined once: how the experiment prints, where
 /// it is stored, and the run options behind `--` (which [`presplit`] puts there).
 #[derive(Args, Debug, Clone)]
+#[command(mut_arg("quiet", help("No progress bars or live line (also for every run)")))]
 pub struct ExperimentArgs {
     #[command(flatten)]
     pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
-    /// A label for the stored results.
-    #[arg(long)]
-    pub label: Option<String>,
+    #[command(flatten)]
+    pub label: LabelArg,
     #[command(flatten)]
     pub tag: TagArgs,
-    /// No progress bars or live line (also for every run).
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub quiet: QuietArg,
     #[command(flatten)]
     pub rank: RankTimeoutArg,
     #[command(flatten)]

@@ -41,6 +41,24 @@ pub struct TagArgs {
     pub tags: Vec<String>,
 }
 
+/// `--label`, defined once: the label of what the command stores (`list` filters by it); a
+/// command words it its own way with `#[command(mut_arg("label", help("...")))]`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct LabelArg {
+    /// A label for the stored results.
+    #[arg(long)]
+    pub label: Option<String>,
+}
+
+/// `-q`/`--quiet`, defined once: no progress bars or live line (`prepare` and the experiments
+/// word it their own way with `mut_arg`).
+#[derive(Args, Debug, Clone, Copy, Default)]
+pub struct QuietArg {
+    /// No progress bars or live line.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
 /// `--rank-timeout`, defined once: how long rank 0 waits for a silent rank under mpirun
 /// (`run` and `db` say what a rank does in the flag's help, with `mut_arg`).
 #[derive(Args, Debug, Clone)]

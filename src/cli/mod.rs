@@ -82,7 +82,7 @@ fn plan_for(args: &[String]) -> Result<Plan> {
                     "--rank-timeout is an option of the sweep or saturation search itself, not of its runs (docs/distributed.md)",
                 ));
             }
-            r.quiet = true;
+            r.quiet.quiet = true;
             let mut p = plan_run(&r)?;
             p.quiet = true;
             Ok(p)

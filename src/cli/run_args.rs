@@ -36,6 +36,7 @@ impl FileSetArgs {
 }
 
 #[derive(Args, Debug, Clone)]
+#[command(mut_arg("quiet", help("No progress bar")))]
 pub struct PrepareArgs {
     #[command(flatten)]
     pub set: FileSetArgs,
@@ -57,9 +58,8 @@ pub struct PrepareArgs {
     /// the set afresh instead of refusing.
     #[arg(long)]
     pub reprepare: bool,
-    /// No progress bar.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub quiet: QuietArg,
 }
 
 /// `iolab run --output-format`.
@@ -107,6 +107,29 @@ impl RunArgs {
     }
 }
 
+/// The clap group of `iolab run`'s options that say how this invocation prints, stores and is
+/// watched (`--json`, `--label`, `--role`, ...): not a run option of a sweep's or saturation
+/// search's cells (they are the experiment's own, or refused there), nor a key of one `--role`.
+pub const INVOCATION: &str = "invocation";
+/// The clap group of `iolab run`'s options that one phase shares (`--dir`, `--time`, ...): a
+/// sweep may vary them, a `--role` may not set them.
+pub const WHOLE_RUN: &str = "whole_run";
+
+/// The long names (without `--`) of `iolab run`'s options in one of its groups ([`INVOCATION`],
+/// [`WHOLE_RUN`]), read from clap's definition.
+pub fn run_group(group: &str) -> Vec<String> {
+    let run = <RunArgs as Args>::augment_args(clap::Command::new("run"));
+    let ids: Vec<&clap::Id> = run
+        .get_groups()
+        .find(|g| g.get_id() == group)
+        .map(|g| g.get_args().collect())
+        .unwrap_or_default();
+    run.get_arguments()
+        .filter(|a| ids.contains(&a.get_id()))
+        .filter_map(|a| a.get_long().map(String::from))
+        .collect()
+}
+
 #[derive(Args, Debug, Clone)]
 #[command(mut_arg(
     "json",
@@ -121,6 +144,14 @@ impl RunArgs {
         "Under mpirun: how long a rank may send no heartbeat (stopped, hung) or measure without completing any I/O before rank 0 ends the run, names it and saves what the other ranks measured, marked incomplete (docs/distributed.md): 10s, 500ms, 30 (seconds)"
     )
 ))]
+#[command(mut_arg("label", help("A label for this run")))]
+#[command(group(clap::ArgGroup::new(INVOCATION).multiple(true).args([
+    "json", "output_format", "output", "no_save", "repeat", "db", "label", "tags", "quiet", "live",
+    "metrics_listen", "rank_timeout", "roles", "profile", "ignore_unsupported",
+])))]
+#[command(group(clap::ArgGroup::new(WHOLE_RUN).multiple(true).args([
+    "dir", "time", "ops", "ramp", "keep", "reprepare", "warm", "iostat_interval", "report_interval",
+])))]
 pub struct RunArgs {
     /// fio job files to run (a path ending in .fio, or a file whose first line that is not a
     /// comment is a [section]; - reads standard input): the jobs between stonewalls run at once,
@@ -270,14 +301,12 @@ pub struct RunArgs {
     pub repeat: u32,
     #[command(flatten)]
     pub db: DbArgs,
-    /// A label for this run.
-    #[arg(long)]
-    pub label: Option<String>,
+    #[command(flatten)]
+    pub label: LabelArg,
     #[command(flatten)]
     pub tag: TagArgs,
-    /// No progress bars or live line.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub quiet: QuietArg,
     /// Seconds between samples of the device figures (iostat -x) taken beside the workload.
     #[arg(long, default_value_t = 1.0, value_parser = interval_s)]
     pub iostat_interval: f64,
@@ -307,4 +336,23 @@ pub struct RunArgs {
     pub profile: Option<String>,
     #[command(flatten)]
     pub rank: RankTimeoutArg,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_run_option_groups_name_options_of_run_each_in_one_group() {
+        let (inv, whole) = (run_group(INVOCATION), run_group(WHOLE_RUN));
+        assert_eq!(inv.len(), 15, "{inv:?}");
+        assert_eq!(whole.len(), 9, "{whole:?}");
+        assert!(inv.iter().all(|x| !whole.contains(x)), "{inv:?} {whole:?}");
+        for k in ["json", "tag", "label", "quiet", "role", "rank-timeout"] {
+            assert!(inv.iter().any(|x| x == k), "{k} in {inv:?}");
+        }
+        for k in ["dir", "time", "iostat-interval"] {
+            assert!(whole.iter().any(|x| x == k), "{k} in {whole:?}");
+        }
+    }
 }

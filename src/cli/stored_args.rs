@@ -42,12 +42,12 @@ pub struct PlotArgs {
 
 #[derive(Args, Debug, Clone)]
 #[command(mut_arg("tags", help("Only runs with this tag (repeatable: all must match)")))]
+#[command(mut_arg("label", help("Only runs with this label")))]
 pub struct ListArgs {
     #[command(flatten)]
     pub db: DbArgs,
-    /// Only runs with this label.
-    #[arg(long)]
-    pub label: Option<String>,
+    #[command(flatten)]
+    pub label: LabelArg,
     #[command(flatten)]
     pub tag: TagArgs,
     /// Only runs that include this mode.
@@ -124,15 +124,15 @@ pub struct ExportArgs {
 
 #[derive(Args, Debug, Clone)]
 #[command(mut_arg("tags", help("A tag K=V (repeatable)")))]
+#[command(mut_arg("label", help("A label for the imported runs")))]
 pub struct ImportArgs {
     #[command(flatten)]
     pub db: DbArgs,
     /// Result files (fio --output-format=json/json+, or sysbench fileio run output); - = stdin.
     #[arg(required = true)]
     pub files: Vec<PathBuf>,
-    /// A label for the imported runs.
-    #[arg(long)]
-    pub label: Option<String>,
+    #[command(flatten)]
+    pub label: LabelArg,
     #[command(flatten)]
     pub tag: TagArgs,
     /// The host the results came from (default: this host).

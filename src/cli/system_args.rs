@@ -94,6 +94,7 @@ pub struct FsyncProbeArgs {
     help("Print one JSON document (schema iolab-verify/1) instead of the text")
 ))]
 #[command(mut_arg("tags", help("A tag K=V for the stored result (repeatable)")))]
+#[command(mut_arg("label", help("A label for the stored result")))]
 pub struct VerifyArgs {
     /// The directory of the file set (with the state file `.iolab-verify` a verify run left).
     #[arg(long)]
@@ -107,9 +108,8 @@ pub struct VerifyArgs {
     /// Do not save the result in the results store.
     #[arg(long)]
     pub no_save: bool,
-    /// A label for the stored result.
-    #[arg(long)]
-    pub label: Option<String>,
+    #[command(flatten)]
+    pub label: LabelArg,
     #[command(flatten)]
     pub tag: TagArgs,
 }

@@ -69,14 +69,12 @@ pub struct DbRunArgs {
     /// Do not save the results in the results store.
     #[arg(long)]
     pub no_save: bool,
-    /// A label for the stored results.
-    #[arg(long)]
-    pub label: Option<String>,
+    #[command(flatten)]
+    pub label: LabelArg,
     #[command(flatten)]
     pub tag: TagArgs,
-    /// No progress bars or live line.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub quiet: QuietArg,
     /// Print one line per N seconds while running (TPS and p99 latency) on stderr, also when it
     /// is not a terminal and with -q.
     #[arg(long, value_name = "N", value_parser = interval_s, allow_negative_numbers = true)]
@@ -139,9 +137,8 @@ pub struct IozoneArgs {
     pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
-    /// No progress bars or live line.
-    #[arg(long, short)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub quiet: QuietArg,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -211,9 +208,8 @@ pub struct SbFileioArgs {
     pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
-    /// A label for the stored results.
-    #[arg(long)]
-    pub label: Option<String>,
+    #[command(flatten)]
+    pub label: LabelArg,
     #[command(flatten)]
     pub db: DbArgs,
 }

@@ -54,7 +54,7 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
             ));
         }
         let mut spec = spec;
-        if a.exp.quiet && !spec.fixed.iter().any(|x| x == "-q" || x == "--quiet") {
+        if a.exp.quiet.quiet && !spec.fixed.iter().any(|x| x == "-q" || x == "--quiet") {
             spec.fixed.push("-q".into());
         }
         (store, g, spec)
@@ -139,7 +139,7 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
         let mut store = open_store_write(&a.exp.db)?;
         let g = store.new_experiment(
             "sweep",
-            a.exp.label.as_deref(),
+            a.exp.label.label.as_deref(),
             a.repeat,
             &serde_json::to_value(&spec).expect("json"),
         )?;
@@ -163,7 +163,7 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
         gid,
         &spec,
         a.exp.print.json,
-        a.exp.quiet,
+        a.exp.quiet.quiet,
         &stop,
         points,
     );
@@ -362,6 +362,7 @@ pub fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32> {
     .map(|s| s.to_string())
     .chain(
         a.label
+            .label
             .iter()
             .flat_map(|l| ["--label".to_string(), l.clone()]),
     )
@@ -396,7 +397,7 @@ pub fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32> {
     let mut store = open_store_write(&a.db)?;
     let gid = store.new_experiment(
         "sweep",
-        a.label.as_deref().or(Some("sysbench-fileio")),
+        a.label.label.as_deref().or(Some("sysbench-fileio")),
         spec.repeat,
         &serde_json::to_value(&spec).expect("json"),
     )?;
@@ -498,7 +499,7 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
     let mut store = open_store_write(&a.exp.db)?;
     let gid = store.new_experiment(
         "saturate",
-        a.exp.label.as_deref(),
+        a.exp.label.label.as_deref(),
         1,
         &serde_json::to_value(&spec).expect("json"),
     )?;
@@ -517,7 +518,7 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
         gid,
         &spec,
         &stop,
-        a.exp.print.json || a.exp.quiet,
+        a.exp.print.json || a.exp.quiet.quiet,
         points_on,
     );
     drop_if_refused(&mut store, gid, points.as_ref().err());

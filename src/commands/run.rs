@@ -448,7 +448,7 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
     let stop = stop_flag();
     // --repeat N: N stored runs of the whole job file, as a group (as `iolab run --repeat`)
     let group = match (&mut db, reps > 1) {
-        (Some(s), true) => Some(s.new_group("run", a.label.as_deref(), reps)?),
+        (Some(s), true) => Some(s.new_group("run", a.label.label.as_deref(), reps)?),
         _ => None,
     };
     let mut saved_ids = Vec::new();
@@ -878,7 +878,7 @@ fn live_export(
     let server = match &a.metrics_listen {
         Some(addr) => {
             let s = MetricsServer::start(addr, &obs)?;
-            if !a.quiet {
+            if !a.quiet.quiet {
                 eprintln!(
                     "metrics: http://{}/metrics (run_id {})",
                     s.addr,

@@ -48,7 +48,7 @@ pub fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32> {
         ..Default::default()
     };
     let stop = stop_flag();
-    let bar = crate::engine::fileset::progress_bar(1, a.quiet || a.print.json, "iozone");
+    let bar = crate::engine::fileset::progress_bar(1, a.quiet.quiet || a.print.json, "iozone");
     let r = suites::iozone(&o, &stop, &|done, total| {
         bar.set_length(total);
         bar.set_position(done);
