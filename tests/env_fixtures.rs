@@ -1,6 +1,8 @@
 //! `iolab env` / `iolab check` against fixture trees: fake /proc, /sys and /etc laid out the way
 //! the kernel lays them out, read through `Roots::fixture`. No tools run, nothing needs root.
 
+mod common;
+
 use iolab::analysis::check::{self, Finding, Severity};
 use iolab::system::env::{self as sysenv, EnvReport, Roots};
 use std::path::{Path, PathBuf};
@@ -2570,4 +2572,61 @@ mod explain {
             ]
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 4. The text, whole: snapshots (IOLAB_BLESS=1 rewrites them)
+// ---------------------------------------------------------------------------------------------
+
+/// `iolab env` and `iolab check` text for fixed trees, compared with tests/snapshots/. Through
+/// the library: the stack under /var/lib/mysql (RAID10, LVM, xfs without stripe geometry), its
+/// findings, exported as the commands export them. Through the binary with `--root`: the whole
+/// command, on a tree with system-wide warnings (the live path the binary needs is `<PATH>`).
+#[test]
+fn env_and_check_text_match_the_snapshots() {
+    use iolab::output::export::{Format, export};
+    let fx = raid10_lvm("rw,attr2,inode64,logbufs=8,logbsize=256k,noquota");
+    let e = fx.report("/var/lib/mysql", "253:0");
+    let env_text = export(&e, Format::Text).unwrap();
+    common::assert_snapshot("env-raid10-lvm-xfs.txt", &host_free(&env_text));
+    let findings = check::check(&e);
+    let doc = iolab::output::check::CheckDoc {
+        target: "/var/lib/mysql".into(),
+        path: e.path.as_ref().map(|p| p.path.clone()),
+        findings: &findings,
+    };
+    common::assert_snapshot(
+        "check-raid10-lvm-xfs.txt",
+        &export(&doc, Format::Text).unwrap(),
+    );
+
+    let mut warn = nvme_ext4("rw,noatime", "mq-deadline kyber [bfq] none");
+    warn.meminfo(64 * GIB_KIB, 60 * GIB_KIB, 8 * GIB_KIB, 8 * GIB_KIB);
+    let base = warn.base().to_str().unwrap().to_string();
+    let path = std::fs::canonicalize(warn.base()).unwrap();
+    let path_s = path.to_str().unwrap();
+    for (cmd, code) in [("env", 0), ("check", 1)] {
+        let (got, out, err) = iolab(&[cmd, "--root", &base, path_s]);
+        assert_eq!(got, code, "{cmd}: {out}{err}");
+        let out = out.replace(path_s, "<PATH>").replace(&base, "<ROOT>");
+        common::assert_snapshot(&format!("{cmd}-cli-nvme-ext4.txt"), &host_free(&out));
+    }
+}
+
+/// The text without what the fixture cannot fix: the architecture iolab was built for, and the
+/// padding of a heading that names the (replaced) live path.
+fn host_free(text: &str) -> String {
+    let arch = format!("| {}\n", std::env::consts::ARCH);
+    text.replace(&arch, "| <ARCH>\n")
+        .lines()
+        .map(|l| {
+            if l.starts_with("# Storage under <PATH>") {
+                l.trim_end_matches('#').trim_end()
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
 }

@@ -59,15 +59,7 @@ fn run_report_structure_matches_the_snapshot() {
     let s = Store::open(&db).unwrap();
     let html = iolab::commands::report_html(&s, &[Ref::Run(1)]).unwrap();
     let got = structure(&html);
-    let snap = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/report-run.txt");
-    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
-        std::fs::write(&snap, &got).unwrap();
-    }
-    let want = std::fs::read_to_string(&snap).expect("snapshot (UPDATE_SNAPSHOTS=1 writes it)");
-    assert_eq!(
-        got, want,
-        "report structure changed; if intended, run with UPDATE_SNAPSHOTS=1"
-    );
+    assert_snapshot("report-run.txt", &got);
     // self-contained: no scripts, no external references (the SVG namespace is a name, not a fetch)
     let body = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
     assert!(

@@ -327,6 +327,13 @@ fn physical(e: &EnvReport) -> Vec<&BlockDevice> {
     }
 }
 
+/// The physical disks (of [`physical`]) with a volatile write cache ("write back").
+fn write_back_disks(e: &EnvReport) -> impl Iterator<Item = &BlockDevice> {
+    physical(e)
+        .into_iter()
+        .filter(|d| d.write_cache.as_deref() == Some("write back"))
+}
+
 /// Every partition in the stack under the path (or on the devices), with the stripe unit it
 /// should respect: its disk's own geometry, or an array above it.
 fn partitions(e: &EnvReport) -> Vec<(&Partition, Option<u64>)> {
@@ -489,9 +496,7 @@ fn volatile_cache_no_barriers(e: &EnvReport) -> Vec<Hit> {
     let Some(p) = e.path.as_ref().filter(|p| !p.fs.barriers) else {
         return Vec::new();
     };
-    physical(e)
-        .into_iter()
-        .filter(|d| d.write_cache.as_deref() == Some("write back"))
+    write_back_disks(e)
         .map(|d| {
             hit(
                 &p.mountpoint,
@@ -591,9 +596,7 @@ fn volatile_write_cache(e: &EnvReport) -> Vec<Hit> {
     if !e.path.as_ref().is_none_or(|p| p.fs.barriers) {
         return Vec::new();
     }
-    physical(e)
-        .into_iter()
-        .filter(|d| d.write_cache.as_deref() == Some("write back"))
+    write_back_disks(e)
         .map(|d| {
             hit(
                 &d.name,

@@ -1,16 +1,29 @@
-//! Command-line definition (clap, [`args`]) and its translation into plain [`Plan`]s ([`plan`]).
+//! Command-line definition (clap: [`args`], the flag groups in [`flags`], each command family's
+//! flags in its `*_args.rs`) and its translation into plain [`Plan`]s ([`plan`]).
 //! Clap types stop here.
 
 mod args;
+mod experiment_args;
 pub mod fiojob;
+mod flags;
 mod plan;
 mod roles;
+mod run_args;
+mod stored_args;
 mod sysbench;
+mod system_args;
+mod workload_args;
 
 pub use args::*;
+pub use experiment_args::*;
+pub use flags::*;
 pub use plan::*;
 pub use roles::*;
+pub use run_args::*;
+pub use stored_args::*;
 pub use sysbench::sysbench_fileio_sweep;
+pub use system_args::*;
+pub use workload_args::*;
 
 use crate::engine::Direct;
 use crate::engine::runner::Plan;
@@ -71,7 +84,7 @@ fn plan_for(args: &[String]) -> Result<Plan> {
                     "--rank-timeout is an option of the sweep or saturation search itself, not of its runs (docs/distributed.md)",
                 ));
             }
-            r.quiet = true;
+            r.quiet.quiet = true;
             let mut p = plan_run(&r)?;
             p.quiet = true;
             Ok(p)

@@ -4,33 +4,14 @@
 use super::*;
 use clap::{Args, FromArgMatches};
 
-/// Run options that belong to the run as a whole, not to one role.
-const RUN_ONLY: &[&str] = &[
-    "dir",
-    "time",
-    "ops",
-    "ramp",
-    "keep",
-    "reprepare",
-    "warm",
-    "json",
-    "output",
-    "no-save",
-    "repeat",
-    "db",
-    "label",
-    "tag",
-    "quiet",
-    "iostat-interval",
-    "report-interval",
-    "live",
-    "metrics-listen",
-    "rank-timeout",
-    "role",
-    "profile",
-    "ignore-unsupported",
-    "help",
-];
+/// Run options that belong to the run as a whole, not to one role: the invocation's and the
+/// phase's (clap's groups `INVOCATION` and `WHOLE_RUN` of `RunArgs`), and `help`.
+fn run_only() -> Vec<String> {
+    let mut v = run_group(INVOCATION);
+    v.extend(run_group(WHOLE_RUN));
+    v.push("help".into());
+    v
+}
 
 /// One `--role` as given: its name and its keys (`None`: a switch given without a value).
 #[derive(Debug, Clone, PartialEq)]
@@ -184,7 +165,7 @@ pub fn parse_role(s: &str) -> Result<RoleSpec> {
                 }
             },
         };
-        if RUN_ONLY.contains(&k) {
+        if run_only().iter().any(|x| x == k) {
             return Err(Error::usage(format!(
                 "--role {name}: {k} belongs to the whole run, not to one role; give --{k} outside --role"
             )));
@@ -528,6 +509,18 @@ mod tests {
         assert!(err(":mode=seqwr").msg.contains("role name"));
         assert!(err("wal:time=5").msg.contains("give --time outside --role"));
         assert!(err("wal:dir=/tmp").msg.contains("--dir"));
+        // the invocation's options (clap's INVOCATION group) and the phase's (WHOLE_RUN)
+        for k in [
+            "label=x",
+            "tag=a=b",
+            "quiet",
+            "output-format=json",
+            "rank-timeout=5",
+            "ramp=1",
+        ] {
+            let m = err(&format!("wal:{k}")).msg;
+            assert!(m.contains("belongs to the whole run"), "{k}: {m}");
+        }
         assert!(err("wal:bs").msg.contains("bs needs a value"));
         assert!(err("wal:direct=maybe").msg.contains("switch"));
         assert!(err("wal:seqwr").msg.contains("'seqwr' is not key=value"));

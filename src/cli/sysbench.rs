@@ -41,6 +41,7 @@ pub fn sysbench_fileio_sweep(a: &SbFileioArgs) -> Result<SweepSpec> {
     .map(|s| s.to_string())
     .chain(
         a.label
+            .label
             .iter()
             .flat_map(|l| ["--label".to_string(), l.clone()]),
     )

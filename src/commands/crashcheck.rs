@@ -348,7 +348,7 @@ pub fn verify_set(a: &cli::VerifyArgs) -> Result<i32> {
         unwritten,
         verify: res,
         host: fsinfo::hostname(),
-        label: a.label.clone(),
+        label: a.label.label.clone(),
         tags,
     };
     let json = serde_json::to_value(&doc).map_err(|e| Error::failed(e.to_string()))?;

@@ -47,7 +47,7 @@ pub fn cmd_db(a: &cli::DbRunArgs) -> Result<i32> {
                 b.target.backend,
                 a.tables,
                 a.table_size,
-                a.quiet || a.print.json,
+                a.quiet.quiet || a.print.json,
                 &stop,
             )?;
             print_out(&if p.reused {
@@ -226,7 +226,7 @@ fn measure_setup(a: &cli::DbRunArgs, b: &mut Begin) -> (db::DbJob, db::DbDoc, Ve
         iolab_version: env!("CARGO_PKG_VERSION").into(),
         start_time: now(),
         end_time: String::new(),
-        label: a.label.clone(),
+        label: a.label.label.clone(),
         tags: b.tags.clone(),
         test: test.name().into(),
         backend: target.backend.name().into(),
@@ -263,7 +263,7 @@ fn prepare_tables(a: &cli::DbRunArgs, b: &mut Begin, stop: &AtomicBool) -> Resul
         b.target.backend,
         a.tables,
         a.table_size,
-        a.quiet || a.print.json,
+        a.quiet.quiet || a.print.json,
         stop,
     )
     .map(|_| ())

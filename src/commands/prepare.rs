@@ -61,7 +61,7 @@ pub fn prepare(a: &cli::PrepareArgs) -> Result<i32> {
         (_, true) => fileset::PrepWrite::Buffered,
         _ => fileset::PrepWrite::Auto,
     };
-    let r = fileset::prepare(&spec, how, dio.mem, &stop, a.quiet, false)?;
+    let r = fileset::prepare(&spec, how, dio.mem, &stop, a.quiet.quiet, false)?;
     let res =
         fileset::evict(&spec).map_err(|e| Error::failed(format!("evicting the file set: {e}")))?;
     if layout != crate::model::job::Layout::Overwrite {

@@ -399,7 +399,7 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
     let group = match (&mut db, reps > 1) {
         (Some(s), true) => Some(s.new_group(
             crate::model::stored::GroupKind::Repeat,
-            a.label.as_deref(),
+            a.label.label.as_deref(),
             reps,
         )?),
         _ => None,
@@ -808,7 +808,7 @@ fn live_export(
     let server = match &a.metrics_listen {
         Some(addr) => {
             let s = MetricsServer::start(addr, &obs)?;
-            if !a.quiet {
+            if !a.quiet.quiet {
                 eprintln!(
                     "metrics: http://{}/metrics (run_id {})",
                     s.addr,

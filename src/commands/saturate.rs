@@ -85,7 +85,7 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
     let mut store = open_store_write(&a.exp.db)?;
     let gid = store.new_experiment(
         crate::model::stored::GroupKind::Saturate,
-        a.exp.label.as_deref(),
+        a.exp.label.label.as_deref(),
         1,
         &serde_json::to_value(&spec).expect("json"),
     )?;
@@ -104,7 +104,7 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
         gid,
         &spec,
         &stop,
-        a.exp.print.json || a.exp.quiet,
+        a.exp.print.json || a.exp.quiet.quiet,
         points_on,
     );
     drop_if_refused(&mut store, gid, points.as_ref().err());

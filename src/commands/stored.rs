@@ -5,7 +5,7 @@ use crate::model::run::RunDoc;
 pub fn list(a: &cli::ListArgs) -> Result<i32> {
     let s = open_store(&a.db)?;
     let f = store::Filter {
-        label: a.label.clone(),
+        label: a.label.label.clone(),
         tags: cli::parse_tags(&a.tag.tags)?.into_iter().collect(),
         mode: a.mode.clone(),
         host: a.host.clone(),
@@ -179,7 +179,7 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
             ImportFile::Tool(imp) => {
                 let doc = imp.to_doc(&f.display().to_string());
                 warn_again(&s, &f, &crate::model::stored::RunKind::Import, &doc)?;
-                let id = s.save_import(&imp, &doc, &host, a.label.as_deref(), &tags)?;
+                let id = s.save_import(&imp, &doc, &host, a.label.label.as_deref(), &tags)?;
                 print_out(&format!(
                     "imported {} as run {id} ({} {}, {} job{})\n",
                     f.display(),

@@ -48,7 +48,7 @@ pub fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32> {
         ..Default::default()
     };
     let stop = stop_flag();
-    let bar = crate::engine::fileset::progress_bar(1, a.quiet || a.print.json, "iozone");
+    let bar = crate::engine::fileset::progress_bar(1, a.quiet.quiet || a.print.json, "iozone");
     let r = suites::iozone(&o, &stop, &|done, total| {
         bar.set_length(total);
         bar.set_position(done);
@@ -164,7 +164,7 @@ pub fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32> {
     let mut store = open_store_write(&a.db)?;
     let gid = store.new_experiment(
         crate::model::stored::GroupKind::Sweep,
-        a.label.as_deref().or(Some("sysbench-fileio")),
+        a.label.label.as_deref().or(Some("sysbench-fileio")),
         spec.repeat,
         &serde_json::to_value(&spec).expect("json"),
     )?;

@@ -42,7 +42,7 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
             ));
         }
         let mut spec = spec;
-        if a.exp.quiet && !spec.fixed.iter().any(|x| x == "-q" || x == "--quiet") {
+        if a.exp.quiet.quiet && !spec.fixed.iter().any(|x| x == "-q" || x == "--quiet") {
             spec.fixed.push("-q".into());
         }
         (store, g, spec)
@@ -127,7 +127,7 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
         let mut store = open_store_write(&a.exp.db)?;
         let g = store.new_experiment(
             crate::model::stored::GroupKind::Sweep,
-            a.exp.label.as_deref(),
+            a.exp.label.label.as_deref(),
             a.repeat,
             &serde_json::to_value(&spec).expect("json"),
         )?;
@@ -151,7 +151,7 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
         gid,
         &spec,
         a.exp.print.json,
-        a.exp.quiet,
+        a.exp.quiet.quiet,
         &stop,
         points,
     );

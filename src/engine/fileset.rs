@@ -3,7 +3,7 @@
 //! Every file iolab creates is `DIR/iolab-file.N`; cleanup removes only those names, so iolab
 //! never deletes or writes anything else in `--dir`.
 
-use crate::engine::worker::AlignedBuf;
+use crate::engine::buf::AlignedBuf;
 use crate::error::{Error, Result};
 use crate::model::job::{FileSetSpec, Layout};
 use crate::model::units::human_bytes;

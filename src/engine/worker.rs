@@ -20,7 +20,7 @@ use crate::model::job::Job;
 
 /// The aligned buffer, in `super::buf` (named here too for the file set and the workloads that
 /// take it from the worker).
-pub use super::buf::AlignedBuf;
+use super::buf::AlignedBuf;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 

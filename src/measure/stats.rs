@@ -24,6 +24,20 @@ pub struct OpTotals {
     pub lat: LatHist,
 }
 
+impl OpTotals {
+    /// Counts one completed operation (`in_window`: it completed inside the measured window).
+    #[inline]
+    fn count(&mut self, bytes: u64, lat_ns: u64, in_window: bool) {
+        self.ops += 1;
+        self.bytes += bytes;
+        if in_window {
+            self.ops_in_window += 1;
+            self.bytes_in_window += bytes;
+        }
+        self.lat.record(lat_ns);
+    }
+}
+
 impl AddAssign<&OpTotals> for OpTotals {
     fn add_assign(&mut self, o: &OpTotals) {
         self.ops += o.ops;
@@ -107,14 +121,7 @@ impl ThreadStats {
             self.roll_to(sec);
         }
         let k = kind as usize;
-        let o = &mut self.op[k];
-        o.ops += 1;
-        o.bytes += bytes;
-        if t_ns <= self.window_ns {
-            o.ops_in_window += 1;
-            o.bytes_in_window += bytes;
-        }
-        o.lat.record(lat_ns);
+        self.op[k].count(bytes, lat_ns, t_ns <= self.window_ns);
         self.cur_ops[k] += 1;
         self.cur_bytes[k] += bytes;
         self.cur[k].record(lat_ns);
@@ -136,13 +143,7 @@ impl ThreadStats {
         if kind != OpKind::Fsync
             && let Some(o) = self.by_bs.get_mut(2 * si as usize + kind as usize)
         {
-            o.ops += 1;
-            o.bytes += bytes;
-            if t_ns <= self.window_ns {
-                o.ops_in_window += 1;
-                o.bytes_in_window += bytes;
-            }
-            o.lat.record(lat_ns);
+            o.count(bytes, lat_ns, t_ns <= self.window_ns);
         }
     }
 

@@ -173,6 +173,29 @@ impl CellResult {
     pub fn total_errors(&self) -> u64 {
         self.errors.values().sum()
     }
+
+    /// The role `r` of the phase `phase` as a cell of its own: its job, results, time series,
+    /// errors and histograms, the phase's CPU, device and page-cache figures.
+    pub fn of_role(phase: &CellResult, r: &RoleResult) -> CellResult {
+        CellResult {
+            mode: r.mode.clone(),
+            job: r.job.clone(),
+            duration_s: r.duration_s,
+            window_s: r.window_s,
+            results: r.results.clone(),
+            schedule_lag_ns: r.schedule_lag_ns.clone(),
+            cpu: phase.cpu.clone(),
+            timeseries: r.timeseries.clone(),
+            errors: r.errors.clone(),
+            cache_resident_pct_at_start: phase.cache_resident_pct_at_start,
+            warnings: r.warnings.clone(),
+            interrupted: phase.interrupted,
+            device: phase.device.clone(),
+            verify: None,
+            roles: Vec::new(),
+            lat_hists: r.lat_hists.clone(),
+        }
+    }
 }
 
 /// One role of a phase with concurrent roles: its own job, file set and results, measured over
@@ -225,24 +248,7 @@ pub fn flat_cells(cells: &[CellResult]) -> Vec<(Option<String>, CellResult)> {
             continue;
         }
         for r in &c.roles {
-            let rc = CellResult {
-                mode: r.mode.clone(),
-                job: r.job.clone(),
-                duration_s: r.duration_s,
-                window_s: r.window_s,
-                results: r.results.clone(),
-                schedule_lag_ns: r.schedule_lag_ns.clone(),
-                cpu: c.cpu.clone(),
-                timeseries: r.timeseries.clone(),
-                errors: r.errors.clone(),
-                cache_resident_pct_at_start: c.cache_resident_pct_at_start,
-                warnings: r.warnings.clone(),
-                interrupted: c.interrupted,
-                device: c.device.clone(),
-                verify: None,
-                roles: Vec::new(),
-                lat_hists: r.lat_hists.clone(),
-            };
+            let rc = CellResult::of_role(c, r);
             out.push((Some(r.name.clone()), rc));
         }
     }

@@ -56,6 +56,16 @@ pub fn resolve_shown(store: &Store, r: Ref) -> Result<Shown> {
                     .ok_or_else(|| Error::failed(format!("group g{g}: its definition is missing")))
             };
             let bad = |e: serde_json::Error| Error::failed(format!("g{g}: {e}"));
+            // an experiment's document, shown with the experiment's charts
+            let experiment = |d: &dyn Document| -> Result<Shown> {
+                Ok(Shown {
+                    title: title.clone(),
+                    first_run,
+                    json: d.json(),
+                    text: d.text()?,
+                    charts: crate::output::stored_charts::experiment_charts(store, g)?,
+                })
+            };
             match kind {
                 crate::model::stored::GroupKind::Sweep => {
                     let spec: SweepSpec = serde_json::from_value(spec_of()?).map_err(bad)?;
@@ -66,13 +76,7 @@ pub fn resolve_shown(store: &Store, r: Ref) -> Result<Shown> {
                         cells: &cells,
                         interrupted: None,
                     };
-                    Ok(Shown {
-                        title,
-                        first_run,
-                        json: d.json(),
-                        text: d.text()?,
-                        charts: crate::output::stored_charts::experiment_charts(store, g)?,
-                    })
+                    experiment(&d)
                 }
                 crate::model::stored::GroupKind::Saturate => {
                     let spec: SaturateSpec = serde_json::from_value(spec_of()?).map_err(bad)?;
@@ -83,13 +87,7 @@ pub fn resolve_shown(store: &Store, r: Ref) -> Result<Shown> {
                         points: &points,
                         interrupted: None,
                     };
-                    Ok(Shown {
-                        title,
-                        first_run,
-                        json: d.json(),
-                        text: d.text()?,
-                        charts: crate::output::stored_charts::experiment_charts(store, g)?,
-                    })
+                    experiment(&d)
                 }
                 _ => {
                     let rows = stored_views::group_summary(store, &ids)?;

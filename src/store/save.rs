@@ -64,6 +64,25 @@ impl Store {
             .and_then(|s| serde_json::from_str(&s).ok()))
     }
 
+    /// The one path every `save_*` takes, in one transaction: the document's run row (with a
+    /// document id, nothing more when the store holds that document already: `already`), its
+    /// tags, then its own rows (`rows`, given the new run's id: metrics, histograms).
+    fn save_doc(
+        &mut self,
+        run: &RunIn,
+        tags: &std::collections::BTreeMap<String, String>,
+        mut rows: impl FnMut(&mut dyn Exec, i64) -> DbResult<()>,
+    ) -> Result<Saved> {
+        self.write(|tx| {
+            let saved = insert_run(tx, run)?;
+            if !saved.already {
+                insert_tags(tx, saved.id, tags)?;
+                rows(tx, saved.id)?;
+            }
+            Ok(saved)
+        })
+    }
+
     /// Saves one `iolab run` in one transaction. `json` is the document as printed. The run's
     /// id (that of the run saved before when the store holds its document id already).
     pub fn save_run(
@@ -103,13 +122,7 @@ impl Store {
         };
         // A phase of concurrent roles is stored as one cell per role (`role` names it).
         let flat = crate::model::run::flat_cells(&doc.runs);
-        self.write(|tx| {
-            let saved = insert_run(tx, &run)?;
-            if saved.already {
-                return Ok(saved);
-            }
-            let id = saved.id;
-            insert_tags(tx, id, &doc.tags)?;
+        self.save_doc(&run, &doc.tags, |tx, id| {
             for (ci, (role, c)) in flat.iter().enumerate() {
                 for k in OpKind::ALL {
                     let r = c.results.get(k);
@@ -139,7 +152,7 @@ impl Store {
                     }
                 }
             }
-            Ok(saved)
+            Ok(())
         })
     }
 
@@ -178,13 +191,7 @@ impl Store {
             group: None,
             cell: None,
         };
-        self.write(|tx| {
-            let saved = insert_run(tx, &run)?;
-            if saved.already {
-                return Ok(saved);
-            }
-            let id = saved.id;
-            insert_tags(tx, id, &doc.tags)?;
+        self.save_doc(&run, &doc.tags, |tx, id| {
             for (name, r) in &doc.types {
                 let l = r.lat_ns.as_ref();
                 insert_metric(
@@ -208,7 +215,7 @@ impl Store {
                     insert_hist(tx, id, 0, name, h)?;
                 }
             }
-            Ok(saved)
+            Ok(())
         })
     }
 
@@ -244,8 +251,7 @@ impl Store {
             group: None,
             cell: None,
         };
-        self.write(|tx| {
-            let id = insert_run(tx, &run)?.id;
+        let saved = self.save_doc(&run, &Default::default(), |tx, id| {
             for (ci, m) in metrics.iter().enumerate() {
                 insert_metric(
                     tx,
@@ -280,8 +286,9 @@ impl Store {
                     ..e
                 })?;
             }
-            Ok(id)
-        })
+            Ok(())
+        })?;
+        Ok(saved.id)
     }
 
     /// Saves a `crashcheck write` or `verify` document (kind `crashcheck`, `modes` = the phase).
@@ -312,7 +319,7 @@ impl Store {
             group: None,
             cell: None,
         };
-        self.write(|tx| insert_run(tx, &run).map(|s| s.id))
+        Ok(self.save_doc(&run, &Default::default(), |_, _| Ok(()))?.id)
     }
 
     /// Saves an `iolab verify --dir` document (kind `verify`, `modes` = `verify`), with its
@@ -350,13 +357,7 @@ impl Store {
             group: None,
             cell: None,
         };
-        self.write(|tx| {
-            let saved = insert_run(tx, &run)?;
-            if !saved.already {
-                insert_tags(tx, saved.id, &doc.tags)?;
-            }
-            Ok(saved)
-        })
+        self.save_doc(&run, &doc.tags, |_, _| Ok(()))
     }
 
     /// The `metrics` rows of a suite or zones result document (`result` of kind `suite`), by the
@@ -431,9 +432,7 @@ impl Store {
                 }
             }
         }
-        self.write(|tx| {
-            let id = insert_run(tx, &run)?.id;
-            insert_tags(tx, id, tags)?;
+        let saved = self.save_doc(&run, tags, |tx, id| {
             for (ci, c) in imp.cells.iter().enumerate() {
                 for o in &c.ops {
                     let l = o.lat_ns.as_ref();
@@ -463,8 +462,9 @@ impl Store {
             for (ci, op, h) in &hists {
                 insert_hist(tx, id, *ci, op, h)?;
             }
-            Ok(id)
-        })
+            Ok(())
+        })?;
+        Ok(saved.id)
     }
 }
 

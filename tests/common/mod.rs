@@ -326,3 +326,30 @@ pub fn assert_refused(r: &Run, needle: &str) {
         r.stderr
     );
 }
+
+/// Compares `got` with the snapshot `tests/snapshots/NAME`; `IOLAB_BLESS=1` (the one bless
+/// variable of every generated or snapshot file: schemas, rule docs, snapshots) rewrites it.
+pub fn assert_snapshot(name: &str, got: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/snapshots")
+        .join(name);
+    if std::env::var("IOLAB_BLESS").as_deref() == Ok("1") {
+        std::fs::write(&path, got).unwrap();
+        eprintln!("IOLAB_BLESS=1: rewrote {}", path.display());
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (IOLAB_BLESS=1 writes it)", path.display()));
+    if got != want {
+        let line = got
+            .lines()
+            .zip(want.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or_else(|| got.lines().count().min(want.lines().count()));
+        panic!(
+            "{name} differs from tests/snapshots/{name} from line {} on; if the change is \
+             intended, rewrite it with IOLAB_BLESS=1\n--- got\n{got}\n--- snapshot\n{want}",
+            line + 1
+        );
+    }
+}

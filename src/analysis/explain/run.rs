@@ -56,22 +56,9 @@ pub fn explain_cell(doc: &RunDoc, cell: &CellResult) -> Vec<Finding> {
 /// phase's device, CPU and page-cache figures.
 pub fn role_cell(phase: &CellResult, r: &crate::model::run::RoleResult) -> CellResult {
     CellResult {
-        mode: r.mode.clone(),
-        job: r.job.clone(),
-        duration_s: r.duration_s,
-        window_s: r.window_s,
-        results: r.results.clone(),
-        schedule_lag_ns: r.schedule_lag_ns.clone(),
-        cpu: phase.cpu.clone(),
         timeseries: Vec::new(),
-        errors: r.errors.clone(),
-        cache_resident_pct_at_start: phase.cache_resident_pct_at_start,
-        warnings: r.warnings.clone(),
-        interrupted: phase.interrupted,
-        device: phase.device.clone(),
-        roles: Vec::new(),
-        verify: None,
         lat_hists: Vec::new(),
+        ..CellResult::of_role(phase, r)
     }
 }
 

@@ -1,0 +1,202 @@
+//! The flag groups several commands share, each flag defined once (a command flattens the
+//! group, and words the flag's help its own way with `mut_arg`), and the value parsers that
+//! type and range-check values (counts, sizes, durations), so plan building starts from valid
+//! numbers.
+
+use super::*;
+use clap::Args;
+
+#[derive(Args, Debug, Clone)]
+pub struct DbArgs {
+    /// The results store: a file path, sqlite:///path, or postgres://user:pass@host:port/db (default: $IOLAB_DB, else $XDG_DATA_HOME/iolab/results.db, else ~/.local/share/iolab/results.db).
+    #[arg(long, value_name = "PATH|URL")]
+    pub db: Option<PathBuf>,
+}
+
+/// Where a command's printed result goes: stdout, or `--output FILE`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct OutArgs {
+    /// Write what would be printed (the JSON with --json, else the text) to this file instead of
+    /// stdout: whole or not at all, after the results are saved.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+/// `--json`, defined once: the result as one JSON document instead of the text. A command whose
+/// document has a schema of its own names it in the flag's help:
+/// `#[command(mut_arg("json", help("...")))]` on its Args struct.
+#[derive(Args, Debug, Clone, Default)]
+pub struct JsonArg {
+    /// Print one JSON document instead of the text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `--tag K=V`, defined once (repeatable); a command says what it tags with
+/// `#[command(mut_arg("tags", help("...")))]`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct TagArgs {
+    /// A tag K=V for the stored results (repeatable).
+    #[arg(long = "tag", value_name = "K=V")]
+    pub tags: Vec<String>,
+}
+
+/// `--label`, defined once: the label of what the command stores (`list` filters by it); a
+/// command words it its own way with `#[command(mut_arg("label", help("...")))]`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct LabelArg {
+    /// A label for the stored results.
+    #[arg(long)]
+    pub label: Option<String>,
+}
+
+/// `-q`/`--quiet`, defined once: no progress bars or live line (`prepare` and the experiments
+/// word it their own way with `mut_arg`).
+#[derive(Args, Debug, Clone, Copy, Default)]
+pub struct QuietArg {
+    /// No progress bars or live line.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// `--rank-timeout`, defined once: how long rank 0 waits for a silent rank under mpirun
+/// (`run` and `db` say what a rank does in the flag's help, with `mut_arg`).
+#[derive(Args, Debug, Clone)]
+pub struct RankTimeoutArg {
+    /// Under mpirun: how long a rank may send no heartbeat (stopped, hung) or measure without
+    /// completing any I/O before rank 0 ends the experiment, names it and saves what the other
+    /// ranks measured of the point, marked incomplete (docs/distributed.md): 10s, 500ms, 30.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = positive_duration_s)]
+    pub rank_timeout: f64,
+}
+
+/// A flag's help as one command words it, for `#[command(mut_arg(ID, help(TEXT)))]` on a
+/// struct that flattens a shared flag group (the flag itself stays defined once).
+pub(super) fn help(text: &'static str) -> impl FnOnce(clap::Arg) -> clap::Arg {
+    move |a| a.help(text)
+}
+
+pub(super) fn size_arg(s: &str) -> std::result::Result<u64, String> {
+    parse_size(s).map_err(|e| e.to_string())
+}
+
+/// `--bs`: one size of at least one byte, a weighted mix (`16k:70,1m:30`) or a range
+/// (`4k-64k`).
+pub(super) fn block_sizes(s: &str) -> std::result::Result<BsArg, String> {
+    s.parse()
+}
+
+/// A whole percent 0..100 (`--rwmixread`).
+pub(super) fn percent(s: &str) -> std::result::Result<u32, String> {
+    s.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|&p| p <= 100)
+        .ok_or_else(|| "must be a whole percent from 0 to 100 (reads among reads + writes)".into())
+}
+
+/// A count of at least 1 (`--threads`, `--files`, `--ops`, ...): typed here, so no command checks
+/// for 0 by hand.
+pub(super) fn at_least_one<T>(s: &str) -> std::result::Result<T, String>
+where
+    T: std::str::FromStr + PartialOrd + From<u8>,
+    T::Err: std::fmt::Display,
+{
+    match s.trim().parse::<T>() {
+        Ok(v) if v >= T::from(1) => Ok(v),
+        Ok(_) => Err("must be at least 1".into()),
+        Err(e) if s.trim().starts_with('-') => Err(format!("must be at least 1 ({e})")),
+        Err(e) => Err(format!("must be a whole number, at least 1 ({e})")),
+    }
+}
+
+/// The longest duration any flag takes: 10 years, in seconds. Every duration and interval
+/// is bounded by it, so a clock deadline (`Instant + Duration`) and `Duration::from_secs_f64`
+/// always hold it (`--time 1e19` would overflow the monotonic clock's arithmetic).
+pub const MAX_SECONDS: f64 = 10.0 * 365.0 * 86_400.0;
+
+/// A number of seconds as typed (`--time`, `--ramp`, `--interval`): a decimal number, finite,
+/// at most [`MAX_SECONDS`].
+pub(super) fn bounded_seconds(s: &str) -> Option<f64> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v <= MAX_SECONDS)
+}
+
+/// Reads per write (`--rw-ratio`): a finite number above 0.
+pub(super) fn reads_per_write(s: &str) -> std::result::Result<f64, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .ok_or_else(|| "must be a positive number of reads per write (e.g. 1.5)".into())
+}
+
+/// An SQLite page size (`--page-size`): a power of two from 512 to 65536, as SQLite takes
+/// (it ignores any other value silently).
+pub(super) fn sqlite_page_size(s: &str) -> std::result::Result<u32, String> {
+    s.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|v| v.is_power_of_two() && (512..=65536).contains(v))
+        .ok_or_else(|| "must be a power of two from 512 to 65536 (bytes)".into())
+}
+
+/// A number of rows (`list --limit`): what the store's queries take (SQLite's and
+/// PostgreSQL's LIMIT is a signed 64-bit integer).
+pub(super) fn list_limit(s: &str) -> std::result::Result<usize, String> {
+    s.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|&n| i64::try_from(n).is_ok())
+        .ok_or_else(|| format!("must be a whole number from 0 to {}", i64::MAX))
+}
+
+/// Seconds to run, more than zero (`--time`).
+pub(super) fn seconds(s: &str) -> std::result::Result<f64, String> {
+    bounded_seconds(s).filter(|v| *v > 0.0).ok_or_else(|| {
+        "must be a number of seconds above 0 (10, 0.5), at most 10 years (315360000)".into()
+    })
+}
+
+/// Seconds of warm-up, zero or more (`--ramp`).
+pub(super) fn ramp_s(s: &str) -> std::result::Result<f64, String> {
+    bounded_seconds(s).filter(|v| *v >= 0.0).ok_or_else(|| {
+        "must be a number of seconds, 0 or more (5, 0.5), at most 10 years (315360000)".into()
+    })
+}
+
+/// A duration in seconds, zero or more: a number with s, ms, us, m, h or d, seconds without a
+/// unit (`--fsync-every`), at most [`MAX_SECONDS`].
+pub(super) fn duration_s(s: &str) -> std::result::Result<f64, String> {
+    let bad = || {
+        "must be a duration: 2s, 500ms, 1.5 (seconds), or 0 for never; at most 10 years".to_string()
+    };
+    if crate::spec::fio_vocab::is_expression(s) {
+        return Err(bad());
+    }
+    let v = crate::spec::fio_vocab::parse_time(s, 1.0).map_err(|_| bad())?;
+    if !(0.0..=MAX_SECONDS).contains(&v) {
+        return Err(bad());
+    }
+    Ok(v)
+}
+
+/// A duration in seconds, more than zero (`--rank-timeout`).
+pub(super) fn positive_duration_s(s: &str) -> std::result::Result<f64, String> {
+    match duration_s(s) {
+        Ok(v) if v > 0.0 => Ok(v),
+        _ => Err(
+            "must be a duration above zero: 10s, 500ms, 30 (seconds); at most 10 years".to_string(),
+        ),
+    }
+}
+
+/// A sampling interval in seconds: at least 0.05 (`--interval`, `--iostat-interval`,
+/// `--report-interval`).
+pub(super) fn interval_s(s: &str) -> std::result::Result<f64, String> {
+    bounded_seconds(s).filter(|v| *v >= 0.05).ok_or_else(|| {
+        "must be a number of seconds (1, 0.5), at least 0.05, at most 10 years (315360000)".into()
+    })
+}
