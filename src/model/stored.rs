@@ -79,7 +79,7 @@ impl StoredDoc {
 
 /// One operation type of a measured cell, the same for every stored kind:
 /// `results.<op>.{ops, bytes, iops, bytes_per_sec, lat_ns}` (docs/results.md).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct OpMeasure {
     pub ops: u64,
     pub bytes: u64,
@@ -91,7 +91,7 @@ pub struct OpMeasure {
 
 /// One measured cell of any stored kind (a mode of a run, a job of an import, a transaction type
 /// of a db run, an IOZone file×record×test, a Bonnie++ test, a zone).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct MeasuredCell {
     pub cell: i64,
     pub mode: String,

@@ -12,6 +12,7 @@ pub mod export;
 pub mod fio;
 pub mod history;
 pub mod html;
+pub mod schemas;
 pub mod shown;
 pub mod stored_charts;
 pub mod suites;
