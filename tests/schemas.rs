@@ -260,14 +260,29 @@ fn run_documents_validate() {
         "1MiB",
         "--ops",
         "32",
+        "--explain",
         "-q",
     ]);
     validate(schema::REPEAT, &repeat);
+    validate(schema::EXPLAIN, &repeat["explain"]);
     let runs = repeat["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
     for r in runs {
         validate(schema::RUN, r);
     }
+
+    // a job file of two phases: runs[] and `jobfile`; json+ adds hist_bins
+    let job = k.d.path().join("two.fio");
+    let text = format!(
+        "[global]\nbs=4k\nsize=1m\ndirectory={}\n[a]\nrw=randread\n[b]\nstonewall\nrw=read\n",
+        k.data()
+    );
+    std::fs::write(&job, text).unwrap();
+    let job = job.to_str().unwrap();
+    let v = k.json(&["run", job, "--output-format", "json+", "--no-save", "-q"]);
+    assert_eq!(v["runs"].as_array().map(Vec::len), Some(2), "{v}");
+    assert!(v["jobfile"].is_object() && v["runs"][0]["results"]["read"]["hist_bins"].is_array());
+    validate(schema::RUN, &v);
 }
 
 /// What the store gives back: list, show of a run and of a group, explain, compare, export,

@@ -74,7 +74,9 @@ pub const WITHOUT_JSON_SCHEMA: &[(&str, &str)] = &[];
 /// `iolab-run/1` as `RunDoc::to_json` writes it: `RunDoc`'s fields without `runs`, and then
 /// either one cell's fields at the top level (a `CellResult`: the top level's `warnings` and
 /// `interrupted` are the run's, of the same types) or, with several cells, `runs[]` and a `job`
-/// of the file set and the modes. `run --explain --json` adds `explain` (`iolab-explain/1`).
+/// of the file set and the modes. `run --explain --json` adds `explain` (`iolab-explain/1`),
+/// `run JOBFILE` adds `jobfile` (an object here: `cli::fiojob` builds it) and `--output-format
+/// json+` adds `hist_bins` to each `results.<op>`.
 fn run() -> Value {
     let mut g = generator();
     let cell = g
@@ -91,6 +93,10 @@ fn run() -> Value {
         req.retain(|r| r != "runs");
     }
     s["properties"]["explain"] = explain;
+    s["properties"]["jobfile"] = json!({
+        "description": "`run JOBFILE...`: the job files, their jobs and phases (docs/fio-jobs.md).",
+        "type": "object",
+    });
     s["anyOf"] = json!([
         {
             "description": "One cell: its fields at the top level.",
@@ -135,6 +141,9 @@ mod shape {
         /// The runs' documents (`iolab-run/1` each).
         runs: Vec<Map<String, Value>>,
         summary: Vec<crate::output::history::SummaryRow>,
+        /// `--explain`: the findings about the group's runs.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        explain: Option<crate::analysis::explain::Explanation>,
     }
 
     /// `iolab show gN --json` of a group of runs (`output::shown`).
