@@ -140,12 +140,17 @@ fn a_wrong_field_type_fails() {
         &["--mode", "seqwr", "--size", "1MiB", "--ops", "16"],
     );
     validate(schema::RUN, &v);
-    v["results"]["write"]["iops"] = "fast".into();
     let (_, s) = json_schemas()
         .into_iter()
         .find(|(k, _)| *k == schema::RUN)
         .unwrap();
-    assert!(!jsonschema::validator_for(&s).unwrap().is_valid(&v));
+    let run = jsonschema::validator_for(&s).unwrap();
+    let mut wrong = v.clone();
+    wrong["results"]["write"]["iops"] = "fast".into();
+    assert!(!run.is_valid(&wrong));
+    // nor does a document of another kind pass
+    v["schema"] = schema::DB.into();
+    assert!(!run.is_valid(&v));
     // a document assembled where it is printed is closed: a field its shape lacks fails
     let (_, s) = json_schemas()
         .into_iter()

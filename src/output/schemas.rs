@@ -28,6 +28,16 @@ fn of<T: JsonSchema>() -> Value {
 /// The JSON Schema of each document kind, by schema id; every id of
 /// [`crate::model::schema::DOCUMENTS`] but those of [`WITHOUT_JSON_SCHEMA`].
 pub fn json_schemas() -> Vec<(&'static str, Value)> {
+    let mut all = generated();
+    for (id, s) in &mut all {
+        // titled by its id, and its `schema` field that id alone
+        s["title"] = (*id).into();
+        s["properties"]["schema"] = json!({"type": "string", "const": id});
+    }
+    all
+}
+
+fn generated() -> Vec<(&'static str, Value)> {
     use crate::model;
     vec![
         (id::RUN, run()),
