@@ -39,7 +39,7 @@ pub struct PhaseUnit {
 }
 
 /// One `--live` line: which cell (and role), then the fields of the stored time series.
-#[derive(Debug, serde::Serialize)]
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct LiveLine<'a> {
     pub schema: &'static str,
     pub run_id: &'a str,

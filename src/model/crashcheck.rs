@@ -130,7 +130,7 @@ pub fn decode(b: &[u8]) -> Block {
 }
 
 /// The verdict on one acknowledged record (the last acknowledged at its offset).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Class {
     /// The acknowledged record is there, whole.
@@ -294,7 +294,7 @@ pub fn split_mac(line: &str) -> Option<(&str, &str)> {
 }
 
 /// The run a journal describes (its `HELLO` line).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Hello {
     /// 16 hex digits
     pub run: String,
@@ -495,7 +495,7 @@ impl Journal {
 }
 
 /// Why `crashcheck write` stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Stop {
     /// `--count` records acknowledged
@@ -511,7 +511,7 @@ pub enum Stop {
 }
 
 /// A failed write or sync: the record is not acknowledged and the run stops there.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IoFailure {
     pub seq: u64,
     pub offset_bytes: u64,
@@ -525,7 +525,7 @@ pub struct IoFailure {
 }
 
 /// The result of `crashcheck write`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WriteOut {
     pub written: u64,
     pub acknowledged: u64,
@@ -537,7 +537,7 @@ pub struct WriteOut {
 }
 
 /// One acknowledged record that verify found missing, damaged or misplaced.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Problem {
     pub seq: u64,
     pub offset_bytes: u64,
@@ -547,7 +547,7 @@ pub struct Problem {
 }
 
 /// The result of `crashcheck verify`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VerifyOut {
     /// acknowledgements in the journal
     pub acknowledged: u64,
@@ -574,7 +574,7 @@ impl VerifyOut {
 }
 
 /// `iolab crashcheck write` or `verify`, as printed and stored (kind `crashcheck`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CrashDoc {
     pub schema: String,
     /// "write" or "verify"

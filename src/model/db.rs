@@ -6,7 +6,7 @@ use crate::model::run::Warning;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
     Sqlite,
@@ -25,7 +25,7 @@ impl Backend {
 }
 
 /// The workloads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Test {
     UpdateLoop,
@@ -69,7 +69,7 @@ impl Test {
 }
 
 /// SQLite settings exposed as options.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct SqliteOpts {
     pub journal_mode: String,
     pub synchronous: String,
@@ -77,7 +77,7 @@ pub struct SqliteOpts {
 }
 
 /// Everything `iolab db` resolved.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct DbJob {
     pub test: Test,
     pub backend: Backend,
@@ -97,14 +97,14 @@ pub struct DbJob {
 
 use crate::model::lat::LatSummary;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct TypeResult {
     pub transactions: u64,
     pub tps: f64,
     pub lat_ns: Option<LatSummary>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct DbPoint {
     pub t_s: f64,
     pub tps: f64,
@@ -114,7 +114,7 @@ pub struct DbPoint {
 }
 
 /// The update loop's report (the single-row autocommit UPDATE timing that exposes flush cost), in seconds.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct UpdateLoop {
     pub start_time: String,
     pub finish_time: String,
@@ -135,7 +135,7 @@ pub struct UpdateLoop {
     pub timings_s: Vec<f64>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DbDoc {
     pub schema: String,
     /// The document's id ([`crate::model::new_doc_id`]), absent in documents of an iolab before
@@ -190,7 +190,7 @@ pub struct DbDoc {
 
 /// `dist` of an `iolab db` document run by several ranks (clients of one server, or each of
 /// its own SQLite file): the document's figures are every rank's merged.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DbDistributed {
     pub ranks: u32,
     pub hosts: Vec<String>,
@@ -202,7 +202,7 @@ pub struct DbDistributed {
 }
 
 /// One rank of a distributed `iolab db`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DbRank {
     pub rank: u32,
     pub host: String,

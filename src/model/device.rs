@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The iostat -x figures of one device over one interval.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Iostat {
     pub r_s: f64,
     pub w_s: f64,
@@ -32,7 +32,7 @@ pub struct Iostat {
 }
 
 /// iostat's avg-cpu figures, in percent of all CPUs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CpuPct {
     pub user: f64,
     pub nice: f64,
@@ -43,7 +43,7 @@ pub struct CpuPct {
 }
 
 /// One interval of the device time series.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Sample {
     /// end of the interval, seconds after the end of the ramp
     pub t_s: f64,
@@ -53,7 +53,7 @@ pub struct Sample {
 }
 
 /// The device figures of one measured cell: the time series and the summary over the window.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DeviceReport {
     /// the devices watched: the whole stack under --dir (partition, dm/md, physical disks)
     pub devices: Vec<String>,

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct RankFailure {
     pub rank: u32,
     pub host: String,
@@ -15,7 +15,7 @@ pub struct RankFailure {
 
 /// Aggregate rates until the first rank finished its measured window and until the last
 /// (IOR's and elbencho's stonewall figures): a large gap means some ranks (hosts) were slower.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Stonewall {
     /// Latest measure start minus earliest, in ms (how together the ranks started).
     pub start_spread_ms: f64,

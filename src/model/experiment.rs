@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// An axis: a run option and its values, in order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Axis {
     /// "threads", "size", "mode", "scheduler", ...
     pub name: String,
@@ -13,7 +13,7 @@ pub struct Axis {
 }
 
 /// Headline figures of one run (all modes of it together).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Figures {
     pub iops: f64,
     pub mibps: f64,
@@ -27,7 +27,7 @@ pub struct Figures {
 }
 
 /// The definition of a sweep, stored with the experiment (enough to resume it).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct SweepSpec {
     pub fixed: Vec<String>,
     pub axes: Vec<Axis>,
@@ -38,7 +38,7 @@ pub struct SweepSpec {
 }
 
 /// One finished cell.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct CellOut {
     pub cell: BTreeMap<String, String>,
     pub run_ids: Vec<i64>,
@@ -46,7 +46,7 @@ pub struct CellOut {
 }
 
 /// A target such as `mibps>=22`, `p99<=10ms`, `iops>=1000`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Target {
     pub metric: String,
     pub op: String,
@@ -55,7 +55,7 @@ pub struct Target {
 }
 
 /// One evaluated point of a saturation search.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Point {
     pub value: u64,
     pub run_id: i64,
@@ -63,7 +63,7 @@ pub struct Point {
     pub passed: bool,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct SaturateSpec {
     pub fixed: Vec<String>,
     pub axis: String,

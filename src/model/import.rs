@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::model::lat::ReportedLat;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct OpSummary {
     /// "read", "write", "trim" (fio), "fsync", or "events" (sysbench's latency covers all
     /// operations together)
@@ -19,7 +19,7 @@ pub struct OpSummary {
     pub hist_bins: Option<Vec<(u64, u64)>>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Cell {
     /// The tool's job name (fio job name; "fileio" for sysbench)
     pub name: String,
@@ -37,7 +37,7 @@ pub struct Cell {
     pub options: serde_json::Value,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Imported {
     /// "fio" or "sysbench"
     pub tool: String,

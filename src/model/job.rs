@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 /// sysbench fileio test modes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Sequential write into freshly truncated files (allocating writes).
@@ -150,7 +152,7 @@ impl Caps {
 macro_rules! engines {
     ($($(#[$doc:meta])* $kind:ident => $caps:expr,)*) => {
         /// How I/O is issued.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
         #[serde(rename_all = "snake_case")]
         pub enum EngineKind {
             $($(#[$doc])* $kind,)*
@@ -269,7 +271,9 @@ impl FromStr for EngineKind {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum FsyncMode {
     Fsync,
@@ -291,14 +295,16 @@ impl FromStr for FsyncMode {
 
 /// One zone of `--distribution zoned:...`: `access_pct` of the random accesses go to the next
 /// `size_pct` of the file set (zones follow each other from the start of the set).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct Zone {
     pub access_pct: u32,
     pub size_pct: u32,
 }
 
 /// Distribution of random block offsets.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Distribution {
     Uniform,
@@ -409,7 +415,9 @@ impl fmt::Display for Distribution {
 }
 
 /// Extra open(2) flags for the data files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct OpenFlags {
     pub sync: bool,
     pub dsync: bool,
@@ -437,7 +445,9 @@ impl FromStr for OpenFlags {
 
 /// What the files hold before each mode runs (`--layout`): which blocks are allocated and
 /// written decides what a write costs the filesystem (docs/layouts.md).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Layout {
     /// Every block written with data (prepare's real data): writes overwrite in place.
@@ -491,7 +501,7 @@ impl FromStr for Layout {
 }
 
 /// The file set: where, how big and what the files hold.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct FileSetSpec {
     pub dir: PathBuf,
     pub files: u32,
@@ -525,7 +535,9 @@ pub const MAX_BS_SIZES: usize = 64;
 pub const BS_RANGE_STEP: u64 = 4096;
 
 /// One size of a block-size mix (`--bs 16k:70,1m:30`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct BsWeight {
     pub bs_bytes: u64,
     /// Percent of the reads and writes issued with this size (the weights sum to 100).
@@ -534,7 +546,9 @@ pub struct BsWeight {
 
 /// A block-size range (`--bs 4k-64k`): every multiple of `step_bytes` from `min_bytes` to
 /// `max_bytes`, each equally likely.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 pub struct BsRange {
     pub min_bytes: u64,
     pub max_bytes: u64,
@@ -641,7 +655,7 @@ impl FromStr for BsArg {
 }
 
 /// When the run stops.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Limit {
     /// Measure for this many seconds (after the ramp).
@@ -651,7 +665,7 @@ pub enum Limit {
 }
 
 /// One fully resolved workload cell: everything a worker needs.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Job {
     pub mode: Mode,
     pub engine: EngineKind,

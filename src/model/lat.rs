@@ -5,7 +5,7 @@ use crate::model::hist::{LatHist, PERCENTILES};
 use serde::{Deserialize, Serialize};
 
 /// Latency summary in nanoseconds: `lat_ns` in every document (docs/results.md).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct LatSummary {
     pub min: u64,
     pub mean: f64,
@@ -52,7 +52,7 @@ impl LatSummary {
 
 /// A latency summary as another tool reported it (imports): the same fields, in ns, each None
 /// where the tool does not report it (sysbench has no p50, fio no p99.99 without json+ ...).
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct ReportedLat {
     pub min: Option<f64>,
     pub mean: Option<f64>,

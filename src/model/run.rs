@@ -27,7 +27,7 @@ impl OpKind {
 pub use crate::model::lat::LatSummary;
 
 /// One operation type's totals.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct OpResult {
     pub ops: u64,
     pub bytes: u64,
@@ -43,7 +43,7 @@ pub struct OpResult {
 }
 
 /// One block size's share of an operation type.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct BsResult {
     pub bs_bytes: u64,
     pub ops: u64,
@@ -54,7 +54,7 @@ pub struct BsResult {
     pub lat_ns: Option<LatSummary>,
 }
 
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Results {
     pub read: OpResult,
     pub write: OpResult,
@@ -73,7 +73,7 @@ impl Results {
 
 /// CPU time of the iolab process during the measured cell. Percentages are of one CPU, so they can
 /// exceed 100 with several threads (like `time` and fio's usr/sys).
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Default, schemars::JsonSchema)]
 pub struct Cpu {
     pub user_pct: f64,
     pub sys_pct: f64,
@@ -82,7 +82,7 @@ pub struct Cpu {
 }
 
 /// One operation type in one second of the time series.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct TsOp {
     pub ops: u64,
     pub iops: f64,
@@ -92,7 +92,7 @@ pub struct TsOp {
 }
 
 /// One interval of the time series.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct TsPoint {
     /// Start of the interval, seconds after the end of the ramp.
     pub t_s: f64,
@@ -103,7 +103,7 @@ pub struct TsPoint {
     pub fsync: Option<TsOp>,
 }
 
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Warning {
     /// Stable machine-readable identifier (docs/results.md lists them).
     pub code: String,
@@ -120,7 +120,7 @@ impl Warning {
 }
 
 /// The job of one cell with the file set it ran on.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct CellJob {
     #[serde(flatten)]
     pub job: Job,
@@ -129,7 +129,7 @@ pub struct CellJob {
 }
 
 /// One mode's measurements.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct CellResult {
     pub mode: String,
     pub job: CellJob,
@@ -200,7 +200,7 @@ impl CellResult {
 
 /// One role of a phase with concurrent roles: its own job, file set and results, measured over
 /// the same window as the other roles (docs/results.md, docs/roles.md).
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct RoleResult {
     pub name: String,
     pub mode: String,
@@ -256,7 +256,7 @@ pub fn flat_cells(cells: &[CellResult]) -> Vec<(Option<String>, CellResult)> {
 }
 
 /// Facts about where the run happened, recorded with every run.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct RunEnv {
     pub host: String,
     pub kernel: String,
@@ -271,7 +271,7 @@ pub struct RunEnv {
 }
 
 /// What prepare did before the first cell.
-#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Default, schemars::JsonSchema)]
 pub struct PrepareInfo {
     pub written_bytes: u64,
     pub reused_files: u32,
@@ -282,7 +282,7 @@ pub struct PrepareInfo {
 }
 
 /// The whole document of one `iolab run`.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct RunDoc {
     pub schema: String,
     /// The document's id ([`crate::model::new_doc_id`]), absent in documents of an iolab before
@@ -402,7 +402,7 @@ impl RunDoc {
 }
 
 /// `dist` of a run document (absent for a run of one process).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Distributed {
     /// Processes the run was started with.
     pub ranks: u32,
@@ -421,7 +421,7 @@ pub struct Distributed {
 }
 
 /// One rank's run: where it ran and what it measured.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RankRun {
     pub rank: u32,
     pub host: String,
@@ -435,7 +435,7 @@ pub struct RankRun {
 }
 
 /// One cell of one rank.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RankCell {
     /// The measured window on this host's wall clock, nanoseconds since the Unix epoch.
     pub measure_start_unix_ns: u64,

@@ -1,6 +1,7 @@
 //! Every schema id iolab writes, in one place (docs/results.md; each document's JSON Schema is
-//! `docs/schemas/NAME.json`, generated from the types by `tests/schemas.rs`). A document kind
-//! changes its id's version when a field changes meaning or goes away.
+//! `docs/schemas/NAME.json`, generated from the types by `crate::output::schemas` and written
+//! and checked by `tests/schemas.rs`). A document kind changes its id's version when a field
+//! changes meaning or goes away.
 
 /// `iolab run`: one run (`model::run::RunDoc`).
 pub const RUN: &str = "iolab-run/1";
@@ -54,25 +55,15 @@ pub const VERIFY_STATE_V1: &str = "iolab-verify-state/1";
 /// line with ` mac=TAG`; version 1 journals (no tags) are refused by `verify`.
 pub const CRASHCHECK_PROTOCOL: &str = "iolab-crashcheck/2";
 
-/// The JSON Schema of each document kind whose type derives it, by schema id (`docs/schemas/`,
-/// written and checked by `tests/schemas.rs`). The other kinds are listed in
-/// [`WITHOUT_JSON_SCHEMA`] until their types derive `schemars::JsonSchema` too.
-pub fn json_schemas() -> Vec<(&'static str, serde_json::Value)> {
-    fn of<T: schemars::JsonSchema>() -> serde_json::Value {
-        serde_json::to_value(schemars::schema_for!(T)).expect("a schema is JSON")
-    }
-    vec![
-        (ENV, of::<crate::model::env::EnvReport>()),
-        (VERIFY, of::<crate::model::verify::VerifyDoc>()),
-    ]
-}
-
-/// Document kinds without a generated JSON Schema yet.
-pub const WITHOUT_JSON_SCHEMA: &[&str] = &[
+/// Every document kind iolab writes, each with its JSON Schema (`crate::output::schemas`,
+/// `docs/schemas/`). Not here: [`VERIFY_STATE_V1`] (a format only recognised, to refuse it) and
+/// [`CRASHCHECK_PROTOCOL`] (the journal's line protocol, no JSON document).
+pub const DOCUMENTS: &[&str] = &[
     RUN,
     REPEAT,
     GROUP,
     DB,
+    ENV,
     CHECK,
     EXPLAIN,
     COMPARE,
@@ -89,6 +80,8 @@ pub const WITHOUT_JSON_SCHEMA: &[&str] = &[
     BONNIE,
     ZONES,
     CRASHCHECK,
+    VERIFY,
+    VERIFY_STATE,
 ];
 
 /// The file of a schema id under `docs/schemas/`: `iolab-run/1` is `iolab-run.1.json`.

@@ -101,6 +101,21 @@ macro_rules! kinds {
                 s.serialize_str(self.as_str())
             }
         }
+
+        /// Written as its string: the JSON Schema of a string.
+        impl schemars::JsonSchema for $name {
+            fn inline_schema() -> bool {
+                true
+            }
+
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($name).into()
+            }
+
+            fn json_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                String::json_schema(g)
+            }
+        }
     };
 }
 
@@ -136,7 +151,7 @@ kinds! {
 
 /// One operation type of a measured cell, the same for every stored kind:
 /// `results.<op>.{ops, bytes, iops, bytes_per_sec, lat_ns}` (docs/results.md).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct OpMeasure {
     pub ops: u64,
     pub bytes: u64,
@@ -148,7 +163,7 @@ pub struct OpMeasure {
 
 /// One measured cell of any stored kind (a mode of a run, a job of an import, a transaction type
 /// of a db run, an IOZone file×record×test, a Bonnie++ test, a zone).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct MeasuredCell {
     pub cell: i64,
     pub mode: String,

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
 /// What [`iozone`] runs. Sizes in bytes, multiples of 1 KiB.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IozoneOpts {
     /// Directory for the temporary file.
     pub dir: PathBuf,
@@ -25,7 +25,7 @@ pub struct IozoneOpts {
 }
 
 /// One (file size, record size) pair.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IozoneRow {
     pub file_kb: u64,
     pub reclen_kb: u64,
@@ -34,7 +34,7 @@ pub struct IozoneRow {
     pub kb_per_sec: Vec<Option<u64>>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct IozoneResult {
     /// Column order: [`IOZONE_TESTS`].
     pub tests: Vec<String>,
@@ -46,7 +46,7 @@ pub struct IozoneResult {
 }
 
 /// What [`bonnie`] runs.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BonnieOpts {
     /// Directory for the test file and the file-test subdirectory.
     pub dir: PathBuf,
@@ -71,7 +71,7 @@ pub struct BonnieOpts {
 }
 
 /// One bonnie++ test.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(from = "BonnieStatIn")]
 pub struct BonnieStat {
     /// KiB/s ("K/sec") for the data tests, operations per second for seeks and the file tests;
@@ -90,7 +90,7 @@ pub struct BonnieStat {
 
 /// [`BonnieStat`] as read: `iolab-bonnie/2` (`max_latency_ns`) or `iolab-bonnie/1`
 /// (`max_latency_us`).
-#[derive(Deserialize)]
+#[derive(Deserialize, schemars::JsonSchema)]
 struct BonnieStatIn {
     value: Option<f64>,
     cpu_pct: Option<f64>,
@@ -118,7 +118,7 @@ impl From<BonnieStatIn> for BonnieStat {
 }
 
 /// A bonnie++ run. A test that was not run (size or files 0, stopped before it) is None.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct BonnieResult {
     /// `iolab-<version>` (see [`bonnie_version`]).
     pub version: String,

@@ -254,7 +254,7 @@ impl VerifyResult {
 
 /// The first line of the state file (JSON); the generations follow as little-endian u32, one
 /// per block of `block_bytes` of the set (files one after the other).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StateHead {
     pub schema: String,
     pub run_id: u64,

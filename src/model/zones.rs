@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// One zone's read.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ZoneStat {
     /// 0-based, from the start of the target.
     pub index: u32,
@@ -19,7 +19,7 @@ pub struct ZoneStat {
     pub lat_ms_mean: f64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ZonesResult {
     pub target: String,
     /// "block device" or "regular file".

@@ -484,7 +484,7 @@ pub fn export_json(store: &Store, ids: &[i64]) -> Result<serde_json::Value> {
 }
 
 /// Mean, CI and noise of the headline metrics over the runs of a group.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SummaryRow {
     pub cell: String,
     pub op: String,

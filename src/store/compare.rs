@@ -7,7 +7,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 use std::collections::BTreeMap;
 
 /// Mean, spread and confidence of one metric over n repetitions.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Stat {
     pub n: usize,
     pub mean: f64,
@@ -135,7 +135,7 @@ pub fn cell_labels(rows: &[MetricRow]) -> BTreeMap<i64, String> {
 }
 
 /// One side of a comparison: a run or a group of repetitions.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Side {
     pub reference: String,
     pub run_ids: Vec<i64>,
@@ -144,7 +144,7 @@ pub struct Side {
     pub start_time: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Cmp {
     pub stat: Option<Stat>,
     /// (this − baseline) / baseline × 100
@@ -155,7 +155,7 @@ pub struct Cmp {
     pub verdict: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Row {
     pub cell: String,
     pub op: String,
@@ -164,13 +164,13 @@ pub struct Row {
     pub sides: Vec<Cmp>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Change {
     pub field: String,
     pub values: Vec<Option<String>>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct Comparison {
     pub schema: String,
     pub sides: Vec<Side>,

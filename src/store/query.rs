@@ -54,7 +54,7 @@ impl MetricRow {
 }
 
 /// One run as listed.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct RunRow {
     pub id: i64,
     /// The group as every command names it (`g3`), null outside a group.

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 /// The fastest rotating disks spin at 15,000 rpm: one revolution takes 4 ms.
 pub const MAX_RPM: f64 = 15_000.0;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ProbeTest {
     pub name: String,
     pub write_bytes: u64,
@@ -30,7 +30,7 @@ pub struct ProbeTest {
     pub lat_ns: LatSummary,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Verdict {
     /// "stable" (flushes reach stable storage), "absorbed" (a volatile cache acknowledges them),
     /// "unknown" (cannot tell)
@@ -40,7 +40,7 @@ pub struct Verdict {
     pub implied_rpm: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ProbeReport {
     pub schema: String,
     pub path: String,

@@ -21,7 +21,7 @@ pub mod sweep;
 use serde::{Deserialize, Serialize};
 
 /// The layer a finding names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Layer {
     PageCache,
@@ -55,7 +55,7 @@ impl Layer {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Confidence {
     High,
@@ -74,7 +74,7 @@ impl Confidence {
 }
 
 /// One finding about one cell.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Finding {
     pub layer: Layer,
     /// The rule that fired (docs/explain.md).
@@ -88,7 +88,7 @@ pub struct Finding {
 }
 
 /// The findings of one measured cell (one mode of one run).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CellExplain {
     /// The stored run the figures come from (absent for a run not saved).
     pub run_id: Option<i64>,
@@ -103,7 +103,7 @@ pub struct CellExplain {
 }
 
 /// What `iolab explain` prints (schema `iolab-explain/1`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Explanation {
     pub schema: String,
     /// "run 12", "group g3", "this run"
