@@ -37,7 +37,14 @@ fn value_flags() -> Vec<String> {
             a.get_action().takes_values() && a.get_long().is_some() && !a.is_require_equals_set()
         })
         .filter(|a| !matches!(a.get_long(), Some("role" | "profile")))
-        .map(|a| format!("--{}", a.get_long().unwrap()))
+        // fio's spellings (--numjobs for --threads) too
+        .flat_map(|a| {
+            a.get_long()
+                .into_iter()
+                .chain(a.get_all_aliases().unwrap_or_default())
+                .map(|l| format!("--{l}"))
+                .collect::<Vec<_>>()
+        })
         .collect()
 }
 

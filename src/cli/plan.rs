@@ -421,7 +421,11 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             }
             let v: Vec<Mode> = m
                 .split(',')
-                .map(|s| flag("--mode", s.trim()))
+                // fio's names too (--rw randread)
+                .map(|s| match crate::spec::fio_vocab::mode_of_rw(s) {
+                    Some(m) => Ok(m),
+                    None => flag("--mode", s.trim()),
+                })
                 .collect::<Result<_>>()?;
             Some(v)
         }
@@ -700,7 +704,7 @@ fn rw_ratio(ratio: Option<f64>, mixread: Option<u32>) -> Result<f64> {
 }
 
 /// `--bs` to the job's `bs_bytes` (the largest size), `bs_mix` and `bs_range`. A range steps
-/// by 4 KiB, or by the O_DIRECT offset alignment when that is larger.
+/// by its minimum (fio's rule), which with O_DIRECT must be a multiple of the alignment.
 fn resolve_bs(
     bs: Option<&BsArg>,
     direct: bool,
@@ -720,20 +724,29 @@ fn resolve_bs(
             None,
         ),
         Some(&BsArg::Range { min, max }) => {
-            let step = if direct {
+            // fio's rule: every multiple of the minimum up to the maximum
+            let step = min;
+            let align = if direct {
                 dio.offset.max(BS_RANGE_STEP)
             } else {
-                BS_RANGE_STEP
+                1
             };
-            if !min.is_multiple_of(step) || !max.is_multiple_of(step) {
+            if !max.is_multiple_of(step) || !step.is_multiple_of(align) {
                 return Err(Error::usage(format!(
-                    "--bs {}-{}: both bounds must be multiples of the step {} (the O_DIRECT alignment of {}); e.g. --bs {}-{}",
+                    "--bs {}-{}: the maximum must be a multiple of the minimum (the step){}; e.g. --bs {}-{}",
                     Bytes(min),
                     Bytes(max),
-                    Bytes(step),
-                    dir.display(),
-                    Bytes(step),
-                    Bytes(max.next_multiple_of(step))
+                    if align > 1 {
+                        format!(
+                            ", and the minimum a multiple of {} (the O_DIRECT alignment of {})",
+                            Bytes(align),
+                            dir.display()
+                        )
+                    } else {
+                        String::new()
+                    },
+                    Bytes(step.next_multiple_of(align)),
+                    Bytes(max.next_multiple_of(step.next_multiple_of(align)))
                 )));
             }
             let n = (max - min) / step + 1;
