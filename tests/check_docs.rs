@@ -128,57 +128,41 @@ fn section<'a>(doc: &'a str, head: &str) -> &'a str {
     &rest[..rest.find("\n## ").unwrap_or(rest.len())]
 }
 
-/// The option names in the first column of a markdown table: each `` `name` `` of the cell,
-/// cut at `=` (`fsync=N` names `fsync`).
-fn first_column_names(table: &str) -> Vec<String> {
-    table
-        .lines()
-        .filter(|l| l.starts_with("| `"))
-        .flat_map(|l| {
-            let cell = l.split('|').nth(1).unwrap_or("");
-            cell.split('`')
-                .skip(1)
-                .step_by(2)
-                .map(|n| n.split('=').next().unwrap_or("").to_string())
-                .collect::<Vec<_>>()
-        })
-        .collect()
-}
+const OPTIONS_BEGIN: &str = "<!-- fio-options:begin -->\n";
+const OPTIONS_END: &str = "<!-- fio-options:end -->";
 
-/// docs/fio-jobs.md's "Supported options" table names every option the job-file code maps or
-/// accepts (and the aliases of those), and nothing else; its Verification table names every
-/// checksum `verify=` takes. So the list cannot drift from `cli::fiojob::{MAPPED, ACCEPTED}`.
+/// docs/fio-jobs.md's table of fio options is generated from `spec::fio_options::OPTIONS`
+/// (`markdown()`): every option, supported / approximated (how) / refused (why), so it cannot
+/// drift from what the job-file reader does. `IOLAB_BLESS=1 cargo test --test check_docs`
+/// rewrites it. Its Verification table names every checksum `verify=` takes.
 #[test]
-fn fio_jobs_docs_name_every_supported_option() {
-    use iolab::cli::fiojob::{ACCEPTED, FIO_CHECKSUMS, MAPPED};
-    use iolab::spec::fiojob::ALIASES;
+fn fio_jobs_docs_option_table_is_generated_from_the_table() {
+    use iolab::cli::fiojob::FIO_CHECKSUMS;
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/fio-jobs.md");
     let doc = std::fs::read_to_string(&path).expect("read docs/fio-jobs.md");
-    let table = section(&doc, "\n## Supported options\n");
-    let named = first_column_names(table);
-    let supported: Vec<&str> = MAPPED.iter().chain(ACCEPTED).copied().collect();
-    let aliases: Vec<&str> = ALIASES
-        .iter()
-        .filter(|(_, o)| supported.contains(o))
-        .map(|(a, _)| *a)
-        .collect();
-    let missing: Vec<&&str> = supported
-        .iter()
-        .chain(&aliases)
-        .filter(|o| !named.iter().any(|n| n == *o))
-        .collect();
-    assert!(
-        missing.is_empty(),
-        "options the code runs that docs/fio-jobs.md's Supported options table does not name: {missing:?}"
-    );
-    let extra: Vec<&String> = named
-        .iter()
-        .filter(|n| !supported.contains(&n.as_str()) && !aliases.contains(&n.as_str()))
-        .collect();
-    assert!(
-        extra.is_empty(),
-        "docs/fio-jobs.md's Supported options table names options the code does not take: {extra:?}"
-    );
+    let b = doc
+        .find(OPTIONS_BEGIN)
+        .unwrap_or_else(|| panic!("docs/fio-jobs.md has no {OPTIONS_BEGIN:?} line"))
+        + OPTIONS_BEGIN.len();
+    let e = b + doc[b..]
+        .find(OPTIONS_END)
+        .unwrap_or_else(|| panic!("docs/fio-jobs.md has no {OPTIONS_END:?}"));
+    let want = iolab::spec::fio_options::markdown();
+    if doc[b..e] != want {
+        if std::env::var("IOLAB_BLESS").as_deref() == Ok("1") {
+            std::fs::write(&path, format!("{}{want}{}", &doc[..b], &doc[e..]))
+                .expect("write docs/fio-jobs.md");
+            eprintln!(
+                "IOLAB_BLESS=1: rewrote the option table in {}",
+                path.display()
+            );
+        } else {
+            panic!(
+                "docs/fio-jobs.md's option table differs from spec::fio_options::markdown(); regenerate it with IOLAB_BLESS=1 cargo test --test check_docs\n--- docs\n{}\n--- markdown()\n{want}",
+                &doc[b..e]
+            );
+        }
+    }
     let verification = section(&doc, "\n## Verification\n");
     let missing: Vec<&&str> = FIO_CHECKSUMS
         .iter()

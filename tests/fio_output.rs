@@ -406,6 +406,18 @@ fn fio_json_has_no_bins_and_json_plus_has_iolabs_bins() {
         assert_eq!(jobs[i]["job options"]["numjobs"], "3");
     }
     assert_eq!(jobs[1]["job options"]["overwrite"], "1");
+    // the writer speaks the job reader's vocabulary: every option it writes is one of fio's
+    // options in iolab's one table (spec::fio_options)
+    for o in jobs
+        .iter()
+        .flat_map(|j| j["job options"].as_object().unwrap().keys())
+        .chain(fio["global options"].as_object().unwrap().keys())
+    {
+        assert!(
+            iolab::spec::fio_options::find(o).is_some(),
+            "the fio JSON writer writes {o}, not in spec::fio_options::OPTIONS"
+        );
+    }
     let r = iolab_db(&db, &["import", multi.to_str().unwrap()]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let imp = iolab_db(&db, &["show", "3", "--json"]).json();

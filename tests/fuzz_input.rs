@@ -1,6 +1,6 @@
 //! Issue 24, "hostile input gets one line and exit 2": generated flag values, job files and
 //! import files fed to the real binary. Every case must end with exit 0 or 2; on 2, stderr is
-//! exactly one line starting `iolab: error:`; never a panic (exit 101, "panicked") or a signal;
+//! lines starting `iolab: error:` only (one; a job file's refusal one per blocker); never a panic (exit 101, "panicked") or a signal;
 //! and nothing is left in the working directory or `--dir` (a private temporary directory
 //! each) beyond what a successful run keeps (nothing: runs here never `--keep`).
 //!
@@ -213,7 +213,8 @@ struct Tally {
 }
 
 impl Tally {
-    /// Judges one case: exit 0 or 2, one `iolab: error:` line on 2, no panic or signal, and
+    /// Judges one case: exit 0 or 2, `iolab: error:` lines only on 2 (one, or one per blocker
+    /// of a job file), no panic or signal, and
     /// `clean` (what must be empty afterwards) empty.
     fn judge(&mut self, what: &str, o: &Outcome, clean: &[&Path]) {
         self.tried += 1;
@@ -227,7 +228,10 @@ impl Tally {
         }
         match o.code {
             Some(0) => self.accepted += 1,
-            Some(2) if lines.len() == 1 && lines[0].starts_with("iolab: error: ") => {
+            // a job file's refusal lists each blocker on a line of its own (docs/fio-jobs.md)
+            Some(2)
+                if !lines.is_empty() && lines.iter().all(|l| l.starts_with("iolab: error: ")) =>
+            {
                 self.refused_one_line += 1
             }
             Some(2) => bad.push(format!("exit 2 with {} stderr lines", lines.len())),

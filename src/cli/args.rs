@@ -154,10 +154,16 @@ where
 
 /// The first line of a clap error, without its `error: ` (an `iolab: error:` line's text).
 pub fn clap_line(e: &clap::Error) -> String {
-    e.to_string()
+    let line = e
+        .to_string()
         .lines()
         .next()
         .unwrap_or("invalid arguments")
         .trim_start_matches("error: ")
-        .to_string()
+        .to_string();
+    // clap's "tip: a similar argument exists" is on a line of its own: kept on this one
+    match e.get(clap::error::ContextKind::SuggestedArg) {
+        Some(clap::error::ContextValue::String(s)) => format!("{line}; did you mean {s}?"),
+        _ => line,
+    }
 }

@@ -153,10 +153,12 @@ pub(super) fn list_limit(s: &str) -> std::result::Result<usize, String> {
         .ok_or_else(|| format!("must be a whole number from 0 to {}", i64::MAX))
 }
 
-/// Seconds to run, more than zero (`--time`).
+/// A time to run, more than zero (`--time`): seconds, or with a unit like the other durations
+/// (30s, 2m, 500ms).
 pub(super) fn seconds(s: &str) -> std::result::Result<f64, String> {
-    bounded_seconds(s).filter(|v| *v > 0.0).ok_or_else(|| {
-        "must be a number of seconds above 0 (10, 0.5), at most 10 years (315360000)".into()
+    duration_s(s).ok().filter(|v| *v > 0.0).ok_or_else(|| {
+        "must be a time above 0: 10, 0.5 (seconds), 30s, 2m, 500ms; at most 10 years (315360000)"
+            .into()
     })
 }
 

@@ -10,6 +10,7 @@ mod plan;
 mod roles;
 mod run_args;
 mod stored_args;
+mod stored_refs;
 mod sysbench;
 mod system_args;
 mod workload_args;
@@ -21,6 +22,7 @@ pub use plan::*;
 pub use roles::*;
 pub use run_args::*;
 pub use stored_args::*;
+pub use stored_refs::*;
 pub use sysbench::sysbench_fileio_sweep;
 pub use system_args::*;
 pub use workload_args::*;
@@ -52,7 +54,14 @@ fn value_flags() -> Vec<String> {
             a.get_action().takes_values() && a.get_long().is_some() && !a.is_require_equals_set()
         })
         .filter(|a| !matches!(a.get_long(), Some("role" | "profile")))
-        .map(|a| format!("--{}", a.get_long().unwrap()))
+        // fio's spellings (--numjobs for --threads) too
+        .flat_map(|a| {
+            a.get_long()
+                .into_iter()
+                .chain(a.get_all_aliases().unwrap_or_default())
+                .map(|l| format!("--{l}"))
+                .collect::<Vec<_>>()
+        })
         .collect()
 }
 

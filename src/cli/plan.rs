@@ -99,15 +99,6 @@ impl Drop for Probe {
     }
 }
 
-pub fn parse_tags(tags: &[String]) -> Result<BTreeMap<String, String>> {
-    tags.iter()
-        .map(|t| match t.split_once('=') {
-            Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.to_string())),
-            _ => Err(Error::usage(format!("--tag '{t}': use KEY=VALUE"))),
-        })
-        .collect()
-}
-
 fn flag<T: std::str::FromStr<Err = String>>(name: &str, v: &str) -> Result<T> {
     v.parse()
         .map_err(|e: String| Error::usage(format!("{name}: {e}")))
@@ -421,7 +412,11 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             }
             let v: Vec<Mode> = m
                 .split(',')
-                .map(|s| flag("--mode", s.trim()))
+                // fio's names too (--rw randread)
+                .map(|s| match crate::spec::fio_vocab::mode_of_rw(s) {
+                    Some(m) => Ok(m),
+                    None => flag("--mode", s.trim()),
+                })
                 .collect::<Result<_>>()?;
             Some(v)
         }
@@ -700,7 +695,7 @@ fn rw_ratio(ratio: Option<f64>, mixread: Option<u32>) -> Result<f64> {
 }
 
 /// `--bs` to the job's `bs_bytes` (the largest size), `bs_mix` and `bs_range`. A range steps
-/// by 4 KiB, or by the O_DIRECT offset alignment when that is larger.
+/// by its minimum (fio's rule), which with O_DIRECT must be a multiple of the alignment.
 fn resolve_bs(
     bs: Option<&BsArg>,
     direct: bool,
@@ -720,20 +715,29 @@ fn resolve_bs(
             None,
         ),
         Some(&BsArg::Range { min, max }) => {
-            let step = if direct {
+            // fio's rule: every multiple of the minimum up to the maximum
+            let step = min;
+            let align = if direct {
                 dio.offset.max(BS_RANGE_STEP)
             } else {
-                BS_RANGE_STEP
+                1
             };
-            if !min.is_multiple_of(step) || !max.is_multiple_of(step) {
+            if !max.is_multiple_of(step) || !step.is_multiple_of(align) {
                 return Err(Error::usage(format!(
-                    "--bs {}-{}: both bounds must be multiples of the step {} (the O_DIRECT alignment of {}); e.g. --bs {}-{}",
+                    "--bs {}-{}: the maximum must be a multiple of the minimum (the step){}; e.g. --bs {}-{}",
                     Bytes(min),
                     Bytes(max),
-                    Bytes(step),
-                    dir.display(),
-                    Bytes(step),
-                    Bytes(max.next_multiple_of(step))
+                    if align > 1 {
+                        format!(
+                            ", and the minimum a multiple of {} (the O_DIRECT alignment of {})",
+                            Bytes(align),
+                            dir.display()
+                        )
+                    } else {
+                        String::new()
+                    },
+                    Bytes(step.next_multiple_of(align)),
+                    Bytes(max.next_multiple_of(step.next_multiple_of(align)))
                 )));
             }
             let n = (max - min) / step + 1;
@@ -844,49 +848,4 @@ fn check_workers(jobs: &[&Job], refuse: impl Fn(u64, &str) -> String) -> Result<
         Some((max, why)) if n > max => Err(Error::usage(refuse(max, &why))),
         _ => Ok(()),
     }
-}
-
-/// `--since`: a date, an RFC 3339 time or an age (30m, 24h, 7d), as an RFC 3339 UTC bound.
-pub fn parse_since(s: &str) -> Result<String> {
-    let bad = || {
-        Error::usage(format!(
-            "--since '{s}': use a date (2026-11-01), an RFC 3339 time (2026-11-01T12:00:00Z) or an age (30m, 24h, 7d)"
-        ))
-    };
-    let t = s.trim();
-    if let Ok(dt) = chrono::DateTime::parse_from_rfc3339(t) {
-        return Ok(dt
-            .with_timezone(&chrono::Utc)
-            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
-    }
-    if let Ok(d) = chrono::NaiveDate::parse_from_str(t, "%Y-%m-%d") {
-        let dt = d.and_hms_opt(0, 0, 0).ok_or_else(bad)?.and_utc();
-        return Ok(dt.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
-    }
-    let split = t.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
-    let (n, unit) = t.split_at(split);
-    let n: i64 = n.parse().map_err(|_| bad())?;
-    let unit_s: i64 = match unit {
-        "s" => 1,
-        "m" | "min" => 60,
-        "h" => 3600,
-        "d" => 86400,
-        "w" => 7 * 86400,
-        _ => return Err(bad()),
-    };
-    // an age older than the calendar chrono holds (or than the epoch) lists everything
-    let dt = n
-        .checked_mul(unit_s)
-        .and_then(chrono::Duration::try_seconds)
-        .and_then(|d| chrono::Utc::now().checked_sub_signed(d))
-        .filter(|t| t.timestamp() >= 0)
-        .unwrap_or(chrono::DateTime::UNIX_EPOCH);
-    Ok(dt.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
-}
-
-/// Parses run/group references.
-pub fn parse_refs(ids: &[String]) -> Result<Vec<crate::store::Ref>> {
-    ids.iter()
-        .map(|s| s.parse().map_err(Error::usage))
-        .collect()
 }

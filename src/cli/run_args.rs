@@ -17,7 +17,7 @@ pub struct FileSetArgs {
     pub size: Option<u64>,
     /// Block size of each I/O (16KiB = an InnoDB page): 4k, 16KiB, 1M ...; a mix with weights
     /// in percent (16k:70,1m:30, like fio's bssplit) or a range (4k-64k: every multiple of
-    /// 4 KiB, or of the O_DIRECT alignment when larger, equally likely).
+    /// the minimum, equally likely, as fio's bsrange).
     #[arg(long, value_parser = block_sizes)]
     pub bs: Option<BsArg>,
 }
@@ -165,8 +165,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub set: FileSetArgs,
     /// Test mode(s), comma separated: seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw, seqrw (a
-    /// sequential mix of reads and writes, fio's rw=readwrite).
-    #[arg(long)]
+    /// sequential mix of reads and writes, fio's rw=readwrite); fio's names too (--rw randread).
+    #[arg(long, visible_alias = "rw")]
     pub mode: Option<String>,
     /// What the files hold before each mode: overwrite (written data: writes overwrite in
     /// place), unwritten (preallocated extents, fallocate), holes (sparse files of the full size),
@@ -185,14 +185,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "PCT", value_parser = percent)]
     pub rwmixread: Option<u32>,
     /// How I/O is issued: sync (pread/pwrite), io_uring, libaio (Linux native AIO; use it with
-    /// --direct: buffered, it completes each I/O inside io_submit), mmap, null (no I/O).
-    #[arg(long, default_value = "sync")]
+    /// --direct: buffered, it completes each I/O inside io_submit), mmap, null (no I/O); fio's
+    /// names too (--ioengine psync).
+    #[arg(long, visible_alias = "ioengine", default_value = "sync")]
     pub engine: String,
     /// I/Os in flight per thread (io_uring, libaio).
     #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>)]
     pub iodepth: u32,
-    /// Worker threads.
-    #[arg(long, value_parser = at_least_one::<u32>)]
+    /// Worker threads (fio's --numjobs).
+    #[arg(long, visible_alias = "numjobs", value_parser = at_least_one::<u32>)]
     pub threads: Option<u32>,
     /// Use O_DIRECT (bypass the page cache); the default with --device.
     #[arg(long)]
@@ -205,7 +206,7 @@ pub struct RunArgs {
     /// device, with O_DIRECT unless --buffered. Read modes need no other flag; write modes need
     /// --destructive. A device in use (mounted, swap, md/LVM/dm, under a loop device, held
     /// open exclusively) is refused, whatever --destructive says.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, visible_alias = "filename", value_name = "PATH")]
     pub device: Option<PathBuf>,
     /// Where the range starts on --device (bytes, or 4K, 1G ...; a multiple of the device's
     /// logical block size) [default: 0].
@@ -252,8 +253,9 @@ pub struct RunArgs {
     /// scheduled start.
     #[arg(long, value_parser = at_least_one::<u64>)]
     pub rate: Option<u64>,
-    /// Seconds to measure each mode (default 10; 6 per step in the default profile).
-    #[arg(long, conflicts_with = "ops", value_parser = seconds)]
+    /// How long to measure each mode: 30, 30s, 2m, 500ms (default 10 s; 6 per step in the
+    /// default profile); fio's --runtime.
+    #[arg(long, visible_alias = "runtime", conflicts_with = "ops", value_parser = seconds)]
     pub time: Option<f64>,
     /// Exact total number of reads+writes across all threads (fsyncs come on top).
     #[arg(long, value_parser = at_least_one::<u64>)]

@@ -731,6 +731,14 @@ mod tests {
                 }
             ]))
         );
+        // fio's rule: every multiple of the minimum (1k-4k was refused for a 4 KiB step)
+        assert_eq!(
+            "1k-4k".parse::<BsArg>(),
+            Ok(BsArg::Range {
+                min: 1024,
+                max: 4096
+            })
+        );
         assert_eq!(
             "4k-64k".parse::<BsArg>(),
             Ok(BsArg::Range {
@@ -747,6 +755,7 @@ mod tests {
             "4k-4k",
             "5000-64k",
             "4k-65000",
+            "3k-8k",
             "0",
         ] {
             assert!(bad.parse::<BsArg>().is_err(), "{bad}");

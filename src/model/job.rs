@@ -262,6 +262,10 @@ impl FromStr for EngineKind {
         {
             return Ok(k);
         }
+        // fio's ioengine names (pvsync2, ...)
+        if let Some(k) = EngineKind::from_fio(s) {
+            return Ok(k);
+        }
         let names: Vec<&str> = EngineKind::ALL.iter().map(|k| k.name()).collect();
         let (last, rest) = names.split_last().expect("at least one engine");
         Err(format!(
@@ -531,7 +535,8 @@ impl FileSetSpec {
 /// Most distinct block sizes one job may mix (each has its own statistics per thread).
 pub const MAX_BS_SIZES: usize = 64;
 
-/// The step of a block-size range without O_DIRECT (and the least step with it).
+/// The least O_DIRECT alignment a block-size range's step is checked against (a range's step is
+/// its minimum, as fio draws multiples of the minimum).
 pub const BS_RANGE_STEP: u64 = 4096;
 
 /// One size of a block-size mix (`--bs 16k:70,1m:30`).
@@ -627,10 +632,7 @@ impl FromStr for BsArg {
             });
         }
         if let Some((a, b)) = t.split_once('-') {
-            let usage = format!(
-                "use MIN-MAX with MIN below MAX, both multiples of {} (e.g. 4k-64k)",
-                Bytes(BS_RANGE_STEP)
-            );
+            let usage = "use MIN-MAX with MIN below MAX and MAX a multiple of MIN (e.g. 4k-64k)";
             let (min, max) = (size(a)?, size(b)?);
             if min >= max {
                 return Err(format!(
@@ -639,14 +641,12 @@ impl FromStr for BsArg {
                     Bytes(max)
                 ));
             }
-            for x in [min, max] {
-                if !x.is_multiple_of(BS_RANGE_STEP) {
-                    return Err(format!(
-                        "{} is not a multiple of the step {}; {usage}",
-                        Bytes(x),
-                        Bytes(BS_RANGE_STEP)
-                    ));
-                }
+            if min == 0 || !max.is_multiple_of(min) {
+                return Err(format!(
+                    "{} is not a multiple of {}; {usage}",
+                    Bytes(max),
+                    Bytes(min)
+                ));
             }
             return Ok(BsArg::Range { min, max });
         }

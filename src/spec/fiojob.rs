@@ -15,6 +15,8 @@ pub struct Opt {
     pub value: Option<String>,
     pub file: String,
     pub line: usize,
+    /// Given in a `[global]` section (fio's `name=` there renames no job).
+    pub global: bool,
 }
 
 impl Opt {
@@ -158,6 +160,7 @@ pub fn parse(path: &str, stdin: Option<&str>, file_index: usize, src: &Source) -
             value,
             file: file.clone(),
             line,
+            global: cur == Some(None),
         };
         match cur {
             None => {
@@ -309,7 +312,9 @@ fn substitute_names(
                 .unwrap_or(after.len());
             (&after[..end], end)
         };
-        if name.is_empty() {
+        let braced = after.starts_with('{');
+        if name.is_empty() || (!braced && PLACEHOLDERS.contains(&name)) {
+            // `$` alone, or fio's own placeholder (filename_format's `$jobnum`): kept as written
             out.push('$');
             rest = after;
             continue;
@@ -332,6 +337,10 @@ fn substitute_names(
 /// fio's reserved keywords (HOWTO "Reserved keywords"): replaced by the system's values, and a
 /// value that uses one with arithmetic (`size=8*$mb_memory`) is evaluated as an expression.
 pub const RESERVED: &[&str] = &["pagesize", "mb_memory", "ncpus"];
+
+/// fio's placeholders of `filename_format` (HOWTO "filename_format"): fio's, not the
+/// environment's, so `$jobnum` is kept as written (`${jobnum}` is still the environment's).
+pub const PLACEHOLDERS: &[&str] = &["jobname", "jobnum", "filenum", "clientuid"];
 
 /// Does this text look like a job file: its first line that is no comment is a `[section]`?
 pub fn looks_like_jobfile(text: &str) -> bool {
@@ -453,6 +462,29 @@ mod tests {
         );
         let e = parse_with(&[("d/job.fio", "rw=read\n[a]\n")], &[]).unwrap_err();
         assert!(e.msg.starts_with("d/job.fio:1: option 'rw' comes before"));
+    }
+
+    /// fio's placeholders of filename_format are fio's, not unset environment variables (they
+    /// were refused as such); a [global] option is marked so (its name= renames no job).
+    #[test]
+    fn filename_format_placeholders_are_kept_and_globals_marked() {
+        let j = parse_with(
+            &[(
+                "d/job.fio",
+                "[global]\nname=g\n[a]\nfilename_format=$jobname.$jobnum.$filenum.$clientuid\n",
+            )],
+            &[],
+        )
+        .unwrap();
+        let f = j.jobs[0].get("filename_format").unwrap();
+        assert_eq!(
+            f.value.as_deref(),
+            Some("$jobname.$jobnum.$filenum.$clientuid")
+        );
+        assert!(!f.global);
+        assert!(j.jobs[0].get("name").unwrap().global);
+        // the braced form is still the environment's
+        assert!(parse_with(&[("d/job.fio", "[a]\nfilename_format=${jobnum}\n")], &[]).is_err());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! seeds, and the roots the system is read from.
 
 pub mod dist;
+pub mod fio_options;
 pub mod fio_vocab;
 pub mod fiojob;
 pub mod input;

@@ -1,0 +1,642 @@
+//! One fio job translated into `iolab run` options: what, how, where, how long, pacing,
+//! offsets, verification. Every blocker is recorded in the job files' [`Blockers`] and the
+//! translation goes on, so one pass finds them all.
+
+use super::ctx::Ctx;
+use super::{FIO_RANDSEED, FioJob};
+use crate::cli::*;
+use crate::spec::fio_options;
+use crate::spec::fio_vocab;
+use crate::spec::fiojob::JobSection;
+
+/// Options whose values the translation reads its own way (checked there, not by their kind).
+const OWN_PARSE: &[&str] = &["size", "offset"];
+
+/// The job `s` (the `index`th of the run) as run options; `None` when it has an error (a
+/// refusal alone still gives the job, for `--ignore-unsupported`).
+pub(super) fn translate_job(
+    a: &RunArgs,
+    s: &JobSection,
+    index: u64,
+    blockers: &mut super::Blockers,
+    device_size: &dyn Fn(&Path) -> Option<u64>,
+) -> Option<FioJob> {
+    let errors_before = blockers.errors();
+    let kb_opt = s.get("kb_base").cloned();
+    let mut c = Ctx {
+        s,
+        kb: 1024,
+        blockers,
+        ignored: Vec::new(),
+    };
+    c.kb = match kb_opt.and_then(|o| o.value) {
+        None => 1024,
+        Some(v) if v.trim() == "1000" => 1000,
+        Some(v) if v.trim() == "1024" => 1024,
+        Some(_) => {
+            c.bad("kb_base", "fio takes 1000 or 1024");
+            1024
+        }
+    };
+    let kb = c.kb;
+    c.check_all(OWN_PARSE);
+    let mut notes: Vec<String> = Vec::new();
+    let mut flags: Vec<(String, String)> = Vec::new();
+    let mut f = |k: &str, v: String| flags.push((k.to_string(), v));
+
+    // what: rw
+    let rw = c.val("rw").unwrap_or_else(|| "read".into());
+    let (rw_kind, stride) = match rw.split_once(':') {
+        Some((k, n)) => (k.trim().to_string(), Some(n.to_string())),
+        None => (rw.trim().to_string(), None),
+    };
+    if stride.is_some() {
+        c.refuse_key("rw", "`:N` (holes between I/Os) is not run");
+    }
+    let mode = match fio_vocab::mode_of_rw(&rw_kind) {
+        Some(m) => m.name(),
+        None if matches!(
+            rw_kind.as_str(),
+            "trim" | "randtrim" | "trimwrite" | "randtrimwrite"
+        ) =>
+        {
+            c.refuse_key("rw", "iolab has no trim");
+            "seqrd"
+        }
+        None => {
+            c.bad(
+                "rw",
+                "not an I/O pattern of fio's (read, write, randread, randwrite, randrw, readwrite)",
+            );
+            "seqrd"
+        }
+    };
+    f("mode", mode.into());
+    let random = mode.starts_with("rnd");
+    let writes = matches!(mode, "seqwr" | "rndwr" | "rndrw" | "seqrw");
+    let mixed = matches!(mode, "rndrw" | "seqrw");
+    if mixed {
+        let pct = match (c.val("rwmixread"), c.val("rwmixwrite")) {
+            (Some(r), _) => fio_vocab::parse_percent(&r).unwrap_or(50),
+            (None, Some(w)) => 100 - fio_vocab::parse_percent(&w).unwrap_or(50),
+            (None, None) => 50,
+        };
+        f("rwmixread", pct.to_string());
+    }
+
+    // block sizes: bssplit, else bsrange, else bs (fio's precedence)
+    let (bs_fixed, bs_mean) = block_sizes(&mut c, &mut f);
+    if let Some(ba) = c.size("blockalign")
+        && bs_fixed != Some(ba)
+    {
+        c.refuse_key("blockalign", "iolab aligns every I/O to its block size");
+    }
+
+    // how: engine, depth, direct, threads
+    let engine = c.val("ioengine").unwrap_or_else(|| "psync".into());
+    let engine = engine.trim().to_string();
+    let e = match EngineKind::from_fio(&engine) {
+        Some(k) => k,
+        None if engine == "posixaio" => {
+            notes.push("ioengine=posixaio runs as iolab's sync engine (pread/pwrite), one I/O at a time per thread".into());
+            EngineKind::Sync
+        }
+        None => {
+            c.refuse_key("ioengine", "iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null and posixaio");
+            EngineKind::Sync
+        }
+    };
+    f("engine", e.name().into());
+    match c.int("iodepth") {
+        Some(0) => c.bad("iodepth", "must be at least 1"),
+        Some(d) if e.caps().async_queue => f("iodepth", d.to_string()),
+        Some(d) if d > 1 => notes.push(format!(
+            "iodepth={d} has no effect with ioengine={engine} (one I/O at a time per thread, as in fio)"
+        )),
+        _ => {}
+    }
+    let direct = c.bool("direct").unwrap_or(false) || c.bool("buffered") == Some(false);
+    if direct {
+        f("direct", "true".into());
+    }
+    let numjobs = match c.int("numjobs") {
+        Some(0) => {
+            c.bad("numjobs", "must be at least 1");
+            1
+        }
+        n => n.unwrap_or(1),
+    };
+    f("threads", numjobs.to_string());
+
+    // flushes
+    let fsync = c.int("fsync").unwrap_or(0);
+    let fdatasync = c.int("fdatasync").unwrap_or(0);
+    match (fsync, fdatasync) {
+        (0, 0) => f("fsync-freq", "0".into()),
+        (n, 0) => f("fsync-freq", n.to_string()),
+        (0, n) => {
+            f("fsync-freq", n.to_string());
+            f("fsync-mode", "fdatasync".into());
+        }
+        _ => {
+            c.refuse_key(
+                "fdatasync",
+                "iolab flushes one way per job (fsync= given too)",
+            );
+            f("fsync-freq", fsync.to_string());
+        }
+    }
+    let end = c.bool("end_fsync").unwrap_or(false) || c.bool("fsync_on_close").unwrap_or(false);
+    f("fsync-end", end.to_string());
+    match c
+        .val("sync")
+        .map(|v| v.trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("0") | Some("none") => {}
+        Some("1") | Some("sync") | Some("") => f("open-flags", "sync".into()),
+        Some("dsync") => f("open-flags", "dsync".into()),
+        Some(_) => c.bad("sync", "not none, sync or dsync"),
+    }
+
+    // where: files or a device
+    let mut nrfiles = match c.int("nrfiles") {
+        Some(0) => {
+            c.bad("nrfiles", "must be at least 1");
+            1
+        }
+        n => n.unwrap_or(1),
+    };
+    let mut dir: Option<PathBuf> = c.val("directory").map(|d| PathBuf::from(d.trim()));
+    let mut device: Option<PathBuf> = None;
+    let named = c.opt("filename").is_some();
+    if let Some(fname) = c.val("filename") {
+        let names: Vec<&str> = fname.split(':').filter(|n| !n.is_empty()).collect();
+        if names.len() == 1 && names[0].starts_with("/dev/") {
+            device = Some(PathBuf::from(names[0]));
+        } else {
+            let paths: Vec<PathBuf> = names
+                .iter()
+                .map(|n| dir.as_ref().map_or_else(|| PathBuf::from(n), |d| d.join(n)))
+                .collect();
+            let parents: Vec<PathBuf> = paths
+                .iter()
+                .map(|p| {
+                    p.parent()
+                        .filter(|x| !x.as_os_str().is_empty())
+                        .unwrap_or(Path::new("."))
+                        .to_path_buf()
+                })
+                .collect();
+            if paths.is_empty()
+                || names.iter().any(|n| n.starts_with("/dev/"))
+                || parents.iter().any(|p| *p != parents[0])
+            {
+                c.refuse_key(
+                    "filename",
+                    "iolab runs one set of files in one directory, or one device",
+                );
+            } else {
+                notes.push(format!(
+                    "filename={fname}: iolab runs on its own set of {} file(s) (iolab-file.N) in {} instead of the named file(s)",
+                    paths.len(),
+                    parents[0].display()
+                ));
+                dir = Some(parents[0].clone());
+                nrfiles = paths.len() as u64;
+            }
+        }
+    }
+    if let Some(v) = c.val("filename_format") {
+        notes.push(format!(
+            "filename_format={v}: iolab names its own files (iolab-file.N)"
+        ));
+    }
+    let dev_bytes = device.as_deref().and_then(device_size);
+    // size: bytes, N% of a device, or zones (fio needs zonemode=zbd for those)
+    let size = match c.val("size").map(|v| v.trim().to_ascii_lowercase()) {
+        Some(v) if v.ends_with('%') => match (&device, dev_bytes, fio_vocab::parse_percent(&v)) {
+            (Some(_), Some(b), Ok(p)) if p > 0 => Some(share(b, p, bs_fixed)),
+            (_, _, Err(e)) => {
+                c.bad("size", e);
+                None
+            }
+            _ => {
+                c.refuse_key(
+                    "size",
+                    "a share of existing files' size: iolab makes its own files",
+                );
+                None
+            }
+        },
+        Some(v) if v.ends_with('z') && v[..v.len() - 1].chars().all(|ch| ch.is_ascii_digit()) => {
+            c.refuse_key(
+                "size",
+                "a size in zones needs zonemode=zbd, which iolab does not run (fio 3.33 without it refuses it too)",
+            );
+            None
+        }
+        Some(_) => c.size("size"),
+        None => c.size("filesize").map(|fs| fs.saturating_mul(nrfiles)),
+    };
+    let offset = match c.val("offset").map(|v| v.trim().to_string()) {
+        Some(v) if v.ends_with('%') => match fio_vocab::parse_percent(&v) {
+            Ok(0) => 0,
+            Ok(p) => match dev_bytes {
+                Some(b) if device.is_some() => share(b, p, bs_fixed),
+                _ => {
+                    c.refuse_key("offset", "an offset within files iolab makes");
+                    0
+                }
+            },
+            Err(e) => {
+                c.bad("offset", e);
+                0
+            }
+        },
+        Some(_) => c.size("offset").unwrap_or(0),
+        None => 0,
+    };
+    let mut per_job_bytes = size;
+    if let Some(d) = &device {
+        f("device", d.display().to_string());
+        if offset > 0 {
+            f("offset", offset.to_string());
+        }
+        match size {
+            Some(sz) => f("size", sz.to_string()),
+            // fio uses the whole device (from the offset on)
+            None => match dev_bytes {
+                Some(b) => per_job_bytes = Some(b.saturating_sub(offset)),
+                None => c.bad_job(
+                    " gives no size=",
+                    format!(
+                        " and the size of {} cannot be read: give size= (fio would use the whole device)",
+                        d.display()
+                    ),
+                ),
+            },
+        }
+        if writes {
+            notes.push(format!(
+                "writes to {} need --destructive, as any iolab run on a device",
+                d.display()
+            ));
+        }
+    } else {
+        match size {
+            None if c.opt("size").is_none() => c.bad_job(
+                " gives no size",
+                " (size= or filesize=): iolab creates its files and must know how large",
+            ),
+            Some(0) => c.bad("size", "a size of 0"),
+            _ => {}
+        }
+        if offset > 0 {
+            c.refuse_key("offset", "an offset within files iolab makes");
+        }
+        // fio's clones each have their own files (numjobs × nrfiles files of size/nrfiles),
+        // except named ones (filename=), which the clones share
+        let clones = if named { 1 } else { numjobs };
+        match u32::try_from(nrfiles.saturating_mul(clones)) {
+            Ok(files) => f("files", files.to_string()),
+            Err(_) => c.bad("nrfiles", "too many files"),
+        }
+        f(
+            "size",
+            size.unwrap_or(1 << 20).saturating_mul(clones).to_string(),
+        );
+        if let Some(d) = &dir {
+            f("dir", d.display().to_string());
+        }
+    }
+
+    // how long: time_based/runtime, else size-bound
+    let runtime = c.time("runtime");
+    let time_based = c.bool("time_based").unwrap_or(false);
+    let loops = c.int("loops").unwrap_or(1).max(1);
+    match (runtime, time_based) {
+        (Some(t), _) if t > 0.0 => {
+            f("time", format!("{t}"));
+            if !time_based {
+                notes.push(format!(
+                    "runtime={t}s without time_based: iolab measures for {t}s (fio would stop earlier once size bytes were done)"
+                ));
+            }
+        }
+        (_, true) => c.bad("time_based", "needs runtime= (how long)"),
+        _ => {
+            if let Some(bytes) = per_job_bytes.filter(|b| *b > 0) {
+                let per_clone = match bs_fixed {
+                    Some(b) => bytes / b,
+                    None => {
+                        notes.push(format!(
+                            "size-bound with mixed block sizes: {} operations of {bs_mean:.0} bytes on average stand for size={bytes}",
+                            (bytes as f64 / bs_mean).round(),
+                        ));
+                        (bytes as f64 / bs_mean).round() as u64
+                    }
+                };
+                let ops = per_clone.saturating_mul(numjobs).saturating_mul(loops);
+                if ops == 0 {
+                    c.bad_job("", format!(": size {bytes} is smaller than one block"));
+                }
+                f("ops", ops.to_string());
+                // fio's random map: a size-bound random job touches each block once per loop
+                if random && !c.bool("norandommap").unwrap_or(false) {
+                    notes.push(format!(
+                        "size-bound random job without norandommap: fio would touch each block once per loop; iolab draws {ops} offsets with repetition (some blocks twice, some not at all), as fio does with norandommap"
+                    ));
+                }
+            }
+        }
+    }
+    // invalidate=0: fio leaves the page cache as it is; iolab has no such run
+    if c.bool("invalidate") == Some(false) && !a.warm {
+        notes.push(
+            "invalidate=0: iolab still evicts the file set from the page cache before the phase (fio would leave the cache as it is); run with --warm to read the set in instead".into(),
+        );
+    }
+    if let Some(r) = c.time("ramp_time").filter(|r| *r > 0.0) {
+        f("ramp", format!("{r}"));
+    }
+    if c.time("startdelay").is_some_and(|d| d > 0.0) {
+        c.refuse_key("startdelay", "the jobs of a phase start at one instant");
+    }
+
+    // pacing
+    let mut rate: Option<u64> = None;
+    if let Some(v) = c.one_for_both("rate_iops") {
+        rate = fio_vocab::parse_size(&v, kb).ok();
+    }
+    if let Some(v) = c.one_for_both("rate") {
+        match (bs_fixed, fio_vocab::parse_size(&v, kb)) {
+            (Some(b), Ok(bps)) => rate = Some((bps / b).max(1)),
+            (None, _) => c.refuse_key("rate", "a byte rate with mixed block sizes"),
+            _ => {}
+        }
+    }
+    if let Some(r) = rate {
+        if mixed {
+            let k = if c.opt("rate_iops").is_some() {
+                "rate_iops"
+            } else {
+                "rate"
+            };
+            c.refuse_key(k, "iolab paces read or write jobs, not mixed ones");
+        } else if r > 0 {
+            f("rate", r.saturating_mul(numjobs).to_string());
+        }
+    }
+    if c.val("rate_process").is_some_and(|p| p.trim() != "linear") {
+        c.refuse_key("rate_process", "iolab paces linearly");
+    }
+
+    // offsets
+    if let Some(d) = c.val("random_distribution") {
+        match distribution(d.trim()) {
+            Some(m) if random => f("distribution", m),
+            Some(_) => {}
+            None => c.refuse_key(
+                "random_distribution",
+                "iolab draws random, zipf, pareto and zoned offsets",
+            ),
+        }
+    }
+    let seed = match (c.int("randseed"), c.bool("randrepeat")) {
+        (Some(s), _) => Some(s),
+        (None, Some(false)) => None,
+        _ => Some(FIO_RANDSEED.wrapping_add(index)),
+    };
+    if let Some(sd) = seed {
+        f("seed", sd.to_string());
+    }
+    if let Some(t) = c.val("file_service_type") {
+        let k = t.split(':').next().unwrap_or("").trim().to_string();
+        if !matches!(k.as_str(), "random" | "roundrobin") {
+            c.refuse_key(
+                "file_service_type",
+                "iolab spreads each thread's I/O over the set its own way",
+            );
+        }
+    }
+    let read_back =
+        super::verify::verify_options(&mut c, mode, runtime.is_some_and(|t| t > 0.0), &mut notes);
+    if let Some(v) = c.val("fallocate")
+        && device.is_none()
+        && matches!(mode, "seqwr" | "rndwr")
+    {
+        match v.trim() {
+            "none" | "0" | "truncate" => f("layout", "holes".into()),
+            "posix" | "native" | "keep" | "1" => f("layout", "unwritten".into()),
+            _ => c.bad("fallocate", "not none, native, posix, keep or truncate"),
+        }
+    }
+
+    // verify: iolab's headers on every write; a write job reads its range back after writing it
+    if let Some(back) = read_back {
+        flags.push(("verify".into(), String::new()));
+        if let Some(m) = back {
+            for (k, v) in flags.iter_mut() {
+                if k == "mode" {
+                    *v = format!("{v},{m}");
+                }
+            }
+        }
+    }
+    if c.blockers.errors() > errors_before {
+        return None;
+    }
+    run_options(a, s, c, flags, notes)
+}
+
+/// `pct` percent of `bytes`, down to a whole block (fio aligns a percentage offset to the
+/// block size).
+fn share(bytes: u64, pct: u32, bs: Option<u64>) -> u64 {
+    let b = (u128::from(bytes) * u128::from(pct) / 100) as u64;
+    let align = bs.unwrap_or(4096).max(1);
+    b - b % align
+}
+
+/// Block sizes: `bssplit`, else `bsrange`, else `bs` (fio's precedence). The fixed size, if
+/// one, and the mean.
+fn block_sizes(c: &mut Ctx, f: &mut impl FnMut(&str, String)) -> (Option<u64>, f64) {
+    let kb = c.kb;
+    if let Some(v) = c.one_for_both("bssplit") {
+        let mut parts: Vec<(u64, Option<u32>)> = Vec::new();
+        for p in v.split(':').filter(|p| !p.is_empty()) {
+            let (b, pct) = p.split_once('/').unwrap_or((p, ""));
+            let b = fio_vocab::parse_size(b, kb).map_err(|e| c.bad("bssplit", e));
+            let pct = if pct.trim().is_empty() {
+                Ok(None)
+            } else {
+                fio_vocab::parse_percent(pct)
+                    .map(Some)
+                    .map_err(|e| c.bad("bssplit", e))
+            };
+            if let (Ok(b), Ok(pct)) = (b, pct) {
+                parts.push((b, pct));
+            }
+        }
+        let given: u32 = parts.iter().filter_map(|p| p.1).sum();
+        let open = parts.iter().filter(|p| p.1.is_none()).count() as u32;
+        if given > 100 || (open == 0 && given != 100) || parts.is_empty() {
+            c.bad("bssplit", "the percentages must add up to 100");
+            return (Some(4096), 4096.0);
+        }
+        let share = (100 - given).checked_div(open).unwrap_or(0);
+        let mut rest = (100 - given).checked_rem(open).unwrap_or(0);
+        let mut mix = Vec::new();
+        let mut mean = 0.0;
+        for (b, p) in parts {
+            let p = p.unwrap_or_else(|| {
+                let extra = u32::from(rest > 0);
+                rest = rest.saturating_sub(1);
+                share + extra
+            });
+            mean += b as f64 * p as f64 / 100.0;
+            mix.push(format!("{b}:{p}"));
+        }
+        f("bs", mix.join(","));
+        return (None, mean);
+    }
+    if let Some(v) = c.one_for_both("bsrange") {
+        let Some((lo, hi)) = v.split_once('-').or_else(|| v.split_once(':')) else {
+            c.bad("bsrange", "use LOW-HIGH (e.g. 4k-64k)");
+            return (Some(4096), 4096.0);
+        };
+        let (Ok(mut lo), Ok(mut hi)) = (
+            fio_vocab::parse_size(lo, kb).map_err(|e| c.bad("bsrange", e)),
+            fio_vocab::parse_size(hi, kb).map_err(|e| c.bad("bsrange", e)),
+        ) else {
+            return (Some(4096), 4096.0);
+        };
+        if lo > hi {
+            std::mem::swap(&mut lo, &mut hi);
+        }
+        if lo == hi {
+            f("bs", lo.to_string());
+            return (Some(lo), lo as f64);
+        }
+        // fio draws multiples of the minimum up to the maximum (the plan does the same)
+        let top = hi - hi % lo.max(1);
+        f("bs", format!("{lo}-{top}"));
+        return (None, (lo + top) as f64 / 2.0);
+    }
+    let b = match c.one_for_both("bs") {
+        Some(v) => fio_vocab::parse_size(&v, kb)
+            .map_err(|e| c.bad("bs", e))
+            .unwrap_or(4096),
+        None => 4096,
+    };
+    if b == 0 {
+        c.bad("bs", "a block size of 0");
+        return (Some(4096), 4096.0);
+    }
+    f("bs", b.to_string());
+    (Some(b), b as f64)
+}
+
+/// fio's `random_distribution` as iolab's `--distribution`; `None`: not one iolab draws. A
+/// zoned list's last zone may leave its size empty (`20/`, fio's rand-zones example): it takes
+/// the rest of the range.
+fn distribution(d: &str) -> Option<String> {
+    let (kind, arg) = d.split_once(':').unwrap_or((d, ""));
+    match kind {
+        "random" => Some("uniform".to_string()),
+        "zipf" | "pareto" if !arg.is_empty() && !arg.contains(':') => Some(format!("{kind}:{arg}")),
+        "zoned" if !arg.is_empty() => {
+            let zones: Vec<&str> = arg.trim_end_matches(':').split(':').collect();
+            let sized: u32 = zones
+                .iter()
+                .filter_map(|z| z.split_once('/'))
+                .filter_map(|(_, s)| s.trim().parse::<u32>().ok())
+                .sum();
+            let filled: Vec<String> = zones
+                .iter()
+                .enumerate()
+                .map(|(i, z)| match z.split_once('/') {
+                    Some((a, s)) if s.trim().is_empty() && i + 1 == zones.len() => {
+                        format!("{a}/{}", 100u32.saturating_sub(sized))
+                    }
+                    _ => z.to_string(),
+                })
+                .collect();
+            Some(format!("zoned:{}", filled.join(":")))
+        }
+        _ => None,
+    }
+}
+
+/// The flags parsed by the run's own parser, with the invocation's options that belong to the
+/// whole run; the options the job used kept (never one it did not use).
+fn run_options(
+    a: &RunArgs,
+    s: &JobSection,
+    mut c: Ctx,
+    flags: Vec<(String, String)>,
+    notes: Vec<String>,
+) -> Option<FioJob> {
+    let mut argv: Vec<String> = vec!["iolab".into(), "run".into()];
+    let mut iolab_args = Vec::new();
+    for (k, v) in &flags {
+        let arg = if k == "direct" || k == "verify" {
+            format!("--{k}")
+        } else {
+            format!("--{k}={v}")
+        };
+        argv.push(arg.clone());
+        iolab_args.push(arg);
+    }
+    let parsed = match parse_from(&argv) {
+        Ok(p) => p,
+        Err(e) => {
+            c.bad_job("", format!(": {}", clap_line(&e)));
+            return None;
+        }
+    };
+    let Cmd::Run(p) = parsed.cmd else {
+        unreachable!("parsed as run")
+    };
+    let mut r = *p;
+    if !flags.iter().any(|(k, _)| k == "dir") {
+        r.set.dir = a.set.dir.clone();
+    }
+    r.keep = a.keep;
+    r.reprepare = a.reprepare;
+    r.warm = a.warm;
+    r.force = a.force;
+    r.destructive = a.destructive.clone();
+    r.no_save = a.no_save;
+    r.label = a.label.clone();
+    r.tag.tags = a.tag.tags.clone();
+    r.quiet = a.quiet;
+    r.iostat_interval = a.iostat_interval;
+    r.report_interval = a.report_interval;
+    r.db = a.db.clone();
+    let mut fio_options = BTreeMap::new();
+    // a [global] name= is no option of the job (it renames none, as in fio)
+    for o in s.opts.iter().filter(|o| !(o.global && o.key == "name")) {
+        let used =
+            fio_options::find(&o.key).is_some_and(|t| t.status != fio_options::Status::Refused);
+        if used
+            && !c
+                .ignored
+                .iter()
+                .any(|i| i.starts_with(&format!("{}: ", o.at())))
+        {
+            fio_options.insert(o.key.clone(), o.value.clone().unwrap_or_default());
+        }
+    }
+    Some(FioJob {
+        name: String::new(),
+        section: s.name.clone(),
+        at: String::new(),
+        phase: 0,
+        args: r,
+        iolab_args,
+        fio_options,
+        ignored: std::mem::take(&mut c.ignored),
+        notes,
+    })
+}

@@ -1,0 +1,320 @@
+//! The translation of job files, without running anything.
+
+use super::*;
+
+fn run_args(extra: &[&str]) -> RunArgs {
+    use clap::Parser;
+    let mut argv = vec!["iolab", "run", "x.fio"];
+    argv.extend_from_slice(extra);
+    match Cli::try_parse_from(argv).unwrap().cmd {
+        Cmd::Run(a) => *a,
+        _ => unreachable!(),
+    }
+}
+
+fn parse_text(text: &str) -> JobFile {
+    let read = |_: &Path| Err("cannot read it".to_string());
+    let env = |_: &str| None;
+    fiojob::parse(
+        "t.fio",
+        Some(text),
+        0,
+        &fiojob::Source {
+            read: &read,
+            env: &env,
+        },
+    )
+    .unwrap()
+}
+
+fn jobs(text: &str, extra: &[&str]) -> Result<FioRun> {
+    translate(&run_args(extra), vec![parse_text(text)])
+}
+
+#[test]
+fn every_supported_option_becomes_run_options() {
+    let r = jobs(
+        include_str!("../../../tests/fixtures/fio-jobs/options.fio"),
+        &[],
+    )
+    .unwrap();
+    let by = |n: &str| r.jobs.iter().find(|j| j.name == n).unwrap();
+    let args = |n: &str| by(n).iolab_args.join(" ");
+    assert_eq!(
+        args("randread-zipf"),
+        "--mode=rndrd --bs=16384 --engine=libaio --iodepth=16 --direct --threads=2 --fsync-freq=0 --fsync-end=false --files=8 --size=2147483648 --dir=/data/bench --time=30 --ramp=5 --rate=1000 --distribution=zipf:1.2 --seed=42"
+    );
+    assert_eq!(
+        args("oltp-mix"),
+        "--mode=rndrw --rwmixread=70 --bs=4096:50,16384:25,65536:25 --engine=io_uring --iodepth=16 --direct --threads=1 --fsync-freq=16 --fsync-end=true --files=2 --size=536870912 --dir=/data/bench --ops=23831 --distribution=zoned:60/10:30/20:10/70"
+    );
+    assert_eq!(
+        args("log"),
+        "--mode=seqwr --bs=4096 --engine=sync --threads=1 --fsync-freq=1 --fsync-mode=fdatasync --fsync-end=false --open-flags=dsync --files=1 --size=64000000 --dir=/data/bench --ops=31250 --rate=976 --layout=holes"
+    );
+    assert_eq!(
+        args("scan"),
+        "--mode=seqrd --bs=65536-1048576 --engine=mmap --threads=2 --fsync-freq=0 --fsync-end=true --files=2 --size=2147483648 --dir=/data/bench --time=60"
+    );
+    assert_eq!(
+        args("dev"),
+        "--mode=rndrd --bs=4096 --engine=sync --direct --threads=1 --fsync-freq=0 --fsync-end=false --device=/dev/nvme0n1 --offset=1073741824 --size=10737418240 --time=10 --distribution=pareto:0.9"
+    );
+    // phases: stonewall, wait_for on a job of the phase, stonewall
+    let phases: Vec<(String, usize)> = r.jobs.iter().map(|j| (j.name.clone(), j.phase)).collect();
+    assert_eq!(
+        phases,
+        [
+            ("randread-zipf".to_string(), 0),
+            ("oltp-mix".into(), 1),
+            ("log".into(), 2),
+            ("scan".into(), 2),
+            ("dev".into(), 3)
+        ]
+    );
+    assert_eq!(r.phases, 4);
+    assert!(r.jobs.iter().all(|j| j.ignored.is_empty()));
+    assert!(by("dev").notes.iter().any(|n| n.contains("posixaio")));
+    assert!(
+        by("scan")
+            .notes
+            .iter()
+            .any(|n| n.contains("a.dat:/data/bench/b.dat"))
+    );
+    assert!(
+        by("log")
+            .notes
+            .iter()
+            .any(|n| n.contains("iodepth=16 has no effect"))
+    );
+    assert_eq!(by("log").fio_options["kb_base"], "1000");
+    assert_eq!(by("randread-zipf").at, "t.fio:18");
+    // the parsed options are the run's own
+    let a = &by("randread-zipf").args;
+    assert_eq!(
+        (a.threads, a.iodepth, a.direct, a.rate),
+        (Some(2), 16, true, Some(1000))
+    );
+}
+
+#[test]
+fn defaults_are_fios() {
+    let r = jobs("[j]\nsize=1m\n", &["--dir", "/x"]).unwrap();
+    assert_eq!(
+        r.jobs[0].iolab_args.join(" "),
+        format!(
+            "--mode=seqrd --bs=4096 --engine=sync --threads=1 --fsync-freq=0 --fsync-end=false --files=1 --size=1048576 --ops=256 --seed={FIO_RANDSEED}"
+        )
+    );
+    assert_eq!(r.jobs[0].args.set.dir, PathBuf::from("/x"));
+    // a later job file starts a new phase; names are made unique and role-shaped
+    let f2 = parse_text("[My Job]\nsize=1m\n[my job]\nsize=1m\n");
+    let mut f2b = f2.clone();
+    f2b.jobs.iter_mut().for_each(|j| j.file_index = 1);
+    let r = translate(&run_args(&[]), vec![f2, f2b]).unwrap();
+    let names: Vec<(&str, usize)> = r.jobs.iter().map(|j| (j.name.as_str(), j.phase)).collect();
+    assert_eq!(
+        names,
+        [
+            ("my-job", 0),
+            ("my-job-2", 0),
+            ("my-job-3", 1),
+            ("my-job-4", 1)
+        ]
+    );
+}
+
+/// Every blocker of the files in one pass, one line each (by file and line), whatever kind:
+/// before, the refusal was one line of at most eight options, and a value error or a job
+/// without a size stopped the translation at the first, so files still failed after the
+/// listed options were removed.
+#[test]
+fn every_blocker_is_listed_in_one_pass_one_line_each() {
+    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nrw=trim\n[b]\nrw=randread:8\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\nstartdelay=2\nverify=md5\nfrobnicate=7\n[c]\nrw=read\nsize=\nbs=abc\ndirect=2\n";
+    let e = jobs(text, &[]).unwrap_err();
+    assert_eq!(e.exit, crate::error::Exit::Usage);
+    let lines: Vec<&str> = e.msg.split("\niolab: error: ").collect();
+    assert_eq!(
+        lines,
+        [
+            "t.fio:3: zonemode: refused: no zoned or strided zones",
+            "t.fio:5: rw: refused: iolab has no trim",
+            "t.fio:7: rw: refused: `:N` (holes between I/Os) is not run",
+            "t.fio:8: ioengine: refused: iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null and posixaio",
+            "t.fio:9: bs: refused: different values for reads and writes",
+            "t.fio:10: random_distribution: refused: iolab draws random, zipf, pareto and zoned offsets",
+            "t.fio:11: startdelay: refused: the jobs of a phase start at one instant",
+            "t.fio:12: verify: refused: a job that only reads would check fio's headers from an earlier fio run",
+            "t.fio:13: frobnicate: refused: not one of fio's options iolab knows",
+            "t.fio:16: size: not a number (4096, 4k, 1m, 0x1000)",
+            "t.fio:17: bs: not a number (4096, 4k, 1m, 0x1000)",
+            "t.fio:18: direct: not 0 or 1 (true/false, yes/no, on/off)",
+        ]
+    );
+    // value errors are not skipped by --ignore-unsupported
+    let e = jobs(text, &["--ignore-unsupported"]).unwrap_err();
+    assert_eq!(e.msg.split('\n').count(), 3, "{}", e.msg);
+    let text = &text[..text.find("[c]").unwrap()];
+    let r = jobs(text, &["--ignore-unsupported"]).unwrap();
+    // a refused or unknown option is recorded by name only, never its value
+    assert_eq!(r.jobs[0].ignored, ["t.fio:3: zonemode", "t.fio:5: rw=trim"]);
+    assert_eq!(r.jobs[1].ignored.len(), 8);
+    assert!(
+        r.jobs[1]
+            .ignored
+            .contains(&"t.fio:13: frobnicate".to_string())
+    );
+    // and the options stored are those iolab used
+    assert!(!r.jobs[0].fio_options.contains_key("zonemode"));
+    assert!(!r.jobs[0].fio_options.contains_key("rw"));
+    assert_eq!(r.jobs[0].fio_options["size"], "1m");
+}
+
+/// Found by tests/fuzz_input.rs: a refusal of a value derived from options that are not
+/// given (filesize for size, numjobs × nrfiles without nrfiles) panicked ("option given").
+#[test]
+fn refusals_of_derived_values_name_the_job() {
+    let e = jobs("[a]\nfilesize=0\n", &[]).unwrap_err();
+    assert_eq!(e.msg, "t.fio:1: job 'a': size: a size of 0");
+    let e = jobs("[a]\nsize=1m\nnumjobs=5000000000\n", &[]).unwrap_err();
+    assert_eq!(e.msg, "t.fio:1: job 'a': nrfiles: too many files");
+}
+
+#[test]
+fn values_fio_rejects_name_file_and_line() {
+    for (text, want) in [
+        ("[a]\nsize=1m\nbs=abc\n", "t.fio:3: bs: not a number"),
+        (
+            "[a]\nsize=1m\n[b]\nsize=1m\nwait_for=zz\n",
+            "t.fio:5: wait_for: no job of that name",
+        ),
+        (
+            "[a]\nsize=1m\nrw=sideways\n",
+            "t.fio:3: rw: not an I/O pattern",
+        ),
+        ("[a]\nrw=read\n", "t.fio:1: job 'a' gives no size"),
+        (
+            "[a]\nsize=1m\nruntime=soon\n",
+            "t.fio:3: runtime: not a time",
+        ),
+        (
+            "[a]\nsize=1m\nrw=randrw\nrwmixread=120\n",
+            "t.fio:4: rwmixread: not a percentage",
+        ),
+        (
+            "[a]\nsize=1m\nbssplit=4k/60:8k/60\n",
+            "t.fio:3: bssplit: the percentages",
+        ),
+        ("[a]\nsize=1m\ndirect=2\n", "t.fio:3: direct: not 0 or 1"),
+        (
+            "[a]\nsize=1m\nnumjobs=0\n",
+            "t.fio:3: numjobs: must be at least 1",
+        ),
+        (
+            "[a]\nsize=1m\ntime_based\n",
+            "t.fio:3: time_based: needs runtime=",
+        ),
+    ] {
+        let e = jobs(text, &[]).unwrap_err();
+        assert!(e.msg.starts_with(want), "{text}: {}", e.msg);
+        assert!(!e.msg.contains('\n'), "{}", e.msg);
+        // the value that did not parse is never quoted
+        let value = text
+            .lines()
+            .last()
+            .unwrap()
+            .split('=')
+            .nth(1)
+            .unwrap_or("@");
+        assert!(!e.msg.contains(&format!("'{value}'")), "{}", e.msg);
+    }
+    assert!(jobs("[a]\nsize=1m\n", &["--mode", "rndrd"]).is_err());
+}
+
+fn args_of(text: &str) -> String {
+    jobs(text, &["--dir", "/x"])
+        .unwrap_or_else(|e| panic!("{text}: {}", e.msg))
+        .jobs[0]
+        .iolab_args
+        .join(" ")
+}
+
+/// fio draws a bsrange's sizes as multiples of its minimum: 1k-4k and 512-4k were refused as
+/// "not a multiple of the step 4KiB".
+#[test]
+fn bsrange_steps_by_its_minimum_as_fio() {
+    assert!(args_of("[a]\nsize=1m\nbsrange=1k-4k\n").contains("--bs=1024-4096 "));
+    assert!(args_of("[a]\nsize=1m\nbsrange=512-4k\n").contains("--bs=512-4096 "));
+    // a maximum that is no multiple of the minimum: the largest multiple below it
+    assert!(args_of("[a]\nsize=1m\nbsrange=3k-8k\n").contains("--bs=3072-6144 "));
+    let r = jobs("[a]\nsize=1m\nbsrange=512-4k\n", &[]).unwrap();
+    match &r.jobs[0].args.set.bs {
+        Some(BsArg::Range { min, max }) => assert_eq!((*min, *max), (512, 4096)),
+        b => panic!("{b:?}"),
+    }
+}
+
+/// fio's rand-zones example ends its zoned list with `20/`: the rest of the range.
+#[test]
+fn a_zoned_list_ending_in_a_slash_takes_the_rest() {
+    let a =
+        args_of("[a]\nsize=1m\nrw=randread\nruntime=1\nrandom_distribution=zoned:50/5:30/15:20/\n");
+    assert!(a.contains("--distribution=zoned:50/5:30/15:20/80"), "{a}");
+}
+
+/// `offset=0%` is the start; `size=128z` is zones, which fio refuses without zonemode=zbd (so
+/// iolab refuses it with that reason, not "not a number").
+#[test]
+fn offset_percent_and_zone_sizes() {
+    assert!(!args_of("[a]\nsize=1m\noffset=0%\n").contains("--offset"));
+    let e = jobs("[a]\nsize=128z\n", &[]).unwrap_err();
+    assert_eq!(
+        e.msg,
+        "t.fio:2: size: refused: a size in zones needs zonemode=zbd, which iolab does not run (fio 3.33 without it refuses it too)"
+    );
+}
+
+/// A job on a device without size= runs over the whole device (from offset=), as fio does; it
+/// was refused ("gives neither size= nor runtime=").
+#[test]
+fn a_device_without_size_is_the_whole_device() {
+    let f = parse_text("[a]\nfilename=/dev/loop9\noffset=25%\n");
+    let r = translate_with(&run_args(&[]), vec![f], &|p| {
+        (p == Path::new("/dev/loop9")).then_some(1 << 30)
+    })
+    .unwrap();
+    let a = r.jobs[0].iolab_args.join(" ");
+    assert!(
+        a.contains("--device=/dev/loop9 --offset=268435456")
+            && a.contains(&format!("--ops={}", (3 << 28) / 4096)),
+        "{a}"
+    );
+    // unreadable: one line saying what to give
+    let f = parse_text("[a]\nfilename=/dev/loop9\n");
+    let e = translate_with(&run_args(&[]), vec![f], &|_| None).unwrap_err();
+    assert!(
+        e.msg.starts_with(
+            "t.fio:1: job 'a' gives no size= and the size of /dev/loop9 cannot be read"
+        ),
+        "{}",
+        e.msg
+    );
+}
+
+/// A [global] name= renames no job (fio 3.33's JSON keeps the sections' names; checked against
+/// fio in tests/fiojob.rs); a job's own name= does, and is what wait_for names.
+#[test]
+fn a_global_name_renames_no_job() {
+    let f = parse_text("[global]\nname=g\nsize=1m\n[s1]\n[s2]\nname=own\n[s3]\nwait_for=own\n");
+    assert_eq!(
+        f.jobs.iter().map(job_name).collect::<Vec<_>>(),
+        ["s1", "own", "s3"]
+    );
+    let r = translate(&run_args(&[]), vec![f]).unwrap();
+    assert_eq!(
+        r.jobs.iter().map(|j| j.phase).collect::<Vec<_>>(),
+        [0, 0, 1]
+    );
+    // before, wait_for=g matched every job through the global name
+    assert!(jobs("[global]\nname=g\nsize=1m\n[s1]\n[s2]\nwait_for=g\n", &[]).is_err());
+}
