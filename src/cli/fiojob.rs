@@ -269,6 +269,8 @@ pub const MAPPED: &[&str] = &[
     "random_distribution",
     "randrepeat",
     "randseed",
+    "allrandrepeat",
+    "random_generator",
     "file_service_type",
     "verify",
     "do_verify",
@@ -454,7 +456,7 @@ fn translate_job(
 
     // block sizes: bssplit, else bsrange, else bs (fio's precedence)
     let mut bs_fixed: Option<u64> = None;
-    let mut bs_mean: f64;
+    let mut bs_min: u64;
     if let Some(v) = one_for_both(&mut c, "bssplit") {
         let mut parts: Vec<(u64, Option<u32>)> = Vec::new();
         for p in v.split(':').filter(|p| !p.is_empty()) {
@@ -475,14 +477,14 @@ fn translate_job(
         let share = (100 - given).checked_div(open).unwrap_or(0);
         let mut rest = (100 - given).checked_rem(open).unwrap_or(0);
         let mut mix = Vec::new();
-        bs_mean = 0.0;
+        bs_min = u64::MAX;
         for (b, p) in parts {
             let p = p.unwrap_or_else(|| {
                 let extra = u32::from(rest > 0);
                 rest = rest.saturating_sub(1);
                 share + extra
             });
-            bs_mean += b as f64 * p as f64 / 100.0;
+            bs_min = bs_min.min(b);
             mix.push(format!("{b}:{p}"));
         }
         f("bs", mix.join(","));
@@ -496,7 +498,7 @@ fn translate_job(
         if lo > hi {
             std::mem::swap(&mut lo, &mut hi);
         }
-        bs_mean = (lo + hi) as f64 / 2.0;
+        bs_min = lo;
         if lo == hi {
             bs_fixed = Some(lo);
             f("bs", lo.to_string());
@@ -512,7 +514,7 @@ fn translate_job(
             return Err(c.bad("bs", "a block size of 0".into()));
         }
         bs_fixed = Some(b);
-        bs_mean = b as f64;
+        bs_min = b;
         f("bs", b.to_string());
     }
     if let Some(ba) = c.size("blockalign")? {
@@ -719,31 +721,48 @@ fn translate_job(
                     s.file, s.line, s.name
                 )));
             };
-            let per_clone = match bs_fixed {
-                Some(b) => bytes / b,
-                None => {
-                    notes.push(format!(
-                        "size-bound with mixed block sizes: {} operations of {:.0} bytes on average stand for size={bytes}",
-                        (bytes as f64 / bs_mean).round(),
-                        bs_mean
-                    ));
-                    (bytes as f64 / bs_mean).round() as u64
-                }
-            };
-            let ops = per_clone.saturating_mul(numjobs).saturating_mul(loops);
-            if ops == 0 {
+            if bytes < bs_min {
                 return Err(Error::usage(format!(
                     "{}:{}: job '{}': size {bytes} is smaller than one block",
                     s.file, s.line, s.name
                 )));
             }
-            f("ops", ops.to_string());
-            // fio's random map: a size-bound random job touches each block once per loop
-            if random && !c.bool("norandommap")?.unwrap_or(false) {
-                notes.push(format!(
-                    "size-bound random job without norandommap: fio would touch each block once per loop; iolab draws {ops} offsets with repetition (some blocks twice, some not at all), as fio does with norandommap"
+            match bs_fixed {
+                Some(b) => {
+                    let ops = (bytes / b).saturating_mul(numjobs).saturating_mul(loops);
+                    f("ops", ops.to_string());
+                }
+                // mixed sizes: the bytes themselves, each thread's last I/O trimmed to fit
+                None => f(
+                    "io-size",
+                    bytes
+                        .saturating_mul(numjobs)
+                        .saturating_mul(loops)
+                        .to_string(),
+                ),
+            }
+        }
+    }
+    // fio's random map (default): each block once per pass; random_generator=lfsr walks a
+    // full-period sequence instead; norandommap draws with replacement (iolab's own default)
+    if random {
+        let lfsr = match c.val("random_generator").as_deref().map(str::trim) {
+            None | Some("tausworthe") | Some("tausworthe64") => false,
+            Some("lfsr") => true,
+            Some(_) => {
+                return Err(c.bad(
+                    "random_generator",
+                    "not tausworthe, tausworthe64 or lfsr".into(),
                 ));
             }
+        };
+        let uniform = c
+            .val("random_distribution")
+            .is_none_or(|d| d.trim() == "random");
+        if lfsr {
+            f("random-map", "lfsr".into());
+        } else if !c.bool("norandommap")?.unwrap_or(false) && uniform {
+            f("random-map", "bitmap".into());
         }
     }
     // invalidate=0: fio leaves the page cache as it is; iolab has no such run
@@ -1129,7 +1148,7 @@ mod tests {
         );
         assert_eq!(
             args("oltp-mix"),
-            "--mode=rndrw --rwmixread=70 --bs=4096:50,16384:25,65536:25 --engine=io_uring --iodepth=16 --direct --threads=1 --fsync-freq=16 --fsync-end=true --files=2 --size=536870912 --dir=/data/bench --ops=23831 --distribution=zoned:60/10:30/20:10/70"
+            "--mode=rndrw --rwmixread=70 --bs=4096:50,16384:25,65536:25 --engine=io_uring --iodepth=16 --direct --threads=1 --fsync-freq=16 --fsync-end=true --files=2 --size=536870912 --dir=/data/bench --io-size=536870912 --distribution=zoned:60/10:30/20:10/70"
         );
         assert_eq!(
             args("log"),

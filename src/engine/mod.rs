@@ -14,6 +14,7 @@ pub mod null;
 pub mod opgen;
 pub mod ops;
 pub mod psync;
+pub mod randmap;
 pub mod runner;
 pub mod sync;
 pub mod uring;

@@ -5,8 +5,9 @@
 //!
 //! Deterministic for a given seed and thread, and the same for every engine.
 
+use super::randmap::RandMap;
 use crate::measure::stats::OpKind;
-use crate::model::job::{Job, Limit, Mode};
+use crate::model::job::{Job, Limit, Mode, RandomMap};
 use crate::spec::dist::{OffsetGen, Rng, thread_rng};
 use rand::RngExt;
 use std::time::{Duration, Instant};
@@ -76,6 +77,12 @@ pub struct OpGen {
     /// `--verify`: random offsets stay inside this thread's range too (`seq_lo..seq_hi`, whole
     /// blocks of the largest size), so no other thread writes its blocks.
     verify: bool,
+    /// `--random-map`: the blocks of this thread's range done in this pass (random offsets then
+    /// stay inside the range, each block once per pass).
+    map: Option<RandMap>,
+    /// The most bytes the next read or write may move (`--io-size`: what is left of the
+    /// thread's share), set by the worker before each [`OpGen::next_op`].
+    cap: u64,
 }
 
 impl OpGen {
@@ -107,6 +114,14 @@ impl OpGen {
         } else {
             (0, files as u64 * fsize)
         };
+        let own = job.verify || job.random_map != RandomMap::Off;
+        let map = (job.mode.is_random() && job.random_map != RandomMap::Off).then(|| {
+            RandMap::new(
+                job.random_map,
+                ((hi - lo) / grid).max(1),
+                job.seed ^ u64::from(thread).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            )
+        });
         let pick = match (&job.bs_mix, &job.bs_range) {
             _ if sizes.len() == 1 => Sizes::One,
             (Some(mix), _) => {
@@ -137,7 +152,7 @@ impl OpGen {
             rng: thread_rng(job.seed, thread),
             offsets: OffsetGen::new(
                 &job.distribution,
-                if job.verify {
+                if own {
                     ((hi - lo) / grid).max(1)
                 } else {
                     total
@@ -156,10 +171,42 @@ impl OpGen {
                 .map(Duration::from_secs_f64),
             last_sync: None,
             sweep: None,
-            verify: job.verify,
+            verify: own,
+            map,
+            cap: u64::MAX,
         }
     }
 
+    /// `--io-size`: the next read or write moves at most `bytes` (what is left of the thread's
+    /// share); its size is trimmed to that.
+    #[inline]
+    pub fn cap(&mut self, bytes: u64) {
+        self.cap = bytes;
+    }
+
+    /// The index of the largest size of the job not above `len` (the per-size statistics of an
+    /// I/O trimmed to fit).
+    #[inline]
+    fn size_index(&self, len: u64) -> u8 {
+        self.sizes.iter().rposition(|&s| s <= len).unwrap_or(0) as u8
+    }
+
+    /// `--random-map`: the next block of this thread's range not done in this pass and the
+    /// length of an I/O of up to `len` bytes there, trimmed to the blocks not done from its
+    /// start (each marked done), to its file and to the range.
+    #[inline]
+    fn place_mapped(&mut self, len: u64) -> (u32, u64, u64) {
+        let map = self.map.as_mut().expect("a random map");
+        let block = map.start(&self.offsets, &mut self.rng);
+        let p = self.seq_lo + block * self.grid;
+        let file_end = (p / self.fsize + 1) * self.fsize;
+        let room = (self.seq_hi.min(file_end) - p).div_ceil(self.grid);
+        let want = len.div_ceil(self.grid).min(room).max(1);
+        let got = map.take(block, want);
+        let end = (p + got * self.grid).min(self.seq_hi).min(file_end);
+        let len = len.min(end - p);
+        ((p / self.fsize) as u32, self.base + p % self.fsize, len)
+    }
     /// This thread's range of the set in bytes (files one after the other): with `--verify`,
     /// every block it reads or writes lies inside it.
     pub fn range(&self) -> (u64, u64) {
@@ -298,8 +345,19 @@ impl OpGen {
             }
         }
         let read = self.pick_read();
-        let (si, len) = self.pick_size();
-        let (file, off) = if self.mode.is_random() {
+        let (mut si, mut len) = self.pick_size();
+        if len > self.cap {
+            len = self.cap.max(1);
+            si = self.size_index(len);
+        }
+        let (file, off) = if self.map.is_some() {
+            let (file, off, l) = self.place_mapped(len);
+            if l != len {
+                len = l;
+                si = self.size_index(len);
+            }
+            (file, off)
+        } else if self.mode.is_random() {
             let block = self.offsets.next(&mut self.rng);
             if self.verify {
                 self.place_own(block, len)
@@ -363,12 +421,47 @@ impl OpGen {
     }
 }
 
-/// Per-thread operation quota for `--ops`, split exactly across threads.
-pub fn thread_quota(job: &Job, thread: u32) -> Option<u64> {
+/// What a thread owes under `--ops` or `--io-size`: its share, split exactly across threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quota {
+    Ops(u64),
+    Bytes(u64),
+}
+
+impl Quota {
+    /// Whether `ops` reads and writes moving `bytes` pay it.
+    #[inline]
+    pub fn paid(self, ops: u64, bytes: u64) -> bool {
+        match self {
+            Quota::Ops(n) => ops >= n,
+            Quota::Bytes(n) => bytes >= n,
+        }
+    }
+
+    /// The most bytes the next read or write may move after `bytes` (u64::MAX for `--ops`).
+    #[inline]
+    pub fn left(self, bytes: u64) -> u64 {
+        match self {
+            Quota::Ops(_) => u64::MAX,
+            Quota::Bytes(n) => n.saturating_sub(bytes),
+        }
+    }
+}
+
+/// Per-thread quota for `--ops` or `--io-size`, split exactly across threads (bytes in whole
+/// blocks of the smallest size where they divide so).
+pub fn thread_quota(job: &Job, thread: u32) -> Option<Quota> {
+    let t = job.threads as u64;
+    let share = |n: u64| n / t + u64::from((thread as u64) < n % t);
     match job.limit {
-        Limit::Ops(n) => {
-            let t = job.threads as u64;
-            Some(n / t + u64::from((thread as u64) < n % t))
+        Limit::Ops(n) => Some(Quota::Ops(share(n))),
+        Limit::Bytes(n) => {
+            let grid = job.bs_sizes()[0];
+            if n.is_multiple_of(grid) {
+                Some(Quota::Bytes(share(n / grid) * grid))
+            } else {
+                Some(Quota::Bytes(share(n)))
+            }
         }
         Limit::TimeS(_) => None,
     }
@@ -402,6 +495,7 @@ mod tests {
             limit: Limit::Ops(1000),
             ramp_s: 0.0,
             verify: false,
+            random_map: RandomMap::Off,
         }
     }
 
@@ -787,8 +881,27 @@ mod tests {
     fn quota_splits_exactly() {
         let mut j = job(Mode::Rndrd, 3);
         j.limit = Limit::Ops(1000);
-        let q: Vec<u64> = (0..3).map(|t| thread_quota(&j, t).unwrap()).collect();
-        assert_eq!(q.iter().sum::<u64>(), 1000);
-        assert_eq!(q, vec![334, 333, 333]);
+        let q: Vec<Quota> = (0..3).map(|t| thread_quota(&j, t).unwrap()).collect();
+        assert_eq!(q, vec![Quota::Ops(334), Quota::Ops(333), Quota::Ops(333)]);
+        j.limit = Limit::Bytes(10 * 16384 + 5);
+        let q: Vec<Quota> = (0..3).map(|t| thread_quota(&j, t).unwrap()).collect();
+        assert_eq!(
+            q,
+            vec![
+                Quota::Bytes(54615),
+                Quota::Bytes(54615),
+                Quota::Bytes(54615)
+            ]
+        );
+        j.limit = Limit::Bytes(10 * 16384);
+        let q: Vec<Quota> = (0..3).map(|t| thread_quota(&j, t).unwrap()).collect();
+        assert_eq!(
+            q,
+            vec![
+                Quota::Bytes(4 * 16384),
+                Quota::Bytes(3 * 16384),
+                Quota::Bytes(3 * 16384)
+            ]
+        );
     }
 }

@@ -282,7 +282,7 @@ fn run_phase(
             measure_start,
             deadline: match u.job.limit {
                 Limit::TimeS(t) => Some(measure_start + Duration::from_secs_f64(t)),
-                Limit::Ops(_) => None,
+                Limit::Ops(_) | Limit::Bytes(_) => None,
             },
             verify: vset.filter(|_| u.job.verify),
         })
@@ -803,6 +803,7 @@ fn monitor(
                     d.saturating_duration_since(now).as_secs_f64()
                 ),
                 (None, Limit::Ops(n)) => format!("{el:.0}s elapsed, {ops}/{n} ops"),
+                (None, Limit::Bytes(n)) => format!("{el:.0}s elapsed, {ops} ops of {n} bytes"),
                 _ => format!("{el:.0}s"),
             }
         };
