@@ -117,3 +117,44 @@ fn lfsr_and_norandommap_are_fios() {
         assert_eq!(own["job"]["random_map"].as_str(), map, "{extra}");
     }
 }
+
+/// Concurrent size-bound jobs each have their own runtime (to their last completion) and their
+/// rates divide by it, as fio's: a job with an eighth of the other's bytes ends first. Before,
+/// every job of a phase got the phase's window: the same runtime, the rates of the slowest.
+#[test]
+fn concurrent_size_bound_jobs_each_get_their_own_runtime_and_rate() {
+    if !have_fio("concurrent_size_bound_jobs_each_get_their_own_runtime_and_rate") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let text = "[global]\nioengine=psync\nrw=read\nbs=4k\n[small]\nsize=4m\n[large]\nsize=32m\n";
+    let f = fio_json(d.path(), text);
+    let (ours, _) = iolab_json(d.path(), text);
+    for doc in [&f, &ours] {
+        let jobs = doc["jobs"].as_array().unwrap();
+        let (s, l) = (&jobs[0]["read"], &jobs[1]["read"]);
+        assert_eq!(
+            (s["total_ios"].as_u64(), l["total_ios"].as_u64()),
+            (Some(1024), Some(8192))
+        );
+        let (rs, rl) = (
+            s["runtime"].as_f64().unwrap(),
+            l["runtime"].as_f64().unwrap(),
+        );
+        assert!(rs < rl, "small {rs} ms, large {rl} ms");
+        for r in [s, l] {
+            let (ios, ms) = (
+                r["total_ios"].as_f64().unwrap(),
+                r["runtime"].as_f64().unwrap(),
+            );
+            let iops = r["iops"].as_f64().unwrap();
+            // runtime is in whole ms: the rate matches ios/runtime within that rounding
+            let lo = ios / ((ms + 1.0) / 1000.0);
+            let hi = ios / ((ms - 1.0).max(0.5) / 1000.0);
+            assert!(
+                (lo..=hi).contains(&iops),
+                "{iops} IOPS, {ios} I/Os in {ms} ms"
+            );
+        }
+    }
+}

@@ -189,6 +189,9 @@ struct Phase {
     merged: Vec<stats::Merged>,
     /// Seconds from the end of the ramp to the end of the last thread.
     duration_s: f64,
+    /// The same for each unit's own threads: a size-bound job's runtime is its own, not the
+    /// phase's (its rates divide by it), as fio's per job.
+    unit_duration_s: Vec<f64>,
     cpu: Cpu,
     device: Option<crate::model::device::DeviceReport>,
     interrupted: bool,
@@ -309,7 +312,8 @@ fn run_phase(
     let (u0, s0) = rusage();
     let cell_done = crate::measure::iostat::StopSignal::new();
     let mut device = None;
-    let results: Vec<Vec<std::io::Result<ThreadStats>>> = std::thread::scope(|s| {
+    type Ended = (std::io::Result<ThreadStats>, Instant);
+    let results: Vec<Vec<Ended>> = std::thread::scope(|s| {
         // The device sampler: one read of /proc/diskstats and /proc/stat per interval.
         let sampler = match (!devices.is_empty())
             .then(|| {
@@ -357,13 +361,14 @@ fn run_phase(
                             std::hint::spin_loop();
                         }
                         let r = run_worker(sh, t, files_n, prog);
+                        let ended = Instant::now();
                         if r.is_err() {
                             sh.stop.store(true, Ordering::Relaxed);
                         }
                         if finished.fetch_add(1, Ordering::Release) + 1 == total_threads as usize {
                             all_done.set();
                         }
-                        r
+                        (r, ended)
                     }) {
                     Ok(h) => hs.push(h),
                     Err(e) => {
@@ -455,22 +460,25 @@ fn run_phase(
     drop(maps);
     drop(files);
     let mut merged = Vec::new();
+    let mut unit_duration_s = Vec::new();
+    let since_start = |t: Instant| t.saturating_duration_since(measure_start).as_secs_f64();
     for (u, rs) in units.iter().zip(results) {
         let mut stats = Vec::new();
-        for r in rs {
+        let mut last = measure_start;
+        for (r, ended) in rs {
             stats.push(
                 r.map_err(|e| Error::failed(format!("--engine {}: {e}", u.job.engine.name())))?,
             );
+            last = last.max(ended);
         }
         merged.push(stats::merge(stats));
+        unit_duration_s.push(since_start(last).max(1e-9));
     }
     let wall = end.saturating_duration_since(start).as_secs_f64().max(1e-9);
     Ok(Phase {
         merged,
-        duration_s: end
-            .saturating_duration_since(measure_start)
-            .as_secs_f64()
-            .max(1e-9),
+        duration_s: since_start(end).max(1e-9),
+        unit_duration_s,
         cpu: Cpu {
             user_s: u1 - u0,
             sys_s: s1 - s0,
@@ -617,7 +625,7 @@ fn run_roles_cell(
         let mut c = stats::cell_result(
             cj,
             m,
-            phase.duration_s,
+            phase.unit_duration_s[i],
             phase.cpu.clone(),
             resident_pct[i],
             phase.interrupted,
