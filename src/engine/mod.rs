@@ -7,15 +7,19 @@
 //! capabilities) in `model::job`'s `engines!` table, one line here.
 
 pub mod buf;
+pub mod extents;
 pub mod fileset;
 pub mod libaio;
 pub mod mmap;
 pub mod null;
 pub mod opgen;
 pub mod ops;
+pub mod pagecache;
+pub mod phase;
 pub mod psync;
 pub mod randmap;
 pub mod runner;
+pub mod setlock;
 pub mod sync;
 pub mod uring;
 pub mod verify;
