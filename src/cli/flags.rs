@@ -80,6 +80,14 @@ pub(super) fn size_arg(s: &str) -> std::result::Result<u64, String> {
     parse_size(s).map_err(|e| e.to_string())
 }
 
+/// A size of at least one byte (`--io-size`).
+pub(super) fn nonzero_size(s: &str) -> std::result::Result<u64, String> {
+    match size_arg(s)? {
+        0 => Err("a size of at least 1 byte".into()),
+        n => Ok(n),
+    }
+}
+
 /// `--bs`: one size of at least one byte, a weighted mix (`16k:70,1m:30`) or a range
 /// (`4k-64k`).
 pub(super) fn block_sizes(s: &str) -> std::result::Result<BsArg, String> {

@@ -494,10 +494,11 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         a.direct || (target.is_some() && !a.buffered && caps.direct == Direct::Honoured);
     let mut notes = Vec::new();
     let seed = a.seed.unwrap_or_else(crate::spec::dist::seed_from_clock);
-    let limit = match (a.ops, a.time) {
-        (Some(n), _) => Limit::Ops(n),
-        (None, Some(t)) => Limit::TimeS(t),
-        (None, None) => Limit::TimeS(if modes.is_none() { 6.0 } else { 10.0 }),
+    let limit = match (a.ops, a.io_size, a.time) {
+        (Some(n), _, _) => Limit::Ops(n),
+        (None, Some(n), _) => Limit::Bytes(n),
+        (None, None, Some(t)) => Limit::TimeS(t),
+        (None, None, None) => Limit::TimeS(if modes.is_none() { 6.0 } else { 10.0 }),
     };
     let (bs_bytes, bs_mix, bs_range) =
         resolve_bs(a.set.bs.as_ref(), direct_flag, &dio, &where_).map_err(undo_dir)?;
@@ -523,6 +524,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         limit,
         ramp_s: a.ramp,
         verify: a.verify,
+        random_map: a.random_map,
     };
     let cells: Vec<Job> = match modes {
         Some(ms) => ms

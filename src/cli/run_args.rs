@@ -260,6 +260,15 @@ pub struct RunArgs {
     /// Exact total number of reads+writes across all threads (fsyncs come on top).
     #[arg(long, value_parser = at_least_one::<u64>)]
     pub ops: Option<u64>,
+    /// Exact total bytes read+written across all threads, as fio's size= of a size-bound job:
+    /// each thread its share, its last I/O trimmed to fit.
+    #[arg(long, conflicts_with_all = ["ops", "time"], value_parser = nonzero_size)]
+    pub io_size: Option<u64>,
+    /// How random offsets are drawn: off (with replacement, fio's norandommap), bitmap (fio's
+    /// default: each block of a thread's part of the set once per pass, an I/O trimmed to the
+    /// blocks not done) or lfsr (fio's random_generator=lfsr: a full-period sequence, no bitmap).
+    #[arg(long, default_value = "off")]
+    pub random_map: crate::model::job::RandomMap,
     /// Seconds of warm-up before measuring (not counted).
     #[arg(long, default_value_t = 0.0, value_parser = ramp_s)]
     pub ramp: f64,

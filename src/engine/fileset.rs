@@ -3,13 +3,16 @@
 //! Every file iolab creates is `DIR/iolab-file.N`; cleanup removes only those names, so iolab
 //! never deletes or writes anything else in `--dir`.
 
+pub use super::extents::extent_bytes;
+use super::extents::is_unwritten;
+pub use super::pagecache::{Residency, WriteBack, drop_cached, resident_bytes, resident_bytes_at};
+pub use super::setlock::{LOCK_NAME, LOCK_WAIT, SetLock, lock};
 use crate::engine::buf::AlignedBuf;
 use crate::error::{Error, Result};
 use crate::model::job::{FileSetSpec, Layout};
 use crate::model::units::human_bytes;
-use crate::system::target::{Ident, TargetDir};
+use crate::system::target::TargetDir;
 use rustix::fs::Stat;
-use std::fs::File;
 use std::io::IsTerminal;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -65,87 +68,6 @@ enum Shape {
     Completable,
     /// Another size or layout: refused (or, with `--reprepare`, replaced).
     Other,
-}
-
-const FS_IOC_FIEMAP: libc::c_ulong = 0xC020_660B;
-const FIEMAP_EXTENT_LAST: u32 = 0x1;
-const FIEMAP_EXTENT_UNWRITTEN: u32 = 0x800;
-const FIEMAP_BATCH: usize = 64;
-
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct FiemapExtent {
-    fe_logical: u64,
-    fe_physical: u64,
-    fe_length: u64,
-    fe_reserved64: [u64; 2],
-    fe_flags: u32,
-    fe_reserved: [u32; 3],
-}
-
-#[repr(C)]
-struct Fiemap {
-    fm_start: u64,
-    fm_length: u64,
-    fm_flags: u32,
-    fm_mapped_extents: u32,
-    fm_extent_count: u32,
-    fm_reserved: u32,
-    fm_extents: [FiemapExtent; FIEMAP_BATCH],
-}
-
-/// Extents of `f` from FIEMAP (ioctl FS_IOC_FIEMAP): (bytes mapped, of them in unwritten
-/// extents). An error (EOPNOTSUPP) when the filesystem cannot tell.
-pub fn extent_bytes(f: &File) -> std::io::Result<(u64, u64)> {
-    let (mut mapped, mut unwritten, mut start) = (0u64, 0u64, 0u64);
-    loop {
-        let mut fm = Fiemap {
-            fm_start: start,
-            fm_length: u64::MAX - start,
-            fm_flags: 0,
-            fm_mapped_extents: 0,
-            fm_extent_count: FIEMAP_BATCH as u32,
-            fm_reserved: 0,
-            fm_extents: [FiemapExtent::default(); FIEMAP_BATCH],
-        };
-        // SAFETY: FS_IOC_FIEMAP fills at most fm_extent_count extents of the struct we own.
-        if unsafe { libc::ioctl(f.as_raw_fd(), FS_IOC_FIEMAP as _, &mut fm as *mut Fiemap) } < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let n = (fm.fm_mapped_extents as usize).min(FIEMAP_BATCH);
-        if n == 0 {
-            return Ok((mapped, unwritten));
-        }
-        for e in &fm.fm_extents[..n] {
-            mapped += e.fe_length;
-            if e.fe_flags & FIEMAP_EXTENT_UNWRITTEN != 0 {
-                unwritten += e.fe_length;
-            }
-        }
-        let last = fm.fm_extents[n - 1];
-        if last.fe_flags & FIEMAP_EXTENT_LAST != 0 {
-            return Ok((mapped, unwritten));
-        }
-        start = last.fe_logical + last.fe_length;
-    }
-}
-
-/// Whether `f` (of length `len`) is preallocated and unwritten: FIEMAP says its extents cover it
-/// and are unwritten; where the filesystem has no FIEMAP, it is allocated and its first and last
-/// pages read as zeros (prepare's data never does).
-fn is_unwritten(f: &File, len: u64, blocks: u64) -> bool {
-    use std::os::unix::fs::FileExt;
-    match extent_bytes(f) {
-        Ok((_, unwritten)) => unwritten >= len,
-        Err(_) => {
-            let mut page = [0u8; 4096];
-            blocks * 512 >= len
-                && [0, len.saturating_sub(4096)].iter().all(|&off| {
-                    f.read_at(&mut page, off)
-                        .is_ok_and(|n| page[..n].iter().all(|&b| b == 0))
-                })
-        }
-    }
 }
 
 /// The shape of file `i` of the set against the set's layout; None when it does not exist.
@@ -344,158 +266,6 @@ pub fn remove_other_sizes(spec: &FileSetSpec) -> Result<u32> {
     match check_sizes(spec) {
         Ok(()) => Ok(0),
         Err(_) => cleanup_dir(&spec.dir),
-    }
-}
-
-/// The lock file of a file set: `DIR/.iolab-lock`, flock(2)ed for the whole run, prepare or
-/// cleanup, holding the holder's pid and command line.
-pub const LOCK_NAME: &str = ".iolab-lock";
-
-/// How long a second iolab waits for the lock of a set before it refuses.
-pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
-
-/// An exclusive lock on the file set in a directory, released (and the lock file removed when
-/// this holder created it) on drop. It holds the directory's handle (system::target) for the
-/// whole command: every file of the set is opened and removed through it.
-#[derive(Debug)]
-pub struct SetLock {
-    file: File,
-    /// The directory and the lock file's device and inode; None for a `--device`.
-    dir: Option<(Arc<TargetDir>, Ident)>,
-    created: bool,
-}
-
-impl Drop for SetLock {
-    fn drop(&mut self) {
-        // Unlinked while still locked: a waiter that then gets the lock of the removed file sees
-        // that the path no longer names it and starts over. Only the file this holder made.
-        if let Some((t, id)) = &self.dir {
-            t.say_if_gone();
-            if self.created {
-                t.remove_if(LOCK_NAME, *id);
-            }
-        }
-        // SAFETY: unlocking our own open descriptor (closing it would too).
-        unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
-    }
-}
-
-/// Takes the lock of the set in `dir`, waiting up to [`LOCK_WAIT`] for another iolab to finish;
-/// then refuses with one line naming the holder (pid and command line from the lock file).
-/// A block device (`--device`) holds no lock file: its node itself is flock(2)ed, the lock
-/// partitioning tools and udev also honour.
-/// The directory is held (system::target) from here on; a lock file that is not a regular file
-/// iolab made (a symbolic link, a fifo, a directory) is refused in one line (exit 2), never
-/// truncated or written through.
-pub fn lock(dir: &Path) -> Result<SetLock> {
-    use std::io::{Read, Write};
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    if std::fs::metadata(dir).is_ok_and(|m| m.file_type().is_block_device()) {
-        return lock_device(dir);
-    }
-    let path = dir.join(LOCK_NAME);
-    let t = TargetDir::hold(dir)
-        .map_err(|e| Error::failed(format!("locking the file set ({}): {e}", path.display())))?;
-    let t0 = std::time::Instant::now();
-    let fail = |e: std::io::Error| {
-        Error::failed(format!("locking the file set ({}): {e}", path.display()))
-    };
-    loop {
-        t.entry(LOCK_NAME)?;
-        let (mut file, created) = match t.create_new(LOCK_NAME, 0) {
-            Ok(f) => (f, true),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                match t.open_existing(LOCK_NAME, true, 0) {
-                    Ok(f) => (f, false),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                    Err(e) => return Err(fail(e)),
-                }
-            }
-            Err(e) => return Err(fail(e)),
-        };
-        // SAFETY: flock on our own open descriptor.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-            // The holder before us may have removed the file meanwhile: then lock the new one.
-            let mine = file.metadata().map(|m| Ident {
-                dev: m.dev(),
-                ino: m.ino(),
-            });
-            let same = match (t.entry(LOCK_NAME), &mine) {
-                (Ok(Some(st)), Ok(id)) => st.st_ino == id.ino && st.st_dev == id.dev,
-                _ => false,
-            };
-            let Ok(id) = mine else { continue };
-            if !same {
-                continue;
-            }
-            let cmd = std::env::args().collect::<Vec<_>>().join(" ");
-            let _ = file
-                .set_len(0)
-                .and_then(|_| write!(file, "{}\n{cmd}\n", std::process::id()));
-            return Ok(SetLock {
-                file,
-                dir: Some((t, id)),
-                created,
-            });
-        }
-        let e = std::io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
-            return Err(fail(e));
-        }
-        if t0.elapsed() >= LOCK_WAIT {
-            let mut s = String::new();
-            let _ = file.read_to_string(&mut s);
-            let mut l = s.lines();
-            let pid = l.next().unwrap_or("").trim();
-            let cmd = l.next().unwrap_or("").trim();
-            let who = match (pid.is_empty(), cmd.is_empty()) {
-                (true, _) => "another iolab".to_string(),
-                (false, true) => format!("another iolab (pid {pid})"),
-                (false, false) => format!("another iolab (pid {pid}: {cmd})"),
-            };
-            return Err(Error::failed(format!(
-                "--dir {}: the file set is in use by {who}, which holds {}; wait for it to end or use another --dir",
-                dir.display(),
-                path.display()
-            )));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-}
-
-/// The lock of a block device target: an exclusive flock(2) on the device node, waiting up to
-/// [`LOCK_WAIT`].
-fn lock_device(dev: &Path) -> Result<SetLock> {
-    let file = File::open(dev).map_err(|e| {
-        Error::failed(format!(
-            "--device {}: opening it to lock it: {e}",
-            dev.display()
-        ))
-    })?;
-    let t0 = std::time::Instant::now();
-    loop {
-        // SAFETY: flock on our own open descriptor.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-            return Ok(SetLock {
-                file,
-                dir: None,
-                created: false,
-            });
-        }
-        let e = std::io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
-            return Err(Error::failed(format!(
-                "--device {}: locking it: {e}",
-                dev.display()
-            )));
-        }
-        if t0.elapsed() >= LOCK_WAIT {
-            return Err(Error::failed(format!(
-                "--device {}: in use by another program that holds a lock on it (flock: another iolab, a partitioning tool or udev); wait for it to end or use another --device",
-                dev.display()
-            )));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(100));
     }
 }
 
@@ -852,101 +622,6 @@ pub fn progress_bar(len: u64, quiet: bool, what: &str) -> indicatif::ProgressBar
     pb
 }
 
-/// Page-cache residency of the set after eviction.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Residency {
-    pub resident_bytes: u64,
-    pub total_bytes: u64,
-}
-
-impl Residency {
-    pub fn pct(&self) -> f64 {
-        if self.total_bytes == 0 {
-            0.0
-        } else {
-            100.0 * self.resident_bytes as f64 / self.total_bytes as f64
-        }
-    }
-}
-
-/// Bytes of `f` (of length `len`) resident in the page cache, from mincore(2).
-pub fn resident_bytes(f: &File, len: u64) -> std::io::Result<u64> {
-    resident_bytes_at(f, 0, len)
-}
-
-/// Bytes of `f` in `offset..offset + len` resident in the page cache (whole pages around the
-/// range), from mincore(2).
-pub fn resident_bytes_at(f: &File, offset: u64, len: u64) -> std::io::Result<u64> {
-    if len == 0 {
-        return Ok(0);
-    }
-    // SAFETY: sysconf has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
-    let start = offset / page * page;
-    let len = offset + len - start;
-    // SAFETY: a read-only shared mapping of an open file; unmapped below.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len as usize,
-            libc::PROT_READ,
-            libc::MAP_SHARED,
-            f.as_raw_fd(),
-            start as libc::off_t,
-        )
-    };
-    if p == libc::MAP_FAILED {
-        return Err(std::io::Error::last_os_error());
-    }
-    let pages = len.div_ceil(page) as usize;
-    let mut vec = vec![0u8; pages];
-    // SAFETY: vec has one byte per page of the mapping.
-    let r = unsafe { libc::mincore(p, len as usize, vec.as_mut_ptr()) };
-    let err = std::io::Error::last_os_error();
-    // SAFETY: unmapping what we mapped.
-    unsafe { libc::munmap(p, len as usize) };
-    if r != 0 {
-        return Err(err);
-    }
-    Ok(vec.iter().filter(|&&b| b & 1 == 1).count() as u64 * page)
-}
-
-/// What to write back before dropping a file's pages from the page cache.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WriteBack {
-    /// Nothing (a file that was only read); dirty pages stay cached.
-    No,
-    /// `fdatasync`: the data, and metadata only as far as needed to read it back.
-    Data,
-    /// `fsync`: data and all metadata.
-    All,
-}
-
-/// Page-cache eviction, the one primitive behind the file set, the suites and zones: writes
-/// `f` back as `wb` says, then drops its cached pages in `offset..offset + len` (`len` 0: to the
-/// end) with `posix_fadvise(POSIX_FADV_DONTNEED)`. Dirty pages cannot be dropped, which is why
-/// writers write back first; [`resident_bytes`] (mincore) verifies what remained.
-pub fn drop_cached(f: &File, wb: WriteBack, offset: u64, len: u64) -> std::io::Result<()> {
-    match wb {
-        WriteBack::No => {}
-        WriteBack::Data => f.sync_data()?,
-        WriteBack::All => f.sync_all()?,
-    }
-    // SAFETY: an advisory call on an open descriptor; it reads no memory of ours.
-    let r = unsafe {
-        libc::posix_fadvise(
-            f.as_raw_fd(),
-            offset as libc::off_t,
-            len as libc::off_t,
-            libc::POSIX_FADV_DONTNEED,
-        )
-    };
-    if r != 0 {
-        return Err(std::io::Error::from_raw_os_error(r));
-    }
-    Ok(())
-}
-
 /// Writes back and drops the set from the page cache (fsync, then posix_fadvise DONTNEED), then
 /// measures what is still resident with mincore.
 pub fn evict(spec: &FileSetSpec) -> std::io::Result<Residency> {
@@ -1198,16 +873,5 @@ mod tests {
             .collect();
         left.sort();
         assert_eq!(left, vec!["iolab-file.", "iolab-file.x", "keep.txt"]);
-    }
-
-    #[test]
-    fn residency_is_measured_with_mincore() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("f");
-        fs::write(&p, vec![1u8; 1 << 20]).unwrap();
-        let f = File::open(&p).unwrap();
-        // just written through the page cache: resident (unless the fs is odd)
-        let r = resident_bytes(&f, 1 << 20).unwrap();
-        assert!(r <= 1 << 20);
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod buf;
 pub mod checkpoints;
+pub mod extents;
 pub mod fileset;
 pub mod libaio;
 pub mod lifecycle;
@@ -15,8 +16,12 @@ pub mod mmap;
 pub mod null;
 pub mod opgen;
 pub mod ops;
+pub mod pagecache;
+pub mod phase;
 pub mod psync;
+pub mod randmap;
 pub mod runner;
+pub mod setlock;
 pub mod uring;
 pub mod verify;
 pub mod worker;

@@ -5,8 +5,9 @@
 //!
 //! Deterministic for a given seed and thread, and the same for every engine.
 
+use super::randmap::RandMap;
 use crate::measure::stats::OpKind;
-use crate::model::job::{Job, Limit, Mode};
+use crate::model::job::{Job, Limit, Mode, RandomMap};
 use crate::spec::dist::{OffsetGen, Rng, thread_rng};
 use rand::RngExt;
 use std::time::{Duration, Instant};
@@ -76,6 +77,12 @@ pub struct OpGen {
     /// `--verify`: random offsets stay inside this thread's range too (`seq_lo..seq_hi`, whole
     /// blocks of the largest size), so no other thread writes its blocks.
     verify: bool,
+    /// `--random-map`: the blocks of this thread's range done in this pass (random offsets then
+    /// stay inside the range, each block once per pass).
+    map: Option<RandMap>,
+    /// The most bytes the next read or write may move (`--io-size`: what is left of the
+    /// thread's share), set by the worker before each [`OpGen::next_op`].
+    cap: u64,
 }
 
 impl OpGen {
@@ -107,6 +114,14 @@ impl OpGen {
         } else {
             (0, files as u64 * fsize)
         };
+        let own = job.verify || job.random_map != RandomMap::Off;
+        let map = (job.mode.is_random() && job.random_map != RandomMap::Off).then(|| {
+            RandMap::new(
+                job.random_map,
+                ((hi - lo) / grid).max(1),
+                job.seed ^ u64::from(thread).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            )
+        });
         let pick = match (&job.bs_mix, &job.bs_range) {
             _ if sizes.len() == 1 => Sizes::One,
             (Some(mix), _) => {
@@ -137,7 +152,7 @@ impl OpGen {
             rng: thread_rng(job.seed, thread),
             offsets: OffsetGen::new(
                 &job.distribution,
-                if job.verify {
+                if own {
                     ((hi - lo) / grid).max(1)
                 } else {
                     total
@@ -156,10 +171,42 @@ impl OpGen {
                 .map(Duration::from_secs_f64),
             last_sync: None,
             sweep: None,
-            verify: job.verify,
+            verify: own,
+            map,
+            cap: u64::MAX,
         }
     }
 
+    /// `--io-size`: the next read or write moves at most `bytes` (what is left of the thread's
+    /// share); its size is trimmed to that.
+    #[inline]
+    pub fn cap(&mut self, bytes: u64) {
+        self.cap = bytes;
+    }
+
+    /// The index of the largest size of the job not above `len` (the per-size statistics of an
+    /// I/O trimmed to fit).
+    #[inline]
+    fn size_index(&self, len: u64) -> u8 {
+        self.sizes.iter().rposition(|&s| s <= len).unwrap_or(0) as u8
+    }
+
+    /// `--random-map`: the next block of this thread's range not done in this pass and the
+    /// length of an I/O of up to `len` bytes there, trimmed to the blocks not done from its
+    /// start (each marked done), to its file and to the range.
+    #[inline]
+    fn place_mapped(&mut self, len: u64) -> (u32, u64, u64) {
+        let map = self.map.as_mut().expect("a random map");
+        let block = map.start(&self.offsets, &mut self.rng);
+        let p = self.seq_lo + block * self.grid;
+        let file_end = (p / self.fsize + 1) * self.fsize;
+        let room = (self.seq_hi.min(file_end) - p).div_ceil(self.grid);
+        let want = len.div_ceil(self.grid).min(room).max(1);
+        let got = map.take(block, want);
+        let end = (p + got * self.grid).min(self.seq_hi).min(file_end);
+        let len = len.min(end - p);
+        ((p / self.fsize) as u32, self.base + p % self.fsize, len)
+    }
     /// This thread's range of the set in bytes (files one after the other): with `--verify`,
     /// every block it reads or writes lies inside it.
     pub fn range(&self) -> (u64, u64) {
@@ -298,8 +345,19 @@ impl OpGen {
             }
         }
         let read = self.pick_read();
-        let (si, len) = self.pick_size();
-        let (file, off) = if self.mode.is_random() {
+        let (mut si, mut len) = self.pick_size();
+        if len > self.cap {
+            len = self.cap.max(1);
+            si = self.size_index(len);
+        }
+        let (file, off) = if self.map.is_some() {
+            let (file, off, l) = self.place_mapped(len);
+            if l != len {
+                len = l;
+                si = self.size_index(len);
+            }
+            (file, off)
+        } else if self.mode.is_random() {
             let block = self.offsets.next(&mut self.rng);
             if self.verify {
                 self.place_own(block, len)
@@ -363,441 +421,51 @@ impl OpGen {
     }
 }
 
-/// Per-thread operation quota for `--ops`, split exactly across threads.
-pub fn thread_quota(job: &Job, thread: u32) -> Option<u64> {
+/// What a thread owes under `--ops` or `--io-size`: its share, split exactly across threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quota {
+    Ops(u64),
+    Bytes(u64),
+}
+
+impl Quota {
+    /// Whether `ops` reads and writes moving `bytes` pay it.
+    #[inline]
+    pub fn paid(self, ops: u64, bytes: u64) -> bool {
+        match self {
+            Quota::Ops(n) => ops >= n,
+            Quota::Bytes(n) => bytes >= n,
+        }
+    }
+
+    /// The most bytes the next read or write may move after `bytes` (u64::MAX for `--ops`).
+    #[inline]
+    pub fn left(self, bytes: u64) -> u64 {
+        match self {
+            Quota::Ops(_) => u64::MAX,
+            Quota::Bytes(n) => n.saturating_sub(bytes),
+        }
+    }
+}
+
+/// Per-thread quota for `--ops` or `--io-size`, split exactly across threads (bytes in whole
+/// blocks of the smallest size where they divide so).
+pub fn thread_quota(job: &Job, thread: u32) -> Option<Quota> {
+    let t = job.threads as u64;
+    let share = |n: u64| n / t + u64::from((thread as u64) < n % t);
     match job.limit {
-        Limit::Ops(n) => {
-            let t = job.threads as u64;
-            Some(n / t + u64::from((thread as u64) < n % t))
+        Limit::Ops(n) => Some(Quota::Ops(share(n))),
+        Limit::Bytes(n) => {
+            let grid = job.bs_sizes()[0];
+            if n.is_multiple_of(grid) {
+                Some(Quota::Bytes(share(n / grid) * grid))
+            } else {
+                Some(Quota::Bytes(share(n)))
+            }
         }
         Limit::TimeS(_) => None,
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::job::{Distribution, EngineKind, FsyncMode, OpenFlags};
-
-    fn job(mode: Mode, threads: u32) -> Job {
-        Job {
-            mode,
-            engine: EngineKind::Null,
-            threads,
-            iodepth: 1,
-            bs_bytes: 16384,
-            bs_mix: None,
-            bs_range: None,
-            direct: false,
-            open_flags: OpenFlags::default(),
-            fsync_freq: 0,
-            fsync_every_s: None,
-            fsync_all: false,
-            fsync_end: true,
-            fsync_mode: FsyncMode::Fsync,
-            rw_ratio: 1.5,
-            distribution: Distribution::Uniform,
-            seed: 1,
-            rate_iops: None,
-            limit: Limit::Ops(1000),
-            ramp_s: 0.0,
-            verify: false,
-        }
-    }
-
-    #[test]
-    fn verify_keeps_each_thread_inside_its_own_range() {
-        use crate::model::job::BsWeight;
-        let fsize = 64 * 65536;
-        for mode in [Mode::Rndrw, Mode::Seqrewr] {
-            let mut j = job(mode, 3);
-            j.verify = true;
-            j.bs_bytes = 65536;
-            j.bs_mix = Some(vec![
-                BsWeight {
-                    bs_bytes: 4096,
-                    weight_pct: 50,
-                },
-                BsWeight {
-                    bs_bytes: 65536,
-                    weight_pct: 50,
-                },
-            ]);
-            let mut prev_hi = 0;
-            for t in 0..3 {
-                let mut g = OpGen::new(&j, 4, fsize, t);
-                let (lo, hi) = g.range();
-                assert_eq!(lo, prev_hi, "ranges follow each other");
-                assert!(hi > lo && lo.is_multiple_of(65536) && hi.is_multiple_of(65536));
-                prev_hi = hi;
-                for _ in 0..5000 {
-                    if let Next::Io { file, off, len, .. } = g.next_op() {
-                        let p = file as u64 * fsize + off;
-                        assert!(p >= lo && p + len <= hi, "{mode:?} thread {t}: {p}+{len}");
-                        assert_eq!((off + len - 1) / fsize, 0, "inside its file");
-                    }
-                }
-            }
-            assert_eq!(prev_hi, 4 * fsize);
-        }
-    }
-
-    /// --fsync-every on a clock the test sets (the worker's completion times): no fsync before
-    /// the period has passed since the first write completed, then one fsync of each file
-    /// written since, in file order, before the next write; each fsync of the sweep moves the
-    /// time of the last sync on; a stop in the middle of a sweep owes the rest of it.
-    #[test]
-    fn fsync_every_sweeps_the_written_files_once_the_period_has_passed() {
-        let mut j = job(Mode::Rndwr, 1);
-        j.fsync_every_s = Some(2.0);
-        let fsize = 64 * 16384;
-        let mut g = OpGen::new(&j, 4, fsize, 0);
-        let t0 = Instant::now();
-        let at = |ms: u64| t0 + Duration::from_millis(ms);
-        let mut written = [false; 4];
-        // writes complete every 10 ms up to 1.99 s after the first: no fsync
-        for i in 0..200 {
-            match g.next_op() {
-                Next::Io { kind, file, .. } => {
-                    assert_eq!(kind, OpKind::Write);
-                    written[file as usize] = true;
-                }
-                other => panic!("{other:?} before the period passed (write {i})"),
-            }
-            g.completed(OpKind::Write, at(i * 10));
-        }
-        assert!(
-            written.iter().all(|&w| w),
-            "random writes reach all 4 files"
-        );
-        // the write completing at 2.0 s starts the sweep: each file once, in order
-        let Next::Io { .. } = g.next_op() else {
-            panic!("a write")
-        };
-        g.completed(OpKind::Write, at(2000));
-        for f in 0..4 {
-            assert_eq!(g.next_op(), Next::Fsync { file: f });
-            g.completed(OpKind::Fsync, at(2100 + f as u64 * 100));
-        }
-        // the sweep is done; the next period counts from its last fsync (2.4 s)
-        let Next::Io { file: a, .. } = g.next_op() else {
-            panic!("a write after the sweep")
-        };
-        g.completed(OpKind::Write, at(4399));
-        let Next::Io { file: b, .. } = g.next_op() else {
-            panic!("4.399 s is less than 2 s after 2.4 s: no fsync yet")
-        };
-        g.completed(OpKind::Write, at(4400));
-        // only the files written since the sweep, in order
-        let mut want = vec![a.min(b), a.max(b)];
-        want.dedup();
-        assert_eq!(g.next_op(), Next::Fsync { file: want[0] });
-        // a stop in the middle of the sweep owes the rest of it, even without --fsync-end
-        assert_eq!(g.final_fsyncs(None, false), want[1..]);
-        assert!(g.final_fsyncs(None, false).is_empty(), "marks cleared");
-    }
-
-    /// seqrw (fio's rw=readwrite): 1.5 reads per write, exactly; the reads and the writes
-    /// each go through the set in order from its start, each from its own position (as fio
-    /// keeps one per direction), across the files and round again.
-    #[test]
-    fn seqrw_reads_and_writes_each_go_in_order() {
-        let fsize = 8 * 16384;
-        let mut g = OpGen::new(&job(Mode::Seqrw, 1), 2, fsize, 0);
-        let (mut reads, mut writes) = (Vec::new(), Vec::new());
-        for _ in 0..100 {
-            match g.next_op() {
-                Next::Io {
-                    kind,
-                    file,
-                    off,
-                    len,
-                    ..
-                } => {
-                    assert_eq!(len, 16384);
-                    let at = file as u64 * fsize + off;
-                    if kind == OpKind::Read {
-                        reads.push(at);
-                    } else {
-                        writes.push(at);
-                    }
-                }
-                other => panic!("unexpected {other:?} with fsync freq 0"),
-            }
-        }
-        assert_eq!((reads.len(), writes.len()), (60, 40));
-        // 16 blocks over the two files, in order, then from the start again
-        let in_order = |n: usize| (0..n).map(|i| (i as u64 % 16) * 16384).collect::<Vec<_>>();
-        assert_eq!(reads, in_order(60));
-        assert_eq!(writes, in_order(40));
-    }
-
-    #[test]
-    fn rndrw_keeps_the_exact_read_write_ratio() {
-        let mut g = OpGen::new(&job(Mode::Rndrw, 1), 4, 64 * 16384, 0);
-        let (mut r, mut w) = (0, 0);
-        for _ in 0..1000 {
-            match g.next_op() {
-                Next::Io {
-                    kind: OpKind::Read, ..
-                } => r += 1,
-                Next::Io {
-                    kind: OpKind::Write,
-                    ..
-                } => w += 1,
-                other => panic!("unexpected {other:?} with fsync freq 0"),
-            }
-        }
-        assert_eq!((r, w), (600, 400));
-    }
-
-    #[test]
-    fn fsync_follows_every_nth_write_to_a_file() {
-        let mut j = job(Mode::Seqrewr, 1);
-        j.fsync_freq = 10;
-        let mut g = OpGen::new(&j, 2, 16 * 16384, 0);
-        let mut seq = Vec::new();
-        for _ in 0..35 {
-            seq.push(g.next_op());
-        }
-        let fsyncs: Vec<usize> = seq
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| matches!(n, Next::Fsync { .. }))
-            .map(|(i, _)| i)
-            .collect();
-        // 16 blocks per file: writes 0..9 go to file 0, then its fsync; 6 more to file 0, then
-        // 10 to file 1 and its fsync; the rest leaves both files dirty.
-        assert_eq!(fsyncs, vec![10, 27]);
-        assert_eq!(seq[10], Next::Fsync { file: 0 });
-        assert_eq!(seq[27], Next::Fsync { file: 1 });
-        assert_eq!(g.final_fsyncs(None, true), vec![0, 1]);
-        assert_eq!(
-            g.final_fsyncs(None, true),
-            Vec::<u32>::new(),
-            "marks cleared"
-        );
-    }
-
-    #[test]
-    fn an_fsync_due_with_the_last_write_is_still_owed() {
-        let mut j = job(Mode::Rndwr, 1);
-        j.fsync_all = true;
-        let mut g = OpGen::new(&j, 4, 16 * 16384, 0);
-        let Next::Io { file, .. } = g.next_op() else {
-            panic!()
-        };
-        assert_eq!(g.final_fsyncs(None, false), vec![file]);
-    }
-
-    #[test]
-    fn sequential_threads_get_disjoint_whole_files() {
-        let j = job(Mode::Seqrd, 4);
-        let mut seen = std::collections::HashSet::new();
-        for t in 0..4 {
-            let mut g = OpGen::new(&j, 8, 4 * 16384, t);
-            for _ in 0..8 {
-                let Next::Io { file, off, .. } = g.next_op() else {
-                    panic!()
-                };
-                assert_eq!(file / 2, t, "thread {t} stays in its files");
-                assert!(seen.insert((file, off)));
-            }
-        }
-        assert_eq!(seen.len(), 32, "together they cover the set once");
-    }
-
-    fn with_bs(mode: Mode, bs: &str) -> Job {
-        let mut j = job(mode, 1);
-        match bs.parse::<crate::model::job::BsArg>().unwrap() {
-            crate::model::job::BsArg::Mix(m) => {
-                j.bs_bytes = m.last().unwrap().bs_bytes;
-                j.bs_mix = Some(m);
-            }
-            crate::model::job::BsArg::Range { min, max } => {
-                j.bs_bytes = max;
-                j.bs_range = Some(crate::model::job::BsRange {
-                    min_bytes: min,
-                    max_bytes: max,
-                    step_bytes: 4096,
-                });
-            }
-            crate::model::job::BsArg::One(b) => j.bs_bytes = b,
-        }
-        j
-    }
-
-    /// Draws `n` I/Os and checks each stays inside its file on the grid; returns the count of
-    /// each size index.
-    fn draw(j: &Job, files: u32, fsize: u64, n: usize) -> Vec<u64> {
-        let sizes = j.bs_sizes();
-        let mut g = OpGen::new(j, files, fsize, 0);
-        let mut c = vec![0u64; sizes.len()];
-        for _ in 0..n {
-            let Next::Io {
-                file, off, len, si, ..
-            } = g.next_op()
-            else {
-                panic!()
-            };
-            assert_eq!(len, sizes[si as usize]);
-            assert!(file < files);
-            assert!(off + len <= fsize, "{off} + {len} past {fsize}");
-            if j.mode.is_random() {
-                assert_eq!(off % sizes[0], 0, "on the grid of the smallest size");
-            }
-            c[si as usize] += 1;
-        }
-        c
-    }
-
-    #[test]
-    fn a_bs_mix_gives_each_size_its_weight() {
-        let j = with_bs(Mode::Rndrd, "4k:20,16k:50,1m:30");
-        let n = 200_000;
-        let c = draw(&j, 4, 4 << 20, n);
-        for (got, want) in c.iter().zip([0.2, 0.5, 0.3]) {
-            let share = *got as f64 / n as f64;
-            assert!((share - want).abs() < 0.02, "{c:?}");
-        }
-    }
-
-    #[test]
-    fn a_bs_range_gives_every_step_about_equally() {
-        let j = with_bs(Mode::Rndwr, "4k-64k");
-        assert_eq!(j.bs_sizes().len(), 16);
-        let n = 200_000;
-        let c = draw(&j, 2, 1 << 20, n);
-        for got in &c {
-            let share = *got as f64 / n as f64;
-            assert!((share - 1.0 / 16.0).abs() < 0.02, "{c:?}");
-        }
-    }
-
-    #[test]
-    fn sequential_mixes_advance_by_each_size_and_stay_in_their_files() {
-        let j = with_bs(Mode::Seqrd, "16k:50,64k:50");
-        let fsize = 256 << 10;
-        let mut g = OpGen::new(&j, 2, fsize, 0);
-        let mut expect = 0u64; // position in the set
-        for _ in 0..1000 {
-            let Next::Io { file, off, len, .. } = g.next_op() else {
-                panic!()
-            };
-            let at = file as u64 * fsize + off;
-            if expect + len > 2 * fsize {
-                expect = 0; // wraps
-            }
-            if expect % fsize + len > fsize {
-                expect = expect.next_multiple_of(fsize); // skips the rest of the file
-            }
-            assert_eq!(at, expect);
-            assert!(off + len <= fsize);
-            expect = at + len;
-            if expect >= 2 * fsize {
-                expect = 0;
-            }
-        }
-        // other thread counts: every I/O inside its file
-        for threads in [3, 5] {
-            let mut j = j.clone();
-            j.threads = threads;
-            for t in 0..threads {
-                let mut g = OpGen::new(&j, 2, fsize, t);
-                for _ in 0..200 {
-                    let Next::Io { off, len, .. } = g.next_op() else {
-                        panic!()
-                    };
-                    assert!(off + len <= fsize);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn bs_arg_parses_mixes_and_ranges_and_refuses_bad_ones() {
-        use crate::model::job::{BsArg, BsWeight};
-        assert_eq!("16k".parse::<BsArg>(), Ok(BsArg::One(16384)));
-        assert_eq!(
-            "1m:30,16k:70".parse::<BsArg>(),
-            Ok(BsArg::Mix(vec![
-                BsWeight {
-                    bs_bytes: 16384,
-                    weight_pct: 70
-                },
-                BsWeight {
-                    bs_bytes: 1 << 20,
-                    weight_pct: 30
-                }
-            ]))
-        );
-        // fio's rule: every multiple of the minimum (1k-4k was refused for a 4 KiB step)
-        assert_eq!(
-            "1k-4k".parse::<BsArg>(),
-            Ok(BsArg::Range {
-                min: 1024,
-                max: 4096
-            })
-        );
-        assert_eq!(
-            "4k-64k".parse::<BsArg>(),
-            Ok(BsArg::Range {
-                min: 4096,
-                max: 65536
-            })
-        );
-        for bad in [
-            "16k:70,1m",
-            "16k:70,1m:20",
-            "16k:70,16k:30",
-            "16k:0,1m:100",
-            "64k-4k",
-            "4k-4k",
-            "5000-64k",
-            "4k-65000",
-            "3k-8k",
-            "0",
-        ] {
-            assert!(bad.parse::<BsArg>().is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn a_single_size_draws_exactly_as_before() {
-        // one size takes no draw for the size: the offsets of a seed stay what they were
-        let j = job(Mode::Rndrd, 1);
-        let mut g = OpGen::new(&j, 4, 64 * 16384, 0);
-        let g2 = OffsetGen::new(&j.distribution, 4 * 64);
-        let mut rng = thread_rng(j.seed, 0);
-        for _ in 0..100 {
-            let b = g2.next(&mut rng);
-            let Next::Io { file, off, len, .. } = g.next_op() else {
-                panic!()
-            };
-            assert_eq!((file as u64, off, len), (b / 64, (b % 64) * 16384, 16384));
-        }
-    }
-
-    #[test]
-    fn a_base_offset_moves_every_io_into_the_range() {
-        let j = job(Mode::Rndrw, 1);
-        let mut g = OpGen::new(&j, 1, 64 * 16384, 0).with_base(1 << 20);
-        for _ in 0..1000 {
-            let Next::Io { file, off, .. } = g.next_op() else {
-                panic!()
-            };
-            assert_eq!(file, 0);
-            assert!((1 << 20..(1 << 20) + 64 * 16384).contains(&off), "{off}");
-            assert_eq!(off % 16384, 0);
-        }
-    }
-
-    #[test]
-    fn quota_splits_exactly() {
-        let mut j = job(Mode::Rndrd, 3);
-        j.limit = Limit::Ops(1000);
-        let q: Vec<u64> = (0..3).map(|t| thread_quota(&j, t).unwrap()).collect();
-        assert_eq!(q.iter().sum::<u64>(), 1000);
-        assert_eq!(q, vec![334, 333, 333]);
-    }
-}
+mod tests;

@@ -156,7 +156,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
         .verify
         .map(|s| Verifier::new(s, thread, sh.file_size_bytes, g.range(), job.seed));
     let quota = thread_quota(job, thread);
-    let mut done_in_window = 0u64;
+    let (mut done_in_window, mut bytes_in_window) = (0u64, 0u64);
     let mut pacer = Pacer::new(sh, thread_rate(job));
     let mut prev_lag = 0u64;
     let (mut p_ops, mut p_bytes) = (0u64, 0u64);
@@ -164,11 +164,14 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
     loop {
         if sh.stop.load(Relaxed)
             || sh.deadline.is_some_and(|d| now >= d)
-            || quota.is_some_and(|q| done_in_window >= q)
+            || quota.is_some_and(|q| q.paid(done_in_window, bytes_in_window))
         {
             break;
         }
         let ready = now;
+        if let Some(q) = quota {
+            g.cap(q.left(bytes_in_window));
+        }
         let next = g.next_op();
         let sched = pacer.peek();
         let t0 = match sched {
@@ -245,6 +248,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
         }
         if kind != OpKind::Fsync {
             done_in_window += 1;
+            bytes_in_window += bytes;
         }
     }
     if job.mode.writes() && !sh.stop.load(Relaxed) {
@@ -307,7 +311,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     let mut slots: Vec<Option<Slot>> = vec![None; depth + 1]; // index depth = the fsync slot
     let mut free: Vec<usize> = (0..depth).rev().collect();
     let quota = thread_quota(job, thread);
-    let mut issued_in_window = 0u64;
+    let (mut issued_in_window, mut bytes_in_window) = (0u64, 0u64);
     let mut inflight = 0usize;
     let mut pacer = Pacer::new(sh, thread_rate(job));
     let (mut p_ops, mut p_bytes) = (0u64, 0u64);
@@ -376,13 +380,16 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
         if !stopping
             && (sh.stop.load(Relaxed)
                 || sh.deadline.is_some_and(|d| now >= d)
-                || quota.is_some_and(|q| issued_in_window >= q))
+                || quota.is_some_and(|q| q.paid(issued_in_window, bytes_in_window)))
         {
             stopping = true;
         }
         // Issue as many as allowed.
         let mut wait_until: Option<Instant> = None;
         while !stopping && inflight < depth {
+            if let Some(q) = quota {
+                g.cap(q.left(bytes_in_window));
+            }
             let next = carry.take().unwrap_or_else(|| g.next_op());
             if let Next::Fsync { file } = next {
                 if inflight > 0 {
@@ -469,7 +476,8 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                     st.record_lag(prev_lag);
                 }
                 issued_in_window += 1;
-                if quota.is_some_and(|q| issued_in_window >= q) {
+                bytes_in_window += len;
+                if quota.is_some_and(|q| q.paid(issued_in_window, bytes_in_window)) {
                     stopping = true;
                 }
             }

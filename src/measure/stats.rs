@@ -385,7 +385,7 @@ pub fn cell_result(
     let [r, w, f] = &merged.op;
     let time_limit = match job.job.limit {
         crate::model::job::Limit::TimeS(t) => Some(t),
-        crate::model::job::Limit::Ops(_) => None,
+        crate::model::job::Limit::Ops(_) | crate::model::job::Limit::Bytes(_) => None,
     };
     let (window_s, fixed_window) = match time_limit {
         Some(t) if !interrupted && duration_s >= t => (t, true),

@@ -662,6 +662,51 @@ pub enum Limit {
     TimeS(f64),
     /// Exactly this many read+write operations in total across all threads (fsyncs come on top).
     Ops(u64),
+    /// Exactly this many bytes read and written in total across all threads (fio's `size=`
+    /// of a size-bound job): each thread its share, its last I/O trimmed to what is left.
+    Bytes(u64),
+}
+
+/// How random offsets are drawn (`--random-map`; fio's `norandommap` and `random_generator`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum RandomMap {
+    /// Each offset drawn with replacement: some blocks twice, some not at all (fio's
+    /// `norandommap`).
+    #[default]
+    Off,
+    /// fio's default: each thread keeps a bitmap of its blocks; a drawn block already done
+    /// moves on to the next one not done, an I/O is trimmed to the blocks not done from its
+    /// start, and the bitmap is cleared when every block is done (one pass).
+    Bitmap,
+    /// fio's `random_generator=lfsr`: a full-period permutation of the thread's blocks, each
+    /// once per pass, without a bitmap.
+    Lfsr,
+}
+
+impl RandomMap {
+    pub const NAMES: &'static str = "off, bitmap or lfsr";
+    pub fn name(self) -> &'static str {
+        match self {
+            RandomMap::Off => "off",
+            RandomMap::Bitmap => "bitmap",
+            RandomMap::Lfsr => "lfsr",
+        }
+    }
+}
+
+impl FromStr for RandomMap {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "off" => Ok(RandomMap::Off),
+            "bitmap" => Ok(RandomMap::Bitmap),
+            "lfsr" => Ok(RandomMap::Lfsr),
+            _ => Err(format!("'{s}' is not a random map: use {}", Self::NAMES)),
+        }
+    }
 }
 
 /// One fully resolved workload cell: everything a worker needs.
@@ -703,6 +748,13 @@ pub struct Job {
     /// thread keeps to its own part of the set (docs/verify.md).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub verify: bool,
+    /// `--random-map`: how random offsets are drawn (absent: with replacement).
+    #[serde(default, skip_serializing_if = "is_off")]
+    pub random_map: RandomMap,
+}
+
+fn is_off(m: &RandomMap) -> bool {
+    *m == RandomMap::Off
 }
 
 impl Job {

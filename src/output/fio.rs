@@ -192,6 +192,7 @@ fn job_options(c: &CellResult) -> Map<String, Value> {
             put("time_based", "1".into());
         }
         Limit::Ops(n) => put("number_ios", (n / u64::from(j.threads.max(1))).to_string()),
+        Limit::Bytes(n) => put("io_size", (n / u64::from(j.threads.max(1))).to_string()),
     }
     if j.ramp_s > 0.0 {
         put("ramp_time", format!("{}", j.ramp_s));

@@ -323,8 +323,8 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "norandommap",
         Bool,
-        Approximated,
-        "iolab keeps no random map: it always draws offsets with repetition (a size-bound random job without `norandommap` is noted)",
+        Supported,
+        "`--random-map off` (offsets drawn with repetition); without it a uniform random job keeps fio's random map (`--random-map bitmap`: each block once per pass, an I/O trimmed to the blocks not done)",
     ),
     o(
         "file_service_type",
@@ -462,14 +462,14 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "random_generator",
         Choice,
-        Refused,
-        "iolab's generator is Xoshiro256++",
+        Approximated,
+        "`tausworthe`, `tausworthe64`: iolab's own generator (Xoshiro256++) with fio's random map; `lfsr`: `--random-map lfsr`, a full-period sequence that touches each block once per pass without a bitmap, not fio's exact sequence",
     ),
     o(
         "allrandrepeat",
         Bool,
-        Refused,
-        "iolab's buffers are not seeded",
+        Approximated,
+        "offsets and the read/write mix are seeded as `randrepeat`/`randseed` say; iolab's buffer contents are not seeded",
     ),
     o(
         "rate_min",

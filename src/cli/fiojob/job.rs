@@ -85,7 +85,7 @@ pub(super) fn translate_job(
     }
 
     // block sizes: bssplit, else bsrange, else bs (fio's precedence)
-    let (bs_fixed, bs_mean) = block_sizes(&mut c, &mut f);
+    let (bs_fixed, bs_min) = block_sizes(&mut c, &mut f);
     if let Some(ba) = c.size("blockalign")
         && bs_fixed != Some(ba)
     {
@@ -327,28 +327,44 @@ pub(super) fn translate_job(
         (_, true) => c.bad("time_based", "needs runtime= (how long)"),
         _ => {
             if let Some(bytes) = per_job_bytes.filter(|b| *b > 0) {
-                let per_clone = match bs_fixed {
-                    Some(b) => bytes / b,
-                    None => {
-                        notes.push(format!(
-                            "size-bound with mixed block sizes: {} operations of {bs_mean:.0} bytes on average stand for size={bytes}",
-                            (bytes as f64 / bs_mean).round(),
-                        ));
-                        (bytes as f64 / bs_mean).round() as u64
-                    }
-                };
-                let ops = per_clone.saturating_mul(numjobs).saturating_mul(loops);
-                if ops == 0 {
+                if bytes < bs_min {
                     c.bad_job("", format!(": size {bytes} is smaller than one block"));
                 }
-                f("ops", ops.to_string());
-                // fio's random map: a size-bound random job touches each block once per loop
-                if random && !c.bool("norandommap").unwrap_or(false) {
-                    notes.push(format!(
-                        "size-bound random job without norandommap: fio would touch each block once per loop; iolab draws {ops} offsets with repetition (some blocks twice, some not at all), as fio does with norandommap"
-                    ));
+                match bs_fixed {
+                    Some(b) => {
+                        let ops = (bytes / b).saturating_mul(numjobs).saturating_mul(loops);
+                        f("ops", ops.to_string());
+                    }
+                    // mixed sizes: the bytes themselves, each thread's last I/O trimmed to fit
+                    None => f(
+                        "io-size",
+                        bytes
+                            .saturating_mul(numjobs)
+                            .saturating_mul(loops)
+                            .to_string(),
+                    ),
                 }
             }
+        }
+    }
+    // fio's random map (default): each block once per pass; random_generator=lfsr walks a
+    // full-period sequence instead; norandommap draws with replacement (iolab's own default)
+    if random {
+        let lfsr = match c.val("random_generator").as_deref().map(str::trim) {
+            None | Some("tausworthe") | Some("tausworthe64") => false,
+            Some("lfsr") => true,
+            Some(_) => {
+                c.bad("random_generator", "not tausworthe, tausworthe64 or lfsr");
+                false
+            }
+        };
+        let uniform = c
+            .val("random_distribution")
+            .is_none_or(|d| d.trim() == "random");
+        if lfsr {
+            f("random-map", "lfsr".into());
+        } else if !c.bool("norandommap").unwrap_or(false) && uniform {
+            f("random-map", "bitmap".into());
         }
     }
     // invalidate=0: fio leaves the page cache as it is; iolab has no such run
@@ -459,8 +475,8 @@ fn share(bytes: u64, pct: u32, bs: Option<u64>) -> u64 {
 }
 
 /// Block sizes: `bssplit`, else `bsrange`, else `bs` (fio's precedence). The fixed size, if
-/// one, and the mean.
-fn block_sizes(c: &mut Ctx, f: &mut impl FnMut(&str, String)) -> (Option<u64>, f64) {
+/// one, and the smallest.
+fn block_sizes(c: &mut Ctx, f: &mut impl FnMut(&str, String)) -> (Option<u64>, u64) {
     let kb = c.kb;
     if let Some(v) = c.one_for_both("bssplit") {
         let mut parts: Vec<(u64, Option<u32>)> = Vec::new();
@@ -482,46 +498,46 @@ fn block_sizes(c: &mut Ctx, f: &mut impl FnMut(&str, String)) -> (Option<u64>, f
         let open = parts.iter().filter(|p| p.1.is_none()).count() as u32;
         if given > 100 || (open == 0 && given != 100) || parts.is_empty() {
             c.bad("bssplit", "the percentages must add up to 100");
-            return (Some(4096), 4096.0);
+            return (Some(4096), 4096);
         }
         let share = (100 - given).checked_div(open).unwrap_or(0);
         let mut rest = (100 - given).checked_rem(open).unwrap_or(0);
         let mut mix = Vec::new();
-        let mut mean = 0.0;
+        let mut min = u64::MAX;
         for (b, p) in parts {
             let p = p.unwrap_or_else(|| {
                 let extra = u32::from(rest > 0);
                 rest = rest.saturating_sub(1);
                 share + extra
             });
-            mean += b as f64 * p as f64 / 100.0;
+            min = min.min(b);
             mix.push(format!("{b}:{p}"));
         }
         f("bs", mix.join(","));
-        return (None, mean);
+        return (None, min);
     }
     if let Some(v) = c.one_for_both("bsrange") {
         let Some((lo, hi)) = v.split_once('-').or_else(|| v.split_once(':')) else {
             c.bad("bsrange", "use LOW-HIGH (e.g. 4k-64k)");
-            return (Some(4096), 4096.0);
+            return (Some(4096), 4096);
         };
         let (Ok(mut lo), Ok(mut hi)) = (
             fio_vocab::parse_size(lo, kb).map_err(|e| c.bad("bsrange", e)),
             fio_vocab::parse_size(hi, kb).map_err(|e| c.bad("bsrange", e)),
         ) else {
-            return (Some(4096), 4096.0);
+            return (Some(4096), 4096);
         };
         if lo > hi {
             std::mem::swap(&mut lo, &mut hi);
         }
         if lo == hi {
             f("bs", lo.to_string());
-            return (Some(lo), lo as f64);
+            return (Some(lo), lo);
         }
         // fio draws multiples of the minimum up to the maximum (the plan does the same)
         let top = hi - hi % lo.max(1);
         f("bs", format!("{lo}-{top}"));
-        return (None, (lo + top) as f64 / 2.0);
+        return (None, lo);
     }
     let b = match c.one_for_both("bs") {
         Some(v) => fio_vocab::parse_size(&v, kb)
@@ -531,10 +547,10 @@ fn block_sizes(c: &mut Ctx, f: &mut impl FnMut(&str, String)) -> (Option<u64>, f
     };
     if b == 0 {
         c.bad("bs", "a block size of 0");
-        return (Some(4096), 4096.0);
+        return (Some(4096), 4096);
     }
     f("bs", b.to_string());
-    (Some(b), b as f64)
+    (Some(b), b)
 }
 
 /// fio's `random_distribution` as iolab's `--distribution`; `None`: not one iolab draws. A

@@ -46,7 +46,7 @@ fn every_supported_option_becomes_run_options() {
     );
     assert_eq!(
         args("oltp-mix"),
-        "--mode=rndrw --rwmixread=70 --bs=4096:50,16384:25,65536:25 --engine=io_uring --iodepth=16 --direct --threads=1 --fsync-freq=16 --fsync-end=true --files=2 --size=536870912 --dir=/data/bench --ops=23831 --distribution=zoned:60/10:30/20:10/70"
+        "--mode=rndrw --rwmixread=70 --bs=4096:50,16384:25,65536:25 --engine=io_uring --iodepth=16 --direct --threads=1 --fsync-freq=16 --fsync-end=true --files=2 --size=536870912 --dir=/data/bench --io-size=536870912 --distribution=zoned:60/10:30/20:10/70"
     );
     assert_eq!(
         args("log"),
