@@ -158,3 +158,33 @@ fn concurrent_size_bound_jobs_each_get_their_own_runtime_and_rate() {
         }
     }
 }
+
+/// verify=: fio writes ONE job whose "write" holds the writes and whose "read" holds the verify
+/// reads (fio 3.33: `rw=write size=1m verify=crc32c` is one job, 1 MiB written and 1 MiB read).
+/// Before, iolab wrote a second job of the same name for its read-back phase.
+#[test]
+fn a_verify_job_is_one_fio_job_with_its_verify_reads() {
+    if !have_fio("a_verify_job_is_one_fio_job_with_its_verify_reads") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let text = "[w]\nioengine=psync\nrw=write\nbs=4k\nsize=1m\nverify=crc32c\n";
+    let f = fio_json(d.path(), text);
+    let (ours, own) = iolab_json(d.path(), text);
+    for (who, doc) in [("fio", &f), ("iolab", &ours)] {
+        let jobs = doc["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), 1, "{who}: one job");
+        let j = &jobs[0];
+        assert_eq!(j["jobname"], "w", "{who}");
+        assert_eq!(j["write"]["io_bytes"], 1 << 20, "{who}: writes");
+        assert_eq!(j["write"]["total_ios"], 256, "{who}: writes");
+        assert_eq!(j["read"]["io_bytes"], 1 << 20, "{who}: verify reads");
+        assert_eq!(j["read"]["total_ios"], 256, "{who}: verify reads");
+    }
+    let j = &ours["jobs"][0];
+    let runtime = |d: &str| j[d]["runtime"].as_u64().unwrap();
+    assert!(j["read"]["clat_ns"]["N"].as_u64() == Some(256));
+    assert!(j["job_runtime"].as_u64().unwrap() >= runtime("read").max(runtime("write")));
+    // iolab's own document keeps the two measured passes
+    assert_eq!(own["runs"].as_array().map(Vec::len), Some(2));
+}

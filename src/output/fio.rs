@@ -112,10 +112,21 @@ pub fn fio_json(doc: &RunDoc, bins: bool, jobfile: Option<&Value>) -> Value {
     // A phase of concurrent roles is one group of jobs, one job per role (named by the role),
     // as fio reports the jobs it ran between two stonewalls.
     let mut jobs: Vec<Value> = Vec::new();
+    // the file job the last job written came from (a one-job phase)
+    let mut last: Option<&Value> = None;
     for (i, c) in doc.runs.iter().enumerate() {
         for (role, rc) in crate::model::run::flat_cells(std::slice::from_ref(c)) {
             let mut j = job(&rc, i, bins);
             let from_file = jobfile.and_then(|f| file_job(f, i, role.as_deref()));
+            // a verify read-back is the next cell of the same one-job phase: fio reports its
+            // reads in the job that wrote (one job, both directions)
+            let same =
+                from_file.filter(|f| role.is_none() && last.is_some_and(|l| std::ptr::eq(l, *f)));
+            last = from_file.filter(|_| role.is_none());
+            if let (Some(_), Some(into)) = (same, jobs.last_mut()) {
+                fold_job(into, &j);
+                continue;
+            }
             if let Some(fj) = from_file {
                 // the job as its file says: its name and its resolved options, fio's spelling
                 if let Some(n) = file_job_name(fj) {
@@ -133,6 +144,92 @@ pub fn fio_json(doc: &RunDoc, bins: bool, jobfile: Option<&Value>) -> Value {
     top.insert("jobs".into(), Value::Array(jobs));
     top.insert("disk_util".into(), disk_util(doc));
     Value::Object(top)
+}
+
+/// Adds job `from` (a verify read-back of the same fio job) into `into`, as fio reports a job
+/// that wrote and then verified: each direction's I/Os, bytes and runtime added (rates over the
+/// added runtime; a direction only one of them did is taken whole; where both did, latency
+/// min/max/mean/N are combined, the stddev and percentiles are those of the larger), the job's runtime and
+/// elapsed time added, CPU and latency buckets weighted by runtime and I/Os.
+fn fold_job(into: &mut Value, from: &Value) {
+    let n = |v: &Value, k: &str| v[k].as_u64().unwrap_or(0);
+    let ios = |j: &Value| n(&j["read"], "total_ios") + n(&j["write"], "total_ios");
+    let (wa, wb) = (ios(into) as f64, ios(from) as f64);
+    for k in ["latency_ns", "latency_us", "latency_ms"] {
+        if let (Some(a), Some(b)) = (into[k].as_object_mut(), from[k].as_object())
+            && wa + wb > 0.0
+        {
+            for (key, v) in a.iter_mut() {
+                let (x, y) = (v.as_f64().unwrap_or(0.0), b[key].as_f64().unwrap_or(0.0));
+                *v = ((x * wa + y * wb) / (wa + wb)).into();
+            }
+        }
+    }
+    let (ra, rb) = (n(into, "job_runtime") as f64, n(from, "job_runtime") as f64);
+    for k in ["usr_cpu", "sys_cpu"] {
+        let (x, y) = (
+            into[k].as_f64().unwrap_or(0.0),
+            from[k].as_f64().unwrap_or(0.0),
+        );
+        into[k] = if ra + rb > 0.0 {
+            ((x * ra + y * rb) / (ra + rb)).into()
+        } else {
+            x.into()
+        };
+    }
+    for k in ["job_runtime", "elapsed"] {
+        into[k] = (n(into, k) + n(from, k)).into();
+    }
+    if into["error"] == 0 {
+        into["error"] = from["error"].clone();
+    }
+    into["sync"]["total_ios"] =
+        (n(&into["sync"], "total_ios") + n(&from["sync"], "total_ios")).into();
+    if n(&into["sync"]["lat_ns"], "N") == 0 {
+        into["sync"]["lat_ns"] = from["sync"]["lat_ns"].clone();
+    }
+    for d in ["read", "write", "trim"] {
+        let (a, b) = (&into[d], &from[d]);
+        if n(b, "total_ios") == 0 {
+            continue;
+        }
+        if n(a, "total_ios") == 0 {
+            into[d] = b.clone();
+            continue;
+        }
+        let mut m = a.clone();
+        for k in [
+            "io_bytes",
+            "io_kbytes",
+            "total_ios",
+            "short_ios",
+            "drop_ios",
+            "runtime",
+        ] {
+            m[k] = (n(a, k) + n(b, k)).into();
+        }
+        let ms = n(&m, "runtime").max(1);
+        let bw = n(&m, "io_bytes") * 1000 / ms;
+        m["bw_bytes"] = bw.into();
+        m["bw"] = (bw / 1024).into();
+        m["iops"] = (n(&m, "total_ios") as f64 * 1000.0 / ms as f64).into();
+        for k in ["slat_ns", "clat_ns", "lat_ns"] {
+            let (x, y) = (&a[k], &b[k]);
+            let (nx, ny) = (n(x, "N"), n(y, "N"));
+            let mut l = if ny > nx { y.clone() } else { x.clone() };
+            if nx > 0 && ny > 0 {
+                let f = |v: &Value, k: &str| v[k].as_f64().unwrap_or(0.0);
+                l["min"] = n(x, "min").min(n(y, "min")).into();
+                l["max"] = n(x, "max").max(n(y, "max")).into();
+                l["mean"] = ((f(x, "mean") * nx as f64 + f(y, "mean") * ny as f64)
+                    / (nx + ny) as f64)
+                    .into();
+                l["N"] = (nx + ny).into();
+            }
+            m[k] = l;
+        }
+        into[d] = m;
+    }
 }
 
 /// The file set, in fio's option names (values are strings, as fio prints them).
