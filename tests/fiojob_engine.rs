@@ -188,3 +188,38 @@ fn a_verify_job_is_one_fio_job_with_its_verify_reads() {
     // iolab's own document keeps the two measured passes
     assert_eq!(own["runs"].as_array().map(Vec::len), Some(2));
 }
+
+/// rw=readwrite with verify=: fio reads the job's own reads and then every block it wrote (16 MiB
+/// of reads for size=16m); before, iolab checked its reads as they went and read 8 MiB.
+/// verify_backlog=16 on a write job: one measured mode whose reads are the writes read back
+/// every 16, as fio's (before: a second seqrd mode after all the writes).
+#[test]
+fn verify_reads_back_every_write_of_a_mixed_job_and_every_n_with_a_backlog() {
+    if !have_fio("verify_reads_back_every_write_of_a_mixed_job_and_every_n_with_a_backlog") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    for text in [
+        "[rw]\nioengine=psync\nrw=readwrite\nbs=4k\nsize=16m\nverify=crc32c\n",
+        "[rw]\nioengine=libaio\niodepth=4\nrw=randrw\nbs=4k\nsize=8m\nverify=md5\n",
+        "[b]\nioengine=psync\nrw=randwrite\nbs=4k\nsize=1m\nverify=crc32c\nverify_backlog=16\n",
+        "[b]\nioengine=libaio\niodepth=8\nrw=write\nbs=4k\nsize=1m\nverify=crc32c\nverify_backlog=16\n",
+    ] {
+        let f = fio_json(d.path(), text);
+        let (ours, own) = iolab_json(d.path(), text);
+        let (fj, ij) = (&f["jobs"][0], &ours["jobs"][0]);
+        let bytes = |j: &serde_json::Value, dir: &str| j[dir]["io_bytes"].as_u64().unwrap();
+        assert_eq!(ours["jobs"].as_array().unwrap().len(), 1, "{text}");
+        assert_eq!(bytes(ij, "read"), bytes(fj, "read"), "read bytes: {text}");
+        // the split of a mixed job's writes depends on its draws; reads + writes = size
+        let total = |j| bytes(j, "read") + bytes(j, "write");
+        let off = (total(ij) as f64 / total(fj) as f64 - 1.0).abs();
+        assert!(off < 0.05, "iolab {} fio {}: {text}", total(ij), total(fj));
+        let runs = own["runs"].as_array().map_or(1, Vec::len);
+        assert_eq!(runs, 1, "one measured mode: {text}");
+        let checked = own["verify"]["checked"]
+            .as_u64()
+            .or(own["results"]["verify"]["checked"].as_u64());
+        assert_eq!(checked, Some(bytes(ij, "write") / 4096), "{own}");
+    }
+}

@@ -524,6 +524,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         limit,
         ramp_s: a.ramp,
         verify: a.verify,
+        verify_backlog: a.verify_backlog.unwrap_or(0),
         random_map: a.random_map,
     };
     let cells: Vec<Job> = match modes {

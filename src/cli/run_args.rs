@@ -280,6 +280,11 @@ pub struct RunArgs {
     /// keeps to its own part of the set. With --keep, `iolab verify --dir` checks it later.
     #[arg(long)]
     pub verify: bool,
+    /// With --verify: every N writes, each thread reads those N back and checks them before
+    /// writing on (and what is left after its last write), in the same mode (fio's
+    /// verify_backlog); a size-bound mode then moves its bytes both ways.
+    #[arg(long, value_name = "N", requires = "verify", value_parser = at_least_one::<u64>)]
+    pub verify_backlog: Option<u64>,
     /// When --dir holds a set of other sizes: remove its files (iolab-file.N only) and prepare
     /// the set afresh instead of refusing; the new set counts as this run's (removed at the end
     /// unless --keep).

@@ -7,6 +7,7 @@
 //! read: one CRC-32C per block. No allocation, no system call.
 
 use super::buf::AlignedBuf;
+use super::opgen::Next;
 use crate::error::{Error, Result};
 use crate::measure::stats::ThreadVerify;
 use crate::model::verify::{
@@ -24,6 +25,18 @@ pub struct VerifySetup {
     pub gens: Vec<u32>,
 }
 
+/// fio's `verify_backlog=N` (`--verify-backlog N`): every N writes a thread issues, it reads
+/// those N back (and checks them) before writing more; when its writes are done, what is left.
+/// The pieces wait in an array made before the phase (N entries), so nothing is allocated per
+/// I/O.
+struct Backlog {
+    /// The writes not yet read back, in the order issued: (file, offset, length, size index).
+    pending: Vec<(u32, u64, u64, u8)>,
+    /// While reading back: the next of `pending` to read.
+    next: usize,
+    draining: bool,
+}
+
 /// One thread's verifier.
 pub struct Verifier {
     run_id: u64,
@@ -35,6 +48,7 @@ pub struct Verifier {
     /// The thread's base pattern (one verify block), XORed with each write's key.
     base: AlignedBuf,
     result: VerifyResult,
+    backlog: Option<Backlog>,
 }
 
 impl Verifier {
@@ -52,7 +66,64 @@ impl Verifier {
             gens,
             base: AlignedBuf::new(setup.block as usize, 64, seed ^ 0x5652_4659 ^ thread as u64),
             result: VerifyResult::default(),
+            backlog: None,
         }
+    }
+
+    /// `--verify-backlog N` (0: none, the blocks are read back by a later read mode).
+    pub fn with_backlog(mut self, n: u64) -> Self {
+        self.backlog = (n > 0).then(|| Backlog {
+            pending: Vec::with_capacity(n as usize),
+            next: 0,
+            draining: false,
+        });
+        self
+    }
+
+    /// A write was issued at (`file`, `off`, `len`) (size index `si`): with a backlog, it waits
+    /// to be read back; the Nth starts the read-back.
+    #[inline]
+    pub fn wrote(&mut self, file: u32, off: u64, len: u64, si: u8) {
+        if let Some(b) = &mut self.backlog {
+            if b.pending.len() < b.pending.capacity() {
+                b.pending.push((file, off, len, si));
+            }
+            b.draining |= b.pending.len() == b.pending.capacity();
+        }
+    }
+
+    /// Writes wait to be read back (the thread goes on until they are, after its quota).
+    #[inline]
+    pub fn backlog_left(&self) -> bool {
+        self.backlog
+            .as_ref()
+            .is_some_and(|b| b.next < b.pending.len())
+    }
+
+    /// The next read-back of the backlog, when one is due: N writes were issued since the last
+    /// read-back, or `writes_done` (the thread's quota is paid) and some are left. None: go on
+    /// with the job's own operations (the backlog emptied, ready for the next N).
+    #[inline]
+    pub fn back(&mut self, writes_done: bool) -> Option<Next> {
+        let b = self.backlog.as_mut()?;
+        b.draining |= writes_done;
+        if !b.draining {
+            return None;
+        }
+        if let Some(&(file, off, len, si)) = b.pending.get(b.next) {
+            b.next += 1;
+            return Some(Next::Io {
+                kind: crate::measure::stats::OpKind::Read,
+                file,
+                off,
+                len,
+                si,
+            });
+        }
+        b.pending.clear();
+        b.next = 0;
+        b.draining = false;
+        None
     }
 
     #[inline]
@@ -339,4 +410,61 @@ pub fn verify_set(dir: &Path) -> Result<(StateHead, VerifyResult, u64)> {
         }
     }
     Ok((head, res, unwritten))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::stats::OpKind;
+
+    fn verifier(backlog: u64) -> Verifier {
+        let setup = VerifySetup {
+            run_id: 1,
+            block: 4096,
+            gens: vec![0; 64],
+        };
+        Verifier::new(&setup, 0, 64 * 4096, (0, 64 * 4096), 7).with_backlog(backlog)
+    }
+
+    fn read_at(n: Option<Next>) -> Option<u64> {
+        match n? {
+            Next::Io {
+                kind: OpKind::Read,
+                off,
+                len: 4096,
+                ..
+            } => Some(off),
+            other => panic!("not a read-back: {other:?}"),
+        }
+    }
+
+    /// verify_backlog=4: nothing is due before the 4th write; then those 4 are read back in the
+    /// order written, then the job goes on; after its last write, what is left.
+    #[test]
+    fn a_backlog_reads_back_every_n_writes_in_order_and_the_rest_at_the_end() {
+        let mut v = verifier(4);
+        for (i, off) in [3u64, 0, 2].iter().enumerate() {
+            v.wrote(0, off * 4096, 4096, 0);
+            assert_eq!(read_at(v.back(false)), None, "write {i}");
+        }
+        v.wrote(0, 9 * 4096, 4096, 0);
+        assert!(v.backlog_left());
+        let back: Vec<u64> = std::iter::from_fn(|| read_at(v.back(false))).collect();
+        assert_eq!(back, [3 * 4096, 0, 2 * 4096, 9 * 4096]);
+        assert!(!v.backlog_left());
+        v.wrote(0, 5 * 4096, 4096, 0);
+        assert_eq!(read_at(v.back(false)), None, "one write: not due");
+        assert_eq!(
+            read_at(v.back(true)),
+            Some(5 * 4096),
+            "writes done: the rest"
+        );
+        assert_eq!(read_at(v.back(true)), None);
+        assert!(!v.backlog_left());
+        // without a backlog nothing is ever due
+        let mut none = verifier(0);
+        none.wrote(0, 0, 4096, 0);
+        assert!(!none.backlog_left());
+        assert_eq!(read_at(none.back(true)), None);
+    }
 }

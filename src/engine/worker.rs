@@ -154,7 +154,8 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
     let mut buf = AlignedBuf::new(bs, sh.mem_align, job.seed ^ thread as u64);
     let mut vf = sh
         .verify
-        .map(|s| Verifier::new(s, thread, sh.file_size_bytes, g.range(), job.seed));
+        .map(|s| Verifier::new(s, thread, sh.file_size_bytes, g.range(), job.seed))
+        .map(|v| v.with_backlog(job.verify_backlog));
     let quota = thread_quota(job, thread);
     let (mut done_in_window, mut bytes_in_window) = (0u64, 0u64);
     let mut pacer = Pacer::new(sh, thread_rate(job));
@@ -162,17 +163,21 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
     let (mut p_ops, mut p_bytes) = (0u64, 0u64);
     let mut now = Instant::now();
     loop {
+        let paid = quota.is_some_and(|q| q.paid(done_in_window, bytes_in_window));
         if sh.stop.load(Relaxed)
             || sh.deadline.is_some_and(|d| now >= d)
-            || quota.is_some_and(|q| q.paid(done_in_window, bytes_in_window))
+            || (paid && !vf.as_ref().is_some_and(Verifier::backlog_left))
         {
             break;
         }
         let ready = now;
+        // --verify-backlog: a read-back of the thread's last writes when one is due (not
+        // counted in the quota)
+        let back = vf.as_mut().and_then(|v| v.back(paid));
         if let Some(q) = quota {
             g.cap(q.left(bytes_in_window));
         }
-        let next = g.next_op();
+        let next = back.unwrap_or_else(|| g.next_op());
         let sched = pacer.peek();
         let t0 = match sched {
             Some(s) if s > now => Pacer::wait(s, now),
@@ -203,6 +208,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
                 let b = &mut buf.bytes_mut()[..len as usize];
                 if let Some(v) = &mut vf {
                     v.stamp(b, file, off);
+                    v.wrote(file, off, len, si);
                 }
                 let r = eng.write(file, off, b);
                 if let (Err(_), Some(v)) = (r, &mut vf) {
@@ -246,7 +252,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
             }
             Err(e) => st.error(e),
         }
-        if kind != OpKind::Fsync {
+        if kind != OpKind::Fsync && back.is_none() {
             done_in_window += 1;
             bytes_in_window += bytes;
         }
@@ -307,7 +313,8 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     let mut g = OpGen::new(job, files, sh.file_size_bytes, thread).with_base(sh.base_offset);
     let mut vf = sh
         .verify
-        .map(|s| Verifier::new(s, thread, sh.file_size_bytes, g.range(), job.seed));
+        .map(|s| Verifier::new(s, thread, sh.file_size_bytes, g.range(), job.seed))
+        .map(|v| v.with_backlog(job.verify_backlog));
     let mut slots: Vec<Option<Slot>> = vec![None; depth + 1]; // index depth = the fsync slot
     let mut free: Vec<usize> = (0..depth).rev().collect();
     let quota = thread_quota(job, thread);
@@ -316,6 +323,8 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     let mut pacer = Pacer::new(sh, thread_rate(job));
     let (mut p_ops, mut p_bytes) = (0u64, 0u64);
     let mut carry: Option<Next> = None;
+    // The carried operation is a --verify-backlog read-back (outside the quota).
+    let mut carry_back = false;
     // The carried operation is ready and only waits for its slot (lag counts from the slot).
     let mut waits_for_slot = false;
     let mut prev_lag = 0u64;
@@ -380,17 +389,36 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
         if !stopping
             && (sh.stop.load(Relaxed)
                 || sh.deadline.is_some_and(|d| now >= d)
-                || quota.is_some_and(|q| q.paid(issued_in_window, bytes_in_window)))
+                || (quota.is_some_and(|q| q.paid(issued_in_window, bytes_in_window))
+                    && !vf.as_ref().is_some_and(Verifier::backlog_left)))
         {
             stopping = true;
         }
         // Issue as many as allowed.
         let mut wait_until: Option<Instant> = None;
         while !stopping && inflight < depth {
-            if let Some(q) = quota {
-                g.cap(q.left(bytes_in_window));
-            }
-            let next = carry.take().unwrap_or_else(|| g.next_op());
+            let paid = quota.is_some_and(|q| q.paid(issued_in_window, bytes_in_window));
+            let mut is_back = std::mem::take(&mut carry_back);
+            let next = match carry.take() {
+                Some(n) => n,
+                // --verify-backlog: a read-back of the thread's last writes when one is due
+                None => match vf.as_mut().and_then(|v| v.back(paid)) {
+                    Some(n) => {
+                        is_back = true;
+                        n
+                    }
+                    None if paid => {
+                        stopping = true;
+                        break;
+                    }
+                    None => {
+                        if let Some(q) = quota {
+                            g.cap(q.left(bytes_in_window));
+                        }
+                        g.next_op()
+                    }
+                },
+            };
             if let Next::Fsync { file } = next {
                 if inflight > 0 {
                     carry = Some(next); // drain first: the fsync covers completed writes
@@ -415,6 +443,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 && s > t
             {
                 carry = Some(next);
+                carry_back = is_back;
                 waits_for_slot = true;
                 wait_until = Some(s);
                 break;
@@ -438,6 +467,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                     .any(|o| o.file == file && o.off < off + len && off < o.off + o.bytes)
             {
                 carry = Some(next);
+                carry_back = is_back;
                 break;
             }
             let slot = free.pop().expect("a free slot when inflight < depth");
@@ -459,6 +489,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 // SAFETY: as below: the slot's `len` bytes inside bufs, no I/O in flight on it.
                 let b = unsafe { std::slice::from_raw_parts_mut(ptr, len as usize) };
                 v.stamp(b, file, off);
+                v.wrote(file, off, len, si);
             }
             // SAFETY: the slot's buffer stays valid and untouched until its completion is
             // reaped: the slot returns to `free` only then, and `bufs` outlives the loop.
@@ -475,9 +506,13 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 if sched.is_some() {
                     st.record_lag(prev_lag);
                 }
-                issued_in_window += 1;
-                bytes_in_window += len;
-                if quota.is_some_and(|q| q.paid(issued_in_window, bytes_in_window)) {
+                if !is_back {
+                    issued_in_window += 1;
+                    bytes_in_window += len;
+                }
+                if quota.is_some_and(|q| q.paid(issued_in_window, bytes_in_window))
+                    && !vf.as_ref().is_some_and(Verifier::backlog_left)
+                {
                     stopping = true;
                 }
             }

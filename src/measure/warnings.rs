@@ -297,6 +297,7 @@ mod tests {
             limit: Limit::TimeS(10.0),
             ramp_s: 0.0,
             verify: false,
+            verify_backlog: 0,
             random_map: Default::default(),
         }
     }

@@ -748,9 +748,17 @@ pub struct Job {
     /// thread keeps to its own part of the set (docs/verify.md).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub verify: bool,
+    /// `--verify-backlog N` (fio's `verify_backlog`): each thread reads back and checks its last
+    /// N writes every N writes, and what is left when its writes are done (0: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub verify_backlog: u64,
     /// `--random-map`: how random offsets are drawn (absent: with replacement).
     #[serde(default, skip_serializing_if = "is_off")]
     pub random_map: RandomMap,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn is_off(m: &RandomMap) -> bool {

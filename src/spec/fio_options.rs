@@ -357,7 +357,7 @@ pub const OPTIONS: &[FioOption] = &[
         "verify",
         Choice,
         Approximated,
-        "`--verify` and a read-back phase (docs/fio-jobs.md, Verification): iolab's header and CRC-32C stand in for fio's checksum; `pattern` and a read-only job refused",
+        "`--verify` and fio's read-back (docs/fio-jobs.md, Verification): a write job's blocks read back after its writes, a mixed job's writes read back after its last one (`--verify-backlog`); iolab's header and CRC-32C stand in for fio's checksum; `pattern` and a read-only job refused",
     ),
     o(
         "do_verify",
@@ -374,8 +374,8 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "verify_backlog",
         Int,
-        Approximated,
-        "the blocks are read back after all the writes, not every N",
+        Supported,
+        "`--verify-backlog N`: every N writes the thread reads them back and checks them, the rest after its last write",
     ),
     o(
         "verify_interval",
@@ -393,19 +393,19 @@ pub const OPTIONS: &[FioOption] = &[
         "verify_async",
         Int,
         Refused,
-        "iolab checks in the worker thread",
+        "fio hands the checks to N threads of their own; iolab checks in the I/O thread, so its I/O timing would differ",
     ),
     o(
         "verify_dump",
         Bool,
         Refused,
-        "iolab does not dump mismatching blocks",
+        "fio writes each mismatching block to files in the working directory; iolab reports the first 100 mismatches in its document (header expected and found), not the data",
     ),
     o(
         "verify_only",
         Bool,
         Refused,
-        "iolab checks only data it wrote in the same run",
+        "fio checks, without writing, the headers an earlier fio run wrote; iolab reads only its own headers: `iolab verify --dir` checks a set an earlier `iolab run --verify --keep` wrote",
     ),
     o(
         "verify_offset",
@@ -417,13 +417,13 @@ pub const OPTIONS: &[FioOption] = &[
         "verify_state_save",
         Bool,
         Refused,
-        "iolab's verify state is its own (`DIR/.iolab-verify`)",
+        "fio's state file (`*-verify.state`, where a killed write job got to) has fio's format; iolab always saves its own, every block's generation, in `DIR/.iolab-verify` (with `--keep`, `iolab verify --dir` reads it)",
     ),
     o(
         "verify_state_load",
         Bool,
         Refused,
-        "iolab's verify state is its own (`DIR/.iolab-verify`)",
+        "fio's state file (`*-verify.state`) has fio's format; iolab's `iolab verify --dir` reads its own `DIR/.iolab-verify`, which every `iolab run --verify` saves",
     ),
     o("experimental_verify", Bool, Refused, "not implemented"),
     o("trim_percentage", Percent, Refused, "iolab has no trim"),

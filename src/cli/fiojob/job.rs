@@ -452,12 +452,18 @@ pub(super) fn translate_job(
     // verify: iolab's headers on every write; a write job reads its range back after writing it
     if let Some(back) = read_back {
         flags.push(("verify".into(), String::new()));
-        if let Some(m) = back {
-            for (k, v) in flags.iter_mut() {
-                if k == "mode" {
-                    *v = format!("{v},{m}");
+        match back {
+            super::verify::ReadBack::Mode(m) => {
+                for (k, v) in flags.iter_mut() {
+                    if k == "mode" {
+                        *v = format!("{v},{m}");
+                    }
                 }
             }
+            super::verify::ReadBack::Backlog(n) => {
+                flags.push(("verify-backlog".into(), n.to_string()));
+            }
+            super::verify::ReadBack::No => {}
         }
     }
     if c.blockers.errors() > errors_before {

@@ -25,15 +25,32 @@ pub const FIO_CHECKSUMS: &[&str] = &[
     "meta",
 ];
 
-/// fio's verify options (docs/fio-jobs.md, "Verification"). `None`: no `--verify`;
-/// `Some(None)`: `--verify` on the job's own mode; `Some(Some(m))`: `--verify` and the mode `m`
-/// after the writes, reading back the range they wrote (fio's verify phase of a write job).
+/// How a verify job reads back what it wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ReadBack {
+    /// Not at all (`do_verify=0`).
+    No,
+    /// A read mode after the writes, over the range they wrote (fio's verify phase of a write
+    /// job).
+    Mode(&'static str),
+    /// `--verify-backlog N`: each thread reads back its writes every N, and the rest after its
+    /// last one, in the job's own mode.
+    Backlog(u64),
+}
+
+/// The backlog that stands in for fio's end-of-job verify phase of a mixed job (its writes read
+/// back after its last one): at most this many writes wait per thread (24 bytes each, made
+/// before the run).
+pub(super) const MIXED_BACKLOG: u64 = 1 << 16;
+
+/// fio's verify options (docs/fio-jobs.md, "Verification"). `None`: no `--verify`; else
+/// `--verify` and how the job reads back what it wrote.
 pub(super) fn verify_options(
     c: &mut Ctx,
     mode: &str,
     timed: bool,
     notes: &mut Vec<String>,
-) -> Option<Option<&'static str>> {
+) -> Option<ReadBack> {
     // verify_pattern: fio's own byte pattern, which iolab's header cannot stand in for
     let Some(v) = c.val("verify") else {
         for k in [
@@ -93,13 +110,7 @@ pub(super) fn verify_options(
                 .into(),
         );
     }
-    if let Some(n) = c.val("verify_backlog") {
-        notes.push(format!(
-            "verify_backlog={}: iolab reads the blocks back after all the writes, not every {} blocks (the same bytes, later)",
-            n.trim(),
-            n.trim()
-        ));
-    }
+    let backlog = c.int("verify_backlog").filter(|&n| n > 0);
     if let Some(n) = c.val("verify_interval") {
         notes.push(format!(
             "verify_interval={}: iolab's header and checksum cover the whole block",
@@ -108,14 +119,37 @@ pub(super) fn verify_options(
     }
     if !do_verify {
         notes.push("do_verify=0: written with iolab's headers, not read back".into());
-        return Some(None);
+        return Some(ReadBack::No);
+    }
+    if c.bool("norandommap") == Some(true) && mode.starts_with("rnd") {
+        notes.push(
+            "verify with norandommap: iolab reads back every write in the order written; fio reads each block once, by offset"
+                .into(),
+        );
+    }
+    if let Some(n) = backlog {
+        notes.push(format!(
+            "verify_backlog={n}: every {n} writes the thread reads them back and checks them, and the rest after its last write, as fio"
+        ));
+        if timed {
+            notes.push(format!(
+                "verify_backlog with runtime=: the writes since the last {n} are not read back when the time is up"
+            ));
+        }
+        return Some(ReadBack::Backlog(n));
     }
     if matches!(mode, "rndrw" | "seqrw") {
         notes.push(format!(
-            "verify with {}: iolab's reads check what the job wrote as they go; fio's verify phase at the end is not run",
+            "verify with {}: every write is read back and checked after the job's last one, as fio's verify phase (with more than {MIXED_BACKLOG} writes per thread, every {MIXED_BACKLOG})",
             if mode == "rndrw" { "randrw" } else { "readwrite" }
         ));
-        return Some(None);
+        if timed {
+            notes.push(
+                "verify with runtime=: the writes since the last read-back are not read back when the time is up"
+                    .into(),
+            );
+        }
+        return Some(ReadBack::Backlog(MIXED_BACKLOG));
     }
     if timed {
         notes.push(
@@ -127,5 +161,5 @@ pub(super) fn verify_options(
         "verify: after the writes, a seqrd pass reads back and checks the range written (fio's verify phase)"
             .into(),
     );
-    Some(Some("seqrd"))
+    Some(ReadBack::Mode("seqrd"))
 }

@@ -24,6 +24,7 @@ fn job(mode: Mode, threads: u32) -> Job {
         limit: Limit::Ops(1000),
         ramp_s: 0.0,
         verify: false,
+        verify_backlog: 0,
         random_map: RandomMap::Off,
     }
 }
