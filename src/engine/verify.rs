@@ -25,6 +25,9 @@ pub struct VerifySetup {
     pub gens: Vec<u32>,
 }
 
+/// The most writes one thread keeps waiting to be read back (32 bytes each).
+pub const MAX_BACKLOG: u64 = 1 << 20;
+
 /// fio's `verify_backlog=N` (`--verify-backlog N`): every N writes a thread issues, it reads
 /// those N back (and checks them) before writing more; when its writes are done, what is left.
 /// The pieces wait in an array made before the phase (N entries), so nothing is allocated per
@@ -70,10 +73,13 @@ impl Verifier {
         }
     }
 
-    /// `--verify-backlog N` (0: none, the blocks are read back by a later read mode).
+    /// `--verify-backlog N` (0: none, the blocks are read back by a later read mode). At most
+    /// [`MAX_BACKLOG`] or the thread's blocks wait (a larger N reads back as often as that: the
+    /// same reads, earlier).
     pub fn with_backlog(mut self, n: u64) -> Self {
+        let cap = n.min(MAX_BACKLOG).min(self.gens.len().max(1) as u64);
         self.backlog = (n > 0).then(|| Backlog {
-            pending: Vec::with_capacity(n as usize),
+            pending: Vec::with_capacity(cap as usize),
             next: 0,
             draining: false,
         });
@@ -461,6 +467,13 @@ mod tests {
         );
         assert_eq!(read_at(v.back(true)), None);
         assert!(!v.backlog_left());
+        // a backlog larger than the thread's 64 blocks reads back every 64 writes
+        let mut big = verifier(1 << 40);
+        for b in 0..64 {
+            assert_eq!(read_at(big.back(false)), None, "write {b}");
+            big.wrote(0, b * 4096, 4096, 0);
+        }
+        assert_eq!(std::iter::from_fn(|| read_at(big.back(false))).count(), 64);
         // without a backlog nothing is ever due
         let mut none = verifier(0);
         none.wrote(0, 0, 4096, 0);
