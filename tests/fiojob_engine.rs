@@ -223,3 +223,35 @@ fn verify_reads_back_every_write_of_a_mixed_job_and_every_n_with_a_backlog() {
         assert_eq!(checked, Some(bytes(ij, "write") / 4096), "{own}");
     }
 }
+
+/// numjobs=2: fio writes one row per clone, each with its own size= of I/O, and one row of both
+/// with group_reporting. Before, iolab wrote one row of the clones merged either way.
+#[test]
+fn numjobs_clones_are_one_row_each_unless_group_reporting() {
+    if !have_fio("numjobs_clones_are_one_row_each_unless_group_reporting") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    for (extra, rows) in [("", 2), ("group_reporting\n", 1)] {
+        let text = format!("[nj]\nioengine=psync\nrw=randread\nbs=4k\nsize=2m\nnumjobs=2\n{extra}");
+        let f = fio_json(d.path(), &text);
+        let (ours, _) = iolab_json(d.path(), &text);
+        let per_row = |doc: &serde_json::Value| -> Vec<(String, u64, u64)> {
+            doc["jobs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|j| {
+                    let (ios, bytes) = totals(j);
+                    (j["jobname"].as_str().unwrap().to_string(), ios, bytes)
+                })
+                .collect()
+        };
+        let want = vec![("nj".to_string(), 512 * 2 / rows, (2 << 20) * 2 / rows); rows as usize];
+        assert_eq!(per_row(&f), want, "fio: {extra}");
+        assert_eq!(per_row(&ours), want, "iolab: {extra}");
+        for j in ours["jobs"].as_array().unwrap() {
+            assert_eq!(j["read"]["clat_ns"]["N"], j["read"]["total_ios"], "{extra}");
+        }
+    }
+}

@@ -316,6 +316,7 @@ fn merge_cell(parts: &[(&Measured, &CellResult, (u64, u64))]) -> CellResult {
         roles: Vec::new(),
         verify: verify.flatten(),
         lat_hists: hists,
+        clones: Vec::new(),
     }
 }
 

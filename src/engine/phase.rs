@@ -132,6 +132,9 @@ pub(super) struct Unit<'a> {
 /// What one phase measured: the merged statistics of each unit, and what the units share.
 pub(super) struct Phase {
     pub(super) merged: Vec<stats::Merged>,
+    /// Each unit's threads on their own, with each one's own duration (fio's `numjobs` clones),
+    /// when it has more than one.
+    pub(super) threads: Vec<Vec<(stats::Merged, f64)>>,
     /// Seconds from the end of the ramp to the end of the last thread.
     pub(super) duration_s: f64,
     /// The same for each unit's own threads: a size-bound job's runtime is its own, not the
@@ -405,23 +408,32 @@ pub(super) fn run_phase(
     drop(maps);
     drop(files);
     let mut merged = Vec::new();
+    let mut threads = Vec::new();
     let mut unit_duration_s = Vec::new();
     let since_start = |t: Instant| t.saturating_duration_since(measure_start).as_secs_f64();
     for (u, rs) in units.iter().zip(results) {
         let mut stats = Vec::new();
+        let mut each = Vec::new();
         let mut last = measure_start;
         for (r, ended) in rs {
             stats.push(
                 r.map_err(|e| Error::failed(format!("--engine {}: {e}", u.job.engine.name())))?,
             );
+            each.push(since_start(ended).max(1e-9));
             last = last.max(ended);
         }
+        threads.push(if stats.len() > 1 {
+            stats.iter().map(stats::thread_totals).zip(each).collect()
+        } else {
+            Vec::new()
+        });
         merged.push(stats::merge(stats));
         unit_duration_s.push(since_start(last).max(1e-9));
     }
     let wall = end.saturating_duration_since(start).as_secs_f64().max(1e-9);
     Ok(Phase {
         merged,
+        threads,
         duration_s: since_start(end).max(1e-9),
         unit_duration_s,
         cpu: Cpu {

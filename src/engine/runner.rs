@@ -152,6 +152,7 @@ fn run_cell(
         obs,
     )?;
     let merged = phase.merged.pop().expect("one unit");
+    let threads = phase.threads.pop().unwrap_or_default();
     if let (Some(vs), Some(v)) = (vset, &merged.verify) {
         verify::apply_ranges(&mut vs.gens, &v.ranges);
         save_verify_state(spec, vs)?;
@@ -160,6 +161,22 @@ fn run_cell(
         job: job.clone(),
         fileset: spec.clone(),
     };
+    // each thread on its own: a numjobs clone's row in fio JSON
+    let mut one = job.clone();
+    one.threads = 1;
+    let clones = threads
+        .iter()
+        .map(|(m, d)| {
+            let cj = CellJob {
+                job: one.clone(),
+                fileset: spec.clone(),
+            };
+            let mut cpu = phase.cpu.clone();
+            cpu.user_pct /= f64::from(job.threads.max(1));
+            cpu.sys_pct /= f64::from(job.threads.max(1));
+            stats::cell_result(cj, m, *d, cpu, resident_pct, phase.interrupted)
+        })
+        .collect();
     let mut cell = stats::cell_result(
         cj,
         &merged,
@@ -168,6 +185,7 @@ fn run_cell(
         resident_pct,
         phase.interrupted,
     );
+    cell.clones = clones;
     cell.device = phase.device;
     cell.warnings = warnings::check_cell(job, spec, env, link_bps, &cell, plan.warm);
     Ok(cell)

@@ -258,6 +258,28 @@ pub fn merge(threads: Vec<ThreadStats>) -> Merged {
     }
 }
 
+/// One thread's totals as a merged set of one (a `numjobs` clone's own row in fio JSON): its
+/// operations, per-size figures, errors and lag; no per-second series or verify state.
+pub fn thread_totals(t: &ThreadStats) -> Merged {
+    let mut op: [OpTotals; 3] = Default::default();
+    for (dst, src) in op.iter_mut().zip(t.op.iter()) {
+        *dst += src;
+    }
+    let mut lag = LatHist::new();
+    lag.merge(&t.lag);
+    Merged {
+        op,
+        by_bs: t.by_bs.clone(),
+        errors: (t.errors.iter().enumerate())
+            .filter(|(_, c)| **c > 0)
+            .map(|(i, c)| (i as i32, *c))
+            .collect(),
+        series: Vec::new(),
+        lag,
+        verify: None,
+    }
+}
+
 /// Several merged sets of threads as one (the totals of concurrent roles): operations, errors,
 /// lag and per-second intervals add up; per-size figures are left out (the roles' sizes differ).
 pub fn combine(parts: &[Merged]) -> Merged {
@@ -478,6 +500,7 @@ pub fn cell_result(
         roles: Vec::new(),
         verify: merged.verify.as_ref().map(|v| v.result.clone()),
         lat_hists: merged.op.iter().map(|o| o.lat.clone()).collect(),
+        clones: Vec::new(),
     }
 }
 

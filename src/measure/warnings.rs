@@ -363,6 +363,7 @@ mod tests {
             roles: Vec::new(),
             verify: None,
             lat_hists: Vec::new(),
+            clones: Vec::new(),
         }
     }
 

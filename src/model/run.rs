@@ -167,6 +167,11 @@ pub struct CellResult {
     /// of the JSON document.
     #[serde(skip)]
     pub lat_hists: Vec<LatHist>,
+    /// Each thread of a job of several on its own (fio's `numjobs` clones, one row each in fio
+    /// JSON without `group_reporting`), from a fresh run; empty for one thread, in a document
+    /// read back, and for roles.
+    #[serde(skip)]
+    pub clones: Vec<CellResult>,
 }
 
 impl CellResult {
@@ -194,6 +199,7 @@ impl CellResult {
             verify: None,
             roles: Vec::new(),
             lat_hists: r.lat_hists.clone(),
+            clones: Vec::new(),
         }
     }
 }

@@ -82,6 +82,13 @@ fn file_job<'a>(jobfile: &'a Value, cell: usize, role: Option<&str>) -> Option<&
     }
 }
 
+/// Whether a file job has fio's `group_reporting` on (its clones reported as one row).
+fn group_reporting(j: &Value) -> bool {
+    j["fio_options"]["group_reporting"]
+        .as_str()
+        .is_some_and(|v| fio_vocab::parse_bool(Some(v).filter(|v| !v.is_empty())).unwrap_or(true))
+}
+
 /// fio's name of a job: its `name=` option, else its section.
 fn file_job_name(j: &Value) -> Option<&str> {
     j["fio_options"]["name"]
@@ -112,33 +119,53 @@ pub fn fio_json(doc: &RunDoc, bins: bool, jobfile: Option<&Value>) -> Value {
     // A phase of concurrent roles is one group of jobs, one job per role (named by the role),
     // as fio reports the jobs it ran between two stonewalls.
     let mut jobs: Vec<Value> = Vec::new();
-    // the file job the last job written came from (a one-job phase)
+    // the file job the last rows written came from (a one-job phase), and how many rows
     let mut last: Option<&Value> = None;
+    let mut last_rows = 0;
     for (i, c) in doc.runs.iter().enumerate() {
         for (role, rc) in crate::model::run::flat_cells(std::slice::from_ref(c)) {
-            let mut j = job(&rc, i, bins);
             let from_file = jobfile.and_then(|f| file_job(f, i, role.as_deref()));
+            // a job file's numjobs clones: one row each, as fio writes them without
+            // group_reporting (with it, one row of them all)
+            let cells: Vec<&CellResult> = match from_file {
+                Some(f) if role.is_none() && rc.clones.len() > 1 && !group_reporting(f) => {
+                    rc.clones.iter().collect()
+                }
+                _ => vec![&rc],
+            };
+            let rows: Vec<Value> = cells
+                .into_iter()
+                .map(|cell| {
+                    let mut j = job(cell, i, bins);
+                    if let Some(fj) = from_file {
+                        // the job as its file says: its name and its resolved options
+                        if let Some(n) = file_job_name(fj) {
+                            j["jobname"] = n.into();
+                        }
+                        if let Some(o) = fj["fio_options"].as_object() {
+                            j["job options"] = Value::Object(o.clone());
+                        }
+                    } else if let Some(r) = &role {
+                        j["jobname"] = r.as_str().into();
+                    }
+                    j
+                })
+                .collect();
             // a verify read-back is the next cell of the same one-job phase: fio reports its
-            // reads in the job that wrote (one job, both directions)
-            let same =
-                from_file.filter(|f| role.is_none() && last.is_some_and(|l| std::ptr::eq(l, *f)));
+            // reads in the job that wrote (one job, both directions; clone by clone)
+            let same = from_file
+                .filter(|f| role.is_none() && last.is_some_and(|l| std::ptr::eq(l, *f)))
+                .is_some();
             last = from_file.filter(|_| role.is_none());
-            if let (Some(_), Some(into)) = (same, jobs.last_mut()) {
-                fold_job(into, &j);
+            if same && last_rows == rows.len() {
+                let at = jobs.len() - rows.len();
+                for (into, j) in jobs[at..].iter_mut().zip(&rows) {
+                    fold_job(into, j);
+                }
                 continue;
             }
-            if let Some(fj) = from_file {
-                // the job as its file says: its name and its resolved options, fio's spelling
-                if let Some(n) = file_job_name(fj) {
-                    j["jobname"] = n.into();
-                }
-                if let Some(o) = fj["fio_options"].as_object() {
-                    j["job options"] = Value::Object(o.clone());
-                }
-            } else if let Some(r) = role {
-                j["jobname"] = r.into();
-            }
-            jobs.push(j);
+            last_rows = rows.len();
+            jobs.extend(rows);
         }
     }
     top.insert("jobs".into(), Value::Array(jobs));

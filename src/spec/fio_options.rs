@@ -350,7 +350,7 @@ pub const OPTIONS: &[FioOption] = &[
         "group_reporting",
         Bool,
         Supported,
-        "accepted: a job's clones are reported merged",
+        "a job's clones are one row in fio JSON (without it one row each, as fio); iolab's own document always merges them",
     ),
     // verification
     o(

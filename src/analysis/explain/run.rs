@@ -58,6 +58,7 @@ pub fn role_cell(phase: &CellResult, r: &crate::model::run::RoleResult) -> CellR
     CellResult {
         timeseries: Vec::new(),
         lat_hists: Vec::new(),
+        clones: Vec::new(),
         ..CellResult::of_role(phase, r)
     }
 }
