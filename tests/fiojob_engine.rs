@@ -158,3 +158,41 @@ fn concurrent_size_bound_jobs_each_get_their_own_runtime_and_rate() {
         }
     }
 }
+
+/// `runtime=` without `time_based` stops at whichever comes first, `size=` or the runtime, as
+/// fio: 16 MiB read long before 3 s; at 100 IOPS the runtime ends first, after about 100 I/Os.
+/// Before, iolab measured for the whole runtime (moving far more than size=) and said so in a
+/// note.
+#[test]
+fn runtime_without_time_based_stops_at_size_or_runtime_whichever_first() {
+    if !have_fio("runtime_without_time_based_stops_at_size_or_runtime_whichever_first") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let size_first = "[r]\nioengine=psync\nsize=16m\nrw=read\nbs=4k\nruntime=3\n";
+    let f = fio_json(d.path(), size_first);
+    let (ours, own) = iolab_json(d.path(), size_first);
+    for doc in [&f, &ours] {
+        let r = &doc["jobs"][0]["read"];
+        assert_eq!(totals(&doc["jobs"][0]), (4096, 16 << 20), "{r}");
+        assert!(r["runtime"].as_f64().unwrap() < 3000.0, "{r}");
+    }
+    assert_eq!(own["job"]["limit"]["ops"], 4096, "{}", own["job"]);
+    assert_eq!(own["job"]["max_time_s"], 3.0, "{}", own["job"]);
+    assert!(
+        !own["warnings"].to_string().contains("time_based"),
+        "{}",
+        own["warnings"]
+    );
+
+    let time_first = "[r]\nioengine=psync\nsize=16m\nrw=read\nbs=4k\nruntime=1\nrate_iops=100\n";
+    let f = fio_json(d.path(), time_first);
+    let (ours, _) = iolab_json(d.path(), time_first);
+    for doc in [&f, &ours] {
+        let r = &doc["jobs"][0]["read"];
+        let ios = r["total_ios"].as_u64().unwrap();
+        assert!((90..=110).contains(&ios), "{r}");
+        let ms = r["runtime"].as_f64().unwrap();
+        assert!((900.0..1200.0).contains(&ms), "{r}");
+    }
+}

@@ -383,10 +383,7 @@ pub fn cell_result(
     interrupted: bool,
 ) -> CellResult {
     let [r, w, f] = &merged.op;
-    let time_limit = match job.job.limit {
-        crate::model::job::Limit::TimeS(t) => Some(t),
-        crate::model::job::Limit::Ops(_) | crate::model::job::Limit::Bytes(_) => None,
-    };
+    let time_limit = job.job.time_limit_s();
     let (window_s, fixed_window) = match time_limit {
         Some(t) if !interrupted && duration_s >= t => (t, true),
         _ => (duration_s, false),

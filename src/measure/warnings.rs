@@ -295,6 +295,7 @@ mod tests {
             seed: 1,
             rate_iops: rate,
             limit: Limit::TimeS(10.0),
+            max_time_s: None,
             ramp_s: 0.0,
             verify: false,
             random_map: Default::default(),

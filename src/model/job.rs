@@ -743,6 +743,10 @@ pub struct Job {
     /// Total offered load in I/Os per second across all threads (None = as fast as possible).
     pub rate_iops: Option<u64>,
     pub limit: Limit,
+    /// With `--ops`/`--io-size` and `--time`: also stop after this many measured seconds,
+    /// whichever comes first (fio's `runtime=` without `time_based`). Absent: the quota alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_time_s: Option<f64>,
     pub ramp_s: f64,
     /// `--verify`: every written block carries a checked header, every read is checked, and each
     /// thread keeps to its own part of the set (docs/verify.md).
@@ -758,6 +762,14 @@ fn is_off(m: &RandomMap) -> bool {
 }
 
 impl Job {
+    /// How long the job measures at most: `--time`, or the cap beside a quota (`max_time_s`).
+    pub fn time_limit_s(&self) -> Option<f64> {
+        match self.limit {
+            Limit::TimeS(t) => Some(t),
+            Limit::Ops(_) | Limit::Bytes(_) => self.max_time_s,
+        }
+    }
+
     /// Whether the job fsyncs while it runs (`--fsync-freq`, `--fsync-all` or
     /// `--fsync-every`), not only at the end of the mode.
     pub fn syncs_while_running(&self) -> bool {

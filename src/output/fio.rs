@@ -194,6 +194,10 @@ fn job_options(c: &CellResult) -> Map<String, Value> {
         Limit::Ops(n) => put("number_ios", (n / u64::from(j.threads.max(1))).to_string()),
         Limit::Bytes(n) => put("io_size", (n / u64::from(j.threads.max(1))).to_string()),
     }
+    if let Some(s) = j.max_time_s {
+        // runtime without time_based: whichever comes first, as fio
+        put("runtime", format!("{s}"));
+    }
     if j.ramp_s > 0.0 {
         put("ramp_time", format!("{}", j.ramp_s));
     }

@@ -270,8 +270,8 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "runtime",
         Time,
-        Approximated,
-        "`--time`; without `time_based` iolab measures for `runtime` (fio stops earlier once `size` is done)",
+        Supported,
+        "`--time`; without `time_based` beside the size's `--ops`/`--io-size`: whichever comes first, as fio",
     ),
     o("time_based", Bool, Supported, "with `runtime=`"),
     o(
