@@ -196,3 +196,49 @@ fn runtime_without_time_based_stops_at_size_or_runtime_whichever_first() {
         assert!((900.0..1200.0).contains(&ms), "{r}");
     }
 }
+
+/// `slat_ns`: the queue engines' submission latency, per I/O, as fio's (from the I/O's start to
+/// the return of the call that submitted it), `clat_ns` from there on, so that `lat` is their
+/// sum; the sync engines have none (fio 3.33 writes zeros and N 0 for psync). Before, iolab
+/// wrote zeros for every engine and `clat_ns` was the whole latency.
+#[test]
+fn slat_is_measured_for_the_queue_engines_and_zero_for_psync_as_fio() {
+    if !have_fio("slat_is_measured_for_the_queue_engines_and_zero_for_psync_as_fio") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    for engine in ["psync", "libaio", "io_uring"] {
+        let text =
+            format!("[j]\nioengine={engine}\niodepth=8\ndirect=1\nsize=4m\nrw=randread\nbs=4k\n");
+        let f = fio_json(d.path(), &text);
+        let (ours, own) = iolab_json(d.path(), &text);
+        for (who, doc) in [("fio", &f), ("iolab", &ours)] {
+            let r = &doc["jobs"][0]["read"];
+            let (slat, clat, lat) = (&r["slat_ns"], &r["clat_ns"], &r["lat_ns"]);
+            if engine == "psync" {
+                assert_eq!(slat["N"], 0, "{who} {engine}: {slat}");
+                assert_eq!(slat["max"], 0, "{who} {engine}: {slat}");
+                continue;
+            }
+            assert_eq!(slat["N"], r["total_ios"], "{who} {engine}: {slat}");
+            assert!(slat["min"].as_u64().unwrap() > 0, "{who} {engine}: {slat}");
+            let m = |x: &serde_json::Value| x["mean"].as_f64().unwrap();
+            assert!(m(slat) < m(clat), "{who} {engine}: {slat} {clat}");
+            // lat = slat + clat for each I/O, so for the means (histograms: 0.1 %)
+            let sum = m(slat) + m(clat);
+            assert!(
+                (sum / m(lat) - 1.0).abs() < 0.01,
+                "{who} {engine}: slat {} + clat {} vs lat {}",
+                m(slat),
+                m(clat),
+                m(lat)
+            );
+        }
+        let own_slat = &own["results"]["read"]["slat_ns"];
+        assert_eq!(
+            own_slat.is_null(),
+            engine == "psync",
+            "{engine}: {own_slat}"
+        );
+    }
+}

@@ -259,6 +259,8 @@ fn merge_cell(parts: &[(&Measured, &CellResult, (u64, u64))]) -> CellResult {
             iops,
             bytes_per_sec: bps,
             lat_ns: LatSummary::from_hist(&hists[k as usize]),
+            // the submission latencies stay with the ranks
+            slat_ns: None,
             by_bs: by.into_values().collect(),
         }
     };
@@ -316,6 +318,7 @@ fn merge_cell(parts: &[(&Measured, &CellResult, (u64, u64))]) -> CellResult {
         roles: Vec::new(),
         verify: verify.flatten(),
         lat_hists: hists,
+        clat_hists: Vec::new(),
     }
 }
 

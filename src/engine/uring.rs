@@ -82,6 +82,10 @@ impl<'a> QueueEngine<'a> for Uring<'a> {
     }
 
     #[inline]
+    fn submit_queued(&mut self) -> std::io::Result<()> {
+        self.ring.submit().map(drop)
+    }
+
     fn commit_and_wait(&mut self, min: u32, timeout: Option<Duration>) -> std::io::Result<()> {
         match timeout {
             Some(d) => {

@@ -325,6 +325,7 @@ mod tests {
             iops: 2000.0,
             bytes_per_sec: 0.0,
             lat_ns: l,
+            slat_ns: None,
             by_bs: Vec::new(),
         }
     }
@@ -363,6 +364,7 @@ mod tests {
             roles: Vec::new(),
             verify: None,
             lat_hists: Vec::new(),
+            clat_hists: Vec::new(),
         }
     }
 
