@@ -242,3 +242,25 @@ fn slat_is_measured_for_the_queue_engines_and_zero_for_psync_as_fio() {
         );
     }
 }
+
+/// `ioengine=posixaio` at iodepth 16 keeps 16 I/Os in flight, as fio's: by Little's law, IOPS ×
+/// mean latency (the mean number in flight) is near 16, where a one-at-a-time engine gives at
+/// most 1. Before, posixaio ran as iolab's sync engine (pread), one I/O at a time.
+#[test]
+fn posixaio_keeps_iodepth_in_flight_as_fio() {
+    if !have_fio("posixaio_keeps_iodepth_in_flight_as_fio") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let text = "[j]\nioengine=posixaio\niodepth=16\ndirect=1\nsize=8m\nrw=randread\nbs=4k\n";
+    let f = fio_json(d.path(), text);
+    let (ours, own) = iolab_json(d.path(), text);
+    assert_eq!(own["job"]["engine"], "posixaio");
+    assert_eq!(own["job"]["iodepth"], 16);
+    for (who, doc) in [("fio", &f), ("iolab", &ours)] {
+        let r = &doc["jobs"][0]["read"];
+        assert_eq!(r["total_ios"], 2048, "{who}");
+        let in_flight = r["iops"].as_f64().unwrap() * r["lat_ns"]["mean"].as_f64().unwrap() / 1e9;
+        assert!(in_flight > 8.0, "{who}: {in_flight:.2} in flight: {r}");
+    }
+}

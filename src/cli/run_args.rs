@@ -185,11 +185,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "PCT", value_parser = percent)]
     pub rwmixread: Option<u32>,
     /// How I/O is issued: sync (pread/pwrite), io_uring, libaio (Linux native AIO; use it with
-    /// --direct: buffered, it completes each I/O inside io_submit), mmap, null (no I/O); fio's
-    /// names too (--ioengine psync).
+    /// --direct: buffered, it completes each I/O inside io_submit), posixaio (POSIX AIO through
+    /// glibc's helper threads), mmap, null (no I/O); fio's names too (--ioengine psync).
     #[arg(long, visible_alias = "ioengine", default_value = "sync")]
     pub engine: String,
-    /// I/Os in flight per thread (io_uring, libaio).
+    /// I/Os in flight per thread (io_uring, libaio, posixaio).
     #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>)]
     pub iodepth: u32,
     /// Worker threads (fio's --numjobs).

@@ -213,6 +213,19 @@ engines! {
         queues_only_direct: true,
         counts_errors: true,
     },
+    /// POSIX AIO (aio_read/aio_write through glibc, which runs them on helper threads) with
+    /// `iodepth` I/Os in flight per thread, buffered or not: fio's posixaio.
+    Posixaio => Caps {
+        name: "posixaio",
+        aliases: &[],
+        fio: &["posixaio"],
+        needs_files: true,
+        needs_mapping: false,
+        direct: Direct::Honoured,
+        async_queue: true,
+        queues_only_direct: false,
+        counts_errors: true,
+    },
     /// Memory-mapped files: reads and writes are memory copies, fsync is msync(MS_SYNC).
     Mmap => Caps {
         name: "mmap",
@@ -825,12 +838,13 @@ mod tests {
         }
         assert_eq!(
             "aio".parse::<EngineKind>().unwrap_err(),
-            "'aio' is not an engine: use sync, io_uring, libaio, mmap or null"
+            "'aio' is not an engine: use sync, io_uring, libaio, posixaio, mmap or null"
         );
         for f in ["sync", "psync", "pvsync", "pvsync2", "vsync"] {
             assert_eq!(EngineKind::from_fio(f), Some(EngineKind::Sync));
         }
-        assert_eq!(EngineKind::from_fio("posixaio"), None);
+        assert_eq!(EngineKind::from_fio("posixaio"), Some(EngineKind::Posixaio));
+        assert_eq!(EngineKind::from_fio("solarisaio"), None);
         for &k in EngineKind::ALL {
             assert_eq!(EngineKind::from_fio(k.caps().fio[0]), Some(k));
         }

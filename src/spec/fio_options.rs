@@ -172,7 +172,7 @@ pub const OPTIONS: &[FioOption] = &[
         "ioengine",
         Choice,
         Approximated,
-        "`sync`, `psync`, `vsync`, `pvsync`, `pvsync2` run as iolab's `sync`; `libaio`, `io_uring`, `mmap`, `null` as themselves; `posixaio` as `sync`, one I/O at a time per thread; other engines refused",
+        "`sync`, `psync`, `vsync`, `pvsync`, `pvsync2` run as iolab's `sync`; `libaio`, `io_uring`, `posixaio` (glibc's POSIX AIO, `iodepth` in flight), `mmap`, `null` as themselves; other engines refused",
     ),
     o(
         "iodepth",

@@ -97,10 +97,6 @@ pub(super) fn translate_job(
     let engine = engine.trim().to_string();
     let e = match EngineKind::from_fio(&engine) {
         Some(k) => k,
-        None if engine == "posixaio" => {
-            notes.push("ioengine=posixaio runs as iolab's sync engine (pread/pwrite), one I/O at a time per thread".into());
-            EngineKind::Sync
-        }
         None => {
             c.refuse_key("ioengine", "iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null and posixaio");
             EngineKind::Sync
