@@ -311,3 +311,109 @@ fn verify_backlog_reads_back_while_writing_on_a_throttled_device() {
         assert!(p["read"].is_object() && p["write"].is_object(), "{p}");
     }
 }
+
+/// `runtime=` without `time_based` stops at whichever comes first, `size=` or the runtime, as
+/// fio: 16 MiB read long before 3 s; at 100 IOPS the runtime ends first, after about 100 I/Os.
+/// Before, iolab measured for the whole runtime (moving far more than size=) and said so in a
+/// note.
+#[test]
+fn runtime_without_time_based_stops_at_size_or_runtime_whichever_first() {
+    if !have_fio("runtime_without_time_based_stops_at_size_or_runtime_whichever_first") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let size_first = "[r]\nioengine=psync\nsize=16m\nrw=read\nbs=4k\nruntime=3\n";
+    let f = fio_json(d.path(), size_first);
+    let (ours, own) = iolab_json(d.path(), size_first);
+    for doc in [&f, &ours] {
+        let r = &doc["jobs"][0]["read"];
+        assert_eq!(totals(&doc["jobs"][0]), (4096, 16 << 20), "{r}");
+        assert!(r["runtime"].as_f64().unwrap() < 3000.0, "{r}");
+    }
+    assert_eq!(own["job"]["limit"]["ops"], 4096, "{}", own["job"]);
+    assert_eq!(own["job"]["max_time_s"], 3.0, "{}", own["job"]);
+    assert!(
+        !own["warnings"].to_string().contains("time_based"),
+        "{}",
+        own["warnings"]
+    );
+
+    let time_first = "[r]\nioengine=psync\nsize=16m\nrw=read\nbs=4k\nruntime=1\nrate_iops=100\n";
+    let f = fio_json(d.path(), time_first);
+    let (ours, _) = iolab_json(d.path(), time_first);
+    for doc in [&f, &ours] {
+        let r = &doc["jobs"][0]["read"];
+        let ios = r["total_ios"].as_u64().unwrap();
+        assert!((90..=110).contains(&ios), "{r}");
+        let ms = r["runtime"].as_f64().unwrap();
+        assert!((900.0..1200.0).contains(&ms), "{r}");
+    }
+}
+
+/// `slat_ns`: the queue engines' submission latency, per I/O, as fio's (from the I/O's start to
+/// the return of the call that submitted it), `clat_ns` from there on, so that `lat` is their
+/// sum; the sync engines have none (fio 3.33 writes zeros and N 0 for psync). Before, iolab
+/// wrote zeros for every engine and `clat_ns` was the whole latency.
+#[test]
+fn slat_is_measured_for_the_queue_engines_and_zero_for_psync_as_fio() {
+    if !have_fio("slat_is_measured_for_the_queue_engines_and_zero_for_psync_as_fio") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    for engine in ["psync", "libaio", "io_uring"] {
+        let text =
+            format!("[j]\nioengine={engine}\niodepth=8\ndirect=1\nsize=4m\nrw=randread\nbs=4k\n");
+        let f = fio_json(d.path(), &text);
+        let (ours, own) = iolab_json(d.path(), &text);
+        for (who, doc) in [("fio", &f), ("iolab", &ours)] {
+            let r = &doc["jobs"][0]["read"];
+            let (slat, clat, lat) = (&r["slat_ns"], &r["clat_ns"], &r["lat_ns"]);
+            if engine == "psync" {
+                assert_eq!(slat["N"], 0, "{who} {engine}: {slat}");
+                assert_eq!(slat["max"], 0, "{who} {engine}: {slat}");
+                continue;
+            }
+            assert_eq!(slat["N"], r["total_ios"], "{who} {engine}: {slat}");
+            assert!(slat["min"].as_u64().unwrap() > 0, "{who} {engine}: {slat}");
+            let m = |x: &serde_json::Value| x["mean"].as_f64().unwrap();
+            assert!(m(slat) < m(clat), "{who} {engine}: {slat} {clat}");
+            // lat = slat + clat for each I/O, so for the means (histograms: 0.1 %)
+            let sum = m(slat) + m(clat);
+            assert!(
+                (sum / m(lat) - 1.0).abs() < 0.01,
+                "{who} {engine}: slat {} + clat {} vs lat {}",
+                m(slat),
+                m(clat),
+                m(lat)
+            );
+        }
+        let own_slat = &own["results"]["read"]["slat_ns"];
+        assert_eq!(
+            own_slat.is_null(),
+            engine == "psync",
+            "{engine}: {own_slat}"
+        );
+    }
+}
+
+/// `ioengine=posixaio` at iodepth 16 keeps 16 I/Os in flight, as fio's: by Little's law, IOPS ×
+/// mean latency (the mean number in flight) is near 16, where a one-at-a-time engine gives at
+/// most 1. Before, posixaio ran as iolab's sync engine (pread), one I/O at a time.
+#[test]
+fn posixaio_keeps_iodepth_in_flight_as_fio() {
+    if !have_fio("posixaio_keeps_iodepth_in_flight_as_fio") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let text = "[j]\nioengine=posixaio\niodepth=16\ndirect=1\nsize=8m\nrw=randread\nbs=4k\n";
+    let f = fio_json(d.path(), text);
+    let (ours, own) = iolab_json(d.path(), text);
+    assert_eq!(own["job"]["engine"], "posixaio");
+    assert_eq!(own["job"]["iodepth"], 16);
+    for (who, doc) in [("fio", &f), ("iolab", &ours)] {
+        let r = &doc["jobs"][0]["read"];
+        assert_eq!(r["total_ios"], 2048, "{who}");
+        let in_flight = r["iops"].as_f64().unwrap() * r["lat_ns"]["mean"].as_f64().unwrap() / 1e9;
+        assert!(in_flight > 8.0, "{who}: {in_flight:.2} in flight: {r}");
+    }
+}

@@ -672,7 +672,10 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_2() {
             &["run", "--dir", "/nonexistent/iolab", "--mode", "rndrd"],
             "--dir",
         ),
-        (&["run", "--dir", dir, "--time", "1", "--ops", "5"], "--ops"),
+        (
+            &["run", "--dir", dir, "--ops", "5", "--io-size", "1m"],
+            "--ops",
+        ),
         // counts and intervals are typed in the flag definitions: the same words everywhere
         (&["run", "--dir", dir, "--iodepth", "0"], "--iodepth"),
         (&["run", "--dir", dir, "--bs", "0"], "--bs"),

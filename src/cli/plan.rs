@@ -500,6 +500,8 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         (None, None, Some(t)) => Limit::TimeS(t),
         (None, None, None) => Limit::TimeS(if modes.is_none() { 6.0 } else { 10.0 }),
     };
+    // --time beside a quota: whichever comes first
+    let max_time_s = a.time.filter(|_| a.ops.is_some() || a.io_size.is_some());
     let (bs_bytes, bs_mix, bs_range) =
         resolve_bs(a.set.bs.as_ref(), direct_flag, &dio, &where_).map_err(undo_dir)?;
     let base = Job {
@@ -522,6 +524,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         seed,
         rate_iops: a.rate,
         limit,
+        max_time_s,
         ramp_s: a.ramp,
         verify: a.verify,
         verify_backlog: a.verify_backlog.unwrap_or(0),

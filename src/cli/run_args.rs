@@ -185,11 +185,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "PCT", value_parser = percent)]
     pub rwmixread: Option<u32>,
     /// How I/O is issued: sync (pread/pwrite), io_uring, libaio (Linux native AIO; use it with
-    /// --direct: buffered, it completes each I/O inside io_submit), mmap, null (no I/O); fio's
-    /// names too (--ioengine psync).
+    /// --direct: buffered, it completes each I/O inside io_submit), posixaio (POSIX AIO through
+    /// glibc's helper threads), mmap, null (no I/O); fio's names too (--ioengine psync).
     #[arg(long, visible_alias = "ioengine", default_value = "sync")]
     pub engine: String,
-    /// I/Os in flight per thread (io_uring, libaio).
+    /// I/Os in flight per thread (io_uring, libaio, posixaio).
     #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>)]
     pub iodepth: u32,
     /// Worker threads (fio's --numjobs).
@@ -254,15 +254,16 @@ pub struct RunArgs {
     #[arg(long, value_parser = at_least_one::<u64>)]
     pub rate: Option<u64>,
     /// How long to measure each mode: 30, 30s, 2m, 500ms (default 10 s; 6 per step in the
-    /// default profile); fio's --runtime.
-    #[arg(long, visible_alias = "runtime", conflicts_with = "ops", value_parser = seconds)]
+    /// default profile); fio's --runtime. With --ops or --io-size: stop at whichever comes
+    /// first (fio's runtime without time_based).
+    #[arg(long, visible_alias = "runtime", value_parser = seconds)]
     pub time: Option<f64>,
     /// Exact total number of reads+writes across all threads (fsyncs come on top).
     #[arg(long, value_parser = at_least_one::<u64>)]
     pub ops: Option<u64>,
     /// Exact total bytes read+written across all threads, as fio's size= of a size-bound job:
     /// each thread its share, its last I/O trimmed to fit.
-    #[arg(long, conflicts_with_all = ["ops", "time"], value_parser = nonzero_size)]
+    #[arg(long, conflicts_with = "ops", value_parser = nonzero_size)]
     pub io_size: Option<u64>,
     /// How random offsets are drawn: off (with replacement, fio's norandommap), bitmap (fio's
     /// default: each block of a thread's part of the set once per pass, an I/O trimmed to the

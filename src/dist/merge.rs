@@ -259,6 +259,8 @@ fn merge_cell(parts: &[(&Measured, &CellResult, (u64, u64))]) -> CellResult {
             iops,
             bytes_per_sec: bps,
             lat_ns: LatSummary::from_hist(&hists[k as usize]),
+            // the submission latencies stay with the ranks
+            slat_ns: None,
             by_bs: by.into_values().collect(),
         }
     };
@@ -317,6 +319,7 @@ fn merge_cell(parts: &[(&Measured, &CellResult, (u64, u64))]) -> CellResult {
         verify: verify.flatten(),
         lat_hists: hists,
         clones: Vec::new(),
+        clat_hists: Vec::new(),
     }
 }
 

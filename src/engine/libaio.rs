@@ -364,6 +364,13 @@ impl<'a> QueueEngine<'a> for Libaio<'a> {
     }
 
     #[inline]
+    fn submit_queued(&mut self) -> std::io::Result<()> {
+        if self.queued > 0 {
+            self.submit()?;
+        }
+        Ok(())
+    }
+
     fn commit_and_wait(&mut self, min: u32, timeout: Option<Duration>) -> std::io::Result<()> {
         if self.queued > 0 {
             self.submit()?;

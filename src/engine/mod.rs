@@ -18,6 +18,7 @@ pub mod opgen;
 pub mod ops;
 pub mod pagecache;
 pub mod phase;
+pub mod posixaio;
 pub mod psync;
 pub mod randmap;
 pub mod runner;
@@ -80,6 +81,7 @@ registry! {
     Sync => run_sync::<psync::Psync>,
     IoUring => run_queue::<uring::Uring>,
     Libaio => run_queue::<libaio::Libaio>,
+    Posixaio => run_queue::<posixaio::PosixAio>,
     Mmap => run_sync::<mmap::Mmap>,
     Null => run_sync::<null::Null>,
 }
@@ -90,7 +92,7 @@ mod tests {
 
     #[test]
     fn every_registered_engine_is_named_as_its_kind() {
-        assert_eq!(ENGINES.len(), 5);
+        assert_eq!(ENGINES.len(), 6);
         assert_eq!(ENGINES.len(), EngineKind::ALL.len());
         for (declared, registered) in declared_kinds() {
             assert_eq!(declared, registered);

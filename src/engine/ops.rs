@@ -112,6 +112,10 @@ pub trait QueueEngine<'a>: Sized {
     );
     /// Queues an fsync of `file`.
     fn queue_fsync(&mut self, file: u32, tag: u64);
+    /// Submits everything queued without waiting for a completion. The worker takes the clock
+    /// when it returns: the end of each operation's submission latency (fio's `slat`). It may
+    /// fail with EINTR: `commit_and_wait` then submits what is left.
+    fn submit_queued(&mut self) -> std::io::Result<()>;
     /// Submits everything queued and waits until at least `min` operations have completed, or
     /// until `timeout` passes. It may fail with ETIME (the timeout passed) or EINTR (a signal):
     /// neither is a failure of the engine, the caller reaps what there is and carries on.

@@ -231,10 +231,10 @@ pub(super) fn run_phase(
             stop,
             start,
             measure_start,
-            deadline: match u.job.limit {
-                Limit::TimeS(t) => Some(measure_start + Duration::from_secs_f64(t)),
-                Limit::Ops(_) | Limit::Bytes(_) => None,
-            },
+            deadline: u
+                .job
+                .time_limit_s()
+                .map(|t| measure_start + Duration::from_secs_f64(t)),
             verify: vset.filter(|_| u.job.verify),
         })
         .collect();

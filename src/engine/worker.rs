@@ -281,6 +281,9 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
 #[derive(Clone, Copy)]
 struct Slot {
     issued: Instant,
+    /// When the call that submitted it returned (its submission latency ends there: fio's
+    /// `slat`; its completion latency, `clat`, begins).
+    submitted: Instant,
     kind: OpKind,
     /// Index of the block size (per-size statistics).
     si: u8,
@@ -289,6 +292,32 @@ struct Slot {
     /// Where (for `--verify`).
     file: u32,
     off: u64,
+}
+
+/// Submits what is queued (`unsubmitted`, the slots queued since the last submission) and
+/// stamps their submission's end: one clock reading per batch, nothing allocated. EINTR leaves
+/// the rest to `commit_and_wait`.
+#[inline]
+fn submit<'a, E: QueueEngine<'a>>(
+    eng: &mut E,
+    slots: &mut [Option<Slot>],
+    unsubmitted: &mut Vec<usize>,
+) -> std::io::Result<()> {
+    if unsubmitted.is_empty() {
+        return Ok(());
+    }
+    match eng.submit_queued() {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+        Err(e) => return Err(e),
+    }
+    let at = Instant::now();
+    for i in unsubmitted.drain(..) {
+        if let Some(s) = slots[i].as_mut() {
+            s.submitted = at;
+        }
+    }
+    Ok(())
 }
 
 /// Runs one worker with an engine that keeps up to `iodepth` I/Os in flight.
@@ -317,6 +346,8 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
         .map(|v| v.with_backlog(job.verify_backlog));
     let mut slots: Vec<Option<Slot>> = vec![None; depth + 1]; // index depth = the fsync slot
     let mut free: Vec<usize> = (0..depth).rev().collect();
+    // The slots queued since the last submission (room for all: nothing allocated per I/O).
+    let mut unsubmitted: Vec<usize> = Vec::with_capacity(depth + 1);
     let quota = thread_quota(job, thread);
     let (mut issued_in_window, mut bytes_in_window) = (0u64, 0u64);
     let mut inflight = 0usize;
@@ -374,6 +405,10 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             } else {
                 let lat = ns_since(s.issued, t1);
                 st.record_io(s.kind, s.si, s.bytes, lat, ns_since(sh.measure_start, t1));
+                if s.kind != OpKind::Fsync {
+                    let slat = ns_since(s.issued, s.submitted);
+                    st.record_submission(s.kind, slat, lat.saturating_sub(slat));
+                }
                 prog.report(s.kind, s.bytes, lat);
                 p_ops += 1;
                 p_bytes += s.bytes;
@@ -424,8 +459,10 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                     carry = Some(next); // drain first: the fsync covers completed writes
                     break;
                 }
+                let issued = Instant::now();
                 slots[depth] = Some(Slot {
-                    issued: Instant::now(),
+                    issued,
+                    submitted: issued,
                     kind: OpKind::Fsync,
                     si: 0,
                     bytes: 0,
@@ -476,6 +513,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             let issued = sched.unwrap_or(t);
             slots[slot] = Some(Slot {
                 issued,
+                submitted: issued,
                 kind,
                 si,
                 bytes: len,
@@ -494,6 +532,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             // SAFETY: the slot's buffer stays valid and untouched until its completion is
             // reaped: the slot returns to `free` only then, and `bufs` outlives the loop.
             unsafe { eng.queue_io(kind, file, off, ptr, len as u32, slot as u64) };
+            unsubmitted.push(slot);
             inflight += 1;
             pacer.advance();
             let waited = std::mem::take(&mut waits_for_slot);
@@ -532,11 +571,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
         if let Some(w) = wait_until.filter(|_| !stopping) {
             let left = w.saturating_duration_since(Instant::now());
             if left <= SPIN_BEFORE {
-                match eng.commit_and_wait(0, None) {
-                    Ok(()) => {}
-                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
-                    Err(e) => return Err(e),
-                }
+                submit(&mut eng, &mut slots, &mut unsubmitted)?;
                 loop {
                     inflight -= reap(&mut eng, &mut g, &mut slots, &mut free, &mut st, &mut vf);
                     if Instant::now() >= w {
@@ -548,6 +583,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             }
             timeout = Some(left - SPIN_BEFORE);
         }
+        submit(&mut eng, &mut slots, &mut unsubmitted)?;
         match eng.commit_and_wait(1, timeout) {
             Ok(()) => {}
             Err(e)
@@ -563,8 +599,10 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             _ => None,
         };
         for f in g.final_fsyncs(carried, job.fsync_end) {
+            let issued = Instant::now();
             slots[depth] = Some(Slot {
-                issued: Instant::now(),
+                issued,
+                submitted: issued,
                 kind: OpKind::Fsync,
                 si: 0,
                 bytes: 0,

@@ -22,6 +22,11 @@ pub struct OpTotals {
     pub ops_in_window: u64,
     pub bytes_in_window: u64,
     pub lat: LatHist,
+    /// Queue engines: each operation's submission latency (from its start to the return of the
+    /// call that submitted it, fio's `slat`) and completion latency (from there to its
+    /// completion, fio's `clat`); `lat` is their sum. Empty for the sync engines.
+    pub slat: LatHist,
+    pub clat: LatHist,
 }
 
 impl OpTotals {
@@ -45,6 +50,8 @@ impl AddAssign<&OpTotals> for OpTotals {
         self.ops_in_window += o.ops_in_window;
         self.bytes_in_window += o.bytes_in_window;
         self.lat.merge(&o.lat);
+        self.slat.merge(&o.slat);
+        self.clat.merge(&o.clat);
     }
 }
 
@@ -145,6 +152,16 @@ impl ThreadStats {
         {
             o.count(bytes, lat_ns, t_ns <= self.window_ns);
         }
+    }
+
+    /// Records the two parts of a queued read's or write's latency already counted by
+    /// [`ThreadStats::record_io`]: its submission (`slat_ns`) and its completion (`clat_ns`).
+    /// Never allocates.
+    #[inline]
+    pub fn record_submission(&mut self, kind: OpKind, slat_ns: u64, clat_ns: u64) {
+        let o = &mut self.op[kind as usize];
+        o.slat.record(slat_ns);
+        o.clat.record(clat_ns);
     }
 
     /// Records the schedule lag of one paced operation (ns). Never allocates.
@@ -358,6 +375,7 @@ pub fn op_result(t: &OpTotals, window_s: f64, fixed_window: bool) -> OpResult {
         iops: per(o),
         bytes_per_sec: per(b),
         lat_ns: LatSummary::from_hist(&t.lat),
+        slat_ns: LatSummary::from_hist(&t.slat),
         by_bs: Vec::new(),
     }
 }
@@ -405,10 +423,7 @@ pub fn cell_result(
     interrupted: bool,
 ) -> CellResult {
     let [r, w, f] = &merged.op;
-    let time_limit = match job.job.limit {
-        crate::model::job::Limit::TimeS(t) => Some(t),
-        crate::model::job::Limit::Ops(_) | crate::model::job::Limit::Bytes(_) => None,
-    };
+    let time_limit = job.job.time_limit_s();
     let (window_s, fixed_window) = match time_limit {
         Some(t) if !interrupted && duration_s >= t => (t, true),
         _ => (duration_s, false),
@@ -501,12 +516,32 @@ pub fn cell_result(
         verify: merged.verify.as_ref().map(|v| v.result.clone()),
         lat_hists: merged.op.iter().map(|o| o.lat.clone()).collect(),
         clones: Vec::new(),
+        clat_hists: merged.op.iter().map(|o| o.clat.clone()).collect(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn submission_latencies_merge_and_only_queued_ios_have_a_slat() {
+        let mut a = ThreadStats::new(u64::MAX);
+        a.record_io(OpKind::Read, 0, 4096, 100_000, 1);
+        let sync = merge(vec![a]);
+        assert!(op_result(&sync.op[0], 1.0, false).slat_ns.is_none());
+        let (mut a, mut b) = (ThreadStats::new(u64::MAX), ThreadStats::new(u64::MAX));
+        for (t, slat) in [(&mut a, 2_000), (&mut b, 6_000)] {
+            t.record_io(OpKind::Read, 0, 4096, 100_000, 1);
+            t.record_submission(OpKind::Read, slat, 100_000 - slat);
+        }
+        let m = merge(vec![a, b]);
+        let r = op_result(&m.op[0], 1.0, false);
+        let s = r.slat_ns.unwrap();
+        assert_eq!((s.min / 100, s.max / 100), (20, 60));
+        assert_eq!(m.op[0].clat.count(), 2);
+        assert!(op_result(&m.op[1], 1.0, false).slat_ns.is_none());
+    }
 
     #[test]
     fn time_series_buckets_by_second_and_merges_threads() {

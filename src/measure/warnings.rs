@@ -295,6 +295,7 @@ mod tests {
             seed: 1,
             rate_iops: rate,
             limit: Limit::TimeS(10.0),
+            max_time_s: None,
             ramp_s: 0.0,
             verify: false,
             verify_backlog: 0,
@@ -325,6 +326,7 @@ mod tests {
             iops: 2000.0,
             bytes_per_sec: 0.0,
             lat_ns: l,
+            slat_ns: None,
             by_bs: Vec::new(),
         }
     }
@@ -364,6 +366,7 @@ mod tests {
             verify: None,
             lat_hists: Vec::new(),
             clones: Vec::new(),
+            clat_hists: Vec::new(),
         }
     }
 

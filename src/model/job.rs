@@ -213,6 +213,19 @@ engines! {
         queues_only_direct: true,
         counts_errors: true,
     },
+    /// POSIX AIO (aio_read/aio_write through glibc, which runs them on helper threads) with
+    /// `iodepth` I/Os in flight per thread, buffered or not: fio's posixaio.
+    Posixaio => Caps {
+        name: "posixaio",
+        aliases: &[],
+        fio: &["posixaio"],
+        needs_files: true,
+        needs_mapping: false,
+        direct: Direct::Honoured,
+        async_queue: true,
+        queues_only_direct: false,
+        counts_errors: true,
+    },
     /// Memory-mapped files: reads and writes are memory copies, fsync is msync(MS_SYNC).
     Mmap => Caps {
         name: "mmap",
@@ -743,6 +756,10 @@ pub struct Job {
     /// Total offered load in I/Os per second across all threads (None = as fast as possible).
     pub rate_iops: Option<u64>,
     pub limit: Limit,
+    /// With `--ops`/`--io-size` and `--time`: also stop after this many measured seconds,
+    /// whichever comes first (fio's `runtime=` without `time_based`). Absent: the quota alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_time_s: Option<f64>,
     pub ramp_s: f64,
     /// `--verify`: every written block carries a checked header, every read is checked, and each
     /// thread keeps to its own part of the set (docs/verify.md).
@@ -766,6 +783,14 @@ fn is_off(m: &RandomMap) -> bool {
 }
 
 impl Job {
+    /// How long the job measures at most: `--time`, or the cap beside a quota (`max_time_s`).
+    pub fn time_limit_s(&self) -> Option<f64> {
+        match self.limit {
+            Limit::TimeS(t) => Some(t),
+            Limit::Ops(_) | Limit::Bytes(_) => self.max_time_s,
+        }
+    }
+
     /// Whether the job fsyncs while it runs (`--fsync-freq`, `--fsync-all` or
     /// `--fsync-every`), not only at the end of the mode.
     pub fn syncs_while_running(&self) -> bool {
@@ -821,12 +846,13 @@ mod tests {
         }
         assert_eq!(
             "aio".parse::<EngineKind>().unwrap_err(),
-            "'aio' is not an engine: use sync, io_uring, libaio, mmap or null"
+            "'aio' is not an engine: use sync, io_uring, libaio, posixaio, mmap or null"
         );
         for f in ["sync", "psync", "pvsync", "pvsync2", "vsync"] {
             assert_eq!(EngineKind::from_fio(f), Some(EngineKind::Sync));
         }
-        assert_eq!(EngineKind::from_fio("posixaio"), None);
+        assert_eq!(EngineKind::from_fio("posixaio"), Some(EngineKind::Posixaio));
+        assert_eq!(EngineKind::from_fio("solarisaio"), None);
         for &k in EngineKind::ALL {
             assert_eq!(EngineKind::from_fio(k.caps().fio[0]), Some(k));
         }

@@ -35,6 +35,11 @@ pub struct OpResult {
     pub bytes_per_sec: f64,
     /// null when ops is 0
     pub lat_ns: Option<LatSummary>,
+    /// The queue engines (io_uring, libaio): the part of `lat_ns` until the call that submitted
+    /// the operation returned (fio's `slat`), absent for the other engines, which submit and
+    /// complete in one call (fio writes no slat for them either).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slat_ns: Option<LatSummary>,
     /// Jobs with more than one block size (`--bs 16k:70,1m:30`, `--bs 4k-64k`): the same
     /// figures per size, ascending; absent otherwise (and for fsync). Their ops and bytes add
     /// up to the totals above.
@@ -172,6 +177,10 @@ pub struct CellResult {
     /// read back, and for roles.
     #[serde(skip)]
     pub clones: Vec<CellResult>,
+    /// The queue engines: the completion latencies (from submission, fio's `clat`), as
+    /// `lat_hists`, for the fio JSON; empty otherwise and in documents read back.
+    #[serde(skip)]
+    pub clat_hists: Vec<LatHist>,
 }
 
 impl CellResult {
@@ -200,6 +209,7 @@ impl CellResult {
             roles: Vec::new(),
             lat_hists: r.lat_hists.clone(),
             clones: Vec::new(),
+            clat_hists: r.clat_hists.clone(),
         }
     }
 }
@@ -222,6 +232,9 @@ pub struct RoleResult {
     /// As [`CellResult::lat_hists`], for the results store.
     #[serde(skip)]
     pub lat_hists: Vec<LatHist>,
+    /// As [`CellResult::clat_hists`].
+    #[serde(skip)]
+    pub clat_hists: Vec<LatHist>,
 }
 
 impl RoleResult {
@@ -239,6 +252,7 @@ impl RoleResult {
             errors: c.errors,
             warnings: c.warnings,
             lat_hists: c.lat_hists,
+            clat_hists: c.clat_hists,
         }
     }
 }

@@ -318,6 +318,10 @@ fn job_options(c: &CellResult) -> Map<String, Value> {
         Limit::Ops(n) => put("number_ios", (n / u64::from(j.threads.max(1))).to_string()),
         Limit::Bytes(n) => put("io_size", (n / u64::from(j.threads.max(1))).to_string()),
     }
+    if let Some(s) = j.max_time_s {
+        // runtime without time_based: whichever comes first, as fio
+        put("runtime", format!("{s}"));
+    }
     if j.ramp_s > 0.0 {
         put("ramp_time", format!("{}", j.ramp_s));
     }
@@ -418,6 +422,7 @@ fn direction(
         iops: 0.0,
         bytes_per_sec: 0.0,
         lat_ns: None,
+        slat_ns: None,
         by_bs: Vec::new(),
     };
     let r = k.map_or(&empty, |k| c.results.get(k));
@@ -443,6 +448,19 @@ fn direction(
     let max_of = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
     let bw_bytes = r.bytes_per_sec.round() as u64;
     let lat = lat_obj(r.lat_ns.as_ref(), h, r.ops, false, false);
+    // The queue engines: clat from the submission on, slat before it (lat = slat + clat per
+    // I/O, as fio's); the others, as fio's sync engines, clat = lat and no slat.
+    let ch = k.and_then(|k| c.clat_hists.get(k as usize).filter(|h| h.count() > 0));
+    let clat = match ch {
+        Some(ch) => lat_obj(
+            LatSummary::from_hist(ch).as_ref(),
+            Some(ch),
+            r.ops,
+            did,
+            bins,
+        ),
+        None => lat_obj(r.lat_ns.as_ref(), h, r.ops, did, bins),
+    };
     json!({
         "io_bytes": r.bytes,
         "io_kbytes": r.bytes / 1024,
@@ -453,8 +471,8 @@ fn direction(
         "total_ios": r.ops,
         "short_ios": 0,
         "drop_ios": 0,
-        "slat_ns": {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0},
-        "clat_ns": lat_obj(r.lat_ns.as_ref(), h, r.ops, did, bins),
+        "slat_ns": lat_obj(r.slat_ns.as_ref(), None, r.ops, false, false),
+        "clat_ns": clat,
         "lat_ns": lat,
         "bw_min": min_of(&bw).round() as u64,
         "bw_max": max_of(&bw).round() as u64,

@@ -172,7 +172,7 @@ pub const OPTIONS: &[FioOption] = &[
         "ioengine",
         Choice,
         Approximated,
-        "`sync`, `psync`, `vsync`, `pvsync`, `pvsync2` run as iolab's `sync`; `libaio`, `io_uring`, `mmap`, `null` as themselves; `posixaio` as `sync`, one I/O at a time per thread; other engines refused",
+        "`sync`, `psync`, `vsync`, `pvsync`, `pvsync2` run as iolab's `sync`; `libaio`, `io_uring`, `posixaio` (glibc's POSIX AIO, `iodepth` in flight), `mmap`, `null` as themselves; other engines refused",
     ),
     o(
         "iodepth",
@@ -270,8 +270,8 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "runtime",
         Time,
-        Approximated,
-        "`--time`; without `time_based` iolab measures for `runtime` (fio stops earlier once `size` is done)",
+        Supported,
+        "`--time`; without `time_based` beside the size's `--ops`/`--io-size`: whichever comes first, as fio",
     ),
     o("time_based", Bool, Supported, "with `runtime=`"),
     o(

@@ -97,10 +97,6 @@ pub(super) fn translate_job(
     let engine = engine.trim().to_string();
     let e = match EngineKind::from_fio(&engine) {
         Some(k) => k,
-        None if engine == "posixaio" => {
-            notes.push("ioengine=posixaio runs as iolab's sync engine (pread/pwrite), one I/O at a time per thread".into());
-            EngineKind::Sync
-        }
         None => {
             c.refuse_key("ioengine", "iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null and posixaio");
             EngineKind::Sync
@@ -315,16 +311,14 @@ pub(super) fn translate_job(
     let runtime = c.time("runtime");
     let time_based = c.bool("time_based").unwrap_or(false);
     let loops = c.int("loops").unwrap_or(1).max(1);
+    let runtime = runtime.filter(|t| *t > 0.0);
+    if let Some(t) = runtime {
+        // without time_based, beside the size's quota below: whichever comes first, as fio
+        f("time", format!("{t}"));
+    }
     match (runtime, time_based) {
-        (Some(t), _) if t > 0.0 => {
-            f("time", format!("{t}"));
-            if !time_based {
-                notes.push(format!(
-                    "runtime={t}s without time_based: iolab measures for {t}s (fio would stop earlier once size bytes were done)"
-                ));
-            }
-        }
-        (_, true) => c.bad("time_based", "needs runtime= (how long)"),
+        (Some(_), true) => {}
+        (None, true) => c.bad("time_based", "needs runtime= (how long)"),
         _ => {
             if let Some(bytes) = per_job_bytes.filter(|b| *b > 0) {
                 if bytes < bs_min {
@@ -437,7 +431,7 @@ pub(super) fn translate_job(
         }
     }
     let read_back =
-        super::verify::verify_options(&mut c, mode, runtime.is_some_and(|t| t > 0.0), &mut notes);
+        super::verify::verify_options(&mut c, mode, runtime.is_some() && time_based, &mut notes);
     if let Some(v) = c.val("fallocate")
         && device.is_none()
         && matches!(mode, "seqwr" | "rndwr")

@@ -54,11 +54,11 @@ fn every_supported_option_becomes_run_options() {
     );
     assert_eq!(
         args("scan"),
-        "--mode=seqrd --bs=65536-1048576 --engine=mmap --threads=2 --fsync-freq=0 --fsync-end=true --files=2 --size=2147483648 --dir=/data/bench --time=60"
+        "--mode=seqrd --bs=65536-1048576 --engine=mmap --threads=2 --fsync-freq=0 --fsync-end=true --files=2 --size=2147483648 --dir=/data/bench --time=60 --io-size=4294967296"
     );
     assert_eq!(
         args("dev"),
-        "--mode=rndrd --bs=4096 --engine=sync --direct --threads=1 --fsync-freq=0 --fsync-end=false --device=/dev/nvme0n1 --offset=1073741824 --size=10737418240 --time=10 --distribution=pareto:0.9"
+        "--mode=rndrd --bs=4096 --engine=posixaio --iodepth=16 --direct --threads=1 --fsync-freq=0 --fsync-end=false --device=/dev/nvme0n1 --offset=1073741824 --size=10737418240 --time=10 --ops=2621440 --distribution=pareto:0.9"
     );
     // phases: stonewall, wait_for on a job of the phase, stonewall
     let phases: Vec<(String, usize)> = r.jobs.iter().map(|j| (j.name.clone(), j.phase)).collect();
@@ -74,7 +74,6 @@ fn every_supported_option_becomes_run_options() {
     );
     assert_eq!(r.phases, 4);
     assert!(r.jobs.iter().all(|j| j.ignored.is_empty()));
-    assert!(by("dev").notes.iter().any(|n| n.contains("posixaio")));
     assert!(
         by("scan")
             .notes
@@ -317,4 +316,17 @@ fn a_global_name_renames_no_job() {
     );
     // before, wait_for=g matched every job through the global name
     assert!(jobs("[global]\nname=g\nsize=1m\n[s1]\n[s2]\nwait_for=g\n", &[]).is_err());
+}
+
+/// `runtime=` without `time_based`: the size's quota and the time, whichever comes first (fio's
+/// semantics), no note; with `time_based` the time alone. Before, `--time` alone and a note.
+#[test]
+fn runtime_without_time_based_keeps_the_size_quota_beside_the_time() {
+    let r = jobs("[a]\nsize=1m\nbs=4k\nruntime=3\n", &[]).unwrap();
+    let a = r.jobs[0].iolab_args.join(" ");
+    assert!(a.contains("--time=3") && a.contains("--ops=256"), "{a}");
+    assert_eq!(r.jobs[0].notes, Vec::<String>::new());
+    let r = jobs("[a]\nsize=1m\nbs=4k\nruntime=3\ntime_based\n", &[]).unwrap();
+    let a = r.jobs[0].iolab_args.join(" ");
+    assert!(a.contains("--time=3") && !a.contains("--ops"), "{a}");
 }

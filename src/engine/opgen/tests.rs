@@ -22,6 +22,7 @@ fn job(mode: Mode, threads: u32) -> Job {
         seed: 1,
         rate_iops: None,
         limit: Limit::Ops(1000),
+        max_time_s: None,
         ramp_s: 0.0,
         verify: false,
         verify_backlog: 0,
