@@ -203,22 +203,7 @@ fn run_locked(
                 fmt.export_format(),
             )?;
         } else if !want_json {
-            let head: Vec<String> = doc
-                .runs
-                .iter()
-                .map(|c| {
-                    format!(
-                        "{} {:.0} IOPS",
-                        c.mode,
-                        c.results.read.iops + c.results.write.iops
-                    )
-                })
-                .collect();
-            print_out(&format!(
-                "repetition {}/{reps}: {}\n",
-                i + 1,
-                head.join(", ")
-            ));
+            print_out(&repetition_line(&doc, i, reps));
         }
         let errors: u64 = doc
             .runs
@@ -306,6 +291,22 @@ fn run_locked(
 /// other; the phases' cells make one document, stored as one run with the job files' text.
 /// The options of a workload given as flags beside a job file: the job file defines the
 /// workload, so each of them is refused rather than silently not used.
+/// The line `--repeat N` prints after repetition `i` (from 0) in text mode: each mode's IOPS.
+fn repetition_line(doc: &crate::model::run::RunDoc, i: u32, reps: u32) -> String {
+    let head: Vec<String> = doc
+        .runs
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {:.0} IOPS",
+                c.mode,
+                c.results.read.iops + c.results.write.iops
+            )
+        })
+        .collect();
+    format!("repetition {}/{reps}: {}\n", i + 1, head.join(", "))
+}
+
 fn workload_flags_beside_a_jobfile(a: &cli::RunArgs) -> Vec<&'static str> {
     [
         (a.mode.is_some(), "--mode"),
@@ -449,22 +450,7 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
                 eprintln!("saved as run {id} in {}", s.path.display());
             }
         } else if fmt == OutputFormat::Normal {
-            let head: Vec<String> = doc
-                .runs
-                .iter()
-                .map(|c| {
-                    format!(
-                        "{} {:.0} IOPS",
-                        c.mode,
-                        c.results.read.iops + c.results.write.iops
-                    )
-                })
-                .collect();
-            print_out(&format!(
-                "repetition {}/{reps}: {}\n",
-                rep + 1,
-                head.join(", ")
-            ));
+            print_out(&repetition_line(&doc, rep, reps));
         }
         let code = if let Some(e) = &failed {
             e.exit as i32

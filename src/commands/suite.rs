@@ -33,10 +33,21 @@ fn lock_suite_dir(dir: &Path, created: bool) -> Result<fileset::SetLock> {
     })
 }
 
+/// Runs `work` in a suite's directory: made if it is the default and missing, locked as
+/// `iolab run` locks a file set, the lock released and a directory it made removed after.
+fn in_suite_dir<T>(dir: &Path, work: impl FnOnce() -> Result<T>) -> Result<T> {
+    let created = suite_dir(dir)?;
+    let lock = lock_suite_dir(dir, created)?;
+    let r = work();
+    drop(lock);
+    if created {
+        crate::system::target::remove_made_dir(dir);
+    }
+    r
+}
+
 pub fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32> {
     use crate::workloads::suites;
-    let created = suite_dir(&a.dir)?;
-    let lock = lock_suite_dir(&a.dir, created)?;
     let o = suites::IozoneOpts {
         dir: a.dir.clone(),
         min_file: a.min_file,
@@ -48,17 +59,15 @@ pub fn cmd_iozone(a: &cli::IozoneArgs) -> Result<i32> {
         ..Default::default()
     };
     let stop = stop_flag();
-    let bar = crate::engine::fileset::progress_bar(1, a.quiet.quiet || a.print.json, "iozone");
-    let r = suites::iozone(&o, &stop, &|done, total| {
-        bar.set_length(total);
-        bar.set_position(done);
-    });
-    bar.finish_and_clear();
-    drop(lock);
-    if created {
-        crate::system::target::remove_made_dir(&a.dir);
-    }
-    let r = r?;
+    let r = in_suite_dir(&a.dir, || {
+        let bar = crate::engine::fileset::progress_bar(1, a.quiet.quiet || a.print.json, "iozone");
+        let r = suites::iozone(&o, &stop, &|done, total| {
+            bar.set_length(total);
+            bar.set_position(done);
+        });
+        bar.finish_and_clear();
+        r
+    })?;
     let csv = crate::output::suites::iozone_csv(&r);
     finish_suite(
         &r,
@@ -91,15 +100,8 @@ pub fn cmd_bonnie(a: &cli::BonnieArgs) -> Result<i32> {
     if let Some(w) = suites::bonnie_ram_rule(o.size, suites::machine_ram(), o.force)? {
         eprintln!("warning: {}", w.message);
     }
-    let created = suite_dir(&a.dir)?;
-    let lock = lock_suite_dir(&a.dir, created)?;
     let stop = stop_flag();
-    let r = suites::bonnie(&o, &stop);
-    drop(lock);
-    if created {
-        crate::system::target::remove_made_dir(&a.dir);
-    }
-    let r = r?;
+    let r = in_suite_dir(&a.dir, || suites::bonnie(&o, &stop))?;
     let csv = crate::output::suites::bonnie_csv(&r);
     finish_suite(
         &r,

@@ -409,21 +409,9 @@ pub fn run_with(
             match run_cell(
                 plan, job, &env, link_bps, stop, resident, &devices, None, sync, obs,
             ) {
-                Ok(cell) => {
-                    on_cell(&cell);
-                    runs.push(cell);
-                    if sync.watched() {
-                        sync.progress(&so_far(
-                            plan,
-                            &start_time,
-                            &env,
-                            &system,
-                            &prep,
-                            &warnings,
-                            &runs,
-                        ));
-                    }
-                }
+                Ok(cell) => keep_cell(cell, &mut runs, &mut on_cell, sync, |runs| {
+                    so_far(plan, &start_time, &env, &system, &prep, &warnings, runs)
+                }),
                 Err(e) => {
                     outcome = Err(e);
                     break;
@@ -537,21 +525,9 @@ pub fn run_with(
             sync,
             obs,
         ) {
-            Ok(cell) => {
-                on_cell(&cell);
-                runs.push(cell);
-                if sync.watched() {
-                    sync.progress(&so_far(
-                        plan,
-                        &start_time,
-                        &env,
-                        &system,
-                        &prep,
-                        &warnings,
-                        &runs,
-                    ));
-                }
-            }
+            Ok(cell) => keep_cell(cell, &mut runs, &mut on_cell, sync, |runs| {
+                so_far(plan, &start_time, &env, &system, &prep, &warnings, runs)
+            }),
             Err(e) => {
                 outcome = Err(e);
                 break;
@@ -651,6 +627,22 @@ pub fn run_with(
 
 /// The document of what a run measured so far (a distributed run's progress, between cells):
 /// marked interrupted, as it is what remains should the run end here.
+/// A measured cell: handed to the caller, kept, and (a watched process of a distributed run)
+/// the document so far sent to rank 0.
+fn keep_cell(
+    cell: CellResult,
+    runs: &mut Vec<CellResult>,
+    on_cell: &mut impl FnMut(&CellResult),
+    sync: &dyn PhaseSync,
+    so_far: impl FnOnce(&[CellResult]) -> RunDoc,
+) {
+    on_cell(&cell);
+    runs.push(cell);
+    if sync.watched() {
+        sync.progress(&so_far(runs));
+    }
+}
+
 fn so_far(
     plan: &Plan,
     start_time: &str,
