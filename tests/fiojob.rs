@@ -1499,3 +1499,50 @@ fn run_takes_fios_flag_spellings_and_says_what_a_close_miss_meant() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("/nonexistent/dev"), "{}", r.stderr);
 }
+
+/// `--parse-only` (fio's spelling): each job's equivalent flags and phase, nothing run or made;
+/// a file with blockers gives the same lines and exit 2 as a run would; without a job file it is
+/// refused in one line.
+#[test]
+fn parse_only_prints_the_translation_and_runs_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let r = iolab_in(
+        d.path(),
+        &test_db(),
+        &["run", &fixture("concurrent.fio"), "--parse-only"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lines: Vec<&str> = r.stdout.lines().filter(|l| !l.starts_with("  ")).collect();
+    assert!(lines.len() >= 2, "{}", r.stdout);
+    for l in &lines {
+        assert!(
+            l.contains("concurrent.fio:")
+                && l.contains(" phase ")
+                && l.contains(": iolab run --mode="),
+            "{l}"
+        );
+    }
+    assert!(
+        entries(d.path()).is_empty(),
+        "nothing made: {:?}",
+        entries(d.path())
+    );
+    let r = iolab_in(
+        d.path(),
+        &test_db(),
+        &["run", &fixture("unsupported.fio"), "--parse-only"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stdout.is_empty() && r.stderr.contains("unsupported.fio:7: zonemode"),
+        "{}",
+        r.stderr
+    );
+    let r = iolab(&["run", "--parse-only", "--no-save"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--parse-only applies to fio job files"),
+        "{}",
+        r.stderr
+    );
+}

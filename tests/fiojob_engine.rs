@@ -284,7 +284,12 @@ fn verify_backlog_reads_back_while_writing_on_a_throttled_device() {
         .unwrap();
         let mut cmd = Command::new(&t.prefix()[0]);
         cmd.args(&t.prefix()[1..]).args(args).arg(&file);
-        let o = cmd.env("IOLAB_DB", test_db()).output().unwrap();
+        // fio writes its verify state file (`vb-0-verify.state`) into the working directory.
+        let o = cmd
+            .current_dir(d.path())
+            .env("IOLAB_DB", test_db())
+            .output()
+            .unwrap();
         assert!(
             o.status.success(),
             "{who}: {}",

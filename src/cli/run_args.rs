@@ -147,7 +147,7 @@ pub fn run_group(group: &str) -> Vec<String> {
 #[command(mut_arg("label", help("A label for this run")))]
 #[command(group(clap::ArgGroup::new(INVOCATION).multiple(true).args([
     "json", "output_format", "output", "no_save", "repeat", "db", "label", "tags", "quiet", "live",
-    "metrics_listen", "rank_timeout", "roles", "profile", "ignore_unsupported",
+    "metrics_listen", "rank_timeout", "roles", "profile", "ignore_unsupported", "parse_only",
 ])))]
 #[command(group(clap::ArgGroup::new(WHOLE_RUN).multiple(true).args([
     "dir", "time", "ops", "ramp", "keep", "reprepare", "warm", "iostat_interval", "report_interval",
@@ -162,6 +162,11 @@ pub struct RunArgs {
     /// the results and warned about) instead of refusing them.
     #[arg(long)]
     pub ignore_unsupported: bool,
+    /// With job files: parse and translate them, print each job's equivalent `iolab run` flags and
+    /// how an option is approximated, and run nothing (fio's --parse-only). Exit 0 when every
+    /// job can run, 2 with the list of blockers otherwise.
+    #[arg(long)]
+    pub parse_only: bool,
     #[command(flatten)]
     pub set: FileSetArgs,
     /// Test mode(s), comma separated: seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw, seqrw (a

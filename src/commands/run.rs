@@ -14,6 +14,16 @@ pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
     if !a.jobfiles.is_empty() {
         return cmd_run_jobfiles(a);
     }
+    for (given, flag) in [
+        (a.parse_only, "--parse-only"),
+        (a.ignore_unsupported, "--ignore-unsupported"),
+    ] {
+        if given {
+            return Err(Error::usage(format!(
+                "{flag} applies to fio job files: give one (iolab run JOB.fio {flag})"
+            )));
+        }
+    }
     let fmt = a.format();
     if a.repeat > 1 && !matches!(fmt, OutputFormat::Normal | OutputFormat::Json) {
         return Err(Error::usage(format!(
@@ -342,6 +352,27 @@ fn workload_flags_beside_a_jobfile(a: &cli::RunArgs) -> Vec<&'static str> {
     .collect()
 }
 
+/// `iolab run JOBFILE --parse-only`: each job as iolab would run it, and nothing run.
+fn parse_only_text(run: &cli::fiojob::FioRun) -> String {
+    let mut out = String::new();
+    for j in &run.jobs {
+        out.push_str(&format!(
+            "{} [{}] phase {}: iolab run {}\n",
+            j.at,
+            j.section,
+            j.phase + 1,
+            j.iolab_args.join(" ")
+        ));
+        for i in &j.ignored {
+            out.push_str(&format!("  ignored (--ignore-unsupported): {i}\n"));
+        }
+        for n in &j.notes {
+            out.push_str(&format!("  approximated: {n}\n"));
+        }
+    }
+    out
+}
+
 fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
     use crate::model::run::Warning;
     let given = workload_flags_beside_a_jobfile(a);
@@ -361,6 +392,10 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
         )));
     }
     let run = cli::fiojob::load(a)?;
+    if a.parse_only {
+        print!("{}", parse_only_text(&run));
+        return Ok(0);
+    }
     let mut plans = Vec::new();
     for ph in 0..run.phases {
         let jobs: Vec<&cli::fiojob::FioJob> = run.jobs.iter().filter(|j| j.phase == ph).collect();
