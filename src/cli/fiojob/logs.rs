@@ -1,0 +1,87 @@
+//! fio's log options of one job (`write_bw_log`, `write_lat_log`, `write_iops_log`,
+//! `log_avg_msec`, ...) as the [`FioLogs`] its threads write (docs/fio-jobs.md, Log files);
+//! the thread numbers and the files shared between jobs are the run's ([`number_logs`]).
+
+use super::FioJob;
+use super::ctx::Ctx;
+use crate::measure::fiolog::{LogKind, file_name};
+use crate::model::job::FioLogs;
+
+/// The job's logs, None when it writes none.
+pub(super) fn log_options(c: &mut Ctx, job_name: &str) -> Option<FioLogs> {
+    let prefix = |c: &mut Ctx, k: &str| {
+        c.opt(k)?;
+        let v = c.val(k).unwrap_or_default();
+        let v = v.trim();
+        Some(if v.is_empty() {
+            job_name.to_string()
+        } else {
+            v.to_string()
+        })
+    };
+    let bw = prefix(c, "write_bw_log");
+    let lat = prefix(c, "write_lat_log");
+    let iops = prefix(c, "write_iops_log");
+    let spec = FioLogs {
+        bw,
+        lat,
+        iops,
+        avg_msec: c.int("log_avg_msec").unwrap_or(0),
+        max_value: c.bool("log_max_value").unwrap_or(false),
+        offset: c.bool("log_offset").unwrap_or(false),
+        prio: c.bool("log_prio").unwrap_or(false),
+        per_job: c.bool("per_job_logs").unwrap_or(true),
+        first_thread: 1,
+        append: Vec::new(),
+    };
+    (spec.bw.is_some() || spec.lat.is_some() || spec.iops.is_some()).then_some(spec)
+}
+
+/// The file names of a job's logs (every thread's with `per_job_logs`).
+pub fn log_files(spec: &FioLogs, threads: u32) -> Vec<String> {
+    let mut names = Vec::new();
+    for kind in LogKind::ALL {
+        for t in 0..if spec.per_job { threads } else { 1 } {
+            if let Some(n) = file_name(spec, kind, spec.first_thread + t) {
+                names.push(n);
+            }
+        }
+    }
+    names
+}
+
+/// fio's thread numbers (1-based over the run, one per `numjobs` clone) and the files a job
+/// shares with an earlier one (appended to, as fio appends with `per_job_logs=0`); a log file
+/// whose name is a symbolic link or anything but a regular file, or whose folder does not
+/// exist, is a blocker at the job.
+pub(super) fn number_logs(jobs: &mut [FioJob], blockers: &mut super::Blockers) {
+    let mut thread = 1u32;
+    let mut written: Vec<String> = Vec::new();
+    for j in jobs.iter_mut() {
+        let threads = j.args.threads.unwrap_or(1);
+        if let Some(l) = &mut j.args.fio_logs {
+            l.first_thread = thread;
+            let names = log_files(l, threads);
+            l.append = names
+                .iter()
+                .filter(|n| written.contains(n))
+                .cloned()
+                .collect();
+            for n in names {
+                if let Some(why) = crate::engine::fiolog::unwritable(std::path::Path::new(&n)) {
+                    let (file, line) = j.at.rsplit_once(':').unwrap_or((&j.at, "0"));
+                    let about = format!("{}: fio log {n}", j.at);
+                    blockers.error(
+                        (file, line.parse().unwrap_or(0)),
+                        &about,
+                        format!("{about}: {why}"),
+                    );
+                }
+                if !written.contains(&n) {
+                    written.push(n);
+                }
+            }
+        }
+        thread = thread.saturating_add(threads);
+    }
+}

@@ -1,0 +1,190 @@
+//! Writing a job's fio log files after its phase (the lines are `measure::fiolog`'s): each file
+//! written whole to a temporary file beside it and renamed over the name, so no reader ever
+//! sees half a log; a name that is a symbolic link, a directory or anything but a regular file
+//! is never written through or replaced (docs/safety.md, section 6).
+
+use crate::measure::fiolog::{LogKind, ThreadLog, file_name};
+use crate::model::job::FioLogs;
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// Writes the logs of one job (its threads' records in thread order) and returns one warning
+/// line per file that could not be written or was cut short (the run's results stand).
+pub fn write_job_logs(spec: &FioLogs, logs: &[ThreadLog]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    if logs.iter().any(|l| l.truncated) {
+        warnings.push(format!(
+            "fio logs: a thread recorded more I/Os than its share of {} MiB of log records: its later I/Os are not in the logs (use log_avg_msec)",
+            crate::measure::fiolog::MAX_BYTES >> 20
+        ));
+    }
+    for kind in LogKind::ALL {
+        if kind.prefix(spec).is_none() {
+            continue;
+        }
+        // one file per thread (per_job_logs), else one for all of them
+        let groups: Vec<(String, Vec<&ThreadLog>)> = if spec.per_job {
+            logs.iter()
+                .enumerate()
+                .filter_map(|(t, l)| {
+                    file_name(spec, kind, spec.first_thread + t as u32).map(|n| (n, vec![l]))
+                })
+                .collect()
+        } else {
+            file_name(spec, kind, spec.first_thread)
+                .map(|n| vec![(n, logs.iter().collect())])
+                .unwrap_or_default()
+        };
+        for (name, threads) in groups {
+            let path = PathBuf::from(&name);
+            let r = write_whole(&path, spec.append.contains(&name), |w| {
+                threads.iter().try_for_each(|l| l.write(kind, w))
+            });
+            if let Err(e) = r {
+                warnings.push(format!("fio log {name}: not written: {e}"));
+            }
+        }
+    }
+    warnings
+}
+
+/// Why `path` cannot be a log file: it exists and is not a regular file (a symbolic link is
+/// never followed nor replaced), or its folder does not exist. None: it can be written.
+pub fn unwritable(path: &Path) -> Option<String> {
+    if let Ok(m) = std::fs::symlink_metadata(path)
+        && !m.file_type().is_file()
+    {
+        return Some(
+            "exists and is not a regular file (a symbolic link, folder or device): iolab never writes through or replaces one".into(),
+        );
+    }
+    let dir = folder(path);
+    match std::fs::metadata(dir) {
+        Ok(m) if m.is_dir() => None,
+        _ => Some(format!("its folder {} does not exist", dir.display())),
+    }
+}
+
+fn folder(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// Writes `path` whole: a temporary file beside it (O_EXCL, an unpredictable name) filled by
+/// `body` (after the existing file's contents with `append`), then renamed over `path`.
+fn write_whole(
+    path: &Path,
+    append: bool,
+    body: impl FnOnce(&mut BufWriter<&mut std::fs::File>) -> std::io::Result<()>,
+) -> std::result::Result<(), String> {
+    if let Some(why) = unwritable(path) {
+        return Err(why);
+    }
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".iolab-log-")
+        .suffix(".tmp")
+        .permissions(std::fs::Permissions::from_mode(0o666))
+        .tempfile_in(folder(path))
+        .map_err(|e| e.to_string())?;
+    {
+        let mut w = BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+        if append {
+            // the earlier job's file: opened without following a link, taken only when regular
+            match std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+                .open(path)
+            {
+                Ok(mut f) => {
+                    if !f.metadata().map_err(|e| e.to_string())?.is_file() {
+                        return Err("is not a regular file".into());
+                    }
+                    std::io::copy(&mut f, &mut w).map_err(|e| e.to_string())?;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        body(&mut w)
+            .and_then(|_| w.flush())
+            .map_err(|e| e.to_string())?;
+    }
+    tmp.as_file().sync_all().map_err(|e| e.to_string())?;
+    tmp.persist(path).map_err(|e| e.error.to_string())?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::run::OpKind;
+
+    fn spec(prefix: &Path, per_job: bool) -> FioLogs {
+        FioLogs {
+            bw: Some(prefix.display().to_string()),
+            per_job,
+            first_thread: 2,
+            ..FioLogs::default()
+        }
+    }
+
+    fn one(spec: &FioLogs, off: u64) -> ThreadLog {
+        let mut l = ThreadLog::new(spec, 2);
+        l.io(OpKind::Read, off, 4096, 1000, None, 0);
+        l
+    }
+
+    #[test]
+    fn per_job_files_are_numbered_from_the_jobs_first_thread() {
+        let d = tempfile::tempdir().unwrap();
+        let s = spec(&d.path().join("x"), true);
+        let w = write_job_logs(&s, &[one(&s, 0), one(&s, 4096)]);
+        assert!(w.is_empty(), "{w:?}");
+        let a = std::fs::read_to_string(d.path().join("x_bw.2.log")).unwrap();
+        let b = std::fs::read_to_string(d.path().join("x_bw.3.log")).unwrap();
+        assert_eq!(a, "0, 4096000, 0, 4096, 0\n");
+        assert_eq!(b, a);
+        // nothing else: no temporary file left
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn one_file_for_all_threads_and_appended_after_an_earlier_job() {
+        let d = tempfile::tempdir().unwrap();
+        let s = FioLogs {
+            offset: true,
+            ..spec(&d.path().join("x"), false)
+        };
+        assert!(write_job_logs(&s, &[one(&s, 0), one(&s, 4096)]).is_empty());
+        let s2 = FioLogs {
+            append: vec![d.path().join("x_bw.log").display().to_string()],
+            ..s
+        };
+        assert!(write_job_logs(&s2, &[one(&s2, 8192)]).is_empty());
+        let t = std::fs::read_to_string(d.path().join("x_bw.log")).unwrap();
+        let offs: Vec<&str> = t.lines().map(|l| l.split(", ").nth(4).unwrap()).collect();
+        assert_eq!(offs, ["0", "4096", "8192"]);
+    }
+
+    #[test]
+    fn a_symlink_is_neither_followed_nor_replaced() {
+        let d = tempfile::tempdir().unwrap();
+        let target = d.path().join("precious");
+        std::fs::write(&target, "keep").unwrap();
+        std::os::unix::fs::symlink(&target, d.path().join("x_bw.log")).unwrap();
+        let s = spec(&d.path().join("x"), false);
+        let w = write_job_logs(&s, &[one(&s, 0)]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("not a regular file"), "{w:?}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+        assert!(
+            std::fs::symlink_metadata(d.path().join("x_bw.log"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+    }
+}
