@@ -161,7 +161,8 @@ fn fio_regression_jobs_t0019_to_t0022_pass_fios_checks_on_iolabs_logs() {
         );
         return;
     }
-    let checks: [(&str, fn(&str) -> Option<String>); 4] = [
+    type Check = fn(&str) -> Option<String>;
+    let checks: [(&str, Check); 4] = [
         ("t0019", check_t0019),
         ("t0020", check_t0020),
         ("t0021", check_t0020),
