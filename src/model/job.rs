@@ -5,6 +5,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
+pub use super::fiologs::FioLogs;
+
 /// sysbench fileio test modes.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
@@ -778,34 +780,6 @@ pub struct Job {
     #[serde(skip)]
     #[schemars(skip)]
     pub fio_logs: Option<FioLogs>,
-}
-
-/// The fio log files a job writes, with fio's names and entries (fio's `iolog.c`/`stat.c`).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct FioLogs {
-    /// `write_bw_log`: the file name's prefix (`PREFIX_bw.N.log`).
-    pub bw: Option<String>,
-    /// `write_lat_log`: the prefix of the `_lat`, `_slat` and `_clat` logs.
-    pub lat: Option<String>,
-    /// `write_iops_log`: the prefix of the `_iops` log.
-    pub iops: Option<String>,
-    /// `log_avg_msec`: 0, one entry per I/O; else one per window and direction.
-    pub avg_msec: u64,
-    /// `log_max_value`: a window's largest value instead of its mean.
-    pub max_value: bool,
-    /// `log_offset`: the offset column.
-    pub offset: bool,
-    /// `log_prio`: the priority column as fio's ioprio value in hex (iolab's I/O run at the
-    /// default priority: `0x0000`) instead of 0/1 (real-time class or not).
-    pub prio: bool,
-    /// `per_job_logs`: `PREFIX_KIND.N.log`, N fio's thread number; else `PREFIX_KIND.log`.
-    pub per_job: bool,
-    /// fio's thread number of the job's first thread (1-based over the job files; each
-    /// `numjobs` clone has its own).
-    pub first_thread: u32,
-    /// The files of this job that continue those an earlier job of the run wrote (the same
-    /// names, without `per_job_logs`): its lines are appended, as fio appends.
-    pub append: Vec<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
