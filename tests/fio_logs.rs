@@ -75,8 +75,13 @@ fn col(lines: &[Vec<String>], i: usize) -> Vec<u64> {
 
 /// Lines per direction (0 read, 1 write).
 fn per_dir(lines: &[Vec<String>]) -> [usize; 2] {
+    per_dir_in(lines, 2)
+}
+
+/// Lines per direction, the direction in column `c`.
+fn per_dir_in(lines: &[Vec<String>], c: usize) -> [usize; 2] {
     let mut n = [0; 2];
-    for d in col(lines, 2) {
+    for d in col(lines, c) {
         n[d as usize] += 1;
     }
     n
@@ -426,5 +431,37 @@ fn jobs_sharing_a_log_name_write_one_file_in_job_order() {
                 0, 4096, 8192, 12288, 0, 4096, 8192, 12288, 16384, 20480, 24576, 28672
             ]
         );
+    }
+}
+
+/// write_hist_log with log_hist_msec and log_hist_coarseness: fio's columns (time, direction,
+/// block size, then 1856 / 2^coarseness bins), about as many lines per direction as fio, each
+/// counting its interval's completions, and the slowest bins empty for a null engine.
+#[test]
+fn histogram_logs_have_fios_columns_and_lines() {
+    if !have_fio("hist_logs") {
+        return;
+    }
+    let job = "[j]\nioengine=null\nsize=1g\nrw=randrw\ntime_based\nruntime=1\nwrite_hist_log=h\nlog_hist_msec=100\nlog_hist_coarseness=2\n";
+    let d = tempfile::tempdir().unwrap();
+    let fw = fio_in(d.path(), job);
+    let (iw, r) = iolab_in(d.path(), job);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (f, i) = (logs(&fw), logs(&iw));
+    assert_eq!(f.keys().collect::<Vec<_>>(), ["h_clat_hist.1.log"]);
+    assert_eq!(i.keys().collect::<Vec<_>>(), ["h_clat_hist.1.log"]);
+    let (fl, il) = (&f["h_clat_hist.1.log"], &i["h_clat_hist.1.log"]);
+    let (fd, id) = (per_dir_in(fl, 1), per_dir_in(il, 1));
+    for k in 0..2 {
+        assert!(fd[k].abs_diff(id[k]) <= 2, "{fd:?} vs {id:?}");
+        assert!((7..=10).contains(&id[k]), "{id:?}");
+    }
+    for l in il {
+        assert_eq!(l.len(), 3 + 1856 / 4, "columns");
+        assert_eq!(l[2], "4096");
+        let counts: Vec<u64> = l[3..].iter().map(|c| c.parse().unwrap()).collect();
+        assert!(counts.iter().sum::<u64>() > 0);
+        // nothing near fio's last bins (seconds) for a null engine
+        assert!(counts[400..].iter().all(|c| *c == 0), "{l:?}");
     }
 }

@@ -10,6 +10,10 @@
 //!   whole latency, `clat` from submission to completion, `slat` the submission (queue engines
 //!   only: a sync engine's slat log is empty, as fio's), `bw` the I/O's bytes over its clat
 //!   (bytes × 10⁶ / clat ns), `iops` 1;
+//! - `write_hist_log` with `log_hist_msec`: a line per interval and direction, at the completion
+//!   that ends it: time, direction, block size, then the interval's completion latencies counted
+//!   in fio's 1856 bins ([`plat_idx`]), `2^log_hist_coarseness` bins summed per column; an
+//!   interval not ended when the thread ends is not logged (as fio's);
 //! - with `log_avg_msec` one line per window and direction, block size and offset 0: the latency
 //!   logs the mean (rounded) or, with `log_max_value`, the largest of the window's samples, a
 //!   window closing at the first sample at least `log_avg_msec` after the last close (the rest
@@ -57,15 +61,18 @@ pub enum LogKind {
     Clat,
     Bw,
     Iops,
+    /// `write_hist_log`: completion latency histograms per interval.
+    Hist,
 }
 
 impl LogKind {
-    pub const ALL: [LogKind; 5] = [
+    pub const ALL: [LogKind; 6] = [
         LogKind::Lat,
         LogKind::Slat,
         LogKind::Clat,
         LogKind::Bw,
         LogKind::Iops,
+        LogKind::Hist,
     ];
     /// The word in the file name (`PREFIX_WORD.N.log`).
     pub fn word(self) -> &'static str {
@@ -75,6 +82,7 @@ impl LogKind {
             LogKind::Clat => "clat",
             LogKind::Bw => "bw",
             LogKind::Iops => "iops",
+            LogKind::Hist => "clat_hist",
         }
     }
     /// The prefix the job gives this kind, when it writes it.
@@ -83,6 +91,7 @@ impl LogKind {
             LogKind::Lat | LogKind::Slat | LogKind::Clat => l.lat.as_deref(),
             LogKind::Bw => l.bw.as_deref(),
             LogKind::Iops => l.iops.as_deref(),
+            LogKind::Hist => l.hist.as_deref(),
         }
     }
 }
@@ -129,6 +138,114 @@ pub struct ThreadLog {
     windows: [[Window; 2]; 3],
     rate: RateWindow,
     lines: [Vec<Line>; 5],
+    /// `write_hist_log` with `log_hist_msec`.
+    hist: Option<Box<Hist>>,
+}
+
+/// fio's latency bins (its `stat.h`): 29 groups of 64, a value's bin from its top 7 bits.
+pub const PLAT_BITS: u32 = 6;
+pub const PLAT_VAL: usize = 1 << PLAT_BITS;
+pub const PLAT_NR: usize = 29 * PLAT_VAL;
+
+/// fio's bin of `ns` (its `plat_val_to_idx`): exact below 128, then 64 bins per power of two.
+pub fn plat_idx(ns: u64) -> usize {
+    let msb = if ns == 0 { 0 } else { 63 - ns.leading_zeros() };
+    if msb <= PLAT_BITS {
+        return ns as usize;
+    }
+    let error_bits = msb - PLAT_BITS;
+    let base = ((error_bits + 1) as usize) << PLAT_BITS;
+    let offset = (PLAT_VAL - 1) & (ns >> error_bits) as usize;
+    (base + offset).min(PLAT_NR - 1)
+}
+
+/// The histogram log of one thread: the completion latencies so far per direction, what the
+/// last line had, and the lines (each the bins that changed in its interval).
+#[derive(Debug)]
+struct Hist {
+    counts: [Box<[u64]>; 2],
+    at_last_line: [Box<[u64]>; 2],
+    /// When the interval began (fio's `hist_last`, ms; 0 until the first sample).
+    last_ms: [u64; 2],
+    lines: Vec<HistLine>,
+    /// (bin, count) of every line, each line's run after the one before.
+    bins: Vec<(u16, u32)>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct HistLine {
+    t_ms: u64,
+    dir: u8,
+    bs: u64,
+    /// Its bins: `bins[start..start + len]`.
+    start: usize,
+    len: usize,
+}
+
+impl Hist {
+    fn new() -> Self {
+        let zero = || vec![0u64; PLAT_NR].into_boxed_slice();
+        Hist {
+            counts: [zero(), zero()],
+            at_last_line: [zero(), zero()],
+            last_ms: [0; 2],
+            lines: Vec::with_capacity(256),
+            bins: Vec::with_capacity(4096),
+        }
+    }
+
+    /// One completion latency (fio's `add_clat_sample`): a line when the interval is over.
+    #[inline]
+    fn sample(&mut self, dir: usize, clat_ns: u64, bs: u64, at_ms: u64, every_ms: u64) {
+        self.counts[dir][plat_idx(clat_ns)] += 1;
+        if self.last_ms[dir] == 0 {
+            self.last_ms[dir] = at_ms;
+        }
+        let window = at_ms.saturating_sub(self.last_ms[dir]);
+        if window < every_ms {
+            return;
+        }
+        let start = self.bins.len();
+        for (i, (now, before)) in self.counts[dir]
+            .iter()
+            .zip(self.at_last_line[dir].iter_mut())
+            .enumerate()
+        {
+            if *now != *before {
+                self.bins
+                    .push((i as u16, (*now - *before).min(u64::from(u32::MAX)) as u32));
+                *before = *now;
+            }
+        }
+        self.lines.push(HistLine {
+            t_ms: at_ms,
+            dir: dir as u8,
+            bs,
+            start,
+            len: self.bins.len() - start,
+        });
+        // the next interval from where this one should have ended (fio keeps the drift out)
+        self.last_ms[dir] = at_ms - (window - every_ms);
+    }
+
+    /// The lines in fio's format: time, direction, block size, then the interval's count of
+    /// every bin (`2^coarseness` bins summed into one).
+    fn write(&self, coarseness: u32, out: &mut impl Write) -> std::io::Result<()> {
+        let stride = 1usize << coarseness.min(6);
+        let mut row = vec![0u64; PLAT_NR / stride];
+        for l in &self.lines {
+            row.iter_mut().for_each(|c| *c = 0);
+            for &(i, n) in &self.bins[l.start..l.start + l.len] {
+                row[i as usize / stride] += u64::from(n);
+            }
+            write!(out, "{}, {}, {}", l.t_ms, l.dir, l.bs)?;
+            for c in &row {
+                write!(out, ", {c}")?;
+            }
+            writeln!(out)?;
+        }
+        Ok(())
+    }
 }
 
 impl ThreadLog {
@@ -138,7 +255,7 @@ impl ThreadLog {
         let windowed = spec.avg_msec > 0;
         let cap = MAX_BYTES / std::mem::size_of::<Rec>() as u64 / u64::from(threads.max(1));
         let mut chunks = Vec::new();
-        if !windowed {
+        if !windowed && (spec.bw.is_some() || spec.lat.is_some() || spec.iops.is_some()) {
             chunks.push(vec![Rec::default(); CHUNK].into_boxed_slice());
         }
         ThreadLog {
@@ -151,6 +268,7 @@ impl ThreadLog {
             windows: Default::default(),
             rate: RateWindow::default(),
             lines: Default::default(),
+            hist: (spec.hist.is_some() && spec.hist_msec > 0).then(|| Box::new(Hist::new())),
         }
     }
 
@@ -172,8 +290,15 @@ impl ThreadLog {
             OpKind::Write => 1,
             OpKind::Fsync => return,
         };
+        if let Some(h) = &mut self.hist {
+            let clat = lat_ns - slat_ns.unwrap_or(0).min(lat_ns);
+            h.sample(dir, clat, bytes, t_ns / 1_000_000, self.spec.hist_msec);
+        }
         if self.spec.avg_msec > 0 {
             self.windowed(dir, bytes, lat_ns, slat_ns, t_ns);
+            return;
+        }
+        if self.spec.bw.is_none() && self.spec.lat.is_none() && self.spec.iops.is_none() {
             return;
         }
         if self.kept >= self.cap {
@@ -295,6 +420,9 @@ impl ThreadLog {
 
     /// How many lines of `kind` this thread writes.
     pub fn lines(&self, kind: LogKind) -> u64 {
+        if kind == LogKind::Hist {
+            return self.hist.as_ref().map_or(0, |h| h.lines.len() as u64);
+        }
         if self.spec.avg_msec > 0 {
             return self.lines[kind as usize].len() as u64;
         }
@@ -314,6 +442,12 @@ impl ThreadLog {
 
     /// Writes the lines of `kind` in fio's format.
     pub fn write(&self, kind: LogKind, out: &mut impl Write) -> std::io::Result<()> {
+        if kind == LogKind::Hist {
+            return match &self.hist {
+                Some(h) => h.write(self.spec.hist_coarseness, out),
+                None => Ok(()),
+            };
+        }
         let prio = if self.spec.prio { "0x0000" } else { "0" };
         if self.spec.avg_msec > 0 {
             for l in &self.lines[kind as usize] {
@@ -347,6 +481,8 @@ impl ThreadLog {
                         .unwrap_or(0),
                 ),
                 LogKind::Iops => (r.t_ns, 1),
+                // written from its own lines above
+                LogKind::Hist => return Ok(()),
             };
             let dir = u8::from(r.off_dir & WRITE_BIT != 0);
             let t_ms = t_ns / 1_000_000;
@@ -368,6 +504,9 @@ impl ThreadLog {
     /// Memory the records take (bytes).
     pub fn bytes(&self) -> u64 {
         (self.chunks.len() * CHUNK * std::mem::size_of::<Rec>()) as u64
+            + self.hist.as_ref().map_or(0, |h| {
+                (4 * PLAT_NR * 8 + h.bins.capacity() * 8 + h.lines.capacity() * 40) as u64
+            })
             + self
                 .lines
                 .iter()
@@ -533,6 +672,50 @@ mod tests {
         l.io(OpKind::Read, 0, 4096, 9000, None, 20_000_000);
         l.finish(30_000_000);
         assert_eq!(text(&l, LogKind::Lat), "30, 9000, 0, 0, 0, 0\n");
+    }
+
+    #[test]
+    fn fios_latency_bins() {
+        // exact below 128 ns; then 64 bins per power of two (fio's plat_val_to_idx)
+        assert_eq!(plat_idx(0), 0);
+        assert_eq!(plat_idx(127), 127);
+        assert_eq!(plat_idx(128), 128);
+        assert_eq!(plat_idx(129), 128);
+        assert_eq!(plat_idx(256), 192);
+        assert_eq!(plat_idx(u64::MAX), PLAT_NR - 1);
+    }
+
+    #[test]
+    fn histogram_lines_count_each_intervals_completions_per_bin() {
+        let s = FioLogs {
+            hist: Some("h".into()),
+            hist_msec: 100,
+            hist_coarseness: 1,
+            ..FioLogs::default()
+        };
+        let mut l = ThreadLog::new(&s, 1);
+        assert!(l.chunks.is_empty());
+        // 100 ns twice, then 130 ns: the interval opens at 10 ms, its line at 110 ms
+        l.io(OpKind::Read, 0, 4096, 100, None, 10_000_000);
+        l.io(OpKind::Read, 0, 4096, 100, None, 50_000_000);
+        l.io(OpKind::Read, 0, 4096, 130, None, 110_000_000);
+        // the next interval: 210 ms; one 100 ns read in it
+        l.io(OpKind::Read, 0, 4096, 100, None, 150_000_000);
+        l.io(OpKind::Read, 0, 4096, 100, None, 215_000_000);
+        l.finish(300_000_000);
+        let t = text(&l, LogKind::Hist);
+        let lines: Vec<Vec<&str>> = t.lines().map(|l| l.split(", ").collect()).collect();
+        assert_eq!(lines.len(), 2);
+        // 3 + PLAT_NR / 2 columns; 100 ns in bin 100 / 2 = 50, 130 ns in bin 129 / 2 = 64
+        assert_eq!(lines[0].len(), 3 + PLAT_NR / 2);
+        assert_eq!(&lines[0][..3], ["110", "0", "4096"]);
+        assert_eq!(lines[0][3 + 50], "2");
+        assert_eq!(lines[0][3 + 64], "1");
+        let total: u64 = lines[1][3..]
+            .iter()
+            .map(|c| c.parse::<u64>().unwrap())
+            .sum();
+        assert_eq!((lines[1][0], total), ("215", 2));
     }
 
     #[test]

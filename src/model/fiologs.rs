@@ -11,6 +11,12 @@ pub struct FioLogs {
     pub lat: Option<String>,
     /// `write_iops_log`: the prefix of the `_iops` log.
     pub iops: Option<String>,
+    /// `write_hist_log`: the prefix of the `_clat_hist` log.
+    pub hist: Option<String>,
+    /// `log_hist_msec`: the histogram log's interval (0: the file is written empty, as fio's).
+    pub hist_msec: u64,
+    /// `log_hist_coarseness` (0-6): each step halves the number of bins.
+    pub hist_coarseness: u32,
     /// `log_avg_msec`: 0, one entry per I/O; else one per window and direction.
     pub avg_msec: u64,
     /// `log_max_value`: a window's largest value instead of its mean.

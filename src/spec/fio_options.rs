@@ -655,8 +655,8 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "write_hist_log",
         Str,
-        Refused,
-        "fio's histogram log (its 1856 latency bins per interval) is not written; iolab keeps its own histograms in the run document",
+        Supported,
+        "fio's completion latency histogram log `NAME_clat_hist.N.log`: one line per `log_hist_msec` interval and direction, the interval's count in each of fio's 1856 bins (empty without log_hist_msec, as fio's)",
     ),
     o(
         "log_entries",
@@ -679,14 +679,14 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "log_hist_msec",
         Int,
-        Refused,
-        "only for write_hist_log, which iolab does not write",
+        Supported,
+        "the histogram log's interval (ms)",
     ),
     o(
         "log_hist_coarseness",
         Int,
-        Refused,
-        "only for write_hist_log, which iolab does not write",
+        Supported,
+        "0-6: each step sums two neighbouring bins of the histogram log (1856 columns at 0)",
     ),
     o(
         "log_offset",

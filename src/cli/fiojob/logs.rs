@@ -22,10 +22,21 @@ pub(super) fn log_options(c: &mut Ctx, job_name: &str) -> Option<FioLogs> {
     let bw = prefix(c, "write_bw_log");
     let lat = prefix(c, "write_lat_log");
     let iops = prefix(c, "write_iops_log");
+    let hist = prefix(c, "write_hist_log");
+    let hist_coarseness = match c.int("log_hist_coarseness") {
+        Some(n) if n > 6 => {
+            c.bad("log_hist_coarseness", "fio takes 0 to 6");
+            0
+        }
+        n => n.unwrap_or(0) as u32,
+    };
     let spec = FioLogs {
         bw,
         lat,
         iops,
+        hist,
+        hist_msec: c.int("log_hist_msec").unwrap_or(0),
+        hist_coarseness,
         avg_msec: c.int("log_avg_msec").unwrap_or(0),
         max_value: c.bool("log_max_value").unwrap_or(false),
         offset: c.bool("log_offset").unwrap_or(false),
@@ -34,7 +45,8 @@ pub(super) fn log_options(c: &mut Ctx, job_name: &str) -> Option<FioLogs> {
         first_thread: 1,
         append: Vec::new(),
     };
-    (spec.bw.is_some() || spec.lat.is_some() || spec.iops.is_some()).then_some(spec)
+    (spec.bw.is_some() || spec.lat.is_some() || spec.iops.is_some() || spec.hist.is_some())
+        .then_some(spec)
 }
 
 /// The file names of a job's logs (every thread's with `per_job_logs`).
