@@ -465,3 +465,44 @@ fn histogram_logs_have_fios_columns_and_lines() {
         assert!(counts[400..].iter().all(|c| *c == 0), "{l:?}");
     }
 }
+
+/// log_unix_epoch: the times are Unix ms, as fio's, between the test's clock before and after.
+#[test]
+fn log_unix_epoch_gives_unix_times_as_fio() {
+    if !have_fio("unix_epoch") {
+        return;
+    }
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+    };
+    let job = "[j]\nioengine=null\nsize=64k\nwrite_iops_log=u\nlog_unix_epoch=1\n";
+    let d = tempfile::tempdir().unwrap();
+    let before = now();
+    let fw = fio_in(d.path(), job);
+    let (iw, r) = iolab_in(d.path(), job);
+    let after = now();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for w in [&fw, &iw] {
+        let l = &logs(w)["u_iops.1.log"];
+        assert_eq!(l.len(), 16);
+        assert!(
+            col(l, 0).iter().all(|t| (before..=after).contains(t)),
+            "{l:?}"
+        );
+    }
+    // a clock the system lacks is refused by file:line
+    let (_, r) = iolab_in(
+        d.path(),
+        "[j]\nioengine=null\nsize=64k\nwrite_iops_log=u\nlog_alternate_epoch=1\nlog_alternate_epoch_clock_id=99\n",
+    );
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("job.fio:6: log_alternate_epoch_clock_id: not a clock"),
+        "{}",
+        r.stderr
+    );
+}

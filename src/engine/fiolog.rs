@@ -11,7 +11,17 @@ use std::path::{Path, PathBuf};
 
 /// Writes the logs of one job (its threads' records in thread order) and returns one warning
 /// line per file that could not be written or was cut short (the run's results stand).
-pub fn write_job_logs(spec: &FioLogs, logs: &[ThreadLog]) -> Vec<String> {
+/// `since_start`: how long ago the measured window began (for `log_unix_epoch`).
+pub fn write_job_logs(
+    spec: &FioLogs,
+    logs: &[ThreadLog],
+    since_start: std::time::Duration,
+) -> Vec<String> {
+    let epoch_ms = match spec.epoch_clock.map(|c| clock_ms(c, since_start)) {
+        None => 0,
+        Some(Ok(ms)) => ms,
+        Some(Err(e)) => return vec![format!("fio logs: not written: {e}")],
+    };
     let mut warnings = Vec::new();
     if logs.iter().any(|l| l.truncated) {
         warnings.push(format!(
@@ -39,7 +49,7 @@ pub fn write_job_logs(spec: &FioLogs, logs: &[ThreadLog]) -> Vec<String> {
         for (name, threads) in groups {
             let path = PathBuf::from(&name);
             let r = write_whole(&path, spec.append.contains(&name), |w| {
-                threads.iter().try_for_each(|l| l.write(kind, w))
+                threads.iter().try_for_each(|l| l.write(kind, epoch_ms, w))
             });
             if let Err(e) = r {
                 warnings.push(format!("fio log {name}: not written: {e}"));
@@ -47,6 +57,23 @@ pub fn write_job_logs(spec: &FioLogs, logs: &[ThreadLog]) -> Vec<String> {
         }
     }
     warnings
+}
+
+/// The time of clock `clock` (clock_gettime's clock id) `since` ago, in ms since its epoch.
+pub fn clock_ms(clock: i32, since: std::time::Duration) -> Result<u64, String> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec, which `ts` is.
+    if unsafe { libc::clock_gettime(clock as libc::clockid_t, &mut ts) } != 0 {
+        return Err(format!(
+            "clock {clock}: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let now_ms = ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000;
+    Ok(now_ms.saturating_sub(since.as_millis() as u64))
 }
 
 /// Why `path` cannot be a log file: it exists and is not a regular file (a symbolic link is
@@ -141,7 +168,7 @@ mod tests {
     fn per_job_files_are_numbered_from_the_jobs_first_thread() {
         let d = tempfile::tempdir().unwrap();
         let s = spec(&d.path().join("x"), true);
-        let w = write_job_logs(&s, &[one(&s, 0), one(&s, 4096)]);
+        let w = write_job_logs(&s, &[one(&s, 0), one(&s, 4096)], Default::default());
         assert!(w.is_empty(), "{w:?}");
         let a = std::fs::read_to_string(d.path().join("x_bw.2.log")).unwrap();
         let b = std::fs::read_to_string(d.path().join("x_bw.3.log")).unwrap();
@@ -158,12 +185,12 @@ mod tests {
             offset: true,
             ..spec(&d.path().join("x"), false)
         };
-        assert!(write_job_logs(&s, &[one(&s, 0), one(&s, 4096)]).is_empty());
+        assert!(write_job_logs(&s, &[one(&s, 0), one(&s, 4096)], Default::default()).is_empty());
         let s2 = FioLogs {
             append: vec![d.path().join("x_bw.log").display().to_string()],
             ..s
         };
-        assert!(write_job_logs(&s2, &[one(&s2, 8192)]).is_empty());
+        assert!(write_job_logs(&s2, &[one(&s2, 8192)], Default::default()).is_empty());
         let t = std::fs::read_to_string(d.path().join("x_bw.log")).unwrap();
         let offs: Vec<&str> = t.lines().map(|l| l.split(", ").nth(4).unwrap()).collect();
         assert_eq!(offs, ["0", "4096", "8192"]);
@@ -176,7 +203,7 @@ mod tests {
         std::fs::write(&target, "keep").unwrap();
         std::os::unix::fs::symlink(&target, d.path().join("x_bw.log")).unwrap();
         let s = spec(&d.path().join("x"), false);
-        let w = write_job_logs(&s, &[one(&s, 0)]);
+        let w = write_job_logs(&s, &[one(&s, 0)], Default::default());
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(w[0].contains("not a regular file"), "{w:?}");
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");

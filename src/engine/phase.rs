@@ -425,7 +425,8 @@ pub(super) fn run_phase(
         // fio's log files of a job file's job, written before its threads are merged
         let logs: Vec<_> = stats.iter_mut().filter_map(|s| s.fio_log.take()).collect();
         if let Some(spec) = &u.job.fio_logs {
-            for w in crate::engine::fiolog::write_job_logs(spec, &logs) {
+            let since = measure_start.elapsed();
+            for w in crate::engine::fiolog::write_job_logs(spec, &logs, since) {
                 eprintln!("iolab: warning: {w}");
             }
         }

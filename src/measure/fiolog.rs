@@ -230,7 +230,7 @@ impl Hist {
 
     /// The lines in fio's format: time, direction, block size, then the interval's count of
     /// every bin (`2^coarseness` bins summed into one).
-    fn write(&self, coarseness: u32, out: &mut impl Write) -> std::io::Result<()> {
+    fn write(&self, coarseness: u32, epoch_ms: u64, out: &mut impl Write) -> std::io::Result<()> {
         let stride = 1usize << coarseness.min(6);
         let mut row = vec![0u64; PLAT_NR / stride];
         for l in &self.lines {
@@ -238,7 +238,7 @@ impl Hist {
             for &(i, n) in &self.bins[l.start..l.start + l.len] {
                 row[i as usize / stride] += u64::from(n);
             }
-            write!(out, "{}, {}, {}", l.t_ms, l.dir, l.bs)?;
+            write!(out, "{}, {}, {}", l.t_ms + epoch_ms, l.dir, l.bs)?;
             for c in &row {
                 write!(out, ", {c}")?;
             }
@@ -440,11 +440,12 @@ impl ThreadLog {
         })
     }
 
-    /// Writes the lines of `kind` in fio's format.
-    pub fn write(&self, kind: LogKind, out: &mut impl Write) -> std::io::Result<()> {
+    /// Writes the lines of `kind` in fio's format, `epoch_ms` added to every time
+    /// (`log_unix_epoch`, `log_alternate_epoch`: the clock's time when the window began).
+    pub fn write(&self, kind: LogKind, epoch_ms: u64, out: &mut impl Write) -> std::io::Result<()> {
         if kind == LogKind::Hist {
             return match &self.hist {
-                Some(h) => h.write(self.spec.hist_coarseness, out),
+                Some(h) => h.write(self.spec.hist_coarseness, epoch_ms, out),
                 None => Ok(()),
             };
         }
@@ -452,9 +453,21 @@ impl ThreadLog {
         if self.spec.avg_msec > 0 {
             for l in &self.lines[kind as usize] {
                 if self.spec.offset {
-                    writeln!(out, "{}, {}, {}, 0, 0, {prio}", l.t_ms, l.value, l.dir)?;
+                    writeln!(
+                        out,
+                        "{}, {}, {}, 0, 0, {prio}",
+                        l.t_ms + epoch_ms,
+                        l.value,
+                        l.dir
+                    )?;
                 } else {
-                    writeln!(out, "{}, {}, {}, 0, {prio}", l.t_ms, l.value, l.dir)?;
+                    writeln!(
+                        out,
+                        "{}, {}, {}, 0, {prio}",
+                        l.t_ms + epoch_ms,
+                        l.value,
+                        l.dir
+                    )?;
                 }
             }
             return Ok(());
@@ -485,7 +498,7 @@ impl ThreadLog {
                 LogKind::Hist => return Ok(()),
             };
             let dir = u8::from(r.off_dir & WRITE_BIT != 0);
-            let t_ms = t_ns / 1_000_000;
+            let t_ms = t_ns / 1_000_000 + epoch_ms;
             if self.spec.offset {
                 let off = r.off_dir & !WRITE_BIT;
                 writeln!(out, "{t_ms}, {value}, {dir}, {}, {off}, {prio}", r.bytes)?;
@@ -553,7 +566,7 @@ mod tests {
 
     fn text(l: &ThreadLog, k: LogKind) -> String {
         let mut v = Vec::new();
-        l.write(k, &mut v).unwrap();
+        l.write(k, 0, &mut v).unwrap();
         String::from_utf8(v).unwrap()
     }
 
@@ -658,6 +671,18 @@ mod tests {
             "100, 80, 0, 0, 0, 0\n200, 40, 0, 0, 0, 0\n200, 80, 1, 0, 0, 0\n"
         );
         assert!(l.chunks.is_empty());
+    }
+
+    #[test]
+    fn an_epoch_is_added_to_every_time() {
+        let mut l = ThreadLog::new(&spec(), 1);
+        l.io(OpKind::Read, 0, 4096, 1000, None, 2_000_000);
+        let mut v = Vec::new();
+        l.write(LogKind::Iops, 1_700_000_000_000, &mut v).unwrap();
+        assert_eq!(
+            String::from_utf8(v).unwrap(),
+            "1700000000002, 1, 0, 4096, 0, 0\n"
+        );
     }
 
     #[test]

@@ -26,6 +26,10 @@ pub struct FioLogs {
     /// `log_prio`: the priority column as fio's ioprio value in hex (iolab's I/O run at the
     /// default priority: `0x0000`) instead of 0/1 (real-time class or not).
     pub prio: bool,
+    /// `log_unix_epoch` or `log_alternate_epoch`: times are ms since this clock's epoch
+    /// (`log_alternate_epoch_clock_id`, 0: the real-time clock) instead of since the measured
+    /// window began.
+    pub epoch_clock: Option<i32>,
     /// `per_job_logs`: `PREFIX_KIND.N.log`, N fio's thread number; else `PREFIX_KIND.log`.
     pub per_job: bool,
     /// fio's thread number of the job's first thread (1-based over the job files; each

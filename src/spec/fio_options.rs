@@ -715,14 +715,20 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "log_unix_epoch",
         Bool,
-        Refused,
-        "iolab's log times are ms since the job's measured window began, as fio's default",
+        Supported,
+        "log times in ms since the epoch of clock log_alternate_epoch_clock_id (0, the real-time clock: Unix time), the clock read when the job's measured window began",
     ),
     o(
         "log_alternate_epoch",
         Bool,
-        Refused,
-        "iolab's log times are ms since the job's measured window began, as fio's default",
+        Supported,
+        "log times in ms since the epoch of clock log_alternate_epoch_clock_id, as log_unix_epoch",
+    ),
+    o(
+        "log_alternate_epoch_clock_id",
+        Int,
+        Supported,
+        "clock_gettime's clock id for log_unix_epoch and log_alternate_epoch (a clock the system lacks is refused)",
     ),
     o(
         "per_job_logs",

@@ -42,11 +42,36 @@ pub(super) fn log_options(c: &mut Ctx, job_name: &str) -> Option<FioLogs> {
         offset: c.bool("log_offset").unwrap_or(false),
         prio: c.bool("log_prio").unwrap_or(false),
         per_job: c.bool("per_job_logs").unwrap_or(true),
+        epoch_clock: epoch_clock(c),
         first_thread: 1,
         append: Vec::new(),
     };
     (spec.bw.is_some() || spec.lat.is_some() || spec.iops.is_some() || spec.hist.is_some())
         .then_some(spec)
+}
+
+/// `log_unix_epoch`/`log_alternate_epoch`: the clock of the log times (fio reads
+/// `log_alternate_epoch_clock_id` for both), one clock_gettime takes.
+fn epoch_clock(c: &mut Ctx) -> Option<i32> {
+    let unix = c.bool("log_unix_epoch").unwrap_or(false);
+    let alternate = c.bool("log_alternate_epoch").unwrap_or(false);
+    let id = c.int("log_alternate_epoch_clock_id").unwrap_or(0);
+    if !(unix || alternate) {
+        return None;
+    }
+    match i32::try_from(id)
+        .ok()
+        .filter(|id| crate::engine::fiolog::clock_ms(*id, Default::default()).is_ok())
+    {
+        Some(id) => Some(id),
+        None => {
+            c.bad(
+                "log_alternate_epoch_clock_id",
+                "not a clock this system has (0 CLOCK_REALTIME, 1 CLOCK_MONOTONIC, ...)",
+            );
+            None
+        }
+    }
 }
 
 /// The file names of a job's logs (every thread's with `per_job_logs`).
