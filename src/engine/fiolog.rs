@@ -26,7 +26,10 @@ pub fn write_job_logs(
     if logs.iter().any(|l| l.truncated) {
         warnings.push(format!(
             "fio logs: a thread recorded more I/Os than its share of {} MiB of log records: its later I/Os are not in the logs (use log_avg_msec)",
-            crate::measure::fiolog::MAX_BYTES >> 20
+            match spec.max_record_bytes {
+                0 => crate::measure::fiolog::MAX_BYTES,
+                b => b,
+            } >> 20
         ));
     }
     for kind in LogKind::ALL {

@@ -31,9 +31,11 @@ use std::io::Write;
 
 /// Records per chunk of a per-I/O log (32 bytes each: 2 MiB).
 pub const CHUNK: usize = 1 << 16;
-/// The most memory the per-I/O records of one phase may take (all its threads): 1 GiB, 33.5
-/// million I/Os. Use `log_avg_msec` for longer runs.
-pub const MAX_BYTES: u64 = 1 << 30;
+/// The most memory the per-I/O records of one phase may take (all its jobs and threads): 1 GiB,
+/// 33.5 million I/Os, or a quarter of the memory available when less (the job file's
+/// translation splits it over the phase's jobs: `FioLogs::max_record_bytes`). Use
+/// `log_avg_msec` for longer runs.
+pub use crate::model::fiologs::DEFAULT_RECORD_BYTES as MAX_BYTES;
 
 /// One read or write as the logs need it (32 bytes).
 #[derive(Debug, Clone, Copy, Default)]
@@ -253,7 +255,11 @@ impl ThreadLog {
     /// here, before the phase).
     pub fn new(spec: &FioLogs, threads: u32) -> Self {
         let windowed = spec.avg_msec > 0;
-        let cap = MAX_BYTES / std::mem::size_of::<Rec>() as u64 / u64::from(threads.max(1));
+        let budget = match spec.max_record_bytes {
+            0 => MAX_BYTES,
+            b => b,
+        };
+        let cap = budget / std::mem::size_of::<Rec>() as u64 / u64::from(threads.max(1));
         let mut chunks = Vec::new();
         if !windowed && (spec.bw.is_some() || spec.lat.is_some() || spec.iops.is_some()) {
             chunks.push(vec![Rec::default(); CHUNK].into_boxed_slice());

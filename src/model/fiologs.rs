@@ -2,6 +2,10 @@
 //! data, set by the job file's translation (`cli::fiojob`), recorded and written by `measure::fiolog`
 //! and `engine::fiolog` (docs/fio-jobs.md, Log files).
 
+/// The most memory the per-I/O log records of one phase may take (all its jobs and threads):
+/// 1 GiB (33.5 million I/Os at 32 bytes), less on a machine with less than 4 GiB available.
+pub const DEFAULT_RECORD_BYTES: u64 = 1 << 30;
+
 /// The fio log files a job writes, with fio's names and entries (fio's `iolog.c`/`stat.c`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FioLogs {
@@ -30,6 +34,9 @@ pub struct FioLogs {
     /// (`log_alternate_epoch_clock_id`, 0: the real-time clock) instead of since the measured
     /// window began.
     pub epoch_clock: Option<i32>,
+    /// The most memory the job's per-I/O records may take (all its threads); 0: the default
+    /// share ([`crate::model::fiologs::DEFAULT_RECORD_BYTES`]).
+    pub max_record_bytes: u64,
     /// `per_job_logs`: `PREFIX_KIND.N.log`, N fio's thread number; else `PREFIX_KIND.log`.
     pub per_job: bool,
     /// fio's thread number of the job's first thread (1-based over the job files; each

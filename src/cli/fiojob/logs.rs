@@ -5,7 +5,9 @@
 use super::FioJob;
 use super::ctx::Ctx;
 use crate::measure::fiolog::{LogKind, file_name};
+use crate::model::fiologs::DEFAULT_RECORD_BYTES;
 use crate::model::job::FioLogs;
+use std::path::Path;
 
 /// The job's logs, None when it writes none.
 pub(super) fn log_options(c: &mut Ctx, job_name: &str) -> Option<FioLogs> {
@@ -43,6 +45,7 @@ pub(super) fn log_options(c: &mut Ctx, job_name: &str) -> Option<FioLogs> {
         prio: c.bool("log_prio").unwrap_or(false),
         per_job: c.bool("per_job_logs").unwrap_or(true),
         epoch_clock: epoch_clock(c),
+        max_record_bytes: 0,
         first_thread: 1,
         append: Vec::new(),
     };
@@ -92,12 +95,25 @@ pub fn log_files(spec: &FioLogs, threads: u32) -> Vec<String> {
 /// whose name is a symbolic link or anything but a regular file, or whose folder does not
 /// exist, is a blocker at the job.
 pub(super) fn number_logs(jobs: &mut [FioJob], blockers: &mut super::Blockers) {
+    // the records' memory: 1 GiB per phase, or a quarter of what is available when less,
+    // split over the phase's jobs with per-I/O logs
+    let available =
+        crate::system::procfs::meminfo(&crate::system::env::Roots::live().proc).available;
+    let budget = available.map_or(DEFAULT_RECORD_BYTES, |a| (a / 4).min(DEFAULT_RECORD_BYTES));
+    let logging = |phase: usize| {
+        jobs.iter()
+            .filter(|j| j.phase == phase && j.args.fio_logs.is_some())
+            .count()
+            .max(1) as u64
+    };
+    let shares: Vec<u64> = jobs.iter().map(|j| budget / logging(j.phase)).collect();
     let mut thread = 1u32;
     let mut written: Vec<String> = Vec::new();
-    for j in jobs.iter_mut() {
+    for (i, j) in jobs.iter_mut().enumerate() {
         let threads = j.args.threads.unwrap_or(1);
         if let Some(l) = &mut j.args.fio_logs {
             l.first_thread = thread;
+            l.max_record_bytes = shares[i];
             let names = log_files(l, threads);
             l.append = names
                 .iter()
@@ -105,7 +121,7 @@ pub(super) fn number_logs(jobs: &mut [FioJob], blockers: &mut super::Blockers) {
                 .cloned()
                 .collect();
             for n in names {
-                if let Some(why) = crate::engine::fiolog::unwritable(std::path::Path::new(&n)) {
+                if let Some(why) = crate::engine::fiolog::unwritable(Path::new(&n)) {
                     let (file, line) = j.at.rsplit_once(':').unwrap_or((&j.at, "0"));
                     let about = format!("{}: fio log {n}", j.at);
                     blockers.error(

@@ -369,4 +369,7 @@ fn log_options_name_fios_files_by_thread_number_and_shared_names_append() {
     assert!(b.append.is_empty());
     assert_eq!(c.append, ["s_iops.log"]);
     assert!(l[3].is_none());
+    // the phase's 1 GiB of records (at most) split over its three jobs with logs
+    assert!(a.max_record_bytes > 0 && a.max_record_bytes <= (1 << 30) / 3);
+    assert_eq!(a.max_record_bytes, c.max_record_bytes);
 }
