@@ -44,7 +44,7 @@ struct Rec {
     t_ns: u64,
     /// Whole latency (ns).
     lat_ns: u64,
-    /// Offset; bit 63: a write.
+    /// Offset; bits 62-63: the direction (fio's: 0 read, 1 write, 2 trim).
     off_dir: u64,
     /// Submission latency (ns, saturated); `u32::MAX` when the engine has none (sync engines).
     slat_ns: u32,
@@ -52,7 +52,10 @@ struct Rec {
     bytes: u32,
 }
 
-const WRITE_BIT: u64 = 1 << 63;
+const DIR_SHIFT: u32 = 62;
+const OFF_MASK: u64 = (1 << DIR_SHIFT) - 1;
+/// fio's directions a log line may have: read, write, trim.
+pub const DIRS: usize = 3;
 const NO_SLAT: u32 = u32::MAX;
 
 /// The kinds of log file, each with its file name's word.
@@ -120,8 +123,8 @@ struct Window {
 #[derive(Debug, Clone, Copy, Default)]
 struct RateWindow {
     index: u64,
-    bytes: [u64; 2],
-    ios: [u64; 2],
+    bytes: [u64; DIRS],
+    ios: [u64; DIRS],
 }
 
 /// What one worker thread records for its job's logs.
@@ -137,7 +140,7 @@ pub struct ThreadLog {
     /// Past its share of [`MAX_BYTES`]: the later I/Os are not in the logs.
     pub truncated: bool,
     /// Windowed: per latency kind (lat, slat, clat) and direction.
-    windows: [[Window; 2]; 3],
+    windows: [[Window; DIRS]; 3],
     rate: RateWindow,
     lines: [Vec<Line>; 5],
     /// `write_hist_log` with `log_hist_msec`.
@@ -165,10 +168,10 @@ pub fn plat_idx(ns: u64) -> usize {
 /// last line had, and the lines (each the bins that changed in its interval).
 #[derive(Debug)]
 struct Hist {
-    counts: [Box<[u64]>; 2],
-    at_last_line: [Box<[u64]>; 2],
+    counts: [Box<[u64]>; DIRS],
+    at_last_line: [Box<[u64]>; DIRS],
     /// When the interval began (fio's `hist_last`, ms; 0 until the first sample).
-    last_ms: [u64; 2],
+    last_ms: [u64; DIRS],
     lines: Vec<HistLine>,
     /// (bin, count) of every line, each line's run after the one before.
     bins: Vec<(u16, u32)>,
@@ -188,9 +191,9 @@ impl Hist {
     fn new() -> Self {
         let zero = || vec![0u64; PLAT_NR].into_boxed_slice();
         Hist {
-            counts: [zero(), zero()],
-            at_last_line: [zero(), zero()],
-            last_ms: [0; 2],
+            counts: [zero(), zero(), zero()],
+            at_last_line: [zero(), zero(), zero()],
+            last_ms: [0; DIRS],
             lines: Vec::with_capacity(256),
             bins: Vec::with_capacity(4096),
         }
@@ -296,6 +299,21 @@ impl ThreadLog {
             OpKind::Write => 1,
             OpKind::Fsync => return,
         };
+        self.io_dir(dir, off, bytes, lat_ns, slat_ns, t_ns);
+    }
+
+    /// [`ThreadLog::io`] of fio's direction `dir` (0 read, 1 write, 2 trim).
+    #[inline]
+    pub fn io_dir(
+        &mut self,
+        dir: usize,
+        off: u64,
+        bytes: u64,
+        lat_ns: u64,
+        slat_ns: Option<u64>,
+        t_ns: u64,
+    ) {
+        let dir = dir.min(DIRS - 1);
         if let Some(h) = &mut self.hist {
             let clat = lat_ns - slat_ns.unwrap_or(0).min(lat_ns);
             h.sample(dir, clat, bytes, t_ns / 1_000_000, self.spec.hist_msec);
@@ -320,7 +338,7 @@ impl ThreadLog {
         self.chunks[last][self.used] = Rec {
             t_ns,
             lat_ns,
-            off_dir: (off & !WRITE_BIT) | if dir == 1 { WRITE_BIT } else { 0 },
+            off_dir: (off & OFF_MASK) | (dir as u64) << DIR_SHIFT,
             slat_ns: slat_ns.map_or(NO_SLAT, |s| s.min(u64::from(NO_SLAT - 1)) as u32),
             bytes: bytes.min(u64::from(u32::MAX)) as u32,
         };
@@ -380,7 +398,7 @@ impl ThreadLog {
     fn close_rate_window(&mut self) {
         let avg = self.spec.avg_msec;
         let t_ms = (self.rate.index + 1) * avg;
-        for dir in 0..2 {
+        for dir in 0..DIRS {
             if self.rate.ios[dir] == 0 {
                 continue;
             }
@@ -405,7 +423,7 @@ impl ThreadLog {
         }
         let end_ms = end_ns / 1_000_000;
         for k in 0..3 {
-            for dir in 0..2 {
+            for dir in 0..DIRS {
                 let w = self.windows[k][dir];
                 if w.n > 0 {
                     let value = window_value(&w, self.spec.max_value);
@@ -503,10 +521,10 @@ impl ThreadLog {
                 // written from its own lines above
                 LogKind::Hist => return Ok(()),
             };
-            let dir = u8::from(r.off_dir & WRITE_BIT != 0);
+            let dir = r.off_dir >> DIR_SHIFT;
             let t_ms = t_ns / 1_000_000 + epoch_ms;
             if self.spec.offset {
-                let off = r.off_dir & !WRITE_BIT;
+                let off = r.off_dir & OFF_MASK;
                 writeln!(out, "{t_ms}, {value}, {dir}, {}, {off}, {prio}", r.bytes)?;
             } else {
                 writeln!(out, "{t_ms}, {value}, {dir}, {}, {prio}", r.bytes)?;
@@ -689,6 +707,17 @@ mod tests {
             String::from_utf8(v).unwrap(),
             "1700000000002, 1, 0, 4096, 0, 0\n"
         );
+    }
+
+    #[test]
+    fn a_trim_is_direction_2_in_every_log() {
+        let s = FioLogs {
+            avg_msec: 0,
+            ..spec()
+        };
+        let mut l = ThreadLog::new(&s, 1);
+        l.io_dir(2, 1 << 40, 4096, 1000, None, 0);
+        assert_eq!(text(&l, LogKind::Iops), "0, 1, 2, 4096, 1099511627776, 0\n");
     }
 
     #[test]
