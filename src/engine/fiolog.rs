@@ -5,8 +5,8 @@
 
 use crate::measure::fiolog::{LogKind, ThreadLog, file_name};
 use crate::model::job::FioLogs;
+use crate::system::target::TargetDir;
 use std::io::{BufWriter, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 /// Writes the logs of one job (its threads' records in thread order) and returns one warning
@@ -83,10 +83,10 @@ pub fn clock_ms(clock: i32, since: std::time::Duration) -> Result<u64, String> {
 /// never followed nor replaced), or its folder does not exist. None: it can be written.
 pub fn unwritable(path: &Path) -> Option<String> {
     if let Ok(m) = std::fs::symlink_metadata(path)
-        && !m.file_type().is_file()
+        && (!m.file_type().is_file() || std::os::unix::fs::MetadataExt::nlink(&m) != 1)
     {
         return Some(
-            "exists and is not a regular file (a symbolic link, folder or device): iolab never writes through or replaces one".into(),
+            "exists and is not a regular file of one name (a symbolic link, hard link, folder or device): iolab never writes through or replaces one".into(),
         );
     }
     let dir = folder(path);
@@ -103,47 +103,46 @@ fn folder(path: &Path) -> &Path {
     }
 }
 
-/// Writes `path` whole: a temporary file beside it (O_EXCL, an unpredictable name) filled by
-/// `body` (after the existing file's contents with `append`), then renamed over `path`.
+/// Writes `path` whole, everything through one handle of its folder taken first
+/// (`system::target::TargetDir`): what is at the name must be a regular file of one link or
+/// nothing; a new temporary file beside it (O_CREAT | O_EXCL | O_NOFOLLOW, an unpredictable
+/// name) is filled by `body` (after the existing file's contents with `append`, read without
+/// following a link), flushed to disk and renamed over the name (renameat: neither followed).
+/// A failure removes the temporary file.
 fn write_whole(
     path: &Path,
     append: bool,
     body: impl FnOnce(&mut BufWriter<&mut std::fs::File>) -> std::io::Result<()>,
 ) -> std::result::Result<(), String> {
-    if let Some(why) = unwritable(path) {
-        return Err(why);
-    }
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".iolab-log-")
-        .suffix(".tmp")
-        .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(folder(path))
-        .map_err(|e| e.to_string())?;
-    {
-        let mut w = BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| "not a file name".to_string())?;
+    let dir = TargetDir::open(folder(path))
+        .map_err(|e| format!("its folder {}: {e}", folder(path).display()))?;
+    dir.entry(name).map_err(|e| e.msg)?;
+    let (mut f, tmp) = dir.create_temp(".iolab-log-").map_err(|e| e.to_string())?;
+    let written = (|| -> std::io::Result<()> {
+        let mut w = BufWriter::with_capacity(1 << 20, &mut f);
         if append {
-            // the earlier job's file: opened without following a link, taken only when regular
-            match std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-                .open(path)
-            {
-                Ok(mut f) => {
-                    if !f.metadata().map_err(|e| e.to_string())?.is_file() {
-                        return Err("is not a regular file".into());
-                    }
-                    std::io::copy(&mut f, &mut w).map_err(|e| e.to_string())?;
+            match dir.open_existing(name, false, libc::O_NONBLOCK) {
+                Ok(mut old) => {
+                    std::io::copy(&mut old, &mut w)?;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(e),
             }
         }
-        body(&mut w)
-            .and_then(|_| w.flush())
-            .map_err(|e| e.to_string())?;
+        body(&mut w)?;
+        w.flush()?;
+        drop(w);
+        f.sync_all()?;
+        dir.rename(&tmp, name)
+    })();
+    if let Err(e) = written {
+        dir.remove(&tmp, true);
+        return Err(e.to_string());
     }
-    tmp.as_file().sync_all().map_err(|e| e.to_string())?;
-    tmp.persist(path).map_err(|e| e.error.to_string())?;
     Ok(())
 }
 
