@@ -508,3 +508,40 @@ fn log_unix_epoch_gives_unix_times_as_fio() {
         r.stderr
     );
 }
+
+/// The result document names each job's log files (`jobfile.jobs[].log_files`).
+#[test]
+fn the_result_document_names_each_jobs_log_files() {
+    let d = tempfile::tempdir().unwrap();
+    let work = d.path().join("iolab");
+    std::fs::create_dir_all(work.join("data")).unwrap();
+    std::fs::write(
+        work.join("job.fio"),
+        "[global]\nioengine=null\nsize=64k\n[a]\nnumjobs=2\nwrite_iops_log=x\n[b]\n",
+    )
+    .unwrap();
+    let r = to_run(
+        Command::new(bin())
+            .current_dir(&work)
+            .args([
+                "run",
+                "job.fio",
+                "--dir",
+                "data",
+                "--no-save",
+                "-q",
+                "--json",
+            ])
+            .env("IOLAB_DB", test_db())
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let jobs = &r.json()["jobfile"]["jobs"];
+    assert_eq!(
+        jobs[0]["log_files"],
+        serde_json::json!(["x_iops.1.log", "x_iops.2.log"])
+    );
+    assert_eq!(jobs[1]["log_files"], serde_json::json!([]));
+    assert_eq!(logs(&work).len(), 2);
+}

@@ -623,6 +623,7 @@ fn run_jobfile_once(
             "iolab_args": j.iolab_args,
             "options_ignored": j.ignored,
             "notes": j.notes,
+            "log_files": j.args.fio_logs.as_ref().map(|l| cli::fiojob::log_files(l, j.args.threads.unwrap_or(1))).unwrap_or_default(),
         })).collect::<Vec<_>>(),
     });
     Ok((doc, jobfile, failed))
