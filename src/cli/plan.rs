@@ -529,12 +529,16 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         verify: a.verify,
         verify_backlog: a.verify_backlog.unwrap_or(0),
         random_map: a.random_map,
+        fio_logs: a.fio_logs.clone(),
     };
     let cells: Vec<Job> = match modes {
+        // a job file's logs are the first mode's (a verify job's read-back is not logged)
         Some(ms) => ms
             .into_iter()
-            .map(|mode| Job {
+            .enumerate()
+            .map(|(i, mode)| Job {
                 mode,
+                fio_logs: base.fio_logs.clone().filter(|_| i == 0),
                 ..base.clone()
             })
             .collect(),

@@ -275,6 +275,10 @@ pub struct RunArgs {
     /// blocks not done) or lfsr (fio's random_generator=lfsr: a full-period sequence, no bitmap).
     #[arg(long, default_value = "off")]
     pub random_map: crate::model::job::RandomMap,
+    /// A job file's fio log files (`write_bw_log`, ...): set by the job file's translation,
+    /// never a flag.
+    #[arg(skip)]
+    pub fio_logs: Option<crate::model::job::FioLogs>,
     /// Seconds of warm-up before measuring (not counted).
     #[arg(long, default_value_t = 0.0, value_parser = ramp_s)]
     pub ramp: f64,

@@ -363,6 +363,10 @@ fn parse_only_text(run: &cli::fiojob::FioRun) -> String {
             j.phase + 1,
             j.iolab_args.join(" ")
         ));
+        if let Some(l) = &j.args.fio_logs {
+            let files = cli::fiojob::log_files(l, j.args.threads.unwrap_or(1));
+            out.push_str(&format!("  fio logs: {}\n", files.join(", ")));
+        }
         for i in &j.ignored {
             out.push_str(&format!("  ignored (--ignore-unsupported): {i}\n"));
         }
@@ -619,6 +623,7 @@ fn run_jobfile_once(
             "iolab_args": j.iolab_args,
             "options_ignored": j.ignored,
             "notes": j.notes,
+            "log_files": j.args.fio_logs.as_ref().map(|l| cli::fiojob::log_files(l, j.args.threads.unwrap_or(1))).unwrap_or_default(),
         })).collect::<Vec<_>>(),
     });
     Ok((doc, jobfile, failed))

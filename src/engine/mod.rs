@@ -10,6 +10,7 @@ pub mod buf;
 pub mod checkpoints;
 pub mod extents;
 pub mod fileset;
+pub mod fiolog;
 pub mod libaio;
 pub mod lifecycle;
 pub mod mmap;

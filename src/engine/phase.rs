@@ -422,6 +422,14 @@ pub(super) fn run_phase(
             each.push(since_start(ended).max(1e-9));
             last = last.max(ended);
         }
+        // fio's log files of a job file's job, written before its threads are merged
+        let logs: Vec<_> = stats.iter_mut().filter_map(|s| s.fio_log.take()).collect();
+        if let Some(spec) = &u.job.fio_logs {
+            let since = measure_start.elapsed();
+            for w in crate::engine::fiolog::write_job_logs(spec, &logs, since) {
+                eprintln!("iolab: warning: {w}");
+            }
+        }
         threads.push(if stats.len() > 1 {
             stats.iter().map(stats::thread_totals).zip(each).collect()
         } else {

@@ -14,6 +14,7 @@ use super::opgen::{Next, OpGen, thread_quota};
 use super::ops::Shared;
 use super::ops::{QueueEngine, SyncEngine};
 use super::verify::Verifier;
+use crate::measure::fiolog::ThreadLog;
 use crate::measure::live::LiveCounters;
 use crate::measure::stats::{OpKind, ThreadStats};
 use crate::model::job::Job;
@@ -150,6 +151,10 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
     // One buffer of the largest size; each I/O uses its first `len` bytes.
     let bs = job.bs_bytes as usize;
     let mut st = ThreadStats::new(window_ns(sh)).with_sizes(job.bs_sizes().len());
+    st.fio_log = job
+        .fio_logs
+        .as_ref()
+        .map(|l| ThreadLog::new(l, job.threads));
     let mut g = OpGen::new(job, files, sh.file_size_bytes, thread).with_base(sh.base_offset);
     let mut buf = AlignedBuf::new(bs, sh.mem_align, job.seed ^ thread as u64);
     let mut vf = sh
@@ -178,6 +183,10 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
             g.cap(q.left(bytes_in_window));
         }
         let next = back.unwrap_or_else(|| g.next_op());
+        let io_off = match next {
+            Next::Io { off, .. } => off,
+            Next::Fsync { .. } => 0,
+        };
         let sched = pacer.peek();
         let t0 = match sched {
             Some(s) if s > now => Pacer::wait(s, now),
@@ -243,7 +252,11 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
         match res {
             Ok(()) => {
                 let lat = ns_since(issued, t1);
-                st.record_io(kind, si, bytes, lat, ns_since(sh.measure_start, t1));
+                let t = ns_since(sh.measure_start, t1);
+                st.record_io(kind, si, bytes, lat, t);
+                if let Some(l) = &mut st.fio_log {
+                    l.io(kind, io_off, bytes, lat, None, t);
+                }
                 prog.report(kind, bytes, lat);
                 p_ops += 1;
                 p_bytes += bytes;
@@ -339,6 +352,10 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     let base = bufs.bytes_mut().as_mut_ptr();
     let mut eng = E::open(sh, depth as u32)?;
     let mut st = ThreadStats::new(window_ns(sh)).with_sizes(job.bs_sizes().len());
+    st.fio_log = job
+        .fio_logs
+        .as_ref()
+        .map(|l| ThreadLog::new(l, job.threads));
     let mut g = OpGen::new(job, files, sh.file_size_bytes, thread).with_base(sh.base_offset);
     let mut vf = sh
         .verify
@@ -404,10 +421,14 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 st.error(0);
             } else {
                 let lat = ns_since(s.issued, t1);
-                st.record_io(s.kind, s.si, s.bytes, lat, ns_since(sh.measure_start, t1));
+                let t = ns_since(sh.measure_start, t1);
+                st.record_io(s.kind, s.si, s.bytes, lat, t);
                 if s.kind != OpKind::Fsync {
                     let slat = ns_since(s.issued, s.submitted);
                     st.record_submission(s.kind, slat, lat.saturating_sub(slat));
+                    if let Some(l) = &mut st.fio_log {
+                        l.io(s.kind, s.off, s.bytes, lat, Some(slat), t);
+                    }
                 }
                 prog.report(s.kind, s.bytes, lat);
                 p_ops += 1;

@@ -2,6 +2,7 @@
 //! warnings about results that measure something other than the device.
 
 pub mod export;
+pub mod fiolog;
 pub mod hist;
 pub mod iostat;
 pub mod live;

@@ -84,6 +84,8 @@ pub struct ThreadStats {
     window_ns: u64,
     /// `--verify`: what this thread checked, and the generations of its blocks.
     pub verify: Option<ThreadVerify>,
+    /// fio's log files of a job run from a job file: what this thread recorded for them.
+    pub fio_log: Option<super::fiolog::ThreadLog>,
 }
 
 /// `--verify`: the checks of one thread (or, merged, of all) and the generation of every block
@@ -116,6 +118,7 @@ impl ThreadStats {
             cur_sec: 0,
             window_ns,
             verify: None,
+            fio_log: None,
         }
     }
 
@@ -201,6 +204,9 @@ impl ThreadStats {
 
     /// Closes the time series at the end of the run (`end_ns` after the window start).
     pub fn finish(&mut self, end_ns: u64) {
+        if let Some(l) = &mut self.fio_log {
+            l.finish(end_ns);
+        }
         let last = end_ns / 1_000_000_000;
         self.roll_to(last);
         if !end_ns.is_multiple_of(1_000_000_000) || self.cur_ops.iter().any(|&x| x > 0) {

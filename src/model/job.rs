@@ -5,6 +5,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
+pub use super::fiologs::FioLogs;
+
 /// sysbench fileio test modes.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
@@ -772,6 +774,12 @@ pub struct Job {
     /// `--random-map`: how random offsets are drawn (absent: with replacement).
     #[serde(default, skip_serializing_if = "is_off")]
     pub random_map: RandomMap,
+    /// fio's `write_bw_log`/`write_lat_log`/`write_iops_log` of a job run from a job file: the
+    /// log files its threads write after the phase (docs/fio-jobs.md, Log files). Not part of
+    /// the documents.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub fio_logs: Option<FioLogs>,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -8,6 +8,7 @@ pub mod device;
 pub mod dist;
 pub mod env;
 pub mod experiment;
+pub mod fiologs;
 pub mod hist;
 pub mod import;
 pub mod job;

@@ -460,10 +460,17 @@ pub(super) fn translate_job(
             super::verify::ReadBack::No => {}
         }
     }
+    // fio's log files
+    let logs = super::logs::log_options(&mut c, &super::job_name(s));
+    if logs.is_some() && read_back.is_some_and(|b| matches!(b, super::verify::ReadBack::Mode(_))) {
+        notes.push("the fio logs hold the writes: the read-back of verify is not logged".into());
+    }
     if c.blockers.errors() > errors_before {
         return None;
     }
-    run_options(a, s, c, flags, notes)
+    let mut j = run_options(a, s, c, flags, notes)?;
+    j.args.fio_logs = logs;
+    Some(j)
 }
 
 /// `pct` percent of `bytes`, down to a whole block (fio aligns a percentage offset to the

@@ -7,7 +7,10 @@ use crate::spec::fiojob::{self, JobFile, JobSection};
 
 mod ctx;
 mod job;
+mod logs;
 mod verify;
+
+pub use logs::log_files;
 
 pub use ctx::Blockers;
 pub use verify::FIO_CHECKSUMS;
@@ -192,6 +195,7 @@ pub fn translate_with(
             jobs.push(j);
         }
     }
+    logs::number_logs(&mut jobs, &mut blockers);
     blockers.into_result(a.ignore_unsupported)?;
     Ok(FioRun {
         files,

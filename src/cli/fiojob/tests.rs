@@ -330,3 +330,46 @@ fn runtime_without_time_based_keeps_the_size_quota_beside_the_time() {
     let a = r.jobs[0].iolab_args.join(" ");
     assert!(a.contains("--time=3") && !a.contains("--ops"), "{a}");
 }
+
+#[test]
+fn log_options_name_fios_files_by_thread_number_and_shared_names_append() {
+    let r = jobs(
+        "[global]\nioengine=null\nsize=1m\n\
+         [a]\nnumjobs=2\nwrite_bw_log\nwrite_lat_log=l\nlog_offset=1\nlog_avg_msec=500\n\
+         [b]\nwrite_iops_log=s\nper_job_logs=0\nlog_prio=1\n\
+         [c]\nwrite_iops_log=s\nper_job_logs=0\n[d]\n",
+        &[],
+    )
+    .unwrap();
+    let l: Vec<_> = r.jobs.iter().map(|j| j.args.fio_logs.clone()).collect();
+    let a = l[0].as_ref().unwrap();
+    // a bare write_bw_log takes the job's name; per_job_logs is fio's default
+    assert_eq!(a.bw.as_deref(), Some("a"));
+    assert_eq!(a.lat.as_deref(), Some("l"));
+    assert!(a.offset && a.per_job && !a.prio);
+    assert_eq!(a.avg_msec, 500);
+    assert_eq!(a.first_thread, 1);
+    assert_eq!(
+        log_files(a, 2),
+        [
+            "l_lat.1.log",
+            "l_lat.2.log",
+            "l_slat.1.log",
+            "l_slat.2.log",
+            "l_clat.1.log",
+            "l_clat.2.log",
+            "a_bw.1.log",
+            "a_bw.2.log"
+        ]
+    );
+    // the two clones of a are threads 1 and 2: b is 3, c is 4
+    let (b, c) = (l[1].as_ref().unwrap(), l[2].as_ref().unwrap());
+    assert_eq!((b.first_thread, c.first_thread), (3, 4));
+    assert!(b.prio && !b.per_job);
+    assert!(b.append.is_empty());
+    assert_eq!(c.append, ["s_iops.log"]);
+    assert!(l[3].is_none());
+    // the phase's 1 GiB of records (at most) split over its three jobs with logs
+    assert!(a.max_record_bytes > 0 && a.max_record_bytes <= (1 << 30) / 3);
+    assert_eq!(a.max_record_bytes, c.max_record_bytes);
+}
