@@ -407,6 +407,8 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
             }
         }
     }
+    // fio keeps a job's files for the jobs after it: a set a later phase uses again is kept
+    let shared = lifecycle::share_sets(&mut plans);
     let mut warnings = Vec::new();
     for j in &run.jobs {
         for i in &j.ignored {
@@ -449,6 +451,7 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
                 Ok(x) => x,
                 Err(e) => {
                     if rep == 0 {
+                        lifecycle::remove_shared(&shared);
                         lifecycle::remove_made_dirs(&plans);
                         return Err(e);
                     }
@@ -503,6 +506,7 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
             break;
         }
     }
+    lifecycle::remove_shared(&shared);
     lifecycle::remove_made_dirs(&plans);
     // a group is made only for --repeat N > 1 with a store
     if let (Some(s), Some(g)) = (&db, group) {

@@ -1,0 +1,124 @@
+//! fio's options that change how fio times, places or prioritises a job, or what its write
+//! buffers hold, but not which I/O it issues (docs/fio-jobs.md, "Options that change no I/O"):
+//! iolab runs the job and each such option given says, in a note, how iolab differs.
+
+use super::ctx::Ctx;
+use crate::spec::fio_options::{self, Kind};
+use crate::spec::fio_vocab;
+
+/// The options a note is written for when given with a value that differs from fio's default
+/// (each is approximated in the table, whose text the note repeats).
+const NOTED: &[&str] = &[
+    // timing
+    "gtod_reduce",
+    "disable_lat",
+    "disable_clat",
+    "disable_slat",
+    "disable_bw_measurement",
+    "clat_percentiles",
+    "lat_percentiles",
+    "percentile_list",
+    // placement and priority
+    "cpus_allowed",
+    "cpus_allowed_policy",
+    "cpumask",
+    "numa_cpu_nodes",
+    "numa_mem_policy",
+    "prio",
+    "prioclass",
+    "cmdprio_percentage",
+    "cmdprio_class",
+    "cmdprio",
+    "cmdprio_bssplit",
+    // buffer contents
+    "zero_buffers",
+    "refill_buffers",
+    "scramble_buffers",
+    "buffer_pattern",
+    "buffer_compress_percentage",
+    "buffer_compress_chunk",
+    "dedupe_percentage",
+    "dedupe_mode",
+    "dedupe_global",
+    "dedupe_working_set_percentage",
+    // errors
+    "continue_on_error",
+    "ignore_error",
+];
+
+/// fio's default of an option, where giving it changes nothing (no note then).
+fn is_default(key: &str, kind: Kind, value: Option<&str>) -> bool {
+    let v = value.unwrap_or("").trim();
+    match kind {
+        // a bare boolean is 1; `clat_percentiles` and `scramble_buffers` are 1 by default
+        Kind::Bool => {
+            let on = fio_vocab::parse_bool(value).unwrap_or(true);
+            on == matches!(key, "clat_percentiles" | "scramble_buffers")
+        }
+        Kind::Percent => fio_vocab::parse_percent(v) == Ok(0),
+        _ => match key {
+            "continue_on_error" => matches!(v, "none" | "0"),
+            "cpus_allowed_policy" => v == "shared",
+            "numa_mem_policy" => matches!(v, "default" | "local"),
+            _ => false,
+        },
+    }
+}
+
+/// A note for each option of [`NOTED`] the job gives, not at fio's default.
+pub(super) fn notes(c: &Ctx, writes: bool, notes: &mut Vec<String>) {
+    for &k in NOTED {
+        let Some(o) = c.opt(k) else { continue };
+        let Some(t) = fio_options::find(k) else {
+            continue;
+        };
+        if t.status != fio_options::Status::Approximated
+            || is_default(k, t.kind, o.value.as_deref())
+        {
+            continue;
+        }
+        // what the buffers hold matters only to a job that writes
+        let buffers = k.contains("buffer") || k.starts_with("dedupe");
+        if buffers && !writes {
+            continue;
+        }
+        let what = t.what.replace(" (noted)", "");
+        notes.push(format!("{}: {what}", o.spelled()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_noted_option_is_approximated_in_the_table() {
+        for k in NOTED {
+            let t = fio_options::find(k).unwrap_or_else(|| panic!("{k} not in the table"));
+            assert_eq!(t.status, fio_options::Status::Approximated, "{k}");
+        }
+    }
+
+    #[test]
+    fn fios_defaults_need_no_note() {
+        assert!(is_default("clat_percentiles", Kind::Bool, Some("1")));
+        assert!(!is_default("clat_percentiles", Kind::Bool, Some("0")));
+        assert!(is_default("gtod_reduce", Kind::Bool, Some("0")));
+        assert!(!is_default("gtod_reduce", Kind::Bool, None));
+        assert!(is_default("scramble_buffers", Kind::Bool, None));
+        assert!(is_default("dedupe_percentage", Kind::Percent, Some("0")));
+        assert!(!is_default("dedupe_percentage", Kind::Percent, Some("50")));
+        assert!(is_default("continue_on_error", Kind::Choice, Some("none")));
+        assert!(!is_default(
+            "continue_on_error",
+            Kind::Choice,
+            Some("write")
+        ));
+        assert!(is_default(
+            "cpus_allowed_policy",
+            Kind::Choice,
+            Some("shared")
+        ));
+        assert!(!is_default("cpus_allowed", Kind::Str, Some("0-3")));
+    }
+}
