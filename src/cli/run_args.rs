@@ -275,6 +275,13 @@ pub struct RunArgs {
     /// blocks not done) or lfsr (fio's random_generator=lfsr: a full-period sequence, no bitmap).
     #[arg(long, default_value = "off")]
     pub random_map: crate::model::job::RandomMap,
+    /// What writes hold: random (pseudo-random bytes, each 512-byte sector stamped with its
+    /// offset and the write's number so no two blocks are alike: fio's default), zero or
+    /// pattern:0xHEX; then ,refill (new bytes every write), ,noscramble, ,compress=PCT[:CHUNK]
+    /// (that share of each chunk zeros), ,dedupe=PCT[:ws=PCT] (that share of writes repeat an
+    /// earlier one). fio's buffer options; docs/measurement.md.
+    #[arg(long, value_name = "SPEC", default_value = "random")]
+    pub buffers: crate::model::buffers::Buffers,
     /// Seconds of warm-up before measuring (not counted).
     #[arg(long, default_value_t = 0.0, value_parser = ramp_s)]
     pub ramp: f64,
@@ -367,7 +374,7 @@ mod tests {
     #[test]
     fn the_run_option_groups_name_options_of_run_each_in_one_group() {
         let (inv, whole) = (run_group(INVOCATION), run_group(WHOLE_RUN));
-        assert_eq!(inv.len(), 15, "{inv:?}");
+        assert_eq!(inv.len(), 16, "{inv:?}");
         assert_eq!(whole.len(), 9, "{whole:?}");
         assert!(inv.iter().all(|x| !whole.contains(x)), "{inv:?} {whole:?}");
         for k in ["json", "tag", "label", "quiet", "role", "rank-timeout"] {

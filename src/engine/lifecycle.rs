@@ -103,21 +103,29 @@ pub struct SharedSet {
 }
 
 /// A job file's phases, as fio keeps a job's files for the jobs after it: a phase's set (no
-/// roles, no device) that a later phase uses again, with the same files, sizes and layout, is
-/// kept from phase to phase, so the later job reads what the earlier one wrote (and, with
-/// `--verify`, checks it). Returns the sets to remove after the last phase and repetition:
-/// those not there before the run, unless `--keep`.
-pub fn share_sets(plans: &mut [Plan]) -> Vec<SharedSet> {
+/// roles, no device) is kept for the next phase on the same directory when both name the same
+/// files (`names[i]`: the `filename=` of phase `i`'s one job) and the set has the same files,
+/// sizes and layout, so the later job reads what the earlier one wrote (and, with `--verify`,
+/// checks it). Jobs that name no file have files of their own in fio: not shared. Returns the
+/// sets to remove after the last phase and repetition: those not there before the run, unless
+/// `--keep`.
+pub fn share_sets(plans: &mut [Plan], names: &[Option<String>]) -> Vec<SharedSet> {
     let mut shared: Vec<SharedSet> = Vec::new();
     let one_set = |q: &Plan| q.roles.is_empty() && q.fileset.device.is_none();
     for i in 0..plans.len() {
         let p = &plans[i];
-        if p.keep
-            || !one_set(p)
-            || !plans[i + 1..]
-                .iter()
-                .any(|q| one_set(q) && same_set(&q.fileset, &p.fileset))
-        {
+        let name = names.get(i).cloned().flatten();
+        let next = plans[i + 1..]
+            .iter()
+            .enumerate()
+            .find(|(_, q)| q.fileset.device.is_none() && q.fileset.dir == p.fileset.dir);
+        let again = next.is_some_and(|(j, q)| {
+            one_set(q)
+                && same_set(&q.fileset, &p.fileset)
+                && name.is_some()
+                && names.get(i + 1 + j).cloned().flatten() == name
+        });
+        if p.keep || !one_set(p) || !again {
             continue;
         }
         let fresh = fileset::status(&p.fileset).present_files == 0 || runner::replaces_set(p);

@@ -20,7 +20,7 @@ use crate::model::job::Job;
 
 /// The aligned buffer, in `super::buf` (named here too for the file set and the workloads that
 /// take it from the worker).
-use super::buf::AlignedBuf;
+use super::buf::{AlignedBuf, Filler};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
@@ -136,6 +136,18 @@ fn ns_since(a: Instant, b: Instant) -> u64 {
     b.saturating_duration_since(a).as_nanos() as u64
 }
 
+/// What the thread's writes hold (`--buffers`), for its part of the set.
+fn filler(job: &Job, thread: u32, g: &OpGen) -> Filler {
+    let (lo, hi) = g.range();
+    Filler::new(
+        &job.buffers,
+        job.seed,
+        thread,
+        job.bs_sizes()[0],
+        hi.saturating_sub(lo),
+    )
+}
+
 /// Runs one worker with an engine that completes one I/O per call.
 pub fn run_sync<'a, E: SyncEngine<'a>>(
     sh: &Shared<'a>,
@@ -156,6 +168,10 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
         .verify
         .map(|s| Verifier::new(s, thread, sh.file_size_bytes, g.range(), job.seed))
         .map(|v| v.with_backlog(job.verify_backlog));
+    let mut fill = filler(job, thread, &g);
+    if vf.is_none() {
+        fill.init(buf.bytes_mut(), bs);
+    }
     let quota = thread_quota(job, thread);
     let (mut done_in_window, mut bytes_in_window) = (0u64, 0u64);
     let mut pacer = Pacer::new(sh, thread_rate(job));
@@ -209,6 +225,8 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
                 if let Some(v) = &mut vf {
                     v.stamp(b, file, off);
                     v.wrote(file, off, len, si);
+                } else {
+                    fill.before_write(b, off);
                 }
                 let r = eng.write(file, off, b);
                 if let (Err(_), Some(v)) = (r, &mut vf) {
@@ -344,6 +362,10 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
         .verify
         .map(|s| Verifier::new(s, thread, sh.file_size_bytes, g.range(), job.seed))
         .map(|v| v.with_backlog(job.verify_backlog));
+    let mut fill = filler(job, thread, &g);
+    if vf.is_none() {
+        fill.init(bufs.bytes_mut(), bs);
+    }
     let mut slots: Vec<Option<Slot>> = vec![None; depth + 1]; // index depth = the fsync slot
     let mut free: Vec<usize> = (0..depth).rev().collect();
     // The slots queued since the last submission (room for all: nothing allocated per I/O).
@@ -521,13 +543,15 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 file,
                 off,
             });
-            if kind == OpKind::Write
-                && let Some(v) = &mut vf
-            {
+            if kind == OpKind::Write {
                 // SAFETY: as below: the slot's `len` bytes inside bufs, no I/O in flight on it.
                 let b = unsafe { std::slice::from_raw_parts_mut(ptr, len as usize) };
-                v.stamp(b, file, off);
-                v.wrote(file, off, len, si);
+                if let Some(v) = &mut vf {
+                    v.stamp(b, file, off);
+                    v.wrote(file, off, len, si);
+                } else {
+                    fill.before_write(b, off);
+                }
             }
             // SAFETY: the slot's buffer stays valid and untouched until its completion is
             // reaped: the slot returns to `free` only then, and `bufs` outlives the loop.

@@ -772,6 +772,13 @@ pub struct Job {
     /// `--random-map`: how random offsets are drawn (absent: with replacement).
     #[serde(default, skip_serializing_if = "is_off")]
     pub random_map: RandomMap,
+    /// `--buffers`: what writes hold (absent: pseudo-random bytes, scrambled per write).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::model::buffers::Buffers::is_default"
+    )]
+    #[schemars(with = "Option<String>")]
+    pub buffers: crate::model::buffers::Buffers,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -1,3 +1,5 @@
+//! Longer than 900 lines because it is one table, a row per fio option, as fio's `options.c`.
+//!
 //! fio's options as one table, as fio's own `options.c` is one: each option's name, the kind of
 //! value it takes (which says how its value is checked) and what iolab does with it: runs it
 //! (supported), runs something close and says how it differs (approximated), or refuses it and
@@ -611,62 +613,62 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "refill_buffers",
         Bool,
-        Approximated,
-        "iolab fills each thread's buffer once with pseudo-random bytes (incompressible); fio refills (or scrambles) it before each write: a storage layer that deduplicates sees no repeated blocks in either",
+        Supported,
+        "`--buffers ...,refill`: new pseudo-random bytes before every write (iolab's generator, not fio's bytes)",
     ),
     o(
         "scramble_buffers",
         Bool,
-        Approximated,
-        "iolab fills each thread's buffer once with pseudo-random bytes (incompressible); fio refills (or scrambles) it before each write: a storage layer that deduplicates sees no repeated blocks in either",
+        Supported,
+        "default 1, as fio: before each write every 512-byte sector gets its offset and the write's number (fio: the time), so no two blocks are alike; `0`: `--buffers ...,noscramble` (every write the same bytes)",
     ),
     o(
         "zero_buffers",
         Bool,
-        Approximated,
-        "iolab writes pseudo-random bytes, fio zeros: storage that compresses or skips zero blocks is measured on incompressible data (noted)",
+        Supported,
+        "`--buffers zero` (not scrambled, as fio)",
     ),
     o(
         "buffer_pattern",
         Str,
-        Approximated,
-        "iolab writes pseudo-random bytes, fio the pattern repeated: storage that compresses or deduplicates is measured on incompressible data (noted)",
+        Supported,
+        "`--buffers pattern:0xHEX`: fio's `0xHEX`, decimal and quoted-string elements, repeated from the start of each buffer, scrambled unless `scramble_buffers=0`",
     ),
     o(
         "buffer_compress_percentage",
         Percent,
-        Approximated,
-        "iolab writes pseudo-random bytes (0 % compressible); fio makes that share of each chunk compressible: storage that compresses is measured on incompressible data (noted)",
+        Supported,
+        "`--buffers ...,compress=PCT`: that share of each chunk zeros (or the pattern), the rest pseudo-random, refilled every write, as fio's `fill_random_buf_percentage`; `100` is zeros",
     ),
     o(
         "buffer_compress_chunk",
         Size,
-        Approximated,
-        "iolab writes pseudo-random bytes (0 % compressible); fio makes that share of each chunk compressible: storage that compresses is measured on incompressible data (noted)",
+        Supported,
+        "`--buffers ...,compress=PCT:CHUNK` (default: the smallest block size, as fio)",
     ),
     o(
         "dedupe_percentage",
         Percent,
-        Approximated,
-        "iolab writes pseudo-random bytes from one buffer per thread; fio repeats that share of its blocks: storage that deduplicates is measured without fio's duplicates (noted)",
+        Supported,
+        "`--buffers ...,dedupe=PCT`: that share of writes repeat an earlier write's content, the rest unique (fio-dedupe reports the share); `100`: every write the same",
     ),
     o(
         "dedupe_mode",
         Choice,
-        Approximated,
-        "see `dedupe_percentage`: `repeat` and `working_set` alike",
+        Supported,
+        "`repeat`: the previous unique write's content; `working_set`: `--buffers ...,dedupe=PCT:ws=WS`, one of the first unique contents covering WS % of the thread's part of the set",
     ),
     o(
         "dedupe_global",
         Bool,
         Approximated,
-        "see `dedupe_percentage`",
+        "each thread's repeated content comes from its own working set; fio's from every job's with `dedupe_global=1` (one file alone dedupes as fio's, files together less)",
     ),
     o(
         "dedupe_working_set_percentage",
         Percent,
-        Approximated,
-        "see `dedupe_percentage`",
+        Supported,
+        "the working set's share (default 5, as fio; with `dedupe_percentage` at most 100 %)",
     ),
     // logs and statistics
     o(

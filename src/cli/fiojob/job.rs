@@ -432,7 +432,10 @@ pub(super) fn translate_job(
     }
     let read_back =
         super::verify::verify_options(&mut c, mode, runtime.is_some() && time_based, &mut notes);
-    super::noio::notes(&c, writes, &mut notes);
+    super::noio::notes(&c, &mut notes);
+    if writes && let Some(b) = super::buffers::buffers(&mut c, &mut notes) {
+        f("buffers", b.to_string());
+    }
     if let Some(v) = c.val("fallocate")
         && device.is_none()
         && matches!(mode, "seqwr" | "rndwr")

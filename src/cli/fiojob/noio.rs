@@ -1,6 +1,6 @@
-//! fio's options that change how fio times, places or prioritises a job, or what its write
-//! buffers hold, but not which I/O it issues (docs/fio-jobs.md, "Options that change no I/O"):
-//! iolab runs the job and each such option given says, in a note, how iolab differs.
+//! fio's options that change how fio times, places or prioritises a job, but not which I/O it
+//! issues (docs/fio-jobs.md, "Options that change no I/O"): iolab runs the job and each such
+//! option given says, in a note, how iolab differs.
 
 use super::ctx::Ctx;
 use crate::spec::fio_options::{self, Kind};
@@ -30,17 +30,6 @@ const NOTED: &[&str] = &[
     "cmdprio_class",
     "cmdprio",
     "cmdprio_bssplit",
-    // buffer contents
-    "zero_buffers",
-    "refill_buffers",
-    "scramble_buffers",
-    "buffer_pattern",
-    "buffer_compress_percentage",
-    "buffer_compress_chunk",
-    "dedupe_percentage",
-    "dedupe_mode",
-    "dedupe_global",
-    "dedupe_working_set_percentage",
     // errors
     "continue_on_error",
     "ignore_error",
@@ -50,10 +39,10 @@ const NOTED: &[&str] = &[
 fn is_default(key: &str, kind: Kind, value: Option<&str>) -> bool {
     let v = value.unwrap_or("").trim();
     match kind {
-        // a bare boolean is 1; `clat_percentiles` and `scramble_buffers` are 1 by default
+        // a bare boolean is 1; `clat_percentiles` is 1 by default
         Kind::Bool => {
             let on = fio_vocab::parse_bool(value).unwrap_or(true);
-            on == matches!(key, "clat_percentiles" | "scramble_buffers")
+            on == (key == "clat_percentiles")
         }
         Kind::Percent => fio_vocab::parse_percent(v) == Ok(0),
         _ => match key {
@@ -66,7 +55,7 @@ fn is_default(key: &str, kind: Kind, value: Option<&str>) -> bool {
 }
 
 /// A note for each option of [`NOTED`] the job gives, not at fio's default.
-pub(super) fn notes(c: &Ctx, writes: bool, notes: &mut Vec<String>) {
+pub(super) fn notes(c: &Ctx, notes: &mut Vec<String>) {
     for &k in NOTED {
         let Some(o) = c.opt(k) else { continue };
         let Some(t) = fio_options::find(k) else {
@@ -77,13 +66,7 @@ pub(super) fn notes(c: &Ctx, writes: bool, notes: &mut Vec<String>) {
         {
             continue;
         }
-        // what the buffers hold matters only to a job that writes
-        let buffers = k.contains("buffer") || k.starts_with("dedupe");
-        if buffers && !writes {
-            continue;
-        }
-        let what = t.what.replace(" (noted)", "");
-        notes.push(format!("{}: {what}", o.spelled()));
+        notes.push(format!("{}: {}", o.spelled(), t.what));
     }
 }
 
@@ -105,9 +88,8 @@ mod tests {
         assert!(!is_default("clat_percentiles", Kind::Bool, Some("0")));
         assert!(is_default("gtod_reduce", Kind::Bool, Some("0")));
         assert!(!is_default("gtod_reduce", Kind::Bool, None));
-        assert!(is_default("scramble_buffers", Kind::Bool, None));
-        assert!(is_default("dedupe_percentage", Kind::Percent, Some("0")));
-        assert!(!is_default("dedupe_percentage", Kind::Percent, Some("50")));
+        assert!(is_default("cmdprio_percentage", Kind::Percent, Some("0")));
+        assert!(!is_default("cmdprio_percentage", Kind::Percent, Some("50")));
         assert!(is_default("continue_on_error", Kind::Choice, Some("none")));
         assert!(!is_default(
             "continue_on_error",
