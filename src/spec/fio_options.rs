@@ -381,7 +381,7 @@ pub const OPTIONS: &[FioOption] = &[
     ),
     o(
         "verify_backlog",
-        Int,
+        Size,
         Supported,
         "`--verify-backlog N`: every N writes the thread reads them back and checks them, the rest after its last write",
     ),

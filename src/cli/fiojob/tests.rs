@@ -330,3 +330,42 @@ fn runtime_without_time_based_keeps_the_size_quota_beside_the_time() {
     let a = r.jobs[0].iolab_args.join(" ");
     assert!(a.contains("--time=3") && !a.contains("--ops"), "{a}");
 }
+
+/// Concurrent jobs with verify= (fio's t0002/t0003 pre files): each runs in a phase of its own,
+/// noted; before, the translation gave one phase that the run then refused (verify with roles).
+#[test]
+fn concurrent_verify_jobs_run_one_phase_each_with_a_note() {
+    let r = jobs(
+        "[global]\nsize=1m\nrw=write\n[a]\nverify=md5\n[b]\n[c]\nverify=crc32c\n[d]\nstonewall\n",
+        &[],
+    )
+    .unwrap();
+    let phases: Vec<(&str, usize)> = r.jobs.iter().map(|j| (j.name.as_str(), j.phase)).collect();
+    assert_eq!(phases, [("a", 1), ("b", 0), ("c", 2), ("d", 3)]);
+    assert_eq!(r.phases, 4);
+    let note = |n: &str| {
+        r.jobs
+            .iter()
+            .find(|j| j.name == n)
+            .unwrap()
+            .notes
+            .join("\n")
+    };
+    assert!(
+        note("a").contains("verify: runs in a phase of its own, not at once with b, c as in fio"),
+        "{}",
+        note("a")
+    );
+    assert!(!note("b").contains("phase of its own"));
+    // verify_backlog takes fio's units (t0009: verify_backlog=1m)
+    let r = jobs(
+        "[v]\nsize=1m\nrw=randwrite\nverify=md5\nverify_backlog=1k\n",
+        &[],
+    )
+    .unwrap();
+    assert!(
+        r.jobs[0]
+            .iolab_args
+            .contains(&"--verify-backlog=1024".to_string())
+    );
+}

@@ -115,7 +115,7 @@ pub(super) fn verify_options(
         return Some(ReadBack::Only("seqrd"));
     }
     let do_verify = c.bool("do_verify").unwrap_or(true);
-    let backlog = c.int("verify_backlog").filter(|&n| n > 0);
+    let backlog = c.size("verify_backlog").filter(|&n| n > 0);
     if !do_verify {
         notes.push("do_verify=0: written with iolab's headers, not read back".into());
         return Some(ReadBack::No);
