@@ -338,8 +338,6 @@ fn options_that_change_no_io_run_with_a_note_and_move_fios_bytes() {
     for k in [
         "gtod_reduce=1: ",
         "disable_slat=1: ",
-        "cpus_allowed=0: ",
-        "cpus_allowed_policy=split: ",
         "prio=4: ",
         "prioclass=2: ",
         "clat_percentiles=0: ",
@@ -349,6 +347,67 @@ fn options_that_change_no_io_run_with_a_note_and_move_fios_bytes() {
         assert!(notes.iter().any(|n| n.starts_with(k)), "{k} {notes:?}");
     }
     assert!(!notes.iter().any(|n| n.starts_with("threads")), "{notes:?}");
+    let args = v["jobfile"]["jobs"][0]["iolab_args"].to_string();
+    assert!(args.contains("\"--cpus=0:split\""), "{args}");
+}
+
+/// `cpus_allowed=0-1` with `cpus_allowed_policy=split` and two clones: each worker thread runs
+/// on one CPU of its own, as fio pins each job (read from /proc while the job runs). Before,
+/// cpus_allowed was refused.
+#[test]
+fn cpus_allowed_split_pins_each_thread_to_one_cpu() {
+    let name = "cpus_allowed_split_pins_each_thread_to_one_cpu";
+    let mut own = vec![0u32; 0];
+    if let Ok(t) = std::fs::read_to_string("/proc/self/status") {
+        // the CPUs this test may use: 0 and 1 must both be among them
+        let l = t.lines().find(|l| l.starts_with("Cpus_allowed_list:"));
+        if l.is_some_and(|l| l.contains("0-") || l.contains("0,1")) {
+            own = vec![0, 1];
+        }
+    }
+    if own.is_empty() {
+        return skip(name, "CPUs 0 and 1 are not both available");
+    }
+    let d = tempfile::tempdir().unwrap();
+    let job = d.path().join("p.fio");
+    std::fs::write(
+        &job,
+        "[p]\nioengine=null\nrw=read\nbs=4k\nsize=1m\ntime_based\nruntime=3\nnumjobs=2\ncpus_allowed=0-1\ncpus_allowed_policy=split\n",
+    )
+    .unwrap();
+    let mut child = Command::new(bin())
+        .current_dir(d.path())
+        .args(["run", job.to_str().unwrap(), "--no-save", "-q"])
+        .env("IOLAB_DB", test_db())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let tasks = format!("/proc/{}/task", child.id());
+    let mut seen = std::collections::BTreeMap::new();
+    let t0 = std::time::Instant::now();
+    while seen.len() < 2 && t0.elapsed() < std::time::Duration::from_secs(3) {
+        for e in std::fs::read_dir(&tasks).into_iter().flatten().flatten() {
+            let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
+            let status = std::fs::read_to_string(e.path().join("status")).unwrap_or_default();
+            let cpus = status
+                .lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                .map(|c| c.trim().to_string());
+            if let (w @ ("iolab-w0" | "iolab-w1"), Some(c)) = (comm.trim(), cpus) {
+                seen.insert(w.to_string(), c);
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        seen.into_iter().collect::<Vec<_>>(),
+        [
+            ("iolab-w0".to_string(), "0".to_string()),
+            ("iolab-w1".to_string(), "1".to_string())
+        ]
+    );
 }
 
 /// fio's own files that only these options kept from running now translate

@@ -530,6 +530,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         verify_backlog: a.verify_backlog.unwrap_or(0),
         random_map: a.random_map,
         buffers: a.buffers.clone(),
+        cpus: a.cpus.clone(),
     };
     let cells: Vec<Job> = match modes {
         Some(ms) => ms

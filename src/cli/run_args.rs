@@ -282,6 +282,11 @@ pub struct RunArgs {
     /// earlier one). fio's buffer options; docs/measurement.md.
     #[arg(long, value_name = "SPEC", default_value = "random")]
     pub buffers: crate::model::buffers::Buffers,
+    /// Run the threads only on these CPUs: 0,5,8-15 (fio's cpus_allowed); with :split each
+    /// thread on one of them in turn (fio's cpus_allowed_policy=split). Each thread sets its own
+    /// affinity when it starts.
+    #[arg(long, value_name = "LIST[:split]")]
+    pub cpus: Option<crate::model::placement::Cpus>,
     /// Seconds of warm-up before measuring (not counted).
     #[arg(long, default_value_t = 0.0, value_parser = ramp_s)]
     pub ramp: f64,

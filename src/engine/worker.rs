@@ -136,6 +136,30 @@ fn ns_since(a: Instant, b: Instant) -> u64 {
     b.saturating_duration_since(a).as_nanos() as u64
 }
 
+/// `--cpus`: the thread runs only on its CPUs from now on (one system call when it starts).
+fn place(job: &Job, thread: u32) -> std::io::Result<()> {
+    let Some(c) = &job.cpus else { return Ok(()) };
+    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes inside it (every CPU of the
+    // list is at most MAX_CPU, below CPU_SETSIZE); sched_setaffinity(0) is the calling thread.
+    let r = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &cpu in c.for_thread(thread) {
+            libc::CPU_SET(cpu as usize, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if r != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(std::io::Error::new(
+            e.kind(),
+            format!(
+                "--cpus {c}: thread {thread} cannot run on those CPUs ({e}); `nproc` and the process's own affinity (taskset -p) say which it may use"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// What the thread's writes hold (`--buffers`), for its part of the set.
 fn filler(job: &Job, thread: u32, g: &OpGen) -> Filler {
     let (lo, hi) = g.range();
@@ -156,6 +180,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
     prog: &Progress,
 ) -> std::io::Result<ThreadStats> {
     const { assert!(!E::CAPS.async_queue, "a queue engine in the sync loop") };
+    place(sh.job, thread)?;
     let mut eng = E::open(sh)?;
     let eng = &mut eng;
     let job = sh.job;
@@ -346,6 +371,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     prog: &Progress,
 ) -> std::io::Result<ThreadStats> {
     const { assert!(E::CAPS.async_queue, "a sync engine in the queue loop") };
+    place(sh.job, thread)?;
     let job = sh.job;
     let depth = job.iodepth.max(1) as usize;
     // One slot of the largest size per I/O in flight; each I/O uses the first `len` bytes of

@@ -301,6 +301,7 @@ mod tests {
             verify_backlog: 0,
             random_map: Default::default(),
             buffers: Default::default(),
+            cpus: None,
         }
     }
 

@@ -779,6 +779,10 @@ pub struct Job {
     )]
     #[schemars(with = "Option<String>")]
     pub buffers: crate::model::buffers::Buffers,
+    /// `--cpus`: the CPUs the threads run on (absent: where the scheduler puts them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub cpus: Option<crate::model::placement::Cpus>,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -13,6 +13,7 @@ pub mod hist;
 pub mod import;
 pub mod job;
 pub mod lat;
+pub mod placement;
 pub mod run;
 pub mod schema;
 pub mod stored;

@@ -419,7 +419,7 @@ pub const OPTIONS: &[FioOption] = &[
         "verify_only",
         Bool,
         Approximated,
-        "the job's writes are not run: its range is read and checked against the generations an earlier `iolab run --verify --keep` of the set left in `DIR/.iolab-verify` (fio regenerates the headers of its previous invocation); a set without them is refused when run",
+        "the job's writes are not run: its range is read and checked against the generations an earlier `iolab run --verify --keep` of the set left in `DIR/.iolab-verify` (fio regenerates the headers of its previous invocation, and counts the skipped writes in its JSON; iolab reports none); on a set without them nothing is checked (warning `verify_nothing_written`)",
     ),
     o(
         "verify_offset",
@@ -756,20 +756,20 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "cpus_allowed",
         Str,
-        Approximated,
-        "iolab does not pin its threads: the scheduler places them (fio runs the job only on those CPUs; `split`: one each); the I/O is the same, CPU contention may differ",
+        Supported,
+        "`--cpus LIST`: each thread sets its affinity to those CPUs when it starts",
     ),
     o(
         "cpus_allowed_policy",
         Choice,
-        Approximated,
-        "iolab does not pin its threads: the scheduler places them (fio runs the job only on those CPUs; `split`: one each); the I/O is the same, CPU contention may differ",
+        Supported,
+        "`shared` (default): every thread on the whole list; `split`: `--cpus LIST:split`, thread i on the list's (i mod n)th CPU alone (fio counts jobs across the run, iolab a job's threads)",
     ),
     o(
         "cpumask",
         Int,
-        Approximated,
-        "iolab does not pin its threads: the scheduler places them (fio runs the job only on those CPUs; `split`: one each); the I/O is the same, CPU contention may differ",
+        Supported,
+        "`--cpus` of the mask's bits (bit N: CPU N, the first 64)",
     ),
     o(
         "numa_cpu_nodes",

@@ -433,6 +433,9 @@ pub(super) fn translate_job(
     let read_back =
         super::verify::verify_options(&mut c, mode, runtime.is_some() && time_based, &mut notes);
     super::noio::notes(&c, &mut notes);
+    if let Some(cpus) = super::noio::cpus(&mut c, &mut notes) {
+        f("cpus", cpus);
+    }
     if writes && let Some(b) = super::buffers::buffers(&mut c, &mut notes) {
         f("buffers", b.to_string());
     }

@@ -1,6 +1,7 @@
 //! fio's options that change how fio times, places or prioritises a job, but not which I/O it
 //! issues (docs/fio-jobs.md, "Options that change no I/O"): iolab runs the job and each such
-//! option given says, in a note, how iolab differs.
+//! option given says, in a note, how iolab differs; the CPUs (`cpus_allowed`, `cpumask`,
+//! `cpus_allowed_policy`) are `--cpus`.
 
 use super::ctx::Ctx;
 use crate::spec::fio_options::{self, Kind};
@@ -19,9 +20,6 @@ const NOTED: &[&str] = &[
     "lat_percentiles",
     "percentile_list",
     // placement and priority
-    "cpus_allowed",
-    "cpus_allowed_policy",
-    "cpumask",
     "numa_cpu_nodes",
     "numa_mem_policy",
     "prio",
@@ -67,6 +65,54 @@ pub(super) fn notes(c: &Ctx, notes: &mut Vec<String>) {
             continue;
         }
         notes.push(format!("{}: {}", o.spelled(), t.what));
+    }
+}
+
+/// `--cpus` from `cpus_allowed` (else `cpumask`, a bit per CPU) and `cpus_allowed_policy`.
+pub(super) fn cpus(c: &mut Ctx, notes: &mut Vec<String>) -> Option<String> {
+    let list = match (c.val("cpus_allowed"), c.val("cpumask")) {
+        (Some(l), _) => l.trim().to_string(),
+        (None, Some(m)) => match fio_vocab::parse_size(&m, 1024) {
+            Ok(mask) if mask > 0 => (0..64)
+                .filter(|b| mask >> b & 1 == 1)
+                .map(|b| b.to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            _ => {
+                c.bad("cpumask", "a mask of CPUs (bit N: CPU N), not 0");
+                return None;
+            }
+        },
+        (None, None) => {
+            if c.opt("cpus_allowed_policy").is_some() {
+                notes.push(
+                    "cpus_allowed_policy without cpus_allowed or cpumask: no effect, as in fio"
+                        .into(),
+                );
+            }
+            return None;
+        }
+    };
+    let policy = match c.val("cpus_allowed_policy").as_deref().map(str::trim) {
+        None | Some("shared") => "",
+        Some("split") => ":split",
+        Some(_) => {
+            c.bad("cpus_allowed_policy", "not shared or split");
+            ""
+        }
+    };
+    let spec = format!("{list}{policy}");
+    match spec.parse::<crate::model::placement::Cpus>() {
+        Ok(cpus) => Some(cpus.to_string()),
+        Err(e) => {
+            let k = if c.opt("cpus_allowed").is_some() {
+                "cpus_allowed"
+            } else {
+                "cpumask"
+            };
+            c.bad(k, e);
+            None
+        }
     }
 }
 

@@ -28,6 +28,7 @@ fn job(mode: Mode, threads: u32) -> Job {
         verify_backlog: 0,
         random_map: RandomMap::Off,
         buffers: Default::default(),
+        cpus: None,
     }
 }
 
