@@ -205,18 +205,7 @@ impl FromStr for Buffers {
     }
 }
 
-impl serde::Serialize for Buffers {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Buffers {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
+super::serde_as_text!(Buffers);
 
 #[cfg(test)]
 mod tests {

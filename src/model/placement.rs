@@ -88,18 +88,7 @@ impl FromStr for Cpus {
     }
 }
 
-impl serde::Serialize for Cpus {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Cpus {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
-    }
-}
+super::serde_as_text!(Cpus);
 
 #[cfg(test)]
 mod tests {
