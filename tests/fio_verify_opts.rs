@@ -338,8 +338,6 @@ fn options_that_change_no_io_run_with_a_note_and_move_fios_bytes() {
     for k in [
         "gtod_reduce=1: ",
         "disable_slat=1: ",
-        "prio=4: ",
-        "prioclass=2: ",
         "clat_percentiles=0: ",
         "percentile_list=50:99: ",
         "continue_on_error=write: ",
@@ -349,14 +347,16 @@ fn options_that_change_no_io_run_with_a_note_and_move_fios_bytes() {
     assert!(!notes.iter().any(|n| n.starts_with("threads")), "{notes:?}");
     let args = v["jobfile"]["jobs"][0]["iolab_args"].to_string();
     assert!(args.contains("\"--cpus=0:split\""), "{args}");
+    assert!(args.contains("\"--ioprio=be:4\""), "{args}");
 }
 
 /// `cpus_allowed=0-1` with `cpus_allowed_policy=split` and two clones: each worker thread runs
-/// on one CPU of its own, as fio pins each job (read from /proc while the job runs). Before,
-/// cpus_allowed was refused.
+/// on one CPU of its own, as fio pins each job (read from /proc while the job runs); `prio=5`: each
+/// thread's I/O priority best-effort 5 (`ionice -p TID`, fio's default class). Before, both
+/// were refused.
 #[test]
-fn cpus_allowed_split_pins_each_thread_to_one_cpu() {
-    let name = "cpus_allowed_split_pins_each_thread_to_one_cpu";
+fn cpus_allowed_split_and_prio_place_each_thread() {
+    let name = "cpus_allowed_split_and_prio_place_each_thread";
     let mut own = vec![0u32; 0];
     if let Ok(t) = std::fs::read_to_string("/proc/self/status") {
         // the CPUs this test may use: 0 and 1 must both be among them
@@ -372,7 +372,7 @@ fn cpus_allowed_split_pins_each_thread_to_one_cpu() {
     let job = d.path().join("p.fio");
     std::fs::write(
         &job,
-        "[p]\nioengine=null\nrw=read\nbs=4k\nsize=1m\ntime_based\nruntime=3\nnumjobs=2\ncpus_allowed=0-1\ncpus_allowed_policy=split\n",
+        "[p]\nioengine=null\nrw=read\nbs=4k\nsize=1m\ntime_based\nruntime=3\nnumjobs=2\ncpus_allowed=0-1\ncpus_allowed_policy=split\nprio=5\n",
     )
     .unwrap();
     let mut child = Command::new(bin())
@@ -395,7 +395,13 @@ fn cpus_allowed_split_pins_each_thread_to_one_cpu() {
                 .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
                 .map(|c| c.trim().to_string());
             if let (w @ ("iolab-w0" | "iolab-w1"), Some(c)) = (comm.trim(), cpus) {
-                seen.insert(w.to_string(), c);
+                let tid = e.file_name().to_string_lossy().into_owned();
+                let prio = Command::new("ionice")
+                    .args(["-p", &tid])
+                    .output()
+                    .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+                    .unwrap_or_default();
+                seen.insert(w.to_string(), (c, prio));
             }
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
@@ -404,8 +410,14 @@ fn cpus_allowed_split_pins_each_thread_to_one_cpu() {
     assert_eq!(
         seen.into_iter().collect::<Vec<_>>(),
         [
-            ("iolab-w0".to_string(), "0".to_string()),
-            ("iolab-w1".to_string(), "1".to_string())
+            (
+                "iolab-w0".to_string(),
+                ("0".to_string(), "best-effort: prio 5".to_string())
+            ),
+            (
+                "iolab-w1".to_string(),
+                ("1".to_string(), "best-effort: prio 5".to_string())
+            )
         ]
     );
 }

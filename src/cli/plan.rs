@@ -531,6 +531,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         random_map: a.random_map,
         buffers: a.buffers.clone(),
         cpus: a.cpus.clone(),
+        ioprio: a.ioprio,
     };
     let cells: Vec<Job> = match modes {
         Some(ms) => ms

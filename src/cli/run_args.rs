@@ -287,6 +287,10 @@ pub struct RunArgs {
     /// affinity when it starts.
     #[arg(long, value_name = "LIST[:split]")]
     pub cpus: Option<crate::model::placement::Cpus>,
+    /// The threads' I/O priority: rt:N, be:N (N from 0, the highest, to 7) or idle (fio's
+    /// prioclass and prio; ionice's classes). Each thread sets its own when it starts.
+    #[arg(long, value_name = "CLASS[:LEVEL]")]
+    pub ioprio: Option<crate::model::placement::IoPrio>,
     /// Seconds of warm-up before measuring (not counted).
     #[arg(long, default_value_t = 0.0, value_parser = ramp_s)]
     pub ramp: f64,

@@ -136,8 +136,22 @@ fn ns_since(a: Instant, b: Instant) -> u64 {
     b.saturating_duration_since(a).as_nanos() as u64
 }
 
-/// `--cpus`: the thread runs only on its CPUs from now on (one system call when it starts).
+/// `--cpus` and `--ioprio`: the thread runs only on its CPUs and at its I/O priority from now on
+/// (a system call each when it starts).
 fn place(job: &Job, thread: u32) -> std::io::Result<()> {
+    // the system call's error, with what was asked
+    let failed = |what: String| {
+        let e = std::io::Error::last_os_error();
+        Err(std::io::Error::new(e.kind(), format!("{what} ({e})")))
+    };
+    if let Some(p) = job.ioprio {
+        // SAFETY: ioprio_set(IOPRIO_WHO_PROCESS, 0: the calling thread, value) touches no memory.
+        if unsafe { libc::syscall(libc::SYS_ioprio_set, 1, 0, p.value()) } != 0 {
+            return failed(format!(
+                "--ioprio {p}: thread {thread} cannot take that I/O priority (rt needs CAP_SYS_ADMIN)"
+            ));
+        }
+    }
     let Some(c) = &job.cpus else { return Ok(()) };
     // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes inside it (every CPU of the
     // list is at most MAX_CPU, below CPU_SETSIZE); sched_setaffinity(0) is the calling thread.
@@ -149,12 +163,8 @@ fn place(job: &Job, thread: u32) -> std::io::Result<()> {
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
     };
     if r != 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(std::io::Error::new(
-            e.kind(),
-            format!(
-                "--cpus {c}: thread {thread} cannot run on those CPUs ({e}); `nproc` and the process's own affinity (taskset -p) say which it may use"
-            ),
+        return failed(format!(
+            "--cpus {c}: thread {thread} cannot run on those CPUs (`nproc` and the process's affinity, `taskset -p`, say which it may use)"
         ));
     }
     Ok(())

@@ -302,6 +302,7 @@ mod tests {
             random_map: Default::default(),
             buffers: Default::default(),
             cpus: None,
+            ioprio: None,
         }
     }
 

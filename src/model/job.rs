@@ -783,6 +783,10 @@ pub struct Job {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>")]
     pub cpus: Option<crate::model::placement::Cpus>,
+    /// `--ioprio`: the threads' I/O priority (absent: the default, as the process has it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub ioprio: Option<crate::model::placement::IoPrio>,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -1,5 +1,6 @@
 //! `--cpus LIST[:split]`: the CPUs a job's threads run on (fio's `cpus_allowed`, `cpumask` and
-//! `cpus_allowed_policy`); the worker sets its own affinity once, when it starts.
+//! `cpus_allowed_policy`), and `--ioprio CLASS[:LEVEL]`: their I/O priority (fio's `prio`,
+//! `prioclass`); the worker sets both for itself once, when it starts.
 
 use std::fmt;
 use std::str::FromStr;
@@ -90,6 +91,60 @@ impl FromStr for Cpus {
 
 super::serde_as_text!(Cpus);
 
+/// An I/O priority (ioprio_set(2): class and level, as `ionice`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoPrio {
+    /// 1 real-time, 2 best-effort, 3 idle (fio's `prioclass`).
+    pub class: u8,
+    /// 0 (highest) to 7 (fio's `prio`); none for idle.
+    pub level: u8,
+}
+
+impl IoPrio {
+    /// The value ioprio_set(2) takes: the class above bit 13, the level below.
+    pub fn value(self) -> i32 {
+        (i32::from(self.class) << 13) | i32::from(self.level)
+    }
+}
+
+impl fmt::Display for IoPrio {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.class {
+            1 => write!(f, "rt:{}", self.level),
+            3 => f.write_str("idle"),
+            _ => write!(f, "be:{}", self.level),
+        }
+    }
+}
+
+impl FromStr for IoPrio {
+    type Err = String;
+    /// `rt:N`, `be:N` (N from 0, the highest, to 7) or `idle`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (c, l) = s.split_once(':').unwrap_or((s, "0"));
+        let class = match c {
+            "rt" => 1,
+            "be" => 2,
+            "idle" => 3,
+            _ => {
+                return Err(
+                    "an I/O priority is rt:N, be:N (N from 0, the highest, to 7) or idle".into(),
+                );
+            }
+        };
+        let level = match l.parse::<u8>() {
+            Ok(n) if n <= 7 => n,
+            _ => return Err("the level of an I/O priority is 0 (the highest) to 7".into()),
+        };
+        Ok(IoPrio {
+            class,
+            level: if class == 3 { 0 } else { level },
+        })
+    }
+}
+
+super::serde_as_text!(IoPrio);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,5 +163,15 @@ mod tests {
         assert!("x".parse::<Cpus>().is_err());
         assert!("0:odd".parse::<Cpus>().is_err());
         assert!("2000".parse::<Cpus>().is_err());
+    }
+
+    #[test]
+    fn io_priorities_read_and_print_as_ionice_names_them() {
+        let p: IoPrio = "be:4".parse().unwrap();
+        assert_eq!((p.class, p.level, p.value()), (2, 4, (2 << 13) | 4));
+        assert_eq!("rt:0".parse::<IoPrio>().unwrap().to_string(), "rt:0");
+        assert_eq!("idle".parse::<IoPrio>().unwrap().to_string(), "idle");
+        assert!("be:8".parse::<IoPrio>().is_err());
+        assert!("low".parse::<IoPrio>().is_err());
     }
 }

@@ -787,14 +787,14 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "prio",
         Int,
-        Approximated,
-        "iolab issues every I/O at the default I/O priority (ioprio_set is not called): the I/O is the same, its place in the device's queue may differ",
+        Supported,
+        "`--ioprio be:N` (with `prioclass`: its class): each thread's ioprio_set(2) when it starts, as fio",
     ),
     o(
         "prioclass",
         Int,
-        Approximated,
-        "iolab issues every I/O at the default I/O priority (ioprio_set is not called): the I/O is the same, its place in the device's queue may differ",
+        Supported,
+        "`1` → `--ioprio rt:N`, `2` → `be:N`, `3` → `idle` (N: `prio`, default 0, as fio)",
     ),
     o(
         "cmdprio_percentage",

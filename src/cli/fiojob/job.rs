@@ -436,6 +436,9 @@ pub(super) fn translate_job(
     if let Some(cpus) = super::noio::cpus(&mut c, &mut notes) {
         f("cpus", cpus);
     }
+    if let Some(p) = super::noio::ioprio(&mut c) {
+        f("ioprio", p);
+    }
     if writes && let Some(b) = super::buffers::buffers(&mut c, &mut notes) {
         f("buffers", b.to_string());
     }

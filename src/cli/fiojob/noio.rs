@@ -22,8 +22,6 @@ const NOTED: &[&str] = &[
     // placement and priority
     "numa_cpu_nodes",
     "numa_mem_policy",
-    "prio",
-    "prioclass",
     "cmdprio_percentage",
     "cmdprio_class",
     "cmdprio",
@@ -66,6 +64,33 @@ pub(super) fn notes(c: &Ctx, notes: &mut Vec<String>) {
         }
         notes.push(format!("{}: {}", o.spelled(), t.what));
     }
+}
+
+/// `--ioprio` from `prio` and `prioclass` (fio: either alone sets both, the class best-effort
+/// and the level 0 when not given).
+pub(super) fn ioprio(c: &mut Ctx) -> Option<String> {
+    let (level, class) = (c.int("prio"), c.int("prioclass"));
+    if level.is_none() && class.is_none() {
+        return None;
+    }
+    let level = level.unwrap_or(0);
+    let name = match class.unwrap_or(2) {
+        1 => "rt",
+        0 | 2 => "be",
+        3 => return Some("idle".into()),
+        _ => {
+            c.bad(
+                "prioclass",
+                "not 1 (real-time), 2 (best-effort) or 3 (idle)",
+            );
+            return None;
+        }
+    };
+    if level > 7 {
+        c.bad("prio", "a level from 0 (the highest) to 7");
+        return None;
+    }
+    Some(format!("{name}:{level}"))
 }
 
 /// `--cpus` from `cpus_allowed` (else `cpumask`, a bit per CPU) and `cpus_allowed_policy`.

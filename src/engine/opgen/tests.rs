@@ -29,6 +29,7 @@ fn job(mode: Mode, threads: u32) -> Job {
         random_map: RandomMap::Off,
         buffers: Default::default(),
         cpus: None,
+        ioprio: None,
     }
 }
 
