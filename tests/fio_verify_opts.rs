@@ -453,3 +453,30 @@ fn fios_own_files_with_these_options_translate() {
         assert_eq!(r.code, 0, "{f}: {}", r.stderr);
     }
 }
+
+/// t0026's second job (randrw, time_based, verify, experimental_verify): fio's verify phase
+/// never starts (the runtime is used up), so the job reads about what it writes. Before, iolab
+/// read back every write as well (twice the reads).
+#[test]
+fn a_time_based_mixed_verify_job_reads_about_what_it_writes_as_t0026() {
+    if !have_fio("a_time_based_mixed_verify_job_reads_about_what_it_writes_as_t0026") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let text = "[job2]\nfilename=t0026file\nsize=1M\nreadwrite=randrw\ntime_based\nruntime=2\ndo_verify=1\nverify=md5\nexperimental_verify=1\n";
+    let (code, f) = fio(d.path(), "f", text);
+    assert_eq!(code, 0);
+    let (r, w) = fio_bytes(&f);
+    assert!(
+        (0.8..1.25).contains(&(r as f64 / w as f64)),
+        "fio: {r} / {w}"
+    );
+    let (code, v, err) = iolab(d.path(), "i", text, &[]);
+    assert_eq!(code, 0, "{err}");
+    let (r, w, _, bad) = iolab_bytes(&v);
+    assert!(
+        (0.8..1.25).contains(&(r as f64 / w as f64)),
+        "iolab: {r} / {w}"
+    );
+    assert_eq!(bad, 0);
+}

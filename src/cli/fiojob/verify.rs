@@ -137,24 +137,26 @@ pub(super) fn verify_options(
         }
         return Some(ReadBack::Backlog(n));
     }
+    if timed {
+        // fio's verify phase comes after the runtime, which the job's I/O used up: fio reads
+        // nothing back (for a write job it warns "verification read phase will never start")
+        notes.push(
+            "verify with time_based and no verify_backlog: fio's verify phase never starts (the runtime is used up, as fio warns); iolab writes its headers and reads nothing back either (give verify_backlog= to check while writing)"
+                .into(),
+        );
+        return Some(ReadBack::No);
+    }
     if matches!(mode, "rndrw" | "seqrw") {
         notes.push(format!(
             "verify with {}: every write is read back and checked after the job's last one, as fio's verify phase (with more than {MIXED_BACKLOG} writes per thread, every {MIXED_BACKLOG})",
             if mode == "rndrw" { "randrw" } else { "readwrite" }
         ));
-        if timed {
-            notes.push(
-                "verify with runtime=: the writes since the last read-back are not read back when the time is up"
-                    .into(),
-            );
-        }
         return Some(ReadBack::Backlog(MIXED_BACKLOG));
     }
-    if timed {
-        notes.push(
-            "verify with runtime=: the read-back runs for the same time as the writes, not once over what they wrote"
-                .into(),
-        );
+    if let Some(n) = c.int("loops").filter(|&n| n > 1) {
+        notes.push(format!(
+            "verify with loops={n}: the read-back reads the range {n} times, as often as it was written (fio reads each block once, after the last loop)"
+        ));
     }
     notes.push(
         "verify: after the writes, a seqrd pass reads back and checks the range written (fio's verify phase)"
