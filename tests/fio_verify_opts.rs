@@ -480,3 +480,43 @@ fn a_time_based_mixed_verify_job_reads_about_what_it_writes_as_t0026() {
     );
     assert_eq!(bad, 0);
 }
+
+/// `numa_cpu_nodes=0`: the threads run on node 0's CPUs (`--cpus` of its cpulist); a node the
+/// machine does not have is refused by name, as fio refuses it ("numa_parse_nodestring
+/// failed").
+#[test]
+fn numa_cpu_nodes_run_on_the_nodes_cpus() {
+    let Ok(list) = std::fs::read_to_string("/sys/devices/system/node/node0/cpulist") else {
+        return skip(
+            "numa_cpu_nodes_run_on_the_nodes_cpus",
+            "no /sys/devices/system/node",
+        );
+    };
+    let d = tempfile::tempdir().unwrap();
+    let parse = |nodes: &str| {
+        let job = d.path().join("n.fio");
+        std::fs::write(&job, format!("[n]\nsize=1m\nnuma_cpu_nodes={nodes}\n")).unwrap();
+        to_run(
+            Command::new(bin())
+                .args(["run", job.to_str().unwrap(), "--parse-only"])
+                .env("IOLAB_DB", test_db())
+                .output()
+                .unwrap(),
+        )
+    };
+    let r = parse("0");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains(&format!(" --cpus={}\n", list.trim())),
+        "{}",
+        r.stdout
+    );
+    let r = parse("1000");
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr
+            .contains("numa_cpu_nodes: node 1000 is not one of this machine's NUMA nodes"),
+        "{}",
+        r.stderr
+    );
+}

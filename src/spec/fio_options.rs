@@ -774,8 +774,8 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "numa_cpu_nodes",
         Str,
-        Approximated,
-        "iolab binds neither threads nor buffers to NUMA nodes (the kernel's default policy); the I/O is the same, memory latency may differ",
+        Supported,
+        "`--cpus` of the nodes' CPUs (`/sys/devices/system/node/nodeN/cpulist`; `all`: every online node), unless `cpus_allowed`/`cpumask` is given; memory is placed as `numa_mem_policy` says (not bound)",
     ),
     o(
         "numa_mem_policy",

@@ -20,7 +20,6 @@ const NOTED: &[&str] = &[
     "lat_percentiles",
     "percentile_list",
     // placement and priority
-    "numa_cpu_nodes",
     "numa_mem_policy",
     "cmdprio_percentage",
     "cmdprio_class",
@@ -93,6 +92,48 @@ pub(super) fn ioprio(c: &mut Ctx) -> Option<String> {
     Some(format!("{name}:{level}"))
 }
 
+/// The CPUs of the nodes `numa_cpu_nodes` names (`0-1`, `0,2`, `all`), from
+/// /sys/devices/system/node/nodeN/cpulist; a node that is not there is refused by name.
+fn numa_cpus(c: &mut Ctx) -> Option<String> {
+    let v = c.val("numa_cpu_nodes")?;
+    let v = v.trim();
+    let nodes: Vec<u32> = if v == "all" {
+        let online = std::fs::read_to_string("/sys/devices/system/node/online").unwrap_or_default();
+        match online.trim().parse::<crate::model::placement::Cpus>() {
+            Ok(n) => n.list,
+            Err(_) => {
+                c.bad("numa_cpu_nodes", "this machine lists no NUMA nodes");
+                return None;
+            }
+        }
+    } else {
+        match v.parse::<crate::model::placement::Cpus>() {
+            Ok(n) => n.list,
+            Err(_) => {
+                c.bad(
+                    "numa_cpu_nodes",
+                    "not a list of NUMA nodes (0, 0-1, 0,2 or all)",
+                );
+                return None;
+            }
+        }
+    };
+    let mut cpus = Vec::new();
+    for n in nodes {
+        match std::fs::read_to_string(format!("/sys/devices/system/node/node{n}/cpulist")) {
+            Ok(l) if !l.trim().is_empty() => cpus.push(l.trim().to_string()),
+            _ => {
+                c.bad(
+                    "numa_cpu_nodes",
+                    format!("node {n} is not one of this machine's NUMA nodes with CPUs"),
+                );
+                return None;
+            }
+        }
+    }
+    Some(cpus.join(","))
+}
+
 /// `--cpus` from `cpus_allowed` (else `cpumask`, a bit per CPU) and `cpus_allowed_policy`.
 pub(super) fn cpus(c: &mut Ctx, notes: &mut Vec<String>) -> Option<String> {
     let list = match (c.val("cpus_allowed"), c.val("cpumask")) {
@@ -108,6 +149,7 @@ pub(super) fn cpus(c: &mut Ctx, notes: &mut Vec<String>) -> Option<String> {
                 return None;
             }
         },
+        (None, None) if c.opt("numa_cpu_nodes").is_some() => numa_cpus(c)?,
         (None, None) => {
             if c.opt("cpus_allowed_policy").is_some() {
                 notes.push(
