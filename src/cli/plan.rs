@@ -530,6 +530,9 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         verify_backlog: a.verify_backlog.unwrap_or(0),
         random_map: a.random_map,
         fio_logs: a.fio_logs.clone(),
+        buffers: a.buffers.clone(),
+        cpus: a.cpus.clone(),
+        ioprio: a.ioprio,
     };
     let cells: Vec<Job> = match modes {
         // a job file's logs are the first mode's (a verify job's read-back is not logged)

@@ -279,6 +279,22 @@ pub struct RunArgs {
     /// never a flag.
     #[arg(skip)]
     pub fio_logs: Option<crate::model::job::FioLogs>,
+    /// What writes hold: random (pseudo-random bytes, each 512-byte sector stamped with its
+    /// offset and the write's number so no two blocks are alike: fio's default), zero or
+    /// pattern:0xHEX; then ,refill (new bytes every write), ,noscramble, ,compress=PCT[:CHUNK]
+    /// (that share of each chunk zeros), ,dedupe=PCT[:ws=PCT] (that share of writes repeat an
+    /// earlier one). fio's buffer options; docs/measurement.md.
+    #[arg(long, value_name = "SPEC", default_value = "random")]
+    pub buffers: crate::model::buffers::Buffers,
+    /// Run the threads only on these CPUs: 0,5,8-15 (fio's cpus_allowed); with :split each
+    /// thread on one of them in turn (fio's cpus_allowed_policy=split). Each thread sets its own
+    /// affinity when it starts.
+    #[arg(long, value_name = "LIST[:split]")]
+    pub cpus: Option<crate::model::placement::Cpus>,
+    /// The threads' I/O priority: rt:N, be:N (N from 0, the highest, to 7) or idle (fio's
+    /// prioclass and prio; ionice's classes). Each thread sets its own when it starts.
+    #[arg(long, value_name = "CLASS[:LEVEL]")]
+    pub ioprio: Option<crate::model::placement::IoPrio>,
     /// Seconds of warm-up before measuring (not counted).
     #[arg(long, default_value_t = 0.0, value_parser = ramp_s)]
     pub ramp: f64,

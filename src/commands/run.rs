@@ -411,6 +411,21 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
             }
         }
     }
+    // fio keeps a job's files for the jobs after it: a set a later phase uses again is kept
+    let names: Vec<Option<String>> = (0..run.phases)
+        .map(|ph| {
+            match run
+                .jobs
+                .iter()
+                .filter(|j| j.phase == ph)
+                .collect::<Vec<_>>()[..]
+            {
+                [j] => j.fio_options.get("filename").cloned(),
+                _ => None,
+            }
+        })
+        .collect();
+    let shared = lifecycle::share_sets(&mut plans, &names);
     let mut warnings = Vec::new();
     for j in &run.jobs {
         for i in &j.ignored {
@@ -453,6 +468,7 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
                 Ok(x) => x,
                 Err(e) => {
                     if rep == 0 {
+                        lifecycle::remove_shared(&shared);
                         lifecycle::remove_made_dirs(&plans);
                         return Err(e);
                     }
@@ -495,7 +511,12 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
             e.exit as i32
         } else if doc.interrupted {
             Exit::Interrupted as i32
-        } else if doc.runs.iter().any(|c| c.total_errors() > 0) {
+        } else if doc
+            .runs
+            .iter()
+            .any(|c| c.total_errors() > 0 || c.verify.as_ref().is_some_and(|v| v.bad() > 0))
+        {
+            // failed I/O or blocks that did not verify: exit 3, as a flag run
             Exit::IoErrors as i32
         } else {
             0
@@ -507,6 +528,7 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
             break;
         }
     }
+    lifecycle::remove_shared(&shared);
     lifecycle::remove_made_dirs(&plans);
     // a group is made only for --repeat N > 1 with a store
     if let (Some(s), Some(g)) = (&db, group) {

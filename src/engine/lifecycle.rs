@@ -86,6 +86,71 @@ pub fn remove_made_dirs(plans: &[Plan]) {
     }
 }
 
+/// The same set of files: directory, count, sizes and layout.
+fn same_set(a: &FileSetSpec, b: &FileSetSpec) -> bool {
+    a.dir == b.dir
+        && a.files == b.files
+        && a.file_size_bytes == b.file_size_bytes
+        && a.layout == b.layout
+}
+
+/// A set a job file's phases share: removed after the last phase and repetition.
+#[derive(Debug)]
+pub struct SharedSet {
+    spec: FileSetSpec,
+    /// its `--dir` was made for it
+    made_dir: bool,
+}
+
+/// A job file's phases, as fio keeps a job's files for the jobs after it: a phase's set (no
+/// roles, no device) is kept for the next phase on the same directory when both name the same
+/// files (`names[i]`: the `filename=` of phase `i`'s one job) and the set has the same files,
+/// sizes and layout, so the later job reads what the earlier one wrote (and, with `--verify`,
+/// checks it). Jobs that name no file have files of their own in fio: not shared. Returns the
+/// sets to remove after the last phase and repetition: those not there before the run, unless
+/// `--keep`.
+pub fn share_sets(plans: &mut [Plan], names: &[Option<String>]) -> Vec<SharedSet> {
+    let mut shared: Vec<SharedSet> = Vec::new();
+    let one_set = |q: &Plan| q.roles.is_empty() && q.fileset.device.is_none();
+    for i in 0..plans.len() {
+        let p = &plans[i];
+        let name = names.get(i).cloned().flatten();
+        let next = plans[i + 1..]
+            .iter()
+            .enumerate()
+            .find(|(_, q)| q.fileset.device.is_none() && q.fileset.dir == p.fileset.dir);
+        let again = next.is_some_and(|(j, q)| {
+            one_set(q)
+                && same_set(&q.fileset, &p.fileset)
+                && name.is_some()
+                && names.get(i + 1 + j).cloned().flatten() == name
+        });
+        if p.keep || !one_set(p) || !again {
+            continue;
+        }
+        let fresh = fileset::status(&p.fileset).present_files == 0 || runner::replaces_set(p);
+        if fresh && !shared.iter().any(|s| same_set(&s.spec, &p.fileset)) {
+            shared.push(SharedSet {
+                spec: p.fileset.clone(),
+                made_dir: p.created_dir,
+            });
+        }
+        plans[i].keep = true;
+    }
+    shared
+}
+
+/// After a job file's last phase and repetition: the sets [`share_sets`] kept, removed (and a
+/// `--dir` made for them).
+pub fn remove_shared(sets: &[SharedSet]) {
+    for s in sets {
+        fileset::cleanup(&s.spec);
+        if s.made_dir {
+            remove_made_dir(&s.spec.dir);
+        }
+    }
+}
+
 /// What was there before a run with repetitions, so that the sets it made (and only those) are
 /// removed after the last one; the sets are kept between repetitions.
 #[derive(Debug)]

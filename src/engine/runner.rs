@@ -367,6 +367,20 @@ pub fn run_with(
     let prep_write = prep_write(prep.direct);
     let mut runs = Vec::new();
     let mut warnings = plan.notes.clone();
+    // reads alone check what an earlier verify write left: say so when nothing did
+    if let Some(v) = &vset
+        && !plan.cells.iter().any(|c| c.verify && c.mode.writes())
+        && v.gens.iter().all(|&g| g == 0)
+    {
+        warnings.push(Warning::new(
+            "verify_nothing_written",
+            format!(
+                "--verify on reads only: no verify write of this run or a kept one reached the set in {} (no {} of these files and sizes), so no block is checked",
+                spec.dir.display(),
+                crate::model::verify::STATE_FILE
+            ),
+        ));
+    }
     let mut outcome: Result<()> = Ok(());
     let mut first = true;
     for job in &plan.cells {

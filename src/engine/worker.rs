@@ -21,7 +21,7 @@ use crate::model::job::Job;
 
 /// The aligned buffer, in `super::buf` (named here too for the file set and the workloads that
 /// take it from the worker).
-use super::buf::AlignedBuf;
+use super::buf::{AlignedBuf, Filler};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
@@ -137,6 +137,52 @@ fn ns_since(a: Instant, b: Instant) -> u64 {
     b.saturating_duration_since(a).as_nanos() as u64
 }
 
+/// `--cpus` and `--ioprio`: the thread runs only on its CPUs and at its I/O priority from now on
+/// (a system call each when it starts).
+fn place(job: &Job, thread: u32) -> std::io::Result<()> {
+    // the system call's error, with what was asked
+    let failed = |what: String| {
+        let e = std::io::Error::last_os_error();
+        Err(std::io::Error::new(e.kind(), format!("{what} ({e})")))
+    };
+    if let Some(p) = job.ioprio {
+        // SAFETY: ioprio_set(IOPRIO_WHO_PROCESS, 0: the calling thread, value) touches no memory.
+        if unsafe { libc::syscall(libc::SYS_ioprio_set, 1, 0, p.value()) } != 0 {
+            return failed(format!(
+                "--ioprio {p}: thread {thread} cannot take that I/O priority (rt needs CAP_SYS_ADMIN)"
+            ));
+        }
+    }
+    let Some(c) = &job.cpus else { return Ok(()) };
+    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes inside it (every CPU of the
+    // list is at most MAX_CPU, below CPU_SETSIZE); sched_setaffinity(0) is the calling thread.
+    let r = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &cpu in c.for_thread(thread) {
+            libc::CPU_SET(cpu as usize, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if r != 0 {
+        return failed(format!(
+            "--cpus {c}: thread {thread} cannot run on those CPUs (`nproc` and the process's affinity, `taskset -p`, say which it may use)"
+        ));
+    }
+    Ok(())
+}
+
+/// What the thread's writes hold (`--buffers`), for its part of the set.
+fn filler(job: &Job, thread: u32, g: &OpGen) -> Filler {
+    let (lo, hi) = g.range();
+    Filler::new(
+        &job.buffers,
+        job.seed,
+        thread,
+        job.bs_sizes()[0],
+        hi.saturating_sub(lo),
+    )
+}
+
 /// Runs one worker with an engine that completes one I/O per call.
 pub fn run_sync<'a, E: SyncEngine<'a>>(
     sh: &Shared<'a>,
@@ -145,6 +191,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
     prog: &Progress,
 ) -> std::io::Result<ThreadStats> {
     const { assert!(!E::CAPS.async_queue, "a queue engine in the sync loop") };
+    place(sh.job, thread)?;
     let mut eng = E::open(sh)?;
     let eng = &mut eng;
     let job = sh.job;
@@ -161,6 +208,10 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
         .verify
         .map(|s| Verifier::new(s, thread, sh.file_size_bytes, g.range(), job.seed))
         .map(|v| v.with_backlog(job.verify_backlog));
+    let mut fill = filler(job, thread, &g);
+    if vf.is_none() {
+        fill.init(buf.bytes_mut(), bs);
+    }
     let quota = thread_quota(job, thread);
     let (mut done_in_window, mut bytes_in_window) = (0u64, 0u64);
     let mut pacer = Pacer::new(sh, thread_rate(job));
@@ -218,6 +269,8 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
                 if let Some(v) = &mut vf {
                     v.stamp(b, file, off);
                     v.wrote(file, off, len, si);
+                } else {
+                    fill.before_write(b, off);
                 }
                 let r = eng.write(file, off, b);
                 if let (Err(_), Some(v)) = (r, &mut vf) {
@@ -341,6 +394,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     prog: &Progress,
 ) -> std::io::Result<ThreadStats> {
     const { assert!(E::CAPS.async_queue, "a sync engine in the queue loop") };
+    place(sh.job, thread)?;
     let job = sh.job;
     let depth = job.iodepth.max(1) as usize;
     // One slot of the largest size per I/O in flight; each I/O uses the first `len` bytes of
@@ -361,6 +415,10 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
         .verify
         .map(|s| Verifier::new(s, thread, sh.file_size_bytes, g.range(), job.seed))
         .map(|v| v.with_backlog(job.verify_backlog));
+    let mut fill = filler(job, thread, &g);
+    if vf.is_none() {
+        fill.init(bufs.bytes_mut(), bs);
+    }
     let mut slots: Vec<Option<Slot>> = vec![None; depth + 1]; // index depth = the fsync slot
     let mut free: Vec<usize> = (0..depth).rev().collect();
     // The slots queued since the last submission (room for all: nothing allocated per I/O).
@@ -542,13 +600,15 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 file,
                 off,
             });
-            if kind == OpKind::Write
-                && let Some(v) = &mut vf
-            {
+            if kind == OpKind::Write {
                 // SAFETY: as below: the slot's `len` bytes inside bufs, no I/O in flight on it.
                 let b = unsafe { std::slice::from_raw_parts_mut(ptr, len as usize) };
-                v.stamp(b, file, off);
-                v.wrote(file, off, len, si);
+                if let Some(v) = &mut vf {
+                    v.stamp(b, file, off);
+                    v.wrote(file, off, len, si);
+                } else {
+                    fill.before_write(b, off);
+                }
             }
             // SAFETY: the slot's buffer stays valid and untouched until its completion is
             // reaped: the slot returns to `free` only then, and `bufs` outlives the loop.

@@ -301,6 +301,9 @@ mod tests {
             verify_backlog: 0,
             random_map: Default::default(),
             fio_logs: None,
+            buffers: Default::default(),
+            cpus: None,
+            ioprio: None,
         }
     }
 

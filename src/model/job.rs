@@ -780,6 +780,21 @@ pub struct Job {
     #[serde(skip)]
     #[schemars(skip)]
     pub fio_logs: Option<FioLogs>,
+    /// `--buffers`: what writes hold (absent: pseudo-random bytes, scrambled per write).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::model::buffers::Buffers::is_default"
+    )]
+    #[schemars(with = "Option<String>")]
+    pub buffers: crate::model::buffers::Buffers,
+    /// `--cpus`: the CPUs the threads run on (absent: where the scheduler puts them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub cpus: Option<crate::model::placement::Cpus>,
+    /// `--ioprio`: the threads' I/O priority (absent: the default, as the process has it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>")]
+    pub ioprio: Option<crate::model::placement::IoPrio>,
 }
 
 fn is_zero(n: &u64) -> bool {

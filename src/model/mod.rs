@@ -2,6 +2,7 @@
 //! uses any other iolab module.
 
 pub mod auth;
+pub mod buffers;
 pub mod crashcheck;
 pub mod db;
 pub mod device;
@@ -13,6 +14,7 @@ pub mod hist;
 pub mod import;
 pub mod job;
 pub mod lat;
+pub mod placement;
 pub mod run;
 pub mod schema;
 pub mod stored;
@@ -20,6 +22,25 @@ pub mod suite;
 pub mod units;
 pub mod verify;
 pub mod zones;
+
+/// Serde for a type written as its `Display` text and read back by its `FromStr` (`--buffers`,
+/// `--cpus` in a job).
+macro_rules! serde_as_text {
+    ($t:ty) => {
+        impl serde::Serialize for $t {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+pub(crate) use serde_as_text;
 
 /// A new document id (`doc_id` of a run, `iolab db` or `iolab verify` document): 128 random bits
 /// as 32 hex digits, made with the document. The store saves a document id at most once, so a

@@ -432,6 +432,16 @@ pub(super) fn translate_job(
     }
     let read_back =
         super::verify::verify_options(&mut c, mode, runtime.is_some() && time_based, &mut notes);
+    super::noio::notes(&c, &mut notes);
+    if let Some(cpus) = super::noio::cpus(&mut c, &mut notes) {
+        f("cpus", cpus);
+    }
+    if let Some(p) = super::noio::ioprio(&mut c) {
+        f("ioprio", p);
+    }
+    if writes && let Some(b) = super::buffers::buffers(&mut c, &mut notes) {
+        f("buffers", b.to_string());
+    }
     if let Some(v) = c.val("fallocate")
         && device.is_none()
         && matches!(mode, "seqwr" | "rndwr")
@@ -451,6 +461,13 @@ pub(super) fn translate_job(
                 for (k, v) in flags.iter_mut() {
                     if k == "mode" {
                         *v = format!("{v},{m}");
+                    }
+                }
+            }
+            super::verify::ReadBack::Only(m) => {
+                for (k, v) in flags.iter_mut() {
+                    if k == "mode" {
+                        *v = m.to_string();
                     }
                 }
             }

@@ -5,9 +5,11 @@ use super::*;
 use crate::spec::fio_vocab;
 use crate::spec::fiojob::{self, JobFile, JobSection};
 
+mod buffers;
 mod ctx;
 mod job;
 mod logs;
+mod noio;
 mod verify;
 
 pub use logs::log_files;
@@ -197,11 +199,57 @@ pub fn translate_with(
     }
     logs::number_logs(&mut jobs, &mut blockers);
     blockers.into_result(a.ignore_unsupported)?;
+    let phases = verify_alone(&mut jobs, phase + 1);
     Ok(FioRun {
         files,
         jobs,
-        phases: phase + 1,
+        phases,
     })
+}
+
+/// iolab verifies one workload at a time (`--verify` is not run beside roles): in a phase of
+/// several jobs, each verify job runs in a phase of its own after the others (which stay
+/// together), with a note.
+/// Returns the number of phases.
+fn verify_alone(jobs: &mut [FioJob], phases: usize) -> usize {
+    let mut next = 0usize;
+    let was: Vec<usize> = jobs.iter().map(|j| j.phase).collect();
+    for p in 0..phases {
+        let at: Vec<usize> = (0..jobs.len()).filter(|&i| was[i] == p).collect();
+        let split = at.len() > 1 && at.iter().any(|&i| jobs[i].args.verify);
+        let others = at.iter().any(|&i| !jobs[i].args.verify);
+        for &i in &at {
+            jobs[i].phase = next;
+        }
+        if !split {
+            next += 1;
+            continue;
+        }
+        if others {
+            next += 1;
+        }
+        let together: Vec<String> = at.iter().map(|&i| jobs[i].section.clone()).collect();
+        let verifying: Vec<usize> = at
+            .iter()
+            .copied()
+            .filter(|&i| jobs[i].args.verify)
+            .collect();
+        for i in verifying {
+            let j = &mut jobs[i];
+            j.phase = next;
+            next += 1;
+            j.notes.push(format!(
+                "verify: runs in a phase of its own, not at once with {} as in fio (iolab verifies one workload at a time)",
+                together
+                    .iter()
+                    .filter(|s| **s != j.section)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    next
 }
 
 /// A job's fio name: its own `name=` (given in its section, not in a `[global]`), else the

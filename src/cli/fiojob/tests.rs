@@ -129,7 +129,7 @@ fn defaults_are_fios() {
 /// listed options were removed.
 #[test]
 fn every_blocker_is_listed_in_one_pass_one_line_each() {
-    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nrw=trim\n[b]\nrw=randread:8\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\nstartdelay=2\nverify=md5\nfrobnicate=7\n[c]\nrw=read\nsize=\nbs=abc\ndirect=2\n";
+    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nrw=trim\n[b]\nrw=randread:8\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\nstartdelay=2\nlockmem=1m\nfrobnicate=7\n[c]\nrw=read\nsize=\nbs=abc\ndirect=2\n";
     let e = jobs(text, &[]).unwrap_err();
     assert_eq!(e.exit, crate::error::Exit::Usage);
     let lines: Vec<&str> = e.msg.split("\niolab: error: ").collect();
@@ -143,7 +143,7 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
             "t.fio:9: bs: refused: different values for reads and writes",
             "t.fio:10: random_distribution: refused: iolab draws random, zipf, pareto and zoned offsets",
             "t.fio:11: startdelay: refused: the jobs of a phase start at one instant",
-            "t.fio:12: verify: refused: a job that only reads would check fio's headers from an earlier fio run",
+            "t.fio:12: lockmem: refused: no memory locking",
             "t.fio:13: frobnicate: refused: not one of fio's options iolab knows",
             "t.fio:16: size: not a number (4096, 4k, 1m, 0x1000)",
             "t.fio:17: bs: not a number (4096, 4k, 1m, 0x1000)",
@@ -372,4 +372,43 @@ fn log_options_name_fios_files_by_thread_number_and_shared_names_append() {
     // the phase's 1 GiB of records (at most) split over its three jobs with logs
     assert!(a.max_record_bytes > 0 && a.max_record_bytes <= (1 << 30) / 3);
     assert_eq!(a.max_record_bytes, c.max_record_bytes);
+}
+
+/// Concurrent jobs with verify= (fio's t0002/t0003 pre files): each runs in a phase of its own,
+/// noted; before, the translation gave one phase that the run then refused (verify with roles).
+#[test]
+fn concurrent_verify_jobs_run_one_phase_each_with_a_note() {
+    let r = jobs(
+        "[global]\nsize=1m\nrw=write\n[a]\nverify=md5\n[b]\n[c]\nverify=crc32c\n[d]\nstonewall\n",
+        &[],
+    )
+    .unwrap();
+    let phases: Vec<(&str, usize)> = r.jobs.iter().map(|j| (j.name.as_str(), j.phase)).collect();
+    assert_eq!(phases, [("a", 1), ("b", 0), ("c", 2), ("d", 3)]);
+    assert_eq!(r.phases, 4);
+    let note = |n: &str| {
+        r.jobs
+            .iter()
+            .find(|j| j.name == n)
+            .unwrap()
+            .notes
+            .join("\n")
+    };
+    assert!(
+        note("a").contains("verify: runs in a phase of its own, not at once with b, c as in fio"),
+        "{}",
+        note("a")
+    );
+    assert!(!note("b").contains("phase of its own"));
+    // verify_backlog takes fio's units (t0009: verify_backlog=1m)
+    let r = jobs(
+        "[v]\nsize=1m\nrw=randwrite\nverify=md5\nverify_backlog=1k\n",
+        &[],
+    )
+    .unwrap();
+    assert!(
+        r.jobs[0]
+            .iolab_args
+            .contains(&"--verify-backlog=1024".to_string())
+    );
 }

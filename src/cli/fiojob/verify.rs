@@ -36,6 +36,8 @@ pub(super) enum ReadBack {
     /// `--verify-backlog N`: each thread reads back its writes every N, and the rest after its
     /// last one, in the job's own mode.
     Backlog(u64),
+    /// `verify_only`: the writes are not run; a read mode checks what an earlier run wrote.
+    Only(&'static str),
 }
 
 /// The backlog that stands in for fio's end-of-job verify phase of a mixed job (its writes read
@@ -51,8 +53,11 @@ pub(super) fn verify_options(
     timed: bool,
     notes: &mut Vec<String>,
 ) -> Option<ReadBack> {
-    // verify_pattern: fio's own byte pattern, which iolab's header cannot stand in for
-    let Some(v) = c.val("verify") else {
+    // verify_pattern without verify= is verify=pattern, as fio's str_verify_pattern_cb sets it
+    let given = c
+        .val("verify")
+        .or_else(|| c.opt("verify_pattern").map(|_| "pattern".to_string()));
+    let Some(v) = given else {
         for k in [
             "do_verify",
             "verify_fatal",
@@ -72,13 +77,7 @@ pub(super) fn verify_options(
             notes.push("verify=null: fio checks nothing; iolab runs without --verify".into());
             return None;
         }
-        "pattern" => {
-            c.refuse_key(
-                "verify",
-                "iolab's payload is derived from its header, not a fixed pattern",
-            );
-            return None;
-        }
+        "pattern" | "pattern_hdr" => {}
         k if FIO_CHECKSUMS.contains(&k) => {}
         _ => {
             c.bad(
@@ -90,33 +89,33 @@ pub(super) fn verify_options(
     }
     let writes = matches!(mode, "seqwr" | "rndwr" | "rndrw" | "seqrw");
     if !writes {
-        // a read job checks data an earlier fio job wrote with fio's headers: nothing iolab
-        // wrote, so nothing it can check
-        c.refuse_key(
-            "verify",
-            "a job that only reads would check fio's headers from an earlier fio run",
-        );
-        return None;
+        other_options(c, notes);
+        // fio checks the headers an earlier job wrote; iolab checks the blocks its own verify
+        // writes reached on the same set (their generations are in DIR/.iolab-verify)
+        notes.push(format!(
+            "verify={kind} on a job that only reads: iolab checks the blocks its own verify writes reached on this set (an earlier job of the run on the same files, or a run kept with --keep); a block no iolab verify write reached is counted unchecked, where fio would report a bad header"
+        ));
+        return Some(ReadBack::No);
     }
     notes.push(if kind.starts_with("crc32c") {
         format!("verify={kind}: iolab's header, with the same checksum (CRC-32C) as fio's {kind}")
+    } else if kind.starts_with("pattern") {
+        format!(
+            "verify={kind}: iolab's header, payload and CRC-32C stand in for fio's pattern check (the bytes written differ; a corrupted block is found either way)"
+        )
     } else {
         format!("verify={kind}: checksum crc32c (iolab's header) in place of fio's {kind}")
     });
-    let do_verify = c.bool("do_verify").unwrap_or(true);
-    if let Some(true) = c.bool("verify_fatal") {
+    other_options(c, notes);
+    if c.bool("verify_only") == Some(true) {
         notes.push(
-            "verify_fatal=1: iolab counts every mismatch and exits 3 at the end instead of stopping at the first"
+            "verify_only=1: the writes are not run; a seqrd pass checks the blocks an earlier `iolab run --verify --keep` of this set wrote (their generations in DIR/.iolab-verify), as fio checks its previous invocation's"
                 .into(),
         );
+        return Some(ReadBack::Only("seqrd"));
     }
-    let backlog = c.int("verify_backlog").filter(|&n| n > 0);
-    if let Some(n) = c.val("verify_interval") {
-        notes.push(format!(
-            "verify_interval={}: iolab's header and checksum cover the whole block",
-            n.trim()
-        ));
-    }
+    let do_verify = c.bool("do_verify").unwrap_or(true);
+    let backlog = c.size("verify_backlog").filter(|&n| n > 0);
     if !do_verify {
         notes.push("do_verify=0: written with iolab's headers, not read back".into());
         return Some(ReadBack::No);
@@ -138,28 +137,74 @@ pub(super) fn verify_options(
         }
         return Some(ReadBack::Backlog(n));
     }
+    if timed {
+        // fio's verify phase comes after the runtime, which the job's I/O used up: fio reads
+        // nothing back (for a write job it warns "verification read phase will never start")
+        notes.push(
+            "verify with time_based and no verify_backlog: fio's verify phase never starts (the runtime is used up, as fio warns); iolab writes its headers and reads nothing back either (give verify_backlog= to check while writing)"
+                .into(),
+        );
+        return Some(ReadBack::No);
+    }
     if matches!(mode, "rndrw" | "seqrw") {
         notes.push(format!(
             "verify with {}: every write is read back and checked after the job's last one, as fio's verify phase (with more than {MIXED_BACKLOG} writes per thread, every {MIXED_BACKLOG})",
             if mode == "rndrw" { "randrw" } else { "readwrite" }
         ));
-        if timed {
-            notes.push(
-                "verify with runtime=: the writes since the last read-back are not read back when the time is up"
-                    .into(),
-            );
-        }
         return Some(ReadBack::Backlog(MIXED_BACKLOG));
     }
-    if timed {
-        notes.push(
-            "verify with runtime=: the read-back runs for the same time as the writes, not once over what they wrote"
-                .into(),
-        );
+    if let Some(n) = c.int("loops").filter(|&n| n > 1) {
+        notes.push(format!(
+            "verify with loops={n}: the read-back reads the range {n} times, as often as it was written (fio reads each block once, after the last loop)"
+        ));
     }
     notes.push(
         "verify: after the writes, a seqrd pass reads back and checks the range written (fio's verify phase)"
             .into(),
     );
     Some(ReadBack::Mode("seqrd"))
+}
+
+/// Notes for the verify options that change how fio checks, not what iolab reads back.
+fn other_options(c: &mut Ctx, notes: &mut Vec<String>) {
+    if let Some(true) = c.bool("verify_fatal") {
+        notes.push(
+            "verify_fatal=1: iolab counts every mismatch and exits 3 at the end instead of stopping at the first"
+                .into(),
+        );
+    }
+    if let Some(n) = c.val("verify_interval") {
+        notes.push(format!(
+            "verify_interval={}: iolab's header and checksum cover the whole block",
+            n.trim()
+        ));
+    }
+    if let Some(p) = c.val("verify_pattern") {
+        notes.push(format!(
+            "verify_pattern={}: iolab's blocks carry its header, payload and CRC-32C, not the pattern (a corrupted block is found either way; the bytes written differ)",
+            p.trim()
+        ));
+    }
+    if let Some(n) = c.int("verify_async").filter(|&n| n > 0) {
+        notes.push(format!(
+            "verify_async={n}: iolab checks in the I/O thread (fio in {n} threads of their own): the same blocks checked, the thread's next I/O waits for the check"
+        ));
+    }
+    if c.bool("verify_dump") == Some(true) {
+        notes.push(
+            "verify_dump=1: iolab's document lists the first 100 mismatching blocks (header expected and found, the kind); fio writes each one's data to files in the working directory"
+                .into(),
+        );
+    }
+    if let Some(n) = c.size("verify_offset").filter(|&n| n > 0) {
+        notes.push(format!(
+            "verify_offset={n}: iolab's header stays at the start of each block (fio moves it {n} bytes in)"
+        ));
+    }
+    if c.bool("experimental_verify") == Some(true) {
+        notes.push(
+            "experimental_verify=1: iolab reads back the blocks it wrote by the generations it kept (fio regenerates the offsets instead of logging them): the same blocks read and checked"
+                .into(),
+        );
+    }
 }

@@ -28,6 +28,9 @@ fn job(mode: Mode, threads: u32) -> Job {
         verify_backlog: 0,
         random_map: RandomMap::Off,
         fio_logs: None,
+        buffers: Default::default(),
+        cpus: None,
+        ioprio: None,
     }
 }
 
