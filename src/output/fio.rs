@@ -89,6 +89,25 @@ fn group_reporting(j: &Value) -> bool {
         .is_some_and(|v| fio_vocab::parse_bool(Some(v).filter(|v| !v.is_empty())).unwrap_or(true))
 }
 
+/// What iolab does otherwise than fio for a file job, one line each: its options run with a
+/// difference (`jobfile.jobs[].notes`) and those `--ignore-unsupported` left out.
+pub fn job_notes(j: &Value) -> Vec<String> {
+    let strs = |k: &str| {
+        j[k].as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect::<Vec<_>>()
+    };
+    let mut notes = strs("notes");
+    notes.extend(
+        strs("options_ignored")
+            .into_iter()
+            .map(|o| format!("{o}: not supported, ignored (--ignore-unsupported)")),
+    );
+    notes
+}
+
 /// fio's name of a job: its `name=` option, else its section.
 fn file_job_name(j: &Value) -> Option<&str> {
     j["fio_options"]["name"]
@@ -145,6 +164,7 @@ pub fn fio_json(doc: &RunDoc, bins: bool, jobfile: Option<&Value>) -> Value {
                         if let Some(o) = fj["fio_options"].as_object() {
                             j["job options"] = Value::Object(o.clone());
                         }
+                        j["iolab_notes"] = json!(job_notes(fj));
                     } else if let Some(r) = &role {
                         j["jobname"] = r.as_str().into();
                     }
@@ -170,6 +190,12 @@ pub fn fio_json(doc: &RunDoc, bins: bool, jobfile: Option<&Value>) -> Value {
     }
     top.insert("jobs".into(), Value::Array(jobs));
     top.insert("disk_util".into(), disk_util(doc));
+    // iolab's notes on the run (approximations of a job file's options, page cache, ...): a
+    // key fio does not write, which fio's tools ignore
+    top.insert(
+        "iolab_notes".into(),
+        doc.warnings.iter().map(|w| w.message.as_str()).collect(),
+    );
     Value::Object(top)
 }
 
