@@ -38,18 +38,25 @@ trap cleanup EXIT
 if [ -z "${FIO_SRC:-}" ]; then
   # fio's source as Debian ships it: a deb-src entry added for the download and removed after
   ver=$("$FIO" --version | sed 's/^fio-//')
-  list=/etc/apt/sources.list.d/iolab-fio-src.list
-  [ -e "$list" ] && { echo "fio-examples.sh: $list exists: set FIO_SRC instead" >&2; exit 2; }
-  suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-  echo "deb-src http://deb.debian.org/debian $suite main" >"$list"
+  # the system's own deb entries as deb-src (deb822 .sources keep their Signed-By), else one line
+  if [ -e /etc/apt/sources.list.d/debian.sources ]; then
+    list=/etc/apt/sources.list.d/iolab-fio-src.sources
+    [ -e "$list" ] && { echo "fio-examples.sh: $list exists: set FIO_SRC instead" >&2; exit 2; }
+    sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources >"$list"
+  else
+    list=/etc/apt/sources.list.d/iolab-fio-src.list
+    [ -e "$list" ] && { echo "fio-examples.sh: $list exists: set FIO_SRC instead" >&2; exit 2; }
+    grep -h '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' >"$list"
+  fi
   (apt-get update -qq && cd "$SCRATCH" && apt-get source -qq --download-only fio) >&2
   rm -f "$list"
   apt-get update -qq >&2 || true
-  dsc=$(ls "$SCRATCH"/fio_*.dsc 2>/dev/null | head -1)
-  [ -n "$dsc" ] || { echo "fio-examples.sh: apt-get source fio failed: set FIO_SRC to fio's source folder" >&2; exit 2; }
-  (cd "$SCRATCH" && dpkg-source -x --no-check "$dsc" src >/dev/null) || exit 2
-  FIO_SRC=$SCRATCH/src
-  echo "fio's source: $(basename "$dsc") (fio here: $ver)" >&2
+  tarball=$(ls "$SCRATCH"/fio_*.orig.tar.* 2>/dev/null | grep -v '\.asc$' | head -1)
+  [ -n "$tarball" ] || { echo "fio-examples.sh: apt-get source fio failed: set FIO_SRC to fio's source folder" >&2; exit 2; }
+  tar -xf "$tarball" -C "$SCRATCH" || exit 2
+  FIO_SRC=$(ls -d "$SCRATCH"/fio-*/ | head -1)
+  FIO_SRC=${FIO_SRC%/}
+  echo "fio's source: $(basename "$tarball") (fio here: $ver)" >&2
 fi
 [ -d "$FIO_SRC/examples" ] || { echo "fio-examples.sh: $FIO_SRC has no examples/" >&2; exit 2; }
 
