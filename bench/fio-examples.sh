@@ -12,7 +12,7 @@
 # scratch copy (sizes capped at CAP, runtime at RT seconds, numjobs at 4, directory= and
 # filename= in a scratch folder; /dev/ names become a scratch loop device when run as root) and
 # run by both. Verdicts: SAME, DIFFERS: what, REFUSED: iolab's first blocker, FAILED: iolab's
-# error, FIO-FAILED: fio itself failed here. The count at the end: files that ran with fio's
+# error, FIO-FAILED: fio itself failed here (a file iolab refuses is read by `fio --parse-only`). The count at the end: files that ran with fio's
 # semantics (SAME) out of those needing no special hardware (the target is 9 in 10).
 # Environment: IOLAB (default target/release/iolab), FIO (fio), CAP (32m), RT (2),
 # ONLY (a grep pattern of files to run), KEEP=1 (keep the scratch folder).
@@ -75,6 +75,8 @@ special() { # prints why FILE needs special hardware, or nothing
   done
   grep -qiE '^\s*zonemode\s*=\s*zbd' "$f" && { echo "zonemode=zbd"; return; }
   grep -qE '^\s*filename\s*=.*/dev/(ng|sg|nvme[0-9]+$|dax|pmem|mtd)' "$f" && { echo "a character device"; return; }
+  # an engine named on fio's command line, as the file's comments say
+  grep -qE -- '--ioengine=xnvme' "$f" && { echo "ioengine=xnvme (on the command line)"; return; }
 }
 
 mkdir -p "$SCRATCH/jobs"
@@ -148,7 +150,11 @@ EOF
   (cd "$SCRATCH/iolab" && timeout 60 "$IOLAB" run "$job.iolab.fio" --output-format fio-json -o "$SCRATCH/iolab.json" --no-save -q "${dest[@]}" >/dev/null 2>"$SCRATCH/iolab.err")
   irc=$?
   frc=0
-  if [ $irc != 2 ]; then
+  if [ $irc = 2 ]; then
+    # refused: does fio take the file at all?
+    (cd "$SCRATCH/fio" && timeout 60 "$FIO" --parse-only "$job.fio.fio" >/dev/null 2>"$SCRATCH/fio.err")
+    frc=$?
+  else
     [ -n "$LOOPDEV" ] && dd if=/dev/zero of="$LOOPDEV" bs=1M count=1 status=none
     (cd "$SCRATCH/fio" && timeout 60 "$FIO" --output-format=json --output="$SCRATCH/fio.json" "$job.fio.fio" >/dev/null 2>"$SCRATCH/fio.err")
     frc=$?
@@ -170,10 +176,10 @@ def first_line(p):
 def load(p):
     t = open(p, errors='replace').read()
     return json.loads(t[t.index('{'):])
-if irc == 2:
-    print('REFUSED: ' + first_line(d + '/iolab.err')); sys.exit()
 if frc != 0:
     print('FIO-FAILED: ' + first_line(d + '/fio.err')); sys.exit()
+if irc == 2:
+    print('REFUSED: ' + first_line(d + '/iolab.err')); sys.exit()
 if irc != 0:
     print('FAILED: rc=%d %s' % (irc, first_line(d + '/iolab.err'))); sys.exit()
 try:
