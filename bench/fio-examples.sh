@@ -12,8 +12,9 @@
 # scratch copy (sizes capped at CAP, runtime at RT seconds, numjobs at 4, directory= and
 # filename= in a scratch folder; /dev/ names become a scratch loop device when run as root) and
 # run by both. Verdicts: SAME, DIFFERS: what, REFUSED: iolab's first blocker, FAILED: iolab's
-# error, FIO-FAILED: fio itself failed here (a file iolab refuses is read by `fio --parse-only`). The count at the end: files that ran with fio's
-# semantics (SAME) out of those needing no special hardware (the target is 9 in 10).
+# error, FIO-FAILED: fio itself failed here (a file iolab refuses is read by `fio --parse-only`).
+# The count at the end: files that ran with fio's semantics (SAME) out of those needing no
+# special hardware (the target is 9 in 10). The last run: docs/fio-jobs.md.
 # Environment: IOLAB (default target/release/iolab), FIO (fio), CAP (32m), RT (2),
 # ONLY (a grep pattern of files to run), KEEP=1 (keep the scratch folder).
 set -u
