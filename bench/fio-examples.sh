@@ -212,15 +212,18 @@ for f, i in zip(fj, ij):
         if not timed and rel(fb, ib) > 0.10:
             diffs.append('%s %s bytes: fio %d, iolab %d' % (name, k, fb, ib))
 n = ' (%d notes)' % notes if notes else ''
+if diffs and not notes:
+    n = ' (silent: no iolab note)'
 print(('DIFFERS: ' + '; '.join(diffs[:2]) + n) if diffs else 'SAME' + n)
 EOF
 )
   printf '%-42s %s\n' "$b" "$verdict"
   v=${verdict%%:*}; v=${v%% *}
   N[$v]=$((${N[$v]:-0} + 1))
+  case $verdict in *"(silent:"*) N[SILENT]=$((${N[SILENT]:-0} + 1)) ;; esac
 done
 hw=$(( ${N[SAME]:-0} + ${N[DIFFERS]:-0} + ${N[REFUSED]:-0} + ${N[FAILED]:-0} + ${N[FIO-FAILED]:-0} ))
 echo
 echo "files: $((hw + ${N[SPECIAL]:-0})); special hardware: ${N[SPECIAL]:-0}; the rest: $hw"
-echo "SAME ${N[SAME]:-0}, DIFFERS ${N[DIFFERS]:-0}, REFUSED ${N[REFUSED]:-0}, FAILED ${N[FAILED]:-0}, FIO-FAILED ${N[FIO-FAILED]:-0}"
+echo "SAME ${N[SAME]:-0}, DIFFERS ${N[DIFFERS]:-0} (silently: ${N[SILENT]:-0}), REFUSED ${N[REFUSED]:-0}, FAILED ${N[FAILED]:-0}, FIO-FAILED ${N[FIO-FAILED]:-0}"
 echo "ran with fio's semantics: ${N[SAME]:-0} of $hw (target: 9 in 10)"
