@@ -148,16 +148,16 @@ EOF
   # iolab first: a refused file needs no run of fio
   dest=()
   grep -q '/dev/loop' "$job.iolab.fio" && dest=(--destructive)
-  (cd "$SCRATCH/iolab" && timeout 60 "$IOLAB" run "$job.iolab.fio" --output-format fio-json -o "$SCRATCH/iolab.json" --no-save -q "${dest[@]}" >/dev/null 2>"$SCRATCH/iolab.err")
+  (cd "$SCRATCH/iolab" && timeout -s KILL 60 "$IOLAB" run "$job.iolab.fio" --output-format fio-json -o "$SCRATCH/iolab.json" --no-save -q "${dest[@]}" >/dev/null 2>"$SCRATCH/iolab.err")
   irc=$?
   frc=0
   if [ $irc = 2 ]; then
     # refused: does fio take the file at all?
-    (cd "$SCRATCH/fio" && timeout 60 "$FIO" --parse-only "$job.fio.fio" >/dev/null 2>"$SCRATCH/fio.err")
+    (cd "$SCRATCH/fio" && timeout -s KILL 60 "$FIO" --parse-only "$job.fio.fio" >/dev/null 2>"$SCRATCH/fio.err")
     frc=$?
   else
     [ -n "$LOOPDEV" ] && dd if=/dev/zero of="$LOOPDEV" bs=1M count=1 status=none
-    (cd "$SCRATCH/fio" && timeout 60 "$FIO" --output-format=json --output="$SCRATCH/fio.json" "$job.fio.fio" >/dev/null 2>"$SCRATCH/fio.err")
+    (cd "$SCRATCH/fio" && timeout -s KILL 60 "$FIO" --output-format=json --output="$SCRATCH/fio.json" "$job.fio.fio" >/dev/null 2>"$SCRATCH/fio.err")
     frc=$?
   fi
   runtime=0

@@ -146,7 +146,8 @@ fn fio_src() -> PathBuf {
 
 /// The longest a tool may take on one job file (fio's own suite allows 600 s, its jobs take
 /// under 30 s; here fio 3.33 hangs on t0010's and t0013's `io_submit_mode=offload`, which is
-/// then a failure of fio's, exit 124).
+/// then a failure of fio's. SIGKILL: a hung fio ignores SIGTERM, and `timeout` sends it to the
+/// whole process group, so fio's job processes, which hold the output pipes, go too).
 const LIMIT_S: u32 = 120;
 
 /// One tool's run of a test in its own folder: exit code, stderr, the JSON output.
@@ -171,7 +172,7 @@ fn run(tool: Tool, jobs: &Path, job: &str, pre: Option<&str>, dir: &Path) -> Ran
         let out = dir.join(format!("{job}.output"));
         let o = match tool {
             Tool::Fio => Command::new("timeout")
-                .arg(LIMIT_S.to_string())
+                .args(["-s", "KILL", &LIMIT_S.to_string()])
                 .arg("fio")
                 .current_dir(dir)
                 .arg("--max-jobs=16")
@@ -180,7 +181,7 @@ fn run(tool: Tool, jobs: &Path, job: &str, pre: Option<&str>, dir: &Path) -> Ran
                 .arg(&path)
                 .output(),
             Tool::Iolab => Command::new("timeout")
-                .arg(LIMIT_S.to_string())
+                .args(["-s", "KILL", &LIMIT_S.to_string()])
                 .arg(bin())
                 .current_dir(dir)
                 .arg("run")
