@@ -25,6 +25,27 @@ $SUDO apt-get install -y -qq build-essential pkg-config fio sysbench sysstat fus
   bonnie++ openmpi-bin libopenmpi-dev libclang-dev iproute2 libpq-dev \
   libblkid-dev util-linux-extra dosfstools btrfs-progs f2fs-tools squashfs-tools genisoimage \
   cryptsetup-bin >/dev/null
+# fio's own job files (its examples/ and t/jobs/) for tests/fio_regression.rs and
+# bench/fio-examples.sh: the source of the fio package, in /var/tmp/fiosrc (a deb-src entry is
+# added for the download and removed after).
+if ! ls -d /var/tmp/fiosrc/fio-*/t/jobs >/dev/null 2>&1; then
+  # the system's own deb entries as deb-src (deb822 .sources keep their Signed-By), else one line
+  if [ -e /etc/apt/sources.list.d/debian.sources ]; then
+    list=/etc/apt/sources.list.d/iolab-fio-src.sources
+    sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources | $SUDO tee "$list" >/dev/null
+  else
+    list=/etc/apt/sources.list.d/iolab-fio-src.list
+    grep -h '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' | $SUDO tee "$list" >/dev/null
+  fi
+  mkdir -p /var/tmp/fiosrc
+  ($SUDO apt-get update -qq && cd /var/tmp/fiosrc && apt-get source -qq --download-only fio) \
+    >/dev/null || echo "setup: could not download fio's source (tests/fio_regression.rs needs it)" >&2
+  $SUDO rm -f "$list"
+  $SUDO apt-get update -qq
+  for t in /var/tmp/fiosrc/fio_*.orig.tar.gz /var/tmp/fiosrc/fio_*.orig.tar.xz; do
+    if [ -e "$t" ]; then tar -xf "$t" -C /var/tmp/fiosrc; fi
+  done
+fi
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: Rust is not installed. Install it with rustup (https://rustup.rs), then run this again." >&2
   exit 1

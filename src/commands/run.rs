@@ -436,6 +436,10 @@ fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
             ));
         }
         for n in &j.notes {
+            // fio's JSON shape has no place a person reads: the notes go to stderr too
+            if matches!(fmt, OutputFormat::FioJson | OutputFormat::FioJsonPlus) {
+                eprintln!("iolab: note: job {}: {n}", j.name);
+            }
             warnings.push(Warning::new(
                 "fio_option_approximated",
                 format!("job {}: {n}", j.name),

@@ -89,6 +89,25 @@ fn group_reporting(j: &Value) -> bool {
         .is_some_and(|v| fio_vocab::parse_bool(Some(v).filter(|v| !v.is_empty())).unwrap_or(true))
 }
 
+/// What iolab does otherwise than fio for a file job, one line each: its options run with a
+/// difference (`jobfile.jobs[].notes`) and those `--ignore-unsupported` left out.
+pub fn job_notes(j: &Value) -> Vec<String> {
+    let strs = |k: &str| {
+        j[k].as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_string))
+            .collect::<Vec<_>>()
+    };
+    let mut notes = strs("notes");
+    notes.extend(
+        strs("options_ignored")
+            .into_iter()
+            .map(|o| format!("{o}: not supported, ignored (--ignore-unsupported)")),
+    );
+    notes
+}
+
 /// fio's name of a job: its `name=` option, else its section.
 fn file_job_name(j: &Value) -> Option<&str> {
     j["fio_options"]["name"]
@@ -145,6 +164,7 @@ pub fn fio_json(doc: &RunDoc, bins: bool, jobfile: Option<&Value>) -> Value {
                         if let Some(o) = fj["fio_options"].as_object() {
                             j["job options"] = Value::Object(o.clone());
                         }
+                        j["iolab_notes"] = json!(job_notes(fj));
                     } else if let Some(r) = &role {
                         j["jobname"] = r.as_str().into();
                     }
@@ -170,6 +190,12 @@ pub fn fio_json(doc: &RunDoc, bins: bool, jobfile: Option<&Value>) -> Value {
     }
     top.insert("jobs".into(), Value::Array(jobs));
     top.insert("disk_util".into(), disk_util(doc));
+    // iolab's notes on the run (approximations of a job file's options, page cache, ...): a
+    // key fio does not write, which fio's tools ignore
+    top.insert(
+        "iolab_notes".into(),
+        doc.warnings.iter().map(|w| w.message.as_str()).collect(),
+    );
     Value::Object(top)
 }
 
@@ -451,7 +477,7 @@ fn direction(
     // The queue engines: clat from the submission on, slat before it (lat = slat + clat per
     // I/O, as fio's); the others, as fio's sync engines, clat = lat and no slat.
     let ch = k.and_then(|k| c.clat_hists.get(k as usize).filter(|h| h.count() > 0));
-    let clat = match ch {
+    let mut clat = match ch {
         Some(ch) => lat_obj(
             LatSummary::from_hist(ch).as_ref(),
             Some(ch),
@@ -461,6 +487,11 @@ fn direction(
         ),
         None => lat_obj(r.lat_ns.as_ref(), h, r.ops, did, bins),
     };
+    // clat's mean exactly (the histogram's is within 0.1 %): each I/O's lat is its slat plus
+    // its clat, so the means add up, as fio's do (fio's own t0015..t0017 check it to 1 ns)
+    if let (Some(_), Some(l), Some(s)) = (ch, r.lat_ns.as_ref(), r.slat_ns.as_ref()) {
+        clat["mean"] = json!(l.mean - s.mean);
+    }
     json!({
         "io_bytes": r.bytes,
         "io_kbytes": r.bytes / 1024,

@@ -4,6 +4,7 @@
 //! value it takes (which says how its value is checked) and what iolab does with it: runs it
 //! (supported), runs something close and says how it differs (approximated), or refuses it and
 //! says why. The job-file reader (`cli::fiojob`) checks every option of a job against it, the
+//! fio JSON importer (`store::import`) reads job options by its names and their aliases, the
 //! fio JSON writer (`output::fio`) writes only options of it (its test checks), and
 //! docs/fio-jobs.md's option table is generated from it (`tests/check_docs.rs`). Adding an
 //! option is one row here, its translation in `cli::fiojob` when it is run, and its test.
@@ -918,6 +919,19 @@ pub const OPTIONS: &[FioOption] = &[
 /// The option of that name (fio's aliases resolved by the parser first).
 pub fn find(name: &str) -> Option<&'static FioOption> {
     OPTIONS.iter().find(|o| o.name == name)
+}
+
+/// The names a job file (and so fio's JSON, which prints the options as written) may give option
+/// `o`: its own, then its aliases (`rw`, `readwrite`).
+pub fn spellings(o: &FioOption) -> Vec<&'static str> {
+    std::iter::once(o.name)
+        .chain(
+            crate::spec::fiojob::ALIASES
+                .iter()
+                .filter(|(_, to)| *to == o.name)
+                .map(|(alias, _)| *alias),
+        )
+        .collect()
 }
 
 /// The table as Markdown, for docs/fio-jobs.md (`tests/check_docs.rs` keeps them equal):

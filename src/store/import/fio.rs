@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use crate::spec::fio_vocab;
+use crate::spec::{fio_options, fio_vocab};
 
 use super::*;
 
@@ -113,12 +113,16 @@ pub(super) fn fio_opt(
     job_opts: Option<&Map<String, Value>>,
     job_path: &str,
     global: Option<&Map<String, Value>>,
-    keys: &[&str],
+    name: &str,
 ) -> Result<Option<(String, String)>, ImportError> {
+    // the option table's name and aliases: fio prints an option as its job file spelled it
+    let option = fio_options::find(name)
+        .ok_or_else(|| fio_err(job_path, format!("{name} is not one of fio's options")))?;
+    let keys = fio_options::spellings(option);
     let sources = [(job_opts, job_path), (global, "[\"global options\"]")];
     for (src, base) in sources {
         let Some(src) = src else { continue };
-        for key in keys {
+        for key in &keys {
             if let Some(v) = src.get(*key) {
                 let path = key_path(base, key);
                 let s = match v {
@@ -639,10 +643,10 @@ pub(super) fn fio_from_value(doc: Value) -> Result<Imported, ImportError> {
         let jp = format!("jobs[{i}]");
         let job_opts_path = key_path(&jp, "job options");
         let job_opts = job.job_options.as_ref();
-        let opt = |keys: &[&str]| fio_opt(job_opts, &job_opts_path, global, keys);
+        let opt = |name: &str| fio_opt(job_opts, &job_opts_path, global, name);
 
-        let mode = fio_mode(&opt(&["rw", "readwrite"])?.map_or("read".into(), |(s, _)| s));
-        let kb_base = match opt(&["kb_base"])? {
+        let mode = fio_mode(&opt("rw")?.map_or("read".into(), |(s, _)| s));
+        let kb_base = match opt("kb_base")? {
             Some((s, p)) => match s.trim() {
                 "1000" => 1000,
                 "1024" => 1024,
@@ -650,13 +654,13 @@ pub(super) fn fio_from_value(doc: Value) -> Result<Imported, ImportError> {
             },
             None => 1024,
         };
-        let bs_bytes = match opt(&["bs", "blocksize"])? {
+        let bs_bytes = match opt("bs")? {
             Some((s, p)) => parse_fio_size(&s, kb_base)
                 .filter(|&b| b > 0)
                 .ok_or_else(|| fio_err(&p, format!("cannot parse block size {s:?}")))?,
             None => 4096,
         };
-        let numjobs = match opt(&["numjobs"])? {
+        let numjobs = match opt("numjobs")? {
             Some((s, p)) => s
                 .trim()
                 .parse::<u32>()
@@ -668,25 +672,25 @@ pub(super) fn fio_from_value(doc: Value) -> Result<Imported, ImportError> {
             None => true,
         };
         let threads = if merged_group { numjobs.max(1) } else { 1 };
-        let iodepth = match opt(&["iodepth"])? {
+        let iodepth = match opt("iodepth")? {
             Some((s, p)) => s
                 .trim()
                 .parse::<u32>()
                 .map_err(|_| fio_err(&p, format!("cannot parse iodepth {s:?}")))?,
             None => 1,
         };
-        let direct = match opt(&["direct"])? {
+        let direct = match opt("direct")? {
             Some((s, p)) => fio_vocab::parse_bool(Some(&s))
                 .ok()
                 .ok_or_else(|| fio_err(&p, format!("cannot parse direct {s:?}")))?,
-            None => match opt(&["buffered"])? {
+            None => match opt("buffered")? {
                 Some((s, p)) => !fio_vocab::parse_bool(Some(&s))
                     .ok()
                     .ok_or_else(|| fio_err(&p, format!("cannot parse buffered {s:?}")))?,
                 None => false,
             },
         };
-        let engine = opt(&["ioengine"])?.map_or("psync".into(), |(s, _)| s);
+        let engine = opt("ioengine")?.map_or("psync".into(), |(s, _)| s);
 
         // Directions. "runtime" of a direction is the wall time (the longest thread under
         // group_reporting); "job_runtime" is summed over the threads of a group.

@@ -137,6 +137,22 @@ fn fio_job_options_over_global() {
     assert_eq!((a.threads, b.threads), (1, 1));
 }
 
+/// The importer reads options by the option table's names and fio's aliases of them, as a job
+/// file may spell them (fio's JSON prints them as written).
+#[test]
+fn fio_options_by_the_tables_names_and_aliases() {
+    let c = one(json!({ "blocksize": "8k", "readwrite": "randread" }));
+    assert_eq!((c.bs_bytes, c.mode.as_str()), (8192, "rndrd"));
+    let o = crate::spec::fio_options::find("bs").unwrap();
+    assert_eq!(crate::spec::fio_options::spellings(o), ["bs", "blocksize"]);
+    // a job's own spelling wins over [global]'s other one, as fio resolves them
+    let text = doc(
+        Some(json!({ "blocksize": "64k" })),
+        vec![job("j", json!({ "bs": "16k" }), dir(1000, 1000), dir(0, 0))],
+    );
+    assert_eq!(parse_fio_json(&text).unwrap().cells[0].bs_bytes, 16384);
+}
+
 #[test]
 fn fio_defaults() {
     let c = one(json!({}));
