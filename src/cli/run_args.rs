@@ -214,9 +214,15 @@ pub struct RunArgs {
     #[arg(long, visible_alias = "filename", value_name = "PATH")]
     pub device: Option<PathBuf>,
     /// Where the range starts on --device (bytes, or 4K, 1G ...; a multiple of the device's
-    /// logical block size) [default: 0].
+    /// logical block size), or in each file of the set in --dir (fio's offset=: the files are
+    /// made that much longer, the I/O stays in the --size/--files after it) [default: 0].
     #[arg(long, value_parser = size_arg, value_name = "BYTES")]
     pub offset: Option<u64>,
+    /// Thread N's range starts N times this further on (fio's offset_increment=), in each file
+    /// of the set or on --device; each thread then moves through the whole range instead of a
+    /// share of it [default: 0].
+    #[arg(long, value_parser = size_arg, value_name = "BYTES")]
+    pub offset_increment: Option<u64>,
     /// Allow write modes on --device, destroying its data in the range. Refused even then on a
     /// device in use, or on which libblkid finds a filesystem, swap, RAID, LVM, crypto or
     /// partition-table signature; --destructive=wipe-signatures first wipes every such

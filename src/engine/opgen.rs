@@ -50,7 +50,8 @@ pub struct OpGen {
     /// Grid blocks per file, and the file size in bytes.
     gpf: u64,
     fsize: u64,
-    /// Added to every offset: where the range starts on a device target (0 for files).
+    /// Added to every offset: where this thread's range starts in each file or on the device
+    /// (`--offset`, and its `--offset-increment`s).
     base: u64,
     /// This thread's byte range of the set (files one after the other) for sequential modes.
     seq_lo: u64,
@@ -99,7 +100,12 @@ impl OpGen {
         // when there are at least as many files as threads.
         // --verify: ranges of whole blocks of the largest size (plan checks there is one per
         // thread), so that no I/O of one thread reaches into another's range.
-        let (lo, hi) = if job.verify {
+        // --offset-increment: every thread moves through the whole range (its own files when
+        // there are as many as threads), N increments further on (`base`)
+        let spread = job.offset_increment_bytes > 0;
+        let (lo, hi) = if spread && (files as u64) < n {
+            (0, files as u64 * fsize)
+        } else if job.verify {
             let big = job.bs_bytes;
             let blocks = files as u64 * fsize / big;
             ((t * blocks / n) * big, ((t + 1) * blocks / n) * big)
@@ -114,7 +120,7 @@ impl OpGen {
         } else {
             (0, files as u64 * fsize)
         };
-        let own = job.verify || job.random_map != RandomMap::Off;
+        let own = job.verify || job.random_map != RandomMap::Off || spread;
         let map = (job.mode.is_random() && job.random_map != RandomMap::Off).then(|| {
             RandMap::new(
                 job.random_map,
@@ -144,7 +150,7 @@ impl OpGen {
             grid,
             gpf,
             fsize,
-            base: 0,
+            base: t.saturating_mul(job.offset_increment_bytes),
             seq_lo: lo,
             seq_hi: hi,
             pos: lo,
@@ -229,9 +235,10 @@ impl OpGen {
         ((p / self.fsize) as u32, self.base + p % self.fsize)
     }
 
-    /// Every offset starts at `base` (`--offset` of a `--device` target).
+    /// Every offset starts at `base` (`--offset`: of a `--device` target, or in each file),
+    /// and this thread's `--offset-increment`s further on.
     pub fn with_base(mut self, base: u64) -> Self {
-        self.base = base;
+        self.base += base;
         self
     }
 

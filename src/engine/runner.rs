@@ -66,7 +66,7 @@ fn punch_files(spec: &FileSetSpec) -> Result<()> {
             .open_existing(&fileset::file_name(i), true, 0)
             .map_err(|e| Error::failed(format!("{}: {e}", p.display())))?;
         f.set_len(0)
-            .and_then(|_| f.set_len(spec.file_size_bytes))
+            .and_then(|_| f.set_len(spec.file_len()))
             .map_err(|e| Error::failed(format!("{}: {e}", p.display())))?;
     }
     Ok(())
@@ -87,6 +87,7 @@ fn new_verify_setup(plan: &Plan) -> Option<VerifySetup> {
     if let Ok((head, gens)) = verify::load_state(&spec.dir)
         && head.block_bytes == block
         && head.file_size_bytes == spec.file_size_bytes
+        && head.offset_bytes == spec.base_offset()
         && head.files.len() == spec.files as usize
         && gens.len() as u64 == blocks
     {
@@ -114,6 +115,7 @@ fn save_verify_state(spec: &FileSetSpec, vs: &VerifySetup) -> Result<()> {
         files: (0..spec.files)
             .map(|i| file_path(Path::new(""), i).to_string_lossy().into_owned())
             .collect(),
+        offset_bytes: spec.base_offset(),
     };
     verify::save_state(&spec.dir, &head, &vs.gens).map_err(|e| {
         Error::failed(format!(

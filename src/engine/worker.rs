@@ -154,7 +154,10 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
     let mut buf = AlignedBuf::new(bs, sh.mem_align, job.seed ^ thread as u64);
     let mut vf = sh
         .verify
-        .map(|s| Verifier::new(s, thread, sh.file_size_bytes, g.range(), job.seed))
+        .map(|s| {
+            Verifier::new(s, thread, sh.file_size_bytes, g.range(), job.seed)
+                .with_origin(sh.base_offset)
+        })
         .map(|v| v.with_backlog(job.verify_backlog));
     let quota = thread_quota(job, thread);
     let (mut done_in_window, mut bytes_in_window) = (0u64, 0u64);
@@ -342,7 +345,10 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     let mut g = OpGen::new(job, files, sh.file_size_bytes, thread).with_base(sh.base_offset);
     let mut vf = sh
         .verify
-        .map(|s| Verifier::new(s, thread, sh.file_size_bytes, g.range(), job.seed))
+        .map(|s| {
+            Verifier::new(s, thread, sh.file_size_bytes, g.range(), job.seed)
+                .with_origin(sh.base_offset)
+        })
         .map(|v| v.with_backlog(job.verify_backlog));
     let mut slots: Vec<Option<Slot>> = vec![None; depth + 1]; // index depth = the fsync slot
     let mut free: Vec<usize> = (0..depth).rev().collect();

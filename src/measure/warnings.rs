@@ -300,6 +300,7 @@ mod tests {
             verify: false,
             verify_backlog: 0,
             random_map: Default::default(),
+            offset_increment_bytes: 0,
         }
     }
 
@@ -344,6 +345,7 @@ mod tests {
                     file_size_bytes: 1 << 30,
                     device: None,
                     offset_bytes: None,
+                    file_len_bytes: None,
                     layout: Layout::Overwrite,
                 },
             },

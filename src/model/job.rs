@@ -530,18 +530,26 @@ pub struct FileSetSpec {
     /// too, `files` is 1) and `file_size_bytes` the size of the range measured on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<PathBuf>,
-    /// Where that range starts on the device (bytes; only with `device`).
+    /// Where that range starts on the device or in each file (`--offset`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset_bytes: Option<u64>,
+    /// Each file's length with `--offset`/`--offset-increment`: where the last range ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_len_bytes: Option<u64>,
     /// What the files hold before each mode (documents before `--layout` had none: overwrite).
     #[serde(default)]
     pub layout: Layout,
 }
 
 impl FileSetSpec {
-    /// The base offset every I/O adds (0 for a file set).
+    /// The base offset every I/O adds (0 for a file set without `--offset`).
     pub fn base_offset(&self) -> u64 {
         self.offset_bytes.unwrap_or(0)
+    }
+
+    /// The length of each file on disk.
+    pub fn file_len(&self) -> u64 {
+        self.file_len_bytes.unwrap_or(self.file_size_bytes)
     }
 }
 
@@ -772,6 +780,10 @@ pub struct Job {
     /// `--random-map`: how random offsets are drawn (absent: with replacement).
     #[serde(default, skip_serializing_if = "is_off")]
     pub random_map: RandomMap,
+    /// `--offset-increment`: thread N's range starts N times this further on, each thread
+    /// moving through the whole range (0: the threads share it out).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub offset_increment_bytes: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -783,6 +795,11 @@ fn is_off(m: &RandomMap) -> bool {
 }
 
 impl Job {
+    /// How far past the first thread's range the last thread's starts (`--offset-increment`).
+    pub fn increment_reach(&self) -> u64 {
+        u64::from(self.threads.saturating_sub(1)).saturating_mul(self.offset_increment_bytes)
+    }
+
     /// How long the job measures at most: `--time`, or the cap beside a quota (`max_time_s`).
     pub fn time_limit_s(&self) -> Option<f64> {
         match self.limit {

@@ -219,7 +219,13 @@ pub const OPTIONS: &[FioOption] = &[
         "offset",
         Size,
         Supported,
-        "`--offset` on a device (`N%` of it, down to a whole block); `0` or `0%` on files; a non-zero offset on files refused",
+        "`--offset`: where the range starts on a device or in each file (iolab makes its files `offset`+`size`/`nrfiles` long, as fio lays them out); `N%` of a device aligned up to `offset_align` (else the smallest block), as fio; `N%` of a file is of its size before it is laid out, 0 for files iolab makes (as for a file fio creates)",
+    ),
+    o(
+        "offset_align",
+        Size,
+        Supported,
+        "the alignment of a percentage `offset`/`offset_increment` (default the smallest block size)",
     ),
     o(
         "fallocate",
@@ -432,8 +438,8 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "io_size",
         Size,
-        Refused,
-        "iolab moves `size` bytes per clone",
+        Supported,
+        "the bytes each clone moves within its `size` (wrapping, each pass of the random map anew), as fio; `N%` of `size`",
     ),
     o(
         "number_ios",
@@ -444,8 +450,8 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "offset_increment",
         Size,
-        Refused,
-        "clones share one offset range",
+        Approximated,
+        "`--offset-increment`: clone N's range starts N increments after `offset` and each clone moves through its whole range, as fio; clones with files of their own get files as long as the last clone's (fio makes each clone's file only as long as its own range)",
     ),
     o(
         "bs_unaligned",

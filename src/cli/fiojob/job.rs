@@ -10,7 +10,7 @@ use crate::spec::fio_vocab;
 use crate::spec::fiojob::JobSection;
 
 /// Options whose values the translation reads its own way (checked there, not by their kind).
-const OWN_PARSE: &[&str] = &["size", "offset"];
+const OWN_PARSE: &[&str] = &["size", "offset", "offset_increment", "io_size"];
 
 /// The job `s` (the `index`th of the run) as run options; `None` when it has an error (a
 /// refusal alone still gives the job, for `--ignore-unsupported`).
@@ -235,30 +235,26 @@ pub(super) fn translate_job(
         Some(_) => c.size("size"),
         None => c.size("filesize").map(|fs| fs.saturating_mul(nrfiles)),
     };
-    let offset = match c.val("offset").map(|v| v.trim().to_string()) {
-        Some(v) if v.ends_with('%') => match fio_vocab::parse_percent(&v) {
-            Ok(0) => 0,
-            Ok(p) => match dev_bytes {
-                Some(b) if device.is_some() => share(b, p, bs_fixed),
-                _ => {
-                    c.refuse_key("offset", "an offset within files iolab makes");
-                    0
-                }
-            },
-            Err(e) => {
-                c.bad("offset", e);
-                0
-            }
-        },
-        Some(_) => c.size("offset").unwrap_or(0),
-        None => 0,
-    };
+    // where the I/O goes in each file or on the device: offset= (a percentage aligned up to
+    // offset_align, else to the smallest block, as fio), offset_increment= per clone
+    let align = c
+        .size("offset_align")
+        .filter(|a| *a > 0)
+        .unwrap_or(bs_min.max(1));
+    let offset = start_offset(&mut c, "offset", dev_bytes, align, &mut notes);
+    let increment = start_offset(&mut c, "offset_increment", dev_bytes, align, &mut notes);
     let mut per_job_bytes = size;
-    if let Some(d) = &device {
-        f("device", d.display().to_string());
+    let place = |f: &mut dyn FnMut(&str, String)| {
         if offset > 0 {
             f("offset", offset.to_string());
         }
+        if increment > 0 && numjobs > 1 {
+            f("offset-increment", increment.to_string());
+        }
+    };
+    if let Some(d) = &device {
+        f("device", d.display().to_string());
+        place(&mut f);
         match size {
             Some(sz) => f("size", sz.to_string()),
             // fio uses the whole device (from the offset on)
@@ -288,9 +284,7 @@ pub(super) fn translate_job(
             Some(0) => c.bad("size", "a size of 0"),
             _ => {}
         }
-        if offset > 0 {
-            c.refuse_key("offset", "an offset within files iolab makes");
-        }
+        place(&mut f);
         // fio's clones each have their own files (numjobs × nrfiles files of size/nrfiles),
         // except named ones (filename=), which the clones share
         let clones = if named { 1 } else { numjobs };
@@ -304,6 +298,30 @@ pub(super) fn translate_job(
         );
         if let Some(d) = &dir {
             f("dir", d.display().to_string());
+        }
+    }
+
+    // io_size= (io_limit=): the bytes a clone moves within its size= (wrapping), as fio
+    if let Some(v) = c.val("io_size").map(|v| v.trim().to_string()) {
+        let io = if v.ends_with('%') {
+            match fio_vocab::parse_percent(&v) {
+                Ok(p) if p <= 100 => {
+                    per_job_bytes.map(|b| (u128::from(b) * u128::from(p) / 100) as u64)
+                }
+                Ok(_) => {
+                    c.bad("io_size", "fio takes at most 100%");
+                    None
+                }
+                Err(e) => {
+                    c.bad("io_size", e);
+                    None
+                }
+            }
+        } else {
+            c.size("io_size")
+        };
+        if let Some(io) = io.filter(|b| *b > 0) {
+            per_job_bytes = Some(io);
         }
     }
 
@@ -464,6 +482,52 @@ pub(super) fn translate_job(
         return None;
     }
     run_options(a, s, c, flags, notes)
+}
+
+/// `offset=` or `offset_increment=` in bytes: a size, or a percentage of the device's size
+/// aligned up to `align` (fio's `offset_align`, else the smallest block). A percentage of a
+/// file is of its size before fio lays it out: 0 for a file fio creates, as iolab's are.
+fn start_offset(
+    c: &mut Ctx,
+    key: &str,
+    dev_bytes: Option<u64>,
+    align: u64,
+    notes: &mut Vec<String>,
+) -> u64 {
+    let Some(v) = c.val(key).map(|v| v.trim().to_string()) else {
+        return 0;
+    };
+    if !v.ends_with('%') {
+        return c.size(key).unwrap_or(0);
+    }
+    match fio_vocab::parse_percent(&v) {
+        Ok(0) => 0,
+        Ok(p) => match dev_bytes {
+            Some(b) => {
+                let raw = (u128::from(b) * u128::from(p) / 100) as u64;
+                raw.div_ceil(align).saturating_mul(align)
+            }
+            None if c.opt("filename").is_some_and(|o| {
+                o.value
+                    .as_deref()
+                    .is_some_and(|n| n.trim().starts_with("/dev/"))
+            }) =>
+            {
+                c.refuse_key(key, "a share of a device whose size cannot be read");
+                0
+            }
+            None => {
+                notes.push(format!(
+                    "{key}={v}: 0, as fio takes the percentage of a file's size before it lays the file out (0 for a file it creates; iolab makes its own)"
+                ));
+                0
+            }
+        },
+        Err(e) => {
+            c.bad(key, e);
+            0
+        }
+    }
 }
 
 /// `pct` percent of `bytes`, down to a whole block (fio aligns a percentage offset to the

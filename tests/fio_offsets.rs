@@ -1,0 +1,255 @@
+//! Issue 26, where fio's I/O goes: `offset=`, `offset_align=`, `offset_increment=` and
+//! `io_size=` run by fio 3.33 and by `iolab run JOBFILE` on the same job file. Compared: the
+//! offsets each touches (fio's `write_iolog` beside iolab's op generator for the same plan,
+//! block by block and how often), the bytes and I/Os of the run (fio's JSON and iolab's
+//! `--output-format fio-json`) and the length of the files each leaves.
+
+mod common;
+use common::*;
+use iolab::engine::opgen::{Next, OpGen, thread_quota};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+fn have_fio(test: &str) -> bool {
+    let ok = Command::new("fio").arg("--version").output().is_ok();
+    if !ok {
+        skip(test, "fio is not installed");
+    }
+    ok
+}
+
+/// A touched block: (file, offset, length) and how many times.
+type Touched = BTreeMap<(u32, u64, u64), u32>;
+
+/// The job file `text` with `directory=` a fresh folder `dir/name`.
+fn jobfile(dir: &Path, name: &str, text: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let work = dir.join(name);
+    std::fs::create_dir_all(&work).unwrap();
+    let job = dir.join(format!("{name}.fio"));
+    std::fs::write(
+        &job,
+        format!("[global]\ndirectory={}\n{text}", work.display()),
+    )
+    .unwrap();
+    (job, work)
+}
+
+/// The lengths of the regular files in `dir` other than `skip`, ascending.
+fn lengths(dir: &Path, skip: &str) -> Vec<u64> {
+    let mut v: Vec<u64> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name() != skip && e.file_type().unwrap().is_file())
+        .map(|e| e.metadata().unwrap().len())
+        .collect();
+    v.sort();
+    v
+}
+
+/// fio's run of `text`: its JSON job, the blocks it read or wrote (its `write_iolog`, files
+/// numbered in the order fio adds them) and its files' lengths.
+fn fio_run(dir: &Path, text: &str) -> (serde_json::Value, Touched, Vec<u64>) {
+    let (job, work) = jobfile(dir, "fio", text);
+    let log = dir.join("fio.iolog");
+    let o = Command::new("fio")
+        .current_dir(dir)
+        .args(["--output-format=json", job.to_str().unwrap()])
+        .arg(format!("--write_iolog={}", log.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let doc: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    // version 3: time file action [offset length]; the clones log into one file, so files are
+    // numbered by name (fio's JOB.CLONE.FILE: in clone order), not by when they were added
+    let log = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<Vec<&str>> = log
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    let mut names: Vec<&str> = lines
+        .iter()
+        .filter(|f| f.len() == 5)
+        .map(|f| f[1])
+        .collect();
+    names.sort();
+    names.dedup();
+    let mut touched = Touched::new();
+    for f in &lines {
+        if let [_, name, "read" | "write", off, len] = f.as_slice() {
+            let i = names.iter().position(|n| n == name).unwrap() as u32;
+            *touched
+                .entry((i, off.parse().unwrap(), len.parse().unwrap()))
+                .or_default() += 1;
+        }
+    }
+    let lens = lengths(&work, "");
+    (doc["jobs"][0].clone(), touched, lens)
+}
+
+/// iolab's run of `text`: its fio JSON job, the blocks its op generator issues for the plan of
+/// the job file (each thread to its quota, as the workers do) and its files' lengths (kept).
+fn iolab_run(dir: &Path, text: &str) -> (serde_json::Value, Touched, Vec<u64>) {
+    let (job, work) = jobfile(dir, "iolab", text);
+    let job_s = job.to_str().unwrap();
+    let iolab::cli::Cmd::Run(a) = iolab::cli::parse_from(["iolab", "run", job_s, "--no-save"])
+        .unwrap()
+        .cmd
+    else {
+        panic!("parsed as run")
+    };
+    let run = iolab::cli::fiojob::load(&a).unwrap();
+    assert_eq!(run.phases, 1);
+    let jobs: Vec<&iolab::cli::fiojob::FioJob> = run.jobs.iter().collect();
+    let plan = iolab::cli::fiojob::plan_phase(&jobs).unwrap();
+    let (j, spec) = (&plan.cells[0], &plan.fileset);
+    let mut touched = Touched::new();
+    for t in 0..j.threads {
+        let mut g =
+            OpGen::new(j, spec.files, spec.file_size_bytes, t).with_base(spec.base_offset());
+        let q = thread_quota(j, t).expect("a size-bound job");
+        let (mut ops, mut bytes) = (0, 0);
+        while !q.paid(ops, bytes) {
+            g.cap(q.left(bytes));
+            if let Next::Io { file, off, len, .. } = g.next_op() {
+                *touched.entry((file, off, len)).or_default() += 1;
+                ops += 1;
+                bytes += len;
+            }
+        }
+    }
+    drop(plan);
+    let r = to_run(
+        Command::new(bin())
+            .args(["run", job_s, "--output-format", "fio-json"])
+            .args(["--no-save", "-q", "--keep"])
+            .env("IOLAB_DB", test_db())
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let lens = lengths(&work, ".iolab-lock");
+    (r.json()["jobs"][0].clone(), touched, lens)
+}
+
+/// (I/Os, bytes) of a fio JSON job for reads and for writes.
+fn totals(job: &serde_json::Value) -> [(u64, u64); 2] {
+    ["read", "write"].map(|d| {
+        (
+            job[d]["total_ios"].as_u64().unwrap(),
+            job[d]["io_bytes"].as_u64().unwrap(),
+        )
+    })
+}
+
+/// Runs `text` with both and compares: the same blocks touched the same number of times, the
+/// same I/Os and bytes per direction, the same file lengths (`same_lengths`).
+fn compare(test: &str, text: &str, same_lengths: bool) -> Vec<u64> {
+    let d = tempfile::tempdir().unwrap();
+    let (fj, ft, fl) = fio_run(d.path(), text);
+    let (ij, it, il) = iolab_run(d.path(), text);
+    assert_eq!(totals(&fj), totals(&ij), "{test}: I/Os and bytes");
+    assert_eq!(ft.len(), it.len(), "{test}: distinct blocks touched");
+    assert_eq!(
+        ft.iter().next(),
+        it.iter().next(),
+        "{test}: the first block"
+    );
+    assert_eq!(ft, it, "{test}: blocks touched and how often");
+    if same_lengths {
+        assert_eq!(fl, il, "{test}: file lengths");
+    } else {
+        assert_eq!(fl.last(), il.last(), "{test}: the longest file");
+    }
+    il
+}
+
+/// t0002/t0003's shape: a job that starts at an offset within the file it makes. The file is
+/// offset+size long (fio lays it out so), and every I/O lies after the offset. Before, iolab
+/// refused it ("an offset within files iolab makes").
+#[test]
+fn offset_within_a_file() {
+    if !have_fio("offset_within_a_file") {
+        return;
+    }
+    let l = compare(
+        "seq read",
+        "[a]\nfilename=f\nsize=256k\noffset=1m\nbs=4k\nrw=read\n",
+        true,
+    );
+    assert_eq!(l, vec![(1 << 20) + (256 << 10)]);
+    compare(
+        "seq write, absolute offset not a whole block",
+        "[a]\nfilename=f\nsize=256k\noffset=12k\nbs=16k\nrw=write\n",
+        true,
+    );
+}
+
+/// io_size= moves that many bytes within size= from offset=: sequential I/O wraps to the start
+/// of the range, the random map touches each block once per pass (here 3 passes: every block
+/// exactly three times, as fio's log says). Before, io_size was refused.
+#[test]
+fn io_size_within_the_range() {
+    if !have_fio("io_size_within_the_range") {
+        return;
+    }
+    compare(
+        "seq read, io_size 2.5 × size",
+        "[a]\nfilename=f\nsize=128k\noffset=64k\nio_size=320k\nbs=4k\nrw=read\n",
+        true,
+    );
+    compare(
+        "random read, io_size 3 × size",
+        "[a]\nfilename=f\nsize=256k\noffset=256k\nio_limit=768k\nbs=4k\nrw=randread\n",
+        true,
+    );
+    compare(
+        "io_size as a percentage of size",
+        "[a]\nfilename=f\nsize=256k\nio_size=50%\nbs=4k\nrw=read\n",
+        true,
+    );
+}
+
+/// offset_increment= spreads numjobs clones: clone N starts N increments after offset= and
+/// moves through its whole range. Clones sharing one named file (cross-stripe-verify.fio's
+/// shape) and clones with files of their own (fio makes each only as long as its own range;
+/// iolab makes them all as long as the last clone's).
+#[test]
+fn offset_increment_spreads_the_clones() {
+    if !have_fio("offset_increment_spreads_the_clones") {
+        return;
+    }
+    compare(
+        "one shared file",
+        "[a]\nfilename=f\nsize=64k\noffset=128k\noffset_increment=100k\nnumjobs=3\nbs=4k\nrw=write\n",
+        true,
+    );
+    compare(
+        "a file per clone",
+        "[c]\nsize=64k\noffset=128k\noffset_increment=100k\nnumjobs=3\nbs=4k\nrw=write\n",
+        false,
+    );
+}
+
+/// offset=N% of a file fio creates is of its size before it is laid out: 0. iolab says so in
+/// a note and starts at 0, as fio does.
+#[test]
+fn a_percentage_offset_of_a_new_file_is_zero() {
+    if !have_fio("a_percentage_offset_of_a_new_file_is_zero") {
+        return;
+    }
+    let text = "[a]\nfilename=f\nsize=64k\noffset=50%\nbs=4k\nrw=write\n";
+    let l = compare("offset=50%", text, true);
+    assert_eq!(l, vec![64 << 10]);
+    let d = tempfile::tempdir().unwrap();
+    let (job, _) = jobfile(d.path(), "p", text);
+    let r = iolab(&["run", job.to_str().unwrap(), "--parse-only"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("offset=50%: 0, as fio takes the percentage of a file's size before it lays the file out") && !r.stdout.contains("--offset"),
+        "{}",
+        r.stdout
+    );
+}
