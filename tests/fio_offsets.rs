@@ -253,3 +253,49 @@ fn a_percentage_offset_of_a_new_file_is_zero() {
         r.stdout
     );
 }
+
+/// rw=...:N moves on N bytes after each I/O: holes between writes (cross-stripe-verify.fio's
+/// 16k every 128k), a pass that ends where the next I/O would not fit (t0007: fio reads 85 of
+/// 128 MiB, "Buggy result: fio reads the full 128MB"), and backwards reading with a negative N
+/// (examples/backwards-read.fio: the first block, then from the end down, wrapping). Before,
+/// `:N` was refused.
+#[test]
+fn holes_and_backwards() {
+    if !have_fio("holes_and_backwards") {
+        return;
+    }
+    compare(
+        "write:112k, offset, io_size over two passes",
+        "[a]\nfilename=f\nsize=1m\noffset=120k\nio_size=256k\nbs=16k\nrw=write:112k\n",
+        true,
+    );
+    compare(
+        "t0007's shape: the pass ends early",
+        "[a]\nfilename=f\nsize=16m\nrw=read:512k\nbs=1m\nnorandommap\n",
+        true,
+    );
+    compare(
+        "backwards-read's shape",
+        "[a]\nfilename=f\nsize=256k\nbs=4k\nrw=read:-8k\n",
+        true,
+    );
+    compare(
+        "clones spread by offset_increment, holes in each",
+        "[a]\nfilename=f\nsize=256k\nio_size=384k\noffset_increment=256k\nnumjobs=2\nbs=4k\nrw=write:4k\n",
+        true,
+    );
+    // t0007 itself: 85 reads of 1 MiB (its write_iolog stays refused)
+    let d = tempfile::tempdir().unwrap();
+    let (job, _) = jobfile(
+        d.path(),
+        "t0007",
+        "[foo]\nsize=128mb\nrw=read:512k\nbs=1m\nnorandommap\ndirect=1\n",
+    );
+    let r = iolab(&["run", job.to_str().unwrap(), "--parse-only"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("--seq-skip=524288") && r.stdout.contains("--ops=85 "),
+        "{}",
+        r.stdout
+    );
+}

@@ -550,6 +550,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         verify_backlog: a.verify_backlog.unwrap_or(0),
         random_map: a.random_map,
         offset_increment_bytes: a.offset_increment.unwrap_or(0),
+        seq_skip_bytes: a.seq_skip.unwrap_or(0),
     };
     let cells: Vec<Job> = match modes {
         Some(ms) => ms

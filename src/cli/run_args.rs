@@ -223,6 +223,12 @@ pub struct RunArgs {
     /// share of it [default: 0].
     #[arg(long, value_parser = size_arg, value_name = "BYTES")]
     pub offset_increment: Option<u64>,
+    /// Sequential modes: after each read or write, move on this much further (fio's
+    /// rw=...:N, holes between I/Os; negative goes backwards); a pass of a thread's range ends
+    /// where the next I/O would not fit, and the next starts at the range's start
+    /// [default: 0].
+    #[arg(long, value_parser = signed_size, value_name = "BYTES", allow_negative_numbers = true)]
+    pub seq_skip: Option<i64>,
     /// Allow write modes on --device, destroying its data in the range. Refused even then on a
     /// device in use, or on which libblkid finds a filesystem, swap, RAID, LVM, crypto or
     /// partition-table signature; --destructive=wipe-signatures first wipes every such

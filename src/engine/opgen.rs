@@ -59,6 +59,10 @@ pub struct OpGen {
     pos: u64,
     /// `seqrw`: the writes' own sequential position (`pos` is the reads').
     pos_w: u64,
+    /// `--seq-skip` (fio's `rw=...:N`): bytes moved on after each sequential I/O, and the
+    /// length fio compares a position with (its file's, from the range's start).
+    skip: i64,
+    skip_real: u64,
     rng: Rng,
     offsets: OffsetGen,
     ratio: f64,
@@ -155,6 +159,8 @@ impl OpGen {
             seq_hi: hi,
             pos: lo,
             pos_w: lo,
+            skip: job.seq_skip_bytes,
+            skip_real: (hi - lo) + t.saturating_mul(job.offset_increment_bytes),
             rng: thread_rng(job.seed, thread),
             offsets: OffsetGen::new(
                 &job.distribution,
@@ -239,6 +245,7 @@ impl OpGen {
     /// and this thread's `--offset-increment`s further on.
     pub fn with_base(mut self, base: u64) -> Self {
         self.base += base;
+        self.skip_real += base;
         self
     }
 
@@ -288,6 +295,33 @@ impl OpGen {
             self.pos = self.seq_lo;
         }
         ((p / self.fsize) as u32, self.base + p % self.fsize)
+    }
+
+    /// `--seq-skip`: the next position of the thread's range for an I/O of `len` bytes, fio's
+    /// way ([`skip_step`]); the range's start when the pass ended.
+    #[inline]
+    fn seq_skip(&mut self, len: u64) -> (u32, u64) {
+        let range = self.seq_hi - self.seq_lo;
+        let rel = skip_step(
+            self.pos - self.seq_lo,
+            len,
+            range,
+            self.skip_real,
+            self.skip,
+        )
+        .unwrap_or(0);
+        let p = self.seq_lo + rel;
+        self.pos = p + len;
+        ((p / self.fsize) as u32, self.base + p % self.fsize)
+    }
+
+    #[inline]
+    fn seq_at(&mut self, len: u64) -> (u32, u64) {
+        if self.skip == 0 {
+            self.seq_next(len)
+        } else {
+            self.seq_skip(len)
+        }
     }
 
     /// Whether the next read/write is a read.
@@ -374,11 +408,11 @@ impl OpGen {
         } else if self.mode == Mode::Seqrw && !read {
             // the writes' own position
             std::mem::swap(&mut self.pos, &mut self.pos_w);
-            let at = self.seq_next(len);
+            let at = self.seq_at(len);
             std::mem::swap(&mut self.pos, &mut self.pos_w);
             at
         } else {
-            self.seq_next(len)
+            self.seq_at(len)
         };
         if read {
             self.reads += 1;
@@ -426,6 +460,49 @@ impl OpGen {
         }
         v
     }
+}
+
+/// fio's next sequential position with `rw=...:N` (`get_next_seq_offset`, `skip` = N), in a
+/// range of `range` bytes whose I/O before ended at `last` (relative to the range's start; 0
+/// before the first): after a first I/O, `skip` further on; a position at or past `real` (the
+/// file's length from the range's start) or before the start wraps, forwards to the start,
+/// backwards to `range + skip`. None when the I/O before ended at `real` or an I/O of `len`
+/// bytes would not fit in the range: fio's pass over the file ends.
+#[inline]
+pub fn skip_step(last: u64, len: u64, range: u64, real: u64, skip: i64) -> Option<u64> {
+    if last >= real {
+        return None;
+    }
+    let mut p = last;
+    if p != 0 {
+        let q = i128::from(p) + i128::from(skip);
+        p = if q < 0 || q >= i128::from(real) {
+            if skip > 0 {
+                0
+            } else {
+                u64::try_from(i128::from(range) + i128::from(skip)).ok()?
+            }
+        } else {
+            q as u64
+        };
+    }
+    (p < range && p + len <= range).then_some(p)
+}
+
+/// How many I/Os of `len` bytes one pass of fio's `rw=...:N` makes over a range (see
+/// [`skip_step`]) before it ends, at most `limit`.
+pub fn skip_pass_ops(len: u64, range: u64, real: u64, skip: i64, limit: u64) -> u64 {
+    let (mut last, mut n) = (0u64, 0u64);
+    while n < limit {
+        match skip_step(last, len, range, real, skip) {
+            Some(p) => {
+                last = p + len;
+                n += 1;
+            }
+            None => break,
+        }
+    }
+    n
 }
 
 /// What a thread owes under `--ops` or `--io-size`: its share, split exactly across threads.

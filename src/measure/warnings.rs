@@ -301,6 +301,7 @@ mod tests {
             verify_backlog: 0,
             random_map: Default::default(),
             offset_increment_bytes: 0,
+            seq_skip_bytes: 0,
         }
     }
 

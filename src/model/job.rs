@@ -784,10 +784,14 @@ pub struct Job {
     /// moving through the whole range (0: the threads share it out).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub offset_increment_bytes: u64,
+    /// `--seq-skip` (fio's `rw=...:N`): sequential I/O moves on this much after each I/O
+    /// (negative: backwards; 0: none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub seq_skip_bytes: i64,
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }
 
 fn is_off(m: &RandomMap) -> bool {

@@ -135,7 +135,7 @@ pub const OPTIONS: &[FioOption] = &[
         "rw",
         Choice,
         Supported,
-        "`read`→`seqrd`, `write`→`seqwr`, `randread`→`rndrd`, `randwrite`→`rndwr`, `randrw`→`rndrw`, `rw`/`readwrite`→`seqrw` (default `read`); trim modes and `rw=...:N` (holes) refused: iolab has no trim or strided I/O",
+        "`read`→`seqrd`, `write`→`seqwr`, `randread`→`rndrd`, `randwrite`→`rndwr`, `randrw`→`rndrw`, `rw`/`readwrite`→`seqrw` (default `read`); a sequential `:N` is `--seq-skip N` (holes, negative backwards, a pass ending where fio's does; with one file per clone, one size); trim modes and a random `:N` refused",
     ),
     o(
         "rwmixread",

@@ -50,9 +50,6 @@ pub(super) fn translate_job(
         Some((k, n)) => (k.trim().to_string(), Some(n.to_string())),
         None => (rw.trim().to_string(), None),
     };
-    if stride.is_some() {
-        c.refuse_key("rw", "`:N` (holes between I/Os) is not run");
-    }
     let mode = match fio_vocab::mode_of_rw(&rw_kind) {
         Some(m) => m.name(),
         None if matches!(
@@ -73,6 +70,36 @@ pub(super) fn translate_job(
     };
     f("mode", mode.into());
     let random = mode.starts_with("rnd");
+    // rw=...:N: sequential I/O moves on N bytes after each I/O (negative: backwards)
+    let skip: i64 = match stride.as_deref().map(str::trim) {
+        None => 0,
+        Some(_) if random => {
+            c.refuse_key(
+                "rw",
+                "`:N` on a random pattern (a new random offset every Nth I/O) is not run",
+            );
+            0
+        }
+        Some(n) => {
+            let (neg, abs) = n.strip_prefix('-').map_or((false, n), |a| (true, a));
+            match fio_vocab::parse_size(abs, c.kb).map(i64::try_from) {
+                Ok(Ok(v)) => {
+                    if neg {
+                        -v
+                    } else {
+                        v
+                    }
+                }
+                _ => {
+                    c.bad(
+                        "rw",
+                        "`:N` is not a size (holes between I/Os, e.g. read:64k)",
+                    );
+                    0
+                }
+            }
+        }
+    };
     let writes = matches!(mode, "seqwr" | "rndwr" | "rndrw" | "seqrw");
     let mixed = matches!(mode, "rndrw" | "seqrw");
     if mixed {
@@ -301,6 +328,32 @@ pub(super) fn translate_job(
         }
     }
 
+    // rw=...:N: each clone moves through its one file (or a device range) as fio's pass does
+    if skip != 0 {
+        if nrfiles > 1 {
+            c.refuse_key(
+                "rw",
+                "`:N` with nrfiles>1: iolab moves through one file per clone",
+            );
+        } else if bs_fixed.is_none() {
+            c.refuse_key("rw", "`:N` with mixed block sizes");
+        } else if numjobs > 1 && increment == 0 && (named || device.is_some()) {
+            c.refuse_key(
+                "rw",
+                "`:N` with clones sharing one file and no offset_increment (iolab shares the file out between them)",
+            );
+        }
+        f("seq-skip", skip.to_string());
+    }
+    let io_size_given = c.opt("io_size").is_some();
+    let loops = c.int("loops").unwrap_or(1).max(1);
+    if skip != 0 && io_size_given && loops > 1 {
+        c.refuse_key(
+            "rw",
+            "`:N` with io_size and loops>1 (fio counts a clone's pass that ends early as one of its loops)",
+        );
+    }
+
     // io_size= (io_limit=): the bytes a clone moves within its size= (wrapping), as fio
     if let Some(v) = c.val("io_size").map(|v| v.trim().to_string()) {
         let io = if v.ends_with('%') {
@@ -328,7 +381,6 @@ pub(super) fn translate_job(
     // how long: time_based/runtime, else size-bound
     let runtime = c.time("runtime");
     let time_based = c.bool("time_based").unwrap_or(false);
-    let loops = c.int("loops").unwrap_or(1).max(1);
     let runtime = runtime.filter(|t| *t > 0.0);
     if let Some(t) = runtime {
         // without time_based, beside the size's quota below: whichever comes first, as fio
@@ -344,7 +396,28 @@ pub(super) fn translate_job(
                 }
                 match bs_fixed {
                     Some(b) => {
-                        let ops = (bytes / b).saturating_mul(numjobs).saturating_mul(loops);
+                        let mut pass = bytes / b;
+                        // rw=...:N without io_size: fio's pass over the file ends where its
+                        // next I/O would not fit (t0007: 85 of 128 1 MiB reads)
+                        if skip != 0 && !io_size_given {
+                            let range = size.or(dev_bytes.map(|d| d.saturating_sub(offset)));
+                            let range = range.unwrap_or(0) / nrfiles.max(1);
+                            // clone N's file is offset + N increments + range long for fio
+                            let pass_of = |n: u64| {
+                                let real = offset.saturating_add(n.saturating_mul(increment));
+                                let real = real.saturating_add(range);
+                                crate::engine::opgen::skip_pass_ops(b, range, real, skip, pass)
+                            };
+                            let first = pass_of(0);
+                            if increment > 0 && (1..numjobs).any(|n| pass_of(n) != first) {
+                                c.refuse_key(
+                                    "rw",
+                                    "`:N` with offset_increment and no io_size, where fio's clones make passes of different lengths",
+                                );
+                            }
+                            pass = first;
+                        }
+                        let ops = pass.saturating_mul(numjobs).saturating_mul(loops);
                         f("ops", ops.to_string());
                     }
                     // mixed sizes: the bytes themselves, each thread's last I/O trimmed to fit

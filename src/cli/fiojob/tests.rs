@@ -138,7 +138,7 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
         [
             "t.fio:3: zonemode: refused: no zoned or strided zones",
             "t.fio:5: rw: refused: iolab has no trim",
-            "t.fio:7: rw: refused: `:N` (holes between I/Os) is not run",
+            "t.fio:7: rw: refused: `:N` on a random pattern (a new random offset every Nth I/O) is not run",
             "t.fio:8: ioengine: refused: iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null and posixaio",
             "t.fio:9: bs: refused: different values for reads and writes",
             "t.fio:10: random_distribution: refused: iolab draws random, zipf, pareto and zoned offsets",
