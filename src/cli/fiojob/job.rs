@@ -290,7 +290,7 @@ pub(super) fn translate_job(
                 None => c.bad_job(
                     " gives no size=",
                     format!(
-                        " and the size of {} cannot be read: give size= (fio would use the whole device)",
+                        " and the size of {} cannot be read: give size= (fio uses the whole of a device it can read, and stops with 'you need to specify size=' where it cannot)",
                         d.display()
                     ),
                 ),
