@@ -299,3 +299,55 @@ fn holes_and_backwards() {
         r.stdout
     );
 }
+
+/// `--offset` on a file set: a role with `offset=` gets a set of its own (the files laid out
+/// longer, in DIR/NAME/), and a role that would share the run's set with an offset is refused in
+/// one line, before anything is made (the shared set has the run's lengths).
+#[test]
+fn a_role_with_an_offset_has_a_set_of_its_own() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let base = [
+        "run",
+        "--dir",
+        dir,
+        "--size",
+        "1M",
+        "--files",
+        "1",
+        "--no-save",
+    ];
+    let mut args: Vec<&str> = base.to_vec();
+    args.extend([
+        "--offset",
+        "64k",
+        "--role",
+        "a:mode=rndrd",
+        "--role",
+        "b:mode=rndwr",
+    ]);
+    let r = iolab(&args);
+    assert_refused(
+        &r,
+        "--role a: --offset or --offset-increment lays the files out longer, so it needs a file set of its own",
+    );
+    assert!(entries(d.path()).is_empty(), "{:?}", entries(d.path()));
+    let mut args: Vec<&str> = base.to_vec();
+    args.extend([
+        "--role",
+        "a:mode=rndrd,offset=64k",
+        "--role",
+        "b:mode=rndwr",
+        "--ops",
+        "64",
+        "--json",
+        "-q",
+    ]);
+    let r = iolab(&args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let roles = r.json()["roles"].clone();
+    assert_eq!(roles[0]["job"]["offset_bytes"], 65536);
+    assert_eq!(roles[0]["job"]["file_len_bytes"], 65536 + (1 << 20));
+    assert_eq!(roles[0]["job"]["dir"], format!("{dir}/a"));
+    assert!(roles[1]["job"].get("offset_bytes").is_none());
+}
