@@ -89,10 +89,9 @@ fn fio_run(dir: &Path, text: &str) -> (serde_json::Value, Touched, Vec<u64>) {
     (doc["jobs"][0].clone(), touched, lens)
 }
 
-/// iolab's run of `text`: its fio JSON job, the blocks its op generator issues for the plan of
-/// the job file (each thread to its quota, as the workers do) and its files' lengths (kept).
-fn iolab_run(dir: &Path, text: &str) -> (serde_json::Value, Touched, Vec<u64>) {
-    let (job, work) = jobfile(dir, "iolab", text);
+/// The I/Os iolab's op generator issues for the plan of job file `job` (its one phase), each
+/// thread to its quota as the workers do: (file, offset, length) per thread, in order.
+fn iolab_ops(job: &Path) -> Vec<Vec<(u32, u64, u64)>> {
     let job_s = job.to_str().unwrap();
     let iolab::cli::Cmd::Run(a) = iolab::cli::parse_from(["iolab", "run", job_s, "--no-save"])
         .unwrap()
@@ -105,25 +104,35 @@ fn iolab_run(dir: &Path, text: &str) -> (serde_json::Value, Touched, Vec<u64>) {
     let jobs: Vec<&iolab::cli::fiojob::FioJob> = run.jobs.iter().collect();
     let plan = iolab::cli::fiojob::plan_phase(&jobs).unwrap();
     let (j, spec) = (&plan.cells[0], &plan.fileset);
-    let mut touched = Touched::new();
-    for t in 0..j.threads {
-        let mut g =
-            OpGen::new(j, spec.files, spec.file_size_bytes, t).with_base(spec.base_offset());
-        let q = thread_quota(j, t).expect("a size-bound job");
-        let (mut ops, mut bytes) = (0, 0);
-        while !q.paid(ops, bytes) {
-            g.cap(q.left(bytes));
-            if let Next::Io { file, off, len, .. } = g.next_op() {
-                *touched.entry((file, off, len)).or_default() += 1;
-                ops += 1;
-                bytes += len;
+    (0..j.threads)
+        .map(|t| {
+            let mut g =
+                OpGen::new(j, spec.files, spec.file_size_bytes, t).with_base(spec.base_offset());
+            let q = thread_quota(j, t).expect("a size-bound job");
+            let (mut v, mut bytes) = (Vec::new(), 0);
+            while !q.paid(v.len() as u64, bytes) {
+                g.cap(q.left(bytes));
+                if let Next::Io { file, off, len, .. } = g.next_op() {
+                    v.push((file, off, len));
+                    bytes += len;
+                }
             }
-        }
+            v
+        })
+        .collect()
+}
+
+/// iolab's run of `text`: its fio JSON job, the blocks its op generator issues for the plan of
+/// the job file ([`iolab_ops`]) and its files' lengths (kept).
+fn iolab_run(dir: &Path, text: &str) -> (serde_json::Value, Touched, Vec<u64>) {
+    let (job, work) = jobfile(dir, "iolab", text);
+    let mut touched = Touched::new();
+    for io in iolab_ops(&job).into_iter().flatten() {
+        *touched.entry(io).or_default() += 1;
     }
-    drop(plan);
     let r = to_run(
         Command::new(bin())
-            .args(["run", job_s, "--output-format", "fio-json"])
+            .args(["run", job.to_str().unwrap(), "--output-format", "fio-json"])
             .args(["--no-save", "-q", "--keep"])
             .env("IOLAB_DB", test_db())
             .output()
@@ -350,4 +359,58 @@ fn a_role_with_an_offset_has_a_set_of_its_own() {
     assert_eq!(roles[0]["job"]["file_len_bytes"], 65536 + (1 << 20));
     assert_eq!(roles[0]["job"]["dir"], format!("{dir}/a"));
     assert!(roles[1]["job"].get("offset_bytes").is_none());
+}
+
+/// The I/Os of a sequence that are not every `n`th (from the first) and do not start where the
+/// one before ended (`rw_sequencer=sequential`; one that ended at `end`, the end of the range,
+/// is followed by a drawn one, as fio falls back to a random block) or at its offset
+/// (`identical`).
+fn strays(v: &[(u64, u64)], n: usize, same: bool, end: u64) -> Vec<usize> {
+    (1..v.len())
+        .filter(|&i| i % n != 0)
+        .filter(|&i| {
+            let (o, l) = v[i - 1];
+            let next = if same { o } else { o + l };
+            v[i].0 != next && (same || next != end)
+        })
+        .collect()
+}
+
+/// A random `rw=randread:N`: every Nth offset drawn, the I/Os between following the last one
+/// (`rw_sequencer=sequential`, fio's default) or repeating it (`identical`), as fio's log
+/// shows, and the same I/Os and bytes. (The drawn offsets are iolab's own.)
+/// Before, a random `:N` was refused.
+#[test]
+fn a_random_pattern_draws_every_nth_offset() {
+    if !have_fio("a_random_pattern_draws_every_nth_offset") {
+        return;
+    }
+    for (seq, same) in [("sequential", false), ("identical", true)] {
+        let text =
+            format!("[a]\nfilename=f\nsize=256k\nbs=4k\nrw=randread:4\nrw_sequencer={seq}\n");
+        let d = tempfile::tempdir().unwrap();
+        let (fj, _, _) = fio_run(d.path(), &text);
+        let log = std::fs::read_to_string(d.path().join("fio.iolog")).unwrap();
+        let fio: Vec<(u64, u64)> = log
+            .lines()
+            .filter_map(|l| match l.split_whitespace().collect::<Vec<_>>()[..] {
+                [_, _, "read", off, len] => Some((off.parse().unwrap(), len.parse().unwrap())),
+                _ => None,
+            })
+            .collect();
+        let (job, _) = jobfile(d.path(), "iolab", &text);
+        let ours: Vec<(u64, u64)> = iolab_ops(&job)[0].iter().map(|&(_, o, l)| (o, l)).collect();
+        assert_eq!(fio.len(), 64, "{seq}");
+        assert_eq!(ours.len(), fio.len(), "{seq}");
+        let none = Vec::<usize>::new();
+        assert_eq!(strays(&fio, 4, same, 256 << 10), none, "{seq}: fio");
+        assert_eq!(strays(&ours, 4, same, 256 << 10), none, "{seq}: iolab");
+        // about one in 4 drawn: those that follow nothing
+        let drawn = (1..ours.len())
+            .filter(|&i| ours[i].0 != ours[i - 1].0 + if same { 0 } else { ours[i - 1].1 })
+            .count();
+        assert!((8..=20).contains(&drawn), "{seq}: {drawn} drawn");
+        let (ij, _, _) = iolab_run(d.path(), &text);
+        assert_eq!(totals(&fj), totals(&ij), "{seq}");
+    }
 }

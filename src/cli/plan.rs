@@ -134,9 +134,8 @@ pub fn fileset_spec(set: &FileSetArgs, unit: u64, layout: Layout) -> Result<File
 fn place_range(mut spec: FileSetSpec, offset: Option<u64>, cells: &[Job]) -> Result<FileSetSpec> {
     let (off, reach) = (
         offset.unwrap_or(0),
-        cells.iter().map(Job::increment_reach).max(),
+        crate::engine::opgen::increment_reach(cells),
     );
-    let reach = reach.unwrap_or(0);
     if reach > 0 && cells.iter().any(|c| c.verify) {
         return Err(Error::usage(
             "--verify with --offset-increment: each thread keeps to its own blocks, so the threads' ranges cannot overlap; leave --offset-increment out",
@@ -551,6 +550,8 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         random_map: a.random_map,
         offset_increment_bytes: a.offset_increment.unwrap_or(0),
         seq_skip_bytes: a.seq_skip.unwrap_or(0),
+        random_every: a.random_every.unwrap_or(0),
+        random_every_same: a.random_every_same,
     };
     let cells: Vec<Job> = match modes {
         Some(ms) => ms
@@ -642,18 +643,11 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
     let fileset = match &target {
         Some(t) => {
             let spec = device_spec(a, t, unit)?;
-            let reach = cells.iter().map(Job::increment_reach).max().unwrap_or(0);
+            let reach = crate::engine::opgen::increment_reach(&cells);
             let end = spec.base_offset() + spec.file_size_bytes;
             if reach > 0 && end.saturating_add(reach) > t.size {
                 return Err(Error::usage(format!(
-                    "--offset-increment {} on --device {}: the last thread's range would end at {}, beyond its end ({}); use a smaller --offset-increment, --size or --threads",
-                    Bytes(
-                        cells
-                            .iter()
-                            .map(|c| c.offset_increment_bytes)
-                            .max()
-                            .unwrap_or(0)
-                    ),
+                    "--offset-increment on --device {}: the last thread's range would end at {}, beyond its end ({}); use a smaller --offset-increment, --size or --threads",
                     t.path.display(),
                     Bytes(end.saturating_add(reach)),
                     Bytes(t.size)

@@ -229,6 +229,14 @@ pub struct RunArgs {
     /// [default: 0].
     #[arg(long, value_parser = signed_size, value_name = "BYTES", allow_negative_numbers = true)]
     pub seq_skip: Option<i64>,
+    /// Random modes: draw a new random offset every N reads and writes only; the ones between
+    /// follow the last one sequentially (fio's rw=randread:N) [default: every one].
+    #[arg(long, value_parser = at_least_one::<u32>, value_name = "N")]
+    pub random_every: Option<u32>,
+    /// With --random-every: the I/Os between repeat the last offset instead of following it
+    /// (fio's rw_sequencer=identical).
+    #[arg(long, requires = "random_every")]
+    pub random_every_same: bool,
     /// Allow write modes on --device, destroying its data in the range. Refused even then on a
     /// device in use, or on which libblkid finds a filesystem, swap, RAID, LVM, crypto or
     /// partition-table signature; --destructive=wipe-signatures first wipes every such

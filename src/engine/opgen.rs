@@ -63,6 +63,12 @@ pub struct OpGen {
     /// length fio compares a position with (its file's, from the range's start).
     skip: i64,
     skip_real: u64,
+    /// `--random-every N`: I/Os left until the next drawn offset (the first is drawn), and
+    /// where the last read and the last write started and ended (bytes of the set).
+    every: u32,
+    every_same: bool,
+    every_left: u32,
+    last: [(u64, u64); 2],
     rng: Rng,
     offsets: OffsetGen,
     ratio: f64,
@@ -161,6 +167,10 @@ impl OpGen {
             pos_w: lo,
             skip: job.seq_skip_bytes,
             skip_real: (hi - lo) + t.saturating_mul(job.offset_increment_bytes),
+            every: job.random_every,
+            every_same: job.random_every_same,
+            every_left: 1,
+            last: [(lo, lo); 2],
             rng: thread_rng(job.seed, thread),
             offsets: OffsetGen::new(
                 &job.distribution,
@@ -315,6 +325,23 @@ impl OpGen {
         ((p / self.fsize) as u32, self.base + p % self.fsize)
     }
 
+    /// `--random-every`: an I/O between two drawn ones: after the last of its direction (or at
+    /// its start, `--random-every-same`); None when it would leave the range or its file (then
+    /// it is drawn, as fio falls back to a random block).
+    #[inline]
+    fn follow(&self, read: bool, len: u64) -> Option<(u32, u64)> {
+        let (start, end) = self.last[usize::from(!read)];
+        let p = if self.every_same { start } else { end };
+        // the thread's own range, or the whole set where random offsets reach all of it
+        let end = if self.verify {
+            self.seq_hi
+        } else {
+            self.wsince.len() as u64 * self.fsize
+        };
+        let fits = p + len <= end && p % self.fsize + len <= self.fsize;
+        fits.then(|| ((p / self.fsize) as u32, self.base + p % self.fsize))
+    }
+
     #[inline]
     fn seq_at(&mut self, len: u64) -> (u32, u64) {
         if self.skip == 0 {
@@ -391,7 +418,25 @@ impl OpGen {
             len = self.cap.max(1);
             si = self.size_index(len);
         }
-        let (file, off) = if self.map.is_some() {
+        let follow = if self.every > 1 && self.mode.is_random() {
+            self.every_left -= 1;
+            if self.every_left == 0 {
+                self.every_left = self.every;
+            }
+            self.every_left != self.every
+        } else {
+            false
+        };
+        let followed = if follow { self.follow(read, len) } else { None };
+        let (file, off) = if let Some(at) = followed {
+            if let Some(m) = self.map.as_mut() {
+                let p = u64::from(at.0) * self.fsize + (at.1 - self.base);
+                if let Some(rel) = p.checked_sub(self.seq_lo) {
+                    m.mark(rel / self.grid, len.div_ceil(self.grid));
+                }
+            }
+            at
+        } else if self.map.is_some() {
             let (file, off, l) = self.place_mapped(len);
             if l != len {
                 len = l;
@@ -414,6 +459,10 @@ impl OpGen {
         } else {
             self.seq_at(len)
         };
+        if self.every > 1 {
+            let p = u64::from(file) * self.fsize + (off - self.base);
+            self.last[usize::from(!read)] = (p, p + len);
+        }
         if read {
             self.reads += 1;
             Next::Io {
@@ -503,6 +552,15 @@ pub fn skip_pass_ops(len: u64, range: u64, real: u64, skip: i64, limit: u64) -> 
         }
     }
     n
+}
+
+/// How far past the first thread's range the last thread's starts (`--offset-increment`), the
+/// most of the jobs'.
+pub fn increment_reach(jobs: &[Job]) -> u64 {
+    jobs.iter()
+        .map(|j| u64::from(j.threads.saturating_sub(1)).saturating_mul(j.offset_increment_bytes))
+        .max()
+        .unwrap_or(0)
 }
 
 /// What a thread owes under `--ops` or `--io-size`: its share, split exactly across threads.

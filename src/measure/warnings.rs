@@ -302,6 +302,8 @@ mod tests {
             random_map: Default::default(),
             offset_increment_bytes: 0,
             seq_skip_bytes: 0,
+            random_every: 0,
+            random_every_same: false,
         }
     }
 

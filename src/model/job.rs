@@ -788,6 +788,12 @@ pub struct Job {
     /// (negative: backwards; 0: none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub seq_skip_bytes: i64,
+    /// `--random-every N` (fio's `rw=randX:N`): random modes draw every Nth offset, the I/Os
+    /// between follow the last one (`--random-every-same`: repeat it) (0: every I/O drawn).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub random_every: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub random_every_same: bool,
 }
 
 fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
@@ -799,11 +805,6 @@ fn is_off(m: &RandomMap) -> bool {
 }
 
 impl Job {
-    /// How far past the first thread's range the last thread's starts (`--offset-increment`).
-    pub fn increment_reach(&self) -> u64 {
-        u64::from(self.threads.saturating_sub(1)).saturating_mul(self.offset_increment_bytes)
-    }
-
     /// How long the job measures at most: `--time`, or the cap beside a quota (`max_time_s`).
     pub fn time_limit_s(&self) -> Option<f64> {
         match self.limit {

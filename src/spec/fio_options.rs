@@ -135,7 +135,13 @@ pub const OPTIONS: &[FioOption] = &[
         "rw",
         Choice,
         Supported,
-        "`read`→`seqrd`, `write`→`seqwr`, `randread`→`rndrd`, `randwrite`→`rndwr`, `randrw`→`rndrw`, `rw`/`readwrite`→`seqrw` (default `read`); a sequential `:N` is `--seq-skip N` (holes, negative backwards, a pass ending where fio's does; with one file per clone, one size); trim modes and a random `:N` refused",
+        "`read`→`seqrd`, `write`→`seqwr`, `randread`→`rndrd`, `randwrite`→`rndwr`, `randrw`→`rndrw`, `rw`/`readwrite`→`seqrw` (default `read`); a sequential `:N` is `--seq-skip N` (holes, negative backwards, a pass ending where fio's does; with one file per clone, one size); a random `:N` is `--random-every N` (every Nth offset drawn, the others following the last, as fio); trim modes refused",
+    ),
+    o(
+        "rw_sequencer",
+        Choice,
+        Supported,
+        "with a random `rw=...:N`: `sequential` (the I/Os between drawn ones follow the last, `--random-every N`) or `identical` (they repeat its offset, `--random-every-same`)",
     ),
     o(
         "rwmixread",

@@ -73,11 +73,18 @@ pub(super) fn translate_job(
     // rw=...:N: sequential I/O moves on N bytes after each I/O (negative: backwards)
     let skip: i64 = match stride.as_deref().map(str::trim) {
         None => 0,
-        Some(_) if random => {
-            c.refuse_key(
-                "rw",
-                "`:N` on a random pattern (a new random offset every Nth I/O) is not run",
-            );
+        Some(n) if random => {
+            // a new random offset every Nth I/O, the ones between sequential (rw_sequencer)
+            match n.parse::<u32>() {
+                Ok(0 | 1) => {}
+                Ok(k) => f("random-every", k.to_string()),
+                Err(_) => c.bad("rw", "`:N` of a random pattern is a count (randread:8)"),
+            }
+            match c.val("rw_sequencer").as_deref().map(str::trim) {
+                None | Some("sequential") => {}
+                Some("identical") => f("random-every-same", String::new()),
+                Some(_) => c.bad("rw_sequencer", "not sequential or identical"),
+            }
             0
         }
         Some(n) => {
@@ -733,7 +740,7 @@ fn run_options(
     let mut argv: Vec<String> = vec!["iolab".into(), "run".into()];
     let mut iolab_args = Vec::new();
     for (k, v) in &flags {
-        let arg = if k == "direct" || k == "verify" {
+        let arg = if k == "direct" || k == "verify" || k == "random-every-same" {
             format!("--{k}")
         } else {
             format!("--{k}={v}")

@@ -29,6 +29,8 @@ fn job(mode: Mode, threads: u32) -> Job {
         random_map: RandomMap::Off,
         offset_increment_bytes: 0,
         seq_skip_bytes: 0,
+        random_every: 0,
+        random_every_same: false,
     }
 }
 
