@@ -414,3 +414,55 @@ fn a_random_pattern_draws_every_nth_offset() {
         assert_eq!(totals(&fj), totals(&ij), "{seq}");
     }
 }
+
+/// Jobs of one phase that name the same file share one set, as fio's jobs share the file (a
+/// reader and a writer at once on one file); a job that empties its files first (a sequential
+/// writer) keeps a set of its own in DIR/NAME/, and each job's note says where its set is.
+/// Before, every job of a phase had its own set, and the note named the directory above it.
+#[test]
+fn jobs_naming_one_file_share_one_set() {
+    let d = tempfile::tempdir().unwrap();
+    let run = |name: &str, second: &str| {
+        let (job, work) = jobfile(
+            d.path(),
+            name,
+            &format!("filename=f\nsize=256k\nbs=4k\n[r]\nrw=randread\n[w]\nrw={second}\n"),
+        );
+        let j = job.to_str().unwrap();
+        let p = iolab(&["run", j, "--parse-only"]);
+        assert_eq!(p.code, 0, "{}", p.stderr);
+        let r = iolab(&["run", j, "--no-save", "-q", "--keep"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let mut files: Vec<String> = walk(&work);
+        files.sort();
+        (p.stdout, files, work)
+    };
+    let (text, files, work) = run("shared", "randwrite");
+    assert_eq!(files, ["iolab-file.0"], "one set for both");
+    let note = format!(
+        "filename=f: iolab runs on its own set of 1 file(s) (iolab-file.N) in {} instead of the named file(s), one set shared by the jobs of this phase that name them (as fio shares the file)",
+        work.display()
+    );
+    assert_eq!(text.matches(&note).count(), 2, "{text}");
+    let (text, files, work) = run("own", "write");
+    assert_eq!(files, ["r/iolab-file.0", "w/iolab-file.0"], "a set each");
+    let note = format!(
+        "filename=f: iolab runs on its own set of 1 file(s) (iolab-file.N) in {} (a set of the job's own: the jobs of a phase run at once) instead of the named file(s)",
+        work.join("w").display()
+    );
+    assert!(text.contains(&note), "{text}");
+}
+
+/// The regular files under `dir` (not the set's lock), relative to it.
+fn walk(dir: &Path) -> Vec<String> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().map(|e| e.unwrap()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if e.file_type().unwrap().is_dir() {
+            v.extend(walk(&e.path()).into_iter().map(|f| format!("{name}/{f}")));
+        } else if name != ".iolab-lock" {
+            v.push(name);
+        }
+    }
+    v
+}

@@ -200,7 +200,7 @@ pub const OPTIONS: &[FioOption] = &[
         "filename",
         Str,
         Approximated,
-        "one `/dev/X`: `--device` (the whole device when no `size=`); other names: iolab's own set of that many files in their directory stands in for them; names in several directories refused",
+        "one `/dev/X`: `--device` (the whole device when no `size=`); other names: iolab's own set of that many files in their directory stands in for them (jobs run one after another on the same names use the same set; jobs of one phase that name the same files with the same sizes share one set, as fio shares the file, unless one is a sequential writer, which empties its files: then each job has a set in `DIR/NAME/`); names in several directories refused",
     ),
     o(
         "filename_format",
