@@ -57,7 +57,8 @@ fn is_block_device(p: &Path) -> bool {
 }
 
 /// seqwr writes into freshly emptied files: drop every block (truncate to 0) and extend to the
-/// file size again, so each write allocates.
+/// file size again, so each write allocates. With `--offset`, the part before the range is kept
+/// (truncated there): the range is what is emptied and written.
 fn punch_files(spec: &FileSetSpec) -> Result<()> {
     let t = fileset::target(&spec.dir)?;
     for i in 0..spec.files {
@@ -65,7 +66,7 @@ fn punch_files(spec: &FileSetSpec) -> Result<()> {
         let f = t
             .open_existing(&fileset::file_name(i), true, 0)
             .map_err(|e| Error::failed(format!("{}: {e}", p.display())))?;
-        f.set_len(0)
+        f.set_len(spec.base_offset())
             .and_then(|_| f.set_len(spec.file_len()))
             .map_err(|e| Error::failed(format!("{}: {e}", p.display())))?;
     }

@@ -395,7 +395,7 @@ pub fn verify_set(dir: &Path) -> Result<(StateHead, VerifyResult, u64)> {
                         return Err(Error::failed(format!(
                             "{}: reading at {}: {e}",
                             p.display(),
-                            b * bs + got
+                            head.offset_bytes + (b * bs + got) as u64
                         )));
                     }
                 }
@@ -411,7 +411,7 @@ pub fn verify_set(dir: &Path) -> Result<(StateHead, VerifyResult, u64)> {
                 let exp = Header {
                     run_id: head.run_id,
                     file: fi as u32,
-                    offset_bytes: ((b + i) * bs) as u64,
+                    offset_bytes: head.offset_bytes + ((b + i) * bs) as u64,
                     generation: g as u64,
                     thread: 0,
                 };
