@@ -552,6 +552,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         seq_skip_bytes: a.seq_skip.unwrap_or(0),
         random_every: a.random_every.unwrap_or(0),
         random_every_same: a.random_every_same,
+        follow_pct: 100 - a.random_pct.unwrap_or(100),
     };
     let cells: Vec<Job> = match modes {
         Some(ms) => ms

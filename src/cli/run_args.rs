@@ -237,6 +237,10 @@ pub struct RunArgs {
     /// (fio's rw_sequencer=identical).
     #[arg(long, requires = "random_every")]
     pub random_every_same: bool,
+    /// Random modes: this percent of reads and writes at a drawn offset, the others following
+    /// the last one sequentially (fio's percentage_random) [default: 100].
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100), value_name = "PCT")]
+    pub random_pct: Option<u8>,
     /// Allow write modes on --device, destroying its data in the range. Refused even then on a
     /// device in use, or on which libblkid finds a filesystem, swap, RAID, LVM, crypto or
     /// partition-table signature; --destructive=wipe-signatures first wipes every such

@@ -69,6 +69,8 @@ pub struct OpGen {
     every_same: bool,
     every_left: u32,
     last: [(u64, u64); 2],
+    /// `--random-pct`: the percent of a random mode's I/Os that follow the last one.
+    follow_pct: u8,
     rng: Rng,
     offsets: OffsetGen,
     ratio: f64,
@@ -170,6 +172,11 @@ impl OpGen {
             every: job.random_every,
             every_same: job.random_every_same,
             every_left: 1,
+            follow_pct: if job.mode.is_random() {
+                job.follow_pct
+            } else {
+                0
+            },
             last: [(lo, lo); 2],
             rng: thread_rng(job.seed, thread),
             offsets: OffsetGen::new(
@@ -418,15 +425,19 @@ impl OpGen {
             len = self.cap.max(1);
             si = self.size_index(len);
         }
-        let follow = if self.every > 1 && self.mode.is_random() {
-            self.every_left -= 1;
-            if self.every_left == 0 {
-                self.every_left = self.every;
+        // --random-every: every Nth drawn; --random-pct: of those, the share drawn (fio's
+        // rw_seq_hit, then should_do_random)
+        let follow = self.mode.is_random()
+            && if self.every > 1 {
+                self.every_left -= 1;
+                if self.every_left == 0 {
+                    self.every_left = self.every;
+                }
+                self.every_left != self.every
+            } else {
+                false
             }
-            self.every_left != self.every
-        } else {
-            false
-        };
+            || (self.follow_pct > 0 && self.rng.random_range(0..100u8) < self.follow_pct);
         let followed = if follow { self.follow(read, len) } else { None };
         let (file, off) = if let Some(at) = followed {
             if let Some(m) = self.map.as_mut() {
@@ -459,7 +470,7 @@ impl OpGen {
         } else {
             self.seq_at(len)
         };
-        if self.every > 1 {
+        if self.every > 1 || self.follow_pct > 0 {
             let p = u64::from(file) * self.fsize + (off - self.base);
             self.last[usize::from(!read)] = (p, p + len);
         }

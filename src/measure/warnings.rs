@@ -304,6 +304,7 @@ mod tests {
             seq_skip_bytes: 0,
             random_every: 0,
             random_every_same: false,
+            follow_pct: 0,
         }
     }
 

@@ -780,12 +780,10 @@ pub struct Job {
     /// `--random-map`: how random offsets are drawn (absent: with replacement).
     #[serde(default, skip_serializing_if = "is_off")]
     pub random_map: RandomMap,
-    /// `--offset-increment`: thread N's range starts N times this further on, each thread
-    /// moving through the whole range (0: the threads share it out).
+    /// `--offset-increment`: thread N's range starts N times this on, each over all of it.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub offset_increment_bytes: u64,
-    /// `--seq-skip` (fio's `rw=...:N`): sequential I/O moves on this much after each I/O
-    /// (negative: backwards; 0: none).
+    /// `--seq-skip` (fio's `rw=...:N`): bytes moved on after each sequential I/O (<0: back).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub seq_skip_bytes: i64,
     /// `--random-every N` (fio's `rw=randX:N`): random modes draw every Nth offset, the I/Os
@@ -794,6 +792,9 @@ pub struct Job {
     pub random_every: u32,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub random_every_same: bool,
+    /// `--random-pct P` (fio's `percentage_random`): 100 − P, the % of I/Os that follow.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub follow_pct: u8,
 }
 
 fn is_zero<T: Default + PartialEq>(n: &T) -> bool {

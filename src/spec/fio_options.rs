@@ -468,8 +468,8 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "percentage_random",
         Percent,
-        Refused,
-        "a job is all random or all sequential",
+        Supported,
+        "`--random-pct`: that share of a random job's reads and writes at a drawn offset, the others following the last one, as fio; different values for reads and writes refused",
     ),
     o(
         "random_generator",

@@ -335,6 +335,14 @@ pub(super) fn translate_job(
         }
     }
 
+    // percentage_random: that share of a random job's I/Os drawn, the others following
+    if let Some(v) = c.one_for_both("percentage_random") {
+        match fio_vocab::parse_percent(&v) {
+            Ok(p) if p < 100 && random => f("random-pct", p.to_string()),
+            Ok(_) => {}
+            Err(e) => c.bad("percentage_random", e),
+        }
+    }
     // rw=...:N: each clone moves through its one file (or a device range) as fio's pass does
     if skip != 0 {
         if nrfiles > 1 {

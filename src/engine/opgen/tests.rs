@@ -31,6 +31,7 @@ fn job(mode: Mode, threads: u32) -> Job {
         seq_skip_bytes: 0,
         random_every: 0,
         random_every_same: false,
+        follow_pct: 0,
     }
 }
 
