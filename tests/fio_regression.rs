@@ -121,10 +121,16 @@ const CASES: [Case; 26] = [
 
 /// Tests iolab runs and that still end with another verdict than fio's, each with what
 /// differs; the test fails when one of them reaches fio's verdict (take it off the list).
-const KNOWN_DIFFERENT: &[(u32, &str)] = &[(
-    8,
-    "rw=readwrite with verify_backlog=1: fio writes 16568 KiB of its 32 MiB, iolab half, 16384",
-)];
+const KNOWN_DIFFERENT: &[(u32, &str)] = &[
+    (
+        8,
+        "rw=readwrite with verify_backlog=1: fio writes 16568 KiB of its 32 MiB, iolab half, 16384",
+    ),
+    (
+        20,
+        "random map: every one of the 256 blocks once, as fio, but iolab's generator is not fio's tausworthe, so its fixed seed gives 16 consecutive offsets where fio's gives 5 and the check allows 10 (draw, then the next free block: the median over seeds is about 9)",
+    ),
+];
 
 /// fio's source tree: `FIO_SRC`, else the one scripts/setup.sh unpacks in /var/tmp/fiosrc.
 fn fio_src() -> PathBuf {

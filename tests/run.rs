@@ -322,6 +322,7 @@ fn seqwr_leaves_a_user_prepared_set_complete() {
         file_size_bytes: 1 << 20,
         device: None,
         offset_bytes: None,
+        file_len_bytes: None,
         layout: Default::default(),
     });
     assert_eq!(st.ready_files, 2);
@@ -701,7 +702,6 @@ fn bad_input_gets_one_line_naming_the_flag_and_exit_2() {
             &["run", "--device", "/dev/null", "--mode", "rndrd"],
             "--device",
         ),
-        (&["run", "--dir", dir, "--offset", "4k"], "--offset"),
         (
             &[
                 "run",

@@ -80,6 +80,16 @@ pub(super) fn size_arg(s: &str) -> std::result::Result<u64, String> {
     parse_size(s).map_err(|e| e.to_string())
 }
 
+/// A size that may be negative (`--seq-skip -8k`).
+pub(super) fn signed_size(s: &str) -> std::result::Result<i64, String> {
+    let (neg, abs) = match s.trim().strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s.trim()),
+    };
+    let n = i64::try_from(size_arg(abs)?).map_err(|_| "too large".to_string())?;
+    Ok(if neg { -n } else { n })
+}
+
 /// A size of at least one byte (`--io-size`).
 pub(super) fn nonzero_size(s: &str) -> std::result::Result<u64, String> {
     match size_arg(s)? {

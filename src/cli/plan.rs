@@ -124,8 +124,33 @@ pub fn fileset_spec(set: &FileSetArgs, unit: u64, layout: Layout) -> Result<File
         file_size_bytes: per,
         device: None,
         offset_bytes: None,
+        file_len_bytes: None,
         layout,
     })
+}
+
+/// `--offset` and `--offset-increment` on a file set (fio's `offset=`, `offset_increment=`): the
+/// range starts that far into each file, the files made long enough for the last thread's.
+fn place_range(mut spec: FileSetSpec, offset: Option<u64>, cells: &[Job]) -> Result<FileSetSpec> {
+    let (off, reach) = (
+        offset.unwrap_or(0),
+        crate::engine::opgen::increment_reach(cells),
+    );
+    if reach > 0 && cells.iter().any(|c| c.verify) {
+        return Err(Error::usage(
+            "--verify with --offset-increment: each thread keeps to its own blocks, so the threads' ranges cannot overlap; leave --offset-increment out",
+        ));
+    }
+    if off > 0 || reach > 0 {
+        let len = (off as u128) + (reach as u128) + (spec.file_size_bytes as u128);
+        if len > i64::MAX as u128 {
+            return Err(Error::usage(format!(
+                "--offset {off} and --offset-increment: the files would be longer than a file can be; use a smaller --offset or --offset-increment"
+            )));
+        }
+        (spec.offset_bytes, spec.file_len_bytes) = (Some(off), Some(len as u64));
+    }
+    Ok(spec)
 }
 
 /// A `--device` target, checked: what it is and how big.
@@ -238,6 +263,7 @@ fn device_spec(a: &RunArgs, t: &DeviceTarget, unit: u64) -> Result<FileSetSpec> 
         file_size_bytes: len,
         device: Some(t.path.clone()),
         offset_bytes: Some(off),
+        file_len_bytes: None,
         layout: Layout::Overwrite,
     })
 }
@@ -434,17 +460,10 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         a.threads.unwrap_or(1)
     };
     crate::engine::available(engine, threads, a.iodepth).map_err(Error::usage)?;
-    if a.device.is_none() {
-        for (given, name) in [
-            (a.offset.is_some(), "--offset"),
-            (a.destructive.is_some(), "--destructive"),
-        ] {
-            if given {
-                return Err(Error::usage(format!(
-                    "{name} applies to a block device target only; give --device /dev/X with it, or leave it out for a file set in --dir"
-                )));
-            }
-        }
+    if a.device.is_none() && a.destructive.is_some() {
+        return Err(Error::usage(
+            "--destructive applies to a block device target only; give --device /dev/X with it, or leave it out for a file set in --dir",
+        ));
     }
     let target = a
         .device
@@ -533,6 +552,11 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         buffers: a.buffers.clone(),
         cpus: a.cpus.clone(),
         ioprio: a.ioprio,
+        offset_increment_bytes: a.offset_increment.unwrap_or(0),
+        seq_skip_bytes: a.seq_skip.unwrap_or(0),
+        random_every: a.random_every.unwrap_or(0),
+        random_every_same: a.random_every_same,
+        follow_pct: 100 - a.random_pct.unwrap_or(100),
     };
     let cells: Vec<Job> = match modes {
         // a job file's logs are the first mode's (a verify job's read-back is not logged)
@@ -627,6 +651,16 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
     let fileset = match &target {
         Some(t) => {
             let spec = device_spec(a, t, unit)?;
+            let reach = crate::engine::opgen::increment_reach(&cells);
+            let end = spec.base_offset() + spec.file_size_bytes;
+            if reach > 0 && end.saturating_add(reach) > t.size {
+                return Err(Error::usage(format!(
+                    "--offset-increment on --device {}: the last thread's range would end at {}, beyond its end ({}); use a smaller --offset-increment, --size or --threads",
+                    t.path.display(),
+                    Bytes(end.saturating_add(reach)),
+                    Bytes(t.size)
+                )));
+            }
             let destructive = match a.destructive.as_deref() {
                 None => blockdev::Destructive::No,
                 Some("wipe-signatures") => blockdev::Destructive::WipeSignatures,
@@ -652,7 +686,10 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             });
             spec
         }
-        None => fileset_spec(&a.set, unit, layout).map_err(undo_dir)?,
+        None => {
+            let spec = fileset_spec(&a.set, unit, layout).map_err(undo_dir)?;
+            place_range(spec, a.offset, &cells).map_err(undo_dir)?
+        }
     };
     if a.verify {
         check_verify(&cells, &fileset, target.is_some()).map_err(undo_dir)?;

@@ -274,6 +274,10 @@ pub fn role_args(base: &RunArgs, role: &RoleSpec) -> Result<(RunArgs, bool)> {
             "size" => (r.set.size, own) = (p.set.size, true),
             // a layout is made of the role's own files (a shared set has the run's)
             "layout" => (r.layout, own) = (p.layout.clone(), true),
+            // the files laid out longer, with the range inside them
+            "offset" => (r.offset, own) = (p.offset, true),
+            "offset_increment" => (r.offset_increment, own) = (p.offset_increment, true),
+            "seq_skip" => r.seq_skip = p.seq_skip,
             "force" => r.force = true,
             "bs" => r.set.bs = p.set.bs.clone(),
             "mode" => r.mode = p.mode.clone(),
@@ -415,6 +419,15 @@ pub fn plan_role_set(a: &RunArgs, specs: Vec<(String, RunArgs, bool, bool)>) -> 
             ));
         }
         let mut fileset = p.fileset.clone();
+        if !own && fileset.device.is_none() && fileset.file_len_bytes.is_some() {
+            return Err(undo(
+                created_dir,
+                Error::usage(format!(
+                    "--role {}: --offset or --offset-increment lays the files out longer, so it needs a file set of its own: give the role size= or files=",
+                    spec.name
+                )),
+            ));
+        }
         if own {
             fileset.dir = ra.set.dir.join(&spec.name);
         }

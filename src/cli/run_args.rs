@@ -214,9 +214,33 @@ pub struct RunArgs {
     #[arg(long, visible_alias = "filename", value_name = "PATH")]
     pub device: Option<PathBuf>,
     /// Where the range starts on --device (bytes, or 4K, 1G ...; a multiple of the device's
-    /// logical block size) [default: 0].
+    /// logical block size), or in each file of the set in --dir (fio's offset=: the files are
+    /// made that much longer, the I/O stays in the --size/--files after it) [default: 0].
     #[arg(long, value_parser = size_arg, value_name = "BYTES")]
     pub offset: Option<u64>,
+    /// Thread N's range starts N times this further on (fio's offset_increment=), in each file
+    /// of the set or on --device; each thread then moves through the whole range instead of a
+    /// share of it [default: 0].
+    #[arg(long, value_parser = size_arg, value_name = "BYTES")]
+    pub offset_increment: Option<u64>,
+    /// Sequential modes: after each read or write, move on this much further (fio's
+    /// rw=...:N, holes between I/Os; negative goes backwards); a pass of a thread's range ends
+    /// where the next I/O would not fit, and the next starts at the range's start
+    /// [default: 0].
+    #[arg(long, value_parser = signed_size, value_name = "BYTES", allow_negative_numbers = true)]
+    pub seq_skip: Option<i64>,
+    /// Random modes: draw a new random offset every N reads and writes only; the ones between
+    /// follow the last one sequentially (fio's rw=randread:N) [default: every one].
+    #[arg(long, value_parser = at_least_one::<u32>, value_name = "N")]
+    pub random_every: Option<u32>,
+    /// With --random-every: the I/Os between repeat the last offset instead of following it
+    /// (fio's rw_sequencer=identical).
+    #[arg(long, requires = "random_every")]
+    pub random_every_same: bool,
+    /// Random modes: this percent of reads and writes at a drawn offset, the others following
+    /// the last one sequentially (fio's percentage_random) [default: 100].
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=100), value_name = "PCT")]
+    pub random_pct: Option<u8>,
     /// Allow write modes on --device, destroying its data in the range. Refused even then on a
     /// device in use, or on which libblkid finds a filesystem, swap, RAID, LVM, crypto or
     /// partition-table signature; --destructive=wipe-signatures first wipes every such

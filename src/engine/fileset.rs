@@ -78,7 +78,7 @@ fn shape(t: &TargetDir, spec: &FileSetSpec, i: u32) -> Result<Option<(Shape, Sta
     let Some(md) = t.entry(&name)? else {
         return Ok(None);
     };
-    let size = spec.file_size_bytes;
+    let size = spec.file_len();
     let (len, blocks) = (md.st_size as u64, md.st_blocks as u64);
     let alloc = blocks * 512;
     let right_size = len == size;
@@ -172,7 +172,7 @@ pub fn check_sizes(spec: &FileSetSpec) -> Result<()> {
                 "--layout {l}: {} is {found} with {} allocated, but {} is expected (--layout {l}, --size {} over --files {}): --dir {d} holds a file set of another layout or sizes, and iolab does not rewrite a set it did not create; run with the --layout, --size and --files it was prepared with, give --reprepare to replace it with a set of this layout (iolab's files only), or remove it with `iolab cleanup --dir {d}` and run again",
                 p.display(),
                 human_bytes((md.st_blocks as u64 * 512) as f64),
-                layout_shape(spec.layout, spec.file_size_bytes),
+                layout_shape(spec.layout, spec.file_len()),
                 human_bytes(spec.total_bytes as f64),
                 spec.files,
                 l = spec.layout,
@@ -181,7 +181,7 @@ pub fn check_sizes(spec: &FileSetSpec) -> Result<()> {
         return Err(Error::usage(format!(
             "--size/--files: {} is {found}, but {} is expected (--size {} over --files {}): --dir {d} holds a file set prepared with other sizes or left incomplete, and iolab does not rewrite a set it did not create; run with the --size and --files it was prepared with, give --reprepare to replace it with a set of these sizes (iolab's files only), or remove it with `iolab cleanup --dir {d}` and run again",
             p.display(),
-            human_bytes(spec.file_size_bytes as f64),
+            human_bytes(spec.file_len() as f64),
             human_bytes(spec.total_bytes as f64),
             spec.files,
         )));
@@ -219,11 +219,11 @@ pub fn make_layout(spec: &FileSetSpec, only_missing: bool) -> Result<u32> {
                 f
             };
             match spec.layout {
-                Layout::Holes => f.set_len(spec.file_size_bytes)?,
+                Layout::Holes => f.set_len(spec.file_len())?,
                 Layout::Unwritten => {
                     // SAFETY: fallocate on our own open descriptor.
                     let r = unsafe {
-                        libc::fallocate(f.as_raw_fd(), 0, 0, spec.file_size_bytes as libc::off_t)
+                        libc::fallocate(f.as_raw_fd(), 0, 0, spec.file_len() as libc::off_t)
                     };
                     if r != 0 {
                         return Err(std::io::Error::last_os_error());
@@ -339,7 +339,7 @@ pub fn prepare(
         }
     }
     let reused = spec.files - todo.len() as u32;
-    let need = todo.len() as u64 * spec.file_size_bytes;
+    let need = todo.len() as u64 * spec.file_len();
     if need == 0 {
         return Ok(PrepareReport {
             reused_files: reused,
@@ -504,7 +504,7 @@ pub fn prepare(
                 human_bytes(wrote as f64),
                 human_bytes(need as f64),
                 todo.len(),
-                human_bytes(spec.file_size_bytes as f64),
+                human_bytes(spec.file_len() as f64),
                 human_bytes(free as f64),
             )));
         }
@@ -550,15 +550,17 @@ fn write_file(
             Err(e) => return Err(e),
         },
     };
-    if f.metadata()?.len() > spec.file_size_bytes {
-        f.set_len(spec.file_size_bytes)?;
+    // the whole file, the part before an --offset too (as fio lays a file out)
+    let len = spec.file_len();
+    if f.metadata()?.len() > len {
+        f.set_len(len)?;
     }
     let mut off = 0u64;
-    while off < spec.file_size_bytes {
+    while off < len {
         if stop.load(Ordering::Relaxed) {
             return Ok(false);
         }
-        let n = ((spec.file_size_bytes - off) as usize).min(WRITE);
+        let n = ((len - off) as usize).min(WRITE);
         // Make every chunk different so deduplicating or compressing storage cannot cheat.
         let b = buf.bytes_mut();
         for c in b[..n.next_multiple_of(CHUNK)].chunks_mut(CHUNK) {
@@ -708,6 +710,7 @@ mod tests {
             file_size_bytes: fsize,
             device: None,
             offset_bytes: None,
+            file_len_bytes: None,
             layout: Layout::Overwrite,
         }
     }

@@ -91,6 +91,7 @@ fn same_set(a: &FileSetSpec, b: &FileSetSpec) -> bool {
     a.dir == b.dir
         && a.files == b.files
         && a.file_size_bytes == b.file_size_bytes
+        && a.file_len() == b.file_len()
         && a.layout == b.layout
 }
 

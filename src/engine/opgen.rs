@@ -50,7 +50,8 @@ pub struct OpGen {
     /// Grid blocks per file, and the file size in bytes.
     gpf: u64,
     fsize: u64,
-    /// Added to every offset: where the range starts on a device target (0 for files).
+    /// Added to every offset: where this thread's range starts in each file or on the device
+    /// (`--offset`, and its `--offset-increment`s).
     base: u64,
     /// This thread's byte range of the set (files one after the other) for sequential modes.
     seq_lo: u64,
@@ -58,6 +59,18 @@ pub struct OpGen {
     pos: u64,
     /// `seqrw`: the writes' own sequential position (`pos` is the reads').
     pos_w: u64,
+    /// `--seq-skip` (fio's `rw=...:N`): bytes moved on after each sequential I/O, and the
+    /// length fio compares a position with (its file's, from the range's start).
+    skip: i64,
+    skip_real: u64,
+    /// `--random-every N`: I/Os left until the next drawn offset (the first is drawn), and
+    /// where the last read and the last write started and ended (bytes of the set).
+    every: u32,
+    every_same: bool,
+    every_left: u32,
+    last: [(u64, u64); 2],
+    /// `--random-pct`: the percent of a random mode's I/Os that follow the last one.
+    follow_pct: u8,
     rng: Rng,
     offsets: OffsetGen,
     ratio: f64,
@@ -99,7 +112,12 @@ impl OpGen {
         // when there are at least as many files as threads.
         // --verify: ranges of whole blocks of the largest size (plan checks there is one per
         // thread), so that no I/O of one thread reaches into another's range.
-        let (lo, hi) = if job.verify {
+        // --offset-increment: every thread moves through the whole range (its own files when
+        // there are as many as threads), N increments further on (`base`)
+        let spread = job.offset_increment_bytes > 0;
+        let (lo, hi) = if spread && (files as u64) < n {
+            (0, files as u64 * fsize)
+        } else if job.verify {
             let big = job.bs_bytes;
             let blocks = files as u64 * fsize / big;
             ((t * blocks / n) * big, ((t + 1) * blocks / n) * big)
@@ -114,7 +132,7 @@ impl OpGen {
         } else {
             (0, files as u64 * fsize)
         };
-        let own = job.verify || job.random_map != RandomMap::Off;
+        let own = job.verify || job.random_map != RandomMap::Off || spread;
         let map = (job.mode.is_random() && job.random_map != RandomMap::Off).then(|| {
             RandMap::new(
                 job.random_map,
@@ -144,11 +162,22 @@ impl OpGen {
             grid,
             gpf,
             fsize,
-            base: 0,
+            base: t.saturating_mul(job.offset_increment_bytes),
             seq_lo: lo,
             seq_hi: hi,
             pos: lo,
             pos_w: lo,
+            skip: job.seq_skip_bytes,
+            skip_real: (hi - lo) + t.saturating_mul(job.offset_increment_bytes),
+            every: job.random_every,
+            every_same: job.random_every_same,
+            every_left: 1,
+            follow_pct: if job.mode.is_random() {
+                job.follow_pct
+            } else {
+                0
+            },
+            last: [(lo, lo); 2],
             rng: thread_rng(job.seed, thread),
             offsets: OffsetGen::new(
                 &job.distribution,
@@ -229,9 +258,11 @@ impl OpGen {
         ((p / self.fsize) as u32, self.base + p % self.fsize)
     }
 
-    /// Every offset starts at `base` (`--offset` of a `--device` target).
+    /// Every offset starts at `base` (`--offset`: of a `--device` target, or in each file),
+    /// and this thread's `--offset-increment`s further on.
     pub fn with_base(mut self, base: u64) -> Self {
-        self.base = base;
+        self.base += base;
+        self.skip_real += base;
         self
     }
 
@@ -281,6 +312,50 @@ impl OpGen {
             self.pos = self.seq_lo;
         }
         ((p / self.fsize) as u32, self.base + p % self.fsize)
+    }
+
+    /// `--seq-skip`: the next position of the thread's range for an I/O of `len` bytes, fio's
+    /// way ([`skip_step`]); the range's start when the pass ended.
+    #[inline]
+    fn seq_skip(&mut self, len: u64) -> (u32, u64) {
+        let range = self.seq_hi - self.seq_lo;
+        let rel = skip_step(
+            self.pos - self.seq_lo,
+            len,
+            range,
+            self.skip_real,
+            self.skip,
+        )
+        .unwrap_or(0);
+        let p = self.seq_lo + rel;
+        self.pos = p + len;
+        ((p / self.fsize) as u32, self.base + p % self.fsize)
+    }
+
+    /// `--random-every`: an I/O between two drawn ones: after the last of its direction (or at
+    /// its start, `--random-every-same`); None when it would leave the range or its file (then
+    /// it is drawn, as fio falls back to a random block).
+    #[inline]
+    fn follow(&self, read: bool, len: u64) -> Option<(u32, u64)> {
+        let (start, end) = self.last[usize::from(!read)];
+        let p = if self.every_same { start } else { end };
+        // the thread's own range, or the whole set where random offsets reach all of it
+        let end = if self.verify {
+            self.seq_hi
+        } else {
+            self.wsince.len() as u64 * self.fsize
+        };
+        let fits = p + len <= end && p % self.fsize + len <= self.fsize;
+        fits.then(|| ((p / self.fsize) as u32, self.base + p % self.fsize))
+    }
+
+    #[inline]
+    fn seq_at(&mut self, len: u64) -> (u32, u64) {
+        if self.skip == 0 {
+            self.seq_next(len)
+        } else {
+            self.seq_skip(len)
+        }
     }
 
     /// Whether the next read/write is a read.
@@ -350,7 +425,29 @@ impl OpGen {
             len = self.cap.max(1);
             si = self.size_index(len);
         }
-        let (file, off) = if self.map.is_some() {
+        // --random-every: every Nth drawn; --random-pct: of those, the share drawn (fio's
+        // rw_seq_hit, then should_do_random)
+        let follow = self.mode.is_random()
+            && if self.every > 1 {
+                self.every_left -= 1;
+                if self.every_left == 0 {
+                    self.every_left = self.every;
+                }
+                self.every_left != self.every
+            } else {
+                false
+            }
+            || (self.follow_pct > 0 && self.rng.random_range(0..100u8) < self.follow_pct);
+        let followed = if follow { self.follow(read, len) } else { None };
+        let (file, off) = if let Some(at) = followed {
+            if let Some(m) = self.map.as_mut() {
+                let p = u64::from(at.0) * self.fsize + (at.1 - self.base);
+                if let Some(rel) = p.checked_sub(self.seq_lo) {
+                    m.mark(rel / self.grid, len.div_ceil(self.grid));
+                }
+            }
+            at
+        } else if self.map.is_some() {
             let (file, off, l) = self.place_mapped(len);
             if l != len {
                 len = l;
@@ -367,12 +464,16 @@ impl OpGen {
         } else if self.mode == Mode::Seqrw && !read {
             // the writes' own position
             std::mem::swap(&mut self.pos, &mut self.pos_w);
-            let at = self.seq_next(len);
+            let at = self.seq_at(len);
             std::mem::swap(&mut self.pos, &mut self.pos_w);
             at
         } else {
-            self.seq_next(len)
+            self.seq_at(len)
         };
+        if self.every > 1 || self.follow_pct > 0 {
+            let p = u64::from(file) * self.fsize + (off - self.base);
+            self.last[usize::from(!read)] = (p, p + len);
+        }
         if read {
             self.reads += 1;
             Next::Io {
@@ -419,6 +520,58 @@ impl OpGen {
         }
         v
     }
+}
+
+/// fio's next sequential position with `rw=...:N` (`get_next_seq_offset`, `skip` = N), in a
+/// range of `range` bytes whose I/O before ended at `last` (relative to the range's start; 0
+/// before the first): after a first I/O, `skip` further on; a position at or past `real` (the
+/// file's length from the range's start) or before the start wraps, forwards to the start,
+/// backwards to `range + skip`. None when the I/O before ended at `real` or an I/O of `len`
+/// bytes would not fit in the range: fio's pass over the file ends.
+#[inline]
+pub fn skip_step(last: u64, len: u64, range: u64, real: u64, skip: i64) -> Option<u64> {
+    if last >= real {
+        return None;
+    }
+    let mut p = last;
+    if p != 0 {
+        let q = i128::from(p) + i128::from(skip);
+        p = if q < 0 || q >= i128::from(real) {
+            if skip > 0 {
+                0
+            } else {
+                u64::try_from(i128::from(range) + i128::from(skip)).ok()?
+            }
+        } else {
+            q as u64
+        };
+    }
+    (p < range && p + len <= range).then_some(p)
+}
+
+/// How many I/Os of `len` bytes one pass of fio's `rw=...:N` makes over a range (see
+/// [`skip_step`]) before it ends, at most `limit`.
+pub fn skip_pass_ops(len: u64, range: u64, real: u64, skip: i64, limit: u64) -> u64 {
+    let (mut last, mut n) = (0u64, 0u64);
+    while n < limit {
+        match skip_step(last, len, range, real, skip) {
+            Some(p) => {
+                last = p + len;
+                n += 1;
+            }
+            None => break,
+        }
+    }
+    n
+}
+
+/// How far past the first thread's range the last thread's starts (`--offset-increment`), the
+/// most of the jobs'.
+pub fn increment_reach(jobs: &[Job]) -> u64 {
+    jobs.iter()
+        .map(|j| u64::from(j.threads.saturating_sub(1)).saturating_mul(j.offset_increment_bytes))
+        .max()
+        .unwrap_or(0)
 }
 
 /// What a thread owes under `--ops` or `--io-size`: its share, split exactly across threads.

@@ -168,7 +168,7 @@ pub(super) fn run_phase(
             Vec::new()
         };
         maps.push(if engine.needs_mapping {
-            map_files(&f, u.spec.file_size_bytes)?
+            map_files(&f, u.spec.file_len())?
         } else {
             Maps(Vec::new())
         });

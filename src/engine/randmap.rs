@@ -40,6 +40,20 @@ impl RandMap {
         }
     }
 
+    /// Marks the `n` blocks from `block` done, those done already too (an I/O that follows the
+    /// last one, `--random-every`: fio marks its blocks, busy or not). Blocks past the map are
+    /// left alone.
+    #[inline]
+    pub fn mark(&mut self, block: u64, n: u64) {
+        if let RandMap::Bitmap(m) = self {
+            for b in block..block.saturating_add(n).min(m.n) {
+                if !m.is_done(b) {
+                    m.take(b, 1);
+                }
+            }
+        }
+    }
+
     /// Marks up to `want` blocks from `block` (not done) as done, stopping at the first one
     /// already done; returns how many (at least 1). The LFSR keeps no marks: each I/O owns the
     /// `want` blocks it asked for.

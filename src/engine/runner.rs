@@ -57,7 +57,8 @@ fn is_block_device(p: &Path) -> bool {
 }
 
 /// seqwr writes into freshly emptied files: drop every block (truncate to 0) and extend to the
-/// file size again, so each write allocates.
+/// file size again, so each write allocates. With `--offset`, the part before the range is kept
+/// (truncated there): the range is what is emptied and written.
 fn punch_files(spec: &FileSetSpec) -> Result<()> {
     let t = fileset::target(&spec.dir)?;
     for i in 0..spec.files {
@@ -65,8 +66,8 @@ fn punch_files(spec: &FileSetSpec) -> Result<()> {
         let f = t
             .open_existing(&fileset::file_name(i), true, 0)
             .map_err(|e| Error::failed(format!("{}: {e}", p.display())))?;
-        f.set_len(0)
-            .and_then(|_| f.set_len(spec.file_size_bytes))
+        f.set_len(spec.base_offset())
+            .and_then(|_| f.set_len(spec.file_len()))
             .map_err(|e| Error::failed(format!("{}: {e}", p.display())))?;
     }
     Ok(())
@@ -87,6 +88,7 @@ fn new_verify_setup(plan: &Plan) -> Option<VerifySetup> {
     if let Ok((head, gens)) = verify::load_state(&spec.dir)
         && head.block_bytes == block
         && head.file_size_bytes == spec.file_size_bytes
+        && head.offset_bytes == spec.base_offset()
         && head.files.len() == spec.files as usize
         && gens.len() as u64 == blocks
     {
@@ -114,6 +116,7 @@ fn save_verify_state(spec: &FileSetSpec, vs: &VerifySetup) -> Result<()> {
         files: (0..spec.files)
             .map(|i| file_path(Path::new(""), i).to_string_lossy().into_owned())
             .collect(),
+        offset_bytes: spec.base_offset(),
     };
     verify::save_state(&spec.dir, &head, &vs.gens).map_err(|e| {
         Error::failed(format!(

@@ -46,6 +46,8 @@ pub struct Verifier {
     thread: u32,
     block: u64,
     fsize: u64,
+    /// Where the measured range starts in each file (`--offset`): block 0 of a file is there.
+    origin: u64,
     first: u64,
     gens: Vec<u32>,
     /// The thread's base pattern (one verify block), XORed with each write's key.
@@ -65,12 +67,20 @@ impl Verifier {
             thread,
             block: setup.block,
             fsize,
+            origin: 0,
             first,
             gens,
             base: AlignedBuf::new(setup.block as usize, 64, seed ^ 0x5652_4659 ^ thread as u64),
             result: VerifyResult::default(),
             backlog: None,
         }
+    }
+
+    /// The files' blocks start at `origin` (`--offset` of the set): the offsets given to
+    /// [`Verifier::stamp`] and [`Verifier::check`] are the files' own.
+    pub fn with_origin(mut self, origin: u64) -> Self {
+        self.origin = origin;
+        self
     }
 
     /// `--verify-backlog N` (0: none, the blocks are read back by a later read mode). At most
@@ -134,7 +144,7 @@ impl Verifier {
 
     #[inline]
     fn index(&self, file: u32, off: u64) -> Option<usize> {
-        let b = (file as u64 * self.fsize + off) / self.block;
+        let b = (file as u64 * self.fsize + off.checked_sub(self.origin)?) / self.block;
         b.checked_sub(self.first)
             .map(|i| i as usize)
             .filter(|&i| i < self.gens.len())
@@ -367,6 +377,9 @@ pub fn verify_set(dir: &Path) -> Result<(StateHead, VerifyResult, u64)> {
             libc::fdatasync(f.as_raw_fd());
             libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
         }
+        // the verify blocks start at the set's --offset
+        std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(head.offset_bytes))
+            .map_err(|e| Error::failed(format!("{}: {e}", p.display())))?;
         let fgens = &gens[fi * per_file..(fi + 1) * per_file];
         let mut b = 0usize;
         while b < per_file {
@@ -382,7 +395,7 @@ pub fn verify_set(dir: &Path) -> Result<(StateHead, VerifyResult, u64)> {
                         return Err(Error::failed(format!(
                             "{}: reading at {}: {e}",
                             p.display(),
-                            b * bs + got
+                            head.offset_bytes + (b * bs + got) as u64
                         )));
                     }
                 }
@@ -398,7 +411,7 @@ pub fn verify_set(dir: &Path) -> Result<(StateHead, VerifyResult, u64)> {
                 let exp = Header {
                     run_id: head.run_id,
                     file: fi as u32,
-                    offset_bytes: ((b + i) * bs) as u64,
+                    offset_bytes: head.offset_bytes + ((b + i) * bs) as u64,
                     generation: g as u64,
                     thread: 0,
                 };

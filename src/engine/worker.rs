@@ -206,7 +206,10 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
     let mut buf = AlignedBuf::new(bs, sh.mem_align, job.seed ^ thread as u64);
     let mut vf = sh
         .verify
-        .map(|s| Verifier::new(s, thread, sh.file_size_bytes, g.range(), job.seed))
+        .map(|s| {
+            Verifier::new(s, thread, sh.file_size_bytes, g.range(), job.seed)
+                .with_origin(sh.base_offset)
+        })
         .map(|v| v.with_backlog(job.verify_backlog));
     let mut fill = filler(job, thread, &g);
     if vf.is_none() {
@@ -413,7 +416,10 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     let mut g = OpGen::new(job, files, sh.file_size_bytes, thread).with_base(sh.base_offset);
     let mut vf = sh
         .verify
-        .map(|s| Verifier::new(s, thread, sh.file_size_bytes, g.range(), job.seed))
+        .map(|s| {
+            Verifier::new(s, thread, sh.file_size_bytes, g.range(), job.seed)
+                .with_origin(sh.base_offset)
+        })
         .map(|v| v.with_backlog(job.verify_backlog));
     let mut fill = filler(job, thread, &g);
     if vf.is_none() {

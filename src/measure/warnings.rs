@@ -304,6 +304,11 @@ mod tests {
             buffers: Default::default(),
             cpus: None,
             ioprio: None,
+            offset_increment_bytes: 0,
+            seq_skip_bytes: 0,
+            random_every: 0,
+            random_every_same: false,
+            follow_pct: 0,
         }
     }
 
@@ -348,6 +353,7 @@ mod tests {
                     file_size_bytes: 1 << 30,
                     device: None,
                     offset_bytes: None,
+                    file_len_bytes: None,
                     layout: Layout::Overwrite,
                 },
             },

@@ -532,18 +532,26 @@ pub struct FileSetSpec {
     /// too, `files` is 1) and `file_size_bytes` the size of the range measured on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<PathBuf>,
-    /// Where that range starts on the device (bytes; only with `device`).
+    /// Where that range starts on the device or in each file (`--offset`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset_bytes: Option<u64>,
+    /// Each file's length with `--offset`/`--offset-increment`: where the last range ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_len_bytes: Option<u64>,
     /// What the files hold before each mode (documents before `--layout` had none: overwrite).
     #[serde(default)]
     pub layout: Layout,
 }
 
 impl FileSetSpec {
-    /// The base offset every I/O adds (0 for a file set).
+    /// The base offset every I/O adds (0 for a file set without `--offset`).
     pub fn base_offset(&self) -> u64 {
         self.offset_bytes.unwrap_or(0)
+    }
+
+    /// The length of each file on disk.
+    pub fn file_len(&self) -> u64 {
+        self.file_len_bytes.unwrap_or(self.file_size_bytes)
     }
 }
 
@@ -795,10 +803,25 @@ pub struct Job {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>")]
     pub ioprio: Option<crate::model::placement::IoPrio>,
+    /// `--offset-increment`: thread N's range starts N times this on, each over all of it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub offset_increment_bytes: u64,
+    /// `--seq-skip` (fio's `rw=...:N`): bytes moved on after each sequential I/O (<0: back).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub seq_skip_bytes: i64,
+    /// `--random-every N` (fio's `rw=randX:N`): random modes draw every Nth offset, the I/Os
+    /// between follow the last one (`--random-every-same`: repeat it) (0: every I/O drawn).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub random_every: u32,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub random_every_same: bool,
+    /// `--random-pct P` (fio's `percentage_random`): 100 − P, the % of I/Os that follow.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub follow_pct: u8,
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }
 
 fn is_off(m: &RandomMap) -> bool {

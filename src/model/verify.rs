@@ -263,6 +263,13 @@ pub struct StateHead {
     pub file_size_bytes: u64,
     /// The data files, in order (names relative to the directory).
     pub files: Vec<String>,
+    /// Where the verify blocks start in each file (`--offset`; absent: 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub offset_bytes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The `iolab verify --dir D` document.

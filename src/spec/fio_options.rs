@@ -144,7 +144,13 @@ pub const OPTIONS: &[FioOption] = &[
         "rw",
         Choice,
         Supported,
-        "`read`→`seqrd`, `write`→`seqwr`, `randread`→`rndrd`, `randwrite`→`rndwr`, `randrw`→`rndrw`, `rw`/`readwrite`→`seqrw` (default `read`); trim modes and `rw=...:N` (holes) refused: iolab has no trim or strided I/O",
+        "`read`→`seqrd`, `write`→`seqwr`, `randread`→`rndrd`, `randwrite`→`rndwr`, `randrw`→`rndrw`, `rw`/`readwrite`→`seqrw` (default `read`); a sequential `:N` is `--seq-skip N` (holes, negative backwards, a pass ending where fio's does; with one file per clone, one size); a random `:N` is `--random-every N` (every Nth offset drawn, the others following the last, as fio); trim modes refused",
+    ),
+    o(
+        "rw_sequencer",
+        Choice,
+        Supported,
+        "with a random `rw=...:N`: `sequential` (the I/Os between drawn ones follow the last, `--random-every N`) or `identical` (they repeat its offset, `--random-every-same`)",
     ),
     o(
         "rwmixread",
@@ -203,7 +209,7 @@ pub const OPTIONS: &[FioOption] = &[
         "filename",
         Str,
         Approximated,
-        "one `/dev/X`: `--device` (the whole device when no `size=`); other names: iolab's own set of that many files in their directory stands in for them; names in several directories refused",
+        "one `/dev/X`: `--device` (the whole device when no `size=`); other names: iolab's own set of that many files in their directory stands in for them (jobs run one after another on the same names use the same set; jobs of one phase that name the same files with the same sizes share one set, as fio shares the file, unless one is a sequential writer, which empties its files: then each job has a set in `DIR/NAME/`); names in several directories refused",
     ),
     o(
         "filename_format",
@@ -228,7 +234,13 @@ pub const OPTIONS: &[FioOption] = &[
         "offset",
         Size,
         Supported,
-        "`--offset` on a device (`N%` of it, down to a whole block); `0` or `0%` on files; a non-zero offset on files refused",
+        "`--offset`: where the range starts on a device or in each file (iolab makes its files `offset`+`size`/`nrfiles` long, as fio lays them out); `N%` of a device aligned up to `offset_align` (else the smallest block), as fio; `N%` of a file is of its size before it is laid out, 0 for files iolab makes (as for a file fio creates)",
+    ),
+    o(
+        "offset_align",
+        Size,
+        Supported,
+        "the alignment of a percentage `offset`/`offset_increment` (default the smallest block size)",
     ),
     o(
         "fallocate",
@@ -452,8 +464,8 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "io_size",
         Size,
-        Refused,
-        "iolab moves `size` bytes per clone",
+        Supported,
+        "the bytes each clone moves within its `size` (wrapping, each pass of the random map anew), as fio; `N%` of `size`",
     ),
     o(
         "number_ios",
@@ -464,8 +476,8 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "offset_increment",
         Size,
-        Refused,
-        "clones share one offset range",
+        Approximated,
+        "`--offset-increment`: clone N's range starts N increments after `offset` and each clone moves through its whole range, as fio; clones with files of their own get files as long as the last clone's (fio makes each clone's file only as long as its own range)",
     ),
     o(
         "bs_unaligned",
@@ -476,8 +488,8 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "percentage_random",
         Percent,
-        Refused,
-        "a job is all random or all sequential",
+        Supported,
+        "`--random-pct`: that share of a random job's reads and writes at a drawn offset, the others following the last one, as fio; different values for reads and writes refused",
     ),
     o(
         "random_generator",

@@ -72,6 +72,8 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("timeout", "runtime"),
     ("wait_for_previous", "stonewall"),
     ("ratemin", "rate_min"),
+    ("io_limit", "io_size"),
+    ("fileoffset", "offset"),
 ];
 
 fn canonical_key(k: &str) -> String {

@@ -10,7 +10,7 @@ use crate::spec::fio_vocab;
 use crate::spec::fiojob::JobSection;
 
 /// Options whose values the translation reads its own way (checked there, not by their kind).
-const OWN_PARSE: &[&str] = &["size", "offset"];
+const OWN_PARSE: &[&str] = &["size", "offset", "offset_increment", "io_size"];
 
 /// The job `s` (the `index`th of the run) as run options; `None` when it has an error (a
 /// refusal alone still gives the job, for `--ignore-unsupported`).
@@ -50,9 +50,6 @@ pub(super) fn translate_job(
         Some((k, n)) => (k.trim().to_string(), Some(n.to_string())),
         None => (rw.trim().to_string(), None),
     };
-    if stride.is_some() {
-        c.refuse_key("rw", "`:N` (holes between I/Os) is not run");
-    }
     let mode = match fio_vocab::mode_of_rw(&rw_kind) {
         Some(m) => m.name(),
         None if matches!(
@@ -73,6 +70,43 @@ pub(super) fn translate_job(
     };
     f("mode", mode.into());
     let random = mode.starts_with("rnd");
+    // rw=...:N: sequential I/O moves on N bytes after each I/O (negative: backwards)
+    let skip: i64 = match stride.as_deref().map(str::trim) {
+        None => 0,
+        Some(n) if random => {
+            // a new random offset every Nth I/O, the ones between sequential (rw_sequencer)
+            match n.parse::<u32>() {
+                Ok(0 | 1) => {}
+                Ok(k) => f("random-every", k.to_string()),
+                Err(_) => c.bad("rw", "`:N` of a random pattern is a count (randread:8)"),
+            }
+            match c.val("rw_sequencer").as_deref().map(str::trim) {
+                None | Some("sequential") => {}
+                Some("identical") => f("random-every-same", String::new()),
+                Some(_) => c.bad("rw_sequencer", "not sequential or identical"),
+            }
+            0
+        }
+        Some(n) => {
+            let (neg, abs) = n.strip_prefix('-').map_or((false, n), |a| (true, a));
+            match fio_vocab::parse_size(abs, c.kb).map(i64::try_from) {
+                Ok(Ok(v)) => {
+                    if neg {
+                        -v
+                    } else {
+                        v
+                    }
+                }
+                _ => {
+                    c.bad(
+                        "rw",
+                        "`:N` is not a size (holes between I/Os, e.g. read:64k)",
+                    );
+                    0
+                }
+            }
+        }
+    };
     let writes = matches!(mode, "seqwr" | "rndwr" | "rndrw" | "seqrw");
     let mixed = matches!(mode, "rndrw" | "seqrw");
     if mixed {
@@ -235,30 +269,26 @@ pub(super) fn translate_job(
         Some(_) => c.size("size"),
         None => c.size("filesize").map(|fs| fs.saturating_mul(nrfiles)),
     };
-    let offset = match c.val("offset").map(|v| v.trim().to_string()) {
-        Some(v) if v.ends_with('%') => match fio_vocab::parse_percent(&v) {
-            Ok(0) => 0,
-            Ok(p) => match dev_bytes {
-                Some(b) if device.is_some() => share(b, p, bs_fixed),
-                _ => {
-                    c.refuse_key("offset", "an offset within files iolab makes");
-                    0
-                }
-            },
-            Err(e) => {
-                c.bad("offset", e);
-                0
-            }
-        },
-        Some(_) => c.size("offset").unwrap_or(0),
-        None => 0,
-    };
+    // where the I/O goes in each file or on the device: offset= (a percentage aligned up to
+    // offset_align, else to the smallest block, as fio), offset_increment= per clone
+    let align = c
+        .size("offset_align")
+        .filter(|a| *a > 0)
+        .unwrap_or(bs_min.max(1));
+    let offset = start_offset(&mut c, "offset", dev_bytes, align, &mut notes);
+    let increment = start_offset(&mut c, "offset_increment", dev_bytes, align, &mut notes);
     let mut per_job_bytes = size;
-    if let Some(d) = &device {
-        f("device", d.display().to_string());
+    let place = |f: &mut dyn FnMut(&str, String)| {
         if offset > 0 {
             f("offset", offset.to_string());
         }
+        if increment > 0 && numjobs > 1 {
+            f("offset-increment", increment.to_string());
+        }
+    };
+    if let Some(d) = &device {
+        f("device", d.display().to_string());
+        place(&mut f);
         match size {
             Some(sz) => f("size", sz.to_string()),
             // fio uses the whole device (from the offset on)
@@ -267,7 +297,7 @@ pub(super) fn translate_job(
                 None => c.bad_job(
                     " gives no size=",
                     format!(
-                        " and the size of {} cannot be read: give size= (fio would use the whole device)",
+                        " and the size of {} cannot be read: give size= (fio uses the whole of a device it can read, and stops with 'you need to specify size=' where it cannot)",
                         d.display()
                     ),
                 ),
@@ -288,9 +318,7 @@ pub(super) fn translate_job(
             Some(0) => c.bad("size", "a size of 0"),
             _ => {}
         }
-        if offset > 0 {
-            c.refuse_key("offset", "an offset within files iolab makes");
-        }
+        place(&mut f);
         // fio's clones each have their own files (numjobs × nrfiles files of size/nrfiles),
         // except named ones (filename=), which the clones share
         let clones = if named { 1 } else { numjobs };
@@ -307,10 +335,67 @@ pub(super) fn translate_job(
         }
     }
 
+    // percentage_random: that share of a random job's I/Os drawn, the others following
+    if let Some(v) = c.one_for_both("percentage_random") {
+        match fio_vocab::parse_percent(&v) {
+            Ok(p) if p < 100 && random => f("random-pct", p.to_string()),
+            Ok(_) => {}
+            Err(e) => c.bad("percentage_random", e),
+        }
+    }
+    // rw=...:N: each clone moves through its one file (or a device range) as fio's pass does
+    if skip != 0 {
+        if nrfiles > 1 {
+            c.refuse_key(
+                "rw",
+                "`:N` with nrfiles>1: iolab moves through one file per clone",
+            );
+        } else if bs_fixed.is_none() {
+            c.refuse_key("rw", "`:N` with mixed block sizes");
+        } else if numjobs > 1 && increment == 0 && (named || device.is_some()) {
+            c.refuse_key(
+                "rw",
+                "`:N` with clones sharing one file and no offset_increment (iolab shares the file out between them)",
+            );
+        }
+        f("seq-skip", skip.to_string());
+    }
+    let io_size_given = c.opt("io_size").is_some();
+    let loops = c.int("loops").unwrap_or(1).max(1);
+    if skip != 0 && io_size_given && loops > 1 {
+        c.refuse_key(
+            "rw",
+            "`:N` with io_size and loops>1 (fio counts a clone's pass that ends early as one of its loops)",
+        );
+    }
+
+    // io_size= (io_limit=): the bytes a clone moves within its size= (wrapping), as fio
+    if let Some(v) = c.val("io_size").map(|v| v.trim().to_string()) {
+        let io = if v.ends_with('%') {
+            match fio_vocab::parse_percent(&v) {
+                Ok(p) if p <= 100 => {
+                    per_job_bytes.map(|b| (u128::from(b) * u128::from(p) / 100) as u64)
+                }
+                Ok(_) => {
+                    c.bad("io_size", "fio takes at most 100%");
+                    None
+                }
+                Err(e) => {
+                    c.bad("io_size", e);
+                    None
+                }
+            }
+        } else {
+            c.size("io_size")
+        };
+        if let Some(io) = io.filter(|b| *b > 0) {
+            per_job_bytes = Some(io);
+        }
+    }
+
     // how long: time_based/runtime, else size-bound
     let runtime = c.time("runtime");
     let time_based = c.bool("time_based").unwrap_or(false);
-    let loops = c.int("loops").unwrap_or(1).max(1);
     let runtime = runtime.filter(|t| *t > 0.0);
     if let Some(t) = runtime {
         // without time_based, beside the size's quota below: whichever comes first, as fio
@@ -326,7 +411,28 @@ pub(super) fn translate_job(
                 }
                 match bs_fixed {
                     Some(b) => {
-                        let ops = (bytes / b).saturating_mul(numjobs).saturating_mul(loops);
+                        let mut pass = bytes / b;
+                        // rw=...:N without io_size: fio's pass over the file ends where its
+                        // next I/O would not fit (t0007: 85 of 128 1 MiB reads)
+                        if skip != 0 && !io_size_given {
+                            let range = size.or(dev_bytes.map(|d| d.saturating_sub(offset)));
+                            let range = range.unwrap_or(0) / nrfiles.max(1);
+                            // clone N's file is offset + N increments + range long for fio
+                            let pass_of = |n: u64| {
+                                let real = offset.saturating_add(n.saturating_mul(increment));
+                                let real = real.saturating_add(range);
+                                crate::engine::opgen::skip_pass_ops(b, range, real, skip, pass)
+                            };
+                            let first = pass_of(0);
+                            if increment > 0 && (1..numjobs).any(|n| pass_of(n) != first) {
+                                c.refuse_key(
+                                    "rw",
+                                    "`:N` with offset_increment and no io_size, where fio's clones make passes of different lengths",
+                                );
+                            }
+                            pass = first;
+                        }
+                        let ops = pass.saturating_mul(numjobs).saturating_mul(loops);
                         f("ops", ops.to_string());
                     }
                     // mixed sizes: the bytes themselves, each thread's last I/O trimmed to fit
@@ -490,6 +596,52 @@ pub(super) fn translate_job(
     Some(j)
 }
 
+/// `offset=` or `offset_increment=` in bytes: a size, or a percentage of the device's size
+/// aligned up to `align` (fio's `offset_align`, else the smallest block). A percentage of a
+/// file is of its size before fio lays it out: 0 for a file fio creates, as iolab's are.
+fn start_offset(
+    c: &mut Ctx,
+    key: &str,
+    dev_bytes: Option<u64>,
+    align: u64,
+    notes: &mut Vec<String>,
+) -> u64 {
+    let Some(v) = c.val(key).map(|v| v.trim().to_string()) else {
+        return 0;
+    };
+    if !v.ends_with('%') {
+        return c.size(key).unwrap_or(0);
+    }
+    match fio_vocab::parse_percent(&v) {
+        Ok(0) => 0,
+        Ok(p) => match dev_bytes {
+            Some(b) => {
+                let raw = (u128::from(b) * u128::from(p) / 100) as u64;
+                raw.div_ceil(align).saturating_mul(align)
+            }
+            None if c.opt("filename").is_some_and(|o| {
+                o.value
+                    .as_deref()
+                    .is_some_and(|n| n.trim().starts_with("/dev/"))
+            }) =>
+            {
+                c.refuse_key(key, "a share of a device whose size cannot be read");
+                0
+            }
+            None => {
+                notes.push(format!(
+                    "{key}={v}: 0, as fio takes the percentage of a file's size before it lays the file out (0 for a file it creates; iolab makes its own)"
+                ));
+                0
+            }
+        },
+        Err(e) => {
+            c.bad(key, e);
+            0
+        }
+    }
+}
+
 /// `pct` percent of `bytes`, down to a whole block (fio aligns a percentage offset to the
 /// block size).
 fn share(bytes: u64, pct: u32, bs: Option<u64>) -> u64 {
@@ -620,7 +772,7 @@ fn run_options(
     let mut argv: Vec<String> = vec!["iolab".into(), "run".into()];
     let mut iolab_args = Vec::new();
     for (k, v) in &flags {
-        let arg = if k == "direct" || k == "verify" {
+        let arg = if k == "direct" || k == "verify" || k == "random-every-same" {
             format!("--{k}")
         } else {
             format!("--{k}={v}")

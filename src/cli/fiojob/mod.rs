@@ -200,6 +200,34 @@ pub fn translate_with(
     logs::number_logs(&mut jobs, &mut blockers);
     blockers.into_result(a.ignore_unsupported)?;
     let phases = verify_alone(&mut jobs, phase + 1);
+    // the named files' note says where each job's set is: shared by a phase's jobs that name
+    // the same files, else (jobs of one phase) in a folder of the job's own
+    for ph in 0..phases {
+        let idx: Vec<usize> = (0..jobs.len()).filter(|&i| jobs[i].phase == ph).collect();
+        if idx.len() < 2 {
+            continue;
+        }
+        let shared = shares_named_set(&idx.iter().map(|&i| &jobs[i]).collect::<Vec<_>>());
+        for &i in &idx {
+            let j = &mut jobs[i];
+            let sub = j.args.set.dir.join(&j.name);
+            for n in j.notes.iter_mut().filter(|n| n.starts_with("filename=")) {
+                *n = if shared {
+                    format!(
+                        "{n}, one set shared by the jobs of this phase that name them (as fio shares the file)"
+                    )
+                } else if let Some(cut) = n.rfind(" in ") {
+                    format!(
+                        "{} in {} (a set of the job's own: the jobs of a phase run at once) instead of the named file(s)",
+                        &n[..cut],
+                        sub.display()
+                    )
+                } else {
+                    continue;
+                };
+            }
+        }
+    }
     Ok(FioRun {
         files,
         jobs,
@@ -279,8 +307,37 @@ fn role_name(s: &str) -> String {
     if n.is_empty() { "job".into() } else { n }
 }
 
-/// The plan of one phase: one job is an ordinary run, several are roles (each on its own file
-/// set in `DIR/NAME/`).
+/// Whether the jobs of one phase share one file set, as fio's jobs share the file they name:
+/// each names the same files (`filename=`) in the same directory, with the same sizes and no
+/// offset, and none empties its files first (a sequential write job, `seqwr`).
+pub fn shares_named_set(jobs: &[&FioJob]) -> bool {
+    let key = |j: &FioJob| {
+        let a = &j.args;
+        (
+            j.fio_options.get("filename").cloned(),
+            a.set.dir.clone(),
+            a.set.files,
+            a.set.size,
+            a.layout.clone(),
+        )
+    };
+    jobs.len() > 1
+        && jobs[0].fio_options.contains_key("filename")
+        && jobs.iter().all(|j| {
+            key(j) == key(jobs[0])
+                && j.args.offset.is_none()
+                && j.args.offset_increment.is_none()
+                && !j
+                    .args
+                    .mode
+                    .as_deref()
+                    .is_some_and(|m| m.split(',').any(|x| x == "seqwr"))
+        })
+}
+
+/// The plan of one phase: one job is an ordinary run, several are roles, each on its own file
+/// set in `DIR/NAME/`, or on one set in `DIR` when they name the same files
+/// ([`shares_named_set`]).
 pub fn plan_phase(jobs: &[&FioJob]) -> Result<Plan> {
     match jobs {
         [] => Err(Error::usage("a phase without jobs")),
@@ -290,10 +347,11 @@ pub fn plan_phase(jobs: &[&FioJob]) -> Result<Plan> {
         }),
         _ => {
             let base = jobs[0].args.clone();
+            let own = !shares_named_set(jobs);
             plan_role_set(
                 &base,
                 jobs.iter()
-                    .map(|j| (j.name.clone(), j.args.clone(), true, false))
+                    .map(|j| (j.name.clone(), j.args.clone(), own, false))
                     .collect(),
             )
         }

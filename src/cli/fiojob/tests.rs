@@ -129,7 +129,7 @@ fn defaults_are_fios() {
 /// listed options were removed.
 #[test]
 fn every_blocker_is_listed_in_one_pass_one_line_each() {
-    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nrw=trim\n[b]\nrw=randread:8\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\nstartdelay=2\nlockmem=1m\nfrobnicate=7\n[c]\nrw=read\nsize=\nbs=abc\ndirect=2\n";
+    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nrw=trim\n[b]\nrw=randtrim\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\nstartdelay=2\nlockmem=1m\nfrobnicate=7\n[c]\nrw=read\nsize=\nbs=abc\ndirect=2\n";
     let e = jobs(text, &[]).unwrap_err();
     assert_eq!(e.exit, crate::error::Exit::Usage);
     let lines: Vec<&str> = e.msg.split("\niolab: error: ").collect();
@@ -138,7 +138,7 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
         [
             "t.fio:3: zonemode: refused: no zoned or strided zones",
             "t.fio:5: rw: refused: iolab has no trim",
-            "t.fio:7: rw: refused: `:N` (holes between I/Os) is not run",
+            "t.fio:7: rw: refused: iolab has no trim",
             "t.fio:8: ioengine: refused: iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null and posixaio",
             "t.fio:9: bs: refused: different values for reads and writes",
             "t.fio:10: random_distribution: refused: iolab draws random, zipf, pareto and zoned offsets",
@@ -167,6 +167,12 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
     assert!(!r.jobs[0].fio_options.contains_key("zonemode"));
     assert!(!r.jobs[0].fio_options.contains_key("rw"));
     assert_eq!(r.jobs[0].fio_options["size"], "1m");
+    // a random `:N` is a count of I/Os (fio's), a sequential one a size
+    let e = jobs("[a]\nsize=1m\nrw=randread:x\n", &[]).unwrap_err();
+    assert_eq!(
+        e.msg,
+        "t.fio:3: rw: `:N` of a random pattern is a count (randread:8)"
+    );
 }
 
 /// Found by tests/fuzz_input.rs: a refusal of a value derived from options that are not

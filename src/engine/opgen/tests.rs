@@ -31,6 +31,11 @@ fn job(mode: Mode, threads: u32) -> Job {
         buffers: Default::default(),
         cpus: None,
         ioprio: None,
+        offset_increment_bytes: 0,
+        seq_skip_bytes: 0,
+        random_every: 0,
+        random_every_same: false,
+        follow_pct: 0,
     }
 }
 
@@ -447,4 +452,64 @@ fn quota_splits_exactly() {
             Quota::Bytes(3 * 16384)
         ]
     );
+}
+
+/// fio's `rw=read:-8k` with bs=4k (examples/backwards-read.fio): the first block, then from the
+/// end of the range down, wrapping to the end again after block 0.
+#[test]
+fn a_negative_skip_reads_backwards_as_fio() {
+    let mut j = job(Mode::Seqrd, 1);
+    j.bs_bytes = 4096;
+    j.seq_skip_bytes = -8192;
+    let mut g = OpGen::new(&j, 1, 16 * 4096, 0);
+    let offs: Vec<u64> = (0..18)
+        .map(|_| match g.next_op() {
+            Next::Io { off, .. } => off / 4096,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        offs,
+        [0, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0, 14, 13]
+    );
+}
+
+/// t0007: 1 MiB reads with 512 KiB holes over 128 MiB end after 85 reads (fio's expected
+/// result); the next pass starts at the range's start.
+#[test]
+fn a_pass_with_holes_ends_where_the_next_io_would_not_fit() {
+    let m = 1u64 << 20;
+    assert_eq!(skip_pass_ops(m, 128 * m, 128 * m, 512 << 10, u64::MAX), 85);
+    let mut j = job(Mode::Seqwr, 1);
+    j.bs_bytes = m;
+    j.seq_skip_bytes = 512 << 10;
+    let mut g = OpGen::new(&j, 1, 4 * m, 0);
+    let offs: Vec<u64> = (0..4)
+        .map(|_| match g.next_op() {
+            Next::Io { off, .. } => off >> 19,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(offs, [0, 3, 6, 0], "in half MiB");
+}
+
+/// --offset-increment: thread N starts N increments further on and moves through the whole
+/// range, not a share of it.
+#[test]
+fn an_offset_increment_spreads_the_threads() {
+    let mut j = job(Mode::Seqrd, 3);
+    j.offset_increment_bytes = 1 << 20;
+    for t in 0..3u64 {
+        let mut g = OpGen::new(&j, 1, 64 * 16384, t as u32).with_base(4096);
+        let offs: Vec<u64> = (0..65)
+            .map(|_| match g.next_op() {
+                Next::Io { off, .. } => off,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        let start = 4096 + t * (1 << 20);
+        assert_eq!(offs[0], start);
+        assert_eq!(offs[63], start + 63 * 16384);
+        assert_eq!(offs[64], start, "the whole range, then again");
+    }
 }
