@@ -334,6 +334,12 @@ fn check_verify(cells: &[Job], set: &crate::model::job::FileSetSpec, device: boo
     }
     let block = cells.iter().map(|c| c.bs_sizes()[0]).min().unwrap_or(512);
     for c in cells {
+        if c.mode.trims() {
+            return Err(Error::usage(format!(
+                "--verify does not check trims: --mode {} trims; verify seqwr, rndwr, rndrw or seqrw",
+                c.mode
+            )));
+        }
         if !crate::engine::caps(c.engine).needs_files {
             return Err(Error::usage(format!(
                 "--verify needs an engine that reads and writes the files; --engine {} touches none (use sync, mmap, io_uring or libaio)",

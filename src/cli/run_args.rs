@@ -170,7 +170,9 @@ pub struct RunArgs {
     #[command(flatten)]
     pub set: FileSetArgs,
     /// Test mode(s), comma separated: seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw, seqrw (a
-    /// sequential mix of reads and writes, fio's rw=readwrite); fio's names too (--rw randread).
+    /// sequential mix of reads and writes, fio's rw=readwrite), seqtrim, rndtrim (holes punched
+    /// in files, discards on a --device), seqtrimwr, rndtrimwr (each trim followed by a write
+    /// there); fio's names too (--rw randread, --rw trimwrite).
     #[arg(long, visible_alias = "rw")]
     pub mode: Option<String>,
     /// What the files hold before each mode: overwrite (written data: writes overwrite in

@@ -236,6 +236,7 @@ pub(super) fn run_phase(
                 .time_limit_s()
                 .map(|t| measure_start + Duration::from_secs_f64(t)),
             verify: vset.filter(|_| u.job.verify),
+            device: u.spec.device.is_some(),
         })
         .collect();
     let live = !plan.quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();

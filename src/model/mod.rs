@@ -12,6 +12,7 @@ pub mod hist;
 pub mod import;
 pub mod job;
 pub mod lat;
+pub mod mode;
 pub mod run;
 pub mod schema;
 pub mod stored;

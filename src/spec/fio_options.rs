@@ -135,7 +135,7 @@ pub const OPTIONS: &[FioOption] = &[
         "rw",
         Choice,
         Supported,
-        "`read`→`seqrd`, `write`→`seqwr`, `randread`→`rndrd`, `randwrite`→`rndwr`, `randrw`→`rndrw`, `rw`/`readwrite`→`seqrw` (default `read`); trim modes and `rw=...:N` (holes) refused: iolab has no trim or strided I/O",
+        "`read`→`seqrd`, `write`→`seqwr`, `randread`→`rndrd`, `randwrite`→`rndwr`, `randrw`→`rndrw`, `rw`/`readwrite`→`seqrw` (default `read`), `trim`→`seqtrim`, `randtrim`→`rndtrim`, `trimwrite`→`seqtrimwr`, `randtrimwrite`→`rndtrimwr` (each trim followed by a write of its size at its offset); a trim is `BLKDISCARD` on a device (`--destructive`), as fio's, and on a file a hole punched (`fallocate(PUNCH_HOLE|KEEP_SIZE)`), where fio 3.33 fails each trim with ENOTTY (a note says so); `rw=...:N` (holes) refused: iolab has no strided I/O",
     ),
     o(
         "rwmixread",
@@ -426,8 +426,18 @@ pub const OPTIONS: &[FioOption] = &[
         "fio's state file (`*-verify.state`) has fio's format; iolab's `iolab verify --dir` reads its own `DIR/.iolab-verify`, which every `iolab run --verify` saves",
     ),
     o("experimental_verify", Bool, Refused, "not implemented"),
-    o("trim_percentage", Percent, Refused, "iolab has no trim"),
-    o("trim_backlog", Int, Refused, "iolab has no trim"),
+    o(
+        "trim_percentage",
+        Percent,
+        Refused,
+        "verify's trims of written blocks (checked to read back as zeros) are not run",
+    ),
+    o(
+        "trim_backlog",
+        Int,
+        Refused,
+        "verify's trims of written blocks (checked to read back as zeros) are not run",
+    ),
     // shaping iolab does not run
     o(
         "io_size",
