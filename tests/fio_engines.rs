@@ -302,3 +302,83 @@ fn trim_of_a_device_discards_as_fio_and_needs_destructive() {
         "the same blocks left allocated as after fio's"
     );
 }
+
+/// ioengine=falloc (fio's examples/falloc.fio, size-bound): writes allocate, reads allocate
+/// without growing, trims punch holes; fio and iolab issue the same operations per direction.
+/// ioengine=ftruncate (examples/ftruncate.fio, size-bound): a write per block, each an
+/// ftruncate to its offset; iolab puts the file back to its size at the end (fio leaves it at
+/// the last offset, 1 MiB - 4 KiB here), so a kept set is whole again, and a read job is
+/// refused (fio fails each read with EINVAL).
+#[test]
+fn falloc_and_ftruncate_issue_what_fio_issues() {
+    let test = "falloc and ftruncate";
+    if !have_fio(test) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let set = d.path().join("set");
+    std::fs::create_dir(&set).unwrap();
+    for (engine, rw, dir) in [
+        ("falloc", "randwrite", "write"),
+        ("falloc", "read", "read"),
+        ("falloc", "randtrim", "trim"),
+        ("ftruncate", "write", "write"),
+        ("ftruncate", "randwrite", "write"),
+    ] {
+        let text = format!(
+            "[j]\ndirectory={}\nfilename=data\nsize=1M\nbs=4k\nrw={rw}\nioengine={engine}\n",
+            set.display()
+        );
+        let job = write_job(d.path(), "j.fio", &text);
+        let (o, f) = fio(d.path(), &job);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let fio_size = std::fs::metadata(set.join("data")).unwrap().len();
+        std::fs::remove_file(set.join("data")).unwrap();
+        let fj = &f["jobs"][0];
+        assert_eq!(fj["error"], 0, "{engine} {rw}: fio");
+        let r = iolab_fio_json(d.path(), &job, &["--keep"]);
+        assert_eq!(r.code, 0, "{engine} {rw}: {}", r.stderr);
+        let v = r.json();
+        let oj = &v["jobs"][0];
+        assert_eq!(oj["error"], 0, "{engine} {rw}: iolab");
+        for d in ["read", "write", "trim"] {
+            assert_eq!(dir_of(oj, d), dir_of(fj, d), "{engine} {rw} {d}");
+        }
+        assert_eq!(dir_of(oj, dir).0, 256, "{engine} {rw}");
+        let kept: Vec<_> = std::fs::read_dir(&set).unwrap().flatten().collect();
+        assert_eq!(kept.len(), 1, "{engine} {rw}: {kept:?}");
+        let ours = kept[0].metadata().unwrap();
+        assert_eq!(
+            ours.len(),
+            1 << 20,
+            "{engine} {rw}: the kept file has its size"
+        );
+        if engine == "ftruncate" && rw == "write" {
+            assert_eq!(
+                fio_size,
+                (1 << 20) - 4096,
+                "fio: the last truncation's offset"
+            );
+        } else if engine == "ftruncate" {
+            assert!(
+                fio_size < 1 << 20,
+                "fio: a random truncation's offset: {fio_size}"
+            );
+        } else {
+            assert_eq!(fio_size, 1 << 20, "{engine} {rw}: fio");
+        }
+        std::fs::remove_file(kept[0].path()).unwrap();
+    }
+    let job = write_job(
+        d.path(),
+        "r.fio",
+        &format!(
+            "[j]\ndirectory={}\nsize=1M\nrw=randread\nioengine=ftruncate\n",
+            set.display()
+        ),
+    );
+    let r = iolab_fio_json(d.path(), &job, &[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("ftruncate only writes"), "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+}

@@ -346,6 +346,12 @@ fn check_verify(cells: &[Job], set: &crate::model::job::FileSetSpec, device: boo
                 c.engine.name()
             )));
         }
+        if !crate::engine::caps(c.engine).moves_data {
+            return Err(Error::usage(format!(
+                "--verify needs an engine that reads and writes the files; --engine {} moves no data (use sync, mmap, io_uring or libaio)",
+                c.engine.name()
+            )));
+        }
         let sizes = c.bs_sizes();
         if block < 512
             || !block.is_multiple_of(512)
@@ -427,6 +433,24 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             Some(v)
         }
     };
+    if !caps.reads {
+        // ftruncate: writes only (fio fails its reads and trims with EINVAL)
+        let other: Vec<&str> = match &modes {
+            None => vec!["the default profile"],
+            Some(ms) => ms
+                .iter()
+                .filter(|m| m.reads() || m.trims())
+                .map(|m| m.name())
+                .collect(),
+        };
+        if !other.is_empty() {
+            return Err(Error::usage(format!(
+                "--engine {} only writes (each write sets its file's size to the write's offset), and --mode {} reads or trims; use --mode seqwr, seqrewr or rndwr",
+                caps.name,
+                other.join(",")
+            )));
+        }
+    }
     let layout: Layout = flag("--layout", &a.layout)?;
     // An engine that does no I/O (null) touches no file: its layout is only recorded.
     if engine.caps().needs_files {

@@ -9,7 +9,9 @@
 pub mod buf;
 pub mod checkpoints;
 pub mod extents;
+pub mod falloc;
 pub mod fileset;
+pub mod ftruncate;
 pub mod libaio;
 pub mod lifecycle;
 pub mod mmap;
@@ -83,6 +85,8 @@ registry! {
     Libaio => run_queue::<libaio::Libaio>,
     Posixaio => run_queue::<posixaio::PosixAio>,
     Mmap => run_sync::<mmap::Mmap>,
+    Falloc => run_sync::<falloc::Falloc>,
+    Ftruncate => run_sync::<ftruncate::Ftruncate>,
     Null => run_sync::<null::Null>,
 }
 
@@ -92,7 +96,7 @@ mod tests {
 
     #[test]
     fn every_registered_engine_is_named_as_its_kind() {
-        assert_eq!(ENGINES.len(), 6);
+        assert_eq!(ENGINES.len(), 8);
         assert_eq!(ENGINES.len(), EngineKind::ALL.len());
         for (declared, registered) in declared_kinds() {
             assert_eq!(declared, registered);

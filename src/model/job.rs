@@ -50,6 +50,12 @@ pub struct Caps {
     /// an engine whose operations cannot fail (null) or whose failures cannot be caught (an I/O
     /// error on a mapping arrives as SIGBUS).
     pub counts_errors: bool,
+    /// Reads fill the buffer and writes store it. False: the operations allocate, deallocate
+    /// or truncate (fio's falloc and ftruncate engines), so `--verify` has nothing to check.
+    pub moves_data: bool,
+    /// Has a read operation. False: only writes (and trims) run (fio's ftruncate engine, whose
+    /// reads fio fails with EINVAL), so a mode with reads is a usage error.
+    pub reads: bool,
 }
 
 impl Caps {
@@ -106,6 +112,8 @@ engines! {
         async_queue: false,
         queues_only_direct: false,
         counts_errors: true,
+        moves_data: true,
+        reads: true,
     },
     /// io_uring with `iodepth` I/Os in flight per thread.
     IoUring => Caps {
@@ -118,6 +126,8 @@ engines! {
         async_queue: true,
         queues_only_direct: false,
         counts_errors: true,
+        moves_data: true,
+        reads: true,
     },
     /// Linux native AIO (io_submit/io_getevents) with `iodepth` I/Os in flight per thread;
     /// asynchronous only with O_DIRECT.
@@ -131,6 +141,8 @@ engines! {
         async_queue: true,
         queues_only_direct: true,
         counts_errors: true,
+        moves_data: true,
+        reads: true,
     },
     /// POSIX AIO (aio_read/aio_write through glibc, which runs them on helper threads) with
     /// `iodepth` I/Os in flight per thread, buffered or not: fio's posixaio.
@@ -144,6 +156,8 @@ engines! {
         async_queue: true,
         queues_only_direct: false,
         counts_errors: true,
+        moves_data: true,
+        reads: true,
     },
     /// Memory-mapped files: reads and writes are memory copies, fsync is msync(MS_SYNC).
     Mmap => Caps {
@@ -156,6 +170,38 @@ engines! {
         async_queue: false,
         queues_only_direct: false,
         counts_errors: false,
+        moves_data: true,
+        reads: true,
+    },
+    /// fio's falloc: a write is `fallocate(0)` (allocates the range), a read
+    /// `fallocate(KEEP_SIZE)`, a trim a hole punched; no data moves.
+    Falloc => Caps {
+        name: "falloc",
+        aliases: &[],
+        fio: &["falloc"],
+        needs_files: true,
+        needs_mapping: false,
+        direct: Direct::Honoured,
+        async_queue: false,
+        queues_only_direct: false,
+        counts_errors: true,
+        moves_data: false,
+        reads: true,
+    },
+    /// fio's ftruncate: a write truncates (or extends) the file to the write's offset; no
+    /// reads. Each file is put back to its size when the job ends.
+    Ftruncate => Caps {
+        name: "ftruncate",
+        aliases: &[],
+        fio: &["ftruncate"],
+        needs_files: true,
+        needs_mapping: false,
+        direct: Direct::Honoured,
+        async_queue: false,
+        queues_only_direct: false,
+        counts_errors: true,
+        moves_data: false,
+        reads: false,
     },
     /// No I/O at all: measures iolab's own per-I/O cost.
     Null => Caps {
@@ -168,6 +214,8 @@ engines! {
         async_queue: false,
         queues_only_direct: false,
         counts_errors: false,
+        moves_data: true,
+        reads: true,
     },
 }
 
@@ -760,12 +808,14 @@ mod tests {
             ("libaio", EngineKind::Libaio),
             ("mmap", EngineKind::Mmap),
             ("null", EngineKind::Null),
+            ("falloc", EngineKind::Falloc),
+            ("ftruncate", EngineKind::Ftruncate),
         ] {
             assert_eq!(s.parse::<EngineKind>().unwrap(), k);
         }
         assert_eq!(
             "aio".parse::<EngineKind>().unwrap_err(),
-            "'aio' is not an engine: use sync, io_uring, libaio, posixaio, mmap or null"
+            "'aio' is not an engine: use sync, io_uring, libaio, posixaio, mmap, falloc, ftruncate or null"
         );
         for f in ["sync", "psync", "pvsync", "pvsync2", "vsync"] {
             assert_eq!(EngineKind::from_fio(f), Some(EngineKind::Sync));

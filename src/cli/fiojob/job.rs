@@ -98,7 +98,7 @@ pub(super) fn translate_job(
     let e = match EngineKind::from_fio(&engine) {
         Some(k) => k,
         None => {
-            c.refuse_key("ioengine", "iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null and posixaio");
+            c.refuse_key("ioengine", "iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null, posixaio, falloc and ftruncate");
             EngineKind::Sync
         }
     };
