@@ -555,13 +555,15 @@ pub(super) fn report_lines(
     );
 }
 
-/// The kinds of operation a job does, with their names (reads, writes, fsyncs when it syncs).
+/// The kinds of operation a job does, with their names (reads, writes, fsyncs when it syncs,
+/// trims).
 pub(super) fn op_kinds(job: &Job) -> Vec<(OpKind, &'static str)> {
     let fsyncs = job.mode.writes() && (job.syncs_while_running() || job.fsync_end);
     [
         (OpKind::Read, job.mode.reads()),
-        (OpKind::Write, job.mode.writes()),
+        (OpKind::Write, job.mode.issues_writes()),
         (OpKind::Fsync, fsyncs),
+        (OpKind::Trim, job.mode.trims()),
     ]
     .into_iter()
     .filter(|k| k.1)
