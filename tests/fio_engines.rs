@@ -382,3 +382,32 @@ fn falloc_and_ftruncate_issue_what_fio_issues() {
     assert!(r.stderr.contains("ftruncate only writes"), "{}", r.stderr);
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
 }
+
+/// The trim modes from iolab's own flags (fio's names too): `--rw trimwrite` pairs its trims
+/// and writes; `--verify` with a trim mode is a usage error (trims are not checked).
+#[test]
+fn trim_modes_run_from_flags_and_refuse_verify() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().to_str().unwrap();
+    let base = ["run", "--dir", dir, "--size", "1M", "--no-save", "-q"];
+    let r = iolab_in(
+        d.path(),
+        &[
+            &base[..],
+            &["--rw", "trimwrite", "--bs", "4k", "--ops", "256", "--json"],
+        ]
+        .concat(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    assert_eq!(v["mode"], "seqtrimwr");
+    assert_eq!(v["results"]["trim"]["ops"], 256);
+    assert_eq!(v["results"]["write"]["ops"], 256);
+    let r = iolab_in(
+        d.path(),
+        &[&base[..], &["--mode", "rndtrim", "--verify"]].concat(),
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--verify"), "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+}

@@ -419,7 +419,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             // an empty item (rndrd,,rndwr) is a typo, not a mode to skip
             if m.split(',').any(|s| s.trim().is_empty()) {
                 return Err(Error::usage(
-                    "--mode: a comma-separated list of seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw, seqrw, with no empty item",
+                    "--mode: a comma-separated list of seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw, seqrw, seqtrim, rndtrim, seqtrimwr, rndtrimwr, with no empty item",
                 ));
             }
             let v: Vec<Mode> = m
