@@ -411,3 +411,67 @@ fn trim_modes_run_from_flags_and_refuse_verify() {
     assert!(r.stderr.contains("--verify"), "{}", r.stderr);
     assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
 }
+
+/// ioengine=filecreate, filestat and filedelete (fio's examples/file*-ioengine.fio, smaller):
+/// one operation per file (nrfiles per job, bytes nrfiles × filesize in the read direction, as
+/// fio counts them), the jobs of a phase at once in the one directory. iolab's files are made
+/// with O_EXCL beside what is there, which stays untouched, and none is left afterwards.
+#[test]
+fn file_engines_count_as_fio_and_touch_only_their_own_files() {
+    let test = "file engines";
+    if !have_fio(test) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let set = d.path().join("set");
+    std::fs::create_dir(&set).unwrap();
+    std::fs::write(set.join("someone-elses"), b"keep").unwrap();
+    for engine in ["filecreate", "filestat", "filedelete"] {
+        let text = format!(
+            "[global]\ndirectory={}\nioengine={engine}\nfilesize=4k\nnrfiles=50\n[t0]\n[t1]\n",
+            set.display()
+        );
+        let job = write_job(d.path(), "f.fio", &text);
+        let (o, f) = fio(d.path(), &job);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        // fio's own files: out of the way before iolab runs
+        for e in std::fs::read_dir(&set).unwrap().flatten() {
+            if e.file_name() != "someone-elses" {
+                std::fs::remove_file(e.path()).unwrap();
+            }
+        }
+        let r = iolab_fio_json(d.path(), &job, &[]);
+        assert_eq!(r.code, 0, "{engine}: {}", r.stderr);
+        let v = r.json();
+        for name in ["t0", "t1"] {
+            let (fj, oj) = (job_named(&f, name), job_named(&v, name));
+            assert_eq!(fj["error"], 0, "{engine} {name}: fio");
+            assert_eq!(oj["error"], 0, "{engine} {name}: iolab");
+            assert_eq!(dir_of(oj, "read"), dir_of(fj, "read"), "{engine} {name}");
+            assert_eq!(dir_of(oj, "read"), (50, 50 * 4096), "{engine} {name}");
+        }
+        let left: Vec<_> = std::fs::read_dir(&set)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(left, ["someone-elses"], "{engine}: nothing of iolab's left");
+        assert_eq!(std::fs::read(set.join("someone-elses")).unwrap(), b"keep");
+    }
+    // one file per operation: --ops is needed, and a directory
+    let r = iolab_in(
+        d.path(),
+        &[
+            "run",
+            "--dir",
+            set.to_str().unwrap(),
+            "--engine",
+            "filecreate",
+            "--time",
+            "1",
+        ],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--ops"), "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+}

@@ -433,6 +433,12 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             Some(v)
         }
     };
+    if caps.file_ops && (a.ops.is_none() || a.device.is_some()) {
+        return Err(Error::usage(format!(
+            "--engine {} makes, stats or removes files of its own in --dir, one per operation: give --ops N (the number of files), and --dir rather than --device",
+            caps.name
+        )));
+    }
     if !caps.reads {
         // ftruncate: writes only (fio fails its reads and trims with EINVAL)
         let other: Vec<&str> = match &modes {

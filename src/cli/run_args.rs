@@ -194,7 +194,8 @@ pub struct RunArgs {
     /// How I/O is issued: sync (pread/pwrite), io_uring, libaio (Linux native AIO; use it with
     /// --direct: buffered, it completes each I/O inside io_submit), posixaio (POSIX AIO through
     /// glibc's helper threads), mmap, falloc (fallocate per I/O, no data), ftruncate (each
-    /// write truncates to its offset), null (no I/O); fio's names too (--ioengine psync).
+    /// write truncates to its offset), filecreate, filestat, filedelete (a file of its own per
+    /// operation in --dir; with --ops), null (no I/O); fio's names too (--ioengine psync).
     #[arg(long, visible_alias = "ioengine", default_value = "sync")]
     pub engine: String,
     /// I/Os in flight per thread (io_uring, libaio, posixaio).

@@ -53,6 +53,8 @@ pub struct Shared<'a> {
     /// The target is a block device (`--device`): a trim is a discard (`BLKDISCARD`); else a
     /// hole punched in the file.
     pub device: bool,
+    /// `--dir` (the file engines make their own files there).
+    pub dir: &'a std::path::Path,
 }
 
 /// `BLKDISCARD` (`_IO(0x12, 119)`, linux/fs.h): discards a byte range (start, length) of a

@@ -237,6 +237,7 @@ pub(super) fn run_phase(
                 .map(|t| measure_start + Duration::from_secs_f64(t)),
             verify: vset.filter(|_| u.job.verify),
             device: u.spec.device.is_some(),
+            dir: &u.spec.dir,
         })
         .collect();
     let live = !plan.quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();

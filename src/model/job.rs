@@ -7,69 +7,7 @@ use std::str::FromStr;
 
 pub use super::mode::Mode;
 
-/// What `--direct` (O_DIRECT) does with an engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direct {
-    /// The files are opened with O_DIRECT and I/O bypasses the page cache.
-    Honoured,
-    /// `--direct` is a usage error: the engine always goes through the page cache (mappings).
-    Refused,
-    /// Accepted and without effect: the engine touches no file.
-    Ignored,
-}
-
-/// What an engine is and can do: the capabilities every stage asks instead of the engine's name
-/// (as fio asks `td_ioengine_flagged`). They live here, beside [`EngineKind`], because the stages
-/// above `engine` (measure, analysis) judge documents by them too; the engine itself is
-/// `src/engine/NAME.rs` (the contract in `engine::ops`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Caps {
-    /// The `--engine` name; it is also the name in documents (`EngineKind`'s serde name).
-    pub name: &'static str,
-    /// Other spellings `--engine` takes.
-    pub aliases: &'static [&'static str],
-    /// The fio `ioengine`s this engine runs (job files), the first one the engine written in
-    /// fio's terms (fio JSON output).
-    pub fio: &'static [&'static str],
-    /// Reads and writes the data files: the runner prepares the file set and opens every file
-    /// for each cell. False: the engine does no I/O at all, and no file set is prepared, opened
-    /// or written.
-    pub needs_files: bool,
-    /// Works on shared read-write mappings of the files, which the runner creates and removes
-    /// (so no block device, and no file that must grow).
-    pub needs_mapping: bool,
-    /// What `--direct` does.
-    pub direct: Direct,
-    /// Keeps up to `--iodepth` operations in flight per thread (`engine::ops::QueueEngine`);
-    /// false: one at a time (`SyncEngine`), and `--iodepth` is ignored.
-    pub async_queue: bool,
-    /// Queues only with `--direct`: on buffered files the kernel does each I/O inside the submit
-    /// call, so nothing is in flight (Linux native AIO; warning `NAME_buffered`).
-    pub queues_only_direct: bool,
-    /// A failed or short read, write or fsync reaches the results as an error count. False for
-    /// an engine whose operations cannot fail (null) or whose failures cannot be caught (an I/O
-    /// error on a mapping arrives as SIGBUS).
-    pub counts_errors: bool,
-    /// Reads fill the buffer and writes store it. False: the operations allocate, deallocate
-    /// or truncate (fio's falloc and ftruncate engines), so `--verify` has nothing to check.
-    pub moves_data: bool,
-    /// Has a read operation. False: only writes (and trims) run (fio's ftruncate engine, whose
-    /// reads fio fails with EINVAL), so a mode with reads is a usage error.
-    pub reads: bool,
-}
-
-impl Caps {
-    /// Whether the engine does any I/O (the null engine does none: its figures are iolab's own
-    /// cost per operation).
-    pub const fn does_io(&self) -> bool {
-        self.needs_files
-    }
-
-    /// Whether every byte goes through the page cache, `--direct` or not.
-    pub fn always_buffered(&self) -> bool {
-        self.direct == Direct::Refused
-    }
-}
+pub use super::caps::{Caps, Direct};
 
 /// Declares the engines: for each, its [`EngineKind`] variant and its [`Caps`]. Generates the
 /// enum, [`EngineKind::ALL`], [`EngineKind::caps`], the name and the parser from one table. The
@@ -114,6 +52,7 @@ engines! {
         counts_errors: true,
         moves_data: true,
         reads: true,
+        file_ops: false,
     },
     /// io_uring with `iodepth` I/Os in flight per thread.
     IoUring => Caps {
@@ -128,6 +67,7 @@ engines! {
         counts_errors: true,
         moves_data: true,
         reads: true,
+        file_ops: false,
     },
     /// Linux native AIO (io_submit/io_getevents) with `iodepth` I/Os in flight per thread;
     /// asynchronous only with O_DIRECT.
@@ -143,6 +83,7 @@ engines! {
         counts_errors: true,
         moves_data: true,
         reads: true,
+        file_ops: false,
     },
     /// POSIX AIO (aio_read/aio_write through glibc, which runs them on helper threads) with
     /// `iodepth` I/Os in flight per thread, buffered or not: fio's posixaio.
@@ -158,6 +99,7 @@ engines! {
         counts_errors: true,
         moves_data: true,
         reads: true,
+        file_ops: false,
     },
     /// Memory-mapped files: reads and writes are memory copies, fsync is msync(MS_SYNC).
     Mmap => Caps {
@@ -172,6 +114,7 @@ engines! {
         counts_errors: false,
         moves_data: true,
         reads: true,
+        file_ops: false,
     },
     /// fio's falloc: a write is `fallocate(0)` (allocates the range), a read
     /// `fallocate(KEEP_SIZE)`, a trim a hole punched; no data moves.
@@ -187,6 +130,7 @@ engines! {
         counts_errors: true,
         moves_data: false,
         reads: true,
+        file_ops: false,
     },
     /// fio's ftruncate: a write truncates (or extends) the file to the write's offset; no
     /// reads. Each file is put back to its size when the job ends.
@@ -202,6 +146,52 @@ engines! {
         counts_errors: true,
         moves_data: false,
         reads: false,
+        file_ops: false,
+    },
+    /// fio's filecreate: each operation creates a new file of its own in `--dir` (O_CREAT | O_EXCL), timed; the files are removed when the thread ends.
+    Filecreate => Caps {
+        name: "filecreate",
+        aliases: &[],
+        fio: &["filecreate"],
+        needs_files: false,
+        needs_mapping: false,
+        direct: Direct::Ignored,
+        async_queue: false,
+        queues_only_direct: false,
+        counts_errors: true,
+        moves_data: false,
+        reads: true,
+        file_ops: true,
+    },
+    /// fio's filestat: each operation stats a file of its own (made untimed before the thread starts, removed when it ends).
+    Filestat => Caps {
+        name: "filestat",
+        aliases: &[],
+        fio: &["filestat"],
+        needs_files: false,
+        needs_mapping: false,
+        direct: Direct::Ignored,
+        async_queue: false,
+        queues_only_direct: false,
+        counts_errors: true,
+        moves_data: false,
+        reads: true,
+        file_ops: true,
+    },
+    /// fio's filedelete: each operation removes a file of its own (made untimed before the thread starts), checked to be the file iolab made.
+    Filedelete => Caps {
+        name: "filedelete",
+        aliases: &[],
+        fio: &["filedelete"],
+        needs_files: false,
+        needs_mapping: false,
+        direct: Direct::Ignored,
+        async_queue: false,
+        queues_only_direct: false,
+        counts_errors: true,
+        moves_data: false,
+        reads: true,
+        file_ops: true,
     },
     /// No I/O at all: measures iolab's own per-I/O cost.
     Null => Caps {
@@ -216,6 +206,7 @@ engines! {
         counts_errors: false,
         moves_data: true,
         reads: true,
+        file_ops: false,
     },
 }
 
@@ -815,7 +806,7 @@ mod tests {
         }
         assert_eq!(
             "aio".parse::<EngineKind>().unwrap_err(),
-            "'aio' is not an engine: use sync, io_uring, libaio, posixaio, mmap, falloc, ftruncate or null"
+            "'aio' is not an engine: use sync, io_uring, libaio, posixaio, mmap, falloc, ftruncate, filecreate, filestat, filedelete or null"
         );
         for f in ["sync", "psync", "pvsync", "pvsync2", "vsync"] {
             assert_eq!(EngineKind::from_fio(f), Some(EngineKind::Sync));

@@ -2,6 +2,7 @@
 //! uses any other iolab module.
 
 pub mod auth;
+pub mod caps;
 pub mod crashcheck;
 pub mod db;
 pub mod device;

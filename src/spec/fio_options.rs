@@ -172,7 +172,7 @@ pub const OPTIONS: &[FioOption] = &[
         "ioengine",
         Choice,
         Approximated,
-        "`sync`, `psync`, `vsync`, `pvsync`, `pvsync2` run as iolab's `sync`; `libaio`, `io_uring`, `posixaio` (glibc's POSIX AIO, `iodepth` in flight), `mmap`, `null` as themselves; `falloc` (a write `fallocate(0)`, a read `fallocate(KEEP_SIZE)`, a trim a hole punched, as fio's) and `ftruncate` (a write `ftruncate` to its offset; reads and trims refused, which fio fails with EINVAL; unlike fio, each file is put back to its size when the job ends, so the set can be kept or removed) as themselves; other engines refused",
+        "`sync`, `psync`, `vsync`, `pvsync`, `pvsync2` run as iolab's `sync`; `libaio`, `io_uring`, `posixaio` (glibc's POSIX AIO, `iodepth` in flight), `mmap`, `null` as themselves; `falloc` (a write `fallocate(0)`, a read `fallocate(KEEP_SIZE)`, a trim a hole punched, as fio's) and `ftruncate` (a write `ftruncate` to its offset; reads and trims refused, which fio fails with EINVAL; unlike fio, each file is put back to its size when the job ends, so the set can be kept or removed), `filecreate`, `filestat`, `filedelete` (one operation per file, `nrfiles` per job, on files of iolab's own made beside what is in the directory and removed afterwards; fio's stay) as themselves; other engines refused",
     ),
     o(
         "iodepth",

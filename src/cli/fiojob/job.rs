@@ -98,7 +98,7 @@ pub(super) fn translate_job(
     let e = match EngineKind::from_fio(&engine) {
         Some(k) => k,
         None => {
-            c.refuse_key("ioengine", "iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null, posixaio, falloc and ftruncate");
+            c.refuse_key("ioengine", "iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null, posixaio, falloc, ftruncate, filecreate, filestat and filedelete");
             EngineKind::Sync
         }
     };
@@ -299,14 +299,18 @@ pub(super) fn translate_job(
         // fio's clones each have their own files (numjobs × nrfiles files of size/nrfiles),
         // except named ones (filename=), which the clones share
         let clones = if named { 1 } else { numjobs };
-        match u32::try_from(nrfiles.saturating_mul(clones)) {
-            Ok(files) => f("files", files.to_string()),
-            Err(_) => c.bad("nrfiles", "too many files"),
+        // the file engines (filecreate, ...) make a file of their own per operation in the
+        // directory: no set of their own (the ops below are nrfiles per clone)
+        if !e.caps().file_ops {
+            match u32::try_from(nrfiles.saturating_mul(clones)) {
+                Ok(files) => f("files", files.to_string()),
+                Err(_) => c.bad("nrfiles", "too many files"),
+            }
+            f(
+                "size",
+                size.unwrap_or(1 << 20).saturating_mul(clones).to_string(),
+            );
         }
-        f(
-            "size",
-            size.unwrap_or(1 << 20).saturating_mul(clones).to_string(),
-        );
         if let Some(d) = &dir {
             f("dir", d.display().to_string());
         }

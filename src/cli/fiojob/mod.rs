@@ -228,7 +228,7 @@ fn role_name(s: &str) -> String {
 }
 
 /// The plan of one phase: one job is an ordinary run, several are roles (each on its own file
-/// set in `DIR/NAME/`).
+/// set in `DIR/NAME/`; the file engines' in `DIR`, where each makes files of its own).
 pub fn plan_phase(jobs: &[&FioJob]) -> Result<Plan> {
     match jobs {
         [] => Err(Error::usage("a phase without jobs")),
@@ -241,7 +241,15 @@ pub fn plan_phase(jobs: &[&FioJob]) -> Result<Plan> {
             plan_role_set(
                 &base,
                 jobs.iter()
-                    .map(|j| (j.name.clone(), j.args.clone(), true, false))
+                    .map(|j| {
+                        // the file engines (filecreate, ...) work in the directory itself
+                        let files = j
+                            .args
+                            .engine
+                            .parse::<crate::model::job::EngineKind>()
+                            .is_ok_and(|k| k.caps().file_ops);
+                        (j.name.clone(), j.args.clone(), !files, false)
+                    })
                     .collect(),
             )
         }

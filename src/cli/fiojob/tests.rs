@@ -139,7 +139,7 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
             "t.fio:3: zonemode: refused: no zoned or strided zones",
             "t.fio:5: rw: refused: `:N` (holes between I/Os) is not run",
             "t.fio:7: rw: refused: `:N` (holes between I/Os) is not run",
-            "t.fio:8: ioengine: refused: iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null, posixaio, falloc and ftruncate",
+            "t.fio:8: ioengine: refused: iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null, posixaio, falloc, ftruncate, filecreate, filestat and filedelete",
             "t.fio:10: random_distribution: refused: iolab draws random, zipf, pareto and zoned offsets",
             "t.fio:11: startdelay: refused: the jobs of a phase start at one instant",
             "t.fio:12: verify: refused: a job that only reads would check fio's headers from an earlier fio run",
