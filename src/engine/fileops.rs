@@ -1,7 +1,7 @@
 //! fio's file-metadata engines (`engines/fileoperations.c`): `--engine filecreate`, `filestat`
 //! and `filedelete`. Each read or write is one operation on a file of the thread's own in
-//! `--dir` (fio's `nrfiles` files, one operation each): create it (`openat2` with O_CREAT |
-//! O_EXCL | O_NOFOLLOW beneath the directory handle, then close), stat it (`fstatat`, never
+//! `--dir` (fio's `nrfiles` files, one operation each): create it (`openat` of one name
+//! component through the directory handle with O_CREAT | O_EXCL | O_NOFOLLOW, then close), stat it (`fstatat`, never
 //! following a link) or remove it (`unlinkat`, only when it is still the file iolab made: same
 //! device and inode). No data moves and nothing else in the directory is touched.
 //!
@@ -14,7 +14,7 @@ use super::ops::Shared;
 use super::ops::SyncEngine;
 use crate::model::job::{EngineKind, Limit};
 use crate::system::target::TargetDir;
-use rustix::fs::{AtFlags, Mode, OFlags, ResolveFlags};
+use rustix::fs::{AtFlags, Mode, OFlags};
 use std::ffi::CString;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -83,12 +83,13 @@ impl Files {
     fn create(&mut self, i: usize) -> Result<(), i32> {
         let flags =
             OFlags::CREATE | OFlags::EXCL | OFlags::RDWR | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let fd = rustix::fs::openat2(
+        // one name component beneath the directory handle, O_CREAT | O_EXCL: an existing name,
+        // a symbolic link included, is EEXIST, never followed or reused
+        let fd = rustix::fs::openat(
             self.dir.as_fd(),
             self.names[i].as_c_str(),
             flags,
             Mode::from_raw_mode(0o600),
-            ResolveFlags::BENEATH | ResolveFlags::NO_SYMLINKS,
         )
         .map_err(errno_of)?;
         let st = rustix::fs::fstat(&fd).map_err(errno_of)?;
