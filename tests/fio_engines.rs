@@ -428,7 +428,7 @@ fn file_engines_count_as_fio_and_touch_only_their_own_files() {
     std::fs::write(set.join("someone-elses"), b"keep").unwrap();
     for engine in ["filecreate", "filestat", "filedelete"] {
         let text = format!(
-            "[global]\ndirectory={}\nioengine={engine}\nfilesize=4k\nnrfiles=50\n[t0]\n[t1]\n",
+            "[global]\ndirectory={}\nioengine={engine}\nfilesize=4k\nnrfiles=50\nopenfiles=1\n[t0]\n[t1]\n",
             set.display()
         );
         let job = write_job(d.path(), "f.fio", &text);

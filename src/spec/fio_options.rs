@@ -582,8 +582,8 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "openfiles",
         Int,
-        Refused,
-        "iolab keeps every file of the set open",
+        Approximated,
+        "with `filecreate`, `filestat`, `filedelete` without effect (they hold no file open); with the other engines refused: iolab keeps every file of the set open",
     ),
     o("file_append", Bool, Refused, "iolab writes within the set"),
     o(

@@ -123,6 +123,10 @@ pub(super) fn translate_job(
         n => n.unwrap_or(1),
     };
     f("threads", numjobs.to_string());
+    // openfiles: the file engines hold no file open; the others keep every file of the set open
+    if c.opt("openfiles").is_some() && !e.caps().file_ops {
+        c.refuse_key("openfiles", "iolab keeps every file of the set open");
+    }
 
     // flushes
     let fsync = c.int("fsync").unwrap_or(0);
