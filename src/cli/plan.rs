@@ -360,9 +360,21 @@ fn check_verify(cells: &[Job], set: &crate::model::job::FileSetSpec, device: boo
     }
     let block = cells.iter().map(|c| c.bs_sizes()[0]).min().unwrap_or(512);
     for c in cells {
+        if c.mode.trims() {
+            return Err(Error::usage(format!(
+                "--verify does not check trims: --mode {} trims; verify seqwr, rndwr, rndrw or seqrw",
+                c.mode
+            )));
+        }
         if !crate::engine::caps(c.engine).needs_files {
             return Err(Error::usage(format!(
                 "--verify needs an engine that reads and writes the files; --engine {} touches none (use sync, mmap, io_uring or libaio)",
+                c.engine.name()
+            )));
+        }
+        if !crate::engine::caps(c.engine).moves_data {
+            return Err(Error::usage(format!(
+                "--verify needs an engine that reads and writes the files; --engine {} moves no data (use sync, mmap, io_uring or libaio)",
                 c.engine.name()
             )));
         }
@@ -433,7 +445,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             // an empty item (rndrd,,rndwr) is a typo, not a mode to skip
             if m.split(',').any(|s| s.trim().is_empty()) {
                 return Err(Error::usage(
-                    "--mode: a comma-separated list of seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw, seqrw, with no empty item",
+                    "--mode: a comma-separated list of seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw, seqrw, seqtrim, rndtrim, seqtrimwr, rndtrimwr, with no empty item",
                 ));
             }
             let v: Vec<Mode> = m
@@ -447,6 +459,30 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             Some(v)
         }
     };
+    if caps.file_ops && (a.ops.is_none() || a.device.is_some()) {
+        return Err(Error::usage(format!(
+            "--engine {} makes, stats or removes files of its own in --dir, one per operation: give --ops N (the number of files), and --dir rather than --device",
+            caps.name
+        )));
+    }
+    if !caps.reads {
+        // ftruncate: writes only (fio fails its reads and trims with EINVAL)
+        let other: Vec<&str> = match &modes {
+            None => vec!["the default profile"],
+            Some(ms) => ms
+                .iter()
+                .filter(|m| m.reads() || m.trims())
+                .map(|m| m.name())
+                .collect(),
+        };
+        if !other.is_empty() {
+            return Err(Error::usage(format!(
+                "--engine {} only writes (each write sets its file's size to the write's offset), and --mode {} reads or trims; use --mode seqwr, seqrewr or rndwr",
+                caps.name,
+                other.join(",")
+            )));
+        }
+    }
     let layout: Layout = flag("--layout", &a.layout)?;
     // An engine that does no I/O (null) touches no file: its layout is only recorded.
     if engine.caps().needs_files {

@@ -453,12 +453,14 @@ pub fn plan_role_set(a: &RunArgs, specs: Vec<(String, RunArgs, bool, bool)>) -> 
     let names: Vec<&str> = roles.iter().map(|r| r.name.as_str()).collect();
     let jobs: Vec<&Job> = roles.iter().map(|r| &r.job).collect();
     crate::cli::plan::check_concurrent_threads(&names, &jobs).map_err(|e| undo(created_dir, e))?;
+    // the shared set's block; when every role has its own set, the shared one is only
+    // recorded: the smallest role block (16k would refuse roles of small files, 200 x 4k)
     let unit = roles
         .iter()
         .filter(|r| !r.own_set)
         .map(|r| r.job.bs_bytes)
         .max()
-        .unwrap_or(16384);
+        .unwrap_or_else(|| roles.iter().map(|r| r.job.bs_bytes).min().unwrap_or(16384));
     let layout: crate::model::job::Layout = a
         .layout
         .parse()

@@ -170,7 +170,9 @@ pub struct RunArgs {
     #[command(flatten)]
     pub set: FileSetArgs,
     /// Test mode(s), comma separated: seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw, seqrw (a
-    /// sequential mix of reads and writes, fio's rw=readwrite); fio's names too (--rw randread).
+    /// sequential mix of reads and writes, fio's rw=readwrite), seqtrim, rndtrim (holes punched
+    /// in files, discards on a --device), seqtrimwr, rndtrimwr (each trim followed by a write
+    /// there); fio's names too (--rw randread, --rw trimwrite).
     #[arg(long, visible_alias = "rw")]
     pub mode: Option<String>,
     /// What the files hold before each mode: overwrite (written data: writes overwrite in
@@ -191,7 +193,9 @@ pub struct RunArgs {
     pub rwmixread: Option<u32>,
     /// How I/O is issued: sync (pread/pwrite), io_uring, libaio (Linux native AIO; use it with
     /// --direct: buffered, it completes each I/O inside io_submit), posixaio (POSIX AIO through
-    /// glibc's helper threads), mmap, null (no I/O); fio's names too (--ioengine psync).
+    /// glibc's helper threads), mmap, falloc (fallocate per I/O, no data), ftruncate (each
+    /// write truncates to its offset), filecreate, filestat, filedelete (a file of its own per
+    /// operation in --dir; with --ops), null (no I/O); fio's names too (--ioengine psync).
     #[arg(long, visible_alias = "ioengine", default_value = "sync")]
     pub engine: String,
     /// I/Os in flight per thread (io_uring, libaio, posixaio).

@@ -210,7 +210,7 @@ fn merge_cell(parts: &[(&Measured, &CellResult, (u64, u64))]) -> CellResult {
     let fixed = fixed_window(parts);
     let span = span_s(parts);
     let window_s = fixed.unwrap_or(span);
-    let mut hists: Vec<LatHist> = (0..3).map(|_| LatHist::new()).collect();
+    let mut hists: Vec<LatHist> = OpKind::ALL.iter().map(|_| LatHist::new()).collect();
     for (_, c, _) in parts {
         for (dst, src) in hists.iter_mut().zip(&c.lat_hists) {
             dst.merge(src);
@@ -268,6 +268,7 @@ fn merge_cell(parts: &[(&Measured, &CellResult, (u64, u64))]) -> CellResult {
         read: op(OpKind::Read),
         write: op(OpKind::Write),
         fsync: op(OpKind::Fsync),
+        trim: op(OpKind::Trim),
     };
     let mut cpu = Cpu::default();
     let mut errors: BTreeMap<String, u64> = BTreeMap::new();
@@ -353,6 +354,7 @@ fn merge_series(parts: &[(&Measured, &CellResult, (u64, u64))]) -> Vec<TsPoint> 
                 read: add(|p| p.read.as_ref()),
                 write: add(|p| p.write.as_ref()),
                 fsync: add(|p| p.fsync.as_ref()),
+                trim: add(|p| p.trim.as_ref()),
             }
         })
         .collect()

@@ -9,8 +9,11 @@
 pub mod buf;
 pub mod checkpoints;
 pub mod extents;
+pub mod falloc;
+pub mod fileops;
 pub mod fileset;
 pub mod fiolog;
+pub mod ftruncate;
 pub mod libaio;
 pub mod lifecycle;
 pub mod mmap;
@@ -84,6 +87,11 @@ registry! {
     Libaio => run_queue::<libaio::Libaio>,
     Posixaio => run_queue::<posixaio::PosixAio>,
     Mmap => run_sync::<mmap::Mmap>,
+    Falloc => run_sync::<falloc::Falloc>,
+    Ftruncate => run_sync::<ftruncate::Ftruncate>,
+    Filecreate => run_sync::<fileops::Create>,
+    Filestat => run_sync::<fileops::Stat>,
+    Filedelete => run_sync::<fileops::Delete>,
     Null => run_sync::<null::Null>,
 }
 
@@ -93,7 +101,7 @@ mod tests {
 
     #[test]
     fn every_registered_engine_is_named_as_its_kind() {
-        assert_eq!(ENGINES.len(), 6);
+        assert_eq!(ENGINES.len(), 11);
         assert_eq!(ENGINES.len(), EngineKind::ALL.len());
         for (declared, registered) in declared_kinds() {
             assert_eq!(declared, registered);
@@ -110,8 +118,13 @@ mod tests {
         for c in ENGINES {
             assert!(c.needs_files || !c.needs_mapping, "{}: maps files", c.name);
             assert!(
-                c.needs_files || !c.counts_errors,
+                c.does_io() || !c.counts_errors,
                 "{}: errors without I/O",
+                c.name
+            );
+            assert!(
+                !c.file_ops || (!c.needs_files && !c.moves_data),
+                "{}: a file engine has no file set and moves no data",
                 c.name
             );
             assert_eq!(

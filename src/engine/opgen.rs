@@ -96,6 +96,11 @@ pub struct OpGen {
     /// The most bytes the next read or write may move (`--io-size`: what is left of the
     /// thread's share), set by the worker before each [`OpGen::next_op`].
     cap: u64,
+    /// The trim modes: the operation of the mode's direction is a trim (not a write).
+    trims: bool,
+    /// `trimwrite`/`randtrimwrite`: the write owed at the place of the trim just issued (file,
+    /// offset, length, size index), issued next, before anything else.
+    write_after: Option<(u32, u64, u64, u8)>,
 }
 
 impl OpGen {
@@ -203,6 +208,8 @@ impl OpGen {
             verify: own,
             map,
             cap: u64::MAX,
+            trims: job.mode.trims(),
+            write_after: None,
         }
     }
 
@@ -364,6 +371,7 @@ impl OpGen {
         match self.mode {
             Mode::Seqrd | Mode::Rndrd => true,
             Mode::Seqwr | Mode::Seqrewr | Mode::Rndwr => false,
+            Mode::Seqtrim | Mode::Rndtrim | Mode::Seqtrimwr | Mode::Rndtrimwr => false,
             // Exact ratio: read while reads < ratio × (writes + 1). 1.5 gives r r w r w | r r w r w ...
             Mode::Rndrw | Mode::Seqrw => {
                 (self.reads as f64) < self.ratio * (self.writes + 1) as f64
@@ -418,6 +426,10 @@ impl OpGen {
                 }
                 None => self.sweep = None,
             }
+        }
+        if let Some((file, off, len, si)) = self.write_after.take() {
+            // the write of a trim-and-write pair: the trim's place and size (fio's trimwrite)
+            return self.counted_write(file, off, len, si);
         }
         let read = self.pick_read();
         let (mut si, mut len) = self.pick_size();
@@ -483,21 +495,38 @@ impl OpGen {
                 len,
                 si,
             }
-        } else {
-            self.writes += 1;
-            let w = &mut self.wsince[file as usize];
-            *w += 1;
-            if self.fsync_all || (self.fsync_freq > 0 && *w >= self.fsync_freq) {
-                *w = 0;
-                self.pending_fsync = Some(file);
+        } else if self.trims {
+            if self.mode.trim_then_write() {
+                self.write_after = Some((file, off, len, si));
             }
             Next::Io {
-                kind: OpKind::Write,
+                kind: OpKind::Trim,
                 file,
                 off,
                 len,
                 si,
             }
+        } else {
+            self.counted_write(file, off, len, si)
+        }
+    }
+
+    /// A write, counted for the fsyncs it makes due.
+    #[inline]
+    fn counted_write(&mut self, file: u32, off: u64, len: u64, si: u8) -> Next {
+        self.writes += 1;
+        let w = &mut self.wsince[file as usize];
+        *w += 1;
+        if self.fsync_all || (self.fsync_freq > 0 && *w >= self.fsync_freq) {
+            *w = 0;
+            self.pending_fsync = Some(file);
+        }
+        Next::Io {
+            kind: OpKind::Write,
+            file,
+            off,
+            len,
+            si,
         }
     }
 

@@ -236,6 +236,8 @@ pub(super) fn run_phase(
                 .time_limit_s()
                 .map(|t| measure_start + Duration::from_secs_f64(t)),
             verify: vset.filter(|_| u.job.verify),
+            device: u.spec.device.is_some(),
+            dir: &u.spec.dir,
         })
         .collect();
     let live = !plan.quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
@@ -562,13 +564,15 @@ pub(super) fn report_lines(
     );
 }
 
-/// The kinds of operation a job does, with their names (reads, writes, fsyncs when it syncs).
+/// The kinds of operation a job does, with their names (reads, writes, fsyncs when it syncs,
+/// trims).
 pub(super) fn op_kinds(job: &Job) -> Vec<(OpKind, &'static str)> {
     let fsyncs = job.mode.writes() && (job.syncs_while_running() || job.fsync_end);
     [
         (OpKind::Read, job.mode.reads()),
-        (OpKind::Write, job.mode.writes()),
+        (OpKind::Write, job.mode.issues_writes()),
         (OpKind::Fsync, fsyncs),
+        (OpKind::Trim, job.mode.trims()),
     ]
     .into_iter()
     .filter(|k| k.1)

@@ -58,14 +58,20 @@ impl<'a> SyncEngine<'a> for Psync<'a> {
 
     #[inline]
     fn fsync(&mut self, file: u32) -> Result<(), i32> {
-        let fd = self.fds[file as usize];
-        // SAFETY: plain syscalls on an open fd.
-        let r = unsafe {
-            match self.mode {
-                FsyncMode::Fsync => libc::fsync(fd),
-                FsyncMode::Fdatasync => libc::fdatasync(fd),
-            }
-        };
-        if r < 0 { Err(errno()) } else { Ok(()) }
+        sync_fd(self.fds[file as usize], self.mode)
     }
+}
+
+/// fsync(2) or fdatasync(2) of `fd` (the engines that sync a descriptor: psync, falloc,
+/// ftruncate).
+#[inline]
+pub(super) fn sync_fd(fd: RawFd, mode: FsyncMode) -> Result<(), i32> {
+    // SAFETY: plain syscalls on an open fd.
+    let r = unsafe {
+        match mode {
+            FsyncMode::Fsync => libc::fsync(fd),
+            FsyncMode::Fdatasync => libc::fdatasync(fd),
+        }
+    };
+    if r < 0 { Err(errno()) } else { Ok(()) }
 }

@@ -12,7 +12,7 @@
 
 use super::opgen::{Next, OpGen, thread_quota};
 use super::ops::Shared;
-use super::ops::{QueueEngine, SyncEngine};
+use super::ops::{QueueEngine, SyncEngine, trim};
 use super::verify::Verifier;
 use crate::measure::fiolog::ThreadLog;
 use crate::measure::live::LiveCounters;
@@ -183,6 +183,26 @@ fn filler(job: &Job, thread: u32, g: &OpGen) -> Filler {
     )
 }
 
+/// Whether an operation of `kind` counts in the `--ops`/`--io-size` quota: reads, writes and
+/// trims, but in the trim-and-write modes only the writes (fio moves `size` bytes in each of
+/// the two directions).
+#[inline]
+fn in_quota(job: &Job, kind: OpKind) -> bool {
+    match kind {
+        OpKind::Fsync => false,
+        OpKind::Trim => !job.mode.trim_then_write(),
+        OpKind::Read | OpKind::Write => true,
+    }
+}
+
+/// One trim of the phase's file `file` (nothing for an engine that opens no file: null).
+#[inline]
+fn trim_at(sh: &Shared, file: u32, off: u64, len: u64) -> Result<(), i32> {
+    sh.fds
+        .get(file as usize)
+        .map_or(Ok(()), |&fd| trim(fd, sh.device, off, len))
+}
+
 /// Runs one worker with an engine that completes one I/O per call.
 pub fn run_sync<'a, E: SyncEngine<'a>>(
     sh: &Shared<'a>,
@@ -262,6 +282,13 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
                 (OpKind::Read, si, len, r)
             }
             Next::Io {
+                kind: OpKind::Trim,
+                file,
+                off,
+                len,
+                si,
+            } => (OpKind::Trim, si, len, trim_at(sh, file, off, len)),
+            Next::Io {
                 kind: _,
                 file,
                 off,
@@ -321,7 +348,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
             }
             Err(e) => st.error(e),
         }
-        if kind != OpKind::Fsync && back.is_none() {
+        if in_quota(job, kind) && back.is_none() {
             done_in_window += 1;
             bytes_in_window += bytes;
         }
@@ -433,7 +460,15 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     let (mut issued_in_window, mut bytes_in_window) = (0u64, 0u64);
     let mut inflight = 0usize;
     let mut pacer = Pacer::new(sh, thread_rate(job));
-    let (mut p_ops, mut p_bytes) = (0u64, 0u64);
+    // The progress counts, published by the reaping closure and by a trim done in the loop.
+    let (p_ops, p_bytes) = (std::cell::Cell::new(0u64), std::cell::Cell::new(0u64));
+    let publish = |kind: OpKind, bytes: u64, lat: u64| {
+        prog.report(kind, bytes, lat);
+        p_ops.set(p_ops.get() + 1);
+        p_bytes.set(p_bytes.get() + bytes);
+        prog.ops.store(p_ops.get(), Relaxed);
+        prog.bytes.store(p_bytes.get(), Relaxed);
+    };
     let mut carry: Option<Next> = None;
     // The carried operation is a --verify-backlog read-back (outside the quota).
     let mut carry_back = false;
@@ -443,12 +478,12 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     let mut stopping = false;
 
     // Reaps every available completion; returns how many.
-    let mut reap = |eng: &mut E,
-                    g: &mut OpGen,
-                    slots: &mut Vec<Option<Slot>>,
-                    free: &mut Vec<usize>,
-                    st: &mut ThreadStats,
-                    vf: &mut Option<Verifier>|
+    let reap = |eng: &mut E,
+                g: &mut OpGen,
+                slots: &mut Vec<Option<Slot>>,
+                free: &mut Vec<usize>,
+                st: &mut ThreadStats,
+                vf: &mut Option<Verifier>|
      -> usize {
         let mut n = 0;
         let t1 = Instant::now();
@@ -494,11 +529,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                         l.io(s.kind, s.off, s.bytes, lat, Some(slat), t);
                     }
                 }
-                prog.report(s.kind, s.bytes, lat);
-                p_ops += 1;
-                p_bytes += s.bytes;
-                prog.ops.store(p_ops, Relaxed);
-                prog.bytes.store(p_bytes, Relaxed);
+                publish(s.kind, s.bytes, lat);
             }
         });
         n
@@ -580,6 +611,45 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             else {
                 unreachable!()
             };
+            if kind == OpKind::Trim {
+                // done here, synchronously, as fio's queue engines trim (what is queued is
+                // submitted first; what is in flight stays in flight)
+                submit(&mut eng, &mut slots, &mut unsubmitted)?;
+                let issued = sched.unwrap_or(t);
+                let r = trim_at(sh, file, off, len);
+                let t1 = Instant::now();
+                g.completed(kind, t1);
+                pacer.advance();
+                let waited = std::mem::take(&mut waits_for_slot);
+                if let Some(s) = sched {
+                    prev_lag = lag_ns(s, if waited { s } else { now }, t, prev_lag);
+                }
+                if issued < sh.measure_start {
+                    if r.is_ok() && t1 < sh.measure_start {
+                        prog.report(kind, len, ns_since(issued, t1));
+                    }
+                    continue;
+                }
+                if sched.is_some() {
+                    st.record_lag(prev_lag);
+                }
+                match r {
+                    Ok(()) => {
+                        let lat = ns_since(issued, t1);
+                        st.record_io(kind, si, len, lat, ns_since(sh.measure_start, t1));
+                        publish(kind, len, lat);
+                    }
+                    Err(e) => st.error(e),
+                }
+                if in_quota(job, kind) {
+                    issued_in_window += 1;
+                    bytes_in_window += len;
+                    if quota.is_some_and(|q| q.paid(issued_in_window, bytes_in_window)) {
+                        stopping = true;
+                    }
+                }
+                continue;
+            }
             // --verify: an I/O that overlaps one in flight waits for it (their order on the
             // device is not known otherwise).
             if vf.is_some()
@@ -632,7 +702,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 if sched.is_some() {
                     st.record_lag(prev_lag);
                 }
-                if !is_back {
+                if !is_back && in_quota(job, kind) {
                     issued_in_window += 1;
                     bytes_in_window += len;
                 }

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 /// The schema of each `--live` line.
 /// Operation names by kind index (read, write, fsync).
-pub const OP_NAMES: [&str; KINDS] = ["read", "write", "fsync"];
+pub const OP_NAMES: [&str; KINDS] = ["read", "write", "fsync", "trim"];
 
 /// One job of a measured phase as the export names it: a cell's mode, or a role.
 #[derive(Debug, Clone)]
@@ -72,6 +72,7 @@ pub fn ts_point(end_s: f64, d: &Delta) -> TsPoint {
         read: op(0),
         write: op(1),
         fsync: op(2),
+        trim: op(3),
     }
 }
 

@@ -297,6 +297,7 @@ impl ThreadLog {
         let dir = match kind {
             OpKind::Read => 0usize,
             OpKind::Write => 1,
+            OpKind::Trim => 2,
             OpKind::Fsync => return,
         };
         self.io_dir(dir, off, bytes, lat_ns, slat_ns, t_ns);

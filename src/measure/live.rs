@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use super::wake::StopSignal;
 
-/// Kinds of operations a thread publishes (read, write, fsync; `iolab db` uses the first).
-pub const KINDS: usize = 3;
+/// Kinds of operations a thread publishes (read, write, fsync, trim; `iolab db` uses the first).
+pub const KINDS: usize = crate::model::run::OP_KINDS;
 
 /// Cumulative counters one thread publishes for the report lines; only that thread writes them.
 pub struct LiveCounters {
@@ -371,7 +371,7 @@ mod tests {
         let s1 = Snapshot::take([&a, &b], t0 + Duration::from_secs(2));
         let d = s1.since(&s0);
         assert_eq!(d.secs, 2.0);
-        assert_eq!(d.ops, [1000, 0, 5]);
+        assert_eq!(d.ops, [1000, 0, 5, 0]);
         assert_eq!(d.rate(0), 500.0);
         assert_eq!(d.amount_rate(0), 16384.0 * 500.0);
         // rank 990 of 1000 is the last 100 µs read: p99 is 100 µs, p99.5 is 2 ms (within 3.1 %)

@@ -3,7 +3,7 @@
 use crate::measure::hist::{IntervalHist, LatHist, SparseHist};
 use crate::measure::iostat::SHORTEST_LAST;
 use crate::model::run::{
-    BsResult, CellJob, CellResult, Cpu, LatSummary, OpResult, Results, TsOp, TsPoint,
+    BsResult, CellJob, CellResult, Cpu, LatSummary, OP_KINDS, OpResult, Results, TsOp, TsPoint,
 };
 use std::ops::AddAssign;
 
@@ -58,14 +58,14 @@ impl AddAssign<&OpTotals> for OpTotals {
 /// One second of one thread's time series.
 #[derive(Clone, Default, Debug)]
 pub struct Interval {
-    pub ops: [u64; 3],
-    pub bytes: [u64; 3],
-    pub lat: [SparseHist; 3],
+    pub ops: [u64; OP_KINDS],
+    pub bytes: [u64; OP_KINDS],
+    pub lat: [SparseHist; OP_KINDS],
 }
 
 /// Everything one worker thread measured.
 pub struct ThreadStats {
-    pub op: [OpTotals; 3],
+    pub op: [OpTotals; OP_KINDS],
     /// Jobs with several block sizes: the totals of size `i` (index in `Job::bs_sizes`) at
     /// `2 i` (reads) and `2 i + 1` (writes); empty for one size. Allocated once, at setup.
     pub by_bs: Vec<OpTotals>,
@@ -76,9 +76,9 @@ pub struct ThreadStats {
     /// With `--rate`: how late each read or write was issued by iolab itself, behind its
     /// scheduled start (the pacer's lateness, not the device's; see `schedule_lag_ns`).
     pub lag: LatHist,
-    cur: [IntervalHist; 3],
-    cur_ops: [u64; 3],
-    cur_bytes: [u64; 3],
+    cur: [IntervalHist; OP_KINDS],
+    cur_ops: [u64; OP_KINDS],
+    cur_bytes: [u64; OP_KINDS],
     cur_sec: u64,
     /// Length of the measured window in ns (u64::MAX when the run is not time-limited).
     window_ns: u64,
@@ -113,8 +113,8 @@ impl ThreadStats {
             series: Vec::with_capacity(64),
             lag: LatHist::new(),
             cur: Default::default(),
-            cur_ops: [0; 3],
-            cur_bytes: [0; 3],
+            cur_ops: [0; OP_KINDS],
+            cur_bytes: [0; OP_KINDS],
             cur_sec: 0,
             window_ns,
             verify: None,
@@ -150,7 +150,8 @@ impl ThreadStats {
     #[inline]
     pub fn record_io(&mut self, kind: OpKind, si: u8, bytes: u64, lat_ns: u64, t_ns: u64) {
         self.record(kind, bytes, lat_ns, t_ns);
-        if kind != OpKind::Fsync
+        // per size: reads and writes (a trim's figures are its totals only)
+        if matches!(kind, OpKind::Read | OpKind::Write)
             && let Some(o) = self.by_bs.get_mut(2 * si as usize + kind as usize)
         {
             o.count(bytes, lat_ns, t_ns <= self.window_ns);
@@ -183,15 +184,11 @@ impl ThreadStats {
         let iv = Interval {
             ops: self.cur_ops,
             bytes: self.cur_bytes,
-            lat: [
-                self.cur[0].take_sparse(),
-                self.cur[1].take_sparse(),
-                self.cur[2].take_sparse(),
-            ],
+            lat: std::array::from_fn(|k| self.cur[k].take_sparse()),
         };
         self.series.push(iv);
-        self.cur_ops = [0; 3];
-        self.cur_bytes = [0; 3];
+        self.cur_ops = [0; OP_KINDS];
+        self.cur_bytes = [0; OP_KINDS];
     }
 
     #[cold]
@@ -222,7 +219,7 @@ impl ThreadStats {
 
 /// All threads merged.
 pub struct Merged {
-    pub op: [OpTotals; 3],
+    pub op: [OpTotals; OP_KINDS],
     /// Per block size, as in [`ThreadStats::by_bs`].
     pub by_bs: Vec<OpTotals>,
     pub errors: Vec<(i32, u64)>,
@@ -235,7 +232,7 @@ pub struct Merged {
 }
 
 pub fn merge(threads: Vec<ThreadStats>) -> Merged {
-    let mut op: [OpTotals; 3] = Default::default();
+    let mut op: [OpTotals; OP_KINDS] = Default::default();
     let mut errs = [0u64; MAX_ERRNO + 1];
     let secs = threads.iter().map(|t| t.series.len()).max().unwrap_or(0);
     let mut series: Vec<Vec<Interval>> = (0..secs).map(|_| Vec::new()).collect();
@@ -284,7 +281,7 @@ pub fn merge(threads: Vec<ThreadStats>) -> Merged {
 /// One thread's totals as a merged set of one (a `numjobs` clone's own row in fio JSON): its
 /// operations, per-size figures, errors and lag; no per-second series or verify state.
 pub fn thread_totals(t: &ThreadStats) -> Merged {
-    let mut op: [OpTotals; 3] = Default::default();
+    let mut op: [OpTotals; OP_KINDS] = Default::default();
     for (dst, src) in op.iter_mut().zip(t.op.iter()) {
         *dst += src;
     }
@@ -306,7 +303,7 @@ pub fn thread_totals(t: &ThreadStats) -> Merged {
 /// Several merged sets of threads as one (the totals of concurrent roles): operations, errors,
 /// lag and per-second intervals add up; per-size figures are left out (the roles' sizes differ).
 pub fn combine(parts: &[Merged]) -> Merged {
-    let mut op: [OpTotals; 3] = Default::default();
+    let mut op: [OpTotals; OP_KINDS] = Default::default();
     let mut errs: std::collections::BTreeMap<i32, u64> = Default::default();
     let secs = parts.iter().map(|m| m.series.len()).max().unwrap_or(0);
     let mut series: Vec<Vec<Interval>> = (0..secs).map(|_| Vec::new()).collect();
@@ -428,7 +425,7 @@ pub fn cell_result(
     resident_pct: f64,
     interrupted: bool,
 ) -> CellResult {
-    let [r, w, f] = &merged.op;
+    let [r, w, f, t] = &merged.op;
     let time_limit = job.job.time_limit_s();
     let (window_s, fixed_window) = match time_limit {
         Some(t) if !interrupted && duration_s >= t => (t, true),
@@ -439,6 +436,7 @@ pub fn cell_result(
         read: op_result(r, window_s, fixed_window),
         write: op_result(w, window_s, fixed_window),
         fsync: op_result(f, window_s, fixed_window),
+        trim: op_result(t, window_s, fixed_window),
     };
     results.read.by_bs = by_bs_results(merged, &sizes, 0, window_s, fixed_window);
     results.write.by_bs = by_bs_results(merged, &sizes, 1, window_s, fixed_window);
@@ -495,6 +493,7 @@ pub fn cell_result(
                 read: op(0),
                 write: op(1),
                 fsync: op(2),
+                trim: op(3),
             }
         })
         .collect();

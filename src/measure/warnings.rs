@@ -91,7 +91,7 @@ pub fn check_cell(
         }
     }
     let synced = job.syncs_while_running() || job.open_flags.sync || job.open_flags.dsync;
-    if job.mode.writes() && buffered && !synced {
+    if job.mode.issues_writes() && buffered && !synced {
         w.push(Warning::new(
             "writes_not_synced",
             format!("{}: a write mode without --direct and without fsync (--fsync-freq 0, no --fsync-every): writes land in the page cache and the figures say little about the device", job.mode),
@@ -363,6 +363,7 @@ mod tests {
                 read: op(Some(lat(read_p99 / 2, read_p99))),
                 write: op(None),
                 fsync: op(None),
+                trim: op(None),
             },
             schedule_lag_ns: lag_p99.map(|p| lat(p / 4, p)),
             cpu: Cpu::default(),

@@ -6,147 +6,9 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 pub use super::fiologs::FioLogs;
+pub use super::mode::Mode;
 
-/// sysbench fileio test modes.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// Sequential write into freshly truncated files (allocating writes).
-    Seqwr,
-    /// Sequential rewrite of the prepared blocks in place.
-    Seqrewr,
-    /// Sequential read.
-    Seqrd,
-    /// Random read.
-    Rndrd,
-    /// Random write (overwrite in place).
-    Rndwr,
-    /// Random mix of reads and writes, `rw_ratio` reads per write.
-    Rndrw,
-    /// Sequential mix of reads and writes (fio's `rw=readwrite`), `rw_ratio` reads per write:
-    /// the reads and the writes each go through the thread's range in order, each from its own
-    /// position (as fio keeps one per direction); the writes overwrite in place.
-    Seqrw,
-}
-
-impl Mode {
-    pub const ALL: [Mode; 7] = [
-        Mode::Seqwr,
-        Mode::Seqrewr,
-        Mode::Seqrd,
-        Mode::Rndrd,
-        Mode::Rndwr,
-        Mode::Rndrw,
-        Mode::Seqrw,
-    ];
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Seqwr => "seqwr",
-            Mode::Seqrewr => "seqrewr",
-            Mode::Seqrd => "seqrd",
-            Mode::Rndrd => "rndrd",
-            Mode::Rndwr => "rndwr",
-            Mode::Rndrw => "rndrw",
-            Mode::Seqrw => "seqrw",
-        }
-    }
-    pub fn is_random(self) -> bool {
-        matches!(self, Mode::Rndrd | Mode::Rndwr | Mode::Rndrw)
-    }
-    pub fn writes(self) -> bool {
-        matches!(
-            self,
-            Mode::Seqwr | Mode::Seqrewr | Mode::Rndwr | Mode::Rndrw | Mode::Seqrw
-        )
-    }
-    pub fn reads(self) -> bool {
-        matches!(self, Mode::Seqrd | Mode::Rndrd | Mode::Rndrw | Mode::Seqrw)
-    }
-    /// A mix of reads and writes in one mode (`rw_ratio` reads per write).
-    pub fn is_mixed(self) -> bool {
-        matches!(self, Mode::Rndrw | Mode::Seqrw)
-    }
-}
-
-impl fmt::Display for Mode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        Mode::ALL
-            .into_iter()
-            .find(|m| m.name() == s.trim())
-            .ok_or_else(|| {
-                format!(
-                    "'{s}' is not a mode: use seqwr, seqrewr, seqrd, rndrd, rndwr, rndrw or seqrw"
-                )
-            })
-    }
-}
-
-/// What `--direct` (O_DIRECT) does with an engine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Direct {
-    /// The files are opened with O_DIRECT and I/O bypasses the page cache.
-    Honoured,
-    /// `--direct` is a usage error: the engine always goes through the page cache (mappings).
-    Refused,
-    /// Accepted and without effect: the engine touches no file.
-    Ignored,
-}
-
-/// What an engine is and can do: the capabilities every stage asks instead of the engine's name
-/// (as fio asks `td_ioengine_flagged`). They live here, beside [`EngineKind`], because the stages
-/// above `engine` (measure, analysis) judge documents by them too; the engine itself is
-/// `src/engine/NAME.rs` (the contract in `engine::ops`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Caps {
-    /// The `--engine` name; it is also the name in documents (`EngineKind`'s serde name).
-    pub name: &'static str,
-    /// Other spellings `--engine` takes.
-    pub aliases: &'static [&'static str],
-    /// The fio `ioengine`s this engine runs (job files), the first one the engine written in
-    /// fio's terms (fio JSON output).
-    pub fio: &'static [&'static str],
-    /// Reads and writes the data files: the runner prepares the file set and opens every file
-    /// for each cell. False: the engine does no I/O at all, and no file set is prepared, opened
-    /// or written.
-    pub needs_files: bool,
-    /// Works on shared read-write mappings of the files, which the runner creates and removes
-    /// (so no block device, and no file that must grow).
-    pub needs_mapping: bool,
-    /// What `--direct` does.
-    pub direct: Direct,
-    /// Keeps up to `--iodepth` operations in flight per thread (`engine::ops::QueueEngine`);
-    /// false: one at a time (`SyncEngine`), and `--iodepth` is ignored.
-    pub async_queue: bool,
-    /// Queues only with `--direct`: on buffered files the kernel does each I/O inside the submit
-    /// call, so nothing is in flight (Linux native AIO; warning `NAME_buffered`).
-    pub queues_only_direct: bool,
-    /// A failed or short read, write or fsync reaches the results as an error count. False for
-    /// an engine whose operations cannot fail (null) or whose failures cannot be caught (an I/O
-    /// error on a mapping arrives as SIGBUS).
-    pub counts_errors: bool,
-}
-
-impl Caps {
-    /// Whether the engine does any I/O (the null engine does none: its figures are iolab's own
-    /// cost per operation).
-    pub const fn does_io(&self) -> bool {
-        self.needs_files
-    }
-
-    /// Whether every byte goes through the page cache, `--direct` or not.
-    pub fn always_buffered(&self) -> bool {
-        self.direct == Direct::Refused
-    }
-}
+pub use super::caps::{Caps, Direct};
 
 /// Declares the engines: for each, its [`EngineKind`] variant and its [`Caps`]. Generates the
 /// enum, [`EngineKind::ALL`], [`EngineKind::caps`], the name and the parser from one table. The
@@ -189,6 +51,9 @@ engines! {
         async_queue: false,
         queues_only_direct: false,
         counts_errors: true,
+        moves_data: true,
+        reads: true,
+        file_ops: false,
     },
     /// io_uring with `iodepth` I/Os in flight per thread.
     IoUring => Caps {
@@ -201,6 +66,9 @@ engines! {
         async_queue: true,
         queues_only_direct: false,
         counts_errors: true,
+        moves_data: true,
+        reads: true,
+        file_ops: false,
     },
     /// Linux native AIO (io_submit/io_getevents) with `iodepth` I/Os in flight per thread;
     /// asynchronous only with O_DIRECT.
@@ -214,6 +82,9 @@ engines! {
         async_queue: true,
         queues_only_direct: true,
         counts_errors: true,
+        moves_data: true,
+        reads: true,
+        file_ops: false,
     },
     /// POSIX AIO (aio_read/aio_write through glibc, which runs them on helper threads) with
     /// `iodepth` I/Os in flight per thread, buffered or not: fio's posixaio.
@@ -227,6 +98,9 @@ engines! {
         async_queue: true,
         queues_only_direct: false,
         counts_errors: true,
+        moves_data: true,
+        reads: true,
+        file_ops: false,
     },
     /// Memory-mapped files: reads and writes are memory copies, fsync is msync(MS_SYNC).
     Mmap => Caps {
@@ -239,6 +113,86 @@ engines! {
         async_queue: false,
         queues_only_direct: false,
         counts_errors: false,
+        moves_data: true,
+        reads: true,
+        file_ops: false,
+    },
+    /// fio's falloc: a write is `fallocate(0)` (allocates the range), a read
+    /// `fallocate(KEEP_SIZE)`, a trim a hole punched; no data moves.
+    Falloc => Caps {
+        name: "falloc",
+        aliases: &[],
+        fio: &["falloc"],
+        needs_files: true,
+        needs_mapping: false,
+        direct: Direct::Honoured,
+        async_queue: false,
+        queues_only_direct: false,
+        counts_errors: true,
+        moves_data: false,
+        reads: true,
+        file_ops: false,
+    },
+    /// fio's ftruncate: a write truncates (or extends) the file to the write's offset; no
+    /// reads. Each file is put back to its size when the job ends.
+    Ftruncate => Caps {
+        name: "ftruncate",
+        aliases: &[],
+        fio: &["ftruncate"],
+        needs_files: true,
+        needs_mapping: false,
+        direct: Direct::Honoured,
+        async_queue: false,
+        queues_only_direct: false,
+        counts_errors: true,
+        moves_data: false,
+        reads: false,
+        file_ops: false,
+    },
+    /// fio's filecreate: each operation creates a new file of its own in `--dir` (O_CREAT | O_EXCL), timed; the files are removed when the thread ends.
+    Filecreate => Caps {
+        name: "filecreate",
+        aliases: &[],
+        fio: &["filecreate"],
+        needs_files: false,
+        needs_mapping: false,
+        direct: Direct::Ignored,
+        async_queue: false,
+        queues_only_direct: false,
+        counts_errors: true,
+        moves_data: false,
+        reads: true,
+        file_ops: true,
+    },
+    /// fio's filestat: each operation stats a file of its own (made untimed before the thread starts, removed when it ends).
+    Filestat => Caps {
+        name: "filestat",
+        aliases: &[],
+        fio: &["filestat"],
+        needs_files: false,
+        needs_mapping: false,
+        direct: Direct::Ignored,
+        async_queue: false,
+        queues_only_direct: false,
+        counts_errors: true,
+        moves_data: false,
+        reads: true,
+        file_ops: true,
+    },
+    /// fio's filedelete: each operation removes a file of its own (made untimed before the thread starts), checked to be the file iolab made.
+    Filedelete => Caps {
+        name: "filedelete",
+        aliases: &[],
+        fio: &["filedelete"],
+        needs_files: false,
+        needs_mapping: false,
+        direct: Direct::Ignored,
+        async_queue: false,
+        queues_only_direct: false,
+        counts_errors: true,
+        moves_data: false,
+        reads: true,
+        file_ops: true,
     },
     /// No I/O at all: measures iolab's own per-I/O cost.
     Null => Caps {
@@ -251,6 +205,9 @@ engines! {
         async_queue: false,
         queues_only_direct: false,
         counts_errors: false,
+        moves_data: true,
+        reads: true,
+        file_ops: false,
     },
 }
 
@@ -887,12 +844,14 @@ mod tests {
             ("libaio", EngineKind::Libaio),
             ("mmap", EngineKind::Mmap),
             ("null", EngineKind::Null),
+            ("falloc", EngineKind::Falloc),
+            ("ftruncate", EngineKind::Ftruncate),
         ] {
             assert_eq!(s.parse::<EngineKind>().unwrap(), k);
         }
         assert_eq!(
             "aio".parse::<EngineKind>().unwrap_err(),
-            "'aio' is not an engine: use sync, io_uring, libaio, posixaio, mmap or null"
+            "'aio' is not an engine: use sync, io_uring, libaio, posixaio, mmap, falloc, ftruncate, filecreate, filestat, filedelete or null"
         );
         for f in ["sync", "psync", "pvsync", "pvsync2", "vsync"] {
             assert_eq!(EngineKind::from_fio(f), Some(EngineKind::Sync));

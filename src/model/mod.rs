@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod buffers;
+pub mod caps;
 pub mod crashcheck;
 pub mod db;
 pub mod device;
@@ -14,6 +15,7 @@ pub mod hist;
 pub mod import;
 pub mod job;
 pub mod lat;
+pub mod mode;
 pub mod placement;
 pub mod run;
 pub mod schema;

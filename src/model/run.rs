@@ -11,15 +11,22 @@ pub enum OpKind {
     Read = 0,
     Write = 1,
     Fsync = 2,
+    /// A trim (fio's `trim` direction): a hole punched in a file
+    /// (`fallocate(PUNCH_HOLE | KEEP_SIZE)`), a discard on a device (`BLKDISCARD`).
+    Trim = 3,
 }
 
+/// How many kinds of operation are measured separately (the length of the per-kind arrays).
+pub const OP_KINDS: usize = 4;
+
 impl OpKind {
-    pub const ALL: [OpKind; 3] = [OpKind::Read, OpKind::Write, OpKind::Fsync];
+    pub const ALL: [OpKind; OP_KINDS] = [OpKind::Read, OpKind::Write, OpKind::Fsync, OpKind::Trim];
     pub fn name(self) -> &'static str {
         match self {
             OpKind::Read => "read",
             OpKind::Write => "write",
             OpKind::Fsync => "fsync",
+            OpKind::Trim => "trim",
         }
     }
 }
@@ -64,6 +71,29 @@ pub struct Results {
     pub read: OpResult,
     pub write: OpResult,
     pub fsync: OpResult,
+    /// Trims (the trim modes: fio's `rw=trim`, `randtrim`, `trimwrite`, `randtrimwrite`):
+    /// bytes are the bytes trimmed. Absent when the job trims nothing.
+    #[serde(default = "OpResult::none", skip_serializing_if = "OpResult::is_none")]
+    pub trim: OpResult,
+}
+
+impl OpResult {
+    /// No operation at all.
+    pub fn none() -> Self {
+        OpResult {
+            ops: 0,
+            bytes: 0,
+            iops: 0.0,
+            bytes_per_sec: 0.0,
+            lat_ns: None,
+            slat_ns: None,
+            by_bs: Vec::new(),
+        }
+    }
+    /// Whether no operation was counted (a trim figure of a job that trims nothing).
+    pub fn is_none(&self) -> bool {
+        self.ops == 0 && self.bytes == 0
+    }
 }
 
 impl Results {
@@ -72,6 +102,7 @@ impl Results {
             OpKind::Read => &self.read,
             OpKind::Write => &self.write,
             OpKind::Fsync => &self.fsync,
+            OpKind::Trim => &self.trim,
         }
     }
 }
@@ -106,6 +137,9 @@ pub struct TsPoint {
     pub read: Option<TsOp>,
     pub write: Option<TsOp>,
     pub fsync: Option<TsOp>,
+    /// Trims in this interval; absent when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trim: Option<TsOp>,
 }
 
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, schemars::JsonSchema)]

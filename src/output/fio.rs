@@ -5,7 +5,7 @@
 
 use crate::model::hist::LatHist;
 use crate::model::job::{Distribution, Limit, Mode};
-use crate::model::run::{CellResult, LatSummary, OpKind, OpResult, RunDoc, TsOp, TsPoint};
+use crate::model::run::{CellResult, LatSummary, OpKind, RunDoc, TsOp, TsPoint};
 use crate::spec::fio_vocab;
 use serde_json::{Map, Value, json};
 
@@ -435,24 +435,10 @@ fn lat_obj(sum: Option<&LatSummary>, h: Option<&LatHist>, n: u64, pct: bool, bin
     o
 }
 
-/// `read` / `write` / `trim` of a job. `op` None: a direction iolab does not do (trim).
-fn direction(
-    c: &CellResult,
-    k: Option<OpKind>,
-    bins: bool,
-    sel: fn(&TsPoint) -> Option<&TsOp>,
-) -> Value {
-    let empty = OpResult {
-        ops: 0,
-        bytes: 0,
-        iops: 0.0,
-        bytes_per_sec: 0.0,
-        lat_ns: None,
-        slat_ns: None,
-        by_bs: Vec::new(),
-    };
-    let r = k.map_or(&empty, |k| c.results.get(k));
-    let h = k.and_then(|k| hist(c, k));
+/// `read` / `write` / `trim` of a job (all zero for a direction the job does not do).
+fn direction(c: &CellResult, k: OpKind, bins: bool, sel: fn(&TsPoint) -> Option<&TsOp>) -> Value {
+    let r = c.results.get(k);
+    let h = hist(c, k);
     let did = r.ops > 0;
     // Per-second samples (seconds without this operation count as 0 while it ran).
     let (bw, iops): (Vec<f64>, Vec<f64>) = if did {
@@ -476,7 +462,7 @@ fn direction(
     let lat = lat_obj(r.lat_ns.as_ref(), h, r.ops, false, false);
     // The queue engines: clat from the submission on, slat before it (lat = slat + clat per
     // I/O, as fio's); the others, as fio's sync engines, clat = lat and no slat.
-    let ch = k.and_then(|k| c.clat_hists.get(k as usize).filter(|h| h.count() > 0));
+    let ch = c.clat_hists.get(k as usize).filter(|h| h.count() > 0);
     let mut clat = match ch {
         Some(ch) => lat_obj(
             LatSummary::from_hist(ch).as_ref(),
@@ -627,13 +613,16 @@ fn job(c: &CellResult, groupid: usize, bins: bool) -> Value {
     o.insert("job options".into(), Value::Object(job_options(c)));
     o.insert(
         "read".into(),
-        direction(c, Some(OpKind::Read), bins, |p| p.read.as_ref()),
+        direction(c, OpKind::Read, bins, |p| p.read.as_ref()),
     );
     o.insert(
         "write".into(),
-        direction(c, Some(OpKind::Write), bins, |p| p.write.as_ref()),
+        direction(c, OpKind::Write, bins, |p| p.write.as_ref()),
     );
-    o.insert("trim".into(), direction(c, None, bins, |_| None));
+    o.insert(
+        "trim".into(),
+        direction(c, OpKind::Trim, bins, |p| p.trim.as_ref()),
+    );
     o.insert(
         "sync".into(),
         json!({

@@ -144,7 +144,7 @@ pub const OPTIONS: &[FioOption] = &[
         "rw",
         Choice,
         Supported,
-        "`read`→`seqrd`, `write`→`seqwr`, `randread`→`rndrd`, `randwrite`→`rndwr`, `randrw`→`rndrw`, `rw`/`readwrite`→`seqrw` (default `read`); a sequential `:N` is `--seq-skip N` (holes, negative backwards, a pass ending where fio's does; with one file per clone, one size); a random `:N` is `--random-every N` (every Nth offset drawn, the others following the last, as fio); trim modes refused",
+        "`read`→`seqrd`, `write`→`seqwr`, `randread`→`rndrd`, `randwrite`→`rndwr`, `randrw`→`rndrw`, `rw`/`readwrite`→`seqrw` (default `read`), `trim`→`seqtrim`, `randtrim`→`rndtrim`, `trimwrite`→`seqtrimwr`, `randtrimwrite`→`rndtrimwr` (each trim followed by a write of its size at its offset); a trim is `BLKDISCARD` on a device (`--destructive`), as fio's, and on a file a hole punched (`fallocate(PUNCH_HOLE|KEEP_SIZE)`), where fio 3.33 fails each trim with ENOTTY (a note says so); a sequential `:N` is `--seq-skip N` (holes, negative backwards, a pass ending where fio's does; with one file per clone, one size); a random `:N` is `--random-every N` (every Nth offset drawn, the others following the last, as fio)",
     ),
     o(
         "rw_sequencer",
@@ -187,7 +187,7 @@ pub const OPTIONS: &[FioOption] = &[
         "ioengine",
         Choice,
         Approximated,
-        "`sync`, `psync`, `vsync`, `pvsync`, `pvsync2` run as iolab's `sync`; `libaio`, `io_uring`, `posixaio` (glibc's POSIX AIO, `iodepth` in flight), `mmap`, `null` as themselves; other engines refused",
+        "`sync`, `psync`, `vsync`, `pvsync`, `pvsync2` run as iolab's `sync`; `libaio`, `io_uring`, `posixaio` (glibc's POSIX AIO, `iodepth` in flight), `mmap`, `null` as themselves; `falloc` (a write `fallocate(0)`, a read `fallocate(KEEP_SIZE)`, a trim a hole punched, as fio's) and `ftruncate` (a write `ftruncate` to its offset; reads and trims refused, which fio fails with EINVAL; unlike fio, each file is put back to its size when the job ends, so the set can be kept or removed), `filecreate`, `filestat`, `filedelete` (one operation per file, `nrfiles` per job, on files of iolab's own made beside what is in the directory and removed afterwards; fio's stay) as themselves; other engines refused",
     ),
     o(
         "iodepth",
@@ -458,8 +458,18 @@ pub const OPTIONS: &[FioOption] = &[
         Approximated,
         "iolab reads back the blocks it wrote by the generations it kept; fio's experimental verify regenerates the offsets instead of logging them: the same blocks read and checked",
     ),
-    o("trim_percentage", Percent, Refused, "iolab has no trim"),
-    o("trim_backlog", Int, Refused, "iolab has no trim"),
+    o(
+        "trim_percentage",
+        Percent,
+        Refused,
+        "verify's trims of written blocks (checked to read back as zeros) are not run",
+    ),
+    o(
+        "trim_backlog",
+        Int,
+        Refused,
+        "verify's trims of written blocks (checked to read back as zeros) are not run",
+    ),
     // shaping iolab does not run
     o(
         "io_size",
@@ -604,8 +614,8 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "openfiles",
         Int,
-        Refused,
-        "iolab keeps every file of the set open",
+        Approximated,
+        "with `filecreate`, `filestat`, `filedelete` without effect (they hold no file open); with the other engines refused: iolab keeps every file of the set open",
     ),
     o("file_append", Bool, Refused, "iolab writes within the set"),
     o(

@@ -13,7 +13,7 @@ pub const MAX_EXPR_DEPTH: usize = 64;
 
 /// fio's `rw` values that are an iolab mode, and the mode. The first entry of a mode is the
 /// one written back (`rw` for [`Mode::Seqrw`], not `readwrite`).
-pub const RW_MODES: [(&str, Mode); 7] = [
+pub const RW_MODES: [(&str, Mode); 11] = [
     ("read", Mode::Seqrd),
     ("write", Mode::Seqwr),
     ("randread", Mode::Rndrd),
@@ -21,10 +21,14 @@ pub const RW_MODES: [(&str, Mode); 7] = [
     ("randrw", Mode::Rndrw),
     ("rw", Mode::Seqrw),
     ("readwrite", Mode::Seqrw),
+    ("trim", Mode::Seqtrim),
+    ("randtrim", Mode::Rndtrim),
+    ("trimwrite", Mode::Seqtrimwr),
+    ("randtrimwrite", Mode::Rndtrimwr),
 ];
 
 /// The mode of a fio `rw` value without its `:stride` (`randread` -> [`Mode::Rndrd`]); `None`
-/// for the patterns iolab has no mode for (`trim`, `randtrim`, ...) and for what is not fio's.
+/// for what is not fio's.
 pub fn mode_of_rw(rw: &str) -> Option<Mode> {
     let rw = rw.trim();
     RW_MODES.iter().find(|(r, _)| *r == rw).map(|(_, m)| *m)
@@ -491,6 +495,7 @@ mod tests {
         }
         assert_eq!(rw_of_mode(Mode::Seqrw), "rw");
         assert_eq!(mode_of_rw("readwrite"), Some(Mode::Seqrw));
-        assert_eq!(mode_of_rw("trim"), None);
+        assert_eq!(mode_of_rw("randtrimwrite"), Some(Mode::Rndtrimwr));
+        assert_eq!(mode_of_rw("trim:8"), None);
     }
 }

@@ -51,23 +51,24 @@ pub(super) fn translate_job(
         None => (rw.trim().to_string(), None),
     };
     let mode = match fio_vocab::mode_of_rw(&rw_kind) {
-        Some(m) => m.name(),
-        None if matches!(
-            rw_kind.as_str(),
-            "trim" | "randtrim" | "trimwrite" | "randtrimwrite"
-        ) =>
-        {
-            c.refuse_key("rw", "iolab has no trim");
-            "seqrd"
-        }
+        Some(m) => m,
         None => {
             c.bad(
                 "rw",
-                "not an I/O pattern of fio's (read, write, randread, randwrite, randrw, readwrite)",
+                "not an I/O pattern of fio's (read, write, randread, randwrite, randrw, readwrite, trim, randtrim, trimwrite, randtrimwrite)",
             );
-            "seqrd"
+            Mode::Seqrd
         }
     };
+    let writes = mode.writes();
+    // the directions whose block size the job uses (read, write, trim): randtrimwrite's
+    // writes take their trim's size (fio)
+    let dirs = [
+        mode.reads(),
+        mode.issues_writes() && mode != Mode::Rndtrimwr,
+        mode.trims(),
+    ];
+    let mode = mode.name();
     f("mode", mode.into());
     let random = mode.starts_with("rnd");
     // rw=...:N: sequential I/O moves on N bytes after each I/O (negative: backwards)
@@ -107,7 +108,6 @@ pub(super) fn translate_job(
             }
         }
     };
-    let writes = matches!(mode, "seqwr" | "rndwr" | "rndrw" | "seqrw");
     let mixed = matches!(mode, "rndrw" | "seqrw");
     if mixed {
         let pct = match (c.val("rwmixread"), c.val("rwmixwrite")) {
@@ -119,7 +119,7 @@ pub(super) fn translate_job(
     }
 
     // block sizes: bssplit, else bsrange, else bs (fio's precedence)
-    let (bs_fixed, bs_min) = block_sizes(&mut c, &mut f);
+    let (bs_fixed, bs_min) = block_sizes(&mut c, &mut f, dirs);
     if let Some(ba) = c.size("blockalign")
         && bs_fixed != Some(ba)
     {
@@ -132,7 +132,7 @@ pub(super) fn translate_job(
     let e = match EngineKind::from_fio(&engine) {
         Some(k) => k,
         None => {
-            c.refuse_key("ioengine", "iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null and posixaio");
+            c.refuse_key("ioengine", "iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null, posixaio, falloc, ftruncate, filecreate, filestat and filedelete");
             EngineKind::Sync
         }
     };
@@ -157,6 +157,10 @@ pub(super) fn translate_job(
         n => n.unwrap_or(1),
     };
     f("threads", numjobs.to_string());
+    // openfiles: the file engines hold no file open; the others keep every file of the set open
+    if c.opt("openfiles").is_some() && !e.caps().file_ops {
+        c.refuse_key("openfiles", "iolab keeps every file of the set open");
+    }
 
     // flushes
     let fsync = c.int("fsync").unwrap_or(0);
@@ -305,11 +309,16 @@ pub(super) fn translate_job(
         }
         if writes {
             notes.push(format!(
-                "writes to {} need --destructive, as any iolab run on a device",
+                "writes and trims (discards) to {} need --destructive, as any iolab run on a device",
                 d.display()
             ));
         }
     } else {
+        if dirs[2] && crate::engine::caps(e).needs_files {
+            notes.push(format!(
+                "rw={rw_kind}: each trim of a file punches a hole (fallocate PUNCH_HOLE|KEEP_SIZE); fio 3.33 fails trims of regular files (BLKDISCARD, ENOTTY)"
+            ));
+        }
         match size {
             None if c.opt("size").is_none() => c.bad_job(
                 " gives no size",
@@ -322,14 +331,18 @@ pub(super) fn translate_job(
         // fio's clones each have their own files (numjobs × nrfiles files of size/nrfiles),
         // except named ones (filename=), which the clones share
         let clones = if named { 1 } else { numjobs };
-        match u32::try_from(nrfiles.saturating_mul(clones)) {
-            Ok(files) => f("files", files.to_string()),
-            Err(_) => c.bad("nrfiles", "too many files"),
+        // the file engines (filecreate, ...) make a file of their own per operation in the
+        // directory: no set of their own (the ops below are nrfiles per clone)
+        if !e.caps().file_ops {
+            match u32::try_from(nrfiles.saturating_mul(clones)) {
+                Ok(files) => f("files", files.to_string()),
+                Err(_) => c.bad("nrfiles", "too many files"),
+            }
+            f(
+                "size",
+                size.unwrap_or(1 << 20).saturating_mul(clones).to_string(),
+            );
         }
-        f(
-            "size",
-            size.unwrap_or(1 << 20).saturating_mul(clones).to_string(),
-        );
         if let Some(d) = &dir {
             f("dir", d.display().to_string());
         }
@@ -650,11 +663,15 @@ fn share(bytes: u64, pct: u32, bs: Option<u64>) -> u64 {
     b - b % align
 }
 
-/// Block sizes: `bssplit`, else `bsrange`, else `bs` (fio's precedence). The fixed size, if
-/// one, and the smallest.
-fn block_sizes(c: &mut Ctx, f: &mut impl FnMut(&str, String)) -> (Option<u64>, u64) {
+/// Block sizes: `bssplit`, else `bsrange`, else `bs` (fio's precedence), of the directions
+/// the job uses (`dirs`: read, write, trim). The fixed size, if one, and the smallest.
+fn block_sizes(
+    c: &mut Ctx,
+    f: &mut impl FnMut(&str, String),
+    dirs: [bool; 3],
+) -> (Option<u64>, u64) {
     let kb = c.kb;
-    if let Some(v) = c.one_for_both("bssplit") {
+    if let Some(v) = c.for_directions("bssplit", dirs) {
         let mut parts: Vec<(u64, Option<u32>)> = Vec::new();
         for p in v.split(':').filter(|p| !p.is_empty()) {
             let (b, pct) = p.split_once('/').unwrap_or((p, ""));
@@ -692,7 +709,7 @@ fn block_sizes(c: &mut Ctx, f: &mut impl FnMut(&str, String)) -> (Option<u64>, u
         f("bs", mix.join(","));
         return (None, min);
     }
-    if let Some(v) = c.one_for_both("bsrange") {
+    if let Some(v) = c.for_directions("bsrange", dirs) {
         let Some((lo, hi)) = v.split_once('-').or_else(|| v.split_once(':')) else {
             c.bad("bsrange", "use LOW-HIGH (e.g. 4k-64k)");
             return (Some(4096), 4096);
@@ -715,7 +732,7 @@ fn block_sizes(c: &mut Ctx, f: &mut impl FnMut(&str, String)) -> (Option<u64>, u
         f("bs", format!("{lo}-{top}"));
         return (None, lo);
     }
-    let b = match c.one_for_both("bs") {
+    let b = match c.for_directions("bs", dirs) {
         Some(v) => fio_vocab::parse_size(&v, kb)
             .map_err(|e| c.bad("bs", e))
             .unwrap_or(4096),

@@ -337,7 +337,8 @@ pub fn shares_named_set(jobs: &[&FioJob]) -> bool {
 
 /// The plan of one phase: one job is an ordinary run, several are roles, each on its own file
 /// set in `DIR/NAME/`, or on one set in `DIR` when they name the same files
-/// ([`shares_named_set`]).
+/// ([`shares_named_set`]); the file engines' (filecreate, ...) in `DIR`, where each makes files
+/// of its own.
 pub fn plan_phase(jobs: &[&FioJob]) -> Result<Plan> {
     match jobs {
         [] => Err(Error::usage("a phase without jobs")),
@@ -351,7 +352,15 @@ pub fn plan_phase(jobs: &[&FioJob]) -> Result<Plan> {
             plan_role_set(
                 &base,
                 jobs.iter()
-                    .map(|j| (j.name.clone(), j.args.clone(), own, false))
+                    .map(|j| {
+                        // the file engines (filecreate, ...) work in the directory itself
+                        let files = j
+                            .args
+                            .engine
+                            .parse::<crate::model::job::EngineKind>()
+                            .is_ok_and(|k| k.caps().file_ops);
+                        (j.name.clone(), j.args.clone(), own && !files, false)
+                    })
                     .collect(),
             )
         }

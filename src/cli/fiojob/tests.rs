@@ -129,7 +129,7 @@ fn defaults_are_fios() {
 /// listed options were removed.
 #[test]
 fn every_blocker_is_listed_in_one_pass_one_line_each() {
-    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nrw=trim\n[b]\nrw=randtrim\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\nstartdelay=2\nlockmem=1m\nfrobnicate=7\n[c]\nrw=read\nsize=\nbs=abc\ndirect=2\n";
+    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nwrite_iolog=x\n[b]\nrw=randrw\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\nstartdelay=2\nlockmem=1m\nfrobnicate=7\n[c]\nrw=read\nsize=\nbs=abc\ndirect=2\n";
     let e = jobs(text, &[]).unwrap_err();
     assert_eq!(e.exit, crate::error::Exit::Usage);
     let lines: Vec<&str> = e.msg.split("\niolab: error: ").collect();
@@ -137,10 +137,9 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
         lines,
         [
             "t.fio:3: zonemode: refused: no zoned or strided zones",
-            "t.fio:5: rw: refused: iolab has no trim",
-            "t.fio:7: rw: refused: iolab has no trim",
-            "t.fio:8: ioengine: refused: iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null and posixaio",
-            "t.fio:9: bs: refused: different values for reads and writes",
+            "t.fio:5: write_iolog: refused: no I/O log replay",
+            "t.fio:8: ioengine: refused: iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null, posixaio, falloc, ftruncate, filecreate, filestat and filedelete",
+            "t.fio:9: bs: refused: different values for the directions the job does",
             "t.fio:10: random_distribution: refused: iolab draws random, zipf, pareto and zoned offsets",
             "t.fio:11: startdelay: refused: the jobs of a phase start at one instant",
             "t.fio:12: lockmem: refused: no memory locking",
@@ -156,8 +155,13 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
     let text = &text[..text.find("[c]").unwrap()];
     let r = jobs(text, &["--ignore-unsupported"]).unwrap();
     // a refused or unknown option is recorded by name only, never its value
-    assert_eq!(r.jobs[0].ignored, ["t.fio:3: zonemode", "t.fio:5: rw=trim"]);
-    assert_eq!(r.jobs[1].ignored.len(), 8);
+    assert_eq!(
+        r.jobs[0].ignored,
+        ["t.fio:3: zonemode", "t.fio:5: write_iolog"]
+    );
+    // zonemode, ioengine, bs (randrw reads and writes: 4k and 8k), random_distribution,
+    // startdelay, lockmem, frobnicate
+    assert_eq!(r.jobs[1].ignored.len(), 7);
     assert!(
         r.jobs[1]
             .ignored
@@ -165,7 +169,7 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
     );
     // and the options stored are those iolab used
     assert!(!r.jobs[0].fio_options.contains_key("zonemode"));
-    assert!(!r.jobs[0].fio_options.contains_key("rw"));
+    assert!(!r.jobs[0].fio_options.contains_key("write_iolog"));
     assert_eq!(r.jobs[0].fio_options["size"], "1m");
     // a random `:N` is a count of I/Os (fio's), a sequential one a size
     let e = jobs("[a]\nsize=1m\nrw=randread:x\n", &[]).unwrap_err();

@@ -513,3 +513,70 @@ fn an_offset_increment_spreads_the_threads() {
         assert_eq!(offs[64], start, "the whole range, then again");
     }
 }
+
+/// fio's trimwrite and randtrimwrite (t/jobs/t0023.fio, t0024.fio, judged by
+/// t/run-fio-tests.py): every trim is followed by a write of the same size at the same offset,
+/// and with the random map the trims of a pass cover every block once.
+#[test]
+fn trimwrite_pairs_each_trim_with_a_write_at_its_place() {
+    use crate::model::job::BsRange;
+    for (mode, map) in [
+        (Mode::Seqtrimwr, RandomMap::Off),
+        (Mode::Rndtrimwr, RandomMap::Bitmap),
+        (Mode::Rndtrimwr, RandomMap::Off),
+    ] {
+        let mut j = job(mode, 1);
+        j.random_map = map;
+        j.bs_bytes = 4096;
+        j.bs_range = Some(BsRange {
+            min_bytes: 512,
+            max_bytes: 4096,
+            step_bytes: 512,
+        });
+        let fsize = 1 << 20;
+        let mut g = OpGen::new(&j, 1, fsize, 0);
+        let mut covered = vec![false; (fsize / 512) as usize];
+        let mut trimmed = 0;
+        while trimmed < fsize {
+            let Next::Io {
+                kind: OpKind::Trim,
+                file,
+                off,
+                len,
+                si,
+            } = g.next_op()
+            else {
+                panic!("{mode}: a trim first");
+            };
+            assert_eq!(
+                g.next_op(),
+                Next::Io {
+                    kind: OpKind::Write,
+                    file,
+                    off,
+                    len,
+                    si,
+                },
+                "{mode}: the write of the pair"
+            );
+            for b in off / 512..(off + len) / 512 {
+                covered[b as usize] = true;
+            }
+            trimmed += len;
+        }
+        if mode == Mode::Seqtrimwr || map == RandomMap::Bitmap {
+            assert!(covered.iter().all(|&c| c), "{mode}: every block trimmed");
+        }
+    }
+    // the pure trim modes: trims only
+    let mut g = OpGen::new(&job(Mode::Rndtrim, 1), 1, 1 << 20, 0);
+    for _ in 0..100 {
+        assert!(matches!(
+            g.next_op(),
+            Next::Io {
+                kind: OpKind::Trim,
+                ..
+            }
+        ));
+    }
+}

@@ -54,8 +54,10 @@ fn fio_rw_mapping() {
         ("write", "seqwr"),
         ("rw", "seqrw"),
         ("readwrite", "seqrw"),
-        ("trim", "trim"),
-        ("randtrim", "randtrim"),
+        ("trim", "seqtrim"),
+        ("randtrim", "rndtrim"),
+        ("trimwrite", "seqtrimwr"),
+        ("randtrimwrite", "rndtrimwr"),
         ("randread:8", "rndrd"),
     ] {
         assert_eq!(one(json!({ "rw": rw })).mode, mode, "rw={rw}");
@@ -281,7 +283,7 @@ fn fio_sync_and_trim() {
     j["sync"] = json!({ "total_ios": 100, "lat_ns": { "min": 5, "max": 50, "mean": 20.0, "stddev": 1.0, "N": 100,
             "percentile": { "50.000000": 21, "99.000000": 49 }, "bins": { "21": 60, "5": 10, "49": 30 } } });
     let c = parse_fio_json(&doc(None, vec![j])).unwrap().cells.remove(0);
-    assert_eq!(c.mode, "trimwrite");
+    assert_eq!(c.mode, "seqtrimwr");
     let names: Vec<&str> = c.ops.iter().map(|o| o.op.as_str()).collect();
     assert_eq!(names, ["write", "trim", "fsync"]);
     let f = &c.ops[2];
