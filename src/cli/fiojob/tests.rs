@@ -157,7 +157,7 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
     // a refused or unknown option is recorded by name only, never its value
     assert_eq!(
         r.jobs[0].ignored,
-        ["t.fio:3: zonemode", "t.fio:5: write_iolog"]
+        ["t.fio:5: write_iolog", "t.fio:3: zonemode"]
     );
     // zonemode, ioengine, bs (randrw reads and writes: 4k and 8k), random_distribution,
     // startdelay, lockmem, frobnicate
