@@ -21,6 +21,9 @@ pub use super::phase::ROLES_MODE;
 use super::phase::{Unit, run_phase, run_roles_cell};
 pub use crate::spec::plan::{DeviceHold, Plan};
 
+mod verifyset;
+use verifyset::*;
+
 fn now_rfc3339() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
@@ -71,59 +74,6 @@ fn punch_files(spec: &FileSetSpec) -> Result<()> {
             .map_err(|e| Error::failed(format!("{}: {e}", p.display())))?;
     }
     Ok(())
-}
-
-/// `--verify`: the run id and a zero generation for every verify block of the set.
-fn new_verify_setup(plan: &Plan) -> Option<VerifySetup> {
-    let block = plan
-        .cells
-        .iter()
-        .filter(|c| c.verify)
-        .map(|c| c.bs_sizes()[0])
-        .min()?;
-    let spec = &plan.fileset;
-    let blocks = spec.files as u64 * (spec.file_size_bytes / block);
-    // A set a verify run left (same files, sizes and block): its generations go on, so reads
-    // check what it wrote.
-    if let Ok((head, gens)) = verify::load_state(&spec.dir)
-        && head.block_bytes == block
-        && head.file_size_bytes == spec.file_size_bytes
-        && head.offset_bytes == spec.base_offset()
-        && head.files.len() == spec.files as usize
-        && gens.len() as u64 == blocks
-    {
-        return Some(VerifySetup {
-            run_id: head.run_id,
-            block,
-            gens,
-        });
-    }
-    let run_id = crate::spec::dist::seed_from_clock() ^ ((std::process::id() as u64) << 32);
-    Some(VerifySetup {
-        run_id,
-        block,
-        gens: vec![0; blocks as usize],
-    })
-}
-
-/// Saves the verify state of the set (`--dir/.iolab-verify`) after a verify cell.
-fn save_verify_state(spec: &FileSetSpec, vs: &VerifySetup) -> Result<()> {
-    let head = crate::model::verify::StateHead {
-        schema: crate::model::schema::VERIFY_STATE.to_string(),
-        run_id: vs.run_id,
-        block_bytes: vs.block,
-        file_size_bytes: spec.file_size_bytes,
-        files: (0..spec.files)
-            .map(|i| file_path(Path::new(""), i).to_string_lossy().into_owned())
-            .collect(),
-        offset_bytes: spec.base_offset(),
-    };
-    verify::save_state(&spec.dir, &head, &vs.gens).map_err(|e| {
-        Error::failed(format!(
-            "--verify: writing {}: {e}",
-            verify::state_path(&spec.dir).display()
-        ))
-    })
 }
 
 /// Measures one cell. The file set must be complete.

@@ -1,0 +1,57 @@
+//! `--verify` in a run: the run id and every block's generation, and the verify state saved
+//! after a verify cell (`DIR/.iolab-verify`).
+
+use super::*;
+
+/// `--verify`: the run id and a zero generation for every verify block of the set.
+pub(super) fn new_verify_setup(plan: &Plan) -> Option<VerifySetup> {
+    let block = plan
+        .cells
+        .iter()
+        .filter(|c| c.verify)
+        .map(|c| c.bs_sizes()[0])
+        .min()?;
+    let spec = &plan.fileset;
+    let blocks = spec.files as u64 * (spec.file_size_bytes / block);
+    // A set a verify run left (same files, sizes and block): its generations go on, so reads
+    // check what it wrote.
+    if let Ok((head, gens)) = verify::load_state(&spec.dir)
+        && head.block_bytes == block
+        && head.file_size_bytes == spec.file_size_bytes
+        && head.offset_bytes == spec.base_offset()
+        && head.files.len() == spec.files as usize
+        && gens.len() as u64 == blocks
+    {
+        return Some(VerifySetup {
+            run_id: head.run_id,
+            block,
+            gens,
+        });
+    }
+    let run_id = crate::spec::dist::seed_from_clock() ^ ((std::process::id() as u64) << 32);
+    Some(VerifySetup {
+        run_id,
+        block,
+        gens: vec![0; blocks as usize],
+    })
+}
+
+/// Saves the verify state of the set (`--dir/.iolab-verify`) after a verify cell.
+pub(super) fn save_verify_state(spec: &FileSetSpec, vs: &VerifySetup) -> Result<()> {
+    let head = crate::model::verify::StateHead {
+        schema: crate::model::schema::VERIFY_STATE.to_string(),
+        run_id: vs.run_id,
+        block_bytes: vs.block,
+        file_size_bytes: spec.file_size_bytes,
+        files: (0..spec.files)
+            .map(|i| file_path(Path::new(""), i).to_string_lossy().into_owned())
+            .collect(),
+        offset_bytes: spec.base_offset(),
+    };
+    verify::save_state(&spec.dir, &head, &vs.gens).map_err(|e| {
+        Error::failed(format!(
+            "--verify: writing {}: {e}",
+            verify::state_path(&spec.dir).display()
+        ))
+    })
+}
