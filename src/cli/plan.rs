@@ -529,6 +529,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         verify: a.verify,
         verify_backlog: a.verify_backlog.unwrap_or(0),
         random_map: a.random_map,
+        timing: a.timing.clone(),
     };
     let cells: Vec<Job> = match modes {
         Some(ms) => ms

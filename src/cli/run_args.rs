@@ -275,6 +275,9 @@ pub struct RunArgs {
     /// blocks not done) or lfsr (fio's random_generator=lfsr: a full-period sequence, no bitmap).
     #[arg(long, default_value = "off")]
     pub random_map: crate::model::job::RandomMap,
+    /// fio's options of when I/O is issued, set by a job file only (no flag).
+    #[arg(skip)]
+    pub timing: crate::model::timing::Timing,
     /// Seconds of warm-up before measuring (not counted).
     #[arg(long, default_value_t = 0.0, value_parser = ramp_s)]
     pub ramp: f64,

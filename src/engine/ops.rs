@@ -42,7 +42,13 @@ pub struct Shared<'a> {
     /// Set on Ctrl-C, or by a worker that hit an unrecoverable error (engine setup); the others
     /// stop too.
     pub stop: &'a AtomicBool,
-    /// When the workers start issuing (the ramp begins).
+    /// Set when a job of the phase with `exitall` ended (or `exitall_on_error` hit an error):
+    /// every thread of the phase ends, as fio's `exitall` (not an interruption).
+    pub exit: &'a AtomicBool,
+    /// The job's flow (fio's `flow_id`), shared with the other jobs of the phase in it.
+    pub flow: Option<&'a super::timing::FlowShared>,
+    /// When the workers start issuing (the ramp begins; the job's `startdelay` after the
+    /// phase's start).
     pub start: Instant,
     /// End of the ramp: operations issued before it are not recorded.
     pub measure_start: Instant,

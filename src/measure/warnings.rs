@@ -300,6 +300,7 @@ mod tests {
             verify: false,
             verify_backlog: 0,
             random_map: Default::default(),
+            timing: Default::default(),
         }
     }
 

@@ -772,6 +772,13 @@ pub struct Job {
     /// `--random-map`: how random offsets are drawn (absent: with replacement).
     #[serde(default, skip_serializing_if = "is_off")]
     pub random_map: RandomMap,
+    /// fio's options of when I/O is issued (job files: think time, start delay, exitall,
+    /// Poisson arrivals, minimum rates, flows; absent: none).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::model::timing::Timing::is_default"
+    )]
+    pub timing: crate::model::timing::Timing,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -324,11 +324,18 @@ pub(super) fn translate_job(
                 if bytes < bs_min {
                     c.bad_job("", format!(": size {bytes} is smaller than one block"));
                 }
+                // number_ios: each clone stops there if its size does not stop it first
+                let number_ios = c.int("number_ios").filter(|n| *n > 0);
                 match bs_fixed {
                     Some(b) => {
-                        let ops = (bytes / b).saturating_mul(numjobs).saturating_mul(loops);
+                        let per = number_ios.map_or(bytes / b, |n| n.min(bytes / b));
+                        let ops = per.saturating_mul(numjobs).saturating_mul(loops);
                         f("ops", ops.to_string());
                     }
+                    None if number_ios.is_some() => c.refuse_key(
+                        "number_ios",
+                        "with mixed block sizes iolab stops at the bytes of size=, not also at a count",
+                    ),
                     // mixed sizes: the bytes themselves, each thread's last I/O trimmed to fit
                     None => f(
                         "io-size",
@@ -370,9 +377,6 @@ pub(super) fn translate_job(
     if let Some(r) = c.time("ramp_time").filter(|r| *r > 0.0) {
         f("ramp", format!("{r}"));
     }
-    if c.time("startdelay").is_some_and(|d| d > 0.0) {
-        c.refuse_key("startdelay", "the jobs of a phase start at one instant");
-    }
 
     // pacing
     let mut rate: Option<u64> = None;
@@ -398,9 +402,13 @@ pub(super) fn translate_job(
             f("rate", r.saturating_mul(numjobs).to_string());
         }
     }
-    if c.val("rate_process").is_some_and(|p| p.trim() != "linear") {
-        c.refuse_key("rate_process", "iolab paces linearly");
-    }
+    let timing = super::timing::timing_options(
+        &mut c,
+        FIO_RANDSEED.wrapping_add(index),
+        rate.is_some_and(|r| r > 0) && !mixed,
+        e.caps().async_queue,
+        &mut notes,
+    );
 
     // offsets
     if let Some(d) = c.val("random_distribution") {
@@ -463,7 +471,10 @@ pub(super) fn translate_job(
     if c.blockers.errors() > errors_before {
         return None;
     }
-    run_options(a, s, c, flags, notes)
+    run_options(a, s, c, flags, notes).map(|mut j| {
+        j.args.timing = timing;
+        j
+    })
 }
 
 /// `pct` percent of `bytes`, down to a whole block (fio aligns a percentage offset to the

@@ -7,6 +7,7 @@ use crate::spec::fiojob::{self, JobFile, JobSection};
 
 mod ctx;
 mod job;
+mod timing;
 mod verify;
 
 pub use ctx::Blockers;

@@ -27,6 +27,7 @@ fn job(mode: Mode, threads: u32) -> Job {
         verify: false,
         verify_backlog: 0,
         random_map: RandomMap::Off,
+        timing: Default::default(),
     }
 }
 
