@@ -132,6 +132,22 @@ pub(super) fn timing_options(
     }
     t.rate_min_bps = pair(c, "rate_min", true);
     t.rate_min_iops = pair(c, "rate_iops_min", false);
+    // fio refuses a minimum above the job's own rate ("minimum rate exceeds rate")
+    let (rate_bps, rate_iops) = (pair(c, "rate", true), pair(c, "rate_iops", false));
+    for d in 0..2 {
+        if rate_bps[d] > 0 && t.rate_min_bps[d] > rate_bps[d] {
+            c.bad(
+                "rate_min",
+                "above rate= (fio refuses a minimum rate above the rate)",
+            );
+        }
+        if rate_iops[d] > 0 && t.rate_min_iops[d] > rate_iops[d] {
+            c.bad(
+                "rate_iops_min",
+                "above rate_iops= (fio refuses a minimum rate above the rate)",
+            );
+        }
+    }
     if t.checks_min_rate() {
         t.rate_cycle_ms = c.int("ratecycle").unwrap_or(1000).max(1);
     }
