@@ -51,7 +51,7 @@ pub fn phase_flows<'j>(jobs: impl Iterator<Item = &'j crate::model::job::Job>) -
             }
             let x = flows.iter().find(|x| x.id == f.id).expect("just added");
             x.total_weight
-                .fetch_add(f.weight * u64::from(j.threads), Relaxed);
+                .fetch_add(f.weight.saturating_mul(u64::from(j.threads)), Relaxed);
         }
     }
     flows
@@ -144,7 +144,7 @@ impl<'a> Shaper<'a> {
         } else {
             self.completed
         };
-        b >= self.last_think_blocks + self.think_blocks
+        b >= self.last_think_blocks.saturating_add(self.think_blocks)
     }
 
     /// The pause itself (nothing in flight by now): `thinktime_spin` busy, the rest of

@@ -129,7 +129,7 @@ fn defaults_are_fios() {
 /// listed options were removed.
 #[test]
 fn every_blocker_is_listed_in_one_pass_one_line_each() {
-    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nrw=trim\n[b]\nrw=randread:8\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\nstartdelay=2\nverify=md5\nfrobnicate=7\n[c]\nrw=read\nsize=\nbs=abc\ndirect=2\n";
+    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nrw=trim\n[b]\nrw=randread:8\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\nlatency_target=10ms\nverify=md5\nfrobnicate=7\n[c]\nrw=read\nsize=\nbs=abc\ndirect=2\n";
     let e = jobs(text, &[]).unwrap_err();
     assert_eq!(e.exit, crate::error::Exit::Usage);
     let lines: Vec<&str> = e.msg.split("\niolab: error: ").collect();
@@ -142,7 +142,7 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
             "t.fio:8: ioengine: refused: iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null and posixaio",
             "t.fio:9: bs: refused: different values for reads and writes",
             "t.fio:10: random_distribution: refused: iolab draws random, zipf, pareto and zoned offsets",
-            "t.fio:11: startdelay: refused: the jobs of a phase start at one instant",
+            "t.fio:11: latency_target: refused: no queue-depth search",
             "t.fio:12: verify: refused: a job that only reads would check fio's headers from an earlier fio run",
             "t.fio:13: frobnicate: refused: not one of fio's options iolab knows",
             "t.fio:16: size: not a number (4096, 4k, 1m, 0x1000)",

@@ -6,13 +6,29 @@ use super::ctx::Ctx;
 use crate::model::timing::{Flow, Timing};
 use crate::spec::fio_vocab;
 
+/// fio's `FLOW_MAX_WEIGHT`: the largest `flow=`.
+const FLOW_MAX_WEIGHT: u64 = 1000;
+
+/// A time of option `k` in seconds (`unit`: of a bare number), at most 10 years as every
+/// duration of iolab's (`cli::flags::MAX_SECONDS`).
+fn seconds(c: &mut Ctx, k: &str, v: &str, unit: f64) -> Option<f64> {
+    match fio_vocab::parse_time(v, unit) {
+        Ok(s) if s.is_finite() && (0.0..=crate::cli::flags::MAX_SECONDS).contains(&s) => Some(s),
+        Ok(_) => {
+            c.bad(k, "longer than 10 years");
+            None
+        }
+        Err(e) => {
+            c.bad(k, e);
+            None
+        }
+    }
+}
+
 /// A time option in microseconds unless its unit says otherwise (fio's `is_time` options).
 fn micros(c: &mut Ctx, k: &str) -> Option<u64> {
     let v = c.val(k)?;
-    fio_vocab::parse_time(&v, 1e-6)
-        .map(|s| (s * 1e6).round() as u64)
-        .map_err(|e| c.bad(k, e))
-        .ok()
+    seconds(c, k, &v, 1e-6).map(|s| (s * 1e6).round() as u64)
 }
 
 /// A `read,write` pair of sizes (one value: both), as fio's `rate_min`.
@@ -49,11 +65,7 @@ fn start_delay(c: &mut Ctx, seed: u64, notes: &mut Vec<String>) -> f64 {
         return 0.0;
     };
     let t = v.trim();
-    let one = |c: &mut Ctx, s: &str| {
-        fio_vocab::parse_time(s, 1.0)
-            .map_err(|e| c.bad("startdelay", e))
-            .unwrap_or(0.0)
-    };
+    let one = |c: &mut Ctx, s: &str| seconds(c, "startdelay", s, 1.0).unwrap_or(0.0);
     match t.split_once('-').filter(|_| !fio_vocab::is_expression(t)) {
         Some((lo, hi)) => {
             let (mut lo, mut hi) = (one(c, lo), one(c, hi));
@@ -96,11 +108,10 @@ pub(super) fn timing_options(
         Some("issue") => t.think_on_issue = true,
         Some(_) => c.bad("thinktime_blocks_type", "not complete or issue"),
     }
-    if let Some(s) = c.val("thinktime_iotime") {
-        match fio_vocab::parse_time(&s, 1.0) {
-            Ok(x) => t.think_iotime_us = (x * 1e6).round() as u64,
-            Err(e) => c.bad("thinktime_iotime", e),
-        }
+    if let Some(s) = c.val("thinktime_iotime")
+        && let Some(x) = seconds(c, "thinktime_iotime", &s, 1.0)
+    {
+        t.think_iotime_us = (x * 1e6).round() as u64;
     }
     if t.think_us == 0 {
         // fio ignores them without a think time
@@ -174,10 +185,17 @@ pub(super) fn timing_options(
     t.serialize_overlap = c.bool("serialize_overlap").unwrap_or(false) && queue;
 
     if let Some(w) = c.int("flow").filter(|w| *w > 0) {
+        if w > FLOW_MAX_WEIGHT {
+            c.bad("flow", "at most 1000 (fio's largest weight)");
+        }
+        let sleep_us = c.int("flow_sleep").unwrap_or(0);
+        if sleep_us as f64 > crate::cli::flags::MAX_SECONDS * 1e6 {
+            c.bad("flow_sleep", "longer than 10 years");
+        }
         t.flow = Some(Flow {
             id: c.int("flow_id").unwrap_or(0),
-            weight: w,
-            sleep_us: c.int("flow_sleep").unwrap_or(0),
+            weight: w.min(FLOW_MAX_WEIGHT),
+            sleep_us,
         });
         notes.push("flow: the jobs of one phase that share a flow_id keep fio's ratio of I/Os (a flow does not reach across stonewalls); with flow_sleep=0 a thread ahead of its share sleeps 50 µs where fio spins".into());
     }
