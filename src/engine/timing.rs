@@ -6,9 +6,9 @@
 //! (in slices of at most [`SLICE`], so that a stop, a phase's end or the deadline ends it);
 //! only `thinktime_spin` spins, as fio's.
 
-use super::ops::Shared;
+use super::ops::{FlowShared, Shared};
 use crate::model::timing::Timing;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 /// The longest single sleep of a pause: a stop or the deadline is seen within it.
@@ -20,25 +20,6 @@ const FLOW_PAUSE: Duration = Duration::from_micros(50);
 
 /// fio's minimum rate check waits this long after the thread's start before its first cycle.
 const RATE_SETTLE: Duration = Duration::from_secs(2);
-
-/// One flow of a phase (`flow_id`): how many I/Os its threads issued (starting at 1, as
-/// fio's) and the sum of the weights of its threads still running.
-#[derive(Debug)]
-pub struct FlowShared {
-    pub id: u64,
-    pub counter: AtomicU64,
-    pub total_weight: AtomicU64,
-}
-
-impl FlowShared {
-    pub fn new(id: u64) -> Self {
-        FlowShared {
-            id,
-            counter: AtomicU64::new(1),
-            total_weight: AtomicU64::new(0),
-        }
-    }
-}
 
 /// The flows of a phase, one per `flow_id` its jobs name, each with the weights of all their
 /// threads added before any starts.
