@@ -202,10 +202,20 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
         let next = back.unwrap_or_else(|| g.next_op());
         // fio's flow: a thread ahead of its share of the flow pauses before issuing
         if sp.flows() && matches!(next, Next::Io { .. }) {
-            while sp.flow_ahead() && !sh.stop.load(Relaxed) && !sh.exit.load(Relaxed) {
+            let mut ahead = sp.flow_ahead();
+            while ahead
+                && !sh.stop.load(Relaxed)
+                && !sh.exit.load(Relaxed)
+                && sh.deadline.is_none_or(|d| Instant::now() < d)
+            {
                 sp.flow_pause(sh);
+                ahead = sp.flow_ahead();
             }
             now = Instant::now();
+            if ahead {
+                // stopped, ended or past the deadline while waiting: the loop's top ends it
+                continue;
+            }
         }
         let sched = pacer.peek();
         let t0 = match sched {
