@@ -527,7 +527,7 @@ pub const OPTIONS: &[FioOption] = &[
     o("iodepth_low", Int, Refused, "iolab keeps the queue full"),
     o(
         "thinktime",
-        Str,
+        Time,
         Supported,
         "µs unless a unit says: after `thinktime_blocks` I/Os a thread waits for what is in flight, then pauses (asleep on the clock)",
     ),
@@ -545,7 +545,7 @@ pub const OPTIONS: &[FioOption] = &[
     ),
     o(
         "thinktime_spin",
-        Str,
+        Time,
         Supported,
         "the first part of each pause spent busy on the CPU (µs), as fio's",
     ),
