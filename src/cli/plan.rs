@@ -481,6 +481,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         random_every: a.random_every.unwrap_or(0),
         random_every_same: a.random_every_same,
         follow_pct: 100 - a.random_pct.unwrap_or(100),
+        timing: a.timing.clone(),
     };
     let cells: Vec<Job> = match modes {
         // a job file's logs are the first mode's (a verify job's read-back is not logged)

@@ -323,6 +323,9 @@ pub struct RunArgs {
     /// prioclass and prio; ionice's classes). Each thread sets its own when it starts.
     #[arg(long, value_name = "CLASS[:LEVEL]")]
     pub ioprio: Option<crate::model::placement::IoPrio>,
+    /// fio's options of when I/O is issued, set by a job file only (no flag).
+    #[arg(skip)]
+    pub timing: crate::model::timing::Timing,
     /// Seconds of warm-up before measuring (not counted).
     #[arg(long, default_value_t = 0.0, value_parser = ramp_s)]
     pub ramp: f64,

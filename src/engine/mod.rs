@@ -27,6 +27,7 @@ pub mod psync;
 pub mod randmap;
 pub mod runner;
 pub mod setlock;
+pub mod timing;
 pub mod uring;
 pub mod verify;
 pub mod worker;

@@ -13,7 +13,7 @@ use crate::measure::stats::OpKind;
 pub use crate::model::job::{Caps, Direct};
 use crate::model::job::{EngineKind, Job};
 use std::os::fd::RawFd;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::Duration;
 use std::time::Instant;
 
@@ -27,6 +27,25 @@ pub struct MapPtr {
 // touch disjoint-or-racy bytes of a benchmark file, which is the point of the workload.
 unsafe impl Send for MapPtr {}
 unsafe impl Sync for MapPtr {}
+
+/// One flow of a phase (`flow_id`): how many I/Os its threads issued (starting at 1, as
+/// fio's) and the sum of the weights of its threads still running.
+#[derive(Debug)]
+pub struct FlowShared {
+    pub id: u64,
+    pub counter: AtomicU64,
+    pub total_weight: AtomicU64,
+}
+
+impl FlowShared {
+    pub fn new(id: u64) -> Self {
+        FlowShared {
+            id,
+            counter: AtomicU64::new(1),
+            total_weight: AtomicU64::new(0),
+        }
+    }
+}
 
 /// What all workers of one phase share (read-only).
 pub struct Shared<'a> {
@@ -42,7 +61,13 @@ pub struct Shared<'a> {
     /// Set on Ctrl-C, or by a worker that hit an unrecoverable error (engine setup); the others
     /// stop too.
     pub stop: &'a AtomicBool,
-    /// When the workers start issuing (the ramp begins).
+    /// Set when a job of the phase with `exitall` ended (or `exitall_on_error` hit an error):
+    /// every thread of the phase ends, as fio's `exitall` (not an interruption).
+    pub exit: &'a AtomicBool,
+    /// The job's flow (fio's `flow_id`), shared with the other jobs of the phase in it.
+    pub flow: Option<&'a FlowShared>,
+    /// When the workers start issuing (the ramp begins; the job's `startdelay` after the
+    /// phase's start).
     pub start: Instant,
     /// End of the ramp: operations issued before it are not recorded.
     pub measure_start: Instant,

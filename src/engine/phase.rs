@@ -217,27 +217,41 @@ pub(super) fn run_phase(
     }
     let measure_start = start + Duration::from_secs_f64(job0.ramp_s);
     let measure_start_wall = SystemTime::now() + measure_start.duration_since(Instant::now());
+    // fio's exitall: set when a job that has it ends; flows: one per flow_id of the phase
+    let exit = AtomicBool::new(false);
+    let flows = crate::engine::timing::phase_flows(units.iter().map(|u| u.job));
     let shared: Vec<Shared> = units
         .iter()
         .enumerate()
-        .map(|(i, u)| Shared {
-            job: u.job,
-            fds: &fds[i],
-            maps: &maps[i].0,
-            file_size_bytes: u.spec.file_size_bytes,
-            base_offset: u.spec.base_offset(),
-            // Page-aligned at least: a buffer that straddles an extra page costs an extra page pin per O_DIRECT I/O.
-            mem_align: plan.dio.mem.max(4096) as usize,
-            stop,
-            start,
-            measure_start,
-            deadline: u
-                .job
-                .time_limit_s()
-                .map(|t| measure_start + Duration::from_secs_f64(t)),
-            verify: vset.filter(|_| u.job.verify),
-            device: u.spec.device.is_some(),
-            dir: &u.spec.dir,
+        .map(|(i, u)| {
+            // startdelay: the job's own start, ramp and window come that much later
+            let delay = Duration::from_secs_f64(u.job.timing.start_delay_s);
+            let measure_start = measure_start + delay;
+            Shared {
+                job: u.job,
+                fds: &fds[i],
+                maps: &maps[i].0,
+                file_size_bytes: u.spec.file_size_bytes,
+                base_offset: u.spec.base_offset(),
+                // Page-aligned at least: a buffer that straddles an extra page costs an extra page pin per O_DIRECT I/O.
+                mem_align: plan.dio.mem.max(4096) as usize,
+                stop,
+                exit: &exit,
+                flow: u
+                    .job
+                    .timing
+                    .flow
+                    .and_then(|f| flows.iter().find(|x| x.id == f.id)),
+                start: start + delay,
+                measure_start,
+                deadline: u
+                    .job
+                    .time_limit_s()
+                    .map(|t| measure_start + Duration::from_secs_f64(t)),
+                verify: vset.filter(|_| u.job.verify),
+                device: u.spec.device.is_some(),
+                dir: &u.spec.dir,
+            }
         })
         .collect();
     let live = !plan.quiet && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
@@ -307,6 +321,14 @@ pub(super) fn run_phase(
                 match std::thread::Builder::new()
                     .name(name)
                     .spawn_scoped(s, move || {
+                        // asleep through a startdelay, then the last moment on the clock
+                        if let Some(d) = sh
+                            .start
+                            .checked_duration_since(Instant::now())
+                            .and_then(|d| d.checked_sub(Duration::from_millis(2)))
+                        {
+                            std::thread::sleep(d);
+                        }
                         while Instant::now() < sh.start {
                             std::hint::spin_loop();
                         }
@@ -314,6 +336,9 @@ pub(super) fn run_phase(
                         let ended = Instant::now();
                         if r.is_err() {
                             sh.stop.store(true, Ordering::Relaxed);
+                        }
+                        if sh.job.timing.exit_all {
+                            sh.exit.store(true, Ordering::Relaxed);
                         }
                         if finished.fetch_add(1, Ordering::Release) + 1 == total_threads as usize {
                             all_done.set();
@@ -407,16 +432,20 @@ pub(super) fn run_phase(
     let end = Instant::now();
     sync.measured(measure_start_wall, SystemTime::now());
     let (u1, s1) = rusage();
+    let unit_starts: Vec<Instant> = shared.iter().map(|sh| sh.measure_start).collect();
+    drop(shared);
     drop(maps);
     drop(files);
     let mut merged = Vec::new();
     let mut threads = Vec::new();
     let mut unit_duration_s = Vec::new();
     let since_start = |t: Instant| t.saturating_duration_since(measure_start).as_secs_f64();
-    for (u, rs) in units.iter().zip(results) {
+    for ((u, rs), &unit_start) in units.iter().zip(results).zip(&unit_starts) {
         let mut stats = Vec::new();
         let mut each = Vec::new();
-        let mut last = measure_start;
+        // a job's runtime counts from its own start (after its startdelay), as fio's
+        let since_start = |t: Instant| t.saturating_duration_since(unit_start).as_secs_f64();
+        let mut last = unit_start;
         for (r, ended) in rs {
             stats.push(
                 r.map_err(|e| Error::failed(format!("--engine {}: {e}", u.job.engine.name())))?,

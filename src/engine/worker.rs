@@ -13,6 +13,7 @@
 use super::opgen::{Next, OpGen, thread_quota};
 use super::ops::Shared;
 use super::ops::{QueueEngine, SyncEngine, trim};
+use super::timing::{Ended, Shaper, poisson_gap};
 use super::verify::Verifier;
 use crate::measure::fiolog::ThreadLog;
 use crate::measure::live::LiveCounters;
@@ -24,6 +25,9 @@ use crate::model::job::Job;
 use super::buf::{AlignedBuf, Filler};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
+
+mod setup;
+use setup::{filler, place};
 
 /// Live counters one worker publishes for the progress line and, with `--report-interval`, for
 /// the periodic report lines (`live`, allocated once before the phase; None without the flag, so
@@ -60,16 +64,21 @@ const SPIN_BEFORE: Duration = Duration::from_micros(100);
 struct Pacer {
     interval: Option<Duration>,
     next: Instant,
+    /// `rate_process=poisson`: exponential gaps drawn from this generator.
+    poisson: Option<crate::spec::dist::Rng>,
 }
 
 impl Pacer {
-    fn new(sh: &Shared, thread_rate: Option<f64>) -> Self {
+    fn new(sh: &Shared, thread_rate: Option<f64>, thread: u32) -> Self {
         if thread_rate.is_some() {
             set_min_timer_slack();
         }
+        let job = sh.job;
         Pacer {
             interval: thread_rate.map(|r| Duration::from_secs_f64(1.0 / r)),
             next: sh.start,
+            poisson: (job.timing.poisson && thread_rate.is_some())
+                .then(|| crate::spec::dist::thread_rng(job.seed ^ 0x706f_6973, thread)),
         }
     }
     /// Scheduled start of the next operation (None when not rate limited).
@@ -80,7 +89,10 @@ impl Pacer {
     #[inline]
     fn advance(&mut self) {
         if let Some(i) = self.interval {
-            self.next += i;
+            self.next += match &mut self.poisson {
+                Some(rng) => poisson_gap(i, rng),
+                None => i,
+            };
         }
     }
     /// Waits until `slot` (`now` is a recent clock reading); returns the clock reading that
@@ -137,52 +149,6 @@ fn ns_since(a: Instant, b: Instant) -> u64 {
     b.saturating_duration_since(a).as_nanos() as u64
 }
 
-/// `--cpus` and `--ioprio`: the thread runs only on its CPUs and at its I/O priority from now on
-/// (a system call each when it starts).
-fn place(job: &Job, thread: u32) -> std::io::Result<()> {
-    // the system call's error, with what was asked
-    let failed = |what: String| {
-        let e = std::io::Error::last_os_error();
-        Err(std::io::Error::new(e.kind(), format!("{what} ({e})")))
-    };
-    if let Some(p) = job.ioprio {
-        // SAFETY: ioprio_set(IOPRIO_WHO_PROCESS, 0: the calling thread, value) touches no memory.
-        if unsafe { libc::syscall(libc::SYS_ioprio_set, 1, 0, p.value()) } != 0 {
-            return failed(format!(
-                "--ioprio {p}: thread {thread} cannot take that I/O priority (rt needs CAP_SYS_ADMIN)"
-            ));
-        }
-    }
-    let Some(c) = &job.cpus else { return Ok(()) };
-    // SAFETY: a zeroed cpu_set_t is an empty set; CPU_SET writes inside it (every CPU of the
-    // list is at most MAX_CPU, below CPU_SETSIZE); sched_setaffinity(0) is the calling thread.
-    let r = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &cpu in c.for_thread(thread) {
-            libc::CPU_SET(cpu as usize, &mut set);
-        }
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
-    };
-    if r != 0 {
-        return failed(format!(
-            "--cpus {c}: thread {thread} cannot run on those CPUs (`nproc` and the process's affinity, `taskset -p`, say which it may use)"
-        ));
-    }
-    Ok(())
-}
-
-/// What the thread's writes hold (`--buffers`), for its part of the set.
-fn filler(job: &Job, thread: u32, g: &OpGen) -> Filler {
-    let (lo, hi) = g.range();
-    Filler::new(
-        &job.buffers,
-        job.seed,
-        thread,
-        job.bs_sizes()[0],
-        hi.saturating_sub(lo),
-    )
-}
-
 /// Whether an operation of `kind` counts in the `--ops`/`--io-size` quota: reads, writes and
 /// trims, but in the trim-and-write modes only the writes (fio moves `size` bytes in each of
 /// the two directions).
@@ -201,6 +167,17 @@ fn trim_at(sh: &Shared, file: u32, off: u64, len: u64) -> Result<(), i32> {
     sh.fds
         .get(file as usize)
         .map_or(Ok(()), |&fd| trim(fd, sh.device, off, len))
+}
+
+/// A thread below its minimum rate ends as fio's: one line on stderr, an EIO in its errors,
+/// and with `exitall_on_error` the phase ends too.
+fn rate_min_end(sh: &Shared, st: &mut ThreadStats, e: Ended) {
+    let Ended::RateMin(msg) = e;
+    eprintln!("iolab: {msg}: the thread ends, as fio's job would (an EIO in its errors)");
+    st.error(libc::EIO);
+    if sh.job.timing.exit_on_error || sh.job.timing.exit_all {
+        sh.exit.store(true, Relaxed);
+    }
 }
 
 /// Runs one worker with an engine that completes one I/O per call.
@@ -237,13 +214,15 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
     }
     let quota = thread_quota(job, thread);
     let (mut done_in_window, mut bytes_in_window) = (0u64, 0u64);
-    let mut pacer = Pacer::new(sh, thread_rate(job));
+    let mut pacer = Pacer::new(sh, thread_rate(job), thread);
     let mut prev_lag = 0u64;
     let (mut p_ops, mut p_bytes) = (0u64, 0u64);
+    let mut sp = Shaper::new(sh);
     let mut now = Instant::now();
     loop {
         let paid = quota.is_some_and(|q| q.paid(done_in_window, bytes_in_window));
         if sh.stop.load(Relaxed)
+            || sh.exit.load(Relaxed)
             || sh.deadline.is_some_and(|d| now >= d)
             || (paid && !vf.as_ref().is_some_and(Verifier::backlog_left))
         {
@@ -257,6 +236,23 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
             g.cap(q.left(bytes_in_window));
         }
         let next = back.unwrap_or_else(|| g.next_op());
+        // fio's flow: a thread ahead of its share of the flow pauses before issuing
+        if sp.flows() && matches!(next, Next::Io { .. }) {
+            let mut ahead = sp.flow_ahead();
+            while ahead
+                && !sh.stop.load(Relaxed)
+                && !sh.exit.load(Relaxed)
+                && sh.deadline.is_none_or(|d| Instant::now() < d)
+            {
+                sp.flow_pause(sh);
+                ahead = sp.flow_ahead();
+            }
+            now = Instant::now();
+            if ahead {
+                // stopped, ended or past the deadline while waiting: the loop's top ends it
+                continue;
+            }
+        }
         let io_off = match next {
             Next::Io { off, .. } => off,
             Next::Fsync { .. } => 0,
@@ -351,6 +347,25 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
         if in_quota(job, kind) && back.is_none() {
             done_in_window += 1;
             bytes_in_window += bytes;
+        }
+        if kind != OpKind::Fsync {
+            sp.issued += 1;
+            sp.completed += 1;
+            if res.is_ok() {
+                sp.count((kind == OpKind::Write) as usize, bytes);
+            }
+        }
+        if res.is_err() && job.timing.exit_on_error {
+            // exitall_on_error: this thread's error ends the phase
+            sh.exit.store(true, Relaxed);
+        }
+        if let Some(e) = sp.rate_check(now) {
+            rate_min_end(sh, &mut st, e);
+            break;
+        }
+        if sp.think_due(now) {
+            sp.think(sh);
+            now = Instant::now();
         }
     }
     if job.mode.writes() && !sh.stop.load(Relaxed) {
@@ -459,7 +474,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     let quota = thread_quota(job, thread);
     let (mut issued_in_window, mut bytes_in_window) = (0u64, 0u64);
     let mut inflight = 0usize;
-    let mut pacer = Pacer::new(sh, thread_rate(job));
+    let mut pacer = Pacer::new(sh, thread_rate(job), thread);
     // The progress counts, published by the reaping closure and by a trim done in the loop.
     let (p_ops, p_bytes) = (std::cell::Cell::new(0u64), std::cell::Cell::new(0u64));
     let publish = |kind: OpKind, bytes: u64, lat: u64| {
@@ -476,6 +491,11 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     let mut waits_for_slot = false;
     let mut prev_lag = 0u64;
     let mut stopping = false;
+    let mut sp = Shaper::new(sh);
+    // this thread counted the next I/O in its flow already; a pause (think time or a flow's)
+    // waits for what is in flight first
+    let mut flow_passed = false;
+    let overlap_waits = sh.verify.is_some() || job.timing.serialize_overlap;
 
     // Reaps every available completion; returns how many.
     let reap = |eng: &mut E,
@@ -483,7 +503,8 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 slots: &mut Vec<Option<Slot>>,
                 free: &mut Vec<usize>,
                 st: &mut ThreadStats,
-                vf: &mut Option<Verifier>|
+                vf: &mut Option<Verifier>,
+                sp: &mut Shaper|
      -> usize {
         let mut n = 0;
         let t1 = Instant::now();
@@ -495,6 +516,12 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             }
             n += 1;
             g.completed(s.kind, t1);
+            if s.kind != OpKind::Fsync {
+                sp.completed += 1;
+                if r >= 0 && r as u32 == s.expect {
+                    sp.count((s.kind == OpKind::Write) as usize, s.bytes);
+                }
+            }
             if let Some(v) = vf.as_mut().filter(|_| idx < depth) {
                 let whole = r >= 0 && r as u32 == s.expect;
                 if s.kind == OpKind::Read && whole {
@@ -539,6 +566,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
         let now = Instant::now();
         if !stopping
             && (sh.stop.load(Relaxed)
+                || sh.exit.load(Relaxed)
                 || sh.deadline.is_some_and(|d| now >= d)
                 || (quota.is_some_and(|q| q.paid(issued_in_window, bytes_in_window))
                     && !vf.as_ref().is_some_and(Verifier::backlog_left)))
@@ -547,7 +575,15 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
         }
         // Issue as many as allowed.
         let mut wait_until: Option<Instant> = None;
+        let mut pause = false;
         while !stopping && inflight < depth {
+            if sp.flows() && !flow_passed {
+                if sp.flow_ahead() {
+                    pause = true;
+                    break;
+                }
+                flow_passed = true;
+            }
             let paid = quota.is_some_and(|q| q.paid(issued_in_window, bytes_in_window));
             let mut is_back = std::mem::take(&mut carry_back);
             let next = match carry.take() {
@@ -652,7 +688,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             }
             // --verify: an I/O that overlaps one in flight waits for it (their order on the
             // device is not known otherwise).
-            if vf.is_some()
+            if overlap_waits
                 && slots[..depth]
                     .iter()
                     .flatten()
@@ -691,6 +727,8 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             unsafe { eng.queue_io(kind, file, off, ptr, len as u32, slot as u64) };
             unsubmitted.push(slot);
             inflight += 1;
+            flow_passed = false;
+            sp.issued += 1;
             pacer.advance();
             let waited = std::mem::take(&mut waits_for_slot);
             if let Some(s) = sched {
@@ -712,6 +750,30 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                     stopping = true;
                 }
             }
+            if sp.think_due(Instant::now()) {
+                pause = true;
+                break;
+            }
+        }
+        if pause && !stopping {
+            // thinktime or a flow's pause: what is in flight completes first (fio's quiesce)
+            submit(&mut eng, &mut slots, &mut unsubmitted)?;
+            while inflight > 0 {
+                match eng.commit_and_wait(inflight as u32, None) {
+                    Ok(()) => {}
+                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                    Err(e) => return Err(e),
+                }
+                inflight -= reap(
+                    &mut eng, &mut g, &mut slots, &mut free, &mut st, &mut vf, &mut sp,
+                );
+            }
+            if sp.flows() && !flow_passed {
+                sp.flow_pause(sh);
+            } else {
+                sp.think(sh);
+            }
+            continue;
         }
         if inflight == 0 {
             if stopping {
@@ -730,7 +792,9 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             if left <= SPIN_BEFORE {
                 submit(&mut eng, &mut slots, &mut unsubmitted)?;
                 loop {
-                    inflight -= reap(&mut eng, &mut g, &mut slots, &mut free, &mut st, &mut vf);
+                    inflight -= reap(
+                        &mut eng, &mut g, &mut slots, &mut free, &mut st, &mut vf, &mut sp,
+                    );
                     if Instant::now() >= w {
                         break;
                     }
@@ -741,14 +805,25 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             timeout = Some(left - SPIN_BEFORE);
         }
         submit(&mut eng, &mut slots, &mut unsubmitted)?;
-        match eng.commit_and_wait(1, timeout) {
+        // iodepth_batch_complete_min: wait for that many completions (at most those in flight)
+        let min = job.timing.complete_min.clamp(1, inflight as u64) as u32;
+        match eng.commit_and_wait(min, timeout) {
             Ok(()) => {}
             Err(e)
                 if e.raw_os_error() == Some(libc::EINTR)
                     || (timeout.is_some() && e.raw_os_error() == Some(libc::ETIME)) => {}
             Err(e) => return Err(e),
         }
-        inflight -= reap(&mut eng, &mut g, &mut slots, &mut free, &mut st, &mut vf);
+        inflight -= reap(
+            &mut eng, &mut g, &mut slots, &mut free, &mut st, &mut vf, &mut sp,
+        );
+        if !stopping && let Some(e) = sp.rate_check(Instant::now()) {
+            rate_min_end(sh, &mut st, e);
+            stopping = true;
+        }
+        if !stopping && job.timing.exit_on_error && st.errors.iter().any(|&n| n > 0) {
+            sh.exit.store(true, Relaxed);
+        }
     }
     if job.mode.writes() && !sh.stop.load(Relaxed) {
         let carried = match carry {
@@ -775,7 +850,9 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                     Err(e) => return Err(e),
                 }
             }
-            reap(&mut eng, &mut g, &mut slots, &mut free, &mut st, &mut vf);
+            reap(
+                &mut eng, &mut g, &mut slots, &mut free, &mut st, &mut vf, &mut sp,
+            );
         }
     }
     st.finish(ns_since(sh.measure_start, Instant::now()));

@@ -309,6 +309,7 @@ mod tests {
             random_every: 0,
             random_every_same: false,
             follow_pct: 0,
+            timing: Default::default(),
         }
     }
 

@@ -775,6 +775,13 @@ pub struct Job {
     /// `--random-pct P` (fio's `percentage_random`): 100 − P, the % of I/Os that follow.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub follow_pct: u8,
+    /// fio's options of when I/O is issued (job files: think time, start delay, exitall,
+    /// Poisson arrivals, minimum rates, flows; absent: none).
+    #[serde(
+        default,
+        skip_serializing_if = "crate::model::timing::Timing::is_default"
+    )]
+    pub timing: crate::model::timing::Timing,
 }
 
 fn is_zero<T: Default + PartialEq>(n: &T) -> bool {

@@ -21,6 +21,7 @@ pub mod run;
 pub mod schema;
 pub mod stored;
 pub mod suite;
+pub mod timing;
 pub mod units;
 pub mod verify;
 pub mod zones;

@@ -69,6 +69,7 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("blocksize_unaligned", "bs_unaligned"),
     ("ba", "blockalign"),
     ("iodepth_batch", "iodepth_batch_submit"),
+    ("iodepth_batch_complete", "iodepth_batch_complete_min"),
     ("timeout", "runtime"),
     ("wait_for_previous", "stonewall"),
     ("ratemin", "rate_min"),

@@ -422,6 +422,8 @@ pub(super) fn translate_job(
                 if bytes < bs_min {
                     c.bad_job("", format!(": size {bytes} is smaller than one block"));
                 }
+                // number_ios: each clone stops there if its size does not stop it first
+                let number_ios = c.int("number_ios").filter(|n| *n > 0);
                 match bs_fixed {
                     Some(b) => {
                         let mut pass = bytes / b;
@@ -445,9 +447,15 @@ pub(super) fn translate_job(
                             }
                             pass = first;
                         }
+                        // number_ios: at most that many I/Os per pass (fio)
+                        let pass = number_ios.map_or(pass, |n| n.min(pass));
                         let ops = pass.saturating_mul(numjobs).saturating_mul(loops);
                         f("ops", ops.to_string());
                     }
+                    None if number_ios.is_some() => c.refuse_key(
+                        "number_ios",
+                        "with mixed block sizes iolab stops at the bytes of size=, not also at a count",
+                    ),
                     // mixed sizes: the bytes themselves, each thread's last I/O trimmed to fit
                     None => f(
                         "io-size",
@@ -489,9 +497,6 @@ pub(super) fn translate_job(
     if let Some(r) = c.time("ramp_time").filter(|r| *r > 0.0) {
         f("ramp", format!("{r}"));
     }
-    if c.time("startdelay").is_some_and(|d| d > 0.0) {
-        c.refuse_key("startdelay", "the jobs of a phase start at one instant");
-    }
 
     // pacing
     let mut rate: Option<u64> = None;
@@ -517,9 +522,13 @@ pub(super) fn translate_job(
             f("rate", r.saturating_mul(numjobs).to_string());
         }
     }
-    if c.val("rate_process").is_some_and(|p| p.trim() != "linear") {
-        c.refuse_key("rate_process", "iolab paces linearly");
-    }
+    let timing = super::timing::timing_options(
+        &mut c,
+        FIO_RANDSEED.wrapping_add(index),
+        rate.is_some_and(|r| r > 0) && !mixed,
+        e.caps().async_queue,
+        &mut notes,
+    );
 
     // offsets
     if let Some(d) = c.val("random_distribution") {
@@ -606,6 +615,7 @@ pub(super) fn translate_job(
     }
     let mut j = run_options(a, s, c, flags, notes)?;
     j.args.fio_logs = logs;
+    j.args.timing = timing;
     Some(j)
 }
 

@@ -10,6 +10,7 @@ mod ctx;
 mod job;
 mod logs;
 mod noio;
+mod timing;
 mod verify;
 
 pub use logs::log_files;

@@ -129,7 +129,7 @@ fn defaults_are_fios() {
 /// listed options were removed.
 #[test]
 fn every_blocker_is_listed_in_one_pass_one_line_each() {
-    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nwrite_iolog=x\n[b]\nrw=randrw\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\nstartdelay=2\nlockmem=1m\nfrobnicate=7\n[c]\nrw=read\nsize=\nbs=abc\ndirect=2\n";
+    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nwrite_iolog=x\n[b]\nrw=randrw\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\nlatency_target=10ms\nlockmem=1m\nfrobnicate=7\n[c]\nrw=read\nsize=\nbs=abc\ndirect=2\n";
     let e = jobs(text, &[]).unwrap_err();
     assert_eq!(e.exit, crate::error::Exit::Usage);
     let lines: Vec<&str> = e.msg.split("\niolab: error: ").collect();
@@ -141,7 +141,7 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
             "t.fio:8: ioengine: refused: iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null, posixaio, falloc, ftruncate, filecreate, filestat and filedelete",
             "t.fio:9: bs: refused: different values for the directions the job does",
             "t.fio:10: random_distribution: refused: iolab draws random, zipf, pareto and zoned offsets",
-            "t.fio:11: startdelay: refused: the jobs of a phase start at one instant",
+            "t.fio:11: latency_target: refused: no queue-depth search",
             "t.fio:12: lockmem: refused: no memory locking",
             "t.fio:13: frobnicate: refused: not one of fio's options iolab knows",
             "t.fio:16: size: not a number (4096, 4k, 1m, 0x1000)",

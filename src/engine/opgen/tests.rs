@@ -36,6 +36,7 @@ fn job(mode: Mode, threads: u32) -> Job {
         random_every: 0,
         random_every_same: false,
         follow_pct: 0,
+        timing: Default::default(),
     }
 }
 

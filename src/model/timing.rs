@@ -1,0 +1,104 @@
+//! When a job issues its I/O, beyond `--rate`: fio's think time, start delay, exit of a whole
+//! phase, Poisson arrivals, minimum rates, completion batches, overlap serialization and flows
+//! (docs/fio-jobs.md). Job files set them (`cli::fiojob`); the worker loops (`engine::worker`,
+//! `engine::timing`) run them. All absent by default, and absent from documents then.
+
+use serde::Serialize;
+
+/// fio's options that shape when a job issues I/O. Each field is fio's, per thread (a `numjobs`
+/// clone is one of fio's threads) unless it says otherwise.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(default)]
+pub struct Timing {
+    /// `thinktime`: after every `think_blocks` I/Os, wait until none is in flight, then pause
+    /// this long (µs; 0: no think time).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub think_us: u64,
+    /// `thinktime_spin`: the first part of the pause spent busy (µs), the rest asleep.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub think_spin_us: u64,
+    /// `thinktime_blocks` (fio's default 1; 0 read as 1).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub think_blocks: u64,
+    /// `thinktime_blocks_type=issue`: count issued I/Os, not completed ones (fio's default).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub think_on_issue: bool,
+    /// `thinktime_iotime`: also pause once this many µs of I/O have passed since the last
+    /// pause (without `thinktime_blocks` given: only then).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub think_iotime_us: u64,
+    /// With `think_iotime_us`: whether `thinktime_blocks` was given (it counts too then).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub think_blocks_given: bool,
+    /// `startdelay` (a range drawn once per job): the job starts this long after the phase
+    /// (seconds); its runtime, ramp and rates count from its own start, as fio's.
+    #[serde(skip_serializing_if = "is_zero_f")]
+    pub start_delay_s: f64,
+    /// `exitall`: when a thread of this job ends, the other jobs of the phase end too.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub exit_all: bool,
+    /// `exitall_on_error`: when a thread of this job ends on an error, the phase ends.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub exit_on_error: bool,
+    /// `rate_process=poisson`: the gaps between `--rate` slots are exponential (mean 1/rate).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub poisson: bool,
+    /// `rate_min` (bytes/s; reads, writes) per thread: measured over each `rate_cycle_ms`
+    /// after 2 s, a direction below it ends the thread with EIO, as fio's.
+    #[serde(skip_serializing_if = "is_zero_pair")]
+    pub rate_min_bps: [u64; 2],
+    /// `rate_iops_min` (reads, writes) per thread, the same way (used when `rate_min` is not).
+    #[serde(skip_serializing_if = "is_zero_pair")]
+    pub rate_min_iops: [u64; 2],
+    /// `ratecycle` (ms; fio's default 1000).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub rate_cycle_ms: u64,
+    /// `iodepth_batch_complete_min`: a queue engine waits for this many completions (at most
+    /// what is in flight) before issuing again (0 and 1: one).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub complete_min: u64,
+    /// `serialize_overlap`: an I/O overlapping one in flight waits for it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub serialize_overlap: bool,
+    /// `flow`: this job's weight in its flow (absent: none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow: Option<Flow>,
+}
+
+/// fio's `flow`: the threads of the jobs of a phase that share a `flow_id` issue their I/Os in
+/// the ratio of their weights, through one shared counter.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct Flow {
+    /// `flow_id`.
+    pub id: u64,
+    /// `flow` (each thread of the job adds it to the flow's total).
+    pub weight: u64,
+    /// `flow_sleep` (µs): how long a thread ahead of its share pauses (0: a short pause).
+    pub sleep_us: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+fn is_zero_f(n: &f64) -> bool {
+    *n == 0.0
+}
+
+fn is_zero_pair(p: &[u64; 2]) -> bool {
+    *p == [0, 0]
+}
+
+impl Timing {
+    /// Whether nothing is set (a job without any of these options).
+    pub fn is_default(&self) -> bool {
+        *self == Timing::default()
+    }
+
+    /// Whether a minimum rate is checked.
+    pub fn checks_min_rate(&self) -> bool {
+        self.rate_min_bps != [0, 0] || self.rate_min_iops != [0, 0]
+    }
+}
