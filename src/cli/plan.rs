@@ -378,10 +378,10 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
     }
     // What the threads of the largest cell ask for together (the default profile runs 8
     // threads), checked by the engine before anything is written.
-    let threads = if modes.is_none() {
-        8
-    } else {
-        a.threads.unwrap_or(1)
+    let threads = match (&modes, a.threads) {
+        (_, Some(t)) => t,
+        (None, None) => 8,
+        (Some(_), None) => 1,
     };
     crate::engine::available(engine, threads, a.iodepth).map_err(Error::usage)?;
     if a.device.is_none() && a.destructive.is_some() {
@@ -504,30 +504,34 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
                     format!("the filesystem at {} ({fs}) does not support O_DIRECT: the default profile runs buffered, through the page cache", a.set.dir.display()),
                 ));
             }
-            let mut v = Vec::new();
-            for mode in [Mode::Rndrd, Mode::Rndwr, Mode::Rndrw] {
-                for threads in [1, 8] {
-                    v.push(Job {
-                        mode,
-                        threads,
-                        bs_bytes: 16384,
+            // --bs and --threads given: every cell of the profile takes them (its 16 KiB and
+            // 1 MiB sizes, its 1 and 8 threads are the defaults, never a silent override)
+            let random_threads: &[u32] = match &a.threads {
+                Some(t) => std::slice::from_ref(t),
+                None => &[1, 8],
+            };
+            let sized = |mode, threads, default_bs: u64| Job {
+                mode,
+                threads,
+                direct,
+                ..match a.set.bs {
+                    Some(_) => base.clone(),
+                    None => Job {
+                        bs_bytes: default_bs,
                         bs_mix: None,
                         bs_range: None,
-                        direct,
                         ..base.clone()
-                    });
+                    },
+                }
+            };
+            let mut v = Vec::new();
+            for mode in [Mode::Rndrd, Mode::Rndwr, Mode::Rndrw] {
+                for &threads in random_threads {
+                    v.push(sized(mode, threads, 16384));
                 }
             }
             for mode in [Mode::Seqrd, Mode::Seqwr] {
-                v.push(Job {
-                    mode,
-                    threads: 1,
-                    bs_bytes: 1 << 20,
-                    bs_mix: None,
-                    bs_range: None,
-                    direct,
-                    ..base.clone()
-                });
+                v.push(sized(mode, a.threads.unwrap_or(1), 1 << 20));
             }
             v
         }
