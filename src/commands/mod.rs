@@ -88,10 +88,25 @@ fn output_buf() -> std::sync::MutexGuard<'static, Option<String>> {
     OUTPUT.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Writes to stdout (or to the `--output` file); a closed pipe is not an error.
+/// Set by `--live -`: stdout carries the live NDJSON lines and nothing else, so what the
+/// command prints goes to stderr (or to its `--output` file).
+static STDOUT_IS_LIVE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// `--live -` took stdout for its lines: [`print_out`] writes to stderr from now on.
+pub fn stdout_taken_by_live_lines() {
+    STDOUT_IS_LIVE.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Writes to stdout (or to the `--output` file; to stderr while `--live -` has stdout); a
+/// closed pipe is not an error.
 pub fn print_out(s: &str) {
     if let Some(buf) = output_buf().as_mut() {
         buf.push_str(s);
+        return;
+    }
+    if STDOUT_IS_LIVE.load(std::sync::atomic::Ordering::Relaxed) {
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(s.as_bytes()).and_then(|_| err.flush());
         return;
     }
     let mut out = std::io::stdout().lock();

@@ -510,6 +510,10 @@ fn live_export(
             "--live -: stdout carries the JSON document of the run; write the lines to a file (--live FILE) or the document with --output FILE",
         ));
     }
+    if stdout_lines {
+        // stdout carries one format: the lines; the table goes to stderr (or --output)
+        super::stdout_taken_by_live_lines();
+    }
     let run_id = format!(
         "{}-{}",
         chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"),
