@@ -207,7 +207,11 @@ fn run_documents_validate() {
         k.json(&a)
     };
     let one = run(&["--mode", "rndrw", "--ops", "64"]);
-    assert!(one.get("runs").is_none() && one["mode"] == "rndrw");
+    // runs[] in every run document, the single mode's fields at the top level too
+    assert_eq!(one["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(one["runs"][0]["mode"], "rndrw");
+    assert_eq!(one["mode"], "rndrw");
+    assert_eq!(one["runs"][0]["results"], one["results"]);
     validate(schema::RUN, &one);
     let several = run(&[
         "--mode",

@@ -408,8 +408,10 @@ impl RunDoc {
         serde_json::from_value(v)
     }
 
-    /// The JSON document: with a single mode, the cell's `mode`, `job`, `results`, `cpu`,
-    /// `timeseries`, ... sit at the top level; with several, they are in `runs[]`.
+    /// The JSON document: every cell in `runs[]`, whatever their number (the place scripts
+    /// read); with a single mode, the cell's `mode`, `job`, `results`, `cpu`, `timeseries`, ...
+    /// sit at the top level too, as before `runs[]` was always written (kept for scripts that
+    /// read them there).
     pub fn to_json(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(self).expect("serializable");
         let obj = v.as_object_mut().expect("object");
@@ -428,10 +430,7 @@ impl RunDoc {
         }
         obj.insert("warnings".into(), serde_json::Value::Array(all_w));
         if self.runs.len() == 1 {
-            let cell = obj.remove("runs").unwrap();
-            if let serde_json::Value::Array(mut a) = cell
-                && let Some(serde_json::Value::Object(c)) = a.pop()
-            {
+            if let Some(serde_json::Value::Object(c)) = obj["runs"].get(0).cloned() {
                 for (k, val) in c {
                     if k != "warnings" && k != "interrupted" {
                         obj.insert(k, val);

@@ -30,19 +30,21 @@ fn hist(c: &CellResult, k: OpKind) -> Option<&LatHist> {
     c.lat_hists.get(k as usize).filter(|h| h.count() > 0)
 }
 
-/// `results.<op>` of each cell of iolab's JSON document `v` (single-mode layout at the top
-/// level, else `runs[i]`) gets `hist_bins`: `[[value_ns, count], ...]`, the shape of imported
-/// fio json+ bins in `iolab-import/2`. For `--output-format json+`.
+/// `results.<op>` of each cell of iolab's JSON document `v` (`runs[i]`, and the top level of
+/// a single-mode document) gets `hist_bins`: `[[value_ns, count], ...]`, the shape of
+/// imported fio json+ bins in `iolab-import/2`. For `--output-format json+`.
 pub fn add_hist_bins(v: &mut Value, doc: &RunDoc) {
     for (i, c) in doc.runs.iter().enumerate() {
-        let results = if v.get("runs").is_some() {
-            &mut v["runs"][i]["results"]
-        } else {
-            &mut v["results"]
-        };
         for k in OpKind::ALL {
-            if let (Some(h), Some(op)) = (hist(c, k), results.get_mut(k.name())) {
-                op["hist_bins"] = json!(hist_bins(h));
+            let Some(h) = hist(c, k) else { continue };
+            let bins = json!(hist_bins(h));
+            if let Some(op) = v["runs"][i]["results"].get_mut(k.name()) {
+                op["hist_bins"] = bins.clone();
+            }
+            if doc.runs.len() == 1
+                && let Some(op) = v["results"].get_mut(k.name())
+            {
+                op["hist_bins"] = bins;
             }
         }
     }

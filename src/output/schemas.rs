@@ -99,9 +99,7 @@ fn run() -> Value {
     let mut s = g
         .into_root_schema_for::<crate::model::run::RunDoc>()
         .to_value();
-    if let Some(req) = s.get_mut("required").and_then(|r| r.as_array_mut()) {
-        req.retain(|r| r != "runs");
-    }
+
     s["properties"]["explain"] = explain;
     s["properties"]["jobfile"] = json!({
         "description": "`run JOBFILE...`: the job files, their jobs and phases (docs/fio-jobs.md).",
@@ -109,9 +107,9 @@ fn run() -> Value {
     });
     s["anyOf"] = json!([
         {
-            "description": "One cell: its fields at the top level.",
+            "description": "One cell: in runs[], its fields at the top level too (before runs[] was always written, only there).",
             "allOf": [cell],
-            "not": {"required": ["runs"]},
+            "properties": {"runs": {"maxItems": 1}},
         },
         {
             "description": "Several cells: each in runs[]; job is their file set and modes.",
