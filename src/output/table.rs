@@ -223,6 +223,54 @@ pub fn device_tables(cells: &[CellResult]) -> Option<(Table, Table)> {
     Some((rates, coping))
 }
 
+/// `libaio, iodepth 32`: the engine and the queue depth each thread keeps (its values when the
+/// cells differ; 1 for an engine without a queue).
+fn engine_line(doc: &RunDoc) -> String {
+    let engine = doc.runs.first().map_or("?", |c| c.job.job.engine.name());
+    let mut depths: Vec<u32> = doc.runs.iter().map(|c| c.job.job.iodepth).collect();
+    depths.sort_unstable();
+    depths.dedup();
+    let depths: Vec<String> = depths.iter().map(u32::to_string).collect();
+    format!("{engine}, iodepth {}", depths.join("/"))
+}
+
+/// `each cell: 10 s asked for, measured 10.0 s`: what bounded each cell (time, operations or
+/// bytes, `--ramp` before it) and the measured windows' range.
+fn time_line(doc: &RunDoc) -> String {
+    use crate::model::job::Limit;
+    let Some(c) = doc.runs.first() else {
+        return String::new();
+    };
+    let j = &c.job.job;
+    let mut asked = match j.limit {
+        Limit::TimeS(t) => format!("{t} s"),
+        Limit::Ops(n) => format!("{n} operations"),
+        Limit::Bytes(b) => format!("{}", Bytes(b)),
+    };
+    if let Some(t) = j.max_time_s {
+        asked.push_str(&format!(" or {t} s, whichever comes first"));
+    }
+    if j.ramp_s > 0.0 {
+        asked.push_str(&format!(" after a {} s ramp", j.ramp_s));
+    }
+    let (lo, hi) = doc
+        .runs
+        .iter()
+        .map(|c| c.window_s)
+        .fold((f64::MAX, 0f64), |(lo, hi), w| (lo.min(w), hi.max(w)));
+    let measured = if hi - lo < 0.05 {
+        format!("{hi:.1} s")
+    } else {
+        format!("{lo:.1} to {hi:.1} s")
+    };
+    let each = if doc.runs.len() > 1 {
+        "each cell: "
+    } else {
+        ""
+    };
+    format!("{each}{asked} asked for, measured {measured}\n")
+}
+
 /// The header lines before the table: what ran where.
 pub fn header(doc: &RunDoc) -> String {
     let mut s = String::new();
@@ -237,13 +285,14 @@ pub fn header(doc: &RunDoc) -> String {
                 dev,
                 human_bytes(fsd.total_bytes as f64),
                 Bytes(fsd.base_offset()),
-                c.job.job.engine.name(),
+                engine_line(doc),
                 if doc.runs.iter().all(|c| c.job.job.direct) {
                     "O_DIRECT"
                 } else {
                     "buffered"
                 },
             ));
+            s.push_str(&time_line(doc));
             s.push_str("a device target: nothing was prepared, nothing is removed; only the range was read or written\n");
             return s;
         }
@@ -256,13 +305,14 @@ pub fn header(doc: &RunDoc) -> String {
             fsd.files,
             Bytes(fsd.file_size_bytes),
             human_bytes(fsd.total_bytes as f64),
-            c.job.job.engine.name(),
+            engine_line(doc),
             if doc.runs.iter().all(|c| c.job.job.direct) {
                 "O_DIRECT"
             } else {
                 "buffered"
             },
         ));
+        s.push_str(&time_line(doc));
     }
     if let Some(c) = doc.runs.iter().find(|c| !c.roles.is_empty()) {
         let sets: Vec<String> = c

@@ -1,0 +1,156 @@
+//! What a fio or sysbench user trips on when trying iolab for the first time (issue 28): flags
+//! that must not be silently ignored, output that scripts read, text that says what ran.
+
+mod common;
+use common::*;
+
+/// The default profile (no `--mode`) takes `--bs` and `--threads` for every cell instead of its
+/// own 16 KiB / 1 MiB at 1 and 8 threads: never a flag silently ignored.
+#[test]
+fn the_default_profile_takes_bs_and_threads() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let v = run_json(
+        d.path(),
+        &[
+            "--files",
+            "2",
+            "--size",
+            "8M",
+            "--bs",
+            "4k",
+            "--threads",
+            "2",
+            "--time",
+            "0.2",
+        ],
+    );
+    let runs = v["runs"].as_array().unwrap();
+    let modes: Vec<&str> = runs.iter().map(|c| c["mode"].as_str().unwrap()).collect();
+    // one cell per mode: the thread counts 1 and 8 became the one asked for
+    assert_eq!(modes, ["rndrd", "rndwr", "rndrw", "seqrd", "seqwr"], "{v}");
+    for c in runs {
+        assert_eq!(c["job"]["bs_bytes"], 4096, "{}", c["mode"]);
+        assert_eq!(c["job"]["threads"], 2, "{}", c["mode"]);
+    }
+    // without them, the profile's own sizes and thread counts
+    let v = run_json(d.path(), &["--files", "2", "--size", "8M", "--time", "0.1"]);
+    let cells: Vec<(String, u64, u64)> = v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["mode"].as_str().unwrap().to_string(),
+                c["job"]["bs_bytes"].as_u64().unwrap(),
+                c["job"]["threads"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(cells.len(), 8, "{cells:?}");
+    assert!(cells.contains(&("rndrw".into(), 16384, 8)), "{cells:?}");
+    assert!(cells.contains(&("seqwr".into(), 1 << 20, 1)), "{cells:?}");
+}
+
+/// `--live -`: stdout carries the NDJSON lines only, so `| jq .` reads it; the table goes to
+/// stderr (tests/metrics.rs checks the lines themselves).
+#[test]
+fn live_on_stdout_leaves_nothing_else_on_stdout() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let r = iolab(&[
+        "run",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--files",
+        "1",
+        "--size",
+        "4M",
+        "--mode",
+        "rndrd,rndwr",
+        "--time",
+        "1",
+        "--no-save",
+        "--live",
+        "-",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stdout.trim().is_empty());
+    for l in r.stdout.lines() {
+        let v: serde_json::Value =
+            serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"));
+        assert_eq!(v["schema"], "iolab-live/1");
+    }
+    assert!(r.stderr.contains("rndwr"), "the table: {}", r.stderr);
+}
+
+/// One mode or several, the results are in `runs[]` (the single mode's fields stay at the top
+/// level too, for the scripts that read them there).
+#[test]
+fn every_run_document_has_runs() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let base = ["--files", "1", "--size", "4M", "--ops", "64", "--seed", "3"];
+    let mut one = base.to_vec();
+    one.extend(["--mode", "rndrd"]);
+    let v1 = run_json(d.path(), &one);
+    let mut two = base.to_vec();
+    two.extend(["--mode", "rndrd,rndwr"]);
+    let v2 = run_json(d.path(), &two);
+    // the same script line reads both
+    let reads = |v: &serde_json::Value| v["runs"][0]["results"]["read"]["ops"].as_u64();
+    assert_eq!(reads(&v1), Some(64), "{v1}");
+    assert_eq!(reads(&v2), Some(64), "{v2}");
+    assert_eq!(v1["results"], v1["runs"][0]["results"]);
+    assert_eq!(v1["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(v2["runs"].as_array().unwrap().len(), 2);
+}
+
+/// The text names the queue depth and how long each cell ran (asked for and measured).
+#[test]
+fn the_text_says_the_iodepth_and_the_time() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let r = iolab(&[
+        "run",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--files",
+        "1",
+        "--size",
+        "4M",
+        "--mode",
+        "rndrd",
+        "--engine",
+        "io_uring",
+        "--iodepth",
+        "4",
+        "--time",
+        "0.5",
+        "--no-save",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let head: Vec<&str> = r.stdout.lines().take(2).collect();
+    assert!(head[0].contains("engine io_uring, iodepth 4"), "{head:?}");
+    assert!(
+        head[1].starts_with("0.5 s asked for, measured 0.5 s"),
+        "{head:?}"
+    );
+    let r = iolab(&[
+        "run",
+        "--dir",
+        d.path().to_str().unwrap(),
+        "--files",
+        "1",
+        "--size",
+        "4M",
+        "--mode",
+        "rndrd,rndwr",
+        "--ops",
+        "100",
+        "--no-save",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("each cell: 100 operations asked for, measured "),
+        "{}",
+        r.stdout
+    );
+}
