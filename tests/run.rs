@@ -2343,7 +2343,8 @@ fn a_sweep_writes_its_matrix_to_output() {
 
 /// `--reprepare`: a set of other sizes is refused without it (the message names it) and left as
 /// it is; with it, iolab's files of the set are replaced by a set of the new sizes and every other
-/// file in --dir stays. The new set is the run's: removed at the end unless --keep.
+/// file in --dir stays. The set was there before the run, so it stays after it too (in its new
+/// sizes), as a set that fits does.
 #[test]
 fn reprepare_replaces_a_set_of_other_sizes_and_nothing_else() {
     let d = tempfile::tempdir().unwrap();
@@ -2404,23 +2405,34 @@ fn reprepare_replaces_a_set_of_other_sizes_and_nothing_else() {
     let r = run(&["--reprepare"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(fingerprint(d.path()), before);
-    // Without --keep a replaced set is this run's and goes at the end, also over repetitions.
-    for extra in [
-        &["--size", "8M"][..],
-        &["--size", "32M", "--repeat", "2"][..],
+    // Without --keep too, a replaced set was there before: it stays, in its new sizes, also over
+    // repetitions (it was removed at the end before issue 28: re-prepared, then deleted).
+    for (extra, each) in [
+        (&["--size", "8M"][..], 2 << 20),
+        (&["--size", "32M", "--repeat", "2"][..], 8 << 20),
     ] {
         let r = run(&[&["--reprepare"][..], extra].concat());
         assert_eq!(r.code, 0, "{extra:?}: {}", r.stderr);
-        assert_eq!(sizes(), Vec::<u64>::new(), "{extra:?}");
+        assert_eq!(sizes(), [each; 4], "{extra:?}");
         assert_eq!(
             entries(d.path()),
-            ["iolab-file.", "iolab-file.x", "notes.txt"]
+            [
+                "iolab-file.",
+                "iolab-file.0",
+                "iolab-file.1",
+                "iolab-file.2",
+                "iolab-file.3",
+                "iolab-file.x",
+                "notes.txt"
+            ]
         );
-        let p = iolab(&[
-            "prepare", "--dir", dir, "--files", "4", "--size", "16M", "-q",
-        ]);
-        assert_eq!(p.code, 0, "{}", p.stderr);
     }
+    let p = iolab(&["cleanup", "--dir", dir]);
+    assert_eq!(p.code, 0, "{}", p.stderr);
+    let p = iolab(&[
+        "prepare", "--dir", dir, "--files", "4", "--size", "16M", "-q",
+    ]);
+    assert_eq!(p.code, 0, "{}", p.stderr);
     // prepare: refused too, and --reprepare replaces the set (prepare keeps it).
     let p = iolab(&[
         "prepare", "--dir", dir, "--files", "4", "--size", "8M", "-q",
@@ -3046,10 +3058,16 @@ fn layouts_are_prepared_recorded_and_made_afresh() {
     let r = iolab(&run);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("--layout holes"), "{}", r.stderr);
-    // --reprepare replaces it (iolab's files only), and the new set is this run's: removed
+    // --reprepare replaces it (iolab's files only); a set that was there stays, in the new layout
     std::fs::write(d.path().join("mine.txt"), b"user data").unwrap();
     run.push("--reprepare");
     let r = iolab(&run);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        entries(d.path()),
+        vec!["iolab-file.0", "iolab-file.1", "mine.txt"]
+    );
+    let r = iolab(&["cleanup", "--dir", dir]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(entries(d.path()), vec!["mine.txt"]);
     // extend: empty files; seqwr grows them

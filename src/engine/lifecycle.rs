@@ -167,10 +167,9 @@ pub struct Repetitions {
 /// Records what is there before the first of `reps` repetitions; with more than one, the plan
 /// keeps its set (and `--dir`) between them.
 pub fn repetitions(plan: &mut Plan, reps: u32) -> Repetitions {
-    // A set --reprepare replaces is this run's, like one it created.
+    // A set --reprepare replaces was there before: it stays, in its new sizes.
     // A device target is never prepared or removed: it counts as there before.
-    let existed = plan.fileset.device.is_some()
-        || (fileset::status(&plan.fileset).present_files > 0 && !runner::replaces_set(plan));
+    let existed = plan.fileset.device.is_some() || fileset::status(&plan.fileset).present_files > 0;
     let own_sets = plan
         .roles
         .iter()

@@ -286,8 +286,12 @@ pub fn run_with(
             .cells
             .iter()
             .any(|c| crate::engine::caps(c.engine).needs_files);
+    // The set is this run's (removed at the end unless --keep) only when none of its files was
+    // there before; a set that was there, even incomplete or of other sizes that --reprepare
+    // replaces, is completed and kept (in its new sizes).
+    let existed = device || fileset::status(spec).present_files > 0;
     if touches_files {
-        // --reprepare: a set of other sizes is removed first, and the new one is this run's.
+        // --reprepare: a set of other sizes is removed first, and made again in these sizes.
         if plan.reprepare {
             let n = fileset::remove_other_sizes(spec)?;
             if n > 0 && !plan.quiet {
@@ -302,9 +306,6 @@ pub fn run_with(
         fileset::check_sizes(spec)?;
         verify::check_state(&spec.dir)?;
     }
-    // The set is this run's (removed at the end unless --keep) only when none of its files was
-    // there before; a set that was there, even incomplete, is completed and kept.
-    let existed = device || fileset::status(spec).present_files > 0;
     let needs_data = |m: Mode| m != Mode::Seqwr;
     // --verify: one run id, and every verify block's generation across the cells. A run that
     // writes to the set makes an older verify state wrong: it is removed now (and saved again
@@ -717,10 +718,11 @@ fn run_roles(
                 })?;
                 created_dir = true;
             }
+            // a role's set that was there stays, also when --reprepare makes it again
+            let existed = fileset::status(spec).present_files > 0;
             if plan.reprepare {
                 fileset::remove_other_sizes(spec)?;
             }
-            let existed = fileset::status(spec).present_files > 0;
             sets.push(RoleSet {
                 spec,
                 _held: crate::system::target::TargetDir::hold(&spec.dir).ok(),
