@@ -176,6 +176,8 @@ EOF
   [ -n "$LOOPDEV" ] && [[ $b != *-post.fio ]] && dd if=/dev/zero of="$LOOPDEV" bs=1M count=1 status=none
   (cd "$SCRATCH/fio" && timeout -s KILL 60 "$FIO" --output-format=json --output="$SCRATCH/fio.json" "$job.fio.fio" >/dev/null 2>"$SCRATCH/fio.err")
   frc=$?
+  # fio's job processes call setsid(2): a hung one outlives timeout's process group
+  pkill -KILL -f -- "$job.fio.fio" 2>/dev/null
   runtime=0
   grep -qiE '^\s*(runtime|timeout)\s*=' "$job" && runtime=1
   verdict=$(python3 - "$SCRATCH" "$frc" "$irc" "$RT" "$runtime" <<'EOF'

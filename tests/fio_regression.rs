@@ -152,9 +152,9 @@ fn fio_src() -> PathBuf {
 
 /// The longest a tool may take on one job file (fio's own suite allows 600 s, its jobs take
 /// under 30 s; here fio 3.33 hangs on t0010's and t0013's `io_submit_mode=offload`, which is
-/// then a failure of fio's. SIGKILL: a hung fio ignores SIGTERM, and `timeout` sends it to the
-/// whole process group, so fio's job processes, which hold the output pipes, go too).
-const LIMIT_S: u32 = 120;
+/// then a failure of fio's. SIGKILL: a hung fio ignores SIGTERM; `output_within` kills its job
+/// processes too, which leave the process group with setsid(2)).
+const LIMIT_S: u64 = 120;
 
 /// One tool's run of a test in its own folder: exit code, stderr, the JSON output.
 struct Ran {
@@ -176,27 +176,27 @@ fn run(tool: Tool, jobs: &Path, job: &str, pre: Option<&str>, dir: &Path) -> Ran
     let one = |job: &str| {
         let path = jobs.join(job);
         let out = dir.join(format!("{job}.output"));
+        let limit = std::time::Duration::from_secs(LIMIT_S);
         let o = match tool {
-            Tool::Fio => Command::new("timeout")
-                .args(["-s", "KILL", &LIMIT_S.to_string()])
-                .arg("fio")
-                .current_dir(dir)
-                .arg("--max-jobs=16")
-                .arg("--output-format=json")
-                .arg(format!("--output={}", out.display()))
-                .arg(&path)
-                .output(),
-            Tool::Iolab => Command::new("timeout")
-                .args(["-s", "KILL", &LIMIT_S.to_string()])
-                .arg(bin())
-                .current_dir(dir)
-                .arg("run")
-                .arg(&path)
-                .args(["--output-format", "fio-json", "--no-save", "-q"])
-                .env("IOLAB_DB", dir.join("results.db"))
-                .output(),
-        }
-        .unwrap();
+            Tool::Fio => output_within(
+                Command::new("fio")
+                    .current_dir(dir)
+                    .arg("--max-jobs=16")
+                    .arg("--output-format=json")
+                    .arg(format!("--output={}", out.display()))
+                    .arg(&path),
+                limit,
+            ),
+            Tool::Iolab => output_within(
+                Command::new(bin())
+                    .current_dir(dir)
+                    .arg("run")
+                    .arg(&path)
+                    .args(["--output-format", "fio-json", "--no-save", "-q"])
+                    .env("IOLAB_DB", dir.join("results.db")),
+                limit,
+            ),
+        };
         // iolab's document is its stdout (with -o it says on stderr where it wrote it)
         let text = match tool {
             Tool::Fio => std::fs::read_to_string(&out).unwrap_or_default(),

@@ -31,14 +31,15 @@ fn fio_json(dir: &Path, text: &str) -> Value {
     // past its runtime, deaf to SIGTERM): killed after 60 s and run again, three times at most
     let o = (0..3)
         .map(|_| {
-            Command::new("timeout")
-                .current_dir(dir)
-                .args(["-s", "KILL", "60", "fio", "--output-format=json"])
-                .arg(&job)
-                .output()
-                .unwrap()
+            output_within(
+                Command::new("fio")
+                    .current_dir(dir)
+                    .arg("--output-format=json")
+                    .arg(&job),
+                std::time::Duration::from_secs(60),
+            )
         })
-        .find(|o| o.status.code() != Some(137) && o.status.code().is_some())
+        .find(|o| o.status.code().is_some())
         .expect("fio 3.33 did not end in 60 s, three times");
     let _ = std::fs::remove_dir_all(&work);
     let text = String::from_utf8_lossy(&o.stdout);

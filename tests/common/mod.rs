@@ -353,3 +353,72 @@ pub fn assert_snapshot(name: &str, got: &str) {
         );
     }
 }
+
+/// Runs `cmd` for at most `limit`: its stdout and stderr go to files, never pipes, and every
+/// process that carries its marker (an environment variable no other process has) is killed
+/// with SIGKILL when it ends or the limit passes. fio's job processes call setsid(2), so they
+/// leave `timeout`'s process group: a hung one (fio 3.33's io_submit_mode=offload here) kept the
+/// test's output pipes open and the test waited forever. Exit code None: killed at the limit.
+pub fn output_within(cmd: &mut Command, limit: Duration) -> Output {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let mark = format!(
+        "IOLAB_TEST_MARK={}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    );
+    let (key, value) = mark.split_once('=').unwrap();
+    let out = tempfile::tempfile().unwrap();
+    let err = tempfile::tempfile().unwrap();
+    let mut child = cmd
+        .env(key, value)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().unwrap())
+        .stderr(err.try_clone().unwrap())
+        .spawn()
+        .expect("spawn");
+    let end = Instant::now() + limit;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() >= end {
+            kill_marked(&mark);
+            break child.wait().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // what outlived it (a job process of a fio that ended or was killed)
+    kill_marked(&mark);
+    let read = |mut f: std::fs::File| {
+        use std::io::Seek;
+        let mut v = Vec::new();
+        f.seek(std::io::SeekFrom::Start(0)).unwrap();
+        f.read_to_end(&mut v).unwrap();
+        v
+    };
+    Output {
+        status,
+        stdout: read(out),
+        stderr: read(err),
+    }
+}
+
+/// SIGKILL to every process whose environment holds `mark` (`KEY=VALUE`).
+fn kill_marked(mark: &str) {
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for p in procs.flatten() {
+        let Some(pid) = p.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) else {
+            continue;
+        };
+        let Ok(env) = std::fs::read(p.path().join("environ")) else {
+            continue;
+        };
+        if env.split(|&b| b == 0).any(|v| v == mark.as_bytes()) {
+            // SAFETY: kill(2) with a pid read from /proc; a process gone by now is ESRCH.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
