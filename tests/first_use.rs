@@ -154,3 +154,60 @@ fn the_text_says_the_iodepth_and_the_time() {
         r.stdout
     );
 }
+
+/// A target that gets easier as the axis grows (`iops>=N` over the offered rate, as over
+/// threads) is searched upwards: missed at LO, met at HI, and the verdict names the smallest
+/// value that meets it instead of "fails already at LO".
+#[test]
+fn saturate_searches_the_way_the_target_goes() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let search = |target: &str| {
+        let r = iolab_db(
+            &db,
+            &[
+                "saturate",
+                "--target",
+                target,
+                "--over",
+                "rate=100..1000",
+                "--step",
+                "50",
+                "--json",
+                "-q",
+                "--mode",
+                "rndrd",
+                "--engine",
+                "null",
+                "--dir",
+                data.to_str().unwrap(),
+                "--files",
+                "1",
+                "--size",
+                "1M",
+                "--time",
+                "0.5",
+            ],
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.json()
+    };
+    // the null engine keeps any rate up to 1000/s: the IOPS are the offered rate
+    let v = search("iops>=480");
+    assert_eq!(v["direction"], "met_above", "{v}");
+    let b = v["boundary"].as_u64().unwrap();
+    assert!((480..=480 + 50).contains(&b), "boundary {b}: {v}");
+    let s = iolab_db(&db, &["show", v["group"].as_str().unwrap()]);
+    assert!(
+        s.stdout.contains("iops>=480 is missed up to rate=")
+            && s.stdout.contains("the search went up"),
+        "{}",
+        s.stdout
+    );
+    // met at both ends: said, with both ends, and nothing more measured
+    let v = search("iops>=50");
+    assert_eq!(v["direction"], "met_everywhere", "{v}");
+    assert_eq!(v["points"].as_array().unwrap().len(), 2, "{v}");
+}

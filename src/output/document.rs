@@ -148,7 +148,8 @@ impl Document for SaturateDoc<'_> {
             .filter(|p| !p.passed)
             .map(|p| p.value)
             .min();
-        let mut v = json!({"schema": crate::model::schema::SATURATE, "group": format!("g{}", self.gid), "spec": self.spec, "points": self.points, "last_pass": last_pass, "first_fail": first_fail});
+        let outcome = crate::workloads::sweep::outcome(self.points);
+        let mut v = json!({"schema": crate::model::schema::SATURATE, "group": format!("g{}", self.gid), "spec": self.spec, "points": self.points, "last_pass": last_pass, "first_fail": first_fail, "direction": outcome.name(), "boundary": outcome.boundary()});
         if let Some(i) = self.interrupted {
             v["interrupted"] = i.into();
         }

@@ -127,8 +127,6 @@ pub fn render_saturate(spec: &SaturateSpec, points: &[Point]) -> String {
             },
         ]);
     }
-    let last_pass = pts.iter().filter(|p| p.passed).map(|p| p.value).max();
-    let first_fail = pts.iter().filter(|p| !p.passed).map(|p| p.value).min();
     let tgt = format!(
         "{}{}{}{}",
         spec.target.metric,
@@ -140,20 +138,36 @@ pub fn render_saturate(spec: &SaturateSpec, points: &[Point]) -> String {
             "ms"
         }
     );
-    let verdict = match (last_pass, first_fail) {
-        (Some(p), Some(f)) => format!(
-            "{tgt} holds up to {}={} and fails from {} on",
-            spec.axis,
-            show(p),
-            show(f)
+    use crate::workloads::sweep::Outcome;
+    let a = &spec.axis;
+    let verdict = match crate::workloads::sweep::outcome(&pts) {
+        Outcome::MetBelow { held, fails } => format!(
+            "{tgt} holds up to {a}={} and fails from {} on",
+            show(held),
+            show(fails)
         ),
-        (Some(p), None) => format!(
-            "{tgt} holds over the whole range (up to {}={})",
-            spec.axis,
-            show(p)
+        Outcome::MetAbove { missed, met } => format!(
+            "{tgt} is missed up to {a}={} and met from {} on (it gets easier as {a} grows: the search went up)",
+            show(missed),
+            show(met)
         ),
-        (None, Some(f)) => format!("{tgt} fails already at {}={}", spec.axis, show(f)),
-        (None, None) => "no point was measured".into(),
+        Outcome::MetEverywhere { lo, hi } if lo == hi => {
+            format!("{tgt} holds at {a}={}", show(lo))
+        }
+        Outcome::MetEverywhere { lo, hi } => format!(
+            "{tgt} holds over the whole range ({a}={} to {}): no boundary inside it",
+            show(lo),
+            show(hi)
+        ),
+        Outcome::MissedEverywhere { lo, hi } if lo == hi => {
+            format!("{tgt} fails at {a}={}", show(lo))
+        }
+        Outcome::MissedEverywhere { lo, hi } => format!(
+            "{tgt} fails over the whole range ({a}={} and {} both measured): no boundary inside it",
+            show(lo),
+            show(hi)
+        ),
+        Outcome::NoPoint => "no point was measured".into(),
     };
     format!("{t}\n{verdict}\n")
 }

@@ -307,6 +307,13 @@ mod shape {
         last_pass: Option<u64>,
         /// The lowest value that failed; null when none did.
         first_fail: Option<u64>,
+        /// Which way the target went: `met_below` (met up to the boundary, harder as the value
+        /// grows), `met_above` (met from the boundary on, easier as it grows), `met_everywhere`,
+        /// `missed_everywhere`; null when no point was measured.
+        direction: Option<String>,
+        /// The largest value that meets the target (`met_below`) or the smallest (`met_above`);
+        /// null otherwise.
+        boundary: Option<u64>,
         /// Present when the search just ran.
         #[serde(skip_serializing_if = "Option::is_none")]
         interrupted: Option<bool>,

@@ -77,8 +77,11 @@ fn metric_names() -> [&'static str; 7] {
     ["iops", "mibps", "p50", "p90", "p99", "p99.9", "mean"]
 }
 
-/// Bisection over the axis: the largest value that still meets the target (the target is
-/// assumed to get harder as the value grows: more data, more offered load).
+/// Bisection over the axis for the boundary of the target. Both ends are measured first, and
+/// they say which way the target goes: met at LO and missed at HI (it gets harder as the value
+/// grows: more data, more offered load), the largest value that meets it; missed at LO and met
+/// at HI (it gets easier: `iops>=12000` over threads), the smallest. Met or missed at both ends:
+/// no boundary inside the range, nothing more is measured.
 pub fn saturate(
     ro: &dyn RunOptions,
     store: &mut Store,
@@ -160,13 +163,10 @@ pub fn saturate(
     let Some(lo_ok) = eval(lo, store, &mut points)? else {
         return Ok(points);
     };
-    if !lo_ok {
-        return Ok(points);
-    }
     let Some(hi_ok) = eval(hi, store, &mut points)? else {
         return Ok(points);
     };
-    if hi_ok {
+    if hi_ok == lo_ok {
         return Ok(points);
     }
     let mut steps = 2;
@@ -177,10 +177,11 @@ pub fn saturate(
         if mid >= hi {
             break;
         }
+        // the half whose ends differ holds the boundary, whichever way the target goes
         match eval(mid, store, &mut points)? {
             None => break,
-            Some(true) => lo = mid,
-            Some(false) => hi = mid,
+            Some(ok) if ok == lo_ok => lo = mid,
+            Some(_) => hi = mid,
         }
         steps += 1;
     }
@@ -237,5 +238,117 @@ mod tests {
         assert_eq!(Target::parse("mean<=2s").unwrap().value, 2000.0);
         assert!(Target::parse("speed>=1").is_err());
         assert!(Target::parse("iops=5").is_err());
+    }
+}
+
+/// Which way a target went over the measured points of a search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Met up to `held`, missed from `fails` on (harder as the value grows).
+    MetBelow {
+        held: u64,
+        fails: u64,
+    },
+    /// Missed up to `missed`, met from `met` on (easier as the value grows).
+    MetAbove {
+        missed: u64,
+        met: u64,
+    },
+    /// Met at every measured value (LO..HI).
+    MetEverywhere {
+        lo: u64,
+        hi: u64,
+    },
+    /// Missed at every measured value (LO..HI).
+    MissedEverywhere {
+        lo: u64,
+        hi: u64,
+    },
+    NoPoint,
+}
+
+impl Outcome {
+    /// `met_below`, `met_above`, `met_everywhere`, `missed_everywhere` (the JSON's `direction`).
+    pub fn name(self) -> Option<&'static str> {
+        Some(match self {
+            Outcome::MetBelow { .. } => "met_below",
+            Outcome::MetAbove { .. } => "met_above",
+            Outcome::MetEverywhere { .. } => "met_everywhere",
+            Outcome::MissedEverywhere { .. } => "missed_everywhere",
+            Outcome::NoPoint => return None,
+        })
+    }
+    /// The boundary value: the largest that meets the target (met below) or the smallest
+    /// (met above).
+    pub fn boundary(self) -> Option<u64> {
+        match self {
+            Outcome::MetBelow { held, .. } => Some(held),
+            Outcome::MetAbove { met, .. } => Some(met),
+            _ => None,
+        }
+    }
+}
+
+/// The outcome of the points (any order): the lowest point says which side the target starts
+/// on, the first change along the axis is the boundary.
+pub fn outcome(points: &[Point]) -> Outcome {
+    let mut pts: Vec<&Point> = points.iter().collect();
+    pts.sort_by_key(|p| p.value);
+    let (Some(first), Some(last)) = (pts.first(), pts.last()) else {
+        return Outcome::NoPoint;
+    };
+    match pts.windows(2).find(|w| w[0].passed != w[1].passed) {
+        Some(w) if first.passed => Outcome::MetBelow {
+            held: w[0].value,
+            fails: w[1].value,
+        },
+        Some(w) => Outcome::MetAbove {
+            missed: w[0].value,
+            met: w[1].value,
+        },
+        None if first.passed => Outcome::MetEverywhere {
+            lo: first.value,
+            hi: last.value,
+        },
+        None => Outcome::MissedEverywhere {
+            lo: first.value,
+            hi: last.value,
+        },
+    }
+}
+
+#[cfg(test)]
+mod outcome_tests {
+    use super::*;
+
+    fn pts(v: &[(u64, bool)]) -> Vec<Point> {
+        v.iter()
+            .map(|&(value, passed)| Point {
+                value,
+                run_id: 1,
+                figures: Figures::default(),
+                passed,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_lowest_point_says_which_way_the_target_goes() {
+        // any order: met up to 4, missed from 8 on
+        let o = outcome(&pts(&[(16, false), (1, true), (8, false), (4, true)]));
+        assert_eq!(o, Outcome::MetBelow { held: 4, fails: 8 });
+        assert_eq!((o.name(), o.boundary()), (Some("met_below"), Some(4)));
+        let o = outcome(&pts(&[(1, false), (16, true), (4, false), (8, true)]));
+        assert_eq!(o, Outcome::MetAbove { missed: 4, met: 8 });
+        assert_eq!(o.boundary(), Some(8));
+        assert_eq!(
+            outcome(&pts(&[(1, true), (16, true)])),
+            Outcome::MetEverywhere { lo: 1, hi: 16 }
+        );
+        assert_eq!(
+            outcome(&pts(&[(16, false), (1, false)])),
+            Outcome::MissedEverywhere { lo: 1, hi: 16 }
+        );
+        assert_eq!(outcome(&[]).name(), None);
     }
 }
