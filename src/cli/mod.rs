@@ -31,8 +31,8 @@ use crate::engine::Direct;
 use crate::engine::runner::Plan;
 use crate::error::{Error, Result};
 use crate::model::job::{
-    BS_RANGE_STEP, BsArg, BsRange, Distribution, EngineKind, FileSetSpec, FsyncMode, Job, Layout,
-    Limit, MAX_BS_SIZES, Mode, OpenFlags,
+    BS_RANGE_STEP, BsArg, BsDirs, BsRange, BsSide, Distribution, EngineKind, FileSetSpec,
+    FsyncMode, Job, Layout, Limit, MAX_BS_SIZES, Mode, OpenFlags,
 };
 use crate::model::run::Warning;
 use crate::model::units::{Bytes, parse_size};

@@ -445,8 +445,17 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
     };
     // --time beside a quota: whichever comes first
     let max_time_s = a.time.filter(|_| a.ops.is_some() || a.io_size.is_some());
-    let (bs_bytes, bs_mix, bs_range) =
-        resolve_bs(a.set.bs.as_ref(), direct_flag, &dio, &where_).map_err(undo_dir)?;
+    let read = resolve_bs(a.set.bs.as_ref(), direct_flag, &dio, &where_).map_err(undo_dir)?;
+    let write = match &a.set.bs_write {
+        Some(w) => resolve_bs(Some(w), direct_flag, &dio, &where_).map_err(undo_dir)?,
+        None => read.clone(),
+    };
+    let bs_bytes = read.bs_bytes.max(write.bs_bytes);
+    let (bs_mix, bs_range, bs_dirs) = if read == write {
+        (read.bs_mix, read.bs_range, None)
+    } else {
+        (None, None, Some(BsDirs { read, write }))
+    };
     let base = Job {
         mode: Mode::Rndrd,
         engine,
@@ -455,6 +464,8 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         bs_bytes,
         bs_mix,
         bs_range,
+        bs_dirs,
+        block_align_bytes: a.block_align.unwrap_or(0),
         direct: direct_flag,
         open_flags,
         fsync_freq: a.fsync_freq,
@@ -514,14 +525,16 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
                 mode,
                 threads,
                 direct,
-                ..match a.set.bs {
-                    Some(_) => base.clone(),
-                    None => Job {
+                ..if a.set.bs.is_some() || a.set.bs_write.is_some() {
+                    base.clone()
+                } else {
+                    Job {
                         bs_bytes: default_bs,
                         bs_mix: None,
                         bs_range: None,
+                        bs_dirs: None,
                         ..base.clone()
-                    },
+                    }
                 }
             };
             let mut v = Vec::new();
@@ -536,6 +549,18 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             v
         }
     };
+    if let Some(c) = cells.iter().find(|c| {
+        c.block_align_bytes > 0
+            && c.random_map != crate::model::job::RandomMap::Off
+            && c.block_align_bytes != c.bs_sizes()[0]
+    }) {
+        return Err(undo_dir(Error::usage(format!(
+            "--block-align {} with --random-map {}: the map counts blocks of the smallest size ({}); use --random-map off",
+            c.block_align_bytes,
+            c.random_map.name(),
+            c.bs_sizes()[0]
+        ))));
+    }
     if cells.iter().any(|c| c.direct) {
         if !direct_ok {
             return Err(undo_dir(Error::usage(format!(
@@ -544,11 +569,16 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             ))));
         }
         for c in &cells {
-            // every size of a mix or range, and so every offset on their grid
-            let unaligned = c.bs_sizes().into_iter().find(|b| b % dio.offset != 0);
+            // every size of a mix or range, and so every offset on their grid (or on
+            // --block-align's)
+            let unaligned = c
+                .bs_sizes()
+                .into_iter()
+                .chain(Some(c.block_align_bytes).filter(|&b| b > 0))
+                .find(|b| b % dio.offset != 0);
             if let (true, Some(bs)) = (c.direct, unaligned) {
                 return Err(undo_dir(Error::usage(format!(
-                    "--bs {} is not a multiple of {} bytes, the O_DIRECT alignment of {} ({}); use a multiple such as {}",
+                    "--bs {} is not a multiple of {} bytes, the O_DIRECT alignment of {} ({}); use a multiple such as {} (for --bs, --bs-write and --block-align)",
                     bs,
                     dio.offset,
                     where_.display(),
@@ -673,54 +703,54 @@ fn rw_ratio(ratio: Option<f64>, mixread: Option<u32>) -> Result<f64> {
     Ok(from_pct)
 }
 
-/// `--bs` to the job's `bs_bytes` (the largest size), `bs_mix` and `bs_range`. A range steps
-/// by its minimum (fio's rule), which with O_DIRECT must be a multiple of the alignment.
+/// `--bs` (or `--bs-write`) to the sizes of a direction: `bs_bytes` (the largest size),
+/// `bs_mix` and `bs_range`. A range steps by its minimum (fio's rule), which with O_DIRECT
+/// must be a multiple of the alignment, as its maximum.
 fn resolve_bs(
     bs: Option<&BsArg>,
     direct: bool,
     dio: &crate::spec::plan::DioAlign,
     dir: &Path,
-) -> Result<(
-    u64,
-    Option<Vec<crate::model::job::BsWeight>>,
-    Option<BsRange>,
-)> {
+) -> Result<BsSide> {
+    let side = |bs_bytes, bs_mix, bs_range| BsSide {
+        bs_bytes,
+        bs_mix,
+        bs_range,
+    };
     Ok(match bs {
-        None => (16384, None, None),
-        Some(BsArg::One(b)) => (*b, None, None),
-        Some(BsArg::Mix(m)) => (
+        None => side(16384, None, None),
+        Some(BsArg::One(b)) => side(*b, None, None),
+        Some(BsArg::Mix(m)) => side(
             m.iter().map(|w| w.bs_bytes).max().unwrap_or(16384),
             Some(m.clone()),
             None,
         ),
         Some(&BsArg::Range { min, max }) => {
-            // fio's rule: every multiple of the minimum up to the maximum
+            // fio's rule: every multiple of the minimum up to the maximum (and the maximum)
             let step = min;
             let align = if direct {
                 dio.offset.max(BS_RANGE_STEP)
             } else {
                 1
             };
-            if !max.is_multiple_of(step) || !step.is_multiple_of(align) {
+            if !step.is_multiple_of(align) || !max.is_multiple_of(align) {
                 return Err(Error::usage(format!(
-                    "--bs {}-{}: the maximum must be a multiple of the minimum (the step){}; e.g. --bs {}-{}",
+                    "--bs {}-{}: the minimum (the step) and the maximum must be multiples of {} (the O_DIRECT alignment of {}); e.g. --bs {}-{}",
                     Bytes(min),
                     Bytes(max),
-                    if align > 1 {
-                        format!(
-                            ", and the minimum a multiple of {} (the O_DIRECT alignment of {})",
-                            Bytes(align),
-                            dir.display()
-                        )
-                    } else {
-                        String::new()
-                    },
+                    Bytes(align),
+                    dir.display(),
                     Bytes(step.next_multiple_of(align)),
-                    Bytes(max.next_multiple_of(step.next_multiple_of(align)))
+                    Bytes(max.next_multiple_of(align))
                 )));
             }
-            let n = (max - min) / step + 1;
-            if n > MAX_BS_SIZES as u64 {
+            let range = BsRange {
+                min_bytes: min,
+                max_bytes: max,
+                step_bytes: step,
+            };
+            let n = range.sizes().len();
+            if n > MAX_BS_SIZES {
                 return Err(Error::usage(format!(
                     "--bs {}-{}: {n} sizes in steps of {}, at most {MAX_BS_SIZES}; use a narrower range or a mix (16k:70,1m:30)",
                     Bytes(min),
@@ -728,15 +758,7 @@ fn resolve_bs(
                     Bytes(step)
                 )));
             }
-            (
-                max,
-                None,
-                Some(BsRange {
-                    min_bytes: min,
-                    max_bytes: max,
-                    step_bytes: step,
-                }),
-            )
+            side(max, None, Some(range))
         }
     })
 }

@@ -280,6 +280,8 @@ pub fn role_args(base: &RunArgs, role: &RoleSpec) -> Result<(RunArgs, bool)> {
             "seq_skip" => r.seq_skip = p.seq_skip,
             "force" => r.force = true,
             "bs" => r.set.bs = p.set.bs.clone(),
+            "bs_write" => r.set.bs_write = p.set.bs_write.clone(),
+            "block_align" => r.block_align = p.block_align,
             "mode" => r.mode = p.mode.clone(),
             "rw_ratio" => r.rw_ratio = p.rw_ratio,
             "rwmixread" => r.rwmixread = p.rwmixread,

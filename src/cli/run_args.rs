@@ -20,6 +20,11 @@ pub struct FileSetArgs {
     /// the minimum, equally likely, as fio's bsrange).
     #[arg(long, value_parser = block_sizes)]
     pub bs: Option<BsArg>,
+    /// Block sizes of the writes (of the trims in the trim modes) when not those of --bs, which
+    /// then sizes the reads: the same forms as --bs (fio's bs=R,W, bssplit=R,W, bsrange=R,W)
+    /// [default: --bs].
+    #[arg(long, value_parser = block_sizes, value_name = "BS")]
+    pub bs_write: Option<BsArg>,
 }
 
 impl FileSetArgs {
@@ -227,6 +232,10 @@ pub struct RunArgs {
     /// share of it [default: 0].
     #[arg(long, value_parser = size_arg, value_name = "BYTES")]
     pub offset_increment: Option<u64>,
+    /// Random modes: every offset a multiple of this, in each file or from --offset on a
+    /// --device (fio's blockalign=) [default: the smallest block size of the I/O's direction].
+    #[arg(long, value_parser = nonzero_size, value_name = "BYTES")]
+    pub block_align: Option<u64>,
     /// Sequential modes: after each read or write, move on this much further (fio's
     /// rw=...:N, holes between I/Os; negative goes backwards); a pass of a thread's range ends
     /// where the next I/O would not fit, and the next starts at the range's start

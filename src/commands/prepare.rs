@@ -7,6 +7,7 @@ pub fn prepare(a: &cli::PrepareArgs) -> Result<i32> {
         .map_err(|e: String| Error::usage(format!("--layout: {e}")))?;
     // files are rounded to the largest size of a mix or range
     let bs = a.set.bs.as_ref().map_or(16384, |b| b.largest());
+    let bs = a.set.bs_write.as_ref().map_or(bs, |w| w.largest().max(bs));
     // the sizes first: nothing is created for a set that cannot be
     let spec = cli::fileset_spec(&a.set, bs, layout)?;
     let is_default = a.set.dir == Path::new(cli::DEFAULT_DIR);

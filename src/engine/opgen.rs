@@ -7,7 +7,7 @@
 
 use super::randmap::RandMap;
 use crate::measure::stats::OpKind;
-use crate::model::job::{Job, Limit, Mode, RandomMap};
+use crate::model::job::{BsSide, Job, Limit, Mode, RandomMap, fio_range_pick};
 use crate::spec::dist::{OffsetGen, Rng, thread_rng};
 use rand::RngExt;
 use std::time::{Duration, Instant};
@@ -28,15 +28,53 @@ pub enum Next {
     },
 }
 
-/// How the size of the next read or write is chosen: precomputed at setup, one table lookup
-/// and at most one draw of the thread's RNG per I/O.
+/// How the size of the next read or write of a direction is chosen: precomputed at setup, one
+/// table lookup and at most one draw of the thread's RNG per I/O.
 enum Sizes {
-    /// One size: no draw (the RNG sequence of a single-size job is as before mixes existed).
-    One,
+    /// One size (its index): no draw (the RNG sequence of a single-size job is as before mixes
+    /// existed).
+    One(u8),
     /// A weighted mix: the size index of each percent.
     Table(Box<[u8; 100]>),
-    /// A range: `m` sizes, equally likely.
-    Uniform(usize),
+    /// A range, drawn as fio draws it ([`fio_range_pick`]).
+    Range { min: u64, max: u64, step: u64 },
+}
+
+impl Sizes {
+    /// The draw of `side`'s sizes, as indexes of `all` (the job's sizes, ascending).
+    fn of(side: &BsSide, all: &[u64]) -> Self {
+        let at = |b: u64| all.binary_search(&b).unwrap_or(0) as u8;
+        match (&side.bs_mix, &side.bs_range) {
+            (Some(mix), _) => {
+                let mut tab = Box::new([0u8; 100]);
+                let mut p = 0usize;
+                for w in mix {
+                    for slot in tab.iter_mut().skip(p).take(w.weight_pct as usize) {
+                        *slot = at(w.bs_bytes);
+                    }
+                    p += w.weight_pct as usize;
+                }
+                Sizes::Table(tab)
+            }
+            (None, Some(r)) => Sizes::Range {
+                min: r.min_bytes,
+                max: r.max_bytes,
+                step: r.step_bytes,
+            },
+            (None, None) => Sizes::One(at(side.bs_bytes)),
+        }
+    }
+}
+
+/// What one direction's I/Os are made of: reads (0), writes or trims (1).
+struct Dir {
+    pick: Sizes,
+    /// Random offsets are multiples of this: `--block-align`, else the direction's smallest
+    /// size (fio's `blockalign`, by default its `min_bs`); with a random map the job's smallest.
+    align: u64,
+    /// Aligned offsets per file where the direction's smallest I/O fits (fio's `last_block`).
+    apf: u64,
+    offsets: OffsetGen,
 }
 
 /// Chooses operations and offsets for one thread.
@@ -44,11 +82,11 @@ pub struct OpGen {
     mode: Mode,
     /// The sizes, ascending (at most [`crate::model::job::MAX_BS_SIZES`]).
     sizes: Vec<u64>,
-    pick: Sizes,
-    /// Random offsets are multiples of this (the smallest size).
+    /// Reads' (0) and writes' or trims' (1) sizes and offsets (`--bs-write`, `--block-align`).
+    dirs: [Dir; 2],
+    /// The smallest size: the random map's blocks, the threads' ranges.
     grid: u64,
-    /// Grid blocks per file, and the file size in bytes.
-    gpf: u64,
+    /// The file size in bytes.
     fsize: u64,
     /// Added to every offset: where this thread's range starts in each file or on the device
     /// (`--offset`, and its `--offset-increment`s).
@@ -72,7 +110,6 @@ pub struct OpGen {
     /// `--random-pct`: the percent of a random mode's I/Os that follow the last one.
     follow_pct: u8,
     rng: Rng,
-    offsets: OffsetGen,
     ratio: f64,
     reads: u64,
     writes: u64,
@@ -109,8 +146,7 @@ impl OpGen {
         let sizes = job.bs_sizes();
         assert!(sizes.len() <= crate::model::job::MAX_BS_SIZES);
         let grid = sizes[0];
-        let gpf = fsize / grid;
-        let total = files as u64 * gpf;
+        let total = files as u64 * (fsize / grid);
         let t = thread as u64;
         let n = job.threads as u64;
         // Sequential modes: each thread streams through its own part of the set; whole files
@@ -145,27 +181,38 @@ impl OpGen {
                 job.seed ^ u64::from(thread).wrapping_mul(0x9E37_79B9_7F4A_7C15),
             )
         });
-        let pick = match (&job.bs_mix, &job.bs_range) {
-            _ if sizes.len() == 1 => Sizes::One,
-            (Some(mix), _) => {
-                let mut tab = Box::new([0u8; 100]);
-                let mut at = 0usize;
-                for (i, w) in mix.iter().enumerate() {
-                    for p in tab.iter_mut().skip(at).take(w.weight_pct as usize) {
-                        *p = i as u8;
-                    }
-                    at += w.weight_pct as usize;
-                }
-                Sizes::Table(tab)
+        let map_on = map.is_some();
+        let dir = |side: BsSide| {
+            let min = side.sizes()[0];
+            let align = match job.block_align_bytes {
+                _ if map_on => grid,
+                0 => min,
+                a => a,
+            };
+            // fio's last_block: the offsets where the smallest I/O still fits
+            let apf = (fsize.saturating_sub(min.saturating_sub(align)) / align).max(1);
+            let blocks = if own {
+                ((hi - lo) / align).max(1)
+            } else {
+                files as u64 * apf
+            };
+            Dir {
+                pick: if sizes.len() == 1 {
+                    Sizes::One(0)
+                } else {
+                    Sizes::of(&side, &sizes)
+                },
+                align,
+                apf,
+                offsets: OffsetGen::new(&job.distribution, blocks),
             }
-            _ => Sizes::Uniform(sizes.len()),
         };
+        let dirs = [dir(job.bs_side(false)), dir(job.bs_side(true))];
         OpGen {
             mode: job.mode,
             sizes,
-            pick,
+            dirs,
             grid,
-            gpf,
             fsize,
             base: t.saturating_mul(job.offset_increment_bytes),
             seq_lo: lo,
@@ -184,14 +231,6 @@ impl OpGen {
             },
             last: [(lo, lo); 2],
             rng: thread_rng(job.seed, thread),
-            offsets: OffsetGen::new(
-                &job.distribution,
-                if own {
-                    ((hi - lo) / grid).max(1)
-                } else {
-                    total
-                },
-            ),
             ratio: job.rw_ratio,
             reads: 0,
             writes: 0,
@@ -228,37 +267,58 @@ impl OpGen {
     }
 
     /// `--random-map`: the next block of this thread's range not done in this pass and the
-    /// length of an I/O of up to `len` bytes there, trimmed to the blocks not done from its
-    /// start (each marked done), to its file and to the range.
+    /// length of an I/O there: its size drawn again until it ends inside its file and the range
+    /// (fio's `io_u_fits`), then trimmed to the blocks not done from its start (each marked
+    /// done).
     #[inline]
-    fn place_mapped(&mut self, len: u64) -> (u32, u64, u64) {
+    fn place_mapped(&mut self, w: usize, si: &mut u8, len: &mut u64) -> (u32, u64) {
         let map = self.map.as_mut().expect("a random map");
-        let block = map.start(&self.offsets, &mut self.rng);
+        let block = map.start(&self.dirs[w].offsets, &mut self.rng);
         let p = self.seq_lo + block * self.grid;
         let file_end = (p / self.fsize + 1) * self.fsize;
-        let room = (self.seq_hi.min(file_end) - p).div_ceil(self.grid);
+        let end = self.seq_hi.min(file_end);
+        self.refit(w, end - p, si, len);
+        let room = (end - p).div_ceil(self.grid);
         let want = len.div_ceil(self.grid).min(room).max(1);
+        let map = self.map.as_mut().expect("a random map");
         let got = map.take(block, want);
-        let end = (p + got * self.grid).min(self.seq_hi).min(file_end);
-        let len = len.min(end - p);
-        ((p / self.fsize) as u32, self.base + p % self.fsize, len)
+        let stop = (p + got * self.grid).min(end);
+        if *len > stop - p {
+            *len = stop - p;
+            *si = self.size_index(*len);
+        }
+        ((p / self.fsize) as u32, self.base + p % self.fsize)
     }
+
+    /// fio's `io_u_fits`: while an I/O of `len` bytes would not fit in the `room` bytes from its
+    /// offset, its size is drawn again (a direction of one size, or 64 draws that never fit:
+    /// left to the caller, which trims or moves it).
+    #[inline]
+    fn refit(&mut self, w: usize, room: u64, si: &mut u8, len: &mut u64) {
+        let mut n = 0;
+        while *len > room && n < 64 && !matches!(self.dirs[w].pick, Sizes::One(_)) {
+            (*si, *len) = self.draw(w);
+            n += 1;
+        }
+    }
+
     /// This thread's range of the set in bytes (files one after the other): with `--verify`,
     /// every block it reads or writes lies inside it.
     pub fn range(&self) -> (u64, u64) {
         (self.seq_lo, self.seq_hi)
     }
 
-    /// `--verify`: a random grid block of this thread's range to (file, offset); an I/O that
-    /// would reach past the range or its file is moved back to the last grid offset where it
-    /// fits.
+    /// `--verify`: a random aligned block of this thread's range to (file, offset); an I/O
+    /// that would reach past the range or its file is moved back to the last aligned offset
+    /// where it fits.
     #[inline]
-    fn place_own(&self, block: u64, len: u64) -> (u32, u64) {
-        let p = self.seq_lo + block * self.grid;
+    fn place_own(&self, w: usize, block: u64, len: u64) -> (u32, u64) {
+        let a = self.dirs[w].align;
+        let p = self.seq_lo + block * a;
         let file_start = p / self.fsize * self.fsize;
         let end = self.seq_hi.min(file_start + self.fsize);
         let p = if p + len > end {
-            (end - len) / self.grid * self.grid
+            (end - len) / a * a
         } else {
             p
         };
@@ -273,28 +333,47 @@ impl OpGen {
         self
     }
 
-    /// The size of the next read or write: (index, bytes).
+    /// The size of the next read (`w` 0) or write or trim (`w` 1): (index, bytes).
     #[inline]
-    fn pick_size(&mut self) -> (u8, u64) {
-        let i = match &self.pick {
-            Sizes::One => 0,
-            Sizes::Table(t) => t[self.rng.random_range(0..100usize)],
-            Sizes::Uniform(m) => self.rng.random_range(0..*m) as u8,
-        };
-        (i, self.sizes[i as usize])
+    fn pick_size(&mut self, w: usize) -> (u8, u64) {
+        let rng = &mut self.rng;
+        match &self.dirs[w].pick {
+            Sizes::One(i) => (*i, self.sizes[*i as usize]),
+            Sizes::Table(t) => {
+                let i = t[rng.random_range(0..100usize)];
+                (i, self.sizes[i as usize])
+            }
+            &Sizes::Range { min, max, step } => {
+                let len = fio_range_pick(min, max, step, rng.random::<f64>());
+                (self.size_index(len), len)
+            }
+        }
     }
 
-    /// A random grid block to (file, offset) for an I/O of `len` bytes: an I/O that would
-    /// reach past the end of its file is moved back to the last grid offset where it fits.
+    /// A size drawn for direction `w`, trimmed to what `--io-size` leaves.
     #[inline]
-    fn place(&self, block: u64, len: u64) -> (u32, u64) {
-        let off = (block % self.gpf) * self.grid;
-        let off = if off + len > self.fsize {
-            (self.fsize - len) / self.grid * self.grid
+    fn draw(&mut self, w: usize) -> (u8, u64) {
+        let (si, len) = self.pick_size(w);
+        if len > self.cap {
+            let len = self.cap.max(1);
+            (self.size_index(len), len)
         } else {
-            off
-        };
-        ((block / self.gpf) as u32, self.base + off)
+            (si, len)
+        }
+    }
+
+    /// A random aligned block of direction `w` to (file, offset): an I/O that would reach past
+    /// the end of its file takes another size (fio's `io_u_fits`), or, when none fits, moves
+    /// back to the last aligned offset where it does.
+    #[inline]
+    fn place(&mut self, w: usize, block: u64, si: &mut u8, len: &mut u64) -> (u32, u64) {
+        let (a, apf) = (self.dirs[w].align, self.dirs[w].apf);
+        let mut off = (block % apf) * a;
+        self.refit(w, self.fsize.saturating_sub(off), si, len);
+        if off + *len > self.fsize {
+            off = self.fsize.saturating_sub(*len) / a * a;
+        }
+        ((block / apf) as u32, self.base + off)
     }
 
     /// The next sequential position (a byte of the set) for an I/O of `len` bytes; the
@@ -432,11 +511,8 @@ impl OpGen {
             return self.counted_write(file, off, len, si);
         }
         let read = self.pick_read();
-        let (mut si, mut len) = self.pick_size();
-        if len > self.cap {
-            len = self.cap.max(1);
-            si = self.size_index(len);
-        }
+        let w = usize::from(!read);
+        let (mut si, mut len) = self.draw(w);
         // --random-every: every Nth drawn; --random-pct: of those, the share drawn (fio's
         // rw_seq_hit, then should_do_random)
         let follow = self.mode.is_random()
@@ -460,18 +536,13 @@ impl OpGen {
             }
             at
         } else if self.map.is_some() {
-            let (file, off, l) = self.place_mapped(len);
-            if l != len {
-                len = l;
-                si = self.size_index(len);
-            }
-            (file, off)
+            self.place_mapped(w, &mut si, &mut len)
         } else if self.mode.is_random() {
-            let block = self.offsets.next(&mut self.rng);
+            let block = self.dirs[w].offsets.next(&mut self.rng);
             if self.verify {
-                self.place_own(block, len)
+                self.place_own(w, block, len)
             } else {
-                self.place(block, len)
+                self.place(w, block, &mut si, &mut len)
             }
         } else if self.mode == Mode::Seqrw && !read {
             // the writes' own position

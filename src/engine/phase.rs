@@ -540,6 +540,7 @@ pub(super) fn run_roles_cell(
     total.threads = plan.roles.iter().map(|r| r.job.threads).sum();
     total.bs_mix = None;
     total.bs_range = None;
+    total.bs_dirs = None;
     let cj = CellJob {
         job: total,
         fileset: plan.fileset.clone(),

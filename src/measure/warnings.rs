@@ -283,6 +283,8 @@ mod tests {
             bs_bytes: 16384,
             bs_mix: None,
             bs_range: None,
+            bs_dirs: None,
+            block_align_bytes: 0,
             direct: true,
             open_flags: OpenFlags::default(),
             fsync_freq: 0,

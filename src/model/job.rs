@@ -8,6 +8,9 @@ use std::str::FromStr;
 pub use super::fiologs::FioLogs;
 pub use super::mode::Mode;
 
+pub use super::bs::{
+    BS_RANGE_STEP, BsArg, BsDirs, BsRange, BsSide, BsWeight, MAX_BS_SIZES, fio_range_pick,
+};
 pub use super::caps::{Caps, Direct};
 
 /// Declares the engines: for each, its [`EngineKind`] variant and its [`Caps`]. Generates the
@@ -512,128 +515,6 @@ impl FileSetSpec {
     }
 }
 
-/// Most distinct block sizes one job may mix (each has its own statistics per thread).
-pub const MAX_BS_SIZES: usize = 64;
-
-/// The least O_DIRECT alignment a block-size range's step is checked against (a range's step is
-/// its minimum, as fio draws multiples of the minimum).
-pub const BS_RANGE_STEP: u64 = 4096;
-
-/// One size of a block-size mix (`--bs 16k:70,1m:30`).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-pub struct BsWeight {
-    pub bs_bytes: u64,
-    /// Percent of the reads and writes issued with this size (the weights sum to 100).
-    pub weight_pct: u32,
-}
-
-/// A block-size range (`--bs 4k-64k`): every multiple of `step_bytes` from `min_bytes` to
-/// `max_bytes`, each equally likely.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
-)]
-pub struct BsRange {
-    pub min_bytes: u64,
-    pub max_bytes: u64,
-    pub step_bytes: u64,
-}
-
-/// `--bs` as given: one size, a weighted mix, or a range (whose step the plan decides: it
-/// depends on O_DIRECT).
-#[derive(Debug, Clone, PartialEq)]
-pub enum BsArg {
-    One(u64),
-    Mix(Vec<BsWeight>),
-    Range { min: u64, max: u64 },
-}
-
-impl BsArg {
-    /// The largest size: what files are rounded to and buffers are allocated for.
-    pub fn largest(&self) -> u64 {
-        match self {
-            BsArg::One(b) => *b,
-            BsArg::Mix(m) => m.iter().map(|w| w.bs_bytes).max().unwrap_or(0),
-            BsArg::Range { max, .. } => *max,
-        }
-    }
-}
-
-impl FromStr for BsArg {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        use crate::model::units::{Bytes, parse_size};
-        let t = s.trim();
-        let size = |x: &str| -> Result<u64, String> {
-            match parse_size(x) {
-                Ok(0) => Err(format!("'{x}': a block size must be at least 1 byte")),
-                Ok(v) => Ok(v),
-                Err(e) => Err(e.to_string()),
-            }
-        };
-        if t.contains(':') || t.contains(',') {
-            let usage =
-                "use SIZE:PCT,SIZE:PCT... with whole percents summing to 100 (e.g. 16k:70,1m:30)";
-            let mut mix: Vec<BsWeight> = Vec::new();
-            for part in t.split(',') {
-                let (b, w) = part
-                    .split_once(':')
-                    .ok_or_else(|| format!("'{part}' has no weight; {usage}"))?;
-                let bs_bytes = size(b)?;
-                let weight_pct = w
-                    .trim()
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|w| (1..=100).contains(w))
-                    .ok_or_else(|| {
-                        format!("'{part}': the weight is a whole percent 1..100; {usage}")
-                    })?;
-                if mix.iter().any(|x| x.bs_bytes == bs_bytes) {
-                    return Err(format!("{} is given twice; {usage}", Bytes(bs_bytes)));
-                }
-                mix.push(BsWeight {
-                    bs_bytes,
-                    weight_pct,
-                });
-            }
-            let sum: u32 = mix.iter().map(|w| w.weight_pct).sum();
-            if sum != 100 {
-                return Err(format!("the weights sum to {sum}, not 100; {usage}"));
-            }
-            if mix.len() > MAX_BS_SIZES {
-                return Err(format!("{} sizes; at most {MAX_BS_SIZES}", mix.len()));
-            }
-            mix.sort_by_key(|w| w.bs_bytes);
-            return Ok(if mix.len() == 1 {
-                BsArg::One(mix[0].bs_bytes)
-            } else {
-                BsArg::Mix(mix)
-            });
-        }
-        if let Some((a, b)) = t.split_once('-') {
-            let usage = "use MIN-MAX with MIN below MAX and MAX a multiple of MIN (e.g. 4k-64k)";
-            let (min, max) = (size(a)?, size(b)?);
-            if min >= max {
-                return Err(format!(
-                    "{} is not below {}; {usage}",
-                    Bytes(min),
-                    Bytes(max)
-                ));
-            }
-            if min == 0 || !max.is_multiple_of(min) {
-                return Err(format!(
-                    "{} is not a multiple of {}; {usage}",
-                    Bytes(max),
-                    Bytes(min)
-                ));
-            }
-            return Ok(BsArg::Range { min, max });
-        }
-        size(t).map(BsArg::One)
-    }
-}
-
 /// When the run stops.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -705,6 +586,14 @@ pub struct Job {
     /// `--bs 4k-64k`: the range (absent for one size).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bs_range: Option<BsRange>,
+    /// `--bs-write`: the reads' and the writes' (trims' in the trim modes) sizes when they
+    /// differ; then `bs_mix` and `bs_range` are absent and `bs_bytes` is the largest of both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bs_dirs: Option<BsDirs>,
+    /// `--block-align`: random offsets are multiples of this (fio's `blockalign`; absent: of
+    /// the smallest size of the I/O's direction).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub block_align_bytes: u64,
     pub direct: bool,
     pub open_flags: OpenFlags,
     /// fsync a file after this many writes to it by one thread (0 = never).
@@ -807,33 +696,38 @@ impl Job {
         self.fsync_freq > 0 || self.fsync_all || self.fsync_every_s.is_some()
     }
 
-    /// The distinct sizes of the reads and writes, ascending (one entry for a single size).
+    /// The distinct sizes of the reads and writes, ascending (one entry for a single size):
+    /// the per-size statistics' order.
     pub fn bs_sizes(&self) -> Vec<u64> {
-        if let Some(m) = &self.bs_mix {
-            return m.iter().map(|w| w.bs_bytes).collect();
+        let mut v = self.bs_side(false).sizes();
+        if self.bs_dirs.is_some() {
+            v.extend(self.bs_side(true).sizes());
+            v.sort_unstable();
+            v.dedup();
         }
-        if let Some(r) = &self.bs_range {
-            return (0..=(r.max_bytes - r.min_bytes) / r.step_bytes)
-                .map(|i| r.min_bytes + i * r.step_bytes)
-                .collect();
-        }
-        vec![self.bs_bytes]
+        v
     }
 
-    /// `--bs` as people write it: `16KiB`, `16KiB:70,1MiB:30`, `4KiB-64KiB`.
+    /// The sizes of the reads (`write` false) or of the writes and trims.
+    pub fn bs_side(&self, write: bool) -> BsSide {
+        match &self.bs_dirs {
+            Some(d) if write => d.write.clone(),
+            Some(d) => d.read.clone(),
+            None => BsSide {
+                bs_bytes: self.bs_bytes,
+                bs_mix: self.bs_mix.clone(),
+                bs_range: self.bs_range,
+            },
+        }
+    }
+
+    /// `--bs` as people write it: `16KiB`, `16KiB:70,1MiB:30`, `4KiB-64KiB`; with `--bs-write`
+    /// the reads' then the writes': `64KiB / 1MiB`.
     pub fn bs_label(&self) -> String {
-        use crate::model::units::Bytes;
-        if let Some(m) = &self.bs_mix {
-            return m
-                .iter()
-                .map(|w| format!("{}:{}", Bytes(w.bs_bytes), w.weight_pct))
-                .collect::<Vec<_>>()
-                .join(",");
+        match &self.bs_dirs {
+            Some(d) => format!("{} / {}", d.read.label(), d.write.label()),
+            None => self.bs_side(false).label(),
         }
-        if let Some(r) = &self.bs_range {
-            return format!("{}-{}", Bytes(r.min_bytes), Bytes(r.max_bytes));
-        }
-        Bytes(self.bs_bytes).to_string()
     }
 }
 

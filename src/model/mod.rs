@@ -2,6 +2,7 @@
 //! uses any other iolab module.
 
 pub mod auth;
+pub mod bs;
 pub mod buffers;
 pub mod caps;
 pub mod crashcheck;

@@ -323,16 +323,32 @@ fn job_options(c: &CellResult) -> Map<String, Value> {
         let pct = 100.0 * j.rw_ratio / (1.0 + j.rw_ratio);
         put("rwmixread", format!("{}", pct.round() as u64));
     }
-    put("bs", j.bs_bytes.to_string());
-    if let Some(m) = &j.bs_mix {
-        let parts: Vec<String> = m
-            .iter()
-            .map(|w| format!("{}/{}", w.bs_bytes, w.weight_pct))
-            .collect();
-        put("bssplit", parts.join(":"));
-    }
-    if let Some(r) = &j.bs_range {
-        put("bsrange", format!("{}-{}", r.min_bytes, r.max_bytes));
+    // per direction as fio writes them (`bs=R,W,T`): the second side is the writes' and the
+    // trims'
+    let (r, w) = (j.bs_side(false), j.bs_side(true));
+    let both = |a: String, b: String| if a == b { a } else { format!("{a},{b},{b}") };
+    put("bs", both(r.bs_bytes.to_string(), w.bs_bytes.to_string()));
+    let (rk, rv) = r.fio();
+    let (wk, wv) = w.fio();
+    // one size where the other side is a split or a range: that option's form of one size
+    let as_kind = |k: &str, one: u64| match k {
+        "bssplit" => format!("{one}/100"),
+        _ => format!("{one}-{one}"),
+    };
+    match (rk, wk) {
+        ("bs", "bs") => {}
+        (a, b) if a == b => put(a, both(rv, wv)),
+        ("bs", k) => put(k, both(as_kind(k, r.bs_bytes), wv)),
+        (k, "bs") => put(k, both(rv, as_kind(k, w.bs_bytes))),
+        // a split for one side, a range for the other: the split's side only in bssplit
+        ("bssplit", _) => {
+            put("bssplit", format!("{rv},,"));
+            put("bsrange", wv);
+        }
+        _ => {
+            put("bssplit", format!(",{wv},{wv}"));
+            put("bsrange", rv);
+        }
     }
     put("ioengine", j.engine.caps().fio[0].into());
     put("iodepth", j.iodepth.to_string());

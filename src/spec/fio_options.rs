@@ -163,25 +163,25 @@ pub const OPTIONS: &[FioOption] = &[
         "bs",
         SizePair,
         Supported,
-        "`--bs` (default 4k); different sizes for reads and writes refused",
+        "`--bs` (default 4k); `bs=R,W,T`: the reads' `--bs`, the writes' (a trim mode's: the trims') `--bs-write` where they differ",
     ),
     o(
         "bsrange",
         Str,
         Supported,
-        "`--bs LOW-HIGH`: every multiple of LOW up to HIGH, as fio draws them",
+        "`--bs LOW-HIGH` (per direction as `bs`): LOW + HIGH × U down to a multiple of LOW, at most HIGH, as fio draws them; each side read as fio reads it, the text after a number and its unit ignored (t0023's `512/25:1k:...` is 512-1k)",
     ),
     o(
         "bssplit",
         Str,
         Supported,
-        "`--bs SIZE:PCT,...`; empty percentages share the rest, as in fio",
+        "`--bs SIZE:PCT,...` (per direction as `bs`), the odds as fio's draw gives them: missing (or 0) percentages share the rest in whole percents, the entries taken in the order of their percents and the last one given what is left; each size down to a multiple of the smallest. With fio's random map and different smallest sizes for reads and writes, both on the smaller one's grid (a note: fio aligns each to its own, and its job can end before size=)",
     ),
     o(
         "blockalign",
         SizePair,
         Supported,
-        "accepted when equal to the block size (iolab aligns to it); other values refused",
+        "`--block-align`: random offsets multiples of it (one value for reads and writes; different ones refused); other than the smallest block size only with `norandommap` (fio draws blocks of it but marks its random map in blocks of the smallest size)",
     ),
     o(
         "ioengine",
@@ -497,8 +497,8 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "bs_unaligned",
         Bool,
-        Refused,
-        "iolab aligns every I/O to its block size",
+        Supported,
+        "a `bssplit` size kept as given (fio otherwise takes it down to a multiple of the smallest); with `bsrange` refused (fio then draws any byte count, iolab keeps statistics per size, at most 64)",
     ),
     o(
         "percentage_random",

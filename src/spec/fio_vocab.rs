@@ -122,6 +122,22 @@ pub fn parse_size(s: &str, kb_base: u32) -> std::result::Result<u64, String> {
     Ok(v as u64)
 }
 
+/// A byte count at the start of `s` as fio's range options read each side (parse.c
+/// `str_to_decimal`: the number and its unit, whatever follows ignored; `bsrange=512/25:1k`
+/// is 512-1k), and whether anything was ignored.
+pub fn parse_size_lead(s: &str, kb_base: u32) -> std::result::Result<(u64, bool), String> {
+    let t = s.trim();
+    if is_expression(t) || t.starts_with("0x") || t.starts_with("0X") {
+        return parse_size(t, kb_base).map(|v| (v, false));
+    }
+    let digits = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let unit = t[digits..]
+        .find(|c: char| !c.is_ascii_alphabetic())
+        .map_or(t.len(), |u| digits + u);
+    let (head, rest) = t.split_at(unit);
+    parse_size(head, kb_base).map(|v| (v, !rest.trim().is_empty()))
+}
+
 /// A time by fio's rules in seconds: a number with d, h, m, s/sec, ms/msec, us/usec (case
 /// insensitive); without a unit, `default_unit_s` seconds (1 for runtime, 1e-6 for
 /// microsecond options).

@@ -184,24 +184,17 @@ impl Ctx<'_> {
             }
         }
     }
-    /// The value of a `read,write,trim` option for the directions the job uses (`used`: reads,
-    /// writes, trims), by fio's rules: a value not followed by a comma applies to the directions
-    /// after it too, an empty one is the default (`bs=8k,32k`: 32k for writes and trims;
-    /// `bs=8k,32k,`: the default for trims). Refused when the directions used differ.
-    pub fn for_directions(&mut self, k: &str, used: [bool; 3]) -> Option<String> {
+    /// The values of a `read,write,trim` option per direction (read, write, trim), by fio's
+    /// rules: a value not followed by a comma applies to the directions after it too, an empty
+    /// one is the default (None) (`bs=8k,32k`: 32k for writes and trims; `bs=8k,32k,`: the
+    /// default for trims).
+    pub fn by_direction(&self, k: &str) -> Option<[Option<String>; 3]> {
         let v = self.val(k)?;
         let parts: Vec<&str> = v.split(',').map(str::trim).collect();
         let last = parts.last().copied().unwrap_or("");
-        let of = |i: usize| Some(*parts.get(i).unwrap_or(&last)).filter(|p| !p.is_empty());
-        let vals: Vec<Option<&str>> = (0..3).filter(|&i| used[i]).map(of).collect();
-        match vals.as_slice() {
-            [] => None,
-            [x, rest @ ..] if rest.iter().all(|r| r == x) => x.map(str::to_string),
-            _ => {
-                self.refuse_key(k, "different values for the directions the job does");
-                vals.iter().flatten().next().map(|x| x.to_string())
-            }
-        }
+        let of =
+            |i: usize| Some(parts.get(i).unwrap_or(&last).to_string()).filter(|p| !p.is_empty());
+        Some([of(0), of(1), of(2)])
     }
     /// Every option of the job against the table: unknown and refused options are refusals,
     /// a value not of its option's kind an error. The last value of a key is the one checked

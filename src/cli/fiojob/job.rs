@@ -118,13 +118,33 @@ pub(super) fn translate_job(
         f("rwmixread", pct.to_string());
     }
 
-    // block sizes: bssplit, else bsrange, else bs (fio's precedence)
-    let (bs_fixed, bs_min) = block_sizes(&mut c, &mut f, dirs);
-    if let Some(ba) = c.size("blockalign")
-        && bs_fixed != Some(ba)
-    {
-        c.refuse_key("blockalign", "iolab aligns every I/O to its block size");
+    // fio's random map (default): each block once per pass; random_generator=lfsr walks a
+    // full-period sequence instead; norandommap draws with replacement (iolab's own default)
+    let mut map = false;
+    if random {
+        let lfsr = match c.val("random_generator").as_deref().map(str::trim) {
+            None | Some("tausworthe") | Some("tausworthe64") => false,
+            Some("lfsr") => true,
+            Some(_) => {
+                c.bad("random_generator", "not tausworthe, tausworthe64 or lfsr");
+                false
+            }
+        };
+        let uniform = c
+            .val("random_distribution")
+            .is_none_or(|d| d.trim() == "random");
+        if lfsr {
+            f("random-map", "lfsr".into());
+        } else if !c.bool("norandommap").unwrap_or(false) && uniform {
+            f("random-map", "bitmap".into());
+        }
+        map = lfsr || (!c.bool("norandommap").unwrap_or(false) && uniform);
     }
+    // block sizes per direction: bssplit, else bsrange, else bs (fio's precedence)
+    let super::bsizes::Sizes {
+        fixed: bs_fixed,
+        min: bs_min,
+    } = super::bsizes::block_sizes(&mut c, &mut f, &mut notes, dirs, map);
 
     // how: engine, depth, direct, threads
     let engine = c.val("ioengine").unwrap_or_else(|| "psync".into());
@@ -456,36 +476,26 @@ pub(super) fn translate_job(
                         "number_ios",
                         "with mixed block sizes iolab stops at the bytes of size=, not also at a count",
                     ),
-                    // mixed sizes: the bytes themselves, each thread's last I/O trimmed to fit
-                    None => f(
-                        "io-size",
-                        bytes
-                            .saturating_mul(numjobs)
-                            .saturating_mul(loops)
-                            .to_string(),
-                    ),
+                    // mixed sizes: the bytes themselves, each thread's last I/O trimmed to fit;
+                    // with fio's random map a pass is the whole smallest blocks of each file
+                    // (t0001: 19 KiB blocks of its 20000 bytes)
+                    None => {
+                        let per_file = bytes / nrfiles.max(1);
+                        let bytes = if map && !io_size_given && per_file >= bs_min {
+                            per_file / bs_min * bs_min * nrfiles.max(1)
+                        } else {
+                            bytes
+                        };
+                        f(
+                            "io-size",
+                            bytes
+                                .saturating_mul(numjobs)
+                                .saturating_mul(loops)
+                                .to_string(),
+                        )
+                    }
                 }
             }
-        }
-    }
-    // fio's random map (default): each block once per pass; random_generator=lfsr walks a
-    // full-period sequence instead; norandommap draws with replacement (iolab's own default)
-    if random {
-        let lfsr = match c.val("random_generator").as_deref().map(str::trim) {
-            None | Some("tausworthe") | Some("tausworthe64") => false,
-            Some("lfsr") => true,
-            Some(_) => {
-                c.bad("random_generator", "not tausworthe, tausworthe64 or lfsr");
-                false
-            }
-        };
-        let uniform = c
-            .val("random_distribution")
-            .is_none_or(|d| d.trim() == "random");
-        if lfsr {
-            f("random-map", "lfsr".into());
-        } else if !c.bool("norandommap").unwrap_or(false) && uniform {
-            f("random-map", "bitmap".into());
         }
     }
     // invalidate=0: fio leaves the page cache as it is; iolab has no such run
@@ -671,89 +681,6 @@ fn share(bytes: u64, pct: u32, bs: Option<u64>) -> u64 {
     let b = (u128::from(bytes) * u128::from(pct) / 100) as u64;
     let align = bs.unwrap_or(4096).max(1);
     b - b % align
-}
-
-/// Block sizes: `bssplit`, else `bsrange`, else `bs` (fio's precedence), of the directions
-/// the job uses (`dirs`: read, write, trim). The fixed size, if one, and the smallest.
-fn block_sizes(
-    c: &mut Ctx,
-    f: &mut impl FnMut(&str, String),
-    dirs: [bool; 3],
-) -> (Option<u64>, u64) {
-    let kb = c.kb;
-    if let Some(v) = c.for_directions("bssplit", dirs) {
-        let mut parts: Vec<(u64, Option<u32>)> = Vec::new();
-        for p in v.split(':').filter(|p| !p.is_empty()) {
-            let (b, pct) = p.split_once('/').unwrap_or((p, ""));
-            let b = fio_vocab::parse_size(b, kb).map_err(|e| c.bad("bssplit", e));
-            let pct = if pct.trim().is_empty() {
-                Ok(None)
-            } else {
-                fio_vocab::parse_percent(pct)
-                    .map(Some)
-                    .map_err(|e| c.bad("bssplit", e))
-            };
-            if let (Ok(b), Ok(pct)) = (b, pct) {
-                parts.push((b, pct));
-            }
-        }
-        let given: u32 = parts.iter().filter_map(|p| p.1).sum();
-        let open = parts.iter().filter(|p| p.1.is_none()).count() as u32;
-        if given > 100 || (open == 0 && given != 100) || parts.is_empty() {
-            c.bad("bssplit", "the percentages must add up to 100");
-            return (Some(4096), 4096);
-        }
-        let share = (100 - given).checked_div(open).unwrap_or(0);
-        let mut rest = (100 - given).checked_rem(open).unwrap_or(0);
-        let mut mix = Vec::new();
-        let mut min = u64::MAX;
-        for (b, p) in parts {
-            let p = p.unwrap_or_else(|| {
-                let extra = u32::from(rest > 0);
-                rest = rest.saturating_sub(1);
-                share + extra
-            });
-            min = min.min(b);
-            mix.push(format!("{b}:{p}"));
-        }
-        f("bs", mix.join(","));
-        return (None, min);
-    }
-    if let Some(v) = c.for_directions("bsrange", dirs) {
-        let Some((lo, hi)) = v.split_once('-').or_else(|| v.split_once(':')) else {
-            c.bad("bsrange", "use LOW-HIGH (e.g. 4k-64k)");
-            return (Some(4096), 4096);
-        };
-        let (Ok(mut lo), Ok(mut hi)) = (
-            fio_vocab::parse_size(lo, kb).map_err(|e| c.bad("bsrange", e)),
-            fio_vocab::parse_size(hi, kb).map_err(|e| c.bad("bsrange", e)),
-        ) else {
-            return (Some(4096), 4096);
-        };
-        if lo > hi {
-            std::mem::swap(&mut lo, &mut hi);
-        }
-        if lo == hi {
-            f("bs", lo.to_string());
-            return (Some(lo), lo);
-        }
-        // fio draws multiples of the minimum up to the maximum (the plan does the same)
-        let top = hi - hi % lo.max(1);
-        f("bs", format!("{lo}-{top}"));
-        return (None, lo);
-    }
-    let b = match c.for_directions("bs", dirs) {
-        Some(v) => fio_vocab::parse_size(&v, kb)
-            .map_err(|e| c.bad("bs", e))
-            .unwrap_or(4096),
-        None => 4096,
-    };
-    if b == 0 {
-        c.bad("bs", "a block size of 0");
-        return (Some(4096), 4096);
-    }
-    f("bs", b.to_string());
-    (Some(b), b)
 }
 
 /// fio's `random_distribution` as iolab's `--distribution`; `None`: not one iolab draws. A

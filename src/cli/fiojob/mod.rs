@@ -5,6 +5,7 @@ use super::*;
 use crate::spec::fio_vocab;
 use crate::spec::fiojob::{self, JobFile, JobSection};
 
+mod bsizes;
 mod buffers;
 mod ctx;
 mod job;

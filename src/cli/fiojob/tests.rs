@@ -139,7 +139,6 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
             "t.fio:3: zonemode: refused: no zoned or strided zones",
             "t.fio:5: write_iolog: refused: no I/O log replay",
             "t.fio:8: ioengine: refused: iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null, posixaio, falloc, ftruncate, filecreate, filestat and filedelete",
-            "t.fio:9: bs: refused: different values for the directions the job does",
             "t.fio:10: random_distribution: refused: iolab draws random, zipf, pareto and zoned offsets",
             "t.fio:11: latency_target: refused: no queue-depth search",
             "t.fio:12: lockmem: refused: no memory locking",
@@ -159,9 +158,9 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
         r.jobs[0].ignored,
         ["t.fio:5: write_iolog", "t.fio:3: zonemode"]
     );
-    // zonemode, ioengine, bs (randrw reads and writes: 4k and 8k), random_distribution,
-    // startdelay, lockmem, frobnicate
-    assert_eq!(r.jobs[1].ignored.len(), 7);
+    // zonemode, ioengine, random_distribution, startdelay, lockmem, frobnicate (bs=4k,8k of
+    // randrw: reads 4k, writes 8k, no longer refused)
+    assert_eq!(r.jobs[1].ignored.len(), 6);
     assert!(
         r.jobs[1]
             .ignored
@@ -211,8 +210,8 @@ fn values_fio_rejects_name_file_and_line() {
             "t.fio:4: rwmixread: not a percentage",
         ),
         (
-            "[a]\nsize=1m\nbssplit=4k/60:8k/60\n",
-            "t.fio:3: bssplit: the percentages",
+            "[a]\nsize=1m\nbssplit=4k/60:8k/60:16k:32k\n",
+            "t.fio:3: bssplit: the percentages add up to more than 100",
         ),
         ("[a]\nsize=1m\ndirect=2\n", "t.fio:3: direct: not 0 or 1"),
         (
@@ -254,8 +253,8 @@ fn args_of(text: &str) -> String {
 fn bsrange_steps_by_its_minimum_as_fio() {
     assert!(args_of("[a]\nsize=1m\nbsrange=1k-4k\n").contains("--bs=1024-4096 "));
     assert!(args_of("[a]\nsize=1m\nbsrange=512-4k\n").contains("--bs=512-4096 "));
-    // a maximum that is no multiple of the minimum: the largest multiple below it
-    assert!(args_of("[a]\nsize=1m\nbsrange=3k-8k\n").contains("--bs=3072-6144 "));
+    // a maximum that is no multiple of the minimum: drawn too, with the odds left (fio)
+    assert!(args_of("[a]\nsize=1m\nbsrange=3k-8k\n").contains("--bs=3072-8192 "));
     let r = jobs("[a]\nsize=1m\nbsrange=512-4k\n", &[]).unwrap();
     match &r.jobs[0].args.set.bs {
         Some(BsArg::Range { min, max }) => assert_eq!((*min, *max), (512, 4096)),
@@ -420,5 +419,78 @@ fn concurrent_verify_jobs_run_one_phase_each_with_a_note() {
         r.jobs[0]
             .iolab_args
             .contains(&"--verify-backlog=1024".to_string())
+    );
+}
+
+/// fio's `bs=R,W,T`, `bssplit=R,W,T`, `bsrange=R,W,T`: the reads' sizes as `--bs`, the writes'
+/// (the trims' in a trim mode) as `--bs-write` where they differ; a direction the job does not
+/// use is not asked. Before, a job whose directions differed was refused.
+#[test]
+fn block_sizes_per_direction_are_fios() {
+    let a = |t: &str| args_of(&format!("[a]\nsize=1m\n{t}"));
+    assert!(a("rw=randrw\nbs=4k,64k\n").contains("--bs=4096 --bs-write=65536 "));
+    assert!(a("rw=read\nbs=4k,64k\n").contains("--bs=4096 "));
+    assert!(a("rw=write\nbs=4k,64k\n").contains("--bs=65536 "));
+    assert!(!a("rw=write\nbs=4k,64k\n").contains("--bs-write"));
+    // a trim mode's second side is the trims' (t0023's bs_no_rm: bs=4k,4k,8k)
+    assert!(a("rw=randtrimwrite\nbs=4k,4k,8k\n").contains("--bs=8192 "));
+    // fio's cmdprio-bssplit example
+    let x = a("rw=randrw\nbssplit=64k/40:1024k/60,1024k/100\n");
+    assert!(
+        x.contains("--bs=65536:40,1048576:60 --bs-write=1048576 "),
+        "{x}"
+    );
+    assert!(
+        a("rw=randrw\nbsrange=1k-4k,8k-16k\n").contains("--bs=1024-4096 --bs-write=8192-16384 ")
+    );
+    // an empty value takes the default (4k)
+    assert!(a("rw=randrw\nbs=,64k\n").contains("--bs=4096 --bs-write=65536 "));
+}
+
+/// bssplit as fio 3.33 reads it (options.c `bssplit_ddir`, io_u.c `get_next_buflen`): the
+/// entries drawn in the order of their percents, the last taking what the others leave; missing
+/// percents share the rest in whole percents; a percent of 0 is missing; sizes down to a
+/// multiple of the smallest unless `bs_unaligned`.
+#[test]
+fn bssplit_percents_and_alignment_are_fios() {
+    let a = |t: &str| args_of(&format!("[a]\nsize=1m\nrw=randread\n{t}"));
+    // 90 % given: 8k (40) drawn first, 4k takes the other 60
+    assert!(a("bssplit=4k/50:8k/40\n").contains("--bs=4096:60,8192:40 "));
+    // two missing share 60: 30 each
+    assert!(a("bssplit=4k:8k:16k/40\n").contains("--bs=4096:30,8192:30,16384:40 "));
+    // 4k/0 is missing: it takes the 50 left
+    assert!(a("bssplit=4k/0:8k/50\n").contains("--bs=4096:50,8192:50 "));
+    // 1536 is 1024 to fio unless bs_unaligned
+    assert!(a("bssplit=1k/50:1536/50\n").contains("--bs=1024 "));
+    assert!(a("bssplit=1k/50:1536/50\nbs_unaligned\n").contains("--bs=1024:50,1536:50 "));
+    // t0023's range: 512-1k
+    assert!(a("bsrange=512/25:1k:25:2k:25:4k/25\n").contains("--bs=512-1024 "));
+}
+
+/// blockalign: the smallest size (fio's default) changes nothing; another value is
+/// `--block-align` without fio's random map, and refused with it (fio draws blockalign blocks
+/// but marks its map in blocks of the smallest size).
+#[test]
+fn blockalign_is_block_align_without_the_random_map() {
+    let a = |t: &str| args_of(&format!("[a]\nsize=1m\nrw=randrw\n{t}"));
+    assert!(!a("bs=4k\nblockalign=4k\n").contains("--block-align"));
+    assert!(a("bssplit=512/50:4k/50\nblockalign=4k\nnorandommap\n").contains("--block-align=4096"));
+    let e = jobs("[a]\nsize=1m\nrw=randrw\nbs=512\nblockalign=4k\n", &[]).unwrap_err();
+    assert!(
+        e.msg.contains(
+            "blockalign: refused: other than the smallest block size with fio's random map"
+        ),
+        "{}",
+        e.msg
+    );
+    let e = jobs(
+        "[a]\nsize=1m\nrw=randrw\nbs=512\nnorandommap\nblockalign=4k,8k\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        e.msg.contains("blockalign: refused: different alignments"),
+        "{}",
+        e.msg
     );
 }

@@ -9,6 +9,8 @@ fn workload_flags_beside_a_jobfile(a: &cli::RunArgs) -> Vec<&'static str> {
     [
         (a.mode.is_some(), "--mode"),
         (a.set.bs.is_some(), "--bs"),
+        (a.set.bs_write.is_some(), "--bs-write"),
+        (a.block_align.is_some(), "--block-align"),
         (a.set.size.is_some(), "--size"),
         (a.set.files.is_some(), "--files"),
         (a.threads.is_some(), "--threads"),

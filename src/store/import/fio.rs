@@ -654,9 +654,14 @@ pub(super) fn fio_from_value(doc: Value) -> Result<Imported, ImportError> {
             },
             None => 1024,
         };
+        // `bs=R,W,T` (per direction): the largest, as a job's bs_bytes
         let bs_bytes = match opt("bs")? {
-            Some((s, p)) => parse_fio_size(&s, kb_base)
-                .filter(|&b| b > 0)
+            Some((s, p)) => s
+                .split(',')
+                .filter(|x| !x.trim().is_empty())
+                .map(|x| parse_fio_size(x, kb_base).filter(|&b| b > 0))
+                .collect::<Option<Vec<u64>>>()
+                .and_then(|v| v.into_iter().max())
                 .ok_or_else(|| fio_err(&p, format!("cannot parse block size {s:?}")))?,
             None => 4096,
         };
