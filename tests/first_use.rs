@@ -74,10 +74,16 @@ fn live_on_stdout_leaves_nothing_else_on_stdout() {
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(!r.stdout.trim().is_empty());
+    let started = chrono_free_now_s();
     for l in r.stdout.lines() {
         let v: serde_json::Value =
             serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"));
         assert_eq!(v["schema"], "iolab-live/1");
+        // each line says when, on the wall clock: within the test's own minutes
+        let t = v["time"].as_str().unwrap_or_else(|| panic!("no time: {l}"));
+        assert!(t.ends_with('Z') && t.len() == 24, "{t}");
+        let at = rfc3339_s(t);
+        assert!((started - 600.0..started + 60.0).contains(&at), "{t}");
     }
     assert!(r.stderr.contains("rndwr"), "the table: {}", r.stderr);
 }
@@ -210,4 +216,22 @@ fn saturate_searches_the_way_the_target_goes() {
     let v = search("iops>=50");
     assert_eq!(v["direction"], "met_everywhere", "{v}");
     assert_eq!(v["points"].as_array().unwrap().len(), 2, "{v}");
+}
+
+/// Seconds since the epoch now.
+fn chrono_free_now_s() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+/// `2026-11-28T23:40:01.123Z` as seconds since the epoch (days from the civil date).
+fn rfc3339_s(t: &str) -> f64 {
+    let n = |a: usize, b: usize| t[a..b].parse::<i64>().unwrap();
+    let (y, m, d) = (n(0, 4), n(5, 7), n(8, 10));
+    let (y, m) = if m <= 2 { (y - 1, m + 9) } else { (y, m - 3) };
+    let days = 365 * y + y / 4 - y / 100 + y / 400 + (153 * m + 2) / 5 + d - 719_469;
+    let secs: f64 = t[17..23].parse().unwrap();
+    (days * 86400 + n(11, 13) * 3600 + n(14, 16) * 60) as f64 + secs
 }

@@ -48,6 +48,9 @@ pub struct LiveLine<'a> {
     pub cell: usize,
     pub mode: &'a str,
     pub role: Option<&'a str>,
+    /// Wall-clock time (UTC, RFC 3339 with milliseconds) when the interval ended and the line
+    /// was made: what a log shipper or a chart beside other tools aligns on.
+    pub time: String,
     #[serde(flatten)]
     pub point: TsPoint,
 }
@@ -166,8 +169,12 @@ impl Observer {
             return;
         }
         let mut text = String::new();
+        let time = chrono::Utc::now()
+            .format("%Y-%m-%dT%H:%M:%S%.3fZ")
+            .to_string();
         for (u, d) in units.iter().zip(ds) {
             let line = LiveLine {
+                time: time.clone(),
                 schema: crate::model::schema::LIVE,
                 run_id: &self.run_id,
                 host: &self.host,
