@@ -235,3 +235,32 @@ fn rfc3339_s(t: &str) -> f64 {
     let secs: f64 = t[17..23].parse().unwrap();
     (days * 86400 + n(11, 13) * 3600 + n(14, 16) * 60) as f64 + secs
 }
+
+/// An imported run is listed at its own time: fio's printed timestamp, or for sysbench (which
+/// prints none) the output file's modification time, when sysbench finished writing it, less the
+/// run's duration; the document says which (`start_time_source`).
+#[test]
+fn an_import_is_listed_at_the_runs_own_time() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("r.db");
+    let f = d.path().join("sysbench.txt");
+    std::fs::copy("tests/fixtures/import/sysbench-rndrw.txt", &f).unwrap();
+    // finished 2025-01-02 03:04:05 UTC
+    let end = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_735_787_045);
+    std::fs::File::options()
+        .write(true)
+        .open(&f)
+        .unwrap()
+        .set_modified(end)
+        .unwrap();
+    let r = iolab_db(&db, &["import", f.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let l = iolab_db(&db, &["list", "--json"]);
+    let row = &l.json()["runs"][0];
+    // the fixture's total time is 2.0041 s
+    assert_eq!(row["start_time"], "2025-01-02T03:04:02.995Z", "{row}");
+    let s = iolab_db(&db, &["show", "1", "--json"]);
+    assert_eq!(s.json()["start_time_source"], "file_mtime");
+    let text = iolab_db(&db, &["list"]);
+    assert!(text.stdout.contains("2025-01-02"), "{}", text.stdout);
+}

@@ -176,7 +176,12 @@ pub fn import(a: &cli::ImportArgs) -> Result<i32> {
                 format!("iolab verify of {}", doc.dir),
                 v,
             ),
-            ImportFile::Tool(imp) => {
+            ImportFile::Tool(mut imp) => {
+                // the run's own time: the tool's, else the file's (sysbench prints none)
+                let modified = (f.as_os_str() != "-")
+                    .then(|| std::fs::metadata(&f).and_then(|m| m.modified()).ok())
+                    .flatten();
+                imp.date_from_file(modified);
                 let doc = imp.to_doc(&f.display().to_string());
                 warn_again(&s, &f, &crate::model::stored::RunKind::Import, &doc)?;
                 let id = s.save_import(&imp, &doc, &host, a.label.label.as_deref(), &tags)?;

@@ -43,8 +43,14 @@ pub struct Imported {
     pub tool: String,
     /// e.g. "fio-3.33", "1.0.20"
     pub tool_version: String,
-    /// RFC 3339 when the tool recorded it (fio "time"/"timestamp"), else None
+    /// RFC 3339 when the tool recorded it (fio "time"/"timestamp"), else what
+    /// [`Imported::date_from_file`] made of the file's time, else None (the time of import)
     pub start_time: Option<String>,
+    /// Where `start_time` came from: `tool` (the tool printed it), `file_mtime` (the file's
+    /// modification time, when the tool finished writing it, less the run's duration) or
+    /// `import` (neither: the time of import); None in documents of an iolab before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time_source: Option<String>,
     /// fio "global options"; sysbench: same as the cell options
     pub options: serde_json::Value,
     pub cells: Vec<Cell>,
@@ -56,6 +62,29 @@ pub struct Imported {
 const OP_ORDER: [&str; 5] = ["read", "write", "trim", "fsync", "events"];
 
 impl Imported {
+    /// The run's own time where the tool printed none (sysbench): the file was last written
+    /// when the tool ended, so the run started its longest cell's duration before that. From
+    /// stdin (`modified` None) the time stays the import's, and the source says so.
+    pub fn date_from_file(&mut self, modified: Option<std::time::SystemTime>) {
+        if self.start_time.is_some() {
+            self.start_time_source = Some("tool".into());
+            return;
+        }
+        let longest = self.cells.iter().map(|c| c.duration_s).fold(0.0, f64::max);
+        let start = modified.and_then(|m| {
+            let d = std::time::Duration::try_from_secs_f64(longest).ok()?;
+            m.checked_sub(d)
+        });
+        match start {
+            Some(t) => {
+                let t: chrono::DateTime<chrono::Utc> = t.into();
+                self.start_time = Some(t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true));
+                self.start_time_source = Some("file_mtime".into());
+            }
+            None => self.start_time_source = Some("import".into()),
+        }
+    }
+
     /// The stored document: `schema`, the tool, `source_file`, and `cells[]` each with
     /// `results.<op>.{ops, bytes, iops, bytes_per_sec, lat_ns, hist_bins}`.
     pub fn to_doc(&self, source_file: &str) -> serde_json::Value {
@@ -80,8 +109,8 @@ impl Imported {
             .collect();
         serde_json::json!({
             "schema": crate::model::schema::IMPORT, "tool": self.tool, "tool_version": self.tool_version,
-            "start_time": self.start_time, "source_file": source_file, "options": self.options,
-            "cells": cells,
+            "start_time": self.start_time, "start_time_source": self.start_time_source,
+            "source_file": source_file, "options": self.options, "cells": cells,
         })
     }
 

@@ -234,6 +234,8 @@ mod shape {
         tool: String,
         tool_version: String,
         start_time: Option<String>,
+        /// `tool`, `file_mtime` or `import` (`model::import::Imported::start_time_source`).
+        start_time_source: Option<String>,
         source_file: String,
         options: Value,
         cells: Vec<ImportCell>,

@@ -786,6 +786,7 @@ pub(super) fn fio_from_value(doc: Value) -> Result<Imported, ImportError> {
         tool: "fio".into(),
         tool_version: fio.fio_version,
         start_time,
+        start_time_source: None,
         options: Value::Object(fio.global_options.unwrap_or_default()),
         cells,
     })

@@ -235,6 +235,7 @@ pub fn parse_sysbench_fileio(text: &str) -> Result<Imported, ImportError> {
         tool: "sysbench".into(),
         tool_version: version.unwrap_or_else(|| "unknown".into()),
         start_time: None,
+        start_time_source: None,
         options: options.clone(),
         cells: vec![Cell {
             name: "fileio".into(),
