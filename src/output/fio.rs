@@ -478,13 +478,16 @@ fn direction(c: &CellResult, k: OpKind, bins: bool, sel: fn(&TsPoint) -> Option<
     if let (Some(_), Some(l), Some(s)) = (ch, r.lat_ns.as_ref(), r.slat_ns.as_ref()) {
         clat["mean"] = json!(l.mean - s.mean);
     }
+    // fio counts a direction's runtime only when it moved bytes (backend.c, `update_runtime`),
+    // and its iops over that runtime: 0 for the cycles of cpuio and exec
+    let timed = did && r.bytes > 0;
     json!({
         "io_bytes": r.bytes,
         "io_kbytes": r.bytes / 1024,
         "bw_bytes": bw_bytes,
         "bw": bw_bytes / 1024,
-        "iops": r.iops,
-        "runtime": if did { (c.window_s * 1000.0).round() as u64 } else { 0 },
+        "iops": if timed { r.iops } else { 0.0 },
+        "runtime": if timed { (c.window_s * 1000.0).round() as u64 } else { 0 },
         "total_ios": r.ops,
         "short_ios": 0,
         "drop_ios": 0,
