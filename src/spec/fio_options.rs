@@ -376,7 +376,7 @@ pub const OPTIONS: &[FioOption] = &[
         "group_reporting",
         Bool,
         Supported,
-        "a job's clones are one row in fio JSON (without it one row each, as fio); iolab's own document always merges them",
+        "a job's clones are one row in fio JSON (without it one row each, as fio); the jobs of a phase (between stonewalls) are one row when every job after the first has it, named after the first with the last's options, as fio's; a job with it after one without is a row of its own, with a note (fio adds it to the row before); iolab's own document always merges clones and keeps each job",
     ),
     // verification
     o(

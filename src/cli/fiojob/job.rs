@@ -314,7 +314,8 @@ pub(super) fn translate_job(
             ));
         }
     } else {
-        if dirs[2] && crate::engine::caps(e).needs_files {
+        // fio's falloc engine punches the hole too (it moves no data: its own trim)
+        if dirs[2] && e.caps().needs_files && e.caps().moves_data {
             notes.push(format!(
                 "rw={rw_kind}: each trim of a file punches a hole (fallocate PUNCH_HOLE|KEEP_SIZE); fio 3.33 fails trims of regular files (BLKDISCARD, ENOTTY)"
             ));
