@@ -666,6 +666,12 @@ pub const OPTIONS: &[FioOption] = &[
         Approximated,
         "iolab counts every failed I/O by errno and goes on (fio's `continue_on_error=all`, every error ignored); with `none` (fio's default) fio ends the job at its first error, which iolab does not: a job that meets no error runs the same",
     ),
+    o(
+        "error_dump",
+        Bool,
+        Approximated,
+        "0 (fio's default) as fio; 1: fio prints a line for each failed I/O, iolab counts them by errno in the results (`errors`) and prints none",
+    ),
     o("zonemode", Choice, Refused, "no zoned or strided zones"),
     o("zonesize", Size, Refused, "no zoned or strided zones"),
     o("zonerange", Size, Refused, "no zoned or strided zones"),

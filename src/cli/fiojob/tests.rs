@@ -479,3 +479,19 @@ fn cpuio_and_exec_need_no_size_and_take_their_options() {
     let e = jobs("[b]\nioengine=exec\nruntime=1\n", &[]).unwrap_err();
     assert!(e.msg.contains("needs program="), "{}", e.msg);
 }
+
+/// error_dump (examples/enospc-pressure.fio's `error_dump=0`, refused as unknown before): fio's
+/// default runs as fio; 1 (fio prints each failed I/O) runs with a note.
+#[test]
+fn error_dump_is_accepted_and_noted_when_on() {
+    let notes = |v: &str| {
+        jobs(&format!("[j]\nsize=1m\nerror_dump={v}\n"), &[])
+            .unwrap()
+            .jobs[0]
+            .notes
+            .clone()
+    };
+    assert!(notes("0").is_empty());
+    let on = notes("1");
+    assert!(on.iter().any(|n| n.starts_with("error_dump=1: ")), "{on:?}");
+}
