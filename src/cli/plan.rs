@@ -353,6 +353,12 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             caps.name
         )));
     }
+    if caps.no_io && a.noio.is_none() {
+        return Err(Error::usage(format!(
+            "--engine {0}: fio's engine without I/O runs from a job file (ioengine={0} with its options and runtime=: docs/fio-jobs.md)",
+            caps.name
+        )));
+    }
     if !caps.reads {
         // ftruncate: writes only (fio fails its reads and trims with EINVAL)
         let other: Vec<&str> = match &modes {
@@ -493,6 +499,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         random_every_same: a.random_every_same,
         follow_pct: 100 - a.random_pct.unwrap_or(100),
         timing: a.timing.clone(),
+        noio: a.noio.clone(),
     };
     let cells: Vec<Job> = match modes {
         // a job file's logs are the first mode's (a verify job's read-back is not logged)

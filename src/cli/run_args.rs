@@ -201,6 +201,7 @@ pub struct RunArgs {
     /// glibc's helper threads), mmap, falloc (fallocate per I/O, no data), ftruncate (each
     /// write truncates to its offset), filecreate, filestat, filedelete (a file of its own per
     /// operation in --dir; with --ops), null (no I/O); fio's names too (--ioengine psync).
+    /// cpuio and exec (fio's engines without I/O) run from job files only.
     #[arg(long, visible_alias = "ioengine", default_value = "sync")]
     pub engine: String,
     /// I/Os in flight per thread (io_uring, libaio, posixaio).
@@ -335,6 +336,9 @@ pub struct RunArgs {
     /// fio's options of when I/O is issued, set by a job file only (no flag).
     #[arg(skip)]
     pub timing: crate::model::timing::Timing,
+    /// What a thread of fio's `cpuio` or `exec` engine does, set by a job file only (no flag).
+    #[arg(skip)]
+    pub noio: Option<crate::model::noio::NoIo>,
     /// Seconds of warm-up before measuring (not counted).
     #[arg(long, default_value_t = 0.0, value_parser = ramp_s)]
     pub ramp: f64,

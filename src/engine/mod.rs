@@ -4,10 +4,12 @@
 //! The engine layer reads like fio's `ioengine_ops`: [`ops`] is the contract (capability flags
 //! and the calls a loop makes), each engine is one file implementing it, and the registry below
 //! has one line per engine. Adding an engine: a new file, its row (`EngineKind` variant and
-//! capabilities) in `model::job`'s `engines!` table, one line here.
+//! capabilities) in `model::engines`' `engines!` table, one line here.
 
 pub mod buf;
 pub mod checkpoints;
+pub mod cpuio;
+pub mod exec;
 pub mod extents;
 pub mod falloc;
 pub mod fileops;
@@ -36,11 +38,11 @@ use crate::measure::stats::ThreadStats;
 use crate::model::job::EngineKind;
 use ops::Shared;
 pub use ops::{Caps, Direct};
-use ops::{QueueEngine, SyncEngine};
-use worker::{Progress, run_queue, run_sync};
+use ops::{CycleEngine, QueueEngine, SyncEngine};
+use worker::{Progress, run_cycles, run_queue, run_sync};
 
 /// Declares the engines' code: for each, its kind (its row, with its [`Caps`], in
-/// `model::job`'s `engines!` table), the loop it runs in and its type. Generates the list
+/// `model::engines`' `engines!` table), the loop it runs in and its type. Generates the list
 /// [`ENGINES`], the lookup [`caps`], the probe [`available`] and the dispatch [`run_worker`] from
 /// one table, so they cannot disagree.
 macro_rules! registry {
@@ -93,6 +95,8 @@ registry! {
     Filecreate => run_sync::<fileops::Create>,
     Filestat => run_sync::<fileops::Stat>,
     Filedelete => run_sync::<fileops::Delete>,
+    Cpuio => run_cycles::<cpuio::Cpu>,
+    Exec => run_cycles::<exec::Exec>,
     Null => run_sync::<null::Null>,
 }
 
@@ -102,7 +106,7 @@ mod tests {
 
     #[test]
     fn every_registered_engine_is_named_as_its_kind() {
-        assert_eq!(ENGINES.len(), 11);
+        assert_eq!(ENGINES.len(), 13);
         assert_eq!(ENGINES.len(), EngineKind::ALL.len());
         for (declared, registered) in declared_kinds() {
             assert_eq!(declared, registered);

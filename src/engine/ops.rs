@@ -115,7 +115,7 @@ pub fn trim(fd: RawFd, device: bool, off: u64, len: u64) -> Result<(), i32> {
 ///
 /// Results: `Ok(())` for a whole transfer, `Err(errno)` for a failure, `Err(0)` for a short one.
 pub trait SyncEngine<'a>: Sized {
-    /// Which engine this is: its row in `model::job`'s `engines!` table, which holds its
+    /// Which engine this is: its row in `model::engines`' `engines!` table, which holds its
     /// [`Caps`].
     const KIND: EngineKind;
     /// What the engine is and can do (`KIND`'s capabilities).
@@ -140,7 +140,7 @@ pub trait SyncEngine<'a>: Sized {
 /// An engine with operations in flight: queue, then commit and wait, then reap (fio's queue,
 /// commit, getevents and event). Each operation carries a tag that comes back with its result.
 pub trait QueueEngine<'a>: Sized {
-    /// Which engine this is: its row in `model::job`'s `engines!` table, which holds its
+    /// Which engine this is: its row in `model::engines`' `engines!` table, which holds its
     /// [`Caps`].
     const KIND: EngineKind;
     /// What the engine is and can do (`KIND`'s capabilities).
@@ -182,6 +182,31 @@ pub trait QueueEngine<'a>: Sized {
     /// Hands every completion available now to `each` as (tag, result), the result being the
     /// bytes transferred or a negative errno. Does not wait.
     fn reap(&mut self, each: impl FnMut(u64, i32));
+}
+
+/// An engine that does no I/O (`Caps::no_io`: fio's cpuio and exec): each call is one cycle of
+/// its own work, which fio counts as a read of 0 bytes (its latency the cycle's), followed by a
+/// pause (fio's think time, which fio's engine sets). The worker runs
+/// [`run_cycles`](super::worker::run_cycles) until the job's runtime has passed.
+pub trait CycleEngine<'a>: Sized {
+    /// Which engine this is: its row in `model::engines`'s `engines!` table.
+    const KIND: EngineKind;
+    /// What the engine is and can do (`KIND`'s capabilities).
+    const CAPS: &'static Caps = Self::KIND.caps();
+    /// Whether this machine can run the engine, checked once before the run.
+    fn available(threads: u32, depth: u32) -> Result<(), String> {
+        let _ = (threads, depth);
+        Ok(())
+    }
+    /// Sets the engine up for worker `thread` (once per phase, before its clock starts).
+    fn open(sh: &Shared<'a>, thread: u32) -> std::io::Result<Self>;
+    /// One cycle; returns how long the thread pauses after it.
+    fn cycle(&mut self) -> Result<Duration, i32>;
+    /// What the thread does last, when its runtime has passed or the run stops (exec: the
+    /// program ended). `Some`: it is timed as one more cycle, as fio's last check is.
+    fn finish(&mut self) -> Option<Result<(), i32>> {
+        None
+    }
 }
 
 /// errno of the last failed libc call.

@@ -26,7 +26,9 @@ use super::buf::{AlignedBuf, Filler};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
+mod cycles;
 mod setup;
+pub use cycles::run_cycles;
 use setup::{filler, place};
 
 /// Live counters one worker publishes for the progress line and, with `--report-interval`, for

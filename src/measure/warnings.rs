@@ -312,6 +312,7 @@ mod tests {
             random_every_same: false,
             follow_pct: 0,
             timing: Default::default(),
+            noio: None,
         }
     }
 

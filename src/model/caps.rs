@@ -1,5 +1,5 @@
 //! What an engine is and can do ([`Caps`]), read by every stage instead of the engine's name;
-//! each engine's row is in `model::job`'s `engines!` table.
+//! each engine's row is in `model::engines`' `engines!` table.
 
 /// What `--direct` (O_DIRECT) does with an engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +54,10 @@ pub struct Caps {
     /// filestat, filedelete), made with O_EXCL and removed only when it is still the file iolab
     /// made: the run needs `--ops` (one file per operation) and a directory, not a device.
     pub file_ops: bool,
+    /// Does no I/O and needs no size: each operation is one cycle of the engine's own work
+    /// (fio's `FIO_NOIO` engines: cpuio burns CPU, exec watches a program), counted as a read
+    /// of 0 bytes and timed; the job's runtime ends it (`model::noio`).
+    pub no_io: bool,
 }
 
 impl Caps {

@@ -144,6 +144,11 @@ pub fn fio_json(doc: &RunDoc, bins: bool, jobfile: Option<&Value>) -> Value {
     let mut last: Option<&Value> = None;
     let mut last_rows = 0;
     for (i, c) in doc.runs.iter().enumerate() {
+        if let Some(row) = jobfile.and_then(|f| grouped_row(c, i, bins, f)) {
+            jobs.push(row);
+            last = None;
+            continue;
+        }
         for (role, rc) in crate::model::run::flat_cells(std::slice::from_ref(c)) {
             let from_file = jobfile.and_then(|f| file_job(f, i, role.as_deref()));
             // a job file's numjobs clones: one row each, as fio writes them without
@@ -166,7 +171,15 @@ pub fn fio_json(doc: &RunDoc, bins: bool, jobfile: Option<&Value>) -> Value {
                         if let Some(o) = fj["fio_options"].as_object() {
                             j["job options"] = Value::Object(o.clone());
                         }
-                        j["iolab_notes"] = json!(job_notes(fj));
+                        let mut notes = job_notes(fj);
+                        // fio merges this job into the row before it (grouped_row: only when
+                        // every later job of the phase has group_reporting)
+                        if role.as_deref().is_some_and(|r| c.roles[0].name != r)
+                            && group_reporting(fj)
+                        {
+                            notes.push("group_reporting: reported in a row of its own, where fio adds it to the row of the job before it (iolab merges a phase's rows when every job after the first has group_reporting)".into());
+                        }
+                        j["iolab_notes"] = json!(notes);
                     } else if let Some(r) = &role {
                         j["jobname"] = r.as_str().into();
                     }
@@ -199,6 +212,38 @@ pub fn fio_json(doc: &RunDoc, bins: bool, jobfile: Option<&Value>) -> Value {
         doc.warnings.iter().map(|w| w.message.as_str()).collect(),
     );
     Value::Object(top)
+}
+
+/// fio's `group_reporting` over the jobs of a phase that run at once (roles): fio adds a job with
+/// it to the row of the job before it in the same group (stat.c, `__show_run_stats`), so when
+/// every job after the first has it the phase is one row: the phase's totals (every job's
+/// threads, I/Os, bytes and latency histograms together), named after its first job, with its
+/// last job's options, as fio writes it, and every job's notes. None otherwise.
+fn grouped_row(c: &CellResult, i: usize, bins: bool, jobfile: &Value) -> Option<Value> {
+    if c.roles.len() < 2 {
+        return None;
+    }
+    let fjs: Vec<&Value> = c
+        .roles
+        .iter()
+        .map(|r| file_job(jobfile, i, Some(&r.name)))
+        .collect::<Option<_>>()?;
+    if !fjs[1..].iter().all(|j| group_reporting(j)) {
+        return None;
+    }
+    let mut j = job(c, i, bins);
+    j["jobname"] = file_job_name(fjs[0])?.into();
+    if let Some(o) = fjs.last()?["fio_options"].as_object() {
+        j["job options"] = Value::Object(o.clone());
+    }
+    let mut notes: Vec<String> = Vec::new();
+    for n in fjs.iter().flat_map(|f| job_notes(f)) {
+        if !notes.contains(&n) {
+            notes.push(n);
+        }
+    }
+    j["iolab_notes"] = json!(notes);
+    Some(j)
 }
 
 /// Adds job `from` (a verify read-back of the same fio job) into `into`, as fio reports a job
@@ -496,13 +541,16 @@ fn direction(c: &CellResult, k: OpKind, bins: bool, sel: fn(&TsPoint) -> Option<
     if let (Some(_), Some(l), Some(s)) = (ch, r.lat_ns.as_ref(), r.slat_ns.as_ref()) {
         clat["mean"] = json!(l.mean - s.mean);
     }
+    // fio counts a direction's runtime only when it moved bytes (backend.c, `update_runtime`),
+    // and its iops over that runtime: 0 for the cycles of cpuio and exec
+    let timed = did && r.bytes > 0;
     json!({
         "io_bytes": r.bytes,
         "io_kbytes": r.bytes / 1024,
         "bw_bytes": bw_bytes,
         "bw": bw_bytes / 1024,
-        "iops": r.iops,
-        "runtime": if did { (c.window_s * 1000.0).round() as u64 } else { 0 },
+        "iops": if timed { r.iops } else { 0.0 },
+        "runtime": if timed { (c.window_s * 1000.0).round() as u64 } else { 0 },
         "total_ios": r.ops,
         "short_ios": 0,
         "drop_ios": 0,

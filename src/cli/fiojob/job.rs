@@ -152,7 +152,7 @@ pub(super) fn translate_job(
     let e = match EngineKind::from_fio(&engine) {
         Some(k) => k,
         None => {
-            c.refuse_key("ioengine", "iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null, posixaio, falloc, ftruncate, filecreate, filestat and filedelete");
+            c.refuse_key("ioengine", "iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null, posixaio, falloc, ftruncate, filecreate, filestat, filedelete, cpuio and exec");
             EngineKind::Sync
         }
     };
@@ -334,13 +334,14 @@ pub(super) fn translate_job(
             ));
         }
     } else {
-        if dirs[2] && crate::engine::caps(e).needs_files {
+        // fio's falloc engine punches the hole too (it moves no data: its own trim)
+        if dirs[2] && e.caps().needs_files && e.caps().moves_data {
             notes.push(format!(
                 "rw={rw_kind}: each trim of a file punches a hole (fallocate PUNCH_HOLE|KEEP_SIZE); fio 3.33 fails trims of regular files (BLKDISCARD, ENOTTY)"
             ));
         }
         match size {
-            None if c.opt("size").is_none() => c.bad_job(
+            None if c.opt("size").is_none() && !e.caps().no_io => c.bad_job(
                 " gives no size",
                 " (size= or filesize=): iolab creates its files and must know how large",
             ),
@@ -353,7 +354,7 @@ pub(super) fn translate_job(
         let clones = if named { 1 } else { numjobs };
         // the file engines (filecreate, ...) make a file of their own per operation in the
         // directory: no set of their own (the ops below are nrfiles per clone)
-        if !e.caps().file_ops {
+        if !e.caps().file_ops && !e.caps().no_io {
             match u32::try_from(nrfiles.saturating_mul(clones)) {
                 Ok(files) => f("files", files.to_string()),
                 Err(_) => c.bad("nrfiles", "too many files"),
@@ -434,7 +435,9 @@ pub(super) fn translate_job(
         // without time_based, beside the size's quota below: whichever comes first, as fio
         f("time", format!("{t}"));
     }
+    let noio = super::engines::noio(&mut c, e, &super::job_name(s), runtime, numjobs, &mut notes);
     match (runtime, time_based) {
+        _ if e.caps().no_io => {}
         (Some(_), true) => {}
         (None, true) => c.bad("time_based", "needs runtime= (how long)"),
         _ => {
@@ -626,6 +629,7 @@ pub(super) fn translate_job(
     let mut j = run_options(a, s, c, flags, notes)?;
     j.args.fio_logs = logs;
     j.args.timing = timing;
+    j.args.noio = noio;
     Some(j)
 }
 

@@ -8,6 +8,7 @@ use crate::spec::fiojob::{self, JobFile, JobSection};
 mod bsizes;
 mod buffers;
 mod ctx;
+mod engines;
 mod job;
 mod logs;
 mod noio;
@@ -355,12 +356,13 @@ pub fn plan_phase(jobs: &[&FioJob]) -> Result<Plan> {
                 &base,
                 jobs.iter()
                     .map(|j| {
-                        // the file engines (filecreate, ...) work in the directory itself
+                        // the file engines (filecreate, ...) work in the directory itself, the
+                        // engines without I/O (cpuio, exec) on no file
                         let files = j
                             .args
                             .engine
                             .parse::<crate::model::job::EngineKind>()
-                            .is_ok_and(|k| k.caps().file_ops);
+                            .is_ok_and(|k| k.caps().file_ops || k.caps().no_io);
                         (j.name.clone(), j.args.clone(), own && !files, false)
                     })
                     .collect(),

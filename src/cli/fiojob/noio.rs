@@ -28,6 +28,7 @@ const NOTED: &[&str] = &[
     // errors
     "continue_on_error",
     "ignore_error",
+    "error_dump",
 ];
 
 /// fio's default of an option, where giving it changes nothing (no note then).

@@ -138,7 +138,7 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
         [
             "t.fio:3: zonemode: refused: no zoned or strided zones",
             "t.fio:5: write_iolog: refused: no I/O log replay",
-            "t.fio:8: ioengine: refused: iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null, posixaio, falloc, ftruncate, filecreate, filestat and filedelete",
+            "t.fio:8: ioengine: refused: iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null, posixaio, falloc, ftruncate, filecreate, filestat, filedelete, cpuio and exec",
             "t.fio:10: random_distribution: refused: iolab draws random, zipf, pareto and zoned offsets",
             "t.fio:11: latency_target: refused: no queue-depth search",
             "t.fio:12: lockmem: refused: no memory locking",
@@ -493,4 +493,77 @@ fn blockalign_is_block_align_without_the_random_map() {
         "{}",
         e.msg
     );
+}
+
+/// cpuio and exec need no size and make no file set; their options become the threads' work
+/// (`model::noio`), `%r` and `%n` expanded as fio's; a runtime is needed (fio runs them until
+/// stopped), and an engine's options with another engine are fio's errors.
+#[test]
+fn cpuio_and_exec_need_no_size_and_take_their_options() {
+    use crate::model::noio::{CpuLoad, NoIo};
+    let r = jobs(
+        "[burn]\nioengine=cpuio\nruntime=3\ncpuload=150\ncpumode=qsort\nnumjobs=2\n[run]\nioengine=exec\nruntime=3\nprogram=/bin/echo\narguments=a  %n %r\nstd_redirect=0\n",
+        &[],
+    )
+    .unwrap();
+    let burn = &r.jobs[0];
+    assert_eq!(
+        burn.iolab_args.join(" "),
+        "--mode=seqrd --bs=4096 --engine=cpuio --threads=2 --fsync-freq=0 --fsync-end=false --time=3 --seed=2978585581"
+    );
+    assert_eq!(
+        burn.args.noio,
+        Some(NoIo::Cpu(CpuLoad {
+            load_pct: 100,
+            chunk_us: 50_000,
+            qsort: true
+        }))
+    );
+    match &r.jobs[1].args.noio {
+        Some(NoIo::Exec(p)) => {
+            assert_eq!(p.argv, ["/bin/echo", "a", "run", "3"]);
+            assert_eq!((p.grace_s, p.redirect.as_deref()), (1, None));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        r.jobs[1]
+            .notes
+            .iter()
+            .any(|n| n.starts_with("std_redirect=0"))
+    );
+    let e = jobs("[b]\nioengine=cpuio\ncpuload=10\n", &[]).unwrap_err();
+    assert!(
+        e.msg
+            .contains("ioengine: refused: ioengine=cpuio does no I/O"),
+        "{}",
+        e.msg
+    );
+    let e = jobs("[b]\nioengine=cpuio\nruntime=1\n", &[]).unwrap_err();
+    assert!(e.msg.contains("needs cpuload="), "{}", e.msg);
+    let e = jobs("[b]\nsize=1m\ncpuload=10\n", &[]).unwrap_err();
+    assert!(
+        e.msg
+            .contains("t.fio:3: cpuload: an option of ioengine=cpuio"),
+        "{}",
+        e.msg
+    );
+    let e = jobs("[b]\nioengine=exec\nruntime=1\n", &[]).unwrap_err();
+    assert!(e.msg.contains("needs program="), "{}", e.msg);
+}
+
+/// error_dump (examples/enospc-pressure.fio's `error_dump=0`, refused as unknown before): fio's
+/// default runs as fio; 1 (fio prints each failed I/O) runs with a note.
+#[test]
+fn error_dump_is_accepted_and_noted_when_on() {
+    let notes = |v: &str| {
+        jobs(&format!("[j]\nsize=1m\nerror_dump={v}\n"), &[])
+            .unwrap()
+            .jobs[0]
+            .notes
+            .clone()
+    };
+    assert!(notes("0").is_empty());
+    let on = notes("1");
+    assert!(on.iter().any(|n| n.starts_with("error_dump=1: ")), "{on:?}");
 }

@@ -39,6 +39,7 @@ fn job(mode: Mode, threads: u32) -> Job {
         random_every_same: false,
         follow_pct: 0,
         timing: Default::default(),
+        noio: None,
     }
 }
 
