@@ -17,6 +17,11 @@ use std::time::{Duration, Instant};
 /// The fastest rotating disks spin at 15,000 rpm: one revolution takes 4 ms.
 pub const MAX_RPM: f64 = 15_000.0;
 
+/// How far under one revolution at [`MAX_RPM`] (4 ms) a median must be before it is called
+/// absorbed: within this share of it, a fast disk's short seeks and writes that land just ahead of
+/// the head, and the noise of a few hundred samples, cannot tell a cache from the platter.
+pub const CANNOT_TELL_SHARE: f64 = 0.25;
+
 #[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct ProbeTest {
     pub name: String,
@@ -79,20 +84,40 @@ pub fn verdict(
             implied_rpm: rpm,
         };
     }
+    // one revolution at the fastest spindle, and how far the median is from it
+    let rev_s = 60.0 / MAX_RPM;
+    let off_pct = 100.0 * (secs - rev_s) / rev_s;
+    let how_close = if off_pct < 0.0 {
+        format!("{:.1} % under", -off_pct)
+    } else {
+        format!("{off_pct:.1} % over")
+    };
     match rotational {
-        Some(true) if rpm.is_some_and(|r| r > MAX_RPM) => Verdict {
+        Some(true) if secs < rev_s * (1.0 - CANNOT_TELL_SHARE) => Verdict {
             code: "absorbed".into(),
             text: format!(
-                "flushes are absorbed by a volatile cache: the device says it is a rotating disk, but a real flush needs at least about one revolution (4 ms at 15,000 rpm); a median of {:.3} ms would need {:.0} rpm. A write-back cache (controller, disk) or the hypervisor acknowledges them.{virt_note}",
+                "flushes are absorbed by a volatile cache: the device says it is a rotating disk, but a real flush needs at least about one revolution ({:.0} ms at {MAX_RPM:.0} rpm); a median of {:.3} ms, {how_close} it, would need {:.0} rpm. A write-back cache (controller, disk) or the hypervisor acknowledges them.{virt_note}",
+                rev_s * 1e3,
                 secs * 1e3,
                 rpm.unwrap_or(0.0)
+            ),
+            implied_rpm: rpm,
+        },
+        Some(true) if secs < rev_s => Verdict {
+            code: "unknown".into(),
+            text: format!(
+                "cannot tell: a median of {:.3} ms is {how_close} the {:.0} ms of one revolution at {MAX_RPM:.0} rpm, within the {:.0} % where a fast disk's short seeks and this measurement's noise cannot tell a cache from the platter (absorbed under {:.1} ms). A longer run (--count) on a quiet device narrows it.{virt_note}",
+                secs * 1e3,
+                rev_s * 1e3,
+                CANNOT_TELL_SHARE * 100.0,
+                rev_s * (1.0 - CANNOT_TELL_SHARE) * 1e3
             ),
             implied_rpm: rpm,
         },
         Some(true) => Verdict {
             code: "stable".into(),
             text: format!(
-                "flushes take {:.2} ms (median), consistent with a rotating disk writing through at about {:.0} rpm or slower.{virt_note}",
+                "flushes take {:.2} ms (median), {how_close} one revolution at {MAX_RPM:.0} rpm: consistent with a rotating disk writing through at about {:.0} rpm or slower.{virt_note}",
                 secs * 1e3,
                 rpm.unwrap_or(0.0)
             ),
@@ -330,6 +355,21 @@ mod tests {
         );
         assert_eq!(v.code, "stable");
         assert!((v.implied_rpm.unwrap() - 7200.0).abs() < 1.0);
+        // a hair under 4 ms (3.998): too close to call, and it says how close
+        let v = verdict(3_998_000, Some(true), Some("write back"), "none seen", true);
+        assert_eq!(v.code, "unknown", "{}", v.text);
+        assert!(
+            v.text.contains("3.998 ms is 0.1 % under the 4 ms"),
+            "{}",
+            v.text
+        );
+        // 2.9 ms: more than 25 % under one revolution: absorbed, and how far under
+        let v = verdict(2_900_000, Some(true), Some("write back"), "none seen", true);
+        assert_eq!(v.code, "absorbed");
+        assert!(v.text.contains("27.5 % under"), "{}", v.text);
+        // 3.1 ms: within 25 %: cannot tell
+        let v = verdict(3_100_000, Some(true), Some("write back"), "none seen", true);
+        assert_eq!(v.code, "unknown");
         // SSD: cannot tell, and a VM is named
         let v = verdict(50_000, Some(false), Some("write back"), "kvm", true);
         assert_eq!(v.code, "unknown");
