@@ -8,7 +8,7 @@ use super::{Confidence, Kind, Layer};
 use crate::analysis::rule::{md_cell, num, percent};
 use crate::model::units::{Bytes, fmt_ns, human_bytes};
 use crate::store::compare::NOISY_CV_PCT;
-use crate::system::fsyncprobe::MAX_RPM;
+use crate::system::fsyncprobe::{CANNOT_TELL_SHARE, MAX_RPM};
 use std::sync::LazyLock;
 
 /// An explain rule's class: the layer it names and whether it names the limit.
@@ -206,8 +206,8 @@ pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         id: "absorbed_flush",
         class: Class { layer: Layer::Flush, kind: Kind::Also },
         when: format!(
-            "at least {} fsyncs and fsync-probe's verdict on their median latency is `absorbed` (a rotational device flushing faster than a {} rpm disk can)",
-            MIN_FSYNCS, fmt_n(MAX_RPM)
+            "at least {} fsyncs and fsync-probe's verdict on their median latency is `absorbed` (a rotational device flushing more than {} % faster than one revolution of a {} rpm disk)",
+            MIN_FSYNCS, fmt_n(CANNOT_TELL_SHARE * 100.0), fmt_n(MAX_RPM)
         ),
         fix: &[],
         why: "a flush that reaches a rotating disk costs at least part of a revolution; faster ones are acknowledged by a volatile cache (controller, disk or hypervisor), so fsync latency and commit rates look better than the durable storage is",
