@@ -264,3 +264,52 @@ fn an_import_is_listed_at_the_runs_own_time() {
     let text = iolab_db(&db, &["list"]);
     assert!(text.stdout.contains("2025-01-02"), "{}", text.stdout);
 }
+
+/// sysbench's own output, `--histogram` on: the import's read count is the total sysbench
+/// printed (865,259, not rate x time's 865,080), and its latency histogram is kept (its counts
+/// add up to that total).
+#[test]
+fn a_sysbench_import_reads_what_sysbench_printed() {
+    if std::process::Command::new("sysbench")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return skip(
+            "a_sysbench_import_reads_what_sysbench_printed",
+            "sysbench is not installed",
+        );
+    }
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let sb = |args: &[&str]| {
+        let o = std::process::Command::new("sysbench")
+            .current_dir(d.path())
+            .args(["fileio", "--file-total-size=8M", "--file-num=2"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    sb(&["prepare"]);
+    let out = sb(&["--file-test-mode=rndrd", "--time=1", "--histogram", "run"]);
+    let printed: u64 = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("total number of events:"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let f = d.path().join("sb.txt");
+    std::fs::write(&f, &out).unwrap();
+    let db = d.path().join("r.db");
+    let r = iolab_db(&db, &["import", f.to_str().unwrap()]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = iolab_db(&db, &["show", "1", "--json"]).json();
+    let res = &v["cells"][0]["results"];
+    assert_eq!(res["read"]["ops"], printed, "{v}");
+    assert_eq!(res["read"]["bytes"], printed * 16384);
+    let bins = res["events"]["hist_bins"].as_array().unwrap();
+    let counted: u64 = bins.iter().map(|b| b[1].as_u64().unwrap()).sum();
+    assert_eq!(counted, printed);
+}

@@ -73,6 +73,8 @@ pub(super) enum SbSection {
     Throughput,
     General,
     Latency,
+    /// `--histogram`: `value |*** count` rows, value in ms
+    Histogram,
     Other,
 }
 
@@ -95,6 +97,7 @@ pub fn parse_sysbench_fileio(text: &str) -> Result<Imported, ImportError> {
     let (mut read_mib, mut written_mib) = (None, None);
     let (mut total_time, mut events) = (None, None);
     let mut lat = ReportedLat::default();
+    let mut hist: Vec<(u64, u64)> = Vec::new();
 
     for (idx, raw) in lines.iter().enumerate() {
         let ln = idx + 1;
@@ -117,13 +120,24 @@ pub fn parse_sysbench_fileio(text: &str) -> Result<Imported, ImportError> {
             "Throughput:" => section = SbSection::Throughput,
             "General statistics:" => section = SbSection::General,
             "Latency (ms):" => section = SbSection::Latency,
-            "Threads fairness:" | "Latency histogram (values are in milliseconds)" => {
-                section = SbSection::Other
-            }
+            "Threads fairness:" => section = SbSection::Other,
+            "Latency histogram (values are in milliseconds)" => section = SbSection::Histogram,
             "Initializing worker threads..." | "Threads started!" => section = SbSection::None,
             _ => {
                 // interim reports ("[ 1s ] reads: ...") and anything outside a known block
                 if line.starts_with('[') {
+                    continue;
+                }
+                if section == SbSection::Histogram {
+                    // `0.003 |******    210`; the header row (`value  ---- distribution ---- count`)
+                    if let Some((value, rest)) = line.split_once('|') {
+                        let ms = sb_num(value.trim(), "histogram value", ln)?;
+                        let count = rest.trim_start_matches(['*', ' ']).trim();
+                        let n: u64 = count.parse().map_err(|_| {
+                            sb_err(ln, format!("malformed histogram count {count:?}"))
+                        })?;
+                        hist.push(((ms * 1e6).round() as u64, n));
+                    }
                     continue;
                 }
                 if in_options && section == SbSection::None {
@@ -190,23 +204,50 @@ pub fn parse_sysbench_fileio(text: &str) -> Result<Imported, ImportError> {
     let total_time = total_time.ok_or_else(|| missing("total time:", "General statistics:"))?;
     let events = events.ok_or_else(|| missing("total number of events:", "General statistics:"))?;
 
+    let SbSetup {
+        options,
+        threads,
+        direct,
+        bs_bytes,
+        engine,
+        mode,
+    } = setup;
+    // sysbench prints no count per kind, only rates and the exact total of requests ("total
+    // number of events": reads, writes and fsyncs). Each kind's count is its rate x time,
+    // apportioned so that they add up to that total (largest remainders): a test of one kind
+    // has exactly the printed count. Bytes are whole blocks of those counts.
+    let rates = [reads_s, writes_s, fsyncs_s];
+    let counts = apportion(&rates.map(|r| r * total_time), events);
     const MIB: f64 = 1048576.0;
     let mut ops = Vec::new();
-    for (op, rate, mib) in [
+    for ((op, rate, mib), n) in [
         ("read", reads_s, read_mib),
         ("write", writes_s, written_mib),
         ("fsync", fsyncs_s, 0.0),
-    ] {
+    ]
+    .into_iter()
+    .zip(counts)
+    {
         if rate > 0.0 {
             ops.push(OpSummary {
                 op: op.into(),
-                ops: (rate * total_time).round() as u64,
-                bytes: (mib * MIB * total_time).round() as u64,
+                ops: n,
+                bytes: if op == "fsync" { 0 } else { n * bs_bytes },
                 iops: rate,
                 bytes_per_sec: mib * MIB,
                 lat_ns: None,
                 hist_bins: None,
             });
+        }
+    }
+    // `--histogram`: the latency of every request, merged by value as printed (ms to 3
+    // decimals), in ns
+    hist.sort_unstable();
+    let mut bins: Vec<(u64, u64)> = Vec::new();
+    for (v, n) in hist {
+        match bins.last_mut() {
+            Some((lv, ln)) if *lv == v => *ln += n,
+            _ => bins.push((v, n)),
         }
     }
     ops.push(OpSummary {
@@ -220,16 +261,8 @@ pub fn parse_sysbench_fileio(text: &str) -> Result<Imported, ImportError> {
         },
         bytes_per_sec: 0.0,
         lat_ns: (!lat.is_empty()).then_some(lat),
-        hist_bins: None,
+        hist_bins: (!bins.is_empty()).then_some(bins),
     });
-    let SbSetup {
-        options,
-        threads,
-        direct,
-        bs_bytes,
-        engine,
-        mode,
-    } = setup;
     let options = Value::Object(options);
     Ok(Imported {
         tool: "sysbench".into(),
@@ -343,4 +376,30 @@ impl SbSetup {
         }
         Ok(())
     }
+}
+
+/// Whole counts in proportion to `shares` that add up to `total` (the largest remainders get the
+/// units left over); all zero shares give nothing.
+pub(super) fn apportion(shares: &[f64; 3], total: u64) -> [u64; 3] {
+    let sum: f64 = shares.iter().sum();
+    if sum <= 0.0 {
+        return [0; 3];
+    }
+    let exact = shares.map(|s| s / sum * total as f64);
+    let mut out = exact.map(|e| e.floor() as u64);
+    let mut left = total.saturating_sub(out.iter().sum());
+    let mut order = [0usize, 1, 2];
+    order.sort_by(|&a, &b| {
+        (exact[b] - exact[b].floor())
+            .partial_cmp(&(exact[a] - exact[a].floor()))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    for i in order.into_iter().cycle().filter(|&i| shares[i] > 0.0) {
+        if left == 0 {
+            break;
+        }
+        out[i] += 1;
+        left -= 1;
+    }
+    out
 }

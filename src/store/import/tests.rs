@@ -561,22 +561,25 @@ fn sysbench_full() {
 
     let names: Vec<&str> = c.ops.iter().map(|o| o.op.as_str()).collect();
     assert_eq!(names, ["read", "write", "fsync", "events"]);
+    // the kinds' counts split sysbench's exact total (10400 requests) in the ratio of their
+    // rates (600 : 400 : 40), whole blocks of 16 KiB each
     let r = &c.ops[0];
     assert_eq!(
         (r.ops, r.iops, r.lat_ns.clone(), r.hist_bins.clone()),
-        (6005, 600.0, None, None)
+        (6000, 600.0, None, None)
     );
-    assert_eq!(r.bytes, (9.38 * 1048576.0 * 10.0089f64).round() as u64);
+    assert_eq!(r.bytes, 6000 * 16384);
     assert_eq!(r.bytes_per_sec, 9.38 * 1048576.0);
     assert_eq!(
-        (c.ops[1].ops, c.ops[1].bytes_per_sec),
-        (4004, 6.25 * 1048576.0)
+        (c.ops[1].ops, c.ops[1].bytes, c.ops[1].bytes_per_sec),
+        (4000, 4000 * 16384, 6.25 * 1048576.0)
     );
     let f = &c.ops[2];
     assert_eq!(
         (f.ops, f.bytes, f.iops, f.bytes_per_sec),
         (400, 0, 40.0, 0.0)
     );
+    assert_eq!(r.ops + c.ops[1].ops + f.ops, 10400);
     let e = &c.ops[3];
     assert_eq!((e.ops, e.bytes), (10400, 0));
     assert!((e.iops - 10400.0 / 10.0089).abs() < 1e-9);
@@ -811,4 +814,33 @@ fn parse_file_reads_each_format_from_one_parse() {
     assert!(matches!(e, ImportError::Unknown(_)), "{e}");
     assert!(kept_doc(json!({"schema": "iolab-env/1"})).is_none());
     assert!(kept_doc(json!([1])).is_none());
+}
+
+#[test]
+fn sysbench_counts_add_up_to_its_total_and_its_histogram_is_read() {
+    // rates that do not divide the total evenly: the largest remainders take the rest
+    assert_eq!(super::sysbench::apportion(&[1.0, 1.0, 1.0], 10), [4, 3, 3]);
+    assert_eq!(
+        super::sysbench::apportion(&[865_080.0, 0.0, 0.0], 865_259),
+        [865_259, 0, 0]
+    );
+    assert_eq!(super::sysbench::apportion(&[0.0, 0.0, 0.0], 5), [0, 0, 0]);
+    let text = SB.replace(
+        "Threads fairness:",
+        "Latency histogram (values are in milliseconds)
+       value  ------------- distribution ------------- count
+       0.001 |                                         4
+       0.001 |                                         6
+       3.137 |****************************************  10000
+     118.916 |*                                         390
+
+Threads fairness:",
+    );
+    let c = parse_sysbench_fileio(&text).unwrap().cells.remove(0);
+    let e = c.ops.iter().find(|o| o.op == "events").unwrap();
+    // rows with the same printed value merged, ms to ns
+    assert_eq!(
+        e.hist_bins.as_deref(),
+        Some(&[(1000, 10), (3_137_000, 10000), (118_916_000, 390)][..])
+    );
 }
