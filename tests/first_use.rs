@@ -313,3 +313,125 @@ fn a_sysbench_import_reads_what_sysbench_printed() {
     let counted: u64 = bins.iter().map(|b| b[1].as_u64().unwrap()).sum();
     assert_eq!(counted, printed);
 }
+
+/// `plot gN` of repetitions: every repetition (numbered) and their mean with its spread, then the
+/// first repetition's own charts named as such; `plot` of an import charts it too (it listed
+/// nothing, with exit 0).
+#[test]
+fn repetitions_and_imports_are_charted() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let db = d.path().join("r.db");
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let r = iolab_db(
+        &db,
+        &[
+            "run",
+            "--dir",
+            data.to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "4M",
+            "--mode",
+            "rndrd",
+            "--ops",
+            "200",
+            "--repeat",
+            "3",
+            "-q",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let list = iolab_db(&db, &["plot", "g1", "--list"]).stdout;
+    for name in [
+        "repetitions-iops ",
+        "repetitions-iops-mean ",
+        "repetitions-p99 ",
+        "first-iops ",
+    ] {
+        assert!(list.contains(name), "{name}: {list}");
+    }
+    assert!(list.contains("(repetition 1 of 3, run 1)"), "{list}");
+    // the chart of every repetition has 3 points, one per repetition (its SVG's circles)
+    let svg = d.path().join("rep.svg");
+    let p = iolab_db(
+        &db,
+        &[
+            "plot",
+            "g1",
+            "--chart",
+            "repetitions-iops",
+            "-o",
+            svg.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(p.code, 0, "{}", p.stderr);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert_eq!(text.matches("<circle").count(), 3, "{text}");
+    assert!(text.contains("rndrd read mean"), "the mean line");
+    // an imported fio run
+    let r = iolab_db(&db, &["import", "tests/fixtures/import/fio-two-jobs.json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let list = iolab_db(&db, &["plot", "4", "--list"]).stdout;
+    for name in ["iops ", "mibps ", "latency-percentiles "] {
+        assert!(list.contains(name), "{name}: {list}");
+    }
+}
+
+/// `show gN --metric` of a sweep: its matrix in another metric (latency, CPU), and its report
+/// charts latency beside throughput by the same axis.
+#[test]
+fn a_sweep_is_shown_in_any_metric_and_charts_its_latency() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let db = d.path().join("r.db");
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let r = iolab_db(
+        &db,
+        &[
+            "sweep",
+            "--threads",
+            "1,2",
+            "--mode",
+            "rndrd",
+            "--dir",
+            data.to_str().unwrap(),
+            "--files",
+            "1",
+            "--size",
+            "4M",
+            "--time",
+            "0.3",
+            "-q",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let p99 = iolab_db(&db, &["show", "g1", "--metric", "p99"]);
+    assert_eq!(p99.code, 0, "{}", p99.stderr);
+    assert!(p99.stdout.contains("p99 in ms"), "{}", p99.stdout);
+    let cpu = iolab_db(&db, &["show", "g1", "--metric", "cpu", "--json"]);
+    assert_eq!(cpu.code, 0, "{}", cpu.stderr);
+    assert_eq!(cpu.json()["metric"], "cpu");
+    assert!(
+        cpu.json()["cells"][0]["figures"]["cpu_pct"]
+            .as_f64()
+            .unwrap()
+            > 0.0,
+        "{}",
+        cpu.stdout
+    );
+    let lat = iolab_db(&db, &["show", "g1", "--metric", "lat_avg"]);
+    assert!(lat.stdout.contains("lat_avg in ms"), "{}", lat.stdout);
+    let bad = iolab_db(&db, &["show", "g1", "--metric", "speed"]);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("--metric speed: use one of"),
+        "{}",
+        bad.stderr
+    );
+    let not_sweep = iolab_db(&db, &["show", "1", "--metric", "p99"]);
+    assert_eq!(not_sweep.code, 2, "{}", not_sweep.stderr);
+    let list = iolab_db(&db, &["plot", "g1", "--list"]).stdout;
+    assert!(list.contains("sweep-threads-latency"), "{list}");
+}

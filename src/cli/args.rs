@@ -61,7 +61,7 @@ pub enum Cmd {
     /// Which layer limits a stored run or group (page cache, device, queue depth, cgroup
     /// throttle, filesystem, CPU, flushes, alignment, scheduler, noise), with the evidence, the
     /// rule, a confidence and a command to try next (docs/explain.md).
-    Explain(ShowArgs),
+    Explain(RefArgs),
     /// Delete stored runs (ids) or groups (gN).
     Delete(DeleteArgs),
     /// Compare runs or groups; the first is the baseline.
@@ -102,7 +102,8 @@ impl Cmd {
             },
             Cmd::Zones(a) => &a.out,
             Cmd::List(a) => &a.out,
-            Cmd::Show(a) | Cmd::Explain(a) => &a.out,
+            Cmd::Show(a) => &a.r.out,
+            Cmd::Explain(a) => &a.out,
             Cmd::Compare(a) => &a.out,
             Cmd::Export(a) => &a.out,
             Cmd::Verify(a) => &a.out,

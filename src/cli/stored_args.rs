@@ -75,7 +75,7 @@ pub struct ListArgs {
         "Print JSON: `show` the stored document (the same one `run --json` printed), `explain` the explanation (schema iolab-explain/1)"
     )
 ))]
-pub struct ShowArgs {
+pub struct RefArgs {
     #[command(flatten)]
     pub db: DbArgs,
     /// A run id (12) or a group id (g3).
@@ -84,6 +84,18 @@ pub struct ShowArgs {
     pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
+}
+
+/// `iolab show`: what `explain` takes, and the metric of a sweep's matrix.
+#[derive(Args, Debug, Clone)]
+pub struct ShowArgs {
+    #[command(flatten)]
+    pub r: RefArgs,
+    /// For a sweep (gN): the matrix and the charts of this metric instead of the one it was run
+    /// with: iops, mibps, p50, p90, p99, p99.9, lat_avg (mean latency, ms) or cpu (user + system,
+    /// % of one CPU)
+    #[arg(long)]
+    pub metric: Option<String>,
 }
 
 #[derive(Args, Debug, Clone)]

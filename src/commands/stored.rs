@@ -22,16 +22,17 @@ pub fn list(a: &cli::ListArgs) -> Result<i32> {
 }
 
 pub fn show(a: &cli::ShowArgs) -> Result<i32> {
-    let s = open_store(&a.db)?;
-    let r: store::Ref = a.id.parse().map_err(Error::usage)?;
-    emit(
-        &crate::output::shown::resolve_shown(&s, r)?,
-        Format::json_if(a.print.json),
-    )?;
+    let s = open_store(&a.r.db)?;
+    let r: store::Ref = a.r.id.parse().map_err(Error::usage)?;
+    let shown = match &a.metric {
+        None => crate::output::shown::resolve_shown(&s, r)?,
+        Some(m) => crate::output::shown::resolve_shown_as(&s, r, m)?,
+    };
+    emit(&shown, Format::json_if(a.r.print.json))?;
     Ok(0)
 }
 
-pub fn explain(a: &cli::ShowArgs) -> Result<i32> {
+pub fn explain(a: &cli::RefArgs) -> Result<i32> {
     let s = open_store(&a.db)?;
     let r: store::Ref = a.id.parse().map_err(Error::usage)?;
     emit(&explain_ref(&s, r)?, Format::json_if(a.print.json))?;

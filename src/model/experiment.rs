@@ -24,6 +24,10 @@ pub struct Figures {
     pub p99_9_ms: f64,
     /// mean latency over reads and writes, ms
     pub mean_ms: f64,
+    /// iolab's CPU (user + system), % of one CPU, the mean over the run's cells; 0 in figures
+    /// stored before it was recorded
+    #[serde(default)]
+    pub cpu_pct: f64,
 }
 
 /// The definition of a sweep, stored with the experiment (enough to resume it).

@@ -22,8 +22,8 @@ pub fn render_matrix(spec: &SweepSpec, cells: &[CellOut]) -> String {
         .filter(|a| Some(&a.name) != rows.as_ref() && Some(&a.name) != cols.as_ref())
         .collect();
     let unit = match spec.metric.as_str() {
-        "iops" => "IOPS (reads + writes)",
-        "mibps" => "MiB/s (reads + writes)",
+        "iops" | "mibps" | "cpu" => crate::workloads::sweep::metric_unit(&spec.metric),
+        "mean" | "lat_avg" => "ms (over reads and writes)",
         _ => "ms (worst of reads and writes)",
     };
     let mut s = String::new();

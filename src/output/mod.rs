@@ -11,6 +11,7 @@ pub mod explain;
 pub mod export;
 pub mod fio;
 pub mod html;
+pub mod metric_charts;
 pub mod schemas;
 pub mod shown;
 pub mod stored_charts;

@@ -31,6 +31,31 @@ impl Document for Shown {
 
 /// Resolves a reference to what is shown for it.
 pub fn resolve_shown(store: &Store, r: Ref) -> Result<Shown> {
+    resolve(store, r, None)
+}
+
+/// `show gN --metric M`: a sweep's matrix and charts of `metric` instead of its own; refused
+/// for anything else.
+pub fn resolve_shown_as(store: &Store, r: Ref, metric: &str) -> Result<Shown> {
+    if crate::workloads::sweep::metric(&Default::default(), metric).is_none() {
+        return Err(Error::usage(format!(
+            "--metric {metric}: use one of {}",
+            crate::workloads::sweep::METRIC_NAMES
+        )));
+    }
+    let sweep = match r {
+        Ref::Group(g) => store.experiment(g)?.0 == crate::model::stored::GroupKind::Sweep,
+        Ref::Run(_) => false,
+    };
+    if !sweep {
+        return Err(Error::usage(format!(
+            "--metric: {r} is not a sweep; --metric picks the metric of a sweep's matrix (show gN of a sweep or suite sysbench-fileio)"
+        )));
+    }
+    resolve(store, r, Some(metric))
+}
+
+fn resolve(store: &Store, r: Ref, metric: Option<&str>) -> Result<Shown> {
     use crate::output::stored_views;
     match r {
         Ref::Run(id) => {
@@ -63,12 +88,15 @@ pub fn resolve_shown(store: &Store, r: Ref) -> Result<Shown> {
                     first_run,
                     json: d.json(),
                     text: d.text()?,
-                    charts: crate::output::stored_charts::experiment_charts(store, g)?,
+                    charts: crate::output::stored_charts::experiment_charts(store, g, metric)?,
                 })
             };
             match kind {
                 crate::model::stored::GroupKind::Sweep => {
-                    let spec: SweepSpec = serde_json::from_value(spec_of()?).map_err(bad)?;
+                    let mut spec: SweepSpec = serde_json::from_value(spec_of()?).map_err(bad)?;
+                    if let Some(m) = metric {
+                        spec.metric = m.to_string();
+                    }
                     let cells = crate::workloads::sweep::stored_cells(store, g, &spec)?;
                     let d = SweepDoc {
                         gid: g,
@@ -99,7 +127,24 @@ pub fn resolve_shown(store: &Store, r: Ref) -> Result<Shown> {
                         first_run,
                         json: json!({"schema": crate::model::schema::GROUP, "group": format!("g{g}"), "run_ids": ids, "summary": rows}),
                         text,
-                        charts: crate::output::stored_charts::run_charts(store, first_run)?,
+                        // every repetition, numbered, and their mean and spread; then the
+                        // first repetition's own charts, named as such
+                        charts: {
+                            let mut c =
+                                crate::output::metric_charts::repetition_charts(store, &ids)?;
+                            for mut first in
+                                crate::output::stored_charts::run_charts(store, first_run)?
+                            {
+                                first.name = format!("first-{}", first.name);
+                                first.title = format!(
+                                    "{} (repetition 1 of {}, run {first_run})",
+                                    first.title,
+                                    ids.len()
+                                );
+                                c.push(first);
+                            }
+                            c
+                        },
                     })
                 }
             }

@@ -7,10 +7,7 @@ use crate::output::charts::{Chart, Kind, Series};
 use crate::store::Store;
 use crate::store::compare::{Comparison, cell_labels};
 
-/// Percentile p (50..99.99) on a "nines" axis: 50 → 0.3, 90 → 1, 99 → 2, 99.9 → 3, 99.99 → 4.
-fn nines(p: f64) -> f64 {
-    -(1.0 - p / 100.0).log10()
-}
+use crate::output::metric_charts::{nines, nines_ticks};
 
 /// Mode labels of a run's cells, as `compare` names them.
 fn labels(doc: &RunDoc) -> Vec<String> {
@@ -38,7 +35,8 @@ pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
         StoredDoc::Db(_) => return db_charts(store, id),
         StoredDoc::Suite(sd) => {
             let SuiteDoc::Zones(z) = *sd else {
-                return Ok(Vec::new());
+                // Bonnie++ and IOZone: their rows in the one measurement shape
+                return crate::output::metric_charts::metric_charts(store, id);
             };
             let mut c = Chart::new(
                 "zones",
@@ -57,10 +55,8 @@ pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
             });
             return Ok(vec![c].into_iter().filter(|c| c.check().is_ok()).collect());
         }
-        StoredDoc::Import(_)
-        | StoredDoc::Experiment(_)
-        | StoredDoc::Crashcheck(_)
-        | StoredDoc::Verify(_) => {
+        StoredDoc::Import(_) => return crate::output::metric_charts::metric_charts(store, id),
+        StoredDoc::Experiment(_) | StoredDoc::Crashcheck(_) | StoredDoc::Verify(_) => {
             return Ok(Vec::new());
         }
     };
@@ -122,14 +118,7 @@ pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
         Kind::Line,
     );
     c.y_log = true;
-    c.x_ticks = Some(vec![
-        (nines(50.0), "p50".into()),
-        (nines(90.0), "p90".into()),
-        (nines(95.0), "p95".into()),
-        (nines(99.0), "p99".into()),
-        (nines(99.9), "p99.9".into()),
-        (nines(99.99), "p99.99".into()),
-    ]);
+    c.x_ticks = Some(nines_ticks());
     for (i, cell) in doc.runs.iter().enumerate() {
         for (op, r) in [
             ("read", &cell.results.read),
@@ -486,19 +475,20 @@ pub fn compare_charts(c: &Comparison) -> Vec<Chart> {
 
 /// Charts of an experiment: a line per combination of the other axes, over each axis; or the
 /// saturation curve with its target and the point found.
-pub fn experiment_charts(store: &Store, gid: i64) -> Result<Vec<Chart>> {
+/// A sweep's charts (`metric`: the one to chart instead of the sweep's own), a saturation
+/// search's curve.
+pub fn experiment_charts(store: &Store, gid: i64, metric: Option<&str>) -> Result<Vec<Chart>> {
     let (kind, spec) = store.experiment(gid)?;
     let spec = spec.ok_or_else(|| Error::failed(format!("g{gid}: no definition")))?;
     let mut out = Vec::new();
     if kind == crate::model::stored::GroupKind::Sweep {
-        let spec: crate::workloads::sweep::SweepSpec =
+        let mut spec: crate::workloads::sweep::SweepSpec =
             serde_json::from_value(spec).map_err(|e| Error::failed(e.to_string()))?;
+        if let Some(m) = metric {
+            spec.metric = m.to_string();
+        }
         let cells = crate::workloads::sweep::stored_cells(store, gid, &spec)?;
-        let unit = match spec.metric.as_str() {
-            "iops" => "IOPS (reads + writes)",
-            "mibps" => "MiB/s (reads + writes)",
-            _ => "latency (ms)",
-        };
+        let unit = crate::workloads::sweep::metric_unit(&spec.metric);
         for ax in &spec.axes {
             let numeric = ax
                 .values
@@ -562,12 +552,47 @@ pub fn experiment_charts(store: &Store, gid: i64) -> Result<Vec<Chart>> {
                     });
                 }
             }
+            // beside a throughput, what it cost in latency: p50 and p99 by the same axis
+            let mut lat = c.clone();
+            lat.name = format!("sweep-{}-latency", ax.name);
+            lat.title = format!("latency (p50, p99) by {}", ax.name);
+            lat.y_label = "latency (ms, worst of reads and writes)".into();
+            lat.series.clear();
+            for combo in crate::workloads::sweep::cross(&others) {
+                let name: Vec<String> = combo.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                for p in ["p50", "p99"] {
+                    let pts: Vec<(f64, f64)> = ax
+                        .values
+                        .iter()
+                        .filter_map(|v| {
+                            let cell = cells.iter().find(|c| {
+                                c.cell.get(&ax.name) == Some(v)
+                                    && combo.iter().all(|(k, vv)| c.cell.get(k) == Some(vv))
+                            })?;
+                            Some((xval(v), crate::workloads::sweep::metric(&cell.figures, p)?))
+                        })
+                        .collect();
+                    if !pts.is_empty() {
+                        let mut n = name.clone();
+                        n.push(p.into());
+                        lat.series.push(Series {
+                            name: n.join(" "),
+                            points: pts,
+                        });
+                    }
+                }
+            }
             out.push(c);
+            if matches!(spec.metric.as_str(), "iops" | "mibps" | "cpu") {
+                out.push(lat);
+            }
         }
     } else if kind == crate::model::stored::GroupKind::Saturate {
         let spec: crate::workloads::sweep::SaturateSpec =
             serde_json::from_value(spec).map_err(|e| Error::failed(e.to_string()))?;
-        let pts: Vec<(f64, f64, bool)> = crate::workloads::sweep::stored_points(store, gid, &spec)?
+        let points = crate::workloads::sweep::stored_points(store, gid, &spec)?;
+        let boundary = crate::workloads::sweep::outcome(&points).boundary();
+        let pts: Vec<(f64, f64, bool)> = points
             .iter()
             .map(|p| {
                 (
@@ -614,14 +639,12 @@ pub fn experiment_charts(store: &Store, gid: i64) -> Result<Vec<Chart>> {
             ),
             spec.target.value,
         ));
-        if let Some(p) = pts
-            .iter()
-            .filter(|p| p.2)
-            .max_by(|a, b| a.0.total_cmp(&b.0))
-        {
+        // the boundary the search found: the largest value that meets the target, or the
+        // smallest when it gets easier as the value grows
+        if let Some(p) = pts.iter().find(|p| Some(p.0 as u64) == boundary) {
             c.markers.push((
                 format!(
-                    "last pass: {}",
+                    "boundary: {}",
                     if spec.axis == "size" {
                         crate::model::units::Bytes(p.0 as u64).to_string()
                     } else {

@@ -216,6 +216,14 @@ pub fn figures(doc: &RunDoc) -> Figures {
     if n > 0.0 {
         f.mean_ms /= n;
     }
+    if !doc.runs.is_empty() {
+        f.cpu_pct = doc
+            .runs
+            .iter()
+            .map(|c| c.cpu.user_pct + c.cpu.sys_pct)
+            .sum::<f64>()
+            / doc.runs.len() as f64;
+    }
     f
 }
 
@@ -227,12 +235,24 @@ pub fn metric(f: &Figures, name: &str) -> Option<f64> {
         "p50" => f.p50_ms,
         "p90" => f.p90_ms,
         "p99.9" => f.p99_9_ms,
-        "mean" => f.mean_ms,
+        "mean" | "lat_avg" => f.mean_ms,
+        "cpu" => f.cpu_pct,
         _ => return None,
     })
 }
 
-pub const METRIC_NAMES: &str = "iops, mibps, p50, p90, p99, p99.9 or mean (latencies in ms)";
+/// The axis label of a metric's values.
+pub fn metric_unit(name: &str) -> &'static str {
+    match name {
+        "iops" => "IOPS (reads + writes)",
+        "mibps" => "MiB/s (reads + writes)",
+        "cpu" => "% of one CPU (user + system)",
+        _ => "latency (ms)",
+    }
+}
+
+pub const METRIC_NAMES: &str =
+    "iops, mibps, p50, p90, p99, p99.9, mean or lat_avg (latencies in ms), cpu (% of one CPU)";
 
 /// The mean of the figures of several repetitions.
 pub fn mean_figures(figs: &[Figures]) -> Figures {
@@ -246,6 +266,7 @@ pub fn mean_figures(figs: &[Figures]) -> Figures {
         p90_ms: avg(|f| f.p90_ms),
         p99_9_ms: avg(|f| f.p99_9_ms),
         mean_ms: avg(|f| f.mean_ms),
+        cpu_pct: avg(|f| f.cpu_pct),
     }
 }
 
