@@ -10,6 +10,7 @@ pub mod experiment;
 pub mod explain;
 pub mod export;
 pub mod fio;
+pub mod fio_group;
 pub mod html;
 pub mod schemas;
 pub mod shown;

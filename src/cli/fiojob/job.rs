@@ -456,7 +456,7 @@ pub(super) fn translate_job(
                         "number_ios",
                         "with mixed block sizes iolab stops at the bytes of size=, not also at a count",
                     ),
-                    // mixed sizes: the bytes themselves, each thread's last I/O trimmed to fit
+                    // mixed sizes: the bytes themselves, the sizes near the end drawn until one fits
                     None => f(
                         "io-size",
                         bytes
@@ -558,8 +558,13 @@ pub(super) fn translate_job(
             );
         }
     }
-    let read_back =
-        super::verify::verify_options(&mut c, mode, runtime.is_some() && time_based, &mut notes);
+    let read_back = super::verify::verify_options(
+        &mut c,
+        mode,
+        runtime.is_some() && time_based,
+        e.caps().moves_data && e.caps().needs_files,
+        &mut notes,
+    );
     super::noio::notes(&c, &mut notes);
     if let Some(cpus) = super::noio::cpus(&mut c, &mut notes) {
         f("cpus", cpus);
@@ -605,6 +610,19 @@ pub(super) fn translate_job(
             super::verify::ReadBack::No => {}
         }
     }
+    // fio 3.33's experimental_verify with loops=N: N-1 write passes, one read-back of the range
+    let mut readback_ops = None;
+    if let Some(super::verify::ReadBack::Mode(_)) = read_back
+        && loops > 1
+        && c.bool("experimental_verify") == Some(true)
+    {
+        for (_, v) in flags.iter_mut().filter(|(k, _)| k == "ops") {
+            let ops = v.parse::<u64>().unwrap_or(0);
+            let pass = ops / loops;
+            *v = (pass * (loops - 1)).to_string();
+            readback_ops = Some(pass);
+        }
+    }
     // fio's log files
     let logs = super::logs::log_options(&mut c, &super::job_name(s));
     if logs.is_some() && read_back.is_some_and(|b| matches!(b, super::verify::ReadBack::Mode(_))) {
@@ -616,6 +634,7 @@ pub(super) fn translate_job(
     let mut j = run_options(a, s, c, flags, notes)?;
     j.args.fio_logs = logs;
     j.args.timing = timing;
+    j.args.readback_ops = readback_ops;
     Some(j)
 }
 
@@ -852,6 +871,7 @@ fn run_options(
         section: s.name.clone(),
         at: String::new(),
         phase: 0,
+        group: 0,
         args: r,
         iolab_args,
         fio_options,
