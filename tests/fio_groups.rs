@@ -284,3 +284,41 @@ fn fio_examples() -> std::path::PathBuf {
     )
     .join("examples")
 }
+
+/// rw=write:N with io_size and loops (examples/cross-stripe-verify.fio's shape): fio makes each
+/// loop one pass over its range (a pass ends where the next I/O would not fit), at most loops ×
+/// io_size in all, then passes on to io_size: over 4 MiB from 120 KiB at a 128 KiB stride a pass
+/// is 32 writes, so io_size=1m is 64 writes at loops=2 and 96 at loops=3, io_size=640k is 40
+/// at loops=1 and 64 at loops=2, io_size=10m is 640 at loops=8. Before, iolab refused it.
+#[test]
+fn holes_with_io_size_and_loops_make_fios_passes() {
+    let name = "holes_with_io_size_and_loops_make_fios_passes";
+    if !have_fio(name) {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    for (io, loops, numjobs, inc) in [
+        ("1m", 2, 1, "0"),
+        ("1m", 3, 1, "0"),
+        ("640k", 1, 1, "0"),
+        ("640k", 2, 1, "0"),
+        ("3m", 2, 1, "0"),
+        ("10m", 8, 1, "0"),
+        ("1m", 3, 2, "2m"),
+    ] {
+        let text = format!(
+            "[j]\nfilename=f\nsize=4m\nbs=16k\nrw=write:112k\noffset=120k\nio_size={io}\nloops={loops}\nnumjobs={numjobs}\noffset_increment={inc}\n"
+        );
+        let writes = |v: &Value| -> Vec<u64> {
+            v["jobs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|j| j["write"]["total_ios"].as_u64().unwrap())
+                .collect()
+        };
+        let f = writes(&fio_json(d.path(), &text));
+        let i = writes(&iolab_json(d.path(), &text, &[]));
+        assert_eq!(i, f, "{text}");
+    }
+}

@@ -375,12 +375,6 @@ pub(super) fn translate_job(
     }
     let io_size_given = c.opt("io_size").is_some();
     let loops = c.int("loops").unwrap_or(1).max(1);
-    if skip != 0 && io_size_given && loops > 1 {
-        c.refuse_key(
-            "rw",
-            "`:N` with io_size and loops>1 (fio counts a clone's pass that ends early as one of its loops)",
-        );
-    }
 
     // io_size= (io_limit=): the bytes a clone moves within its size= (wrapping), as fio
     if let Some(v) = c.val("io_size").map(|v| v.trim().to_string()) {
@@ -427,29 +421,40 @@ pub(super) fn translate_job(
                 match bs_fixed {
                     Some(b) => {
                         let mut pass = bytes / b;
-                        // rw=...:N without io_size: fio's pass over the file ends where its
-                        // next I/O would not fit (t0007: 85 of 128 1 MiB reads)
-                        if skip != 0 && !io_size_given {
+                        let mut ios = pass.saturating_mul(loops);
+                        // rw=...:N: fio's pass over the file ends where its next I/O would not
+                        // fit (t0007: 85 of 128 1 MiB reads); with io_size each loop is a pass
+                        // (at most loops × io_size), then passes on to io_size
+                        if skip != 0 && (!io_size_given || loops > 1) {
                             let range = size.or(dev_bytes.map(|d| d.saturating_sub(offset)));
                             let range = range.unwrap_or(0) / nrfiles.max(1);
+                            let most = if io_size_given { range / b + 1 } else { pass };
                             // clone N's file is offset + N increments + range long for fio
                             let pass_of = |n: u64| {
                                 let real = offset.saturating_add(n.saturating_mul(increment));
                                 let real = real.saturating_add(range);
-                                crate::engine::opgen::skip_pass_ops(b, range, real, skip, pass)
+                                crate::engine::opgen::skip_pass_ops(b, range, real, skip, most)
                             };
                             let first = pass_of(0);
                             if increment > 0 && (1..numjobs).any(|n| pass_of(n) != first) {
                                 c.refuse_key(
                                     "rw",
-                                    "`:N` with offset_increment and no io_size, where fio's clones make passes of different lengths",
+                                    "`:N` where fio's clones make passes of different lengths (offset_increment without io_size, or with io_size and loops>1)",
                                 );
                             }
+                            ios = if io_size_given {
+                                let l = |n: u64| n.saturating_mul(loops);
+                                l(first).min(l(pass)).max(pass)
+                            } else {
+                                first.saturating_mul(loops)
+                            };
                             pass = first;
                         }
                         // number_ios: at most that many I/Os per pass (fio)
-                        let pass = number_ios.map_or(pass, |n| n.min(pass));
-                        let ops = pass.saturating_mul(numjobs).saturating_mul(loops);
+                        if let Some(n) = number_ios.filter(|n| *n < pass) {
+                            ios = n.saturating_mul(loops);
+                        }
+                        let ops = ios.saturating_mul(numjobs);
                         f("ops", ops.to_string());
                     }
                     None if number_ios.is_some() => c.refuse_key(
