@@ -237,15 +237,11 @@ pub fn check_fallocate(probe: &Probe, dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `--verify`: an engine that does I/O on files of a set in --dir, sizes that are whole
-/// numbers of the smallest (the verify block, at least 512 bytes), and one block of the largest
-/// size per thread (each thread keeps to its own range).
-fn check_verify(cells: &[Job], set: &crate::model::job::FileSetSpec, device: bool) -> Result<()> {
-    if device {
-        return Err(Error::usage(
-            "--verify works on a file set in --dir, not on a --device (the state of a verify run is kept in --dir)",
-        ));
-    }
+/// `--verify`: an engine that does I/O on the files of a set in --dir or on a --device (there
+/// within the run: no state is kept on a device), sizes that are whole numbers of the smallest
+/// (the verify block, at least 512 bytes), and one block of the largest size per thread (each
+/// thread keeps to its own range).
+fn check_verify(cells: &[Job], set: &crate::model::job::FileSetSpec) -> Result<()> {
     let block = cells.iter().map(|c| c.bs_sizes()[0]).min().unwrap_or(512);
     for c in cells {
         if c.mode.trims() {
@@ -256,7 +252,7 @@ fn check_verify(cells: &[Job], set: &crate::model::job::FileSetSpec, device: boo
         }
         if !crate::engine::caps(c.engine).needs_files {
             return Err(Error::usage(format!(
-                "--verify needs an engine that reads and writes the files; --engine {} touches none (use sync, mmap, io_uring or libaio)",
+                "--verify needs an engine that reads and writes the files or the device; --engine {} touches none (use sync, mmap, io_uring or libaio)",
                 c.engine.name()
             )));
         }
@@ -509,6 +505,11 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             .map(|(i, mode)| Job {
                 mode,
                 fio_logs: base.fio_logs.clone().filter(|_| i == 0),
+                // a job file's read-back of its own length (fio's experimental verify)
+                limit: match (a.readback_ops, base.limit) {
+                    (Some(n), Limit::Ops(_)) if i > 0 => Limit::Ops(n),
+                    (_, l) => l,
+                },
                 ..base.clone()
             })
             .collect(),
@@ -658,7 +659,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         }
     };
     if a.verify {
-        check_verify(&cells, &fileset, target.is_some()).map_err(undo_dir)?;
+        check_verify(&cells, &fileset).map_err(undo_dir)?;
     }
     Ok(Plan {
         fileset,

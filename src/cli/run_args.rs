@@ -339,6 +339,10 @@ pub struct RunArgs {
     /// What a thread of fio's `cpuio` or `exec` engine does, set by a job file only (no flag).
     #[arg(skip)]
     pub noio: Option<crate::model::noio::NoIo>,
+    /// A job file's verify read-back (the modes after the first) moves this many operations in
+    /// place of `--ops` (fio's `experimental_verify` with `loops`: one read-back pass); not a flag.
+    #[arg(skip)]
+    pub readback_ops: Option<u64>,
     /// Seconds of warm-up before measuring (not counted).
     #[arg(long, default_value_t = 0.0, value_parser = ramp_s)]
     pub ramp: f64,

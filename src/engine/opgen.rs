@@ -435,6 +435,18 @@ impl OpGen {
         fits.then(|| ((p / self.fsize) as u32, self.base + p % self.fsize))
     }
 
+    /// The bytes from the next sequential position (the writes' own with seqrw) to the end of
+    /// its file or of the thread's range, whichever is nearer.
+    #[inline]
+    fn seq_room(&self, read: bool) -> u64 {
+        let p = if self.mode == Mode::Seqrw && !read {
+            self.pos_w
+        } else {
+            self.pos
+        };
+        (self.seq_hi.saturating_sub(p)).min(self.fsize - p % self.fsize)
+    }
+
     #[inline]
     fn seq_at(&mut self, len: u64) -> (u32, u64) {
         if self.skip == 0 {
@@ -512,7 +524,27 @@ impl OpGen {
         }
         let read = self.pick_read();
         let w = usize::from(!read);
-        let (mut si, mut len) = self.draw(w);
+        let (mut si, mut len) = self.pick_size(w);
+        if !matches!(self.dirs[w].pick, Sizes::One(_)) && !self.mode.is_random() && self.skip == 0 {
+            // fio draws the size again until one fits before the end of the file or range
+            // (get_next_buflen's io_u_fits): a 512/50:1M/50 split ends each pass over its file
+            // in 512-byte I/Os, where iolab had wrapped to the start. The sizes are drawn
+            // whole: what --io-size leaves trims only the size that fits (fio's last I/O)
+            let room = self.seq_room(read);
+            let mut n = 0;
+            while len > room && n < 64 {
+                (si, len) = self.pick_size(w);
+                n += 1;
+            }
+            if len > room && self.sizes[0] <= room {
+                si = self.size_index(room);
+                len = self.sizes[si as usize];
+            }
+        }
+        if len > self.cap {
+            len = self.cap.max(1);
+            si = self.size_index(len);
+        }
         // --random-every: every Nth drawn; --random-pct: of those, the share drawn (fio's
         // rw_seq_hit, then should_do_random)
         let follow = self.mode.is_random()

@@ -374,8 +374,10 @@ pub fn run_with(
                     }
                 }
             }
+            // --verify on a device: the generations of this run, kept in memory (no state)
+            let vs = vset.as_mut().filter(|_| device);
             match run_cell(
-                plan, job, &env, link_bps, stop, resident, &devices, None, sync, obs,
+                plan, job, &env, link_bps, stop, resident, &devices, vs, sync, obs,
             ) {
                 Ok(cell) => keep_cell(cell, &mut runs, &mut on_cell, sync, |runs| {
                     so_far(plan, &start_time, &env, &system, &prep, &warnings, runs)

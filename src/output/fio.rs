@@ -3,26 +3,13 @@
 //! `iolab import` read it; and `json+`, iolab's document with each operation's latency histogram.
 //! What maps to what: docs/fio-output.md.
 
+use super::fio_group::{self, How, Row};
+pub use super::fio_group::{FIO_PERCENTILES, hist_bins};
 use crate::model::hist::LatHist;
 use crate::model::job::{Distribution, Limit, Mode};
 use crate::model::run::{CellResult, LatSummary, OpKind, RunDoc, TsOp, TsPoint};
 use crate::spec::fio_vocab;
 use serde_json::{Map, Value, json};
-
-/// The percentiles fio prints by default (its `percentile_list`), keyed `"99.000000"`.
-pub const FIO_PERCENTILES: [f64; 17] = [
-    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
-    99.99,
-];
-
-/// The histogram's recorded buckets as (value in ns, count), ascending: each bucket's value is
-/// the highest value it holds (HdrHistogram's `value_iterated_to`), so the smallest value with at
-/// least p % of the counts at or below it is exactly the histogram's own percentile p.
-pub fn hist_bins(h: &LatHist) -> Vec<(u64, u64)> {
-    h.h.iter_recorded()
-        .map(|v| (v.value_iterated_to(), v.count_at_value()))
-        .collect()
-}
 
 /// The latency histogram of operation `k` of a cell, when the run has it (fresh runs do; a
 /// document read back from JSON does not).
@@ -139,16 +126,11 @@ pub fn fio_json(doc: &RunDoc, bins: bool, jobfile: Option<&Value>) -> Value {
     }
     // A phase of concurrent roles is one group of jobs, one job per role (named by the role),
     // as fio reports the jobs it ran between two stonewalls.
-    let mut jobs: Vec<Value> = Vec::new();
+    let mut jobs: Vec<(Row, Option<(u64, bool)>)> = Vec::new();
     // the file job the last rows written came from (a one-job phase), and how many rows
     let mut last: Option<&Value> = None;
     let mut last_rows = 0;
     for (i, c) in doc.runs.iter().enumerate() {
-        if let Some(row) = jobfile.and_then(|f| grouped_row(c, i, bins, f)) {
-            jobs.push(row);
-            last = None;
-            continue;
-        }
         for (role, rc) in crate::model::run::flat_cells(std::slice::from_ref(c)) {
             let from_file = jobfile.and_then(|f| file_job(f, i, role.as_deref()));
             // a job file's numjobs clones: one row each, as fio writes them without
@@ -159,7 +141,7 @@ pub fn fio_json(doc: &RunDoc, bins: bool, jobfile: Option<&Value>) -> Value {
                 }
                 _ => vec![&rc],
             };
-            let rows: Vec<Value> = cells
+            let rows: Vec<Row> = cells
                 .into_iter()
                 .map(|cell| {
                     let mut j = job(cell, i, bins);
@@ -171,19 +153,21 @@ pub fn fio_json(doc: &RunDoc, bins: bool, jobfile: Option<&Value>) -> Value {
                         if let Some(o) = fj["fio_options"].as_object() {
                             j["job options"] = Value::Object(o.clone());
                         }
-                        let mut notes = job_notes(fj);
-                        // fio merges this job into the row before it (grouped_row: only when
-                        // every later job of the phase has group_reporting)
-                        if role.as_deref().is_some_and(|r| c.roles[0].name != r)
-                            && group_reporting(fj)
-                        {
-                            notes.push("group_reporting: reported in a row of its own, where fio adds it to the row of the job before it (iolab merges a phase's rows when every job after the first has group_reporting)".into());
-                        }
-                        j["iolab_notes"] = json!(notes);
+                        j["iolab_notes"] = json!(job_notes(fj));
                     } else if let Some(r) = &role {
                         j["jobname"] = r.as_str().into();
                     }
-                    j
+                    let pct = |k: OpKind| {
+                        cell.clat_hists
+                            .get(k as usize)
+                            .filter(|h| h.count() > 0)
+                            .or_else(|| hist(cell, k))
+                            .cloned()
+                    };
+                    Row {
+                        v: j,
+                        hists: [pct(OpKind::Read), pct(OpKind::Write), pct(OpKind::Trim)],
+                    }
                 })
                 .collect();
             // a verify read-back is the next cell of the same one-job phase: fio reports its
@@ -194,15 +178,19 @@ pub fn fio_json(doc: &RunDoc, bins: bool, jobfile: Option<&Value>) -> Value {
             last = from_file.filter(|_| role.is_none());
             if same && last_rows == rows.len() {
                 let at = jobs.len() - rows.len();
-                for (into, j) in jobs[at..].iter_mut().zip(&rows) {
-                    fold_job(into, j);
+                for ((into, _), j) in jobs[at..].iter_mut().zip(&rows) {
+                    fio_group::add(into, j, How::After);
                 }
                 continue;
             }
             last_rows = rows.len();
-            jobs.extend(rows);
+            // fio's reporting group of the file's job (its groupid), and group_reporting
+            let group = from_file.and_then(|f| Some((f["group"].as_u64()?, group_reporting(f))));
+            jobs.extend(rows.into_iter().map(|r| (r, group)));
         }
     }
+    // group_reporting: the jobs of a reporting group as one row, as fio sums them
+    let jobs = fio_group::report(jobs);
     top.insert("jobs".into(), Value::Array(jobs));
     top.insert("disk_util".into(), disk_util(doc));
     // iolab's notes on the run (approximations of a job file's options, page cache, ...): a
@@ -212,124 +200,6 @@ pub fn fio_json(doc: &RunDoc, bins: bool, jobfile: Option<&Value>) -> Value {
         doc.warnings.iter().map(|w| w.message.as_str()).collect(),
     );
     Value::Object(top)
-}
-
-/// fio's `group_reporting` over the jobs of a phase that run at once (roles): fio adds a job with
-/// it to the row of the job before it in the same group (stat.c, `__show_run_stats`), so when
-/// every job after the first has it the phase is one row: the phase's totals (every job's
-/// threads, I/Os, bytes and latency histograms together), named after its first job, with its
-/// last job's options, as fio writes it, and every job's notes. None otherwise.
-fn grouped_row(c: &CellResult, i: usize, bins: bool, jobfile: &Value) -> Option<Value> {
-    if c.roles.len() < 2 {
-        return None;
-    }
-    let fjs: Vec<&Value> = c
-        .roles
-        .iter()
-        .map(|r| file_job(jobfile, i, Some(&r.name)))
-        .collect::<Option<_>>()?;
-    if !fjs[1..].iter().all(|j| group_reporting(j)) {
-        return None;
-    }
-    let mut j = job(c, i, bins);
-    j["jobname"] = file_job_name(fjs[0])?.into();
-    if let Some(o) = fjs.last()?["fio_options"].as_object() {
-        j["job options"] = Value::Object(o.clone());
-    }
-    let mut notes: Vec<String> = Vec::new();
-    for n in fjs.iter().flat_map(|f| job_notes(f)) {
-        if !notes.contains(&n) {
-            notes.push(n);
-        }
-    }
-    j["iolab_notes"] = json!(notes);
-    Some(j)
-}
-
-/// Adds job `from` (a verify read-back of the same fio job) into `into`, as fio reports a job
-/// that wrote and then verified: each direction's I/Os, bytes and runtime added (rates over the
-/// added runtime; a direction only one of them did is taken whole; where both did, latency
-/// min/max/mean/N are combined, the stddev and percentiles are those of the larger), the job's runtime and
-/// elapsed time added, CPU and latency buckets weighted by runtime and I/Os.
-fn fold_job(into: &mut Value, from: &Value) {
-    let n = |v: &Value, k: &str| v[k].as_u64().unwrap_or(0);
-    let ios = |j: &Value| n(&j["read"], "total_ios") + n(&j["write"], "total_ios");
-    let (wa, wb) = (ios(into) as f64, ios(from) as f64);
-    for k in ["latency_ns", "latency_us", "latency_ms"] {
-        if let (Some(a), Some(b)) = (into[k].as_object_mut(), from[k].as_object())
-            && wa + wb > 0.0
-        {
-            for (key, v) in a.iter_mut() {
-                let (x, y) = (v.as_f64().unwrap_or(0.0), b[key].as_f64().unwrap_or(0.0));
-                *v = ((x * wa + y * wb) / (wa + wb)).into();
-            }
-        }
-    }
-    let (ra, rb) = (n(into, "job_runtime") as f64, n(from, "job_runtime") as f64);
-    for k in ["usr_cpu", "sys_cpu"] {
-        let (x, y) = (
-            into[k].as_f64().unwrap_or(0.0),
-            from[k].as_f64().unwrap_or(0.0),
-        );
-        into[k] = if ra + rb > 0.0 {
-            ((x * ra + y * rb) / (ra + rb)).into()
-        } else {
-            x.into()
-        };
-    }
-    for k in ["job_runtime", "elapsed"] {
-        into[k] = (n(into, k) + n(from, k)).into();
-    }
-    if into["error"] == 0 {
-        into["error"] = from["error"].clone();
-    }
-    into["sync"]["total_ios"] =
-        (n(&into["sync"], "total_ios") + n(&from["sync"], "total_ios")).into();
-    if n(&into["sync"]["lat_ns"], "N") == 0 {
-        into["sync"]["lat_ns"] = from["sync"]["lat_ns"].clone();
-    }
-    for d in ["read", "write", "trim"] {
-        let (a, b) = (&into[d], &from[d]);
-        if n(b, "total_ios") == 0 {
-            continue;
-        }
-        if n(a, "total_ios") == 0 {
-            into[d] = b.clone();
-            continue;
-        }
-        let mut m = a.clone();
-        for k in [
-            "io_bytes",
-            "io_kbytes",
-            "total_ios",
-            "short_ios",
-            "drop_ios",
-            "runtime",
-        ] {
-            m[k] = (n(a, k) + n(b, k)).into();
-        }
-        let ms = n(&m, "runtime").max(1);
-        let bw = n(&m, "io_bytes") * 1000 / ms;
-        m["bw_bytes"] = bw.into();
-        m["bw"] = (bw / 1024).into();
-        m["iops"] = (n(&m, "total_ios") as f64 * 1000.0 / ms as f64).into();
-        for k in ["slat_ns", "clat_ns", "lat_ns"] {
-            let (x, y) = (&a[k], &b[k]);
-            let (nx, ny) = (n(x, "N"), n(y, "N"));
-            let mut l = if ny > nx { y.clone() } else { x.clone() };
-            if nx > 0 && ny > 0 {
-                let f = |v: &Value, k: &str| v[k].as_f64().unwrap_or(0.0);
-                l["min"] = n(x, "min").min(n(y, "min")).into();
-                l["max"] = n(x, "max").max(n(y, "max")).into();
-                l["mean"] = ((f(x, "mean") * nx as f64 + f(y, "mean") * ny as f64)
-                    / (nx + ny) as f64)
-                    .into();
-                l["N"] = (nx + ny).into();
-            }
-            m[k] = l;
-        }
-        into[d] = m;
-    }
 }
 
 /// The file set, in fio's option names (values are strings, as fio prints them).

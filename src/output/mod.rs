@@ -10,6 +10,7 @@ pub mod experiment;
 pub mod explain;
 pub mod export;
 pub mod fio;
+pub mod fio_group;
 pub mod html;
 pub mod metric_charts;
 pub mod schemas;

@@ -370,20 +370,20 @@ pub const OPTIONS: &[FioOption] = &[
         "new_group",
         Bool,
         Supported,
-        "accepted: results are per job",
+        "starts the next reporting group (fio's `groupid`) without a new phase",
     ),
     o(
         "group_reporting",
         Bool,
         Supported,
-        "a job's clones are one row in fio JSON (without it one row each, as fio); the jobs of a phase (between stonewalls) are one row when every job after the first has it, named after the first with the last's options, as fio's; a job with it after one without is a row of its own, with a note (fio adds it to the row before); iolab's own document always merges clones and keeps each job",
+        "the jobs of a reporting group (between stonewalls, or from a `new_group` on) and their clones are one row in fio JSON, summed as fio's (without it one row per clone, as fio); iolab's own document keeps each job, its clones merged",
     ),
     // verification
     o(
         "verify",
         Choice,
         Approximated,
-        "`--verify` and fio's read-back (docs/fio-jobs.md, Verification): a write job's blocks read back after its writes, a mixed job's writes read back after its last one (`--verify-backlog`); iolab's header and CRC-32C stand in for fio's checksum (and for `pattern`); a job that only reads checks the blocks iolab's own verify wrote on the same set (an earlier job of the run, or a run kept with `--keep`), not fio's headers: blocks no iolab verify write reached are counted unchecked, where fio would report bad headers",
+        "`--verify` and fio's read-back (docs/fio-jobs.md, Verification): a write job's blocks read back after its writes (on a device too, within the run: no state is kept there), a mixed job's writes read back after its last one (`--verify-backlog`); iolab's header and CRC-32C stand in for fio's checksum (and for `pattern`); a job that only reads checks the blocks iolab's own verify wrote on the same set (an earlier job of the run, or a run kept with `--keep`), not fio's headers: blocks no iolab verify write reached are counted unchecked, where fio would report bad headers",
     ),
     o(
         "do_verify",
@@ -461,7 +461,7 @@ pub const OPTIONS: &[FioOption] = &[
         "experimental_verify",
         Bool,
         Approximated,
-        "iolab reads back the blocks it wrote by the generations it kept; fio's experimental verify regenerates the offsets instead of logging them: the same blocks read and checked",
+        "iolab reads back the blocks it wrote by the generations it kept; fio's experimental verify regenerates the offsets instead of logging them: the same blocks read and checked; with `loops=N` N-1 write passes and one read-back, as fio 3.33 does",
     ),
     o(
         "trim_percentage",

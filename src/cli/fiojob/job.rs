@@ -396,12 +396,6 @@ pub(super) fn translate_job(
     }
     let io_size_given = c.opt("io_size").is_some();
     let loops = c.int("loops").unwrap_or(1).max(1);
-    if skip != 0 && io_size_given && loops > 1 {
-        c.refuse_key(
-            "rw",
-            "`:N` with io_size and loops>1 (fio counts a clone's pass that ends early as one of its loops)",
-        );
-    }
 
     // io_size= (io_limit=): the bytes a clone moves within its size= (wrapping), as fio
     if let Some(v) = c.val("io_size").map(|v| v.trim().to_string()) {
@@ -450,29 +444,40 @@ pub(super) fn translate_job(
                 match bs_fixed {
                     Some(b) => {
                         let mut pass = bytes / b;
-                        // rw=...:N without io_size: fio's pass over the file ends where its
-                        // next I/O would not fit (t0007: 85 of 128 1 MiB reads)
-                        if skip != 0 && !io_size_given {
+                        let mut ios = pass.saturating_mul(loops);
+                        // rw=...:N: fio's pass over the file ends where its next I/O would not
+                        // fit (t0007: 85 of 128 1 MiB reads); with io_size each loop is a pass
+                        // (at most loops × io_size), then passes on to io_size
+                        if skip != 0 && (!io_size_given || loops > 1) {
                             let range = size.or(dev_bytes.map(|d| d.saturating_sub(offset)));
                             let range = range.unwrap_or(0) / nrfiles.max(1);
+                            let most = if io_size_given { range / b + 1 } else { pass };
                             // clone N's file is offset + N increments + range long for fio
                             let pass_of = |n: u64| {
                                 let real = offset.saturating_add(n.saturating_mul(increment));
                                 let real = real.saturating_add(range);
-                                crate::engine::opgen::skip_pass_ops(b, range, real, skip, pass)
+                                crate::engine::opgen::skip_pass_ops(b, range, real, skip, most)
                             };
                             let first = pass_of(0);
                             if increment > 0 && (1..numjobs).any(|n| pass_of(n) != first) {
                                 c.refuse_key(
                                     "rw",
-                                    "`:N` with offset_increment and no io_size, where fio's clones make passes of different lengths",
+                                    "`:N` where fio's clones make passes of different lengths (offset_increment without io_size, or with io_size and loops>1)",
                                 );
                             }
+                            ios = if io_size_given {
+                                let l = |n: u64| n.saturating_mul(loops);
+                                l(first).min(l(pass)).max(pass)
+                            } else {
+                                first.saturating_mul(loops)
+                            };
                             pass = first;
                         }
                         // number_ios: at most that many I/Os per pass (fio)
-                        let pass = number_ios.map_or(pass, |n| n.min(pass));
-                        let ops = pass.saturating_mul(numjobs).saturating_mul(loops);
+                        if let Some(n) = number_ios.filter(|n| *n < pass) {
+                            ios = n.saturating_mul(loops);
+                        }
+                        let ops = ios.saturating_mul(numjobs);
                         f("ops", ops.to_string());
                     }
                     None if number_ios.is_some() => c.refuse_key(
@@ -481,7 +486,8 @@ pub(super) fn translate_job(
                     ),
                     // mixed sizes: the bytes themselves, each thread's last I/O trimmed to fit;
                     // with fio's random map a pass is the whole smallest blocks of each file
-                    // (t0001: 19 KiB blocks of its 20000 bytes)
+                    // (t0001: 19 KiB blocks of its 20000 bytes); the sizes near the end drawn until
+                    // one fits
                     None => {
                         let per_file = bytes / nrfiles.max(1);
                         let bytes = if map && !io_size_given && per_file >= bs_min {
@@ -571,8 +577,13 @@ pub(super) fn translate_job(
             );
         }
     }
-    let read_back =
-        super::verify::verify_options(&mut c, mode, runtime.is_some() && time_based, &mut notes);
+    let read_back = super::verify::verify_options(
+        &mut c,
+        mode,
+        runtime.is_some() && time_based,
+        e.caps().moves_data && e.caps().needs_files,
+        &mut notes,
+    );
     super::noio::notes(&c, &mut notes);
     if let Some(cpus) = super::noio::cpus(&mut c, &mut notes) {
         f("cpus", cpus);
@@ -618,6 +629,19 @@ pub(super) fn translate_job(
             super::verify::ReadBack::No => {}
         }
     }
+    // fio 3.33's experimental_verify with loops=N: N-1 write passes, one read-back of the range
+    let mut readback_ops = None;
+    if let Some(super::verify::ReadBack::Mode(_)) = read_back
+        && loops > 1
+        && c.bool("experimental_verify") == Some(true)
+    {
+        for (_, v) in flags.iter_mut().filter(|(k, _)| k == "ops") {
+            let ops = v.parse::<u64>().unwrap_or(0);
+            let pass = ops / loops;
+            *v = (pass * (loops - 1)).to_string();
+            readback_ops = Some(pass);
+        }
+    }
     // fio's log files
     let logs = super::logs::log_options(&mut c, &super::job_name(s));
     if logs.is_some() && read_back.is_some_and(|b| matches!(b, super::verify::ReadBack::Mode(_))) {
@@ -630,6 +654,7 @@ pub(super) fn translate_job(
     j.args.fio_logs = logs;
     j.args.timing = timing;
     j.args.noio = noio;
+    j.args.readback_ops = readback_ops;
     Some(j)
 }
 
@@ -783,6 +808,7 @@ fn run_options(
         section: s.name.clone(),
         at: String::new(),
         phase: 0,
+        group: 0,
         args: r,
         iolab_args,
         fio_options,

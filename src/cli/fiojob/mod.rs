@@ -33,6 +33,9 @@ pub struct FioJob {
     /// `file:line` of the section.
     pub at: String,
     pub phase: usize,
+    /// fio's reporting group (its `groupid`): a stonewall, `new_group` or a later job file
+    /// starts the next, after a job; `group_reporting` reports a group's jobs as one row.
+    pub group: usize,
     /// The run options this job runs with.
     pub args: RunArgs,
     /// The same as `iolab run` flags: the equivalent flag run.
@@ -138,6 +141,8 @@ pub fn translate_with(
     let mut blockers = Blockers::default();
     let mut phase = 0usize;
     let mut phase_jobs: Vec<String> = Vec::new();
+    // fio's reporting groups (init.c add_job: stonewall or new_group after a job of the group)
+    let (mut group, mut group_jobs) = (0usize, 0usize);
     let mut prev_file: Option<usize> = None;
     let mut index = 0u64;
     let mut all_names: Vec<String> = Vec::new();
@@ -159,6 +164,15 @@ pub fn translate_with(
                 None => false,
             };
             let mut new_phase = stonewall || prev_file.is_some_and(|p| p != s.file_index);
+            let new_group = match s.get("new_group") {
+                Some(o) => fio_vocab::parse_bool(o.value.as_deref()).unwrap_or(false),
+                None => false,
+            };
+            if (new_phase || new_group) && group_jobs > 0 {
+                group += 1;
+                group_jobs = 0;
+            }
+            group_jobs += 1;
             if let Some(o) = s.get("wait_for") {
                 let w = o.value.clone().unwrap_or_default();
                 if !all_names.contains(&w) {
@@ -187,6 +201,7 @@ pub fn translate_with(
             all_names.push(s.name.clone());
             let Some(mut j) = j else { continue };
             j.phase = phase;
+            j.group = group;
             j.at = at;
             // a unique role name
             let base = role_name(&j.section);

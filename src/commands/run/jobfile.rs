@@ -337,6 +337,7 @@ fn run_jobfile_once(
             "section": j.section,
             "at": j.at,
             "phase": j.phase + 1,
+            "group": j.group,
             "fio_options": j.fio_options,
             "iolab_args": j.iolab_args,
             "options_ignored": j.ignored,

@@ -654,3 +654,39 @@ fn block_align_aligns_every_random_offset() {
     }
     assert!(unaligned_len > 4000, "{unaligned_len} reads of 512 bytes");
 }
+
+#[test]
+fn at_the_end_of_its_file_a_mix_draws_the_sizes_that_fit_as_fio() {
+    // fio's get_next_buflen draws again until the size fits before the end of the file: a
+    // 512/50:1M/50 split over a file of 4 MiB and 1.5 KiB ends in 512-byte I/Os (fio 3.33 on
+    // 32 MiB: 2048 of them after the last 1 MiB that fits), then starts the file again
+    let j = with_bs(Mode::Seqwr, "512:50,1m:50");
+    let fsize = (4u64 << 20) + 3 * 512;
+    let mut g = OpGen::new(&j, 1, fsize, 0);
+    let (mut done, mut small_at_end) = (0u64, 0u64);
+    while done < fsize {
+        let Next::Io { off, len, .. } = g.next_op() else {
+            panic!()
+        };
+        assert_eq!(off, done, "sequential, no wrap before the end");
+        assert!(
+            len == 512 || len == 1 << 20,
+            "a size of the split, not {len}"
+        );
+        small_at_end += u64::from(fsize - done < 1 << 20 && len == 512);
+        done += len;
+    }
+    assert_eq!(done, fsize, "the file exactly");
+    assert!(small_at_end >= 3, "the end in 512-byte I/Os");
+    let Next::Io { off, .. } = g.next_op() else {
+        panic!()
+    };
+    assert_eq!(off, 0, "the next pass");
+    // a quota below the smallest size: the last I/O trimmed to it
+    let mut g = OpGen::new(&j, 1, fsize, 0);
+    g.cap(100);
+    let Next::Io { len, .. } = g.next_op() else {
+        panic!()
+    };
+    assert_eq!(len, 100);
+}

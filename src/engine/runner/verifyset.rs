@@ -14,8 +14,9 @@ pub(super) fn new_verify_setup(plan: &Plan) -> Option<VerifySetup> {
     let spec = &plan.fileset;
     let blocks = spec.files as u64 * (spec.file_size_bytes / block);
     // A set a verify run left (same files, sizes and block): its generations go on, so reads
-    // check what it wrote.
-    if let Ok((head, gens)) = verify::load_state(&spec.dir)
+    // check what it wrote. A device keeps no state: its generations are this run's.
+    if spec.device.is_none()
+        && let Ok((head, gens)) = verify::load_state(&spec.dir)
         && head.block_bytes == block
         && head.file_size_bytes == spec.file_size_bytes
         && head.offset_bytes == spec.base_offset()
@@ -36,8 +37,12 @@ pub(super) fn new_verify_setup(plan: &Plan) -> Option<VerifySetup> {
     })
 }
 
-/// Saves the verify state of the set (`--dir/.iolab-verify`) after a verify cell.
+/// Saves the verify state of the set (`--dir/.iolab-verify`) after a verify cell; nothing on a
+/// device (its read-back is within the run).
 pub(super) fn save_verify_state(spec: &FileSetSpec, vs: &VerifySetup) -> Result<()> {
+    if spec.device.is_some() {
+        return Ok(());
+    }
     let head = crate::model::verify::StateHead {
         schema: crate::model::schema::VERIFY_STATE.to_string(),
         run_id: vs.run_id,
