@@ -435,3 +435,48 @@ fn a_sweep_is_shown_in_any_metric_and_charts_its_latency() {
     let list = iolab_db(&db, &["plot", "g1", "--list"]).stdout;
     assert!(list.contains("sweep-threads-latency"), "{list}");
 }
+
+/// fsyncs that only came at the end of a mode (after the measured window) are a count and
+/// latencies without a rate, said as such; fsyncs during the mode have their rate.
+#[test]
+fn end_of_mode_fsyncs_have_a_count_and_no_rate() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let run = |extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--dir",
+            d.path().to_str().unwrap(),
+            "--files",
+            "4",
+            "--size",
+            "4M",
+            "--mode",
+            "seqwr",
+            "--ops",
+            "256",
+            "--no-save",
+        ];
+        a.extend_from_slice(extra);
+        let r = iolab(&a);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        r.stdout
+    };
+    // the fsync row's cells: op, ops, IOPS
+    let fsync_row = |text: &str| -> Vec<String> {
+        let l = text
+            .lines()
+            .find(|l| l.contains("fsync"))
+            .unwrap_or_else(|| panic!("no fsync row: {text}"));
+        l.split('┆').map(|c| c.trim().to_string()).collect()
+    };
+    let end_only = run(&["--fsync-freq", "0"]);
+    let row = fsync_row(&end_only);
+    assert_eq!(row[3], "fsync (end)", "{end_only}");
+    assert_eq!(row[4], "4", "one per written file: {end_only}");
+    assert_eq!(row[5], "-", "no rate: {end_only}");
+    assert!(end_only.contains("fsync (end): the fsyncs of the files still dirty"));
+    let during = run(&["--fsync-freq", "16", "--no-fsync-end"]);
+    let row = fsync_row(&during);
+    assert_eq!(row[3], "fsync", "{during}");
+    assert!(row[5].parse::<f64>().unwrap() > 0.0, "{during}");
+}
