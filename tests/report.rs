@@ -71,19 +71,19 @@ fn run_report_structure_matches_the_snapshot() {
     );
     // the numbers are the ones `iolab show` prints
     let show = iolab::output::stored_views::render_show(&s, 1).unwrap();
-    let esc = show
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;");
-    assert!(
-        html.contains(&esc),
+    assert_eq!(
+        section_text(&html, "Results").trim_end(),
+        show.trim_end(),
         "the report embeds the show output verbatim"
     );
     // and what `iolab explain` prints for it
-    let ex = iolab::output::charts::esc(&iolab::output::explain::render(
-        &iolab::commands::explain_ref(&s, Ref::Run(1)).unwrap(),
-    ));
-    assert!(html.contains(&ex), "the report embeds the explanation");
+    let ex =
+        iolab::output::explain::render(&iolab::commands::explain_ref(&s, Ref::Run(1)).unwrap());
+    assert_eq!(
+        section_text(&html, "Explanation").trim_end(),
+        ex.trim_end(),
+        "the report embeds the explanation"
+    );
 }
 
 fn every_chart_is_complete(charts: &[iolab::output::charts::Chart], what: &str) {
@@ -550,6 +550,25 @@ fn labels_and_tags_with_quotes_and_angle_brackets_are_escaped_in_the_report() {
 // --- `iolab report ID` embeds what `iolab show ID` prints, for every stored kind ---
 
 /// Undoes the report's HTML escaping (`&`, `<`, `>`; quotes for safety).
+/// The text of a report's section `h2` (Results, Explanation): its `pre` blocks (the tables,
+/// the prose between them) unescaped and joined line by line, as `iolab show` printed it.
+fn section_text(html: &str, h2: &str) -> String {
+    let Some(sec) = html
+        .split(&format!("<h2>{h2}</h2>"))
+        .nth(1)
+        .and_then(|t| t.split("</section>").next())
+    else {
+        return format!("(no {h2} section)");
+    };
+    sec.split("<pre class=\"")
+        .skip(1)
+        .filter_map(|p| p.split_once("\">").map(|(_, rest)| rest))
+        .filter_map(|p| p.split("</pre>").next())
+        .map(unescape)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn unescape(html: &str) -> String {
     html.replace("&lt;", "<")
         .replace("&gt;", ">")
@@ -619,14 +638,9 @@ impl Kind {
         assert!(!show.trim().is_empty(), "show {id} printed nothing");
         let out = self.d.path().join("report.html");
         self.ok(&["report", id, "-o", out.to_str().unwrap()]);
-        let text = unescape(&std::fs::read_to_string(&out).unwrap());
-        let results = text
-            .split("<pre class=\"table\">")
-            .nth(1)
-            .and_then(|t| t.split("</pre>").next())
-            .unwrap_or("(no <pre class=\"table\"> in the report)");
+        let results = section_text(&std::fs::read_to_string(&out).unwrap(), "Results");
         assert!(
-            text.contains(&show),
+            results.trim_end() == show.trim_end(),
             "`iolab show {id}` is not in `iolab report {id}`\n--- show:\n{show}\n--- report (Results):\n{results}"
         );
     }
@@ -933,4 +947,77 @@ fn device_tables_fit_a_printed_page() {
     };
     let print = &html[html.find("@media print").expect("print CSS")..];
     assert!(print.contains("white-space:pre-wrap"), "{print}");
+}
+
+/// Every report type in a real browser at 1400 and 800 px wide: the page is no wider than the
+/// window (nothing scrolls sideways) and no line of prose (warnings, notes, explain lines) is
+/// cut; tables may scroll inside their own box. A copy of each report gets a script that
+/// measures the laid-out page and writes the figures into the DOM Chromium dumps.
+#[test]
+fn reports_fit_the_window_at_1400_and_800_px() {
+    let Some(browser) = chromium() else {
+        return skip(
+            "reports_fit_the_window_at_1400_and_800_px",
+            "chromium is not installed (scripts/setup.sh installs it)",
+        );
+    };
+    let d = tempfile::tempdir().unwrap();
+    let (db, types) = all_types(d.path());
+    // prose cut: an element wider inside than its box, or a line of a `pre` that does not wrap,
+    // not a table's (box-drawing) line, wider than the `pre` (measured in its own font)
+    const PROBE: &str = "<script>addEventListener('load',()=>{const box=/^[\\u250c\\u2502\\u255e\\u251c\\u2514\\u2506\\u256d\\u2570+|]/;const cut=[...document.querySelectorAll('p,li,dd,dt,figcaption,h1,h2')].filter(e=>e.scrollWidth>e.clientWidth+1).map(e=>e.tagName);document.querySelectorAll('pre').forEach(p=>{const cs=getComputedStyle(p);if(cs.whiteSpace==='pre-wrap')return;const m=document.createElement('span');m.style.cssText='position:absolute;visibility:hidden;white-space:pre;font:'+cs.font;document.body.appendChild(m);p.textContent.split('\\n').forEach(l=>{if(box.test(l))return;m.textContent=l;if(m.offsetWidth>p.clientWidth)cut.push('line '+l.slice(0,30));});m.remove();});document.body.setAttribute('data-fit',document.documentElement.scrollWidth+' '+innerWidth+' '+cut.length+' '+cut.join(';').replace(/\"/g,''));});</script>";
+    for (what, ids) in &types {
+        let html = d.path().join(format!("{what}.html"));
+        let mut a = vec!["report"];
+        a.extend(ids.iter().map(|x| x.as_str()));
+        a.extend(["-o", html.to_str().unwrap()]);
+        assert_eq!(iolab_db(&db, &a).code, 0);
+        let page = std::fs::read_to_string(&html)
+            .unwrap()
+            .replace("</body>", &format!("{PROBE}</body>"));
+        let probed = d.path().join(format!("{what}-probed.html"));
+        std::fs::write(&probed, page).unwrap();
+        for width in [1400, 800] {
+            let profile = tempfile::tempdir().unwrap();
+            let o = std::process::Command::new(browser)
+                .args([
+                    "--headless",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-quic",
+                    "--no-first-run",
+                    "--disable-background-networking",
+                    "--disable-component-update",
+                    "--disable-sync",
+                    "--dump-dom",
+                ])
+                .arg(format!("--window-size={width},1000"))
+                .arg(format!("--user-data-dir={}", profile.path().display()))
+                .arg(format!("file://{}", probed.display()))
+                .output()
+                .unwrap();
+            let dom = String::from_utf8_lossy(&o.stdout);
+            let fit = dom
+                .split("data-fit=\"")
+                .nth(1)
+                .and_then(|r| r.split('"').next())
+                .unwrap_or_else(|| panic!("{what} at {width}: no measurement in the DOM"));
+            let f: Vec<&str> = fit.splitn(4, ' ').collect();
+            let (page_w, window_w, cut): (u32, u32, u32) = (
+                f[0].parse().unwrap(),
+                f[1].parse().unwrap(),
+                f[2].parse().unwrap(),
+            );
+            assert!(
+                page_w <= window_w,
+                "{what} at {width} px: the page is {page_w} px wide, the window {window_w}"
+            );
+            assert_eq!(
+                cut,
+                0,
+                "{what} at {width} px: cut: {}",
+                f.get(3).unwrap_or(&"")
+            );
+        }
+    }
 }

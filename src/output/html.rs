@@ -106,12 +106,38 @@ fn header(store: &Store, id: i64, found: &Found, s: &mut String) -> Result<()> {
 
 const PAGE_CSS: &str = "body{font-family:DejaVu Sans,Helvetica,Arial,sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;background:#fff;color:#222}
 h1{font-size:1.5em}h2{font-size:1.2em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
-pre.table{font-size:12px;overflow-x:auto;background:#f6f6f6;padding:.6em;line-height:1.25}
+pre.table{font-size:12px;overflow-x:auto;background:#f6f6f6;padding:.6em;line-height:1.25;max-width:100%;box-sizing:border-box}
+pre.text{font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;margin:.3em 0;line-height:1.35}
 dl.facts{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}dl.facts dt{font-weight:bold}
 figure{margin:1.5em 0;page-break-inside:avoid}figure svg{max-width:100%;height:auto}
 li.Critical{color:#b00}li.Warn{color:#a60}
 @media (prefers-color-scheme: dark){body{background:#1e1e1e;color:#e6e6e6}pre.table{background:#2a2a2a}h2{border-color:#555}li.Critical{color:#f77}li.Warn{color:#fb5}}
 @media print{body{background:#fff;color:#000;max-width:none}pre.table{background:none;border:1px solid #ccc;font-size:9.5px;white-space:pre-wrap;overflow:visible}}";
+
+/// The text of `show` (or of an explanation) as HTML: its tables (box-drawing lines) in
+/// `pre.table`, which may scroll inside its own box, the prose between them (warnings, notes,
+/// explain lines) in `pre.text`, which wraps at the page's width: no line of prose is cut.
+fn text_blocks(text: &str, s: &mut String) {
+    let is_table = |l: &str| l.starts_with(['┌', '│', '╞', '├', '└', '┆', '╭', '╰', '+', '|']);
+    let mut block: Vec<&str> = Vec::new();
+    let mut table = false;
+    let flush = |block: &mut Vec<&str>, table: bool, s: &mut String| {
+        if block.is_empty() {
+            return;
+        }
+        let class = if table { "table" } else { "text" };
+        let _ = write!(s, "<pre class=\"{class}\">{}</pre>", esc(&block.join("\n")));
+        block.clear();
+    };
+    for l in text.lines() {
+        if is_table(l) != table {
+            flush(&mut block, table, s);
+            table = is_table(l);
+        }
+        block.push(l);
+    }
+    flush(&mut block, table, s);
+}
 
 /// The whole report.
 pub fn html(store: &Store, refs: &[Ref], found: &Found) -> Result<String> {
@@ -151,22 +177,20 @@ pub fn html(store: &Store, refs: &[Ref], found: &Found) -> Result<String> {
     );
     header(store, first_run, found, &mut s)?;
     s.push_str("</header>");
-    let _ = write!(
-        s,
-        "<section><h2>Results</h2><pre class=\"table\">{}</pre></section>",
-        esc(&text)
-    );
+    s.push_str("<section><h2>Results</h2>");
+    text_blocks(&text, &mut s);
+    s.push_str("</section>");
     // The explanation of a run or a group of runs (other kinds have none).
     if let [_] = refs
         && let Some(e) = &found.explain
     {
-        let _ = write!(
-            s,
-            "<section id=\"explain\"><h2>Explanation</h2><pre class=\"table\">{}</pre></section>",
-            esc(&crate::output::explain::render(e))
-        );
+        s.push_str("<section id=\"explain\"><h2>Explanation</h2>");
+        text_blocks(&crate::output::explain::render(e), &mut s);
+        s.push_str("</section>");
     }
-    s.push_str("<section><h2>Charts</h2>");
+    if !charts.is_empty() {
+        s.push_str("<section><h2>Charts</h2>");
+    }
     for c in &charts {
         let _ = write!(
             s,
@@ -177,7 +201,9 @@ pub fn html(store: &Store, refs: &[Ref], found: &Found) -> Result<String> {
             esc(&c.name)
         );
     }
-    s.push_str("</section>");
+    if !charts.is_empty() {
+        s.push_str("</section>");
+    }
     let _ = writeln!(
         s,
         "<footer><p>Made by iolab {} from the results store; every figure above is in <code>iolab show</code> / <code>iolab export</code>.</p></footer></body></html>",
