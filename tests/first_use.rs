@@ -480,3 +480,170 @@ fn end_of_mode_fsyncs_have_a_count_and_no_rate() {
     assert_eq!(row[3], "fsync", "{during}");
     assert!(row[5].parse::<f64>().unwrap() > 0.0, "{during}");
 }
+
+/// The words of one shell command line (single and double quotes; no expansion).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quote: Option<char> = None;
+    let mut any = false;
+    for ch in line.chars() {
+        match (quote, ch) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), c) => cur.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(ch);
+                any = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if any || !cur.is_empty() {
+                    out.push(std::mem::take(&mut cur));
+                }
+                any = false;
+            }
+            (None, c) => cur.push(c),
+        }
+    }
+    if any || !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Every `iolab` command in README.md's examples is accepted as written, and the ones that need
+/// no device, server, network peer or root setting run, in order, scaled down (sizes of 8 MiB,
+/// fractions of a second, a private store and folder; run ids mapped to the ones this test
+/// made): no example in the README can drift from what iolab takes.
+#[test]
+fn readme_examples_run_as_written_scaled_down() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let mut cmds: Vec<Vec<String>> = Vec::new();
+    let mut in_code = false;
+    for line in readme.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if !in_code {
+            continue;
+        }
+        // a comment ends the command; `;` separates commands; `> FILE` is the shell's
+        let line = line.split(" #").next().unwrap_or("");
+        for part in line.split(';') {
+            let mut w = shell_words(part.split(" > ").next().unwrap_or(""));
+            if w.first().map(String::as_str) == Some("mpirun") {
+                // `mpirun -np 4 target/release/iolab ...`: the iolab part
+                let at = w.iter().position(|x| x.ends_with("/iolab")).unwrap();
+                w.drain(..at);
+            }
+            if w.first()
+                .is_some_and(|x| x == "iolab" || x.ends_with("/iolab"))
+            {
+                cmds.push(w);
+            }
+        }
+    }
+    assert!(cmds.len() > 40, "the README's examples: {}", cmds.len());
+    // every one is accepted as written
+    for c in &cmds {
+        if let Err(e) = iolab::cli::parse_from(iolab::cli::presplit(c.clone())) {
+            panic!("README: `{}` is refused: {e}", c.join(" "));
+        }
+    }
+    // the ones that run here, scaled down
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let db = d.path().join("r.db");
+    let here = d.path().to_str().unwrap().to_string();
+    let mut ran = 0;
+    for c in &cmds {
+        let a: Vec<&str> = c.iter().skip(1).map(String::as_str).collect();
+        let sub = a.first().copied().unwrap_or("");
+        let joined = a.join(" ");
+        // needs a device, a server, a peer, root settings, files the README's reader has, the
+        // MPI build, or runs until stopped
+        let elsewhere = joined.contains("/dev/")
+            || joined.contains("--url")
+            || joined.contains("--scheduler")
+            || joined.contains("--metrics-listen")
+            || joined.contains("job.fio")
+            || matches!(sub, "crashcheck" | "iostat" | "import" | "store" | "zones")
+            || (sub == "suite" && joined.contains("--scale"))
+            || c[0] != "iolab";
+        if elsewhere {
+            continue;
+        }
+        let mut v: Vec<String> = Vec::new();
+        let mut it = a.iter().peekable();
+        while let Some(&w) = it.next() {
+            match w {
+                "--size" => {
+                    it.next();
+                    v.extend(["--size".into(), "8M".into()]);
+                }
+                "--time" => {
+                    it.next();
+                    v.extend(["--time".into(), "0.2".into()]);
+                }
+                "--iterations" => {
+                    it.next();
+                    v.extend(["--iterations".into(), "50".into()]);
+                }
+                "--dir" => {
+                    it.next();
+                    v.extend(["--dir".into(), here.clone()]);
+                }
+                "--over" => {
+                    it.next();
+                    v.extend(["--over".into(), "size=8M..32M".into()]);
+                }
+                w if w.starts_with("/var/lib") || w.starts_with("/data") => v.push(here.clone()),
+                // a run id of the README's store: this store's first run
+                w if w.parse::<u32>().is_ok() && matches!(sub, "show" | "explain") => {
+                    v.push("1".into())
+                }
+                w => v.push(w.to_string()),
+            }
+        }
+        if matches!(sub, "run" | "sweep" | "saturate")
+            && !v.iter().any(|x| x == "--time" || x == "--ops")
+        {
+            v.extend(["--time".into(), "0.2".into()]);
+        }
+        if matches!(sub, "run" | "prepare" | "sweep" | "saturate") {
+            if !v.iter().any(|x| x == "--size") && !joined.contains("size=") {
+                v.extend(["--size".into(), "8M".into()]);
+            }
+            v.extend(["--files".into(), "4".into()]);
+        }
+        if sub == "sweep" {
+            // its --size list: one small size per value
+            if let Some(i) = a.iter().position(|x| *x == "--size") {
+                let n = a[i + 1].split(',').count();
+                let sizes: Vec<String> = (1..=n).map(|k| format!("{}M", 4 * k)).collect();
+                let at = v.iter().position(|x| x == "--size").unwrap();
+                v[at + 1] = sizes.join(",");
+            }
+        }
+        let args: Vec<&str> = v.iter().map(String::as_str).collect();
+        let r = to_run(
+            std::process::Command::new(bin())
+                .current_dir(d.path())
+                .args(&args)
+                .env("IOLAB_DB", &db)
+                .output()
+                .unwrap(),
+        );
+        // check: exit 1 when it warns
+        let ok = r.code == 0 || (sub == "check" && r.code == 1);
+        assert!(
+            ok,
+            "README `{joined}` as `iolab {}`: exit {}: {}",
+            v.join(" "),
+            r.code,
+            r.stderr
+        );
+        ran += 1;
+    }
+    assert!(ran >= 25, "{ran} of the README's examples ran");
+}
