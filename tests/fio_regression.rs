@@ -128,7 +128,7 @@ const KNOWN_DIFFERENT: &[(u32, &str)] = &[
     ),
     (
         3,
-        "t0003-post is meant to fail verification: fio's -pre leaves its file foo with 512-byte verify blocks that -post's 1 MiB reads find wrong; iolab's -pre runs on a set of its own that it removes at the end (a named file is not kept between runs), so -post reads a fresh set with nothing to check (its note says so) and exits 0. With --keep on the -pre run (fio's unlink=0) iolab's -post finds the data wrong too, as fio; but then t0002's -pre stops at its second phase: its two jobs name one file at two lengths (16 MiB, then 64 MiB on), which fio grows and iolab, keeping the first phase's set, refuses as a set of other sizes",
+        "t0003-post is meant to fail verification: fio's -pre leaves its file foo with 512-byte verify blocks that -post's 1 MiB reads find wrong; iolab's -pre runs on a set of its own that it removes at the end (a named file is not kept between runs), so -post reads a fresh set with nothing to check (its note says so) and exits 0. With --keep on the -pre run (fio's unlink=0) iolab's -post finds the data wrong too, as fio; but t0002's -post then stops at its first job, whose 1 GiB set meets the 5 GiB one -pre left (fio reads the first GiB of the larger file; iolab refuses a set of other sizes it did not make in this run)",
     ),
     (
         20,

@@ -1517,3 +1517,38 @@ fn parse_only_prints_the_translation_and_runs_nothing() {
         r.stderr
     );
 }
+
+/// One named file at two lengths in two phases (t0002: 16 MiB, then 64 MiB on), run with
+/// --keep: the later phase replaces the set the earlier one made in this run (fio grows the
+/// file) instead of refusing it as a set of other sizes; the longer set is what is kept.
+#[test]
+fn kept_phases_on_one_file_at_two_lengths_grow_the_set() {
+    let d = tempfile::tempdir_in("/var/tmp").unwrap();
+    let job = d.path().join("grow.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\ndirectory={}\nfilename=f\nsize=4m\nrw=write\nbs=64k\n[a]\noffset=0\n[b]\nstonewall\noffset=8m\n",
+            d.path().display()
+        ),
+    )
+    .unwrap();
+    let r = iolab_in(
+        d.path(),
+        &test_db(),
+        &["run", job.to_str().unwrap(), "--keep", "--no-save", "-q"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let len = std::fs::metadata(d.path().join("iolab-file.0"))
+        .unwrap()
+        .len();
+    assert_eq!(len, 12 << 20, "the set of the longer phase");
+    // the set this run made was replaced; one that was there before is never
+    let r = iolab_in(
+        d.path(),
+        &test_db(),
+        &["run", job.to_str().unwrap(), "--keep", "--no-save", "-q"],
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--reprepare"), "{}", r.stderr);
+}

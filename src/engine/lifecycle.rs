@@ -95,6 +95,34 @@ fn same_set(a: &FileSetSpec, b: &FileSetSpec) -> bool {
         && a.layout == b.layout
 }
 
+/// A job file's phase whose set is in the folder of an earlier phase's set of other sizes (fio:
+/// one named file, at another length; t0002's two jobs) replaces it (`--reprepare` for that
+/// phase) when the run made that folder's first set (nothing of iolab's was there before it),
+/// so a set kept with `--keep` is not refused as a set of other sizes; a set that was there
+/// before the run is never replaced this way.
+pub fn regrow_sets(plans: &mut [Plan]) {
+    let one_set = |q: &Plan| q.roles.is_empty() && q.fileset.device.is_none();
+    let fresh: Vec<bool> = plans
+        .iter()
+        .map(|p| fileset::status(&p.fileset).present_files == 0)
+        .collect();
+    for i in 1..plans.len() {
+        if !one_set(&plans[i]) {
+            continue;
+        }
+        let dir = plans[i].fileset.dir.clone();
+        let same_dir = |q: &Plan| one_set(q) && q.fileset.dir == dir;
+        let first = plans[..i].iter().position(same_dir);
+        let before = plans[..i].iter().rposition(same_dir);
+        if let (Some(f), Some(b)) = (first, before)
+            && fresh[f]
+            && !same_set(&plans[b].fileset, &plans[i].fileset)
+        {
+            plans[i].reprepare = true;
+        }
+    }
+}
+
 /// A set a job file's phases share: removed after the last phase and repetition.
 #[derive(Debug)]
 pub struct SharedSet {

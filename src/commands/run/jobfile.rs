@@ -118,6 +118,7 @@ pub(super) fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
         })
         .collect();
     let shared = lifecycle::share_sets(&mut plans, &names);
+    lifecycle::regrow_sets(&mut plans);
     let mut warnings = Vec::new();
     for j in &run.jobs {
         for i in &j.ignored {
