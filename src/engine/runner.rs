@@ -50,6 +50,7 @@ pub fn run_env(
         mem_total_bytes: fsinfo::meminfo(&roots.proc).map(|m| m.0),
         dio_mem_align_bytes: dio.mem,
         dio_offset_align_bytes: dio.offset,
+        cgroup_io: crate::system::env::cgroup_io(roots),
     };
     (env, link.map(|l| l.0))
 }

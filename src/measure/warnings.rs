@@ -129,6 +129,11 @@ pub fn check_cell(
             ));
         }
     }
+    if let Some(d) = &cell.device {
+        w.extend(device_counts(job, buffered, d, cell));
+        w.extend(cpu_saturated(job, &d.summary.cpu));
+        w.extend(above_throttle(job, env, d, cell));
+    }
     if let Some(x) = pacing_lag(job, cell) {
         w.push(x);
     }
@@ -252,6 +257,161 @@ pub fn pacing_lag(job: &Job, cell: &CellResult) -> Option<Warning> {
     ))
 }
 
+/// A direction of the device moving this share of its bytes that iolab did not move means
+/// another process used the device (`other_io`).
+pub const OTHER_IO_SHARE: f64 = 0.05;
+/// ...when that is more than this many bytes per second (a filesystem's journal and metadata
+/// writes stay below it).
+pub const OTHER_IO_FLOOR_BPS: f64 = 512.0 * 1024.0;
+/// With O_DIRECT the device moves iolab's bytes, give or take its own merging: counted short by
+/// more than this share, a cache or layer above it answered part (`device_counts_short`).
+pub const COUNTS_TOLERANCE: f64 = 0.02;
+/// The host's CPUs idle (and waiting on I/O) less than this percent over the measured window:
+/// saturated (`cpu_saturated`).
+pub const CPU_IDLE_MIN_PCT: f64 = 5.0;
+
+/// What the device under the set did against what iolab did, per direction, over the same
+/// window: bytes iolab did not move (another process on the device: `other_io`), and with
+/// O_DIRECT bytes iolab moved that the device did not see (`device_counts_short`). Buffered
+/// directions are left to the page-cache warnings (the device sees reads ahead and writes back
+/// later); a direction iolab does not use is compared even then (a read-only run's device
+/// writes are another writer's).
+fn device_counts(
+    job: &Job,
+    buffered: bool,
+    d: &crate::model::device::DeviceReport,
+    cell: &CellResult,
+) -> Vec<Warning> {
+    let mut w = Vec::new();
+    let Some(name) = d.devices.first() else {
+        return w;
+    };
+    let Some(x) = d.summary.devices.get(name) else {
+        return w;
+    };
+    let mib = |b: f64| b / 1048576.0;
+    for (dir, ours, theirs, ops_s) in [
+        (
+            "read",
+            cell.results.read.bytes_per_sec,
+            x.rkb_s * 1024.0,
+            x.r_s,
+        ),
+        (
+            "write",
+            cell.results.write.bytes_per_sec,
+            x.wkb_s * 1024.0,
+            x.w_s,
+        ),
+    ] {
+        let compared = !buffered || ours == 0.0;
+        if !compared {
+            continue;
+        }
+        let extra = theirs - ours;
+        if extra > OTHER_IO_FLOOR_BPS && extra > OTHER_IO_SHARE * theirs && ops_s >= 5.0 {
+            w.push(Warning::new(
+                "other_io",
+                format!(
+                    "{}: the device {name} moved {:.1} MiB/s of {dir}s that were not iolab's ({:.0} % of its {dir} bytes; iolab {:.1} MiB/s, the device {:.1} MiB/s at {:.0} {dir}s/s): another process used the device during the run, and the figures share it",
+                    job.mode,
+                    mib(extra),
+                    100.0 * extra / theirs,
+                    mib(ours),
+                    mib(theirs),
+                    ops_s
+                ),
+            ));
+        } else if !buffered
+            && ours > OTHER_IO_FLOOR_BPS
+            && theirs < ours * (1.0 - COUNTS_TOLERANCE)
+            && theirs >= 0.5 * ours
+        {
+            // (below half, device_fewer_reads says it)
+            w.push(Warning::new(
+                "device_counts_short",
+                format!(
+                    "{}: with O_DIRECT the device {name} counted {:.1} MiB/s of {dir}s where iolab moved {:.1} MiB/s ({:.1} % fewer, beyond the {:.0} % of its own merging): a cache or layer above the device answered part of them",
+                    job.mode,
+                    mib(theirs),
+                    mib(ours),
+                    100.0 * (ours - theirs) / ours,
+                    COUNTS_TOLERANCE * 100.0
+                ),
+            ));
+        }
+    }
+    w
+}
+
+/// iolab's counts above a cgroup limit on a device of the stack by more than this share: the
+/// device cannot have done them (`above_throttle`).
+pub const ABOVE_LIMIT_SHARE: f64 = 0.10;
+
+/// A cgroup I/O limit on a device under the set that iolab's own counts exceed: the device could
+/// not have done them, so a cache above it (the page cache, a controller) answered the rest.
+fn above_throttle(
+    job: &Job,
+    env: &RunEnv,
+    d: &crate::model::device::DeviceReport,
+    cell: &CellResult,
+) -> Vec<Warning> {
+    let r = &cell.results;
+    let mut w = Vec::new();
+    for l in &env.cgroup_io {
+        let Some(name) = l
+            .device
+            .as_deref()
+            .filter(|n| d.devices.iter().any(|x| x == n))
+        else {
+            continue;
+        };
+        let (ours, unit) = match l.kind.as_str() {
+            "read_iops" => (r.read.iops, "reads/s"),
+            "write_iops" => (r.write.iops, "writes/s"),
+            "read_bps" => (r.read.bytes_per_sec, "bytes/s read"),
+            "write_bps" => (r.write.bytes_per_sec, "bytes/s written"),
+            _ => continue,
+        };
+        let limit = l.limit as f64;
+        if limit > 0.0 && ours > limit * (1.0 + ABOVE_LIMIT_SHARE) {
+            w.push(Warning::new(
+                "above_throttle",
+                format!(
+                    "{}: iolab counted {ours:.0} {unit}, but the cgroup limit {} lets {name} do at most {} ({:.0} % more than the device can have done): a cache above the device (the page cache, a controller) answered the rest, so these figures are not the device's",
+                    job.mode,
+                    l.file,
+                    l.limit,
+                    100.0 * (ours / limit - 1.0)
+                ),
+            ));
+        }
+    }
+    w
+}
+
+/// The host's CPUs all busy over the window (idle and I/O wait under [`CPU_IDLE_MIN_PCT`]):
+/// iolab's threads and the kernel's work for the device (loop, dm-crypt, a network block client,
+/// a virtio backend) wait for CPU, so the figures are the machine's, not the storage's.
+fn cpu_saturated(job: &Job, cpu: &crate::model::device::CpuPct) -> Option<Warning> {
+    let free = cpu.idle + cpu.iowait;
+    if free >= CPU_IDLE_MIN_PCT || cpu.user + cpu.system + cpu.nice <= 0.0 {
+        return None;
+    }
+    let steal = if cpu.steal >= 1.0 {
+        format!(", {:.1} % stolen by the hypervisor", cpu.steal)
+    } else {
+        String::new()
+    };
+    Some(Warning::new(
+        "cpu_saturated",
+        format!(
+            "{}: the host's CPUs were {:.1} % idle over the measured window (user {:.1} %, system {:.1} %{steal}; under {:.0} % counts as saturated): iolab's threads and the kernel's work for the device waited for CPU, so the figures are the machine's, not the storage's. Run with fewer --threads, or stop what else runs on the host",
+            job.mode, free, cpu.user, cpu.system, CPU_IDLE_MIN_PCT
+        ),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,6 +431,7 @@ mod tests {
             mem_total_bytes: None,
             dio_mem_align_bytes: 512,
             dio_offset_align_bytes: 512,
+            cgroup_io: Vec::new(),
         }
     }
 

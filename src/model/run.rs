@@ -322,6 +322,10 @@ pub struct RunEnv {
     pub mem_total_bytes: Option<u64>,
     pub dio_mem_align_bytes: u64,
     pub dio_offset_align_bytes: u64,
+    /// The cgroup I/O limits on iolab's process when the run started (as `system.cgroup_io`),
+    /// which the honesty check compares iolab's counts with; absent when none is set.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cgroup_io: Vec<crate::model::env::CgroupIoLimit>,
 }
 
 /// What prepare did before the first cell.

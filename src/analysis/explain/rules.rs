@@ -6,6 +6,7 @@
 use super::facts::{Facts, await_ms, fmt_n, little, members, pct, queue_engine, shell_word};
 use super::{Confidence, Kind, Layer};
 use crate::analysis::rule::{md_cell, num, percent};
+use crate::measure::warnings::{OTHER_IO_FLOOR_BPS, OTHER_IO_SHARE};
 use crate::model::units::{Bytes, fmt_ns, human_bytes};
 use crate::store::compare::NOISY_CV_PCT;
 use crate::system::fsyncprobe::{CANNOT_TELL_SHARE, MAX_RPM};
@@ -212,6 +213,17 @@ pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         fix: &[],
         why: "a flush that reaches a rotating disk costs at least part of a revolution; faster ones are acknowledged by a volatile cache (controller, disk or hypervisor), so fsync latency and commit rates look better than the durable storage is",
         inspect: |f| absorbed_flush(f).into_iter().collect(),
+    },
+    Rule {
+        id: "shared_device",
+        class: Class { layer: Layer::Device, kind: Kind::Also },
+        when: format!(
+            "the run's honesty check found I/O on the device that was not iolab's (warning `other_io`): in a direction iolab's O_DIRECT figures (or a direction iolab did not use) fall short of the device's own bytes by more than {} of them and {} MiB/s",
+            percent(OTHER_IO_SHARE), num(OTHER_IO_FLOOR_BPS / 1048576.0)
+        ),
+        fix: &[],
+        why: "another process used the same device during the run: its I/O took the device's time and queue beside iolab's, so the throughput is lower and the latency higher than the storage gives one workload alone",
+        inspect: |f| shared_device(f).into_iter().collect(),
     },
     Rule {
         id: "misaligned",
@@ -791,6 +803,18 @@ fn absorbed_flush(f: &Facts) -> Option<Hit> {
         format!(
             "iolab fsync-probe {}",
             shell_word(&f.cell.job.fileset.dir.to_string_lossy())
+        ),
+    )
+}
+
+fn shared_device(f: &Facts) -> Option<Hit> {
+    let w = f.cell.warnings.iter().find(|w| w.code == "other_io")?;
+    let dev = f.dev.map_or("DEVICE", |d| d.0);
+    hit(
+        Confidence::High,
+        w.message.clone(),
+        format!(
+            "iolab iostat {dev} -i 1  # who else uses it, live (pidstat -d 1 names the process)"
         ),
     )
 }
