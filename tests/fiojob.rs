@@ -190,10 +190,10 @@ fn unsupported_options_are_refused_before_running_or_recorded_when_ignored() {
     let ign = &v["jobfile"]["jobs"][0]["options_ignored"];
     assert_eq!(ign.as_array().unwrap().len(), 2, "{ign}");
     assert!(
-        ign.as_array()
+        ign.as_array().unwrap().iter().any(|i| i
+            .as_str()
             .unwrap()
-            .iter()
-            .any(|i| i.as_str().unwrap().ends_with("unsupported.fio:7: zonemode=zbd")),
+            .ends_with("unsupported.fio:7: zonemode=zbd")),
         "{ign}"
     );
     assert!(

@@ -374,7 +374,7 @@ impl OpGen {
             // fio's setup_strided_zone_mode: the next zone once this one moved its bytes
             if *bytes >= z.size {
                 *bytes = 0;
-                *start += z.range + z.skip;
+                *start = start.saturating_add(z.range.saturating_add(z.skip));
                 if *start >= self.seq_hi - self.seq_lo {
                     *start = 0;
                 }
@@ -382,7 +382,10 @@ impl OpGen {
             }
             // back to the zone's start past its range (or the end of the thread's range)
             let zs = self.seq_lo + *start;
-            if self.pos < zs || self.pos >= zs + z.range || self.pos + len > self.seq_hi {
+            if self.pos < zs
+                || self.pos >= zs.saturating_add(z.range)
+                || self.pos + len > self.seq_hi
+            {
                 self.pos = zs;
             }
             *bytes += len;
@@ -653,7 +656,7 @@ pub fn zone_pass_ops(len: u64, range: u64, z: &Zones, limit: u64) -> u64 {
         } else {
             let mut pos = start;
             for _ in 0..k {
-                if pos >= start + z.range {
+                if pos >= start.saturating_add(z.range) {
                     pos = start;
                 }
                 if pos + len > range {
@@ -663,7 +666,7 @@ pub fn zone_pass_ops(len: u64, range: u64, z: &Zones, limit: u64) -> u64 {
                 n += 1;
             }
         }
-        start += z.range.saturating_add(z.skip);
+        start = start.saturating_add(z.range.saturating_add(z.skip));
         if start >= range {
             start = 0;
         }
