@@ -293,7 +293,7 @@ fn holes_and_backwards() {
         "[a]\nfilename=f\nsize=256k\nio_size=384k\noffset_increment=256k\nnumjobs=2\nbs=4k\nrw=write:4k\n",
         true,
     );
-    // t0007 itself: 85 reads of 1 MiB (its write_iolog stays refused)
+    // t0007 itself (without its write_iolog): 85 reads of 1 MiB
     let d = tempfile::tempdir().unwrap();
     let (job, _) = jobfile(
         d.path(),

@@ -62,6 +62,39 @@ pub fn write_job_logs(
     warnings
 }
 
+/// fio's `write_iolog` of one job (its threads' records, taken from their statistics): the
+/// lines appended to the file, as fio opens it for appending, written whole as the other logs;
+/// each file of the job's set named by its path (`set`: the device, or `DIR/iolab-file.N`).
+/// A warning line when it could not be written or was cut short.
+pub fn write_iolog(
+    spec: &FioLogs,
+    set: &crate::model::job::FileSetSpec,
+    stats: &mut [crate::measure::stats::ThreadStats],
+) -> Option<String> {
+    let name = spec.iolog.as_ref()?;
+    let logs: Vec<_> = stats.iter_mut().filter_map(|s| s.iolog.take()).collect();
+    let names: Vec<String> = match &set.device {
+        Some(d) => vec![d.display().to_string()],
+        None => (0..set.files)
+            .map(|i| {
+                crate::engine::fileset::file_path(&set.dir, i)
+                    .display()
+                    .to_string()
+            })
+            .collect(),
+    };
+    let r = write_whole(Path::new(name), true, |w| {
+        crate::measure::iolog::write(&names, &logs, w)
+    });
+    match r {
+        Err(e) => Some(format!("fio I/O log {name}: not written: {e}")),
+        Ok(()) if logs.iter().any(|l| l.truncated) => Some(format!(
+            "fio I/O log {name}: a thread issued more I/Os than its share of the log records: its later I/Os are not in it"
+        )),
+        Ok(()) => None,
+    }
+}
+
 /// The time of clock `clock` (clock_gettime's clock id) `since` ago, in ms since its epoch.
 pub fn clock_ms(clock: i32, since: std::time::Duration) -> Result<u64, String> {
     let mut ts = libc::timespec {

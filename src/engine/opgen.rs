@@ -8,6 +8,7 @@
 use super::randmap::RandMap;
 use crate::measure::stats::OpKind;
 use crate::model::job::{BsSide, Job, Limit, Mode, RandomMap, fio_range_pick};
+use crate::model::timing::Zones;
 use crate::spec::dist::{OffsetGen, Rng, thread_rng};
 use rand::RngExt;
 use std::time::{Duration, Instant};
@@ -138,6 +139,11 @@ pub struct OpGen {
     /// `trimwrite`/`randtrimwrite`: the write owed at the place of the trim just issued (file,
     /// offset, length, size index), issued next, before anything else.
     write_after: Option<(u32, u64, u64, u8)>,
+    /// The direction the pacer chose for the next read or write ([`OpGen::prefer`]).
+    prefer: Option<bool>,
+    /// fio's strided zones of a sequential mode: the zones, where the current one starts
+    /// (from `seq_lo`) and the bytes moved in it.
+    zones: Option<(Zones, u64, u64)>,
 }
 
 impl OpGen {
@@ -249,6 +255,12 @@ impl OpGen {
             cap: u64::MAX,
             trims: job.mode.trims(),
             write_after: None,
+            prefer: None,
+            zones: job
+                .timing
+                .zones
+                .filter(|_| !job.mode.is_random())
+                .map(|z| (z, 0, 0)),
         }
     }
 
@@ -449,6 +461,26 @@ impl OpGen {
 
     #[inline]
     fn seq_at(&mut self, len: u64) -> (u32, u64) {
+        if let Some((z, start, bytes)) = &mut self.zones {
+            // fio's setup_strided_zone_mode: the next zone once this one moved its bytes
+            if *bytes >= z.size {
+                *bytes = 0;
+                *start = start.saturating_add(z.range.saturating_add(z.skip));
+                if *start >= self.seq_hi - self.seq_lo {
+                    *start = 0;
+                }
+                self.pos = self.seq_lo + *start;
+            }
+            // back to the zone's start past its range (or the end of the thread's range)
+            let zs = self.seq_lo + *start;
+            if self.pos < zs
+                || self.pos >= zs.saturating_add(z.range)
+                || self.pos + len > self.seq_hi
+            {
+                self.pos = zs;
+            }
+            *bytes += len;
+        }
         if self.skip == 0 {
             self.seq_next(len)
         } else {
@@ -456,9 +488,23 @@ impl OpGen {
         }
     }
 
-    /// Whether the next read/write is a read.
+    /// Whether the next read/write is a read: the direction the pacer chose (fio's per-direction
+    /// rates), else the mix's.
     #[inline]
     fn pick_read(&mut self) -> bool {
+        self.prefer.take().unwrap_or_else(|| self.would_read())
+    }
+
+    /// fio's per-direction rates: the next read or write is a read (`true`) or a write, whatever
+    /// the mix says (an fsync due still comes first).
+    #[inline]
+    pub fn prefer(&mut self, read: bool) {
+        self.prefer = Some(read);
+    }
+
+    /// Whether the mix makes the next read/write a read.
+    #[inline]
+    pub fn would_read(&self) -> bool {
         match self.mode {
             Mode::Seqrd | Mode::Rndrd => true,
             Mode::Seqwr | Mode::Seqrewr | Mode::Rndwr => false,
@@ -692,6 +738,40 @@ pub fn skip_pass_ops(len: u64, range: u64, real: u64, skip: i64, limit: u64) -> 
                 n += 1;
             }
             None => break,
+        }
+    }
+    n
+}
+
+/// How many I/Os of `len` bytes fio's strided zones `z` make over a range of `range` bytes
+/// before one would not fit in it (fio's pass ends there: `fill_io_u`), at most `limit`. A zone
+/// whose I/Os all fit is counted at once.
+pub fn zone_pass_ops(len: u64, range: u64, z: &Zones, limit: u64) -> u64 {
+    let len = len.max(1);
+    // I/Os per zone, and per pass through its range
+    let per_zone = z.size.div_ceil(len).max(1);
+    let per_cycle = z.range.div_ceil(len).max(1);
+    let (mut n, mut start) = (0u64, 0u64);
+    while n < limit {
+        let k = per_zone.min(limit - n);
+        if start.saturating_add(k.min(per_cycle).saturating_mul(len)) <= range {
+            n += k;
+        } else {
+            let mut pos = start;
+            for _ in 0..k {
+                if pos >= start.saturating_add(z.range) {
+                    pos = start;
+                }
+                if pos + len > range {
+                    return n;
+                }
+                pos += len;
+                n += 1;
+            }
+        }
+        start = start.saturating_add(z.range.saturating_add(z.skip));
+        if start >= range {
+            start = 0;
         }
     }
     n

@@ -460,6 +460,9 @@ pub(super) fn run_phase(
             for w in crate::engine::fiolog::write_job_logs(spec, &logs, since) {
                 eprintln!("iolab: warning: {w}");
             }
+            if let Some(w) = crate::engine::fiolog::write_iolog(spec, u.spec, &mut stats) {
+                eprintln!("iolab: warning: {w}");
+            }
         }
         threads.push(if stats.len() > 1 {
             stats.iter().map(stats::thread_totals).zip(each).collect()

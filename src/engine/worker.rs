@@ -15,7 +15,6 @@ use super::ops::Shared;
 use super::ops::{QueueEngine, SyncEngine, trim};
 use super::timing::{Ended, Shaper, poisson_gap};
 use super::verify::Verifier;
-use crate::measure::fiolog::ThreadLog;
 use crate::measure::live::LiveCounters;
 use crate::measure::stats::{OpKind, ThreadStats};
 use crate::model::job::Job;
@@ -27,9 +26,11 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 mod cycles;
+mod pacer;
 mod setup;
 pub use cycles::run_cycles;
-use setup::{filler, place};
+use pacer::{Pacer, SPIN_BEFORE, lag_ns};
+use setup::{filler, log_end, log_issue, logs, place};
 
 /// Live counters one worker publishes for the progress line and, with `--report-interval`, for
 /// the periodic report lines (`live`, allocated once before the phase; None without the flag, so
@@ -50,94 +51,6 @@ impl Progress {
             l.publish(kind as usize, bytes, lat_ns);
         }
     }
-}
-
-/// How long before a slot the pacer stops sleeping and spins on the clock. Covers the
-/// thread's wakeup latency with the timer slack at its minimum (tens of µs on an idle machine,
-/// more on a loaded one); measured in docs/measurement.md#paced-latency.
-const SPIN_BEFORE: Duration = Duration::from_micros(100);
-
-/// Paces issue times for `--rate` (per thread), or lets everything go at once.
-///
-/// Latency is measured from the schedule, so the schedule has to be kept: a slot is waited for
-/// by sleeping until [`SPIN_BEFORE`] ahead of it and spinning (re-reading the clock) for the
-/// rest, with the thread's timer slack set to its minimum once. Per I/O that is at most one
-/// sleep and some clock reads: no allocation, no lock.
-struct Pacer {
-    interval: Option<Duration>,
-    next: Instant,
-    /// `rate_process=poisson`: exponential gaps drawn from this generator.
-    poisson: Option<crate::spec::dist::Rng>,
-}
-
-impl Pacer {
-    fn new(sh: &Shared, thread_rate: Option<f64>, thread: u32) -> Self {
-        if thread_rate.is_some() {
-            set_min_timer_slack();
-        }
-        let job = sh.job;
-        Pacer {
-            interval: thread_rate.map(|r| Duration::from_secs_f64(1.0 / r)),
-            next: sh.start,
-            poisson: (job.timing.poisson && thread_rate.is_some())
-                .then(|| crate::spec::dist::thread_rng(job.seed ^ 0x706f_6973, thread)),
-        }
-    }
-    /// Scheduled start of the next operation (None when not rate limited).
-    #[inline]
-    fn peek(&self) -> Option<Instant> {
-        self.interval.map(|_| self.next)
-    }
-    #[inline]
-    fn advance(&mut self) {
-        if let Some(i) = self.interval {
-            self.next += match &mut self.poisson {
-                Some(rng) => poisson_gap(i, rng),
-                None => i,
-            };
-        }
-    }
-    /// Waits until `slot` (`now` is a recent clock reading); returns the clock reading that
-    /// ended the wait, at or just after `slot`.
-    #[inline]
-    fn wait(slot: Instant, mut now: Instant) -> Instant {
-        if let Some(d) = slot.checked_duration_since(now)
-            && d > SPIN_BEFORE
-        {
-            std::thread::sleep(d - SPIN_BEFORE);
-            now = Instant::now();
-        }
-        while now < slot {
-            std::hint::spin_loop();
-            now = Instant::now();
-        }
-        now
-    }
-}
-
-/// Sets this thread's timer slack to 1 ns (the default 50 µs would make every sleep of the
-/// pacer end up to 50 µs late). Only the calling thread is affected; a refusal is harmless (the
-/// spin absorbs it).
-fn set_min_timer_slack() {
-    // SAFETY: PR_SET_TIMERSLACK takes one integer argument and touches no memory of ours.
-    unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
-    }
-}
-
-/// The generator's own lateness for one paced operation issued at `t0`, scheduled at `sched`,
-/// that the thread was free to issue at `ready` (the previous completion); `prev` is the
-/// previous operation's. It is how long the operation waited after the later of its slot and
-/// `ready`, plus as much of the previous operation's lag as it is still behind by: a backlog that
-/// iolab's own stall left (a preempted thread) is iolab's, a backlog behind a busy or saturated
-/// device is not, and stays only in the latency.
-#[inline]
-fn lag_ns(sched: Instant, ready: Instant, t0: Instant, prev: u64) -> u64 {
-    ns_since(sched.max(ready), t0) + ns_since(sched, ready).min(prev)
-}
-
-fn thread_rate(job: &Job) -> Option<f64> {
-    job.rate_iops.map(|r| r as f64 / job.threads as f64)
 }
 
 /// The measured window's length in ns for time-limited runs, else u64::MAX.
@@ -197,10 +110,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
     // One buffer of the largest size; each I/O uses its first `len` bytes.
     let bs = job.bs_bytes as usize;
     let mut st = ThreadStats::new(window_ns(sh)).with_sizes(job.bs_sizes().len());
-    st.fio_log = job
-        .fio_logs
-        .as_ref()
-        .map(|l| ThreadLog::new(l, job.threads));
+    logs(job, &mut st);
     let mut g = OpGen::new(job, files, sh.file_size_bytes, thread).with_base(sh.base_offset);
     let mut buf = AlignedBuf::new(bs, sh.mem_align, job.seed ^ thread as u64);
     let mut vf = sh
@@ -216,7 +126,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
     }
     let quota = thread_quota(job, thread);
     let (mut done_in_window, mut bytes_in_window) = (0u64, 0u64);
-    let mut pacer = Pacer::new(sh, thread_rate(job), thread);
+    let mut pacer = Pacer::new(sh, thread);
     let mut prev_lag = 0u64;
     let (mut p_ops, mut p_bytes) = (0u64, 0u64);
     let mut sp = Shaper::new(sh);
@@ -236,6 +146,11 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
         let back = vf.as_mut().and_then(|v| v.back(paid));
         if let Some(q) = quota {
             g.cap(q.left(bytes_in_window));
+        }
+        if back.is_none()
+            && let Some(read) = pacer.choose(g.would_read(), now)
+        {
+            g.prefer(read);
         }
         let next = back.unwrap_or_else(|| g.next_op());
         // fio's flow: a thread ahead of its share of the flow pauses before issuing
@@ -261,9 +176,17 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
         };
         let sched = pacer.peek();
         let t0 = match sched {
-            Some(s) if s > now => Pacer::wait(s, now),
+            Some(s) if s > now => match Pacer::wait(s, now, sh) {
+                Some(t) => t,
+                // stopped, ended or past the deadline: the loop's top ends it
+                None => {
+                    now = Instant::now();
+                    continue;
+                }
+            },
             _ => Instant::now(),
         };
+        log_issue(&mut st, next, sh.start, t0);
         let (kind, si, bytes, res) = match next {
             Next::Io {
                 kind: OpKind::Read,
@@ -312,7 +235,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
         now = t1;
         g.completed(kind, t1);
         if kind != OpKind::Fsync {
-            pacer.advance();
+            pacer.advance(bytes);
         }
         let issued = sched.unwrap_or(t0);
         // a paced read or write: its own lateness, carried while the thread stays behind
@@ -373,6 +296,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
     if job.mode.writes() && !sh.stop.load(Relaxed) {
         for f in g.final_fsyncs(None, job.fsync_end) {
             let t0 = Instant::now();
+            log_issue(&mut st, Next::Fsync { file: f }, sh.start, t0);
             let r = eng.fsync(f);
             let t1 = Instant::now();
             match r {
@@ -385,6 +309,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
             }
         }
     }
+    log_end(&mut st, sh.start);
     st.finish(ns_since(sh.measure_start, Instant::now()));
     st.verify = vf.map(Verifier::finish);
     Ok(st)
@@ -453,10 +378,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     let base = bufs.bytes_mut().as_mut_ptr();
     let mut eng = E::open(sh, depth as u32)?;
     let mut st = ThreadStats::new(window_ns(sh)).with_sizes(job.bs_sizes().len());
-    st.fio_log = job
-        .fio_logs
-        .as_ref()
-        .map(|l| ThreadLog::new(l, job.threads));
+    logs(job, &mut st);
     let mut g = OpGen::new(job, files, sh.file_size_bytes, thread).with_base(sh.base_offset);
     let mut vf = sh
         .verify
@@ -476,7 +398,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     let quota = thread_quota(job, thread);
     let (mut issued_in_window, mut bytes_in_window) = (0u64, 0u64);
     let mut inflight = 0usize;
-    let mut pacer = Pacer::new(sh, thread_rate(job), thread);
+    let mut pacer = Pacer::new(sh, thread);
     // The progress counts, published by the reaping closure and by a trim done in the loop.
     let (p_ops, p_bytes) = (std::cell::Cell::new(0u64), std::cell::Cell::new(0u64));
     let publish = |kind: OpKind, bytes: u64, lat: u64| {
@@ -604,6 +526,9 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                         if let Some(q) = quota {
                             g.cap(q.left(bytes_in_window));
                         }
+                        if let Some(read) = pacer.choose(g.would_read(), Instant::now()) {
+                            g.prefer(read);
+                        }
                         g.next_op()
                     }
                 },
@@ -625,6 +550,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                     off: 0,
                 });
                 eng.queue_fsync(file, depth as u64);
+                log_issue(&mut st, next, sh.start, issued);
                 inflight += 1;
                 break;
             }
@@ -654,10 +580,11 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 // submitted first; what is in flight stays in flight)
                 submit(&mut eng, &mut slots, &mut unsubmitted)?;
                 let issued = sched.unwrap_or(t);
+                log_issue(&mut st, next, sh.start, t);
                 let r = trim_at(sh, file, off, len);
                 let t1 = Instant::now();
                 g.completed(kind, t1);
-                pacer.advance();
+                pacer.advance(len);
                 let waited = std::mem::take(&mut waits_for_slot);
                 if let Some(s) = sched {
                     prev_lag = lag_ns(s, if waited { s } else { now }, t, prev_lag);
@@ -727,11 +654,12 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             // SAFETY: the slot's buffer stays valid and untouched until its completion is
             // reaped: the slot returns to `free` only then, and `bufs` outlives the loop.
             unsafe { eng.queue_io(kind, file, off, ptr, len as u32, slot as u64) };
+            log_issue(&mut st, next, sh.start, t);
             unsubmitted.push(slot);
             inflight += 1;
             flow_passed = false;
             sp.issued += 1;
-            pacer.advance();
+            pacer.advance(len);
             let waited = std::mem::take(&mut waits_for_slot);
             if let Some(s) = sched {
                 // Free to go since this pass began (`now`), unless it waited for its slot.
@@ -782,7 +710,8 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 break;
             }
             if let Some(w) = wait_until {
-                Pacer::wait(w, Instant::now());
+                // a stop, the phase's end or the deadline: the loop's top sees it
+                Pacer::wait(w, Instant::now(), sh);
             }
             continue;
         }
@@ -845,6 +774,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 off: 0,
             });
             eng.queue_fsync(f, depth as u64);
+            log_issue(&mut st, Next::Fsync { file: f }, sh.start, issued);
             loop {
                 match eng.commit_and_wait(1, None) {
                     Ok(()) => break,
@@ -857,6 +787,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             );
         }
     }
+    log_end(&mut st, sh.start);
     st.finish(ns_since(sh.measure_start, Instant::now()));
     st.verify = vf.map(Verifier::finish);
     Ok(st)

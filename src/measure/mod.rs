@@ -4,6 +4,7 @@
 pub mod export;
 pub mod fiolog;
 pub mod hist;
+pub mod iolog;
 pub mod iostat;
 pub mod live;
 pub mod peer;

@@ -86,6 +86,8 @@ pub struct ThreadStats {
     pub verify: Option<ThreadVerify>,
     /// fio's log files of a job run from a job file: what this thread recorded for them.
     pub fio_log: Option<super::fiolog::ThreadLog>,
+    /// fio's `write_iolog`: the operations this thread issued.
+    pub iolog: Option<super::iolog::IoLog>,
 }
 
 /// `--verify`: the checks of one thread (or, merged, of all) and the generation of every block
@@ -119,6 +121,7 @@ impl ThreadStats {
             window_ns,
             verify: None,
             fio_log: None,
+            iolog: None,
         }
     }
 

@@ -17,6 +17,8 @@ pub struct FioLogs {
     pub iops: Option<String>,
     /// `write_hist_log`: the prefix of the `_clat_hist` log.
     pub hist: Option<String>,
+    /// `write_iolog`: the file the job's I/O log is appended to (fio's iolog version 3).
+    pub iolog: Option<String>,
     /// `log_hist_msec`: the histogram log's interval (0: the file is written empty, as fio's).
     pub hist_msec: u64,
     /// `log_hist_coarseness` (0-6): each step halves the number of bins.
@@ -45,4 +47,12 @@ pub struct FioLogs {
     /// The files of this job that continue those an earlier job of the run wrote (the same
     /// names, without `per_job_logs`): its lines are appended, as fio appends.
     pub append: Vec<String>,
+}
+
+impl FioLogs {
+    /// Whether the job writes a log of one line per I/O or window (bandwidth, latency, IOPS,
+    /// histograms), beside or instead of its I/O log.
+    pub fn stat_logs(&self) -> bool {
+        self.bw.is_some() || self.lat.is_some() || self.iops.is_some() || self.hist.is_some()
+    }
 }

@@ -1,6 +1,6 @@
 //! When a job issues its I/O, beyond `--rate`: fio's think time, start delay, exit of a whole
-//! phase, Poisson arrivals, minimum rates, completion batches, overlap serialization and flows
-//! (docs/fio-jobs.md). Job files set them (`cli::fiojob`); the worker loops (`engine::worker`,
+//! phase, Poisson arrivals, per-direction and minimum rates, completion batches, overlap
+//! serialization and flows; and where, with strided zones (docs/fio-jobs.md). Job files set them (`cli::fiojob`); the worker loops (`engine::worker`,
 //! `engine::timing`) run them. All absent by default, and absent from documents then.
 
 use serde::Serialize;
@@ -43,6 +43,12 @@ pub struct Timing {
     /// `rate_process=poisson`: the gaps between `--rate` slots are exponential (mean 1/rate).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub poisson: bool,
+    /// fio's `rate`/`rate_iops` where `--rate` (one schedule for every I/O, in whole I/Os per
+    /// second) cannot run them: per thread, bytes/s of reads and writes (0: that direction not
+    /// paced), each direction on its own schedule, as fio's (a mixed job's directions, a byte
+    /// rate that is not whole I/Os per second, mixed block sizes).
+    #[serde(skip_serializing_if = "is_zero_pair")]
+    pub rate_bps: [u64; 2],
     /// `rate_min` (bytes/s; reads, writes) per thread: measured over each `rate_cycle_ms`
     /// after 2 s, a direction below it ends the thread with EIO, as fio's.
     #[serde(skip_serializing_if = "is_zero_pair")]
@@ -63,6 +69,26 @@ pub struct Timing {
     /// `flow`: this job's weight in its flow (absent: none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flow: Option<Flow>,
+    /// `zonemode=strided`: where a sequential job's I/O goes (absent: through its whole range).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zones: Option<Zones>,
+}
+
+/// fio's strided zones (`zonemode=strided`, its io_u.c `setup_strided_zone_mode`): a thread's
+/// sequential I/O moves `size` bytes in each zone (from the zone's start, and again from there
+/// when it reaches `range` bytes into it), then the next zone starts `range + skip` bytes after
+/// this one's start; a zone starting at or past the end of the thread's range starts over at
+/// its start. Bytes.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+pub struct Zones {
+    /// `zonesize`: the bytes moved in each zone.
+    pub size: u64,
+    /// `zonerange` (default `zonesize`): how far into the zone the I/O goes.
+    pub range: u64,
+    /// `zoneskip`: the bytes skipped after a zone's range.
+    pub skip: u64,
 }
 
 /// fio's `flow`: the threads of the jobs of a phase that share a `flow_id` issue their I/Os in

@@ -318,19 +318,19 @@ pub const OPTIONS: &[FioOption] = &[
         "rate_iops",
         SizePair,
         Supported,
-        "`--rate rate_iops×numjobs` for read or write jobs; on mixed jobs refused",
+        "per clone, `read,write` (one value: each direction): `--rate rate_iops×numjobs` for a job of one direction and one block size; otherwise (a mixed job, mixed sizes) fio's schedule per direction in bytes, `rate_iops ×` the smallest block (see 'When I/O is issued')",
     ),
     o(
         "rate",
         SizePair,
         Supported,
-        "bytes/s ÷ bs as `rate_iops` (fixed block size; with mixed sizes refused)",
+        "bytes/s per clone, `read,write` (one value: each direction): `--rate rate÷bs×numjobs` where that is whole I/Os a second of a job of one direction and one block size; otherwise fio's schedule per direction in bytes (a mixed job's reads and writes each at its own rate, a fraction of an I/O a second, mixed sizes)",
     ),
     o(
         "rate_process",
         Choice,
         Supported,
-        "`linear`, or `poisson`: exponential gaps between the `--rate` slots (mean 1/rate per thread), latency from each slot",
+        "`linear`, or `poisson`: exponential gaps between the slots (mean 1/rate per thread; per direction, the smallest block at its rate, as fio's), latency from each slot",
     ),
     // offsets
     o(
@@ -672,10 +672,30 @@ pub const OPTIONS: &[FioOption] = &[
         Approximated,
         "0 (fio's default) as fio; 1: fio prints a line for each failed I/O, iolab counts them by errno in the results (`errors`) and prints none",
     ),
-    o("zonemode", Choice, Refused, "no zoned or strided zones"),
-    o("zonesize", Size, Refused, "no zoned or strided zones"),
-    o("zonerange", Size, Refused, "no zoned or strided zones"),
-    o("zoneskip", Size, Refused, "no zoned or strided zones"),
+    o(
+        "zonemode",
+        Choice,
+        Supported,
+        "`none`, or `strided` as fio: a sequential read or write job's I/O moves `zonesize` bytes in each zone, then goes on `zonerange + zoneskip` after the zone's start (see 'When I/O is issued'); with random, mixed or trim I/O, several files, mixed sizes or clones sharing a file refused; `zbd` (zoned block devices) refused",
+    ),
+    o(
+        "zonesize",
+        Size,
+        Supported,
+        "the bytes moved in each strided zone (with `zonemode=strided`: fio refuses it with `none`, the default)",
+    ),
+    o(
+        "zonerange",
+        Size,
+        Supported,
+        "how far into a strided zone the I/O goes before it starts over at the zone's start (default `zonesize`)",
+    ),
+    o(
+        "zoneskip",
+        Size,
+        Supported,
+        "the bytes skipped between strided zones",
+    ),
     o("fill_device", Bool, Refused, "iolab writes `size` bytes"),
     o("atomic", Bool, Refused, "no atomic writes"),
     o(
@@ -864,7 +884,12 @@ pub const OPTIONS: &[FioOption] = &[
         "0: one file per log kind (`NAME_bw.log`), every thread's lines and those of later jobs of the same name appended",
     ),
     o("read_iolog", Str, Refused, "no I/O log replay"),
-    o("write_iolog", Str, Refused, "no I/O log replay"),
+    o(
+        "write_iolog",
+        Str,
+        Approximated,
+        "fio's I/O log, version 3: `add` and `open` of each file, a line per I/O issued (`TIME FILE read|write|trim OFFSET LENGTH`, `sync`, `datasync`; µs since the job's threads began, the ramp included) and `close`, appended to the file as fio appends; the files are iolab's own (`DIR/iolab-file.N`, or the device), all of the job's set, and the clones of `numjobs` are one log in time order (fio's clones each append through their own 8 KiB buffer, their lines mixed in pieces)",
+    ),
     o("replay_no_stall", Bool, Refused, "no I/O log replay"),
     o(
         "gtod_reduce",

@@ -2,11 +2,29 @@
 //! and CPU's over the same window, the environment snapshot, the command lines that make the
 //! cell again) and the number formats their evidence uses.
 
+use super::Confidence;
 use crate::model::device::{CpuPct, Iostat};
 use crate::model::env::EnvReport;
 use crate::model::job::{EngineKind, Job};
 use crate::model::run::{CellJob, CellResult, RunDoc};
 use crate::model::units::{Bytes, human_bytes};
+
+/// Fewer operations than this say nothing about a cache or a queue.
+pub const MIN_OPS: u64 = 100;
+
+/// What an explain hit adds to the evidence: its confidence and what to try next (a runnable
+/// iolab command line).
+#[derive(Debug, Clone, PartialEq)]
+pub struct At {
+    pub confidence: Confidence,
+    pub next: String,
+}
+
+pub type Hit = crate::analysis::rule::Hit<At>;
+
+pub(super) fn hit(confidence: Confidence, evidence: String, next: String) -> Option<Hit> {
+    Some(Hit::new(At { confidence, next }, evidence))
+}
 
 /// What the rules read about one cell.
 pub struct Facts<'a> {

@@ -13,6 +13,7 @@
 //! [`rules::rules_markdown`] renders the table for docs/explain.md (tests/check_docs.rs keeps
 //! them equal). This file holds the types of the findings (`iolab-explain/1`).
 
+mod also;
 pub mod facts;
 pub mod rules;
 pub mod run;

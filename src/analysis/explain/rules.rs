@@ -3,11 +3,15 @@
 //! function. Adding a rule is an entry here, its function here, a fixture test in
 //! tests/env_fixtures.rs and docs/explain.md regenerated (CONTRIBUTING.md).
 
-use super::facts::{Facts, await_ms, fmt_n, little, members, pct, queue_engine, shell_word};
+pub use super::also::{MIN_FSYNCS, SPLIT_FRACTION};
+use super::also::{absorbed_flush, misaligned, shared_device, split_requests};
+use super::facts::hit;
+pub use super::facts::{At, Hit, MIN_OPS};
+use super::facts::{Facts, await_ms, fmt_n, little, members, pct, queue_engine};
 use super::{Confidence, Kind, Layer};
 use crate::analysis::rule::{md_cell, num, percent};
 use crate::measure::warnings::{OTHER_IO_FLOOR_BPS, OTHER_IO_SHARE};
-use crate::model::units::{Bytes, fmt_ns, human_bytes};
+use crate::model::units::{fmt_ns, human_bytes};
 use crate::store::compare::NOISY_CV_PCT;
 use crate::system::fsyncprobe::{CANNOT_TELL_SHARE, MAX_RPM};
 use std::sync::LazyLock;
@@ -19,15 +23,6 @@ pub struct Class {
     pub kind: Kind,
 }
 
-/// What an explain hit adds to the evidence: its confidence and what to try next (a runnable
-/// iolab command line).
-#[derive(Debug, Clone, PartialEq)]
-pub struct At {
-    pub confidence: Confidence,
-    pub next: String,
-}
-
-pub type Hit = crate::analysis::rule::Hit<At>;
 pub type Inspect = for<'a, 'b> fn(&'b Facts<'a>) -> Vec<Hit>;
 /// One explain rule (the shape both rule tables share: [`crate::analysis::rule::Rule`]).
 pub type Rule = crate::analysis::rule::Rule<Class, Inspect>;
@@ -58,8 +53,6 @@ pub const THROTTLE_TOLERANCE: f64 = 0.10;
 pub const CACHE_DEVICE_FRACTION: f64 = 0.10;
 /// Page-cache residency at start at or above this: page cache.
 pub const CACHE_RESIDENT_PCT: f64 = 50.0;
-/// Fewer operations than this say nothing about a cache or a queue.
-pub const MIN_OPS: u64 = 100;
 /// iolab's CPU per thread at or above this (percent of one CPU): CPU bound.
 pub const CPU_PER_THREAD_PCT: f64 = 80.0;
 /// The whole system's CPUs busier than this (percent, not idle nor waiting on I/O) while
@@ -99,8 +92,6 @@ pub const SAT_AWAIT_RATIO: f64 = 3.0;
 /// device's await at the sweep's fewest in flight, its low-load latency.)
 /// Scheduler reordering: the device queue below in-flight divided by this.
 pub const SCHED_QUEUE_RATIO: f64 = 2.0;
-/// Split requests: the device's average read request below this fraction of the block size.
-pub const SPLIT_FRACTION: f64 = 0.5;
 /// A sweep step is flat when IOPS rose by less than this fraction while in flight at least
 /// doubled, the device queue took at least [`FLAT_QUEUE_SHARE`] of the added I/Os, and the
 /// device was at least [`FLAT_UTIL_PCT`] busy.
@@ -109,8 +100,6 @@ pub const FLAT_MIN_STEP: f64 = 2.0;
 pub const FLAT_GAIN: f64 = 0.10;
 pub const FLAT_QUEUE_SHARE: f64 = 0.5;
 pub const FLAT_UTIL_PCT: f64 = 90.0;
-/// Flushes counted: at least this many fsyncs.
-pub const MIN_FSYNCS: u64 = 10;
 
 /// Every rule, limits first in the order they are tried.
 pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
@@ -265,10 +254,6 @@ pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     },
     ]
 });
-
-fn hit(confidence: Confidence, evidence: String, next: String) -> Option<Hit> {
-    Some(Hit::new(At { confidence, next }, evidence))
-}
 
 fn throttled(f: &Facts) -> Option<Hit> {
     // the device's rates are the phase's: the phase's totals are judged against the limit
@@ -765,112 +750,6 @@ fn queue_depth_bound(f: &Facts) -> Option<Hit> {
             Confidence::Low
         },
         "one I/O at a time, the lowest load there is: its latency is the low-load latency",
-    )
-}
-
-fn absorbed_flush(f: &Facts) -> Option<Hit> {
-    let r = &f.cell.results.fsync;
-    if r.ops < MIN_FSYNCS {
-        return None;
-    }
-    let p50 = r.lat_ns.as_ref()?.p50;
-    let env = f.env?;
-    // the physical disks under the path: rotational and write cache of the first
-    let phys = env
-        .path
-        .as_ref()
-        .and_then(|p| p.physical_disks.first())
-        .and_then(|n| crate::system::env::find(env, n));
-    let v = crate::system::fsyncprobe::verdict(
-        p50,
-        phys.and_then(|b| b.rotational),
-        phys.and_then(|b| b.write_cache.as_deref()),
-        &env.platform.virtualization.verdict,
-        phys.is_some(),
-    );
-    if v.code != "absorbed" {
-        return None;
-    }
-    hit(
-        Confidence::High,
-        format!(
-            "fsync median {} over {} fsyncs on {}: {}",
-            fmt_ns(p50 as f64),
-            fmt_n(r.ops as f64),
-            phys.map(|b| b.name.as_str()).unwrap_or("?"),
-            v.text
-        ),
-        format!(
-            "iolab fsync-probe {}",
-            shell_word(&f.cell.job.fileset.dir.to_string_lossy())
-        ),
-    )
-}
-
-fn shared_device(f: &Facts) -> Option<Hit> {
-    let w = f.cell.warnings.iter().find(|w| w.code == "other_io")?;
-    let dev = f.dev.map_or("DEVICE", |d| d.0);
-    hit(
-        Confidence::High,
-        w.message.clone(),
-        format!(
-            "iolab iostat {dev} -i 1  # who else uses it, live (pidstat -d 1 names the process)"
-        ),
-    )
-}
-
-fn misaligned(f: &Facts) -> Option<Hit> {
-    // the environment's, said once on the phase
-    if f.role.is_some() {
-        return None;
-    }
-    let env = f.env?;
-    let ps = env.path.as_ref()?;
-    let names: Vec<&str> = ps.stack.iter().map(|l| l.name.as_str()).collect();
-    let found: Vec<crate::analysis::check::Finding> = crate::analysis::check::RULES
-        .iter()
-        .filter(|r| r.id == "partition_misaligned" || r.id == "partition_misaligned_stripe")
-        .flat_map(|r| r.findings(env))
-        .filter(|x| names.contains(&x.subject.as_str()))
-        .collect();
-    let first = found.first()?;
-    hit(
-        Confidence::Medium,
-        format!("{} (iolab check: {})", first.evidence, first.id),
-        format!("iolab check {}", shell_word(&ps.path)),
-    )
-}
-
-fn split_requests(f: &Facts) -> Option<Hit> {
-    let (reads, _) = f.ops();
-    // rareq-sz is the average over every role's reads: judged on a role only alone
-    if f.role.is_some()
-        || !f.direct
-        || reads < MIN_OPS
-        || f.job.bs_mix.is_some()
-        || f.job.bs_range.is_some()
-    {
-        return None;
-    }
-    let (name, d) = f.dev?;
-    let bs_kb = f.job.bs_bytes as f64 / 1024.0;
-    if d.rareq_sz_kb <= 0.0 || d.rareq_sz_kb >= SPLIT_FRACTION * bs_kb {
-        return None;
-    }
-    hit(
-        Confidence::Medium,
-        format!(
-            "device {name} rareq-sz {:.1} KiB vs the workload's {} reads: {:.1} device requests per read ({} r/s for {} IOPS)",
-            d.rareq_sz_kb,
-            Bytes(f.job.bs_bytes),
-            bs_kb / d.rareq_sz_kb,
-            fmt_n(d.r_s),
-            fmt_n(f.cell.results.read.iops)
-        ),
-        format!(
-            "iolab check {}",
-            shell_word(&f.cell.job.fileset.dir.to_string_lossy())
-        ),
     )
 }
 

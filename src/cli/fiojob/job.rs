@@ -38,7 +38,6 @@ pub(super) fn translate_job(
             1024
         }
     };
-    let kb = c.kb;
     c.check_all(OWN_PARSE);
     let mut notes: Vec<String> = Vec::new();
     let mut flags: Vec<(String, String)> = Vec::new();
@@ -394,6 +393,16 @@ pub(super) fn translate_job(
         }
         f("seq-skip", skip.to_string());
     }
+    let zones = super::zones::zones(
+        &mut c,
+        &super::zones::Shape {
+            mode: mode.parse().unwrap_or(Mode::Seqrd),
+            nrfiles,
+            skip,
+            bs_fixed,
+            shared_clones: numjobs > 1 && increment == 0 && (named || device.is_some()),
+        },
+    );
     let io_size_given = c.opt("io_size").is_some();
     let loops = c.int("loops").unwrap_or(1).max(1);
 
@@ -473,6 +482,12 @@ pub(super) fn translate_job(
                             };
                             pass = first;
                         }
+                        // strided zones: fio's pass ends where its next I/O would not fit
+                        if let Some(z) = &zones {
+                            let range = size.or(dev_bytes.map(|d| d.saturating_sub(offset)));
+                            let range = range.unwrap_or(0) / nrfiles.max(1);
+                            pass = crate::engine::opgen::zone_pass_ops(b, range, z, pass);
+                        }
                         // number_ios: at most that many I/Os per pass (fio)
                         if let Some(n) = number_ios.filter(|n| *n < pass) {
                             ios = n.saturating_mul(loops);
@@ -517,37 +532,21 @@ pub(super) fn translate_job(
         f("ramp", format!("{r}"));
     }
 
-    // pacing
-    let mut rate: Option<u64> = None;
-    if let Some(v) = c.one_for_both("rate_iops") {
-        rate = fio_vocab::parse_size(&v, kb).ok();
-    }
-    if let Some(v) = c.one_for_both("rate") {
-        match (bs_fixed, fio_vocab::parse_size(&v, kb)) {
-            (Some(b), Ok(bps)) => rate = Some((bps / b).max(1)),
-            (None, _) => c.refuse_key("rate", "a byte rate with mixed block sizes"),
-            _ => {}
-        }
-    }
+    // pacing: `--rate` where it is fio's schedule (one direction, whole I/Os per second of one
+    // block size), else fio's own per-direction byte schedules (`Timing::rate_bps`)
+    let (rate, exact_bps) = super::timing::rates(&mut c, mode, bs_fixed, bs_min);
     if let Some(r) = rate {
-        if mixed {
-            let k = if c.opt("rate_iops").is_some() {
-                "rate_iops"
-            } else {
-                "rate"
-            };
-            c.refuse_key(k, "iolab paces read or write jobs, not mixed ones");
-        } else if r > 0 {
-            f("rate", r.saturating_mul(numjobs).to_string());
-        }
+        f("rate", r.saturating_mul(numjobs).to_string());
     }
-    let timing = super::timing::timing_options(
+    let mut timing = super::timing::timing_options(
         &mut c,
         FIO_RANDSEED.wrapping_add(index),
-        rate.is_some_and(|r| r > 0) && !mixed,
+        rate.is_some() || exact_bps != [0, 0],
         e.caps().async_queue,
         &mut notes,
     );
+    timing.rate_bps = exact_bps;
+    timing.zones = zones;
 
     // offsets
     if let Some(d) = c.val("random_distribution") {
@@ -644,6 +643,16 @@ pub(super) fn translate_job(
     }
     // fio's log files
     let logs = super::logs::log_options(&mut c, &super::job_name(s));
+    if let Some(l) = logs.as_ref().and_then(|l| l.iolog.as_ref()) {
+        notes.push(format!(
+            "write_iolog={l}: the log names iolab's own files (or the device), every file of the job's set{}",
+            if numjobs > 1 {
+                "; the clones' I/Os are one log in time order (fio's clones append to it each through its own buffer)"
+            } else {
+                ""
+            }
+        ));
+    }
     if logs.is_some() && read_back.is_some_and(|b| matches!(b, super::verify::ReadBack::Mode(_))) {
         notes.push("the fio logs hold the writes: the read-back of verify is not logged".into());
     }

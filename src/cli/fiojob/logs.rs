@@ -25,6 +25,13 @@ pub(super) fn log_options(c: &mut Ctx, job_name: &str) -> Option<FioLogs> {
     let lat = prefix(c, "write_lat_log");
     let iops = prefix(c, "write_iops_log");
     let hist = prefix(c, "write_hist_log");
+    let iolog = match c.val("write_iolog").map(|v| v.trim().to_string()) {
+        Some(v) if v.is_empty() => {
+            c.bad("write_iolog", "needs a file name");
+            None
+        }
+        v => v,
+    };
     let hist_coarseness = match c.int("log_hist_coarseness") {
         Some(n) if n > 6 => {
             c.bad("log_hist_coarseness", "fio takes 0 to 6");
@@ -37,6 +44,7 @@ pub(super) fn log_options(c: &mut Ctx, job_name: &str) -> Option<FioLogs> {
         lat,
         iops,
         hist,
+        iolog,
         hist_msec: c.int("log_hist_msec").unwrap_or(0),
         hist_coarseness,
         avg_msec: c.int("log_avg_msec").unwrap_or(0),
@@ -49,8 +57,7 @@ pub(super) fn log_options(c: &mut Ctx, job_name: &str) -> Option<FioLogs> {
         first_thread: 1,
         append: Vec::new(),
     };
-    (spec.bw.is_some() || spec.lat.is_some() || spec.iops.is_some() || spec.hist.is_some())
-        .then_some(spec)
+    (spec.stat_logs() || spec.iolog.is_some()).then_some(spec)
 }
 
 /// `log_unix_epoch`/`log_alternate_epoch`: the clock of the log times (fio reads
@@ -87,6 +94,7 @@ pub fn log_files(spec: &FioLogs, threads: u32) -> Vec<String> {
             }
         }
     }
+    names.extend(spec.iolog.clone());
     names
 }
 

@@ -14,6 +14,7 @@ mod logs;
 mod noio;
 mod timing;
 mod verify;
+mod zones;
 
 pub use logs::log_files;
 

@@ -50,8 +50,10 @@ fn every_supported_option_becomes_run_options() {
     );
     assert_eq!(
         args("log"),
-        "--mode=seqwr --bs=4096 --engine=sync --threads=1 --fsync-freq=1 --fsync-mode=fdatasync --fsync-end=false --open-flags=dsync --files=1 --size=64000000 --dir=/data/bench --ops=31250 --rate=976 --layout=holes"
+        "--mode=seqwr --bs=4096 --engine=sync --threads=1 --fsync-freq=1 --fsync-mode=fdatasync --fsync-end=false --open-flags=dsync --files=1 --size=64000000 --dir=/data/bench --ops=31250 --layout=holes"
     );
+    // rate=4m of 4 KiB writes is 976.5625 a second: fio's byte schedule, not `--rate`
+    assert_eq!(by("log").args.timing.rate_bps, [0, 4_000_000]);
     assert_eq!(
         args("scan"),
         "--mode=seqrd --bs=65536-1048576 --engine=mmap --threads=2 --fsync-freq=0 --fsync-end=true --files=2 --size=2147483648 --dir=/data/bench --time=60 --io-size=4294967296"
@@ -129,15 +131,15 @@ fn defaults_are_fios() {
 /// listed options were removed.
 #[test]
 fn every_blocker_is_listed_in_one_pass_one_line_each() {
-    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nwrite_iolog=x\n[b]\nrw=randrw\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\nlatency_target=10ms\nlockmem=1m\nfrobnicate=7\n[c]\nrw=read\nsize=\nbs=abc\ndirect=2\n";
+    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nread_iolog=x\n[b]\nrw=randrw\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\nlatency_target=10ms\nlockmem=1m\nfrobnicate=7\n[c]\nrw=read\nsize=\nbs=abc\ndirect=2\n";
     let e = jobs(text, &[]).unwrap_err();
     assert_eq!(e.exit, crate::error::Exit::Usage);
     let lines: Vec<&str> = e.msg.split("\niolab: error: ").collect();
     assert_eq!(
         lines,
         [
-            "t.fio:3: zonemode: refused: no zoned or strided zones",
-            "t.fio:5: write_iolog: refused: no I/O log replay",
+            "t.fio:3: zonemode: refused: zoned block device mode (write pointers, zone resets) is not run",
+            "t.fio:5: read_iolog: refused: no I/O log replay",
             "t.fio:8: ioengine: refused: iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null, posixaio, falloc, ftruncate, filecreate, filestat, filedelete, cpuio and exec",
             "t.fio:10: random_distribution: refused: iolab draws random, zipf, pareto and zoned offsets",
             "t.fio:11: latency_target: refused: no queue-depth search",
@@ -156,7 +158,7 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
     // a refused or unknown option is recorded by name only, never its value
     assert_eq!(
         r.jobs[0].ignored,
-        ["t.fio:5: write_iolog", "t.fio:3: zonemode"]
+        ["t.fio:5: read_iolog", "t.fio:3: zonemode=zbd"]
     );
     // zonemode, ioengine, random_distribution, startdelay, lockmem, frobnicate (bs=4k,8k of
     // randrw: reads 4k, writes 8k, no longer refused)
@@ -168,7 +170,7 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
     );
     // and the options stored are those iolab used
     assert!(!r.jobs[0].fio_options.contains_key("zonemode"));
-    assert!(!r.jobs[0].fio_options.contains_key("write_iolog"));
+    assert!(!r.jobs[0].fio_options.contains_key("read_iolog"));
     assert_eq!(r.jobs[0].fio_options["size"], "1m");
     // a random `:N` is a count of I/Os (fio's), a sequential one a size
     let e = jobs("[a]\nsize=1m\nrw=randread:x\n", &[]).unwrap_err();

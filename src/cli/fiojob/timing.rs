@@ -58,6 +58,93 @@ fn pair(c: &mut Ctx, k: &str, sizes: bool) -> [u64; 2] {
     out
 }
 
+/// A `read,write,trim` triple of option `k` as fio reads rates: one value for every direction,
+/// an empty one for none (`rate=,1m`: writes only); `sizes`: with fio's units, else counts.
+fn triple(c: &mut Ctx, k: &str, sizes: bool) -> [u64; 3] {
+    let Some(v) = c.val(k) else { return [0; 3] };
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    let mut out = [0u64; 3];
+    for (i, slot) in out.iter_mut().enumerate() {
+        let p = match parts.len() {
+            1 => parts[0],
+            _ => parts.get(i).copied().unwrap_or(""),
+        };
+        if p.is_empty() {
+            continue;
+        }
+        let r = if sizes {
+            fio_vocab::parse_size(p, c.kb)
+        } else {
+            p.parse::<u64>()
+                .map_err(|_| "not a whole number".to_string())
+        };
+        match r {
+            Ok(n) => *slot = n,
+            Err(e) => {
+                c.bad(k, e);
+                return [0; 3];
+            }
+        }
+    }
+    out
+}
+
+/// fio's `rate` and `rate_iops` of a job (`read,write,trim`, per clone; `rate` wins where both
+/// give a direction, `rate_iops` is bytes at the direction's smallest block, as fio's
+/// `__setup_rate`): `--rate` in I/Os per second per clone where that is fio's schedule (the
+/// job does one direction, of one block size, and its rate is whole I/Os per second), else
+/// the bytes/s per clone of reads and writes that the pacer runs on their own schedules as fio
+/// does (`rate_ddir`): a mixed job's directions each at their own rate, a rate of a fraction
+/// of an I/O per second, mixed block sizes.
+pub(super) fn rates(
+    c: &mut Ctx,
+    mode: &str,
+    bs_fixed: Option<u64>,
+    bs_min: u64,
+) -> (Option<u64>, [u64; 2]) {
+    if c.opt("rate").is_none() && c.opt("rate_iops").is_none() {
+        return (None, [0, 0]);
+    }
+    let bytes = triple(c, "rate", true);
+    let iops = triple(c, "rate_iops", false);
+    let bps: Vec<u64> = (0..3)
+        .map(|d| match bytes[d] {
+            0 => iops[d].saturating_mul(bs_min.max(1)),
+            b => b,
+        })
+        .collect();
+    let m = mode.parse::<crate::model::job::Mode>().ok();
+    if m.is_some_and(|m| m.is_mixed()) {
+        return (None, [bps[0], bps[1]]);
+    }
+    // the one direction of the job (trim-and-write modes: the writes, whose rate fio gives the
+    // trims too only when they are the same)
+    let d = if m.is_some_and(|m| m.reads()) {
+        0
+    } else if m.is_some_and(|m| m.trims() && !m.trim_then_write()) {
+        2
+    } else {
+        1
+    };
+    if m.is_some_and(|m| m.trim_then_write()) && bps[1] != bps[2] {
+        c.refuse_key(
+            if bytes != [0; 3] { "rate" } else { "rate_iops" },
+            "different rates for the trims and the writes of a trim-and-write job",
+        );
+    }
+    let whole = match (bs_fixed, bytes[d], iops[d]) {
+        (_, 0, 0) => return (None, [0, 0]),
+        (Some(_), 0, n) => Some(n),
+        (Some(b), n, _) if n % b == 0 => Some(n / b),
+        _ => None,
+    };
+    match whole {
+        Some(n) => (Some(n), [0, 0]),
+        None if d == 0 => (None, [bps[0], 0]),
+        None => (None, [0, bps[d]]),
+    }
+}
+
 /// `startdelay`: seconds, or a range `LOW-HIGH` from which one delay is drawn per job (from
 /// `seed`, so the same file gives the same delays).
 fn start_delay(c: &mut Ctx, seed: u64, notes: &mut Vec<String>) -> f64 {

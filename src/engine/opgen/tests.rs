@@ -690,3 +690,43 @@ fn at_the_end_of_its_file_a_mix_draws_the_sizes_that_fit_as_fio() {
     };
     assert_eq!(len, 100);
 }
+
+/// fio's strided zones: `size` bytes in each zone from its start (again from there past its
+/// range), the next zone `range + skip` after its start, back to the range's start past its end.
+#[test]
+fn strided_zones_move_through_the_range_as_fios() {
+    let zoned = |size: u64, range: u64, skip: u64| {
+        let mut j = job(Mode::Seqrd, 1);
+        j.bs_bytes = 4096;
+        j.timing.zones = Some(Zones { size, range, skip });
+        let mut g = OpGen::new(&j, 1, 64 << 10, 0);
+        (0..10)
+            .map(|_| match g.next_op() {
+                Next::Io { off, .. } => off >> 10,
+                Next::Fsync { .. } => panic!("no fsync"),
+            })
+            .collect::<Vec<u64>>()
+    };
+    // 8 KiB zones 16 KiB apart, then over again
+    assert_eq!(
+        zoned(8 << 10, 8 << 10, 8 << 10),
+        [0, 4, 16, 20, 32, 36, 48, 52, 0, 4]
+    );
+    // a zone's 12 KiB in its 8 KiB range: back to its start for the third
+    assert_eq!(
+        zoned(12 << 10, 8 << 10, 4 << 10),
+        [0, 4, 0, 12, 16, 12, 24, 28, 24, 36]
+    );
+    // fio's pass ends at the first I/O that does not fit: zones at 0 and 12 KiB of 18 KiB
+    let z = Zones {
+        size: 8 << 10,
+        range: 8 << 10,
+        skip: 4 << 10,
+    };
+    assert_eq!(zone_pass_ops(4096, 18 << 10, &z, 100), 3);
+    // zones that fit: the limit; the next zone starting past the end starts over
+    assert_eq!(zone_pass_ops(4096, 20 << 10, &z, 100), 100);
+    assert_eq!(zone_pass_ops(4096, 60 << 20, &z, 1 << 20), 1 << 20);
+    // 64 MiB: the zone at 65532 KiB has room for one of its two I/Os
+    assert_eq!(zone_pass_ops(4096, 64 << 20, &z, 1 << 20), 5461 * 2 + 1);
+}

@@ -2,6 +2,7 @@
 //! `--ioprio`) and what its writes hold (`--buffers`).
 
 use super::*;
+use crate::measure::iolog::IoLog;
 
 /// `--cpus` and `--ioprio`: the thread runs only on its CPUs and at its I/O priority from now on
 /// (a system call each when it starts).
@@ -47,4 +48,48 @@ pub(super) fn filler(job: &Job, thread: u32, g: &OpGen) -> Filler {
         job.bs_sizes()[0],
         hi.saturating_sub(lo),
     )
+}
+
+/// The thread's records for its job's fio logs (`write_bw_log`, ... and `write_iolog`), made
+/// before its first I/O; the I/O log shares the job's record budget with the others.
+pub(super) fn logs(job: &Job, st: &mut ThreadStats) {
+    let Some(l) = &job.fio_logs else { return };
+    if l.stat_logs() {
+        st.fio_log = Some(crate::measure::fiolog::ThreadLog::new(l, job.threads));
+    }
+    if l.iolog.is_some() {
+        let budget = match (l.max_record_bytes, l.stat_logs()) {
+            (0, true) => crate::measure::fiolog::MAX_BYTES / 2,
+            (b, true) => b / 2,
+            (b, false) => b,
+        };
+        let datasync = job.fsync_mode == crate::model::job::FsyncMode::Fdatasync;
+        st.iolog = Some(IoLog::new(budget, job.threads, datasync));
+    }
+}
+
+/// `write_iolog`: the operation `next`, issued at `t0`, in the thread's I/O log (µs since the
+/// thread's `start`). No allocation but a chunk's per 65,536 I/Os.
+#[inline]
+pub(super) fn log_issue(st: &mut ThreadStats, next: Next, start: Instant, t0: Instant) {
+    if let Some(l) = &mut st.iolog {
+        let us = t0.saturating_duration_since(start).as_micros() as u64;
+        match next {
+            Next::Io {
+                kind,
+                file,
+                off,
+                len,
+                ..
+            } => l.issue(kind, file, off, len, us),
+            Next::Fsync { file } => l.issue(OpKind::Fsync, file, 0, 0, us),
+        }
+    }
+}
+
+/// `write_iolog`: the thread stopped issuing now (its files' `close` lines).
+pub(super) fn log_end(st: &mut ThreadStats, start: Instant) {
+    if let Some(l) = &mut st.iolog {
+        l.end_us = start.elapsed().as_micros() as u64;
+    }
 }
