@@ -149,6 +149,8 @@ mod shape {
         /// The runs' documents (`iolab-run/1` each).
         runs: Vec<Map<String, Value>>,
         summary: Vec<crate::output::stored_views::SummaryRow>,
+        /// `noisy_repetitions`: a mode and operation whose IOPS varied by more than 5 % (CV).
+        warnings: Vec<crate::model::run::Warning>,
         /// `--explain`: the findings about the group's runs.
         #[serde(skip_serializing_if = "Option::is_none")]
         explain: Option<crate::analysis::explain::Explanation>,

@@ -122,6 +122,9 @@ fn resolve(store: &Store, r: Ref, metric: Option<&str>) -> Result<Shown> {
                     let list: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
                     let mut text = format!("group g{g}: runs {}\n", list.join(", "));
                     text.push_str(&stored_views::render_summary(&rows, ids.len()));
+                    for w in stored_views::noisy_repetitions(&rows, ids.len()) {
+                        text.push_str(&format!("warning [{}]: {}\n", w.code, w.message));
+                    }
                     Ok(Shown {
                         title,
                         first_run,

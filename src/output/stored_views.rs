@@ -584,11 +584,49 @@ impl<'a> RepeatDoc<'a> {
 
 impl crate::output::document::Document for RepeatDoc<'_> {
     fn json(&self) -> serde_json::Value {
-        serde_json::json!({"schema": crate::model::schema::REPEAT, "group": format!("g{}", self.group), "run_ids": self.run_ids, "runs": self.runs, "summary": self.summary})
+        let warnings = noisy_repetitions(&self.summary, self.run_ids.len());
+        serde_json::json!({"schema": crate::model::schema::REPEAT, "group": format!("g{}", self.group), "run_ids": self.run_ids, "runs": self.runs, "summary": self.summary, "warnings": warnings})
     }
     fn text(&self) -> Result<String> {
-        Ok(render_summary(&self.summary, self.run_ids.len()))
+        let mut s = render_summary(&self.summary, self.run_ids.len());
+        for w in noisy_repetitions(&self.summary, self.run_ids.len()) {
+            s.push_str(&format!("warning [{}]: {}\n", w.code, w.message));
+        }
+        Ok(s)
     }
+}
+
+/// The repetitions' IOPS of a mode and operation varied by more than
+/// [`crate::store::compare::NOISY_CV_PCT`] (coefficient of variation): said once per mode and
+/// operation, with how many repetitions would bring the 95 % confidence interval of the mean to
+/// about ±5 % of it (n ≈ (2 × CV / 5 %)², Student's t taken as 2), or longer ones when the run
+/// already has that many.
+pub fn noisy_repetitions(rows: &[SummaryRow], n: usize) -> Vec<crate::model::run::Warning> {
+    use crate::store::compare::NOISY_CV_PCT;
+    rows.iter()
+        .filter(|r| r.metric == "iops" && r.noisy)
+        .map(|r| {
+            let cv = r.stat.cv_pct;
+            let want = ((2.0 * cv / NOISY_CV_PCT).powi(2)).ceil() as usize;
+            let ci = r
+                .stat
+                .ci95
+                .map(|c| format!(" (95 % CI of the mean ±{:.0} %)", 100.0 * c / r.stat.mean))
+                .unwrap_or_default();
+            let more = if want > n {
+                format!("run about {want} repetitions (--repeat {want}) to bring it to ±{NOISY_CV_PCT:.0} %, or longer ones (--time)")
+            } else {
+                "run longer repetitions (--time), or find what else uses the device or the CPUs (the honesty warnings of each run say)".into()
+            };
+            crate::model::run::Warning::new(
+                "noisy_repetitions",
+                format!(
+                    "{} {}: IOPS varied by {cv:.1} % (coefficient of variation) over {n} repetitions{ci}, above the {NOISY_CV_PCT:.0} % that lets a change be told from noise: {more}",
+                    r.cell, r.op
+                ),
+            )
+        })
+        .collect()
 }
 
 pub fn render_summary(rows: &[SummaryRow], n: usize) -> String {
@@ -672,5 +710,48 @@ impl crate::output::document::Document for Comparison {
     }
     fn text(&self) -> Result<String> {
         Ok(render_compare(self))
+    }
+}
+
+#[cfg(test)]
+mod noisy_tests {
+    use super::*;
+
+    fn row(metric: &str, v: &[f64]) -> SummaryRow {
+        let stat = Stat::of(v).unwrap();
+        SummaryRow {
+            cell: "rndrd".into(),
+            op: "read".into(),
+            metric: metric.into(),
+            noisy: stat.noisy(),
+            stat,
+        }
+    }
+
+    #[test]
+    fn noisy_repetitions_say_how_many_more_would_do() {
+        // CV 10 %: (2 x 10 / 5)^2 = 16 repetitions
+        let rows = [
+            row("iops", &[900.0, 1000.0, 1100.0]),
+            row("lat_p99_ns", &[1.0, 2.0, 3.0]),
+        ];
+        let w = noisy_repetitions(&rows, 3);
+        assert_eq!(w.len(), 1, "IOPS only: {w:?}");
+        assert_eq!(w[0].code, "noisy_repetitions");
+        assert!(
+            w[0].message.contains("IOPS varied by 10.0 %"),
+            "{}",
+            w[0].message
+        );
+        assert!(w[0].message.contains("--repeat 16"), "{}", w[0].message);
+        // already that many: longer ones
+        let w = noisy_repetitions(&rows, 20);
+        assert!(
+            w[0].message.contains("run longer repetitions"),
+            "{}",
+            w[0].message
+        );
+        // quiet: nothing
+        assert!(noisy_repetitions(&[row("iops", &[1000.0, 1001.0, 999.0])], 3).is_empty());
     }
 }
