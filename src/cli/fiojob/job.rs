@@ -487,6 +487,7 @@ pub(super) fn translate_job(
                             let range = size.or(dev_bytes.map(|d| d.saturating_sub(offset)));
                             let range = range.unwrap_or(0) / nrfiles.max(1);
                             pass = crate::engine::opgen::zone_pass_ops(b, range, z, pass);
+                            ios = pass.saturating_mul(loops);
                         }
                         // number_ios: at most that many I/Os per pass (fio)
                         if let Some(n) = number_ios.filter(|n| *n < pass) {
