@@ -215,6 +215,9 @@ fn a_scrape_during_a_run_reads_growing_counters() {
             "-q",
             "--metrics-listen",
             &format!("127.0.0.1:{port}"),
+            // no wait for a final scrape: the server ends with the run
+            "--metrics-linger",
+            "0",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

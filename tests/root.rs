@@ -2706,6 +2706,9 @@ fn a_scrape_during_a_throttled_run_reads_the_limit() {
         "--ramp",
         "1",
         "-q",
+        // no final scrape here: the run ends without waiting for one
+        "--metrics-linger",
+        "0",
         "--metrics-listen",
     ]
     .iter()
