@@ -410,7 +410,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE|-")]
     pub live: Option<PathBuf>,
     /// Serve Prometheus/OpenMetrics text at ADDR:PORT while running (iolab_ops_total,
-    /// iolab_bytes_total, iolab_latency_seconds, the device figures; docs/metrics.md).
+    /// iolab_bytes_total, iolab_errors_total, iolab_latency_seconds, iolab_run_info, the device
+    /// counters; docs/metrics.md); `:PORT` is every address.
     #[arg(long, value_name = "ADDR:PORT")]
     pub metrics_listen: Option<String>,
     /// With --metrics-listen: after the run (its results printed), keep serving until one
