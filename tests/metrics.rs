@@ -168,6 +168,14 @@ fn a_metrics_port_in_use_is_refused_before_the_run() {
     assert!(!live.exists());
 }
 
+/// `--metrics-linger` without `--metrics-listen` is refused in one line that names what it
+/// needs (clap's list of missing arguments is on lines of its own: kept on the one line).
+#[test]
+fn a_linger_without_a_listener_is_refused_naming_it() {
+    let r = iolab(&["run", "--metrics-linger", "5s", "--ops", "10"]);
+    assert_refused(&r, "not provided: --metrics-listen");
+}
+
 /// `--live -` with a JSON document on stdout is refused (the two would interleave).
 #[test]
 fn live_on_stdout_with_json_is_refused() {
