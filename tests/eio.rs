@@ -29,32 +29,6 @@ fn json(o: &Output) -> Value {
         .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{}", show(o)))
 }
 
-/// Scrapes `127.0.0.1:port` every 50 ms from the first answer until the server is gone (at most
-/// 2 minutes); the last answer. A run with `--metrics-linger` ends only after answering a
-/// scrape with its final counts, so that is the last answer.
-fn last_scrape(port: u16) -> String {
-    use std::io::{Read, Write};
-    let t0 = std::time::Instant::now();
-    let mut last: Option<String> = None;
-    while t0.elapsed() < std::time::Duration::from_secs(120) {
-        let got = std::net::TcpStream::connect(("127.0.0.1", port))
-            .ok()
-            .and_then(|mut c| {
-                c.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").ok()?;
-                let mut t = String::new();
-                c.read_to_string(&mut t).ok()?;
-                Some(t).filter(|t| t.starts_with("HTTP/1.1 200"))
-            });
-        match (got, &last) {
-            (Some(t), _) => last = Some(t),
-            (None, Some(_)) => break,
-            (None, None) => {}
-        }
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    last.expect("no scrape answered")
-}
-
 #[test]
 fn eio_is_counted_reported_and_the_run_finishes() {
     skip_unless_fuse!("eio_is_counted_reported_and_the_run_finishes");
@@ -85,7 +59,7 @@ fn eio_is_counted_reported_and_the_run_finishes() {
         .unwrap()
         .port();
     let listen = format!("127.0.0.1:{port}");
-    let scraper = std::thread::spawn(move || last_scrape(port));
+    let scraper = std::thread::spawn(move || common::last_scrape(port));
     let r = iolab(&[
         "run",
         "--dir",
