@@ -441,10 +441,18 @@ mod tests {
     #[test]
     fn the_run_option_groups_name_options_of_run_each_in_one_group() {
         let (inv, whole) = (run_group(INVOCATION), run_group(WHOLE_RUN));
-        assert_eq!(inv.len(), 16, "{inv:?}");
+        assert_eq!(inv.len(), 17, "{inv:?}");
         assert_eq!(whole.len(), 9, "{whole:?}");
         assert!(inv.iter().all(|x| !whole.contains(x)), "{inv:?} {whole:?}");
-        for k in ["json", "tag", "label", "quiet", "role", "rank-timeout"] {
+        for k in [
+            "json",
+            "tag",
+            "label",
+            "quiet",
+            "role",
+            "rank-timeout",
+            "metrics-linger",
+        ] {
             assert!(inv.iter().any(|x| x == k), "{k} in {inv:?}");
         }
         for k in ["dir", "time", "iostat-interval"] {
