@@ -52,6 +52,14 @@ fn eio_is_counted_reported_and_the_run_finishes() {
         ]
     );
 
+    // --metrics-listen too: the final scrape's errors counter is the document's
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let scraper = std::thread::spawn(move || common::last_scrape(port));
     let r = iolab(&[
         "run",
         "--dir",
@@ -70,6 +78,10 @@ fn eio_is_counted_reported_and_the_run_finishes() {
         "--no-save",
         "-q",
         "--keep",
+        "--metrics-listen",
+        &listen,
+        "--metrics-linger",
+        "30s",
     ]);
     eprintln!("iolab run stderr: {}", String::from_utf8_lossy(&r.stderr));
     assert_eq!(
@@ -104,6 +116,15 @@ fn eio_is_counted_reported_and_the_run_finishes() {
         (40..=300).contains(&eio),
         "EIO count {eio} is far from the expected ~125 (1/16 of 2000)"
     );
+    let last = scraper.join().unwrap();
+    let series = |name: &str| -> u64 {
+        last.lines()
+            .find(|l| l.starts_with(&format!("{name}{{")))
+            .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {last}"))
+    };
+    assert_eq!(series("iolab_errors_total"), eio, "{last}");
+    assert_eq!(series("iolab_ops_total"), reads, "{last}");
     let warnings = doc["warnings"].as_array().expect("warnings array");
     assert!(
         warnings.iter().any(|w| w["code"] == "io_errors"),

@@ -168,6 +168,62 @@ fn a_metrics_port_in_use_is_refused_before_the_run() {
     assert!(!live.exists());
 }
 
+/// A fio job file of two phases with `--metrics-listen`: the run waits for a scrape of the final
+/// counts, and that scrape's counters of each cell are the counts of that phase in the document.
+#[test]
+fn a_job_file_run_lingers_for_the_final_counts_of_every_phase() {
+    let tmp = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let scraper = std::thread::spawn(move || last_scrape(port));
+    let job = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/fio-jobs/sizebound.fio"
+    );
+    let r = to_run(
+        Command::new(bin())
+            .args([
+                "run",
+                job,
+                "--json",
+                "--no-save",
+                "--metrics-listen",
+                &format!("127.0.0.1:{port}"),
+                "--metrics-linger",
+                "30s",
+            ])
+            .env("IOLAB_FIO_DIR", tmp.path())
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("until a scrape reads them"),
+        "{}",
+        r.stderr
+    );
+    let last = scraper.join().unwrap();
+    let v = r.json();
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for (cell, op) in [(0, "read"), (1, "write"), (1, "fsync")] {
+        let want = runs[cell]["results"][op]["ops"].as_f64().unwrap();
+        let got = value(
+            &last,
+            "iolab_ops_total",
+            &[&format!("cell=\"{cell}\""), &format!("op=\"{op}\"")],
+        );
+        assert_eq!(got, Some(want), "cell {cell} {op}: {last}");
+    }
+}
+
+/// `--metrics-linger` without `--metrics-listen` is refused in one line that names what it
+/// needs (clap's list of missing arguments is on lines of its own: kept on the one line).
+#[test]
+fn a_linger_without_a_listener_is_refused_naming_it() {
+    let r = iolab(&["run", "--metrics-linger", "5s", "--ops", "10"]);
+    assert_refused(&r, "not provided: --metrics-listen");
+}
+
 /// `--live -` with a JSON document on stdout is refused (the two would interleave).
 #[test]
 fn live_on_stdout_with_json_is_refused() {
@@ -215,6 +271,9 @@ fn a_scrape_during_a_run_reads_growing_counters() {
             "-q",
             "--metrics-listen",
             &format!("127.0.0.1:{port}"),
+            // no wait for a final scrape: the server ends with the run
+            "--metrics-linger",
+            "0",
         ])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -2668,7 +2668,8 @@ fn explain_says_page_cache_for_a_warm_buffered_run() {
 
 /// `--metrics-listen` and `--live` on a loop device throttled to 500 read IOPS: the rate of
 /// `iolab_ops_total` between two scrapes 3 s apart is the limit (within 3 %), the device gauges
-/// are there, and the `--live` lines agree with the stored series second by second.
+/// are there, the final scrape's device counters are the run's reads, and the `--live` lines
+/// agree with the stored series second by second.
 #[test]
 fn a_scrape_during_a_throttled_run_reads_the_limit() {
     use std::io::{Read, Write};
@@ -2706,6 +2707,9 @@ fn a_scrape_during_a_throttled_run_reads_the_limit() {
         "--ramp",
         "1",
         "-q",
+        // the run waits for a final scrape: the test's last one
+        "--metrics-linger",
+        "15s",
         "--metrics-listen",
     ]
     .iter()
@@ -2771,11 +2775,17 @@ fn a_scrape_during_a_throttled_run_reads_the_limit() {
         b2.contains("iolab_device_reads_per_second{") && b2.contains(&format!("device=\"{dev}\"")),
         "{b2}"
     );
+    // Scrapes until the server is gone: it ends only after answering one with the final
+    // counts (--metrics-linger), so the last answer is that one.
+    let mut last = b2;
+    while let Some((_, b)) = scrape() {
+        last = b;
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let o = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{stderr}");
     drop(th);
-    // The live lines against the stored series.
     let id: String = stderr
         .split("saved as run ")
         .nth(1)
@@ -2784,6 +2794,32 @@ fn a_scrape_during_a_throttled_run_reads_the_limit() {
         .take_while(|c| c.is_ascii_digit())
         .collect();
     let stored = iolab_db(&db, &["show", &id, "--json"]).json();
+    // The device counters of the measured window: the device's reads are iolab's (O_DIRECT,
+    // nothing else on the loop device), within the honesty check's 2 %.
+    let device = |name: &str| -> f64 {
+        last.lines()
+            .find(|l| {
+                l.starts_with(&format!("{name}{{")) && l.contains(&format!("device=\"{dev}\""))
+            })
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} of {dev} in {last}"))
+    };
+    let ops = stored["results"]["read"]["ops"].as_f64().unwrap();
+    let (dr, db_) = (
+        device("iolab_device_reads_total"),
+        device("iolab_device_read_bytes_total"),
+    );
+    eprintln!("device reads {dr} ({db_} bytes), iolab {ops} reads");
+    assert!((dr - ops).abs() / ops <= 0.02, "device {dr}, iolab {ops}");
+    let bytes = stored["results"]["read"]["bytes"].as_f64().unwrap();
+    assert!(
+        (db_ - bytes).abs() / bytes <= 0.02,
+        "device {db_}, iolab {bytes} bytes"
+    );
+    // the ramp's reads too: at least the measured window's
+    assert!(reads(&last) >= ops, "{} < {ops}", reads(&last));
+    // The live lines against the stored series.
     let series = stored["timeseries"].as_array().unwrap();
     let text = std::fs::read_to_string(&live).unwrap();
     let lines: Vec<serde_json::Value> = text

@@ -165,6 +165,12 @@ pub fn clap_line(e: &clap::Error) -> String {
     // clap's "tip: a similar argument exists" is on a line of its own: kept on this one
     match e.get(clap::error::ContextKind::SuggestedArg) {
         Some(clap::error::ContextValue::String(s)) => format!("{line}; did you mean {s}?"),
-        _ => line,
+        // "the following required arguments were not provided:" names them on the next lines
+        _ => match e.get(clap::error::ContextKind::InvalidArg) {
+            Some(clap::error::ContextValue::Strings(v)) if line.ends_with(':') => {
+                format!("{line} {}", v.join(", "))
+            }
+            _ => line,
+        },
     }
 }

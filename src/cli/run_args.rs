@@ -152,7 +152,7 @@ pub fn run_group(group: &str) -> Vec<String> {
 #[command(mut_arg("label", help("A label for this run")))]
 #[command(group(clap::ArgGroup::new(INVOCATION).multiple(true).args([
     "json", "output_format", "output", "no_save", "repeat", "db", "label", "tags", "quiet", "live",
-    "metrics_listen", "rank_timeout", "roles", "profile", "ignore_unsupported", "parse_only",
+    "metrics_listen", "metrics_linger", "rank_timeout", "roles", "profile", "ignore_unsupported", "parse_only",
 ])))]
 #[command(group(clap::ArgGroup::new(WHOLE_RUN).multiple(true).args([
     "dir", "time", "ops", "ramp", "keep", "reprepare", "warm", "iostat_interval", "report_interval",
@@ -410,9 +410,15 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE|-")]
     pub live: Option<PathBuf>,
     /// Serve Prometheus/OpenMetrics text at ADDR:PORT while running (iolab_ops_total,
-    /// iolab_bytes_total, iolab_latency_seconds, the device figures; docs/metrics.md).
+    /// iolab_bytes_total, iolab_errors_total, iolab_latency_seconds, iolab_run_info, the device
+    /// counters; docs/metrics.md); `:PORT` is every address.
     #[arg(long, value_name = "ADDR:PORT")]
     pub metrics_listen: Option<String>,
+    /// With --metrics-listen: after the run (its results printed), keep serving until one
+    /// scrape has read the final counts, at most this long: 20s, 500ms, 0 (end at once);
+    /// Ctrl-C ends it (docs/metrics.md).
+    #[arg(long, value_name = "DURATION", default_value = "20s", value_parser = duration_s, requires = "metrics_listen")]
+    pub metrics_linger: f64,
     /// A role that runs at the same time as the other roles, with its own options and results
     /// (repeatable): NAME:key=value,... with run options as keys (mode=seqwr,bs=4k,threads=1,
     /// fsync-freq=1,direct,...). Options outside --role apply to every role; a role with size=
@@ -435,10 +441,18 @@ mod tests {
     #[test]
     fn the_run_option_groups_name_options_of_run_each_in_one_group() {
         let (inv, whole) = (run_group(INVOCATION), run_group(WHOLE_RUN));
-        assert_eq!(inv.len(), 16, "{inv:?}");
+        assert_eq!(inv.len(), 17, "{inv:?}");
         assert_eq!(whole.len(), 9, "{whole:?}");
         assert!(inv.iter().all(|x| !whole.contains(x)), "{inv:?} {whole:?}");
-        for k in ["json", "tag", "label", "quiet", "role", "rank-timeout"] {
+        for k in [
+            "json",
+            "tag",
+            "label",
+            "quiet",
+            "role",
+            "rank-timeout",
+            "metrics-linger",
+        ] {
             assert!(inv.iter().any(|x| x == k), "{k} in {inv:?}");
         }
         for k in ["dir", "time", "iostat-interval"] {

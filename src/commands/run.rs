@@ -50,7 +50,7 @@ pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
         };
         Ok((db, live_export(a)?))
     })();
-    let (db, (obs, _server)) = match ready {
+    let (db, (obs, server)) = match ready {
         Ok(x) => x,
         Err(e) => {
             lifecycle::abandon(&plan);
@@ -63,7 +63,40 @@ pub fn cmd_run(a: &cli::RunArgs) -> Result<i32> {
     let held = lifecycle::hold(&plan)?;
     let r = run_locked(a, &mut plan, db, &stop, reps, obs.as_ref());
     held.release();
+    if r.is_ok() {
+        linger(a, obs.as_ref(), server.as_ref(), &stop);
+    }
     r
+}
+
+/// `--metrics-listen`, the run over and its results printed: every counter is final; serve
+/// until one scrape has read them, at most `--metrics-linger` (not after Ctrl-C).
+pub(super) fn linger(
+    a: &cli::RunArgs,
+    obs: Option<&crate::measure::export::Observer>,
+    server: Option<&crate::measure::export::MetricsServer>,
+    stop: &AtomicBool,
+) {
+    let (Some(o), Some(s)) = (obs, server) else {
+        return;
+    };
+    o.finish();
+    if a.metrics_linger <= 0.0 || stop.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
+    if !a.quiet.quiet {
+        eprintln!(
+            "metrics: serving the final counts at http://{}/metrics until a scrape reads them, at most {} s (--metrics-linger; Ctrl-C ends it)",
+            s.addr, a.metrics_linger
+        );
+    }
+    let read = s.linger(std::time::Duration::from_secs_f64(a.metrics_linger));
+    if !read && !a.quiet.quiet && !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!(
+            "metrics: no scrape read the final counts within {} s (--metrics-linger)",
+            a.metrics_linger
+        );
+    }
 }
 
 /// The run document as printed and stored: a run of several modes keeps its multi-mode layout
@@ -514,12 +547,13 @@ fn live_export(
         // stdout carries one format: the lines; the table goes to stderr (or --output)
         super::stdout_taken_by_live_lines();
     }
+    let now = chrono::Utc::now();
     let run_id = format!(
         "{}-{}",
-        chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ"),
+        now.format("%Y%m%dT%H%M%S%.3fZ"),
         std::process::id()
     );
-    let obs = Observer::new(run_id, fsinfo::hostname());
+    let obs = Observer::new(run_id, fsinfo::hostname(), now.into());
     // The port first: a port in use leaves no --live file behind.
     let server = match &a.metrics_listen {
         Some(addr) => {

@@ -129,6 +129,35 @@ pub(super) struct Unit<'a> {
     pub(super) role: Option<&'a str>,
 }
 
+/// A job's settings as the labels of `iolab_run_info` (docs/metrics.md): always these names,
+/// in this order (`rate_iops` empty when not paced).
+fn run_info(job: &Job, spec: &FileSetSpec) -> Vec<(&'static str, String)> {
+    vec![
+        ("engine", caps(job.engine).name.to_string()),
+        ("bs", job.bs_label()),
+        ("bs_bytes", job.bs_bytes.to_string()),
+        ("threads", job.threads.to_string()),
+        ("iodepth", job.iodepth.to_string()),
+        ("direct", job.direct.to_string()),
+        (
+            "rate_iops",
+            job.rate_iops.map_or_else(String::new, |r| r.to_string()),
+        ),
+        ("distribution", job.distribution.to_string()),
+        ("files", spec.files.to_string()),
+        ("file_size_bytes", spec.file_size_bytes.to_string()),
+        (
+            "target",
+            spec.device
+                .as_ref()
+                .unwrap_or(&spec.dir)
+                .display()
+                .to_string(),
+        ),
+        ("iolab_version", env!("CARGO_PKG_VERSION").to_string()),
+    ]
+}
+
 /// What one phase measured: the merged statistics of each unit, and what the units share.
 pub(super) struct Phase {
     pub(super) merged: Vec<stats::Merged>,
@@ -262,6 +291,7 @@ pub(super) fn run_phase(
             mode: u.job.mode.to_string(),
             role: u.role.map(str::to_string),
             kinds: op_kinds(u.job).iter().map(|k| k.0 as usize).collect(),
+            settings: run_info(u.job, u.spec),
         })
         .collect();
     let export_cell = obs.map(|o| {
@@ -271,6 +301,7 @@ pub(super) fn run_phase(
                 .iter()
                 .map(|ps| ps.iter().filter_map(|p| p.live.clone()).collect())
                 .collect(),
+            measure_start_wall,
         )
     });
     let (u0, s0) = rusage();
@@ -292,9 +323,9 @@ pub(super) fn run_phase(
                             plan.iostat_interval,
                             measure_start,
                             cell_done,
-                            &|sample| {
+                            &|sample, counts| {
                                 if let (Some(o), Some(c)) = (obs, export_cell) {
-                                    o.device_sample(c, &mode, sample);
+                                    o.device_sample(c, &mode, sample, counts);
                                 }
                             },
                         )

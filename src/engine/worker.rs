@@ -51,6 +51,16 @@ impl Progress {
             l.publish(kind as usize, bytes, lat_ns);
         }
     }
+
+    /// One failed operation: in the thread's errors (by errno) and, when they are on, the
+    /// live counters' (`iolab_errors_total`).
+    #[inline]
+    fn failed(&self, st: &mut ThreadStats, errno: i32) {
+        st.error(errno);
+        if let Some(l) = &self.live {
+            l.error();
+        }
+    }
 }
 
 /// The measured window's length in ns for time-limited runs, else u64::MAX.
@@ -86,10 +96,10 @@ fn trim_at(sh: &Shared, file: u32, off: u64, len: u64) -> Result<(), i32> {
 
 /// A thread below its minimum rate ends as fio's: one line on stderr, an EIO in its errors,
 /// and with `exitall_on_error` the phase ends too.
-fn rate_min_end(sh: &Shared, st: &mut ThreadStats, e: Ended) {
+fn rate_min_end(sh: &Shared, st: &mut ThreadStats, prog: &Progress, e: Ended) {
     let Ended::RateMin(msg) = e;
     eprintln!("iolab: {msg}: the thread ends, as fio's job would (an EIO in its errors)");
-    st.error(libc::EIO);
+    prog.failed(st, libc::EIO);
     if sh.job.timing.exit_on_error || sh.job.timing.exit_all {
         sh.exit.store(true, Relaxed);
     }
@@ -267,7 +277,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
                 prog.ops.store(p_ops, Relaxed);
                 prog.bytes.store(p_bytes, Relaxed);
             }
-            Err(e) => st.error(e),
+            Err(e) => prog.failed(&mut st, e),
         }
         if in_quota(job, kind) && back.is_none() {
             done_in_window += 1;
@@ -285,7 +295,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
             sh.exit.store(true, Relaxed);
         }
         if let Some(e) = sp.rate_check(now) {
-            rate_min_end(sh, &mut st, e);
+            rate_min_end(sh, &mut st, prog, e);
             break;
         }
         if sp.think_due(now) {
@@ -305,7 +315,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
                     st.record(OpKind::Fsync, 0, lat, ns_since(sh.measure_start, t1));
                     prog.report(OpKind::Fsync, 0, lat);
                 }
-                Err(e) => st.error(e),
+                Err(e) => prog.failed(&mut st, e),
             }
         }
     }
@@ -466,9 +476,9 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 return;
             }
             if r < 0 {
-                st.error(-r);
+                prog.failed(st, -r);
             } else if r as u32 != s.expect {
-                st.error(0);
+                prog.failed(st, 0);
             } else {
                 let lat = ns_since(s.issued, t1);
                 let t = ns_since(sh.measure_start, t1);
@@ -604,7 +614,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                         st.record_io(kind, si, len, lat, ns_since(sh.measure_start, t1));
                         publish(kind, len, lat);
                     }
-                    Err(e) => st.error(e),
+                    Err(e) => prog.failed(&mut st, e),
                 }
                 if in_quota(job, kind) {
                     issued_in_window += 1;
@@ -749,7 +759,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             &mut eng, &mut g, &mut slots, &mut free, &mut st, &mut vf, &mut sp,
         );
         if !stopping && let Some(e) = sp.rate_check(Instant::now()) {
-            rate_min_end(sh, &mut st, e);
+            rate_min_end(sh, &mut st, prog, e);
             stopping = true;
         }
         if !stopping && job.timing.exit_on_error && st.errors.iter().any(|&n| n > 0) {

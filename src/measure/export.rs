@@ -11,32 +11,20 @@
 //! (a scrape is one small GET), with `httparse` parsing the request head.
 
 use crate::error::{Error, Result};
-use crate::measure::hist::{INTERVAL_BUCKETS, interval_bucket_value};
-use crate::measure::live::{Delta, KINDS, LiveCounters, Stamp, Totals};
+use crate::measure::iostat::DeviceCounts;
+use crate::measure::live::{Delta, LiveCounters, Stamp};
+use crate::measure::prom::{CellUnit, Cells, RunCollector};
 use crate::measure::wake::{SignalWake, Woke};
 use crate::model::device::Sample;
 use crate::model::run::{TsOp, TsPoint};
-use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
-use prometheus_client::metrics::MetricType;
-use prometheus_client::registry::Unit;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::fd::AsFd;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
-/// The schema of each `--live` line.
-/// Operation names by kind index (read, write, fsync).
-pub const OP_NAMES: [&str; KINDS] = ["read", "write", "fsync", "trim"];
-
-/// One job of a measured phase as the export names it: a cell's mode, or a role.
-#[derive(Debug, Clone)]
-pub struct PhaseUnit {
-    pub mode: String,
-    pub role: Option<String>,
-    /// The kinds of operation it does (indexes into [`OP_NAMES`]).
-    pub kinds: Vec<usize>,
-}
+pub use crate::measure::prom::{OP_NAMES, PhaseUnit};
 
 /// One `--live` line: which cell (and role), then the fields of the stored time series.
 #[derive(Debug, serde::Serialize, schemars::JsonSchema)]
@@ -79,14 +67,6 @@ pub fn ts_point(end_s: f64, d: &Delta) -> TsPoint {
     }
 }
 
-/// The cells of the run so far, for the scrapes: each unit with its threads' counters.
-#[derive(Debug, Default)]
-struct Cells {
-    units: Vec<(usize, PhaseUnit, Vec<Arc<LiveCounters>>)>,
-    /// The latest device interval of the phase that is running (cell, mode), none between cells.
-    device: Option<(usize, String, Sample)>,
-}
-
 /// What the export of one `iolab run` shares between the runner and the HTTP server.
 pub struct Observer {
     run_id: String,
@@ -96,6 +76,10 @@ pub struct Observer {
     ndjson_failed: std::sync::atomic::AtomicBool,
     cells: Arc<Mutex<Cells>>,
     next_cell: AtomicUsize,
+    /// When the run began, in Unix seconds (`iolab_run_start_time_seconds`).
+    start_s: f64,
+    /// Set when the run is over and every counter final: a scrape from then on is a final one.
+    finished: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for Observer {
@@ -108,8 +92,8 @@ impl std::fmt::Debug for Observer {
 }
 
 impl Observer {
-    /// `run_id` and `host` label every line and series.
-    pub fn new(run_id: String, host: String) -> Observer {
+    /// `run_id` and `host` label every line and series; `started` is when the run began.
+    pub fn new(run_id: String, host: String, started: SystemTime) -> Observer {
         Observer {
             run_id,
             host,
@@ -117,6 +101,8 @@ impl Observer {
             ndjson_failed: Default::default(),
             cells: Default::default(),
             next_cell: AtomicUsize::new(0),
+            start_s: unix_s(started),
+            finished: Default::default(),
         }
     }
 
@@ -136,16 +122,32 @@ impl Observer {
     }
 
     /// A measured phase begins: its units and each unit's thread counters (kept for the
-    /// scrapes after the phase, so a finished cell's counters stay at their last values).
-    /// Returns the phase's cell number.
-    pub fn begin_phase(&self, units: &[PhaseUnit], counters: Vec<Vec<Arc<LiveCounters>>>) -> usize {
+    /// scrapes after the phase, so a finished cell's counters stay at their last values), and
+    /// when its measured window begins. Returns the phase's cell number.
+    pub fn begin_phase(
+        &self,
+        units: &[PhaseUnit],
+        counters: Vec<Vec<Arc<LiveCounters>>>,
+        measured_from: SystemTime,
+    ) -> usize {
         let cell = self.next_cell.fetch_add(1, Ordering::Relaxed);
         let mut c = self.cells.lock().unwrap_or_else(|e| e.into_inner());
         for (u, t) in units.iter().zip(counters) {
-            c.units.push((cell, u.clone(), t));
+            c.units.push(CellUnit {
+                cell,
+                unit: u.clone(),
+                threads: t,
+                start_s: unix_s(measured_from),
+            });
         }
         c.device = None;
         cell
+    }
+
+    /// The run is over: every counter is final, and a scrape from now on is a final scrape
+    /// (what [`MetricsServer::linger`] waits for).
+    pub fn finish(&self) {
+        self.finished.store(true, Ordering::SeqCst);
     }
 
     /// The phase ended: its device figures are no longer current.
@@ -153,10 +155,26 @@ impl Observer {
         self.cells.lock().unwrap_or_else(|e| e.into_inner()).device = None;
     }
 
-    /// The device sampler took an interval of `cell`.
-    pub fn device_sample(&self, cell: usize, mode: &str, s: &Sample) {
-        self.cells.lock().unwrap_or_else(|e| e.into_inner()).device =
-            Some((cell, mode.to_string(), s.clone()));
+    /// The device sampler took a reading of `cell`: the interval that ended (None: the first
+    /// reading, or a last interval too short for the series) and each device's counts since the
+    /// start of the cell's measured window.
+    pub fn device_sample(
+        &self,
+        cell: usize,
+        mode: &str,
+        s: Option<&Sample>,
+        counts: &BTreeMap<String, DeviceCounts>,
+    ) {
+        let mut c = self.cells.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = s {
+            c.device = Some((cell, mode.to_string(), s.clone()));
+        }
+        match c.device_counts.iter_mut().find(|d| d.0 == cell) {
+            Some(d) => d.2 = counts.clone(),
+            None => c
+                .device_counts
+                .push((cell, mode.to_string(), counts.clone())),
+        }
     }
 
     /// One reporter interval of phase `cell`: a `--live` line per unit for a measured interval
@@ -200,195 +218,16 @@ impl Observer {
         RunCollector {
             run_id: self.run_id.clone(),
             host: self.host.clone(),
+            start_s: self.start_s,
             cells: Arc::clone(&self.cells),
         }
     }
 }
 
-/// Upper bounds of the latency histogram's classic buckets, in seconds.
-pub const LE_S: [f64; 19] = [
-    10e-6, 25e-6, 50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3,
-    250e-3, 500e-3, 1.0, 2.5, 5.0, 10.0,
-];
-
-/// The classic buckets (`le`, the count in that bucket alone: the encoder writes them
-/// cumulative) of interval-histogram bucket counts: each bucket counted under the first bound at
-/// or above its midpoint (within its 3.1 % width), then +Inf.
-pub fn le_buckets(lat: &[u64]) -> Vec<(f64, u64)> {
-    let mut per = vec![0u64; LE_S.len() + 1];
-    for (i, &n) in lat.iter().enumerate().take(INTERVAL_BUCKETS) {
-        if n == 0 {
-            continue;
-        }
-        let v_s = interval_bucket_value(i) as f64 / 1e9;
-        let at = LE_S.iter().position(|&le| v_s <= le).unwrap_or(LE_S.len());
-        per[at] += n;
-    }
-    LE_S.iter()
-        .copied()
-        .chain([f64::INFINITY])
-        .zip(per)
-        .collect()
-}
-
-/// Encodes the run's series on each scrape.
-#[derive(Debug)]
-struct RunCollector {
-    run_id: String,
-    host: String,
-    cells: Arc<Mutex<Cells>>,
-}
-
-type Labels = Vec<(&'static str, String)>;
-
-impl RunCollector {
-    fn labels(&self, cell: usize, mode: &str, role: Option<&str>) -> Labels {
-        let mut l = vec![
-            ("run_id", self.run_id.clone()),
-            ("host", self.host.clone()),
-            ("cell", cell.to_string()),
-            ("mode", mode.to_string()),
-        ];
-        if let Some(r) = role {
-            l.push(("role", r.to_string()));
-        }
-        l
-    }
-}
-
-/// A counter value as the encoder takes it.
-#[derive(Debug)]
-struct Count(u64);
-
-impl EncodeMetric for Count {
-    fn encode(
-        &self,
-        mut encoder: prometheus_client::encoding::MetricEncoder,
-    ) -> std::result::Result<(), std::fmt::Error> {
-        encoder.encode_counter::<prometheus_client::encoding::NoLabelSet, _, u64>(&self.0, None)
-    }
-    fn metric_type(&self) -> MetricType {
-        MetricType::Counter
-    }
-}
-
-impl prometheus_client::collector::Collector for RunCollector {
-    fn encode(&self, mut enc: DescriptorEncoder) -> std::result::Result<(), std::fmt::Error> {
-        let cells = self.cells.lock().unwrap_or_else(|e| e.into_inner());
-        // Every unit × kind, summed now over its threads.
-        let mut rows: Vec<(Labels, Totals)> = Vec::new();
-        for (cell, u, threads) in &cells.units {
-            for &k in &u.kinds {
-                let mut l = self.labels(*cell, &u.mode, u.role.as_deref());
-                l.push(("op", OP_NAMES[k].to_string()));
-                rows.push((l, Totals::take(threads.iter().map(|t| &**t), k)));
-            }
-        }
-        {
-            let mut m = enc.encode_descriptor(
-                "iolab_ops",
-                "Operations completed (reads, writes, fsyncs), from the start of the cell, ramp included",
-                None,
-                MetricType::Counter,
-            )?;
-            for (l, t) in &rows {
-                Count(t.ops).encode(m.encode_family(l)?)?;
-            }
-        }
-        {
-            let mut m = enc.encode_descriptor(
-                "iolab_bytes",
-                "Bytes read or written, from the start of the cell, ramp included",
-                None,
-                MetricType::Counter,
-            )?;
-            for (l, t) in rows
-                .iter()
-                .filter(|(l, _)| l.last().is_some_and(|o| o.1 != "fsync"))
-            {
-                Count(t.amount).encode(m.encode_family(l)?)?;
-            }
-        }
-        {
-            let mut m = enc.encode_descriptor(
-                "iolab_latency",
-                "Latency of each completed operation (buckets within 3.1 % of their bounds)",
-                Some(&Unit::Seconds),
-                MetricType::Histogram,
-            )?;
-            for (l, t) in &rows {
-                m.encode_family(l)?
-                    .encode_histogram::<prometheus_client::encoding::NoLabelSet>(
-                        t.lat_sum_ns as f64 / 1e9,
-                        t.ops,
-                        &le_buckets(&t.lat),
-                        None,
-                    )?;
-            }
-        }
-        if let Some((cell, mode, s)) = &cells.device {
-            type Pick = fn(&crate::model::device::Iostat) -> f64;
-            let gauges: [(&str, &str, Option<Unit>, Pick); 8] = [
-                (
-                    "iolab_device_reads_per_second",
-                    "Reads completed per second by the device (iostat r/s), latest interval",
-                    None,
-                    |x| x.r_s,
-                ),
-                (
-                    "iolab_device_writes_per_second",
-                    "Writes completed per second by the device (iostat w/s), latest interval",
-                    None,
-                    |x| x.w_s,
-                ),
-                (
-                    "iolab_device_read_bytes_per_second",
-                    "Bytes read per second by the device (iostat rkB/s × 1024), latest interval",
-                    None,
-                    |x| x.rkb_s * 1024.0,
-                ),
-                (
-                    "iolab_device_write_bytes_per_second",
-                    "Bytes written per second by the device (iostat wkB/s × 1024), latest interval",
-                    None,
-                    |x| x.wkb_s * 1024.0,
-                ),
-                (
-                    "iolab_device_read_await",
-                    "Mean read time at the device (iostat r_await), latest interval",
-                    Some(Unit::Seconds),
-                    |x| x.r_await_ms / 1e3,
-                ),
-                (
-                    "iolab_device_write_await",
-                    "Mean write time at the device (iostat w_await), latest interval",
-                    Some(Unit::Seconds),
-                    |x| x.w_await_ms / 1e3,
-                ),
-                (
-                    "iolab_device_queue_depth",
-                    "Mean requests queued or in service (iostat aqu-sz), latest interval",
-                    None,
-                    |x| x.aqu_sz,
-                ),
-                (
-                    "iolab_device_util_ratio",
-                    "Share of the interval the device was busy (iostat %util / 100), latest interval",
-                    None,
-                    |x| x.util_pct / 100.0,
-                ),
-            ];
-            for (name, help, unit, pick) in gauges {
-                let mut m = enc.encode_descriptor(name, help, unit.as_ref(), MetricType::Gauge)?;
-                for (dev, x) in &s.devices {
-                    let mut l = self.labels(*cell, mode, None);
-                    l.push(("device", dev.clone()));
-                    m.encode_family(&l)?.encode_gauge(&pick(x))?;
-                }
-            }
-        }
-        Ok(())
-    }
+/// Seconds since the Unix epoch.
+fn unix_s(t: SystemTime) -> f64 {
+    t.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
 }
 
 /// The longest request head the `--metrics-listen` server reads (a scrape's is a few hundred
@@ -412,6 +251,18 @@ pub struct MetricsServer {
     wake: std::os::unix::net::UnixStream,
     thread: Option<std::thread::JoinHandle<()>>,
     pub addr: String,
+    /// Readable once a scrape has been answered with the final counts (a byte per such scrape).
+    served_final: std::os::unix::net::UnixStream,
+}
+
+/// The address `--metrics-listen` binds for `addr`: `:PORT` (no host, as most exporters take
+/// it) is every address, IPv6 and IPv4 (`[::]:PORT`, which takes IPv4 too where the host allows
+/// it), else IPv4 alone (`0.0.0.0:PORT`); anything else as given.
+pub fn listen_addrs(addr: &str) -> Vec<String> {
+    match addr.strip_prefix(':') {
+        Some(port) => vec![format!("[::]:{port}"), format!("0.0.0.0:{port}")],
+        None => vec![addr.to_string()],
+    }
 }
 
 impl MetricsServer {
@@ -419,24 +270,38 @@ impl MetricsServer {
     /// and serves `obs`'s series. OpenMetrics text when the scraper asks for it (`Accept:
     /// application/openmetrics-text`), else the Prometheus text format 0.0.4.
     pub fn start(addr: &str, obs: &Observer) -> Result<MetricsServer> {
-        let l = std::net::TcpListener::bind(addr)
+        let mut bound = Err(std::io::Error::other("no address"));
+        for a in listen_addrs(addr) {
+            bound = std::net::TcpListener::bind(&a);
+            // [::] refused (no IPv6 on this host): 0.0.0.0 next; a port in use is said at once
+            match &bound {
+                Err(e) if e.kind() != std::io::ErrorKind::AddrInUse => continue,
+                _ => break,
+            }
+        }
+        let l = bound
             .and_then(|l| l.set_nonblocking(true).map(|_| l))
             .map_err(|e| {
                 Error::usage(format!(
-                    "--metrics-listen {addr}: cannot listen there ({e}); give a free ADDR:PORT of this host, e.g. 127.0.0.1:9464 or 0.0.0.0:9464"
+                    "--metrics-listen {addr}: cannot listen there ({e}); give a free ADDR:PORT of this host, e.g. 127.0.0.1:9464, 0.0.0.0:9464 or :9464 (every address)"
                 ))
             })?;
         let bound = l
             .local_addr()
             .map(|a| a.to_string())
             .unwrap_or_else(|_| addr.to_string());
-        let (rx, wake) = std::os::unix::net::UnixStream::pair()
-            .map_err(|e| Error::failed(format!("--metrics-listen: {e}")))?;
-        let rx = SignalWake::from_stream(rx)
-            .map_err(|e| Error::failed(format!("--metrics-listen: {e}")))?;
+        let failed = |e: std::io::Error| Error::failed(format!("--metrics-listen: {e}"));
+        let (rx, wake) = std::os::unix::net::UnixStream::pair().map_err(failed)?;
+        let rx = SignalWake::from_stream(rx).map_err(failed)?;
+        let (served_final, final_tx) = std::os::unix::net::UnixStream::pair().map_err(failed)?;
+        final_tx.set_nonblocking(true).map_err(failed)?;
+        let scraped = Scraped {
+            finished: Arc::clone(&obs.finished),
+            tx: final_tx,
+        };
         let mut registry = prometheus_client::registry::Registry::default();
         registry.register_collector(Box::new(obs.collector()));
-        let registry = Arc::new(registry);
+        let shared = Arc::new((registry, scraped));
         let busy = Arc::new(AtomicUsize::new(0));
         let thread = std::thread::Builder::new()
             .name("iolab-metrics".into())
@@ -449,11 +314,11 @@ impl MetricsServer {
                                 continue;
                             }
                             busy.fetch_add(1, Ordering::SeqCst);
-                            let (reg, b) = (Arc::clone(&registry), Arc::clone(&busy));
+                            let (sh, b) = (Arc::clone(&shared), Arc::clone(&busy));
                             let started = std::thread::Builder::new()
                                 .name("iolab-scrape".into())
                                 .spawn(move || {
-                                    answer(c, &reg);
+                                    answer(c, &sh.0, &sh.1);
                                     b.fetch_sub(1, Ordering::SeqCst);
                                 });
                             if started.is_err() {
@@ -478,8 +343,31 @@ impl MetricsServer {
             wake,
             thread: Some(thread),
             addr: bound,
+            served_final,
         })
     }
+
+    /// After the run (its [`Observer::finish`] called): keeps serving until one scrape has been
+    /// answered with the final counts, for at most `linger`, or until SIGINT/SIGTERM. Returns
+    /// whether a final scrape was served. It sleeps in poll(2): no polling.
+    pub fn linger(&self, linger: Duration) -> bool {
+        let Ok(wake) = SignalWake::register(&[libc::SIGINT, libc::SIGTERM]) else {
+            return false;
+        };
+        let deadline = Instant::now() + linger;
+        matches!(
+            wake.wait(Some(self.served_final.as_fd()), Some(deadline)),
+            Ok(Woke::Ready)
+        )
+    }
+}
+
+/// What a scrape needs to tell the lingering run that it read the final counts.
+struct Scraped {
+    /// The observer's: the run is over.
+    finished: Arc<AtomicBool>,
+    /// A byte written here per final scrape answered (non-blocking: a full pipe already says it).
+    tx: std::os::unix::net::UnixStream,
 }
 
 impl Drop for MetricsServer {
@@ -534,31 +422,38 @@ fn read_head(c: &mut std::net::TcpStream) -> std::result::Result<Vec<u8>, Option
 }
 
 /// One connection: its request read (bounded) and answered, then closed.
-fn answer(mut c: std::net::TcpStream, registry: &prometheus_client::registry::Registry) {
+fn answer(
+    mut c: std::net::TcpStream,
+    registry: &prometheus_client::registry::Registry,
+    scraped: &Scraped,
+) {
     let _ = c.set_nonblocking(false);
     let _ = c.set_write_timeout(Some(WRITE_TIME));
+    let refuse = |c: &mut std::net::TcpStream, code| {
+        respond(c, code, "text/plain", "", false);
+    };
     let head = match read_head(&mut c) {
         Ok(h) => h,
-        Err(Some(code)) => return respond(&mut c, code, "text/plain", "", false),
+        Err(Some(code)) => return refuse(&mut c, code),
         Err(None) => return,
     };
     let mut headers = [httparse::EMPTY_HEADER; 64];
     let mut req = httparse::Request::new(&mut headers);
     match req.parse(&head) {
         Ok(httparse::Status::Complete(_)) => {}
-        Err(httparse::Error::TooManyHeaders) => {
-            return respond(&mut c, 431, "text/plain", "", false);
-        }
-        _ => return respond(&mut c, 400, "text/plain", "", false),
+        Err(httparse::Error::TooManyHeaders) => return refuse(&mut c, 431),
+        _ => return refuse(&mut c, 400),
     }
     let head_only = req.method == Some("HEAD");
     if !head_only && req.method != Some("GET") {
-        return respond(&mut c, 405, "text/plain", "", false);
+        return refuse(&mut c, 405);
     }
     let open = req.headers.iter().any(|h| {
         h.name.eq_ignore_ascii_case("Accept")
             && String::from_utf8_lossy(h.value).contains("application/openmetrics-text")
     });
+    // read before the counters are: a scrape that began after the end sees the final counts
+    let last = scraped.finished.load(Ordering::SeqCst);
     let mut body = String::new();
     let (ok, ctype) = if open {
         (
@@ -572,12 +467,25 @@ fn answer(mut c: std::net::TcpStream, registry: &prometheus_client::registry::Re
         )
     };
     match ok {
-        Ok(()) => respond(&mut c, 200, ctype, &body, head_only),
-        Err(_) => respond(&mut c, 500, "text/plain", "encoding failed\n", head_only),
+        Ok(()) => {
+            if respond(&mut c, 200, ctype, &body, head_only) && last && !head_only {
+                let _ = (&scraped.tx).write_all(b"x");
+            }
+        }
+        Err(_) => {
+            respond(&mut c, 500, "text/plain", "encoding failed\n", head_only);
+        }
     }
 }
 
-fn respond(c: &mut std::net::TcpStream, code: u16, ctype: &str, body: &str, head_only: bool) {
+/// Writes the answer and closes the writing side; whether all of it was written.
+fn respond(
+    c: &mut std::net::TcpStream,
+    code: u16,
+    ctype: &str,
+    body: &str,
+    head_only: bool,
+) -> bool {
     let reason = match code {
         200 => "OK",
         400 => "Bad Request",
@@ -598,36 +506,37 @@ fn respond(c: &mut std::net::TcpStream, code: u16, ctype: &str, body: &str, head
     if !head_only {
         out.push_str(&body);
     }
-    let _ = c.write_all(out.as_bytes());
+    let sent = c.write_all(out.as_bytes()).is_ok();
     let _ = c.shutdown(std::net::Shutdown::Write);
+    sent
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::hist::interval_bucket;
 
-    #[test]
-    fn classic_buckets_hold_each_operation_once() {
-        use crate::measure::hist::interval_bucket;
-        let mut lat = vec![0u64; INTERVAL_BUCKETS];
-        lat[interval_bucket(80_000)] += 3; // 80 µs: under 100 µs
-        lat[interval_bucket(2_000_000)] += 2; // 2 ms: under 2.5 ms
-        lat[interval_bucket(30_000_000_000)] += 1; // 30 s: only +Inf
-        let b = le_buckets(&lat);
-        assert_eq!(b.len(), LE_S.len() + 1);
-        let at = |le: f64| b.iter().find(|x| x.0 == le).unwrap().1;
-        assert_eq!(at(50e-6), 0);
-        assert_eq!(at(100e-6), 3);
-        assert_eq!(at(1e-3), 0);
-        assert_eq!(at(2.5e-3), 2);
-        assert_eq!(at(10.0), 0);
-        assert_eq!(at(f64::INFINITY), 1);
-        assert_eq!(b.iter().map(|x| x.1).sum::<u64>(), 6);
+    fn unit(mode: &str) -> PhaseUnit {
+        PhaseUnit {
+            mode: mode.into(),
+            role: None,
+            kinds: vec![0],
+            settings: vec![("bs", "4KiB".into()), ("threads", "2".into())],
+        }
+    }
+
+    fn text_of(obs: &Observer) -> String {
+        let mut reg = prometheus_client::registry::Registry::default();
+        reg.register_collector(Box::new(obs.collector()));
+        let mut text = String::new();
+        prometheus_client::encoding::prometheus_text::encode(&mut text, &reg).unwrap();
+        text
     }
 
     #[test]
     fn a_scrape_sums_the_threads_and_keeps_finished_cells() {
-        let obs = Observer::new("r1".into(), "h".into());
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let obs = Observer::new("r1".into(), "h".into(), t0);
         let a = Arc::new(LiveCounters::default());
         let b = Arc::new(LiveCounters::default());
         for _ in 0..7 {
@@ -636,41 +545,67 @@ mod tests {
         for _ in 0..5 {
             b.publish(0, 4096, 3_000_000);
         }
-        let u = PhaseUnit {
-            mode: "rndrd".into(),
-            role: None,
-            kinds: vec![0],
-        };
+        b.error();
+        let u = unit("rndrd");
+        let from = t0 + Duration::from_millis(2500);
         assert_eq!(
-            obs.begin_phase(std::slice::from_ref(&u), vec![vec![a, b]]),
+            obs.begin_phase(std::slice::from_ref(&u), vec![vec![a, b]], from),
             0
         );
-        assert_eq!(obs.begin_phase(&[u], vec![vec![]]), 1);
-        let mut reg = prometheus_client::registry::Registry::default();
-        reg.register_collector(Box::new(obs.collector()));
-        let mut text = String::new();
-        prometheus_client::encoding::prometheus_text::encode(&mut text, &reg).unwrap();
-        let l = r#"{run_id="r1",host="h",cell="0",mode="rndrd",op="read"}"#;
+        assert_eq!(obs.begin_phase(&[u], vec![vec![]], from), 1);
+        let text = text_of(&obs);
+        let cell0 = r#"run_id="r1",host="h",cell="0",mode="rndrd""#;
+        let l = format!(r#"{{{cell0},op="read"}}"#);
         assert!(text.contains(&format!("iolab_ops_total{l} 12\n")), "{text}");
         assert!(
             text.contains(&format!("iolab_bytes_total{l} 49152\n")),
             "{text}"
         );
-        // cumulative in the exposition: 7 under 100 µs, all 12 under 5 ms
         assert!(
-            text.contains(r#"iolab_latency_seconds_bucket{run_id="r1",host="h",cell="0",mode="rndrd",op="read",le="0.0001"} 7"#),
+            text.contains(&format!("iolab_errors_total{{{cell0}}} 1\n")),
             "{text}"
         );
-        assert!(
-            text.contains(r#"iolab_latency_seconds_bucket{run_id="r1",host="h",cell="0",mode="rndrd",op="read",le="0.005"} 12"#),
-            "{text}"
-        );
-        assert!(
-            text.contains(r#"iolab_latency_seconds_bucket{run_id="r1",host="h",cell="0",mode="rndrd",op="read",le="+Inf"} 12"#),
-            "{text}"
-        );
+        // cumulative in the exposition: 7 at the top of 90 µs's bucket, all 12 at 2^22 ns
+        let top_90us = {
+            let i = interval_bucket(90_000);
+            (interval_bucket_start(i + 1) - 1) as f64 / 1e9
+        };
+        // the count of cell 0's read bucket whose `le` is `le` (as a number: the encoder
+        // writes 9.0111e-05)
+        let bucket = |le: f64| -> Option<u64> {
+            let head = format!(r#"iolab_latency_seconds_bucket{{{cell0},op="read",le=""#);
+            text.lines().find_map(|line| {
+                let (b, rest) = line.strip_prefix(head.as_str())?.split_once("\"} ")?;
+                let v: f64 = if b == "+Inf" {
+                    f64::INFINITY
+                } else {
+                    b.parse().ok()?
+                };
+                (v == le).then(|| rest.parse().ok())?
+            })
+        };
+        assert_eq!(bucket(top_90us), Some(7), "{top_90us} {text}");
+        assert_eq!(bucket(0.004194303), Some(12), "{text}");
+        assert_eq!(bucket(f64::INFINITY), Some(12), "{text}");
         assert!(
             text.contains(&format!("iolab_latency_seconds_count{l} 12\n")),
+            "{text}"
+        );
+        // the settings, the run's and the cell's start
+        assert!(
+            text.contains(&format!(
+                "iolab_run_info{{{cell0},bs=\"4KiB\",threads=\"2\"}} 1\n"
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains("iolab_run_start_time_seconds{run_id=\"r1\",host=\"h\"} 1700000000.0\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "iolab_cell_start_time_seconds{{{cell0}}} 1700000002.5\n"
+            )),
             "{text}"
         );
         // the second cell is there with zero counts
@@ -680,5 +615,85 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    /// The start of interval bucket `i` (the value that maps to it first).
+    fn interval_bucket_start(i: usize) -> u64 {
+        (0..u64::MAX).find(|&v| interval_bucket(v) == i).unwrap()
+    }
+
+    #[test]
+    fn device_counts_are_counters_that_stay_after_the_cell() {
+        let obs = Observer::new("r".into(), "h".into(), SystemTime::now());
+        obs.begin_phase(&[unit("seqwr")], vec![vec![]], SystemTime::now());
+        let counts = |w: u64| -> BTreeMap<String, DeviceCounts> {
+            [(
+                "loop7".to_string(),
+                DeviceCounts {
+                    writes: w,
+                    write_bytes: w * 4096,
+                    flushes: Some(2),
+                    ..DeviceCounts::default()
+                },
+            )]
+            .into_iter()
+            .collect()
+        };
+        obs.device_sample(0, "seqwr", None, &counts(0));
+        obs.device_sample(0, "seqwr", None, &counts(300));
+        obs.end_phase();
+        let text = text_of(&obs);
+        let l = r#"{run_id="r",host="h",cell="0",mode="seqwr",device="loop7"}"#;
+        for (series, v) in [
+            ("iolab_device_writes_total", 300),
+            ("iolab_device_written_bytes_total", 300 * 4096),
+            ("iolab_device_reads_total", 0),
+            ("iolab_device_flushes_total", 2),
+        ] {
+            assert!(
+                text.contains(&format!("{series}{l} {v}\n")),
+                "{series}: {text}"
+            );
+        }
+        // no discard fields from this kernel: no series
+        assert!(!text.contains("iolab_device_discards_total"), "{text}");
+        // the gauges are the running cell's only
+        assert!(!text.contains("iolab_device_util_ratio"), "{text}");
+    }
+
+    #[test]
+    fn a_port_without_a_host_is_every_address() {
+        assert_eq!(listen_addrs(":9464"), ["[::]:9464", "0.0.0.0:9464"]);
+        assert_eq!(listen_addrs("127.0.0.1:9464"), ["127.0.0.1:9464"]);
+        let obs = Observer::new("r".into(), "h".into(), SystemTime::now());
+        let s = MetricsServer::start(":0", &obs).unwrap();
+        let port = s.addr.rsplit(':').next().unwrap().to_string();
+        // reachable on IPv4's loopback
+        assert!(std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_ok());
+    }
+
+    /// GET over HTTP/1.0, the answer's status line.
+    fn get(addr: &str) -> String {
+        use std::io::Read;
+        let mut c = std::net::TcpStream::connect(addr).unwrap();
+        c.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
+        let mut t = String::new();
+        c.read_to_string(&mut t).unwrap();
+        t.lines().next().unwrap_or_default().to_string()
+    }
+
+    #[test]
+    fn linger_ends_at_the_first_scrape_after_the_run() {
+        let obs = Observer::new("r".into(), "h".into(), SystemTime::now());
+        let s = MetricsServer::start("127.0.0.1:0", &obs).unwrap();
+        // a scrape during the run is not a final one: the linger runs to its end
+        assert!(get(&s.addr).contains(" 200"));
+        assert!(!s.linger(Duration::from_millis(300)));
+        obs.finish();
+        // a scrape after the end ends a linger of a year (the test would hang otherwise)
+        let addr = s.addr.clone();
+        let t = std::thread::spawn(move || get(&addr));
+        assert!(s.linger(Duration::from_secs(365 * 86_400)));
+        assert!(t.join().unwrap().contains(" 200"));
     }
 }

@@ -240,6 +240,44 @@ pub fn between(a: &Reading, b: &Reading, t0: Instant) -> Sample {
     }
 }
 
+/// What each device completed between two readings, as the kernel counts it (/proc/diskstats;
+/// sectors of 512 bytes): the `--metrics-listen` device counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DeviceCounts {
+    pub reads: u64,
+    pub writes: u64,
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    /// None on kernels before 4.18 (no discard fields).
+    pub discards: Option<u64>,
+    pub discard_bytes: Option<u64>,
+    /// None on kernels before 5.5 (no flush fields).
+    pub flushes: Option<u64>,
+}
+
+/// Each device's counts from reading `a` to reading `b` (a device in both).
+pub fn counts_between(a: &Reading, b: &Reading) -> BTreeMap<String, DeviceCounts> {
+    let opt = |n: Option<u64>, o: Option<u64>| Some(delta(n?, o?));
+    b.disks
+        .iter()
+        .filter_map(|(k, n)| {
+            let o = a.disks.get(k)?;
+            Some((
+                k.clone(),
+                DeviceCounts {
+                    reads: delta(n.rd_ios, o.rd_ios),
+                    writes: delta(n.wr_ios, o.wr_ios),
+                    read_bytes: delta(n.rd_sectors, o.rd_sectors) * 512,
+                    write_bytes: delta(n.wr_sectors, o.wr_sectors) * 512,
+                    discards: opt(n.dc_ios, o.dc_ios),
+                    discard_bytes: opt(n.dc_sectors, o.dc_sectors).map(|s| s * 512),
+                    flushes: opt(n.fl_ios, o.fl_ios),
+                },
+            ))
+        })
+        .collect()
+}
+
 /// A last, partial sampling interval shorter than this is not part of the series.
 pub const SHORTEST_LAST: Duration = Duration::from_millis(200);
 
@@ -253,20 +291,26 @@ pub fn sample_until(
     start: Instant,
     stop: &StopSignal,
 ) -> DeviceReport {
-    sample_until_with(proc_root, devices, interval, start, stop, &|_| {})
+    sample_until_with(proc_root, devices, interval, start, stop, &|_, _| {})
 }
 
-/// [`sample_until`], handing each interval to `on_sample` as it is taken (`--metrics-listen`).
+/// What the sampler hands on at each reading (`--metrics-listen`): the interval just taken
+/// (None at the first reading, and for a last interval too short for the series), and each
+/// device's counts from the first reading to this one.
+pub type OnSample<'a> = &'a (dyn Fn(Option<&Sample>, &BTreeMap<String, DeviceCounts>) + Sync);
+
+/// [`sample_until`], handing each reading to `on_sample` as it is taken (`--metrics-listen`).
 pub fn sample_until_with(
     proc_root: &Path,
     devices: &[String],
     interval: Duration,
     start: Instant,
     stop: &StopSignal,
-    on_sample: &(dyn Fn(&Sample) + Sync),
+    on_sample: OnSample,
 ) -> DeviceReport {
     stop.wait_until(start);
     let first = reading(proc_root, devices);
+    on_sample(None, &counts_between(&first, &first));
     let mut prev = first.clone();
     let mut series = Vec::new();
     let mut next = first.at + interval;
@@ -278,10 +322,13 @@ pub fn sample_until_with(
             // the last, partial interval: its rates and %util are per its real length
             // (dur_s); one shorter than SHORTEST_LAST is left out of the series (a few
             // ms of jiffy-rounded ticks are noise), the summary still covers it
+            let counts = counts_between(&first, &r);
             if !done || series.is_empty() || since >= SHORTEST_LAST {
                 let sample = between(&prev, &r, first.at);
-                on_sample(&sample);
+                on_sample(Some(&sample), &counts);
                 series.push(sample);
+            } else {
+                on_sample(None, &counts);
             }
             prev = r;
         }
@@ -463,5 +510,32 @@ mod tests {
         assert!((c.iowait - 3000.0 / t).abs() < 1e-9);
         assert!((c.idle - 80000.0 / t).abs() < 1e-9);
         assert!((c.steal - 1000.0 / t).abs() < 1e-9);
+    }
+
+    #[test]
+    fn device_counts_are_the_kernel_counters_differences() {
+        let at = |l: &str| {
+            let (n, d) = parse_line(l).unwrap();
+            Reading {
+                at: Instant::now(),
+                disks: [(n, d)].into_iter().collect(),
+                cpu: CpuStat::default(),
+            }
+        };
+        let a = at(L20);
+        let b = at(
+            "   7       0 loop0 1651932 14 52854215 135353 17443 6227 18170597 11061 0 97180 147046 61 10 40398792 53 845 577",
+        );
+        let c = &counts_between(&a, &b)["loop0"];
+        assert_eq!((c.reads, c.writes), (200, 100));
+        assert_eq!((c.read_bytes, c.write_bytes), (800 * 512, 800 * 512));
+        assert_eq!(
+            (c.discards, c.discard_bytes, c.flushes),
+            (Some(10), Some(100 * 512), Some(3))
+        );
+        // a kernel without the discard and flush fields: none
+        let old = at(L14);
+        let c = &counts_between(&old, &old)["sda"];
+        assert_eq!((c.reads, c.discards, c.flushes), (0, None, None));
     }
 }

@@ -26,6 +26,8 @@ pub struct LiveCounters {
     lat: Box<[AtomicU64]>,
     /// The sum of the latencies in ns (`--metrics-listen`: a histogram's `_sum`).
     lat_sum_ns: [AtomicU64; KINDS],
+    /// Operations that failed (`--metrics-listen`: `iolab_errors_total`).
+    errors: AtomicU64,
 }
 
 impl std::fmt::Debug for LiveCounters {
@@ -45,6 +47,7 @@ impl Default for LiveCounters {
                 .map(|_| AtomicU64::new(0))
                 .collect(),
             lat_sum_ns: Default::default(),
+            errors: AtomicU64::new(0),
         }
     }
 }
@@ -67,6 +70,18 @@ impl LiveCounters {
             &self.lat[kind * INTERVAL_BUCKETS + interval_bucket(lat_ns)],
             1,
         );
+    }
+
+    /// Publishes one failed operation (an error the run's `errors` count). Only the owning
+    /// thread calls it.
+    #[inline]
+    pub fn error(&self) {
+        bump(&self.errors, 1);
+    }
+
+    /// The failed operations of every thread of `threads` now.
+    pub fn errors<'a>(threads: impl IntoIterator<Item = &'a LiveCounters>) -> u64 {
+        threads.into_iter().map(|c| c.errors.load(Relaxed)).sum()
     }
 
     /// Operations of every kind completed so far (read by another thread: a distributed run's

@@ -8,6 +8,7 @@ pub mod iolog;
 pub mod iostat;
 pub mod live;
 pub mod peer;
+pub mod prom;
 pub mod stats;
 pub mod wake;
 pub mod warnings;

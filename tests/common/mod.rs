@@ -422,3 +422,29 @@ fn kill_marked(mark: &str) {
         }
     }
 }
+
+/// Scrapes `127.0.0.1:port` every 50 ms from the first answer until the server is gone (at most
+/// 2 minutes); the last answer. A run with `--metrics-linger` ends only after answering a
+/// scrape with its final counts, so that is the last answer.
+pub fn last_scrape(port: u16) -> String {
+    use std::io::{Read, Write};
+    let t0 = std::time::Instant::now();
+    let mut last: Option<String> = None;
+    while t0.elapsed() < std::time::Duration::from_secs(120) {
+        let got = std::net::TcpStream::connect(("127.0.0.1", port))
+            .ok()
+            .and_then(|mut c| {
+                c.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").ok()?;
+                let mut t = String::new();
+                c.read_to_string(&mut t).ok()?;
+                Some(t).filter(|t| t.starts_with("HTTP/1.1 200"))
+            });
+        match (got, &last) {
+            (Some(t), _) => last = Some(t),
+            (None, Some(_)) => break,
+            (None, None) => {}
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    last.expect("no scrape answered")
+}

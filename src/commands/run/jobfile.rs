@@ -145,7 +145,7 @@ pub(super) fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
     } else {
         Some(open_store_write(&a.db)?)
     };
-    let (obs, _server) = live_export(a)?;
+    let (obs, server) = live_export(a)?;
     let stop = stop_flag();
     // --repeat N: N stored runs of the whole job file, as a group (as `iolab run --repeat`)
     let group = match (&mut db, reps > 1) {
@@ -245,6 +245,7 @@ pub(super) fn cmd_run_jobfiles(a: &cli::RunArgs) -> Result<i32> {
             );
         }
     }
+    linger(a, obs.as_ref(), server.as_ref(), &stop);
     if let Some(why) = not_saved {
         eprintln!("iolab: error: the results above were not saved: {why}");
         return Ok(Exit::NotSaved as i32);

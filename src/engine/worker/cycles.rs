@@ -51,7 +51,7 @@ pub fn run_cycles<'a, E: CycleEngine<'a>>(
                 ops += 1;
                 prog.ops.store(ops, Relaxed);
             }
-            Err(e) => st.error(e),
+            Err(e) => prog.failed(st, e),
         }
     };
     let mut now = Instant::now();
