@@ -479,6 +479,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         distribution,
         seed,
         rate_iops: a.rate,
+        no_spin: a.no_spin,
         limit,
         max_time_s,
         ramp_s: a.ramp,

@@ -299,6 +299,7 @@ pub fn role_args(base: &RunArgs, role: &RoleSpec) -> Result<(RunArgs, bool)> {
             "distribution" => r.distribution = p.distribution.clone(),
             "seed" => r.seed = p.seed,
             "rate" => r.rate = p.rate,
+            "no_spin" => r.no_spin = true,
             _ => {}
         }
     }

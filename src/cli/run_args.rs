@@ -296,6 +296,11 @@ pub struct RunArgs {
     /// scheduled start.
     #[arg(long, value_parser = at_least_one::<u64>)]
     pub rate: Option<u64>,
+    /// With --rate (or a job file's rates): sleep to each I/O's slot, never spin on the clock
+    /// before it. By default a thread spins the last 20 µs before a slot only when its threads
+    /// leave a CPU idle besides (threads < CPUs - 1); see docs/measurement.md.
+    #[arg(long)]
+    pub no_spin: bool,
     /// How long to measure each mode: 30, 30s, 2m, 500ms (default 10 s; 6 per step in the
     /// default profile); fio's --runtime. With --ops or --io-size: stop at whichever comes
     /// first (fio's runtime without time_based).

@@ -29,7 +29,7 @@ mod cycles;
 mod pacer;
 mod setup;
 pub use cycles::run_cycles;
-use pacer::{Pacer, SPIN_BEFORE, lag_ns};
+use pacer::{Pacer, lag_ns};
 use setup::{filler, log_end, log_issue, logs, place};
 
 /// Live counters one worker publishes for the progress line and, with `--report-interval`, for
@@ -186,7 +186,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
         };
         let sched = pacer.peek();
         let t0 = match sched {
-            Some(s) if s > now => match Pacer::wait(s, now, sh) {
+            Some(s) if s > now => match pacer.wait(s, now, sh) {
                 Some(t) => t,
                 // stopped, ended or past the deadline: the loop's top ends it
                 None => {
@@ -721,16 +721,17 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             }
             if let Some(w) = wait_until {
                 // a stop, the phase's end or the deadline: the loop's top sees it
-                Pacer::wait(w, Instant::now(), sh);
+                pacer.wait(w, Instant::now(), sh);
             }
             continue;
         }
-        // Until shortly before the next slot, wait for a completion; then submit what is
-        // queued and spin to the slot, reaping completions as they come (no system call).
+        // Until the next slot, wait for a completion (a timed wait, to the slot); a thread that
+        // may spin waits until shortly before it, then submits what is queued and spins to the
+        // slot, reaping completions as they come (no system call).
         let mut timeout = None;
         if let Some(w) = wait_until.filter(|_| !stopping) {
             let left = w.saturating_duration_since(Instant::now());
-            if left <= SPIN_BEFORE {
+            if left <= pacer.spin() {
                 submit(&mut eng, &mut slots, &mut unsubmitted)?;
                 loop {
                     inflight -= reap(
@@ -743,7 +744,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 }
                 continue;
             }
-            timeout = Some(left - SPIN_BEFORE);
+            timeout = Some(left - pacer.spin());
         }
         submit(&mut eng, &mut slots, &mut unsubmitted)?;
         // iodepth_batch_complete_min: wait for that many completions (at most those in flight)

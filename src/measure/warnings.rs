@@ -457,6 +457,7 @@ mod tests {
             distribution: Distribution::Uniform,
             seed: 1,
             rate_iops: rate,
+            no_spin: false,
             limit: Limit::TimeS(10.0),
             max_time_s: None,
             ramp_s: 0.0,

@@ -375,6 +375,11 @@ pub struct Job {
     pub seed: u64,
     /// Total offered load in I/Os per second across all threads (None = as fast as possible).
     pub rate_iops: Option<u64>,
+    /// `--no-spin`: paced threads sleep to each slot and never spin on the clock before it
+    /// (absent: a thread spins the last µs before a slot when a CPU is left to spare;
+    /// docs/measurement.md, Paced latency).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_spin: bool,
     pub limit: Limit,
     /// With `--ops`/`--io-size` and `--time`: also stop after this many measured seconds,
     /// whichever comes first (fio's `runtime=` without `time_based`). Absent: the quota alone.

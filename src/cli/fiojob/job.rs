@@ -798,6 +798,8 @@ fn run_options(
     r.quiet = a.quiet;
     r.iostat_interval = a.iostat_interval;
     r.report_interval = a.report_interval;
+    // how the pacer waits (no fio option: fio always sleeps)
+    r.no_spin = a.no_spin;
     r.db = a.db.clone();
     let mut fio_options = BTreeMap::new();
     // a [global] name= is no option of the job (it renames none, as in fio)

@@ -23,6 +23,7 @@ fn job(mode: Mode, threads: u32) -> Job {
         distribution: Distribution::Uniform,
         seed: 1,
         rate_iops: None,
+        no_spin: false,
         limit: Limit::Ops(1000),
         max_time_s: None,
         ramp_s: 0.0,

@@ -9,10 +9,11 @@
 use super::*;
 use crate::model::job::Mode;
 
-/// How long before a slot the pacer stops sleeping and spins on the clock. Covers the
-/// thread's wakeup latency with the timer slack at its minimum (tens of µs on an idle machine,
-/// more on a loaded one); measured in docs/measurement.md#paced-latency.
-pub(super) const SPIN_BEFORE: Duration = Duration::from_micros(100);
+/// How long before a slot a thread that may spin ([`Pacer::spin`]) stops sleeping and spins on
+/// the clock: the wakeup lateness of a `clock_nanosleep` with the timer slack at its minimum on
+/// an idle machine (measured in docs/measurement.md#paced-latency). A thread that may not spin
+/// sleeps to the slot itself.
+pub(super) const SPIN_LAST: Duration = Duration::from_micros(20);
 
 /// The longest single sleep of a wait for a slot: a stop, the phase's end or the deadline is
 /// seen within it (a slot may be many seconds away at a low byte rate).
@@ -36,16 +37,23 @@ struct Dirs {
 /// Paces issue times for `--rate` (per thread) or fio's per-direction rates, or lets everything
 /// go at once.
 ///
-/// Latency is measured from the schedule, so the schedule has to be kept: a slot is waited for
-/// by sleeping until [`SPIN_BEFORE`] ahead of it and spinning (re-reading the clock) for the
-/// rest, with the thread's timer slack set to its minimum once. Per I/O that is at most one
-/// sleep and some clock reads: no allocation, no lock.
+/// Latency is measured from the schedule, so the schedule has to be kept, without taking the
+/// CPU that the storage stack needs (a loop device's worker, dm-crypt, a network block client,
+/// a virtio backend): a slot is waited for by one `clock_nanosleep` to an absolute time on
+/// `CLOCK_MONOTONIC`, with the thread's timer slack set to its minimum once. Only a thread that
+/// leaves a CPU idle to spare (fewer paced threads than the CPUs it may run on, less one) and
+/// runs without `--no-spin` sleeps to [`SPIN_LAST`] before the slot and spins the rest. Per I/O
+/// that is at most one sleep and some clock reads: no allocation, no lock.
 pub(super) struct Pacer {
     interval: Option<Duration>,
     next: Instant,
     /// `rate_process=poisson`: exponential gaps drawn from this generator.
     poisson: Option<crate::spec::dist::Rng>,
     dirs: Option<Dirs>,
+    /// How long before a slot the wait stops sleeping and spins (zero: it sleeps to the slot).
+    spin: Duration,
+    /// Turns a slot into `clock_nanosleep`'s absolute time.
+    clock: Clock,
 }
 
 impl Pacer {
@@ -84,6 +92,12 @@ impl Pacer {
             set_min_timer_slack();
         }
         Pacer {
+            spin: if paced && spare_cpu(job) {
+                SPIN_LAST
+            } else {
+                Duration::ZERO
+            },
+            clock: Clock::new(),
             interval: thread_rate.map(|r| Duration::from_secs_f64(1.0 / r)),
             next: sh.start,
             poisson: (job.timing.poisson && paced)
@@ -143,11 +157,18 @@ impl Pacer {
         }
     }
 
+    /// How long before a slot this thread spins instead of sleeping (zero: it sleeps to the
+    /// slot; the queue loop waits for completions until then).
+    #[inline]
+    pub(super) fn spin(&self) -> Duration {
+        self.spin
+    }
+
     /// Waits until `slot` (`now` is a recent clock reading); returns the clock reading that
     /// ended the wait, at or just after `slot`. None when the phase stopped or ended, or the
     /// deadline came first (fio issues nothing then either): the thread ends.
     #[inline]
-    pub(super) fn wait(slot: Instant, mut now: Instant, sh: &Shared) -> Option<Instant> {
+    pub(super) fn wait(&self, slot: Instant, mut now: Instant, sh: &Shared) -> Option<Instant> {
         if sh.deadline.is_some_and(|d| slot >= d) {
             let d = sh.deadline.expect("a deadline");
             while now < d && !sh.stop.load(Relaxed) && !sh.exit.load(Relaxed) {
@@ -156,13 +177,19 @@ impl Pacer {
             }
             return None;
         }
-        while let Some(d) = slot.checked_duration_since(now)
-            && d > SPIN_BEFORE
+        while let Some(left) = slot.checked_duration_since(now)
+            && left > self.spin
         {
             if sh.stop.load(Relaxed) || sh.exit.load(Relaxed) {
                 return None;
             }
-            std::thread::sleep((d - SPIN_BEFORE).min(SLICE));
+            // one sleep to the slot (less the spin), in slices of at most SLICE
+            let until = if left - self.spin > SLICE {
+                now + SLICE
+            } else {
+                slot - self.spin
+            };
+            self.clock.sleep_until(until);
             now = Instant::now();
         }
         while now < slot {
@@ -173,9 +200,77 @@ impl Pacer {
     }
 }
 
+/// Whether a paced thread of `job` may spin before its slots: never with `--no-spin`, else
+/// when its threads leave at least one of the CPUs it may run on (its affinity, the cgroup's
+/// quota) idle besides: `threads < CPUs - 1`. With as many spinning threads as CPUs the kernel's
+/// own work for the device gets no CPU, the device slows, and the latency measures that harm.
+fn spare_cpu(job: &crate::model::job::Job) -> bool {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    !job.no_spin && (job.threads as usize) + 1 < cpus
+}
+
+/// `CLOCK_MONOTONIC` (which [`Instant`] reads on Linux) at one instant, in ns: turns an
+/// [`Instant`] into an absolute time for `clock_nanosleep` without a clock read per sleep.
+#[derive(Clone, Copy)]
+struct Clock {
+    at: Instant,
+    mono_ns: u64,
+}
+
+impl Clock {
+    fn new() -> Clock {
+        // the Instant between two readings of the clock: the anchor is off by half their gap
+        let a = mono_ns();
+        let at = Instant::now();
+        let b = mono_ns();
+        Clock {
+            at,
+            mono_ns: a + (b.saturating_sub(a)) / 2,
+        }
+    }
+
+    /// Sleeps until `t` (or a signal): one `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)`.
+    #[inline]
+    fn sleep_until(&self, t: Instant) {
+        let ns = match t.checked_duration_since(self.at) {
+            Some(d) => self.mono_ns.saturating_add(d.as_nanos() as u64),
+            None => self
+                .mono_ns
+                .saturating_sub(self.at.duration_since(t).as_nanos() as u64),
+        };
+        let ts = libc::timespec {
+            tv_sec: (ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+        };
+        // SAFETY: `ts` is a valid timespec for the duration of the call; no remainder is asked
+        // for (null) with TIMER_ABSTIME. An EINTR returns early: the caller reads the clock.
+        unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &ts,
+                std::ptr::null_mut(),
+            );
+        }
+    }
+}
+
+/// `CLOCK_MONOTONIC` now, in ns (read once per thread, by [`Clock::new`]).
+fn mono_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec, which `ts` is.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// Sets this thread's timer slack to 1 ns (the default 50 µs would make every sleep of the
-/// pacer end up to 50 µs late). Only the calling thread is affected; a refusal is harmless (the
-/// spin absorbs it).
+/// pacer end up to 50 µs late). Only the calling thread is affected; a refusal leaves the
+/// default slack (later wakeups, counted in the schedule lag).
 fn set_min_timer_slack() {
     // SAFETY: PR_SET_TIMERSLACK takes one integer argument and touches no memory of ours.
     unsafe {
