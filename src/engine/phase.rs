@@ -5,6 +5,7 @@
 use crate::engine::checkpoints::{Agreed, Checkpoint, PhaseSync};
 use crate::engine::fileset::{self, file_path};
 use crate::engine::ops::{MapPtr, Shared};
+use crate::engine::steady::SteadyUnits;
 use crate::engine::verify::VerifySetup;
 use crate::engine::worker::Progress;
 use crate::engine::{caps, run_worker};
@@ -140,6 +141,8 @@ pub(super) struct Phase {
     /// The same for each unit's own threads: a size-bound job's runtime is its own, not the
     /// phase's (its rates divide by it), as fio's per job.
     pub(super) unit_duration_s: Vec<f64>,
+    /// Each unit's steady-state findings (fio's `ss`): its reporting group's, or each thread's.
+    pub(super) steady: Vec<Vec<crate::model::steady::SteadyState>>,
     pub(super) cpu: Cpu,
     pub(super) device: Option<crate::model::device::DeviceReport>,
     pub(super) interrupted: bool,
@@ -178,13 +181,18 @@ pub(super) fn run_phase(
         .iter()
         .map(|f| f.iter().map(|f| f.as_raw_fd()).collect())
         .collect();
+    // fio's steady state: the units judged each second (from the threads' live counters)
+    let steady = SteadyUnits::new(units.iter().map(|u| u.job));
     let progress: Vec<Vec<Progress>> = units
         .iter()
         .map(|u| {
             (0..u.job.threads)
                 .map(|_| Progress {
-                    live: (plan.report_interval.is_some() || obs.is_some() || sync.watched())
-                        .then(|| std::sync::Arc::new(LiveCounters::default())),
+                    live: (plan.report_interval.is_some()
+                        || obs.is_some()
+                        || sync.watched()
+                        || !steady.is_empty())
+                    .then(|| std::sync::Arc::new(LiveCounters::default())),
                     ..Progress::default()
                 })
                 .collect()
@@ -237,6 +245,7 @@ pub(super) fn run_phase(
                 mem_align: plan.dio.mem.max(4096) as usize,
                 stop,
                 exit: &exit,
+                halt: None,
                 flow: u
                     .job
                     .timing
@@ -276,6 +285,7 @@ pub(super) fn run_phase(
     let (u0, s0) = rusage();
     let cell_done = crate::measure::iostat::StopSignal::new();
     let mut device = None;
+    let mut states: Option<Vec<crate::model::steady::SteadyState>> = None;
     type Ended = (std::io::Result<ThreadStats>, Instant);
     let results: Vec<Vec<Ended>> = std::thread::scope(|s| {
         // The device sampler: one read of /proc/diskstats and /proc/stat per interval.
@@ -310,7 +320,12 @@ pub(super) fn run_phase(
         'spawn: for (ui, u) in units.iter().enumerate() {
             let mut hs = Vec::new();
             for t in 0..u.job.threads {
-                let (sh, prog, finished) = (&shared[ui], &progress[ui][t as usize], &finished);
+                // the thread's own copy: its steady-state unit's flag
+                let sh = Shared {
+                    halt: steady.halt(ui, t),
+                    ..shared[ui].clone()
+                };
+                let (prog, finished) = (&progress[ui][t as usize], &finished);
                 let all_done = &all_done;
                 let files_n = u.spec.files;
                 let name = if units.len() > 1 {
@@ -332,8 +347,9 @@ pub(super) fn run_phase(
                         while Instant::now() < sh.start {
                             std::hint::spin_loop();
                         }
-                        let r = run_worker(sh, t, files_n, prog);
+                        let r = run_worker(&sh, t, files_n, prog);
                         let ended = Instant::now();
+                        prog.done.store(true, Ordering::Relaxed);
                         if r.is_err() {
                             sh.stop.store(true, Ordering::Relaxed);
                         }
@@ -355,6 +371,23 @@ pub(super) fn run_phase(
             }
             handles.push(hs);
         }
+        // fio's steady state: sampled each second on a thread of its own
+        let judge = match (!steady.is_empty() && spawn_err.is_none())
+            .then(|| {
+                let (steady, progress, all_done) = (&steady, &progress, &all_done);
+                let epochs: Vec<Instant> = shared.iter().map(|sh| sh.start).collect();
+                std::thread::Builder::new()
+                    .name("iolab-steady".into())
+                    .spawn_scoped(s, move || steady.watch(progress, &epochs, start, all_done))
+            })
+            .transpose()
+        {
+            Ok(h) => h,
+            Err(e) => {
+                spawn_err = Some(e);
+                None
+            }
+        };
         // A thread that cannot be started (the system's thread or memory limit) fails the cell:
         // the workers already running are stopped and joined, never a panic.
         if let Some(e) = spawn_err {
@@ -416,6 +449,7 @@ pub(super) fn run_phase(
             .collect();
         cell_done.set();
         device = sampler.map(|h| h.join().expect("sampler panicked"));
+        states = judge.map(|h| h.join().expect("steady state panicked"));
         if let Some(h) = lines {
             h.join().expect("live lines panicked");
         }
@@ -436,6 +470,10 @@ pub(super) fn run_phase(
     drop(shared);
     drop(maps);
     drop(files);
+    let states = states.unwrap_or_default();
+    let steady_of: Vec<_> = (0..units.len())
+        .map(|ui| steady.states_of(ui, &states))
+        .collect();
     let mut merged = Vec::new();
     let mut threads = Vec::new();
     let mut unit_duration_s = Vec::new();
@@ -478,6 +516,7 @@ pub(super) fn run_phase(
         threads,
         duration_s: since_start(end).max(1e-9),
         unit_duration_s,
+        steady: steady_of,
         cpu: Cpu {
             user_s: u1 - u0,
             sys_s: s1 - s0,
@@ -529,6 +568,7 @@ pub(super) fn run_roles_cell(
             phase.interrupted,
         );
         c.warnings = warnings::check_cell(&r.job, &r.fileset, env, link_bps, &c, plan.warm);
+        c.steady = phase.steady[i].clone();
         for w in &c.warnings {
             let w = Warning::new(&w.code, format!("role {}: {}", r.name, w.message));
             if !warnings.contains(&w) {

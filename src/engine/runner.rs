@@ -107,6 +107,7 @@ fn run_cell(
     )?;
     let merged = phase.merged.pop().expect("one unit");
     let threads = phase.threads.pop().unwrap_or_default();
+    let steady = phase.steady.pop().unwrap_or_default();
     if let (Some(vs), Some(v)) = (vset, &merged.verify) {
         verify::apply_ranges(&mut vs.gens, &v.ranges);
         save_verify_state(spec, vs)?;
@@ -118,9 +119,12 @@ fn run_cell(
     // each thread on its own: a numjobs clone's row in fio JSON
     let mut one = job.clone();
     one.threads = 1;
+    // a clone judged on its own (fio's ss without group_reporting) has its own findings
+    let own = steady.len() == threads.len();
     let clones = threads
         .iter()
-        .map(|(m, d)| {
+        .enumerate()
+        .map(|(i, (m, d))| {
             let cj = CellJob {
                 job: one.clone(),
                 fileset: spec.clone(),
@@ -128,7 +132,12 @@ fn run_cell(
             let mut cpu = phase.cpu.clone();
             cpu.user_pct /= f64::from(job.threads.max(1));
             cpu.sys_pct /= f64::from(job.threads.max(1));
-            stats::cell_result(cj, m, *d, cpu, resident_pct, phase.interrupted)
+            let mut c = stats::cell_result(cj, m, *d, cpu, resident_pct, phase.interrupted);
+            c.steady = match own {
+                true => vec![steady[i].clone()],
+                false => steady.clone(),
+            };
+            c
         })
         .collect();
     let mut cell = stats::cell_result(
@@ -140,6 +149,7 @@ fn run_cell(
         phase.interrupted,
     );
     cell.clones = clones;
+    cell.steady = steady;
     cell.device = phase.device;
     cell.warnings = warnings::check_cell(job, spec, env, link_bps, &cell, plan.warm);
     Ok(cell)

@@ -42,7 +42,7 @@ pub fn phase_flows<'j>(jobs: impl Iterator<Item = &'j crate::model::job::Job>) -
 /// slept to the end.
 fn sleep_until(sh: &Shared, until: Instant) -> bool {
     loop {
-        if sh.stop.load(Relaxed) || sh.exit.load(Relaxed) {
+        if sh.ending() {
             return false;
         }
         let now = Instant::now();

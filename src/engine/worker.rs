@@ -41,6 +41,8 @@ pub struct Progress {
     pub ops: AtomicU64,
     pub bytes: AtomicU64,
     pub live: Option<std::sync::Arc<LiveCounters>>,
+    /// Set by the phase when the thread has returned (its steady state is no longer sampled).
+    pub done: std::sync::atomic::AtomicBool,
 }
 
 impl Progress {
@@ -133,8 +135,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
     let mut now = Instant::now();
     loop {
         let paid = quota.is_some_and(|q| q.paid(done_in_window, bytes_in_window));
-        if sh.stop.load(Relaxed)
-            || sh.exit.load(Relaxed)
+        if sh.ending()
             || sh.deadline.is_some_and(|d| now >= d)
             || (paid && !vf.as_ref().is_some_and(Verifier::backlog_left))
         {
@@ -156,11 +157,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
         // fio's flow: a thread ahead of its share of the flow pauses before issuing
         if sp.flows() && matches!(next, Next::Io { .. }) {
             let mut ahead = sp.flow_ahead();
-            while ahead
-                && !sh.stop.load(Relaxed)
-                && !sh.exit.load(Relaxed)
-                && sh.deadline.is_none_or(|d| Instant::now() < d)
-            {
+            while ahead && !sh.ending() && sh.deadline.is_none_or(|d| Instant::now() < d) {
                 sp.flow_pause(sh);
                 ahead = sp.flow_ahead();
             }
@@ -489,8 +486,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     loop {
         let now = Instant::now();
         if !stopping
-            && (sh.stop.load(Relaxed)
-                || sh.exit.load(Relaxed)
+            && (sh.ending()
                 || sh.deadline.is_some_and(|d| now >= d)
                 || (quota.is_some_and(|q| q.paid(issued_in_window, bytes_in_window))
                     && !vf.as_ref().is_some_and(Verifier::backlog_left)))

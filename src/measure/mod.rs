@@ -9,5 +9,6 @@ pub mod iostat;
 pub mod live;
 pub mod peer;
 pub mod stats;
+pub mod steady;
 pub mod wake;
 pub mod warnings;

@@ -522,6 +522,7 @@ pub fn cell_result(
         device: None,
         roles: Vec::new(),
         verify: merged.verify.as_ref().map(|v| v.result.clone()),
+        steady: Vec::new(),
         lat_hists: merged.op.iter().map(|o| o.lat.clone()).collect(),
         clones: Vec::new(),
         clat_hists: merged.op.iter().map(|o| o.clat.clone()).collect(),

@@ -540,6 +540,7 @@ mod tests {
             device: None,
             roles: Vec::new(),
             verify: None,
+            steady: Vec::new(),
             lat_hists: Vec::new(),
             clones: Vec::new(),
             clat_hists: Vec::new(),

@@ -1,7 +1,9 @@
 //! When a job issues its I/O, beyond `--rate`: fio's think time, start delay, exit of a whole
 //! phase, Poisson arrivals, per-direction and minimum rates, completion batches, overlap
-//! serialization and flows; and where, with strided zones (docs/fio-jobs.md). Job files set them (`cli::fiojob`); the worker loops (`engine::worker`,
-//! `engine::timing`) run them. All absent by default, and absent from documents then.
+//! serialization and flows; when it ends early (fio's steady state); and where, with strided
+//! zones (docs/fio-jobs.md). Job files set them (`cli::fiojob`); the worker loops
+//! (`engine::worker`, `engine::timing`) run them. All absent by default, and absent from
+//! documents then.
 
 use serde::Serialize;
 
@@ -72,6 +74,9 @@ pub struct Timing {
     /// `zonemode=strided`: where a sequential job's I/O goes (absent: through its whole range).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zones: Option<Zones>,
+    /// fio's steady state (`ss`, `ss_dur`, `ss_ramp`): the job ends once its criterion holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady: Option<crate::model::steady::Steady>,
 }
 
 /// fio's strided zones (`zonemode=strided`, its io_u.c `setup_strided_zone_mode`): a thread's

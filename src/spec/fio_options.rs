@@ -639,20 +639,20 @@ pub const OPTIONS: &[FioOption] = &[
     o(
         "steadystate",
         Str,
-        Refused,
-        "fio's steady-state criteria are not implemented",
+        Supported,
+        "fio's criteria: `iops`/`bw` (the window's largest deviation from its mean) and `iops_slope`/`bw_slope` (its least-squares slope) under `N%` of its mean, or `N` I/Os (bytes, with fio's units) per second; one sample per second of the job's reads, writes and trims (from the job's start; fio's helper thread ticks on its own clock, up to a second apart), the job ending once the window holds, its group's jobs together with `group_reporting` (their samples summed); the fio JSON's `steadystate` as fio's (default `iops_slope:0.01%`; see Steady state)",
     ),
     o(
         "steadystate_duration",
         Time,
-        Refused,
-        "fio's steady-state criteria are not implemented",
+        Supported,
+        "the window (whole seconds, as fio truncates it; under 1 s: no steady state, as fio); with `ramp_time` refused (fio restarts its counts at the ramp's end under its sampler: a wrapped sample)",
     ),
     o(
         "steadystate_ramp_time",
         Time,
-        Refused,
-        "fio's steady-state criteria are not implemented",
+        Supported,
+        "seconds after the job's start before its first sample, which is a second later (as fio's)",
     ),
     o(
         "continue_on_error",

@@ -569,3 +569,69 @@ fn error_dump_is_accepted_and_noted_when_on() {
     let on = notes("1");
     assert!(on.iter().any(|n| n.starts_with("error_dump=1: ")), "{on:?}");
 }
+
+/// fio's steady state: `ss`/`ss_dur`/`ss_ramp` read as fio reads them, judged by reporting
+/// group with `group_reporting`; `ss_dur` under a second is none (as fio); a group whose jobs'
+/// criteria differ is fio's rejection, `ramp_time` beside it refused.
+#[test]
+fn steady_state_by_job_and_group() {
+    use crate::model::steady::SteadyMetric;
+    let text = "[global]\nsize=1m\nioengine=null\ntime_based\nruntime=60\n\
+                [a]\nss=iops:10%\nss_dur=30s\nss_ramp=10s\n\
+                [b]\nstonewall\ngroup_reporting\nnumjobs=2\nss_dur=5\n\
+                [c]\nstonewall\nss=bw:1m\nss_dur=500ms\n";
+    let r = jobs(text, &[]).unwrap();
+    let s = |n: &str| {
+        let j = r.jobs.iter().find(|j| j.name == n).unwrap();
+        j.args.timing.steady.clone()
+    };
+    let a = s("a").unwrap();
+    assert_eq!(
+        (
+            a.metric, a.slope, a.limit, a.pct, a.window_s, a.ramp_s, a.group
+        ),
+        (SteadyMetric::Iops, false, 10.0, true, 30, 10.0, None)
+    );
+    let b = s("b").unwrap();
+    assert_eq!(b.fio_spelling(), "iops_slope:0.010000%", "fio's default");
+    assert_eq!(b.group, Some(1), "judged as its reporting group");
+    assert!(s("c").is_none(), "ss_dur under a second: no steady state");
+
+    let e = jobs(
+        "[global]\nsize=1m\nioengine=null\n[a]\nss=iops:5%\nss_dur=2\n[b]\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        e.msg
+            .contains("steadystate options must be consistent within reporting groups"),
+        "{}",
+        e.msg
+    );
+    let e = jobs(
+        "[a]\nsize=1m\nioengine=null\nramp_time=2\nss=iops:5%\nss_dur=2\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        e.msg
+            .contains("t.fio:6: steadystate_duration: refused: with ramp_time"),
+        "{}",
+        e.msg
+    );
+    let e = jobs("[a]\nsize=1m\nioengine=null\nss=iops\nss_dur=2\n", &[]).unwrap_err();
+    assert!(
+        e.msg
+            .contains("t.fio:4: steadystate: steadystate threshold"),
+        "{}",
+        e.msg
+    );
+    // clone by clone beside another job of the phase: refused, dropped with --ignore-unsupported
+    let text = "[global]\nsize=1m\nioengine=null\n[a]\nnumjobs=2\nss=iops:5%\nss_dur=2\n[b]\n\
+                ss=iops:5%\nss_dur=2\n";
+    let e = jobs(text, &[]).unwrap_err();
+    assert!(e.msg.contains("judged clone by clone"), "{}", e.msg);
+    let r = jobs(text, &["--ignore-unsupported"]).unwrap();
+    assert!(r.jobs[0].args.timing.steady.is_none());
+    assert!(r.jobs[1].args.timing.steady.is_some());
+}

@@ -150,7 +150,7 @@ impl Pacer {
     pub(super) fn wait(slot: Instant, mut now: Instant, sh: &Shared) -> Option<Instant> {
         if sh.deadline.is_some_and(|d| slot >= d) {
             let d = sh.deadline.expect("a deadline");
-            while now < d && !sh.stop.load(Relaxed) && !sh.exit.load(Relaxed) {
+            while now < d && !sh.ending() {
                 std::thread::sleep((d - now).min(SLICE));
                 now = Instant::now();
             }
@@ -159,7 +159,7 @@ impl Pacer {
         while let Some(d) = slot.checked_duration_since(now)
             && d > SPIN_BEFORE
         {
-            if sh.stop.load(Relaxed) || sh.exit.load(Relaxed) {
+            if sh.ending() {
                 return None;
             }
             std::thread::sleep((d - SPIN_BEFORE).min(SLICE));
