@@ -319,6 +319,7 @@ fn merge_cell(parts: &[(&Measured, &CellResult, (u64, u64))]) -> CellResult {
         roles: Vec::new(),
         verify: verify.flatten(),
         steady: Vec::new(),
+        latency_depth: None,
         lat_hists: hists,
         clones: Vec::new(),
         clat_hists: Vec::new(),

@@ -483,13 +483,16 @@ pub(super) fn run_phase(
         let mut each = Vec::new();
         // a job's runtime counts from its own start (after its startdelay), as fio's
         let since_start = |t: Instant| t.saturating_duration_since(unit_start).as_secs_f64();
-        let mut last = unit_start;
+        let mut longest = 0f64;
         for (r, ended) in rs {
-            stats.push(
-                r.map_err(|e| Error::failed(format!("--engine {}: {e}", u.job.engine.name())))?,
-            );
-            each.push(since_start(ended).max(1e-9));
-            last = last.max(ended);
+            let r =
+                r.map_err(|e| Error::failed(format!("--engine {}: {e}", u.job.engine.name())))?;
+            // from where its totals started over (fio's latency_target), if they did
+            let from = r.since.map_or(0.0, since_start);
+            stats.push(r);
+            let d = since_start(ended) - from;
+            each.push(d.max(1e-9));
+            longest = longest.max(d);
         }
         // fio's log files of a job file's job, written before its threads are merged
         let logs: Vec<_> = stats.iter_mut().filter_map(|s| s.fio_log.take()).collect();
@@ -508,7 +511,7 @@ pub(super) fn run_phase(
             Vec::new()
         });
         merged.push(stats::merge(stats));
-        unit_duration_s.push(since_start(last).max(1e-9));
+        unit_duration_s.push(longest.max(1e-9));
     }
     let wall = end.saturating_duration_since(start).as_secs_f64().max(1e-9);
     Ok(Phase {

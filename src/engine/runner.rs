@@ -140,10 +140,20 @@ fn run_cell(
             c
         })
         .collect();
+    // fio's latency_target: the runtime counts from the final window, where the totals
+    // started over (the job's own duration)
+    let duration_s = match job.timing.lat_target {
+        Some(_) => phase
+            .unit_duration_s
+            .first()
+            .copied()
+            .unwrap_or(phase.duration_s),
+        None => phase.duration_s,
+    };
     let mut cell = stats::cell_result(
         cj,
         &merged,
-        phase.duration_s,
+        duration_s,
         phase.cpu,
         resident_pct,
         phase.interrupted,

@@ -7,6 +7,7 @@
 //! only `thinktime_spin` spins, as fio's.
 
 use super::ops::{FlowShared, Shared};
+use super::worker::lattarget::{LatTarget, Step};
 use crate::model::timing::Timing;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
@@ -76,6 +77,10 @@ pub struct Shaper<'a> {
     pub done: [(u64, u64); 2],
     flow: Option<&'a FlowShared>,
     flow_mine: u64,
+    /// fio's `latency_target`: the thread's queue-depth search, and what its completions
+    /// asked of the loop since it last looked (`Step::Go`: nothing).
+    pub lat: Option<LatTarget>,
+    pub lat_step: Step,
 }
 
 impl<'a> Shaper<'a> {
@@ -94,6 +99,19 @@ impl<'a> Shaper<'a> {
             done: [(0, 0); 2],
             flow: sh.flow,
             flow_mine: 0,
+            lat: t.lat_target.map(|l| {
+                let window = Duration::from_micros(l.window_us);
+                let depth = sh.job.iodepth.max(1);
+                LatTarget::new(
+                    l.target_ns,
+                    window,
+                    l.percentile,
+                    l.keep_running,
+                    depth,
+                    start,
+                )
+            }),
+            lat_step: Step::Go,
         }
     }
 

@@ -26,6 +26,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 mod cycles;
+pub mod lattarget;
+use lattarget::{LatTarget, Step};
 mod pacer;
 mod setup;
 pub use cycles::run_cycles;
@@ -92,6 +94,19 @@ fn rate_min_end(sh: &Shared, st: &mut ThreadStats, e: Ended) {
     let Ended::RateMin(msg) = e;
     eprintln!("iolab: {msg}: the thread ends, as fio's job would (an EIO in its errors)");
     st.error(libc::EIO);
+    if sh.job.timing.exit_on_error || sh.job.timing.exit_all {
+        sh.exit.store(true, Relaxed);
+    }
+}
+
+/// fio's `lat_fatal` for `latency_target`: an I/O later than the target at depth 1 (with
+/// `latency_percentile=100`): the thread ends with ETIMEDOUT, as fio's job.
+fn lat_fatal(sh: &Shared, st: &mut ThreadStats) {
+    let us = sh.job.timing.lat_target.map_or(0, |l| l.target_ns / 1000);
+    eprintln!(
+        "iolab: latency_target: an I/O took longer than {us} µs at depth 1: the thread ends, as fio's job would (an ETIMEDOUT in its errors)"
+    );
+    st.error(libc::ETIMEDOUT);
     if sh.job.timing.exit_on_error || sh.job.timing.exit_all {
         sh.exit.store(true, Relaxed);
     }
@@ -413,6 +428,8 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     let mut prev_lag = 0u64;
     let mut stopping = false;
     let mut sp = Shaper::new(sh);
+    // the runtime's end: fio's latency_target restarts it at its final window
+    let mut deadline = sh.deadline;
     // this thread counted the next I/O in its flow already; a pause (think time or a flow's)
     // waits for what is in flight first
     let mut flow_passed = false;
@@ -471,6 +488,12 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 let t = ns_since(sh.measure_start, t1);
                 st.record_io(s.kind, s.si, s.bytes, lat, t);
                 if s.kind != OpKind::Fsync {
+                    if let Some(l) = sp.lat.as_mut() {
+                        let step = l.completed(lat, t1, sp.completed);
+                        if step != Step::Go {
+                            sp.lat_step = step;
+                        }
+                    }
                     let slat = ns_since(s.issued, s.submitted);
                     st.record_submission(s.kind, slat, lat.saturating_sub(slat));
                     if let Some(l) = &mut st.fio_log {
@@ -487,7 +510,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
         let now = Instant::now();
         if !stopping
             && (sh.ending()
-                || sh.deadline.is_some_and(|d| now >= d)
+                || deadline.is_some_and(|d| now >= d)
                 || (quota.is_some_and(|q| q.paid(issued_in_window, bytes_in_window))
                     && !vf.as_ref().is_some_and(Verifier::backlog_left)))
         {
@@ -496,7 +519,9 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
         // Issue as many as allowed.
         let mut wait_until: Option<Instant> = None;
         let mut pause = false;
-        while !stopping && inflight < depth {
+        // fio's latency_target: the depth its search is at
+        let cap = sp.lat.as_ref().map_or(depth, |l| l.depth() as usize);
+        while !stopping && inflight < cap {
             if sp.flows() && !flow_passed {
                 if sp.flow_ahead() {
                     pause = true;
@@ -751,6 +776,47 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
         if !stopping && job.timing.exit_on_error && st.errors.iter().any(|&n| n > 0) {
             sh.exit.store(true, Relaxed);
         }
+        // fio's latency_target: what a late completion asked, else the window's judgement
+        if !stopping && sp.lat.is_some() {
+            let done = sp.completed;
+            let step = match std::mem::replace(&mut sp.lat_step, Step::Go) {
+                Step::Go => sp
+                    .lat
+                    .as_mut()
+                    .map_or(Step::Go, |l| l.check(Instant::now(), done)),
+                s => s,
+            };
+            match step {
+                Step::Go => {}
+                Step::Done => stopping = true,
+                Step::Fatal => {
+                    lat_fatal(sh, &mut st);
+                    stopping = true;
+                }
+                Step::Quiesce | Step::FinalRun => {
+                    // what is in flight completes first (fio's io_u_quiesce)
+                    submit(&mut eng, &mut slots, &mut unsubmitted)?;
+                    while inflight > 0 {
+                        match eng.commit_and_wait(inflight as u32, None) {
+                            Ok(()) => {}
+                            Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                            Err(e) => return Err(e),
+                        }
+                        inflight -= reap(
+                            &mut eng, &mut g, &mut slots, &mut free, &mut st, &mut vf, &mut sp,
+                        );
+                    }
+                    if step == Step::FinalRun {
+                        // fio's reset_all_stats: the counts and the runtime start over
+                        let now = Instant::now();
+                        st.restart_totals(now);
+                        deadline = sh
+                            .deadline
+                            .map(|d| now + d.saturating_duration_since(sh.measure_start));
+                    }
+                }
+            }
+        }
     }
     if job.mode.writes() && !sh.stop.load(Relaxed) {
         let carried = match carry {
@@ -786,5 +852,6 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     log_end(&mut st, sh.start);
     st.finish(ns_since(sh.measure_start, Instant::now()));
     st.verify = vf.map(Verifier::finish);
+    st.lat_depth = sp.lat.as_ref().map(LatTarget::depth);
     Ok(st)
 }

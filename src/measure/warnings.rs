@@ -541,6 +541,7 @@ mod tests {
             roles: Vec::new(),
             verify: None,
             steady: Vec::new(),
+            latency_depth: None,
             lat_hists: Vec::new(),
             clones: Vec::new(),
             clat_hists: Vec::new(),

@@ -206,6 +206,10 @@ pub struct CellResult {
     /// reporting group (one) or each of its threads (fio's clones) in order; absent otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steady: Vec<crate::model::steady::SteadyState>,
+    /// fio's `latency_target` (a job file's): the I/Os in flight each thread's queue-depth
+    /// search ended at (the deepest of the job's threads); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_depth: Option<u32>,
     /// The merged latency histograms (read, write, fsync), kept for the results store; not part
     /// of the JSON document.
     #[serde(skip)]
@@ -245,6 +249,7 @@ impl CellResult {
             device: phase.device.clone(),
             verify: None,
             steady: r.steady.clone(),
+            latency_depth: r.latency_depth,
             roles: Vec::new(),
             lat_hists: r.lat_hists.clone(),
             clones: Vec::new(),
@@ -272,6 +277,9 @@ pub struct RoleResult {
     /// reporting group (one) or each of its threads (fio's clones) in order; absent otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steady: Vec<crate::model::steady::SteadyState>,
+    /// As [`CellResult::latency_depth`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_depth: Option<u32>,
     /// As [`CellResult::lat_hists`], for the results store.
     #[serde(skip)]
     pub lat_hists: Vec<LatHist>,
@@ -295,6 +303,7 @@ impl RoleResult {
             errors: c.errors,
             warnings: c.warnings,
             steady: c.steady,
+            latency_depth: c.latency_depth,
             lat_hists: c.lat_hists,
             clat_hists: c.clat_hists,
         }

@@ -77,6 +77,26 @@ pub struct Timing {
     /// fio's steady state (`ss`, `ss_dur`, `ss_ramp`): the job ends once its criterion holds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steady: Option<crate::model::steady::Steady>,
+    /// fio's queue-depth search (`latency_target`, ...): the depth the thread keeps in flight
+    /// is searched for, and the job ends once it settled (unless `keep_running`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lat_target: Option<LatencyTarget>,
+}
+
+/// fio's `latency_target`, `latency_window`, `latency_percentile`, `latency_run` (io_u.c
+/// `lat_target_*`; `engine::worker::lattarget` runs it).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct LatencyTarget {
+    /// `latency_target`: an I/O's latency (ns, issue to completion) within it is on time.
+    pub target_ns: u64,
+    /// `latency_window`: how long each depth is tried (µs).
+    pub window_us: u64,
+    /// `latency_percentile`: the share of a window's I/Os that must be on time (%, 0–100;
+    /// at 100 the first late I/O lowers the depth at once).
+    pub percentile: f64,
+    /// `latency_run`: go on searching after the depth settled, instead of ending.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_running: bool,
 }
 
 /// fio's strided zones (`zonemode=strided`, its io_u.c `setup_strided_zone_mode`): a thread's

@@ -600,10 +600,25 @@ fn job(c: &CellResult, groupid: usize, bins: bool) -> Value {
     for (k, v) in latency_maps(c) {
         o.insert(k.into(), v);
     }
-    o.insert("latency_depth".into(), j.iodepth.into());
-    o.insert("latency_target".into(), 0.into());
-    o.insert("latency_percentile".into(), 100.0.into());
-    o.insert("latency_window".into(), 0.into());
+    // fio's latency_target: the depth the search ended at, the target (ns), the window (µs)
+    let lt = j.timing.lat_target;
+    let depth = c
+        .latency_depth
+        .filter(|_| lt.is_some())
+        .unwrap_or(j.iodepth);
+    o.insert("latency_depth".into(), depth.into());
+    o.insert(
+        "latency_target".into(),
+        lt.map_or(0, |l| l.target_ns).into(),
+    );
+    o.insert(
+        "latency_percentile".into(),
+        lt.map_or(100.0, |l| l.percentile).into(),
+    );
+    o.insert(
+        "latency_window".into(),
+        lt.map_or(0, |l| l.window_us).into(),
+    );
     if let (Some(spec), Some(st)) = (&j.timing.steady, c.steady.first()) {
         o.insert("steadystate".into(), steadystate(spec, st));
     }
