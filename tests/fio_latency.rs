@@ -11,6 +11,48 @@ use serde_json::Value;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// `who`'s run (`args` and the job file) of `job` in the throttle's group, a folder of its
+/// own on the loop device: its JSON and how long it took.
+fn both(
+    d: &tempfile::TempDir,
+    fs: &LoopFs,
+    t: &Throttle,
+    who: &str,
+    args: &[&str],
+    job: &str,
+) -> (Value, Duration) {
+    let work = fs.dir.join(who);
+    std::fs::create_dir_all(&work).unwrap();
+    let file = d.path().join(format!("{who}.fio"));
+    let text = format!("[global]\ndirectory={}\n{job}", work.display());
+    std::fs::write(&file, text).unwrap();
+    let mut cmd = Command::new(&t.prefix()[0]);
+    cmd.args(&t.prefix()[1..]).args(args).arg(&file);
+    let began = Instant::now();
+    let o = output_within(
+        cmd.current_dir(d.path()).env("IOLAB_DB", test_db()),
+        Duration::from_secs(60),
+    );
+    let took = began.elapsed();
+    let text = String::from_utf8_lossy(&o.stdout).to_string();
+    let at = String::from_utf8_lossy(&o.stderr).to_string();
+    let i = text.find('{').unwrap_or_else(|| panic!("{who}: {at}"));
+    (serde_json::from_str(&text[i..]).unwrap(), took)
+}
+
+const FIO: &[&str] = &["fio", "--output-format=json"];
+
+fn iolab_args() -> Vec<&'static str> {
+    vec![
+        bin(),
+        "run",
+        "--output-format",
+        "fio-json",
+        "--no-save",
+        "-q",
+    ]
+}
+
 /// A 10 ms target met by 95 % of each 1 s window, iodepth up to 32: both tools search the
 /// depth, settle, run one more window there and end long before the 30 s runtime; their JSON
 /// gives the job's target (ns), percentile and window (µs) as fio's, a settled depth within 2 of
@@ -29,33 +71,12 @@ fn latency_target_settles_on_a_depth_as_fio() {
     let d = tempfile::tempdir().unwrap();
     let fs = LoopFs::new(128, &d.path().join("mnt"));
     let t = Throttle::new(&[fs.majmin()], 1000);
+    let job = "ioengine=libaio\ndirect=1\nrw=randread\nbs=4k\nsize=16m\n\
+               iodepth=32\ntime_based\nruntime=30\nlatency_target=10ms\nlatency_window=1s\n\
+               latency_percentile=95\n[lt]\n";
     let run = |who: &str, args: &[&str]| {
-        let work = fs.dir.join(who);
-        std::fs::create_dir_all(&work).unwrap();
-        let file = d.path().join(format!("{who}.fio"));
-        let job = format!(
-            "[global]\ndirectory={}\nioengine=libaio\ndirect=1\nrw=randread\nbs=4k\nsize=16m\n\
-             iodepth=32\ntime_based\nruntime=30\nlatency_target=10ms\nlatency_window=1s\n\
-             latency_percentile=95\n[lt]\n",
-            work.display()
-        );
-        std::fs::write(&file, job).unwrap();
-        let mut cmd = Command::new(&t.prefix()[0]);
-        cmd.args(&t.prefix()[1..]).args(args).arg(&file);
-        let began = Instant::now();
-        let o = output_within(
-            cmd.current_dir(d.path()).env("IOLAB_DB", test_db()),
-            Duration::from_secs(60),
-        );
-        let took = began.elapsed();
-        assert!(
-            o.status.success(),
-            "{who}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let text = String::from_utf8_lossy(&o.stdout).to_string();
-        let v: Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
-        (v["jobs"][0].clone(), took)
+        let (doc, took) = both(&d, &fs, &t, who, args, job);
+        (doc["jobs"][0].clone(), took)
     };
     let (f, f_took) = run("fio", &["fio", "--output-format=json"]);
     let (i, i_took) = run(
@@ -91,5 +112,47 @@ fn latency_target_settles_on_a_depth_as_fio() {
     // both ended by themselves, long before the runtime
     for took in [f_took, i_took] {
         assert!(took < Duration::from_secs(25), "{took:?}: {at}");
+    }
+}
+
+/// `max_latency` per direction on a loop device throttled to 100 IOPS: a libaio job at depth 4
+/// whose reads take far over 5 ms ends at its first such read with ETIMEDOUT (fio's JSON
+/// `error` 110), as fio's, long before its 10 s; a psync read job whose limit is on writes only
+/// (`max_latency=,5ms`) runs its whole runtime without an error, as fio's.
+#[test]
+fn max_latency_ends_the_job_as_fio() {
+    let name = "max_latency_ends_the_job_as_fio";
+    if Command::new("fio").arg("--version").output().is_err() {
+        return skip(name, "fio is not installed");
+    }
+    if let Some(why) = cannot(true) {
+        return skip(name, &why);
+    }
+    let d = tempfile::tempdir().unwrap();
+    let fs = LoopFs::new(128, &d.path().join("mnt"));
+    let t = Throttle::new(&[fs.majmin()], 100);
+    let job = "direct=1\nrw=randread\nbs=4k\nsize=16m\ntime_based\nruntime=4\n\
+               [q]\nioengine=libaio\niodepth=4\nmax_latency=5ms\n\
+               [s]\nstonewall\nioengine=psync\nmax_latency=,5ms\n";
+    let (f, _) = both(&d, &fs, &t, "fio", FIO, job);
+    let (i, _) = both(&d, &fs, &t, "iolab", &iolab_args(), job);
+    let at = format!("fio {f}\niolab {i}");
+    let row = |doc: &Value, n: &str| {
+        doc["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|j| j["jobname"] == n)
+            .unwrap()
+            .clone()
+    };
+    for doc in [&f, &i] {
+        let q = row(doc, "q");
+        assert_eq!(q["error"], 110, "{at}");
+        assert!(q["job_runtime"].as_u64().unwrap() < 1500, "{at}");
+        assert!(q["read"]["total_ios"].as_u64().unwrap() < 100, "{at}");
+        let s = row(doc, "s");
+        assert_eq!(s["error"], 0, "{at}");
+        assert!(s["job_runtime"].as_u64().unwrap() >= 3900, "{at}");
     }
 }

@@ -8,6 +8,7 @@
 
 use super::ops::{FlowShared, Shared};
 use super::worker::lattarget::{LatTarget, Step};
+use crate::measure::stats::OpKind;
 use crate::model::timing::Timing;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
@@ -81,6 +82,8 @@ pub struct Shaper<'a> {
     /// asked of the loop since it last looked (`Step::Go`: nothing).
     pub lat: Option<LatTarget>,
     pub lat_step: Step,
+    /// fio's `max_latency`: a completion was over its direction's limit (ns).
+    pub max_hit: Option<u64>,
 }
 
 impl<'a> Shaper<'a> {
@@ -112,7 +115,21 @@ impl<'a> Shaper<'a> {
                 )
             }),
             lat_step: Step::Go,
+            max_hit: None,
         }
+    }
+
+    /// fio's `max_latency`: whether an I/O of `kind` that took `lat_ns` is over its
+    /// direction's limit (then its limit, ns).
+    #[inline]
+    pub fn over_max(&self, kind: OpKind, lat_ns: u64) -> Option<u64> {
+        let max = match kind {
+            OpKind::Read => self.t.max_lat_ns[0],
+            OpKind::Write => self.t.max_lat_ns[1],
+            OpKind::Trim => self.t.max_lat_ns[2],
+            OpKind::Fsync => 0,
+        };
+        (max > 0 && lat_ns > max).then_some(max)
     }
 
     /// Whether the job thinks at all.

@@ -99,12 +99,20 @@ fn rate_min_end(sh: &Shared, st: &mut ThreadStats, e: Ended) {
     }
 }
 
-/// fio's `lat_fatal` for `latency_target`: an I/O later than the target at depth 1 (with
-/// `latency_percentile=100`): the thread ends with ETIMEDOUT, as fio's job.
-fn lat_fatal(sh: &Shared, st: &mut ThreadStats) {
-    let us = sh.job.timing.lat_target.map_or(0, |l| l.target_ns / 1000);
+/// fio's `lat_fatal`: an I/O slower than `max_latency` (`max_ns`), or than `latency_target`
+/// at depth 1 (with `latency_percentile=100`; `max_ns` None): the thread ends with ETIMEDOUT,
+/// as fio's job.
+fn lat_fatal(sh: &Shared, st: &mut ThreadStats, max_ns: Option<u64>) {
+    let (what, us) = match max_ns {
+        Some(m) => ("max_latency", m / 1000),
+        None => (
+            "latency_target",
+            sh.job.timing.lat_target.map_or(0, |l| l.target_ns / 1000),
+        ),
+    };
+    let depth = if max_ns.is_none() { " at depth 1" } else { "" };
     eprintln!(
-        "iolab: latency_target: an I/O took longer than {us} µs at depth 1: the thread ends, as fio's job would (an ETIMEDOUT in its errors)"
+        "iolab: {what}: an I/O took longer than {us} µs{depth}: the thread ends, as fio's job would (an ETIMEDOUT in its errors)"
     );
     st.error(libc::ETIMEDOUT);
     if sh.job.timing.exit_on_error || sh.job.timing.exit_all {
@@ -278,6 +286,10 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
                 p_bytes += bytes;
                 prog.ops.store(p_ops, Relaxed);
                 prog.bytes.store(p_bytes, Relaxed);
+                if let Some(max) = sp.over_max(kind, lat) {
+                    lat_fatal(sh, &mut st, Some(max));
+                    break;
+                }
             }
             Err(e) => st.error(e),
         }
@@ -488,6 +500,9 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 let t = ns_since(sh.measure_start, t1);
                 st.record_io(s.kind, s.si, s.bytes, lat, t);
                 if s.kind != OpKind::Fsync {
+                    if let Some(max) = sp.over_max(s.kind, lat) {
+                        sp.max_hit = Some(max);
+                    }
                     if let Some(l) = sp.lat.as_mut() {
                         let step = l.completed(lat, t1, sp.completed);
                         if step != Step::Go {
@@ -776,6 +791,11 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
         if !stopping && job.timing.exit_on_error && st.errors.iter().any(|&n| n > 0) {
             sh.exit.store(true, Relaxed);
         }
+        // fio's max_latency: an I/O over it ends the thread
+        if !stopping && let Some(max) = sp.max_hit {
+            lat_fatal(sh, &mut st, Some(max));
+            stopping = true;
+        }
         // fio's latency_target: what a late completion asked, else the window's judgement
         if !stopping && sp.lat.is_some() {
             let done = sp.completed;
@@ -790,7 +810,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 Step::Go => {}
                 Step::Done => stopping = true,
                 Step::Fatal => {
-                    lat_fatal(sh, &mut st);
+                    lat_fatal(sh, &mut st, None);
                     stopping = true;
                 }
                 Step::Quiesce | Step::FinalRun => {

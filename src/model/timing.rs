@@ -81,6 +81,14 @@ pub struct Timing {
     /// is searched for, and the job ends once it settled (unless `keep_running`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lat_target: Option<LatencyTarget>,
+    /// `max_latency` per direction (reads, writes, trims; ns, 0: none): an I/O slower than
+    /// this ends its thread with ETIMEDOUT, as fio's `lat_fatal`.
+    #[serde(skip_serializing_if = "no_max_latency")]
+    pub max_lat_ns: [u64; 3],
+}
+
+fn no_max_latency(v: &[u64; 3]) -> bool {
+    v.iter().all(|&x| x == 0)
 }
 
 /// fio's `latency_target`, `latency_window`, `latency_percentile`, `latency_run` (io_u.c

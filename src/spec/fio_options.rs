@@ -653,6 +653,12 @@ pub const OPTIONS: &[FioOption] = &[
         "the search goes on after the depth settled, the job running to its runtime or size",
     ),
     o(
+        "max_latency",
+        Str,
+        Supported,
+        "per direction (`read,write,trim`; µs unless a unit says): an I/O slower than it (issue to completion) ends its thread with ETIMEDOUT in its errors and a line on stderr, as fio's `lat_fatal`",
+    ),
+    o(
         "steadystate",
         Str,
         Supported,

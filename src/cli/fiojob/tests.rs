@@ -669,6 +669,11 @@ fn latency_target_options() {
         })
     );
     assert_eq!(lt("c"), None);
+    // max_latency: µs, per direction (one value: each)
+    let text = "[global]\nsize=1m\n[a]\nmax_latency=250\n[b]\nmax_latency=,5ms\n[c]\n";
+    let r = jobs(text, &[]).unwrap();
+    let max: Vec<[u64; 3]> = r.jobs.iter().map(|j| j.args.timing.max_lat_ns).collect();
+    assert_eq!(max, [[250_000; 3], [0, 5_000_000, 0], [0; 3]]);
     let e = jobs("[a]\nsize=1m\nioengine=psync\nlatency_target=1ms\n", &[]).unwrap_err();
     assert!(
         e.msg

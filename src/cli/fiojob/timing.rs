@@ -287,7 +287,31 @@ pub(super) fn timing_options(
         notes.push("flow: the jobs of one phase that share a flow_id keep fio's ratio of I/Os (a flow does not reach across stonewalls); with flow_sleep=0 a thread ahead of its share sleeps 50 µs where fio spins".into());
     }
     t.lat_target = lat_target(c, queue);
+    t.max_lat_ns = max_latency(c);
     t
+}
+
+/// fio's `max_latency=R[,W][,T]` (µs unless a unit says; one value: every direction, an empty
+/// one: none for that direction), in ns.
+fn max_latency(c: &mut Ctx) -> [u64; 3] {
+    let Some(v) = c.val("max_latency") else {
+        return [0; 3];
+    };
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    let mut out = [0u64; 3];
+    for (i, slot) in out.iter_mut().enumerate() {
+        let p = if parts.len() == 1 {
+            parts[0]
+        } else {
+            parts.get(i).copied().unwrap_or("")
+        };
+        if !p.is_empty()
+            && let Some(s) = seconds(c, "max_latency", p, 1e-6)
+        {
+            *slot = (s * 1e9).round() as u64;
+        }
+    }
+    out
 }
 
 /// fio's queue-depth search: `latency_target` (µs unless a unit says; 0 or absent: none),
