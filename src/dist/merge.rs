@@ -318,6 +318,8 @@ fn merge_cell(parts: &[(&Measured, &CellResult, (u64, u64))]) -> CellResult {
         device: None,
         roles: Vec::new(),
         verify: verify.flatten(),
+        steady: Vec::new(),
+        latency_depth: None,
         lat_hists: hists,
         clones: Vec::new(),
         clat_hists: Vec::new(),

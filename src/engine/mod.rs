@@ -29,6 +29,7 @@ pub mod psync;
 pub mod randmap;
 pub mod runner;
 pub mod setlock;
+pub mod steady;
 pub mod timing;
 pub mod uring;
 pub mod verify;

@@ -13,7 +13,7 @@ use crate::measure::stats::OpKind;
 pub use crate::model::job::{Caps, Direct};
 use crate::model::job::{EngineKind, Job};
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 use std::time::Instant;
 
@@ -47,7 +47,9 @@ impl FlowShared {
     }
 }
 
-/// What all workers of one phase share (read-only).
+/// What the workers of one job of a phase share (read-only); each thread has its own copy,
+/// which differs only in `halt`.
+#[derive(Clone)]
 pub struct Shared<'a> {
     pub job: &'a Job,
     pub fds: &'a [RawFd],
@@ -64,6 +66,9 @@ pub struct Shared<'a> {
     /// Set when a job of the phase with `exitall` ended (or `exitall_on_error` hit an error):
     /// every thread of the phase ends, as fio's `exitall` (not an interruption).
     pub exit: &'a AtomicBool,
+    /// Set when the thread's steady state was attained (fio's `ss`: its reporting group's, or
+    /// its own): the thread ends, as fio's `fio_mark_td_terminate`, the other jobs go on.
+    pub halt: Option<&'a AtomicBool>,
     /// The job's flow (fio's `flow_id`), shared with the other jobs of the phase in it.
     pub flow: Option<&'a FlowShared>,
     /// When the workers start issuing (the ramp begins; the job's `startdelay` after the
@@ -80,6 +85,17 @@ pub struct Shared<'a> {
     pub device: bool,
     /// `--dir` (the file engines make their own files there).
     pub dir: &'a std::path::Path,
+}
+
+impl Shared<'_> {
+    /// Whether the thread must end now, its time aside: stopped (Ctrl-C, a failed worker), its
+    /// phase ended (`exitall`) or its steady state attained.
+    #[inline]
+    pub fn ending(&self) -> bool {
+        self.stop.load(Relaxed)
+            || self.exit.load(Relaxed)
+            || self.halt.is_some_and(|h| h.load(Relaxed))
+    }
 }
 
 /// `BLKDISCARD` (`_IO(0x12, 119)`, linux/fs.h): discards a byte range (start, length) of a

@@ -5,6 +5,7 @@
 use crate::engine::checkpoints::{Agreed, Checkpoint, PhaseSync};
 use crate::engine::fileset::{self, file_path};
 use crate::engine::ops::{MapPtr, Shared};
+use crate::engine::steady::SteadyUnits;
 use crate::engine::verify::VerifySetup;
 use crate::engine::worker::Progress;
 use crate::engine::{caps, run_worker};
@@ -169,6 +170,8 @@ pub(super) struct Phase {
     /// The same for each unit's own threads: a size-bound job's runtime is its own, not the
     /// phase's (its rates divide by it), as fio's per job.
     pub(super) unit_duration_s: Vec<f64>,
+    /// Each unit's steady-state findings (fio's `ss`): its reporting group's, or each thread's.
+    pub(super) steady: Vec<Vec<crate::model::steady::SteadyState>>,
     pub(super) cpu: Cpu,
     pub(super) device: Option<crate::model::device::DeviceReport>,
     pub(super) interrupted: bool,
@@ -207,13 +210,18 @@ pub(super) fn run_phase(
         .iter()
         .map(|f| f.iter().map(|f| f.as_raw_fd()).collect())
         .collect();
+    // fio's steady state: the units judged each second (from the threads' live counters)
+    let steady = SteadyUnits::new(units.iter().map(|u| u.job));
     let progress: Vec<Vec<Progress>> = units
         .iter()
         .map(|u| {
             (0..u.job.threads)
                 .map(|_| Progress {
-                    live: (plan.report_interval.is_some() || obs.is_some() || sync.watched())
-                        .then(|| std::sync::Arc::new(LiveCounters::default())),
+                    live: (plan.report_interval.is_some()
+                        || obs.is_some()
+                        || sync.watched()
+                        || !steady.is_empty())
+                    .then(|| std::sync::Arc::new(LiveCounters::default())),
                     ..Progress::default()
                 })
                 .collect()
@@ -266,6 +274,7 @@ pub(super) fn run_phase(
                 mem_align: plan.dio.mem.max(4096) as usize,
                 stop,
                 exit: &exit,
+                halt: None,
                 flow: u
                     .job
                     .timing
@@ -307,6 +316,7 @@ pub(super) fn run_phase(
     let (u0, s0) = rusage();
     let cell_done = crate::measure::iostat::StopSignal::new();
     let mut device = None;
+    let mut states: Option<Vec<crate::model::steady::SteadyState>> = None;
     type Ended = (std::io::Result<ThreadStats>, Instant);
     let results: Vec<Vec<Ended>> = std::thread::scope(|s| {
         // The device sampler: one read of /proc/diskstats and /proc/stat per interval.
@@ -341,7 +351,12 @@ pub(super) fn run_phase(
         'spawn: for (ui, u) in units.iter().enumerate() {
             let mut hs = Vec::new();
             for t in 0..u.job.threads {
-                let (sh, prog, finished) = (&shared[ui], &progress[ui][t as usize], &finished);
+                // the thread's own copy: its steady-state unit's flag
+                let sh = Shared {
+                    halt: steady.halt(ui, t),
+                    ..shared[ui].clone()
+                };
+                let (prog, finished) = (&progress[ui][t as usize], &finished);
                 let all_done = &all_done;
                 let files_n = u.spec.files;
                 let name = if units.len() > 1 {
@@ -363,8 +378,9 @@ pub(super) fn run_phase(
                         while Instant::now() < sh.start {
                             std::hint::spin_loop();
                         }
-                        let r = run_worker(sh, t, files_n, prog);
+                        let r = run_worker(&sh, t, files_n, prog);
                         let ended = Instant::now();
+                        prog.done.store(true, Ordering::Relaxed);
                         if r.is_err() {
                             sh.stop.store(true, Ordering::Relaxed);
                         }
@@ -386,6 +402,23 @@ pub(super) fn run_phase(
             }
             handles.push(hs);
         }
+        // fio's steady state: sampled each second on a thread of its own
+        let judge = match (!steady.is_empty() && spawn_err.is_none())
+            .then(|| {
+                let (steady, progress, all_done) = (&steady, &progress, &all_done);
+                let epochs: Vec<Instant> = shared.iter().map(|sh| sh.start).collect();
+                std::thread::Builder::new()
+                    .name("iolab-steady".into())
+                    .spawn_scoped(s, move || steady.watch(progress, &epochs, start, all_done))
+            })
+            .transpose()
+        {
+            Ok(h) => h,
+            Err(e) => {
+                spawn_err = Some(e);
+                None
+            }
+        };
         // A thread that cannot be started (the system's thread or memory limit) fails the cell:
         // the workers already running are stopped and joined, never a panic.
         if let Some(e) = spawn_err {
@@ -447,6 +480,7 @@ pub(super) fn run_phase(
             .collect();
         cell_done.set();
         device = sampler.map(|h| h.join().expect("sampler panicked"));
+        states = judge.map(|h| h.join().expect("steady state panicked"));
         if let Some(h) = lines {
             h.join().expect("live lines panicked");
         }
@@ -467,6 +501,10 @@ pub(super) fn run_phase(
     drop(shared);
     drop(maps);
     drop(files);
+    let states = states.unwrap_or_default();
+    let steady_of: Vec<_> = (0..units.len())
+        .map(|ui| steady.states_of(ui, &states))
+        .collect();
     let mut merged = Vec::new();
     let mut threads = Vec::new();
     let mut unit_duration_s = Vec::new();
@@ -476,13 +514,16 @@ pub(super) fn run_phase(
         let mut each = Vec::new();
         // a job's runtime counts from its own start (after its startdelay), as fio's
         let since_start = |t: Instant| t.saturating_duration_since(unit_start).as_secs_f64();
-        let mut last = unit_start;
+        let mut longest = 0f64;
         for (r, ended) in rs {
-            stats.push(
-                r.map_err(|e| Error::failed(format!("--engine {}: {e}", u.job.engine.name())))?,
-            );
-            each.push(since_start(ended).max(1e-9));
-            last = last.max(ended);
+            let r =
+                r.map_err(|e| Error::failed(format!("--engine {}: {e}", u.job.engine.name())))?;
+            // from where its totals started over (fio's latency_target), if they did
+            let from = r.since.map_or(0.0, since_start);
+            stats.push(r);
+            let d = since_start(ended) - from;
+            each.push(d.max(1e-9));
+            longest = longest.max(d);
         }
         // fio's log files of a job file's job, written before its threads are merged
         let logs: Vec<_> = stats.iter_mut().filter_map(|s| s.fio_log.take()).collect();
@@ -501,7 +542,7 @@ pub(super) fn run_phase(
             Vec::new()
         });
         merged.push(stats::merge(stats));
-        unit_duration_s.push(since_start(last).max(1e-9));
+        unit_duration_s.push(longest.max(1e-9));
     }
     let wall = end.saturating_duration_since(start).as_secs_f64().max(1e-9);
     Ok(Phase {
@@ -509,6 +550,7 @@ pub(super) fn run_phase(
         threads,
         duration_s: since_start(end).max(1e-9),
         unit_duration_s,
+        steady: steady_of,
         cpu: Cpu {
             user_s: u1 - u0,
             sys_s: s1 - s0,
@@ -560,6 +602,7 @@ pub(super) fn run_roles_cell(
             phase.interrupted,
         );
         c.warnings = warnings::check_cell(&r.job, &r.fileset, env, link_bps, &c, plan.warm);
+        c.steady = phase.steady[i].clone();
         for w in &c.warnings {
             let w = Warning::new(&w.code, format!("role {}: {}", r.name, w.message));
             if !warnings.contains(&w) {

@@ -107,6 +107,7 @@ fn run_cell(
     )?;
     let merged = phase.merged.pop().expect("one unit");
     let threads = phase.threads.pop().unwrap_or_default();
+    let steady = phase.steady.pop().unwrap_or_default();
     if let (Some(vs), Some(v)) = (vset, &merged.verify) {
         verify::apply_ranges(&mut vs.gens, &v.ranges);
         save_verify_state(spec, vs)?;
@@ -118,9 +119,12 @@ fn run_cell(
     // each thread on its own: a numjobs clone's row in fio JSON
     let mut one = job.clone();
     one.threads = 1;
+    // a clone judged on its own (fio's ss without group_reporting) has its own findings
+    let own = steady.len() == threads.len();
     let clones = threads
         .iter()
-        .map(|(m, d)| {
+        .enumerate()
+        .map(|(i, (m, d))| {
             let cj = CellJob {
                 job: one.clone(),
                 fileset: spec.clone(),
@@ -128,18 +132,34 @@ fn run_cell(
             let mut cpu = phase.cpu.clone();
             cpu.user_pct /= f64::from(job.threads.max(1));
             cpu.sys_pct /= f64::from(job.threads.max(1));
-            stats::cell_result(cj, m, *d, cpu, resident_pct, phase.interrupted)
+            let mut c = stats::cell_result(cj, m, *d, cpu, resident_pct, phase.interrupted);
+            c.steady = match own {
+                true => vec![steady[i].clone()],
+                false => steady.clone(),
+            };
+            c
         })
         .collect();
+    // fio's latency_target: the runtime counts from the final window, where the totals
+    // started over (the job's own duration)
+    let duration_s = match job.timing.lat_target {
+        Some(_) => phase
+            .unit_duration_s
+            .first()
+            .copied()
+            .unwrap_or(phase.duration_s),
+        None => phase.duration_s,
+    };
     let mut cell = stats::cell_result(
         cj,
         &merged,
-        phase.duration_s,
+        duration_s,
         phase.cpu,
         resident_pct,
         phase.interrupted,
     );
     cell.clones = clones;
+    cell.steady = steady;
     cell.device = phase.device;
     cell.warnings = warnings::check_cell(job, spec, env, link_bps, &cell, plan.warm);
     Ok(cell)

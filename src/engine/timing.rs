@@ -7,6 +7,8 @@
 //! only `thinktime_spin` spins, as fio's.
 
 use super::ops::{FlowShared, Shared};
+use super::worker::lattarget::{LatTarget, Step};
+use crate::measure::stats::OpKind;
 use crate::model::timing::Timing;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
@@ -42,7 +44,7 @@ pub fn phase_flows<'j>(jobs: impl Iterator<Item = &'j crate::model::job::Job>) -
 /// slept to the end.
 fn sleep_until(sh: &Shared, until: Instant) -> bool {
     loop {
-        if sh.stop.load(Relaxed) || sh.exit.load(Relaxed) {
+        if sh.ending() {
             return false;
         }
         let now = Instant::now();
@@ -76,6 +78,12 @@ pub struct Shaper<'a> {
     pub done: [(u64, u64); 2],
     flow: Option<&'a FlowShared>,
     flow_mine: u64,
+    /// fio's `latency_target`: the thread's queue-depth search, and what its completions
+    /// asked of the loop since it last looked (`Step::Go`: nothing).
+    pub lat: Option<LatTarget>,
+    pub lat_step: Step,
+    /// fio's `max_latency`: a completion was over its direction's limit (ns).
+    pub max_hit: Option<u64>,
 }
 
 impl<'a> Shaper<'a> {
@@ -94,7 +102,34 @@ impl<'a> Shaper<'a> {
             done: [(0, 0); 2],
             flow: sh.flow,
             flow_mine: 0,
+            lat: t.lat_target.map(|l| {
+                let window = Duration::from_micros(l.window_us);
+                let depth = sh.job.iodepth.max(1);
+                LatTarget::new(
+                    l.target_ns,
+                    window,
+                    l.percentile,
+                    l.keep_running,
+                    depth,
+                    start,
+                )
+            }),
+            lat_step: Step::Go,
+            max_hit: None,
         }
+    }
+
+    /// fio's `max_latency`: whether an I/O of `kind` that took `lat_ns` is over its
+    /// direction's limit (then its limit, ns).
+    #[inline]
+    pub fn over_max(&self, kind: OpKind, lat_ns: u64) -> Option<u64> {
+        let max = match kind {
+            OpKind::Read => self.t.max_lat_ns[0],
+            OpKind::Write => self.t.max_lat_ns[1],
+            OpKind::Trim => self.t.max_lat_ns[2],
+            OpKind::Fsync => 0,
+        };
+        (max > 0 && lat_ns > max).then_some(max)
     }
 
     /// Whether the job thinks at all.

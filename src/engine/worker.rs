@@ -26,6 +26,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 mod cycles;
+pub mod lattarget;
+use lattarget::{LatTarget, Step};
 mod pacer;
 mod setup;
 pub use cycles::run_cycles;
@@ -41,6 +43,8 @@ pub struct Progress {
     pub ops: AtomicU64,
     pub bytes: AtomicU64,
     pub live: Option<std::sync::Arc<LiveCounters>>,
+    /// Set by the phase when the thread has returned (its steady state is no longer sampled).
+    pub done: std::sync::atomic::AtomicBool,
 }
 
 impl Progress {
@@ -105,6 +109,27 @@ fn rate_min_end(sh: &Shared, st: &mut ThreadStats, prog: &Progress, e: Ended) {
     }
 }
 
+/// fio's `lat_fatal`: an I/O slower than `max_latency` (`max_ns`), or than `latency_target`
+/// at depth 1 (with `latency_percentile=100`; `max_ns` None): the thread ends with ETIMEDOUT,
+/// as fio's job.
+fn lat_fatal(sh: &Shared, st: &mut ThreadStats, max_ns: Option<u64>) {
+    let (what, us) = match max_ns {
+        Some(m) => ("max_latency", m / 1000),
+        None => (
+            "latency_target",
+            sh.job.timing.lat_target.map_or(0, |l| l.target_ns / 1000),
+        ),
+    };
+    let depth = if max_ns.is_none() { " at depth 1" } else { "" };
+    eprintln!(
+        "iolab: {what}: an I/O took longer than {us} µs{depth}: the thread ends, as fio's job would (an ETIMEDOUT in its errors)"
+    );
+    st.error(libc::ETIMEDOUT);
+    if sh.job.timing.exit_on_error || sh.job.timing.exit_all {
+        sh.exit.store(true, Relaxed);
+    }
+}
+
 /// Runs one worker with an engine that completes one I/O per call.
 pub fn run_sync<'a, E: SyncEngine<'a>>(
     sh: &Shared<'a>,
@@ -143,8 +168,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
     let mut now = Instant::now();
     loop {
         let paid = quota.is_some_and(|q| q.paid(done_in_window, bytes_in_window));
-        if sh.stop.load(Relaxed)
-            || sh.exit.load(Relaxed)
+        if sh.ending()
             || sh.deadline.is_some_and(|d| now >= d)
             || (paid && !vf.as_ref().is_some_and(Verifier::backlog_left))
         {
@@ -166,11 +190,7 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
         // fio's flow: a thread ahead of its share of the flow pauses before issuing
         if sp.flows() && matches!(next, Next::Io { .. }) {
             let mut ahead = sp.flow_ahead();
-            while ahead
-                && !sh.stop.load(Relaxed)
-                && !sh.exit.load(Relaxed)
-                && sh.deadline.is_none_or(|d| Instant::now() < d)
-            {
+            while ahead && !sh.ending() && sh.deadline.is_none_or(|d| Instant::now() < d) {
                 sp.flow_pause(sh);
                 ahead = sp.flow_ahead();
             }
@@ -276,6 +296,10 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
                 p_bytes += bytes;
                 prog.ops.store(p_ops, Relaxed);
                 prog.bytes.store(p_bytes, Relaxed);
+                if let Some(max) = sp.over_max(kind, lat) {
+                    lat_fatal(sh, &mut st, Some(max));
+                    break;
+                }
             }
             Err(e) => prog.failed(&mut st, e),
         }
@@ -426,6 +450,8 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     let mut prev_lag = 0u64;
     let mut stopping = false;
     let mut sp = Shaper::new(sh);
+    // the runtime's end: fio's latency_target restarts it at its final window
+    let mut deadline = sh.deadline;
     // this thread counted the next I/O in its flow already; a pause (think time or a flow's)
     // waits for what is in flight first
     let mut flow_passed = false;
@@ -484,6 +510,15 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 let t = ns_since(sh.measure_start, t1);
                 st.record_io(s.kind, s.si, s.bytes, lat, t);
                 if s.kind != OpKind::Fsync {
+                    if let Some(max) = sp.over_max(s.kind, lat) {
+                        sp.max_hit = Some(max);
+                    }
+                    if let Some(l) = sp.lat.as_mut() {
+                        let step = l.completed(lat, t1, sp.completed);
+                        if step != Step::Go {
+                            sp.lat_step = step;
+                        }
+                    }
                     let slat = ns_since(s.issued, s.submitted);
                     st.record_submission(s.kind, slat, lat.saturating_sub(slat));
                     if let Some(l) = &mut st.fio_log {
@@ -499,9 +534,8 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     loop {
         let now = Instant::now();
         if !stopping
-            && (sh.stop.load(Relaxed)
-                || sh.exit.load(Relaxed)
-                || sh.deadline.is_some_and(|d| now >= d)
+            && (sh.ending()
+                || deadline.is_some_and(|d| now >= d)
                 || (quota.is_some_and(|q| q.paid(issued_in_window, bytes_in_window))
                     && !vf.as_ref().is_some_and(Verifier::backlog_left)))
         {
@@ -510,7 +544,9 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
         // Issue as many as allowed.
         let mut wait_until: Option<Instant> = None;
         let mut pause = false;
-        while !stopping && inflight < depth {
+        // fio's latency_target: the depth its search is at
+        let cap = sp.lat.as_ref().map_or(depth, |l| l.depth() as usize);
+        while !stopping && inflight < cap {
             if sp.flows() && !flow_passed {
                 if sp.flow_ahead() {
                     pause = true;
@@ -766,6 +802,52 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
         if !stopping && job.timing.exit_on_error && st.errors.iter().any(|&n| n > 0) {
             sh.exit.store(true, Relaxed);
         }
+        // fio's max_latency: an I/O over it ends the thread
+        if !stopping && let Some(max) = sp.max_hit {
+            lat_fatal(sh, &mut st, Some(max));
+            stopping = true;
+        }
+        // fio's latency_target: what a late completion asked, else the window's judgement
+        if !stopping && sp.lat.is_some() {
+            let done = sp.completed;
+            let step = match std::mem::replace(&mut sp.lat_step, Step::Go) {
+                Step::Go => sp
+                    .lat
+                    .as_mut()
+                    .map_or(Step::Go, |l| l.check(Instant::now(), done)),
+                s => s,
+            };
+            match step {
+                Step::Go => {}
+                Step::Done => stopping = true,
+                Step::Fatal => {
+                    lat_fatal(sh, &mut st, None);
+                    stopping = true;
+                }
+                Step::Quiesce | Step::FinalRun => {
+                    // what is in flight completes first (fio's io_u_quiesce)
+                    submit(&mut eng, &mut slots, &mut unsubmitted)?;
+                    while inflight > 0 {
+                        match eng.commit_and_wait(inflight as u32, None) {
+                            Ok(()) => {}
+                            Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                            Err(e) => return Err(e),
+                        }
+                        inflight -= reap(
+                            &mut eng, &mut g, &mut slots, &mut free, &mut st, &mut vf, &mut sp,
+                        );
+                    }
+                    if step == Step::FinalRun {
+                        // fio's reset_all_stats: the counts and the runtime start over
+                        let now = Instant::now();
+                        st.restart_totals(now);
+                        deadline = sh
+                            .deadline
+                            .map(|d| now + d.saturating_duration_since(sh.measure_start));
+                    }
+                }
+            }
+        }
     }
     if job.mode.writes() && !sh.stop.load(Relaxed) {
         let carried = match carry {
@@ -801,5 +883,6 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     log_end(&mut st, sh.start);
     st.finish(ns_since(sh.measure_start, Instant::now()));
     st.verify = vf.map(Verifier::finish);
+    st.lat_depth = sp.lat.as_ref().map(LatTarget::depth);
     Ok(st)
 }

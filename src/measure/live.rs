@@ -84,6 +84,23 @@ impl LiveCounters {
         threads.into_iter().map(|c| c.errors.load(Relaxed)).sum()
     }
 
+    /// Reads, writes and trims completed so far and their bytes, fsyncs left out (fio's
+    /// `io_blocks` and `io_bytes`: what its steady state samples).
+    pub fn moved(&self) -> (u64, u64) {
+        let kinds = [
+            crate::model::run::OpKind::Read,
+            crate::model::run::OpKind::Write,
+            crate::model::run::OpKind::Trim,
+        ];
+        kinds.iter().fold((0, 0), |(n, b), &k| {
+            let k = k as usize;
+            (
+                n + self.ops[k].load(Relaxed),
+                b + self.amount[k].load(Relaxed),
+            )
+        })
+    }
+
     /// Operations of every kind completed so far (read by another thread: a distributed run's
     /// watch that I/O still completes).
     pub fn ops_total(&self) -> u64 {

@@ -10,5 +10,6 @@ pub mod live;
 pub mod peer;
 pub mod prom;
 pub mod stats;
+pub mod steady;
 pub mod wake;
 pub mod warnings;

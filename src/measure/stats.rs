@@ -88,6 +88,11 @@ pub struct ThreadStats {
     pub fio_log: Option<super::fiolog::ThreadLog>,
     /// fio's `write_iolog`: the operations this thread issued.
     pub iolog: Option<super::iolog::IoLog>,
+    /// fio's `latency_target`: the depth this thread's search ended at.
+    pub lat_depth: Option<u32>,
+    /// When this thread's totals were started over (fio's `latency_target` final window):
+    /// its runtime counts from there.
+    pub since: Option<std::time::Instant>,
 }
 
 /// `--verify`: the checks of one thread (or, merged, of all) and the generation of every block
@@ -122,7 +127,22 @@ impl ThreadStats {
             verify: None,
             fio_log: None,
             iolog: None,
+            lat_depth: None,
+            since: None,
         }
+    }
+
+    /// Starts the thread's totals over at `now` (fio's `reset_all_stats` and `reset_io_stats`
+    /// when its `latency_target` search settles): operations, per-size figures, errors and
+    /// lag; the per-second series and the logs go on.
+    pub fn restart_totals(&mut self, now: std::time::Instant) {
+        self.op = Default::default();
+        for t in &mut self.by_bs {
+            *t = OpTotals::default();
+        }
+        self.errors.fill(0);
+        self.lag = LatHist::new();
+        self.since = Some(now);
     }
 
     /// Records one completed operation, `t_ns` nanoseconds after the start of the measured window.
@@ -232,6 +252,8 @@ pub struct Merged {
     pub lag: LatHist,
     /// `--verify`: every thread's checks and block generations.
     pub verify: Option<ThreadVerify>,
+    /// fio's `latency_target`: the deepest of the threads' final depths.
+    pub lat_depth: Option<u32>,
 }
 
 pub fn merge(threads: Vec<ThreadStats>) -> Merged {
@@ -242,6 +264,7 @@ pub fn merge(threads: Vec<ThreadStats>) -> Merged {
     let mut lag = LatHist::new();
     let mut by_bs: Vec<OpTotals> = Vec::new();
     let mut verify: Option<ThreadVerify> = None;
+    let lat_depth = threads.iter().filter_map(|t| t.lat_depth).max();
     for mut t in threads {
         if let Some(v) = t.verify.take() {
             let m = verify.get_or_insert_with(ThreadVerify::default);
@@ -278,6 +301,7 @@ pub fn merge(threads: Vec<ThreadStats>) -> Merged {
         series,
         lag,
         verify,
+        lat_depth,
     }
 }
 
@@ -300,6 +324,7 @@ pub fn thread_totals(t: &ThreadStats) -> Merged {
         series: Vec::new(),
         lag,
         verify: None,
+        lat_depth: t.lat_depth,
     }
 }
 
@@ -330,6 +355,7 @@ pub fn combine(parts: &[Merged]) -> Merged {
         series,
         lag,
         verify: None,
+        lat_depth: parts.iter().filter_map(|m| m.lat_depth).max(),
     }
 }
 
@@ -522,6 +548,8 @@ pub fn cell_result(
         device: None,
         roles: Vec::new(),
         verify: merged.verify.as_ref().map(|v| v.result.clone()),
+        steady: Vec::new(),
+        latency_depth: merged.lat_depth,
         lat_hists: merged.op.iter().map(|o| o.lat.clone()).collect(),
         clones: Vec::new(),
         clat_hists: merged.op.iter().map(|o| o.clat.clone()).collect(),

@@ -541,6 +541,8 @@ mod tests {
             device: None,
             roles: Vec::new(),
             verify: None,
+            steady: Vec::new(),
+            latency_depth: None,
             lat_hists: Vec::new(),
             clones: Vec::new(),
             clat_hists: Vec::new(),

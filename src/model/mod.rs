@@ -22,6 +22,7 @@ pub mod noio;
 pub mod placement;
 pub mod run;
 pub mod schema;
+pub mod steady;
 pub mod stored;
 pub mod suite;
 pub mod timing;

@@ -202,6 +202,14 @@ pub struct CellResult {
     /// `--verify`: blocks checked and mismatches by kind (docs/verify.md); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<crate::model::verify::VerifyResult>,
+    /// fio's steady state (a job file's `ss`): what each judged unit found, the job's
+    /// reporting group (one) or each of its threads (fio's clones) in order; absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steady: Vec<crate::model::steady::SteadyState>,
+    /// fio's `latency_target` (a job file's): the I/Os in flight each thread's queue-depth
+    /// search ended at (the deepest of the job's threads); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_depth: Option<u32>,
     /// The merged latency histograms (read, write, fsync), kept for the results store; not part
     /// of the JSON document.
     #[serde(skip)]
@@ -240,6 +248,8 @@ impl CellResult {
             interrupted: phase.interrupted,
             device: phase.device.clone(),
             verify: None,
+            steady: r.steady.clone(),
+            latency_depth: r.latency_depth,
             roles: Vec::new(),
             lat_hists: r.lat_hists.clone(),
             clones: Vec::new(),
@@ -263,6 +273,13 @@ pub struct RoleResult {
     pub timeseries: Vec<TsPoint>,
     pub errors: BTreeMap<String, u64>,
     pub warnings: Vec<Warning>,
+    /// fio's steady state (a job file's `ss`): what each judged unit found, the job's
+    /// reporting group (one) or each of its threads (fio's clones) in order; absent otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steady: Vec<crate::model::steady::SteadyState>,
+    /// As [`CellResult::latency_depth`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_depth: Option<u32>,
     /// As [`CellResult::lat_hists`], for the results store.
     #[serde(skip)]
     pub lat_hists: Vec<LatHist>,
@@ -285,6 +302,8 @@ impl RoleResult {
             timeseries: c.timeseries,
             errors: c.errors,
             warnings: c.warnings,
+            steady: c.steady,
+            latency_depth: c.latency_depth,
             lat_hists: c.lat_hists,
             clat_hists: c.clat_hists,
         }

@@ -1,7 +1,9 @@
 //! When a job issues its I/O, beyond `--rate`: fio's think time, start delay, exit of a whole
 //! phase, Poisson arrivals, per-direction and minimum rates, completion batches, overlap
-//! serialization and flows; and where, with strided zones (docs/fio-jobs.md). Job files set them (`cli::fiojob`); the worker loops (`engine::worker`,
-//! `engine::timing`) run them. All absent by default, and absent from documents then.
+//! serialization and flows; when it ends early (fio's steady state); and where, with strided
+//! zones (docs/fio-jobs.md). Job files set them (`cli::fiojob`); the worker loops
+//! (`engine::worker`, `engine::timing`) run them. All absent by default, and absent from
+//! documents then.
 
 use serde::Serialize;
 
@@ -72,6 +74,37 @@ pub struct Timing {
     /// `zonemode=strided`: where a sequential job's I/O goes (absent: through its whole range).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zones: Option<Zones>,
+    /// fio's steady state (`ss`, `ss_dur`, `ss_ramp`): the job ends once its criterion holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady: Option<crate::model::steady::Steady>,
+    /// fio's queue-depth search (`latency_target`, ...): the depth the thread keeps in flight
+    /// is searched for, and the job ends once it settled (unless `keep_running`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lat_target: Option<LatencyTarget>,
+    /// `max_latency` per direction (reads, writes, trims; ns, 0: none): an I/O slower than
+    /// this ends its thread with ETIMEDOUT, as fio's `lat_fatal`.
+    #[serde(skip_serializing_if = "no_max_latency")]
+    pub max_lat_ns: [u64; 3],
+}
+
+fn no_max_latency(v: &[u64; 3]) -> bool {
+    v.iter().all(|&x| x == 0)
+}
+
+/// fio's `latency_target`, `latency_window`, `latency_percentile`, `latency_run` (io_u.c
+/// `lat_target_*`; `engine::worker::lattarget` runs it).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct LatencyTarget {
+    /// `latency_target`: an I/O's latency (ns, issue to completion) within it is on time.
+    pub target_ns: u64,
+    /// `latency_window`: how long each depth is tried (µs).
+    pub window_us: u64,
+    /// `latency_percentile`: the share of a window's I/Os that must be on time (%, 0–100;
+    /// at 100 the first late I/O lowers the depth at once).
+    pub percentile: f64,
+    /// `latency_run`: go on searching after the depth settled, instead of ending.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_running: bool,
 }
 
 /// fio's strided zones (`zonemode=strided`, its io_u.c `setup_strided_zone_mode`): a thread's

@@ -8,6 +8,7 @@ pub use super::fio_group::{FIO_PERCENTILES, hist_bins};
 use crate::model::hist::LatHist;
 use crate::model::job::{Distribution, Limit, Mode};
 use crate::model::run::{CellResult, LatSummary, OpKind, RunDoc, TsOp, TsPoint};
+use crate::model::steady::{Steady, SteadyState};
 use crate::spec::fio_vocab;
 use serde_json::{Map, Value, json};
 
@@ -599,11 +600,58 @@ fn job(c: &CellResult, groupid: usize, bins: bool) -> Value {
     for (k, v) in latency_maps(c) {
         o.insert(k.into(), v);
     }
-    o.insert("latency_depth".into(), j.iodepth.into());
-    o.insert("latency_target".into(), 0.into());
-    o.insert("latency_percentile".into(), 100.0.into());
-    o.insert("latency_window".into(), 0.into());
+    // fio's latency_target: the depth the search ended at, the target (ns), the window (µs)
+    let lt = j.timing.lat_target;
+    let depth = c
+        .latency_depth
+        .filter(|_| lt.is_some())
+        .unwrap_or(j.iodepth);
+    o.insert("latency_depth".into(), depth.into());
+    o.insert(
+        "latency_target".into(),
+        lt.map_or(0, |l| l.target_ns).into(),
+    );
+    o.insert(
+        "latency_percentile".into(),
+        lt.map_or(100.0, |l| l.percentile).into(),
+    );
+    o.insert(
+        "latency_window".into(),
+        lt.map_or(0, |l| l.window_us).into(),
+    );
+    if let (Some(spec), Some(st)) = (&j.timing.steady, c.steady.first()) {
+        o.insert("steadystate".into(), steadystate(spec, st));
+    }
     Value::Object(o)
+}
+
+/// fio's `steadystate` of a job (stat.c `show_thread_status_json`): its criterion as fio spells
+/// it, the window's length, whether it was attained, the last criterion judged, and the
+/// window's samples (oldest first) with their whole-number means.
+fn steadystate(spec: &Steady, st: &SteadyState) -> Value {
+    let pct = if spec.pct { "%" } else { "" };
+    let c = st.criterion as f32;
+    // as C's printf spells what is not a number
+    let criterion = match c {
+        c if c.is_nan() => format!("nan{pct}"),
+        c if c.is_infinite() => format!("{}inf{pct}", if c < 0.0 { "-" } else { "" }),
+        c => format!("{c:.6}{pct}"),
+    };
+    let (iops_mean, bw_mean) = st.means();
+    json!({
+        "ss": spec.fio_spelling(),
+        "duration": spec.window_s,
+        "attained": u8::from(st.attained),
+        "criterion": criterion,
+        "max_deviation": st.max_deviation,
+        "slope": st.slope,
+        "data": {
+            "bw_mean": bw_mean,
+            "iops_mean": iops_mean,
+            "iops": st.iops,
+            "bw": st.bw_bytes_per_sec,
+        },
+    })
 }
 
 /// fio's `disk_util[]`: per device, the counts over the measured windows of all cells, from the

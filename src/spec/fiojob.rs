@@ -75,6 +75,9 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("ratemin", "rate_min"),
     ("io_limit", "io_size"),
     ("fileoffset", "offset"),
+    ("ss", "steadystate"),
+    ("ss_dur", "steadystate_duration"),
+    ("ss_ramp", "steadystate_ramp_time"),
 ];
 
 fn canonical_key(k: &str) -> String {

@@ -28,7 +28,7 @@ impl Blockers {
             self.lines.push((about.to_string(), line, false, at));
         }
     }
-    fn refusal(&mut self, at: (&str, usize), about: &str, line: String) {
+    pub fn refusal(&mut self, at: (&str, usize), about: &str, line: String) {
         if !self.has(about) {
             let at = (at.0.to_string(), at.1);
             self.lines.push((about.to_string(), line, true, at));

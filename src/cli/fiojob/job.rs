@@ -548,6 +548,7 @@ pub(super) fn translate_job(
     );
     timing.rate_bps = exact_bps;
     timing.zones = zones;
+    timing.steady = super::steady::steady(&mut c);
 
     // offsets
     if let Some(d) = c.val("random_distribution") {

@@ -12,6 +12,7 @@ mod engines;
 mod job;
 mod logs;
 mod noio;
+mod steady;
 mod timing;
 mod verify;
 mod zones;
@@ -217,6 +218,7 @@ pub fn translate_with(
         }
     }
     logs::number_logs(&mut jobs, &mut blockers);
+    steady::by_group(&mut jobs, &mut blockers);
     blockers.into_result(a.ignore_unsupported)?;
     let phases = verify_alone(&mut jobs, phase + 1);
     // the named files' note says where each job's set is: shared by a phase's jobs that name

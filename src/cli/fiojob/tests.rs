@@ -131,7 +131,7 @@ fn defaults_are_fios() {
 /// listed options were removed.
 #[test]
 fn every_blocker_is_listed_in_one_pass_one_line_each() {
-    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nread_iolog=x\n[b]\nrw=randrw\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\nlatency_target=10ms\nlockmem=1m\nfrobnicate=7\n[c]\nrw=read\nsize=\nbs=abc\ndirect=2\n";
+    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nread_iolog=x\n[b]\nrw=randrw\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\natomic=1\nlockmem=1m\nfrobnicate=7\n[c]\nrw=read\nsize=\nbs=abc\ndirect=2\n";
     let e = jobs(text, &[]).unwrap_err();
     assert_eq!(e.exit, crate::error::Exit::Usage);
     let lines: Vec<&str> = e.msg.split("\niolab: error: ").collect();
@@ -142,7 +142,7 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
             "t.fio:5: read_iolog: refused: no I/O log replay",
             "t.fio:8: ioengine: refused: iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null, posixaio, falloc, ftruncate, filecreate, filestat, filedelete, cpuio and exec",
             "t.fio:10: random_distribution: refused: iolab draws random, zipf, pareto and zoned offsets",
-            "t.fio:11: latency_target: refused: no queue-depth search",
+            "t.fio:11: atomic: refused: no atomic writes",
             "t.fio:12: lockmem: refused: no memory locking",
             "t.fio:13: frobnicate: refused: not one of fio's options iolab knows",
             "t.fio:16: size: not a number (4096, 4k, 1m, 0x1000)",
@@ -568,4 +568,127 @@ fn error_dump_is_accepted_and_noted_when_on() {
     assert!(notes("0").is_empty());
     let on = notes("1");
     assert!(on.iter().any(|n| n.starts_with("error_dump=1: ")), "{on:?}");
+}
+
+/// fio's steady state: `ss`/`ss_dur`/`ss_ramp` read as fio reads them, judged by reporting
+/// group with `group_reporting`; `ss_dur` under a second is none (as fio); a group whose jobs'
+/// criteria differ is fio's rejection, `ramp_time` beside it refused.
+#[test]
+fn steady_state_by_job_and_group() {
+    use crate::model::steady::SteadyMetric;
+    let text = "[global]\nsize=1m\nioengine=null\ntime_based\nruntime=60\n\
+                [a]\nss=iops:10%\nss_dur=30s\nss_ramp=10s\n\
+                [b]\nstonewall\ngroup_reporting\nnumjobs=2\nss_dur=5\n\
+                [c]\nstonewall\nss=bw:1m\nss_dur=500ms\n";
+    let r = jobs(text, &[]).unwrap();
+    let s = |n: &str| {
+        let j = r.jobs.iter().find(|j| j.name == n).unwrap();
+        j.args.timing.steady.clone()
+    };
+    let a = s("a").unwrap();
+    assert_eq!(
+        (
+            a.metric, a.slope, a.limit, a.pct, a.window_s, a.ramp_s, a.group
+        ),
+        (SteadyMetric::Iops, false, 10.0, true, 30, 10.0, None)
+    );
+    let b = s("b").unwrap();
+    assert_eq!(b.fio_spelling(), "iops_slope:0.010000%", "fio's default");
+    assert_eq!(b.group, Some(1), "judged as its reporting group");
+    assert!(s("c").is_none(), "ss_dur under a second: no steady state");
+
+    let e = jobs(
+        "[global]\nsize=1m\nioengine=null\n[a]\nss=iops:5%\nss_dur=2\n[b]\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        e.msg
+            .contains("steadystate options must be consistent within reporting groups"),
+        "{}",
+        e.msg
+    );
+    let e = jobs(
+        "[a]\nsize=1m\nioengine=null\nramp_time=2\nss=iops:5%\nss_dur=2\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        e.msg
+            .contains("t.fio:6: steadystate_duration: refused: with ramp_time"),
+        "{}",
+        e.msg
+    );
+    let e = jobs("[a]\nsize=1m\nioengine=null\nss=iops\nss_dur=2\n", &[]).unwrap_err();
+    assert!(
+        e.msg
+            .contains("t.fio:4: steadystate: steadystate threshold"),
+        "{}",
+        e.msg
+    );
+    // clone by clone beside another job of the phase: refused, dropped with --ignore-unsupported
+    let text = "[global]\nsize=1m\nioengine=null\n[a]\nnumjobs=2\nss=iops:5%\nss_dur=2\n[b]\n\
+                ss=iops:5%\nss_dur=2\n";
+    let e = jobs(text, &[]).unwrap_err();
+    assert!(e.msg.contains("judged clone by clone"), "{}", e.msg);
+    let r = jobs(text, &["--ignore-unsupported"]).unwrap();
+    assert!(r.jobs[0].args.timing.steady.is_none());
+    assert!(r.jobs[1].args.timing.steady.is_some());
+}
+
+/// fio's queue-depth search read as fio reads it: `latency_target` and `latency_window` in µs
+/// unless a unit says (the target kept in ns), `latency_percentile` 100 by default; refused with
+/// a synchronous engine and with `ramp_time`.
+#[test]
+fn latency_target_options() {
+    use crate::model::timing::LatencyTarget;
+    let text = "[global]\nsize=1m\nioengine=libaio\niodepth=16\n\
+                [a]\nlatency_target=500000\nlatency_window=5000000\nlatency_percentile=99.9\n\
+                [b]\nlatency_target=2ms\nlatency_run=1\n[c]\n";
+    let r = jobs(text, &[]).unwrap();
+    let lt = |n: &str| {
+        let j = r.jobs.iter().find(|j| j.name == n).unwrap();
+        j.args.timing.lat_target
+    };
+    assert_eq!(
+        lt("a"),
+        Some(LatencyTarget {
+            target_ns: 500_000_000,
+            window_us: 5_000_000,
+            percentile: 99.9,
+            keep_running: false
+        })
+    );
+    assert_eq!(
+        lt("b"),
+        Some(LatencyTarget {
+            target_ns: 2_000_000,
+            window_us: 0,
+            percentile: 100.0,
+            keep_running: true
+        })
+    );
+    assert_eq!(lt("c"), None);
+    // max_latency: µs, per direction (one value: each)
+    let text = "[global]\nsize=1m\n[a]\nmax_latency=250\n[b]\nmax_latency=,5ms\n[c]\n";
+    let r = jobs(text, &[]).unwrap();
+    let max: Vec<[u64; 3]> = r.jobs.iter().map(|j| j.args.timing.max_lat_ns).collect();
+    assert_eq!(max, [[250_000; 3], [0, 5_000_000, 0], [0; 3]]);
+    let e = jobs("[a]\nsize=1m\nioengine=psync\nlatency_target=1ms\n", &[]).unwrap_err();
+    assert!(
+        e.msg
+            .contains("t.fio:4: latency_target: refused: with a synchronous engine"),
+        "{}",
+        e.msg
+    );
+    let e = jobs(
+        "[a]\nsize=1m\nioengine=libaio\nramp_time=1\nlatency_target=1ms\n",
+        &[],
+    )
+    .unwrap_err();
+    assert!(
+        e.msg.contains("latency_target: refused: with ramp_time"),
+        "{}",
+        e.msg
+    );
 }

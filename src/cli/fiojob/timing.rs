@@ -3,7 +3,7 @@
 //! serialization and flows. A job file sets them; the run has no flags for them.
 
 use super::ctx::Ctx;
-use crate::model::timing::{Flow, Timing};
+use crate::model::timing::{Flow, LatencyTarget, Timing};
 use crate::spec::fio_vocab;
 
 /// fio's `FLOW_MAX_WEIGHT`: the largest `flow=`.
@@ -286,5 +286,69 @@ pub(super) fn timing_options(
         });
         notes.push("flow: the jobs of one phase that share a flow_id keep fio's ratio of I/Os (a flow does not reach across stonewalls); with flow_sleep=0 a thread ahead of its share sleeps 50 µs where fio spins".into());
     }
+    t.lat_target = lat_target(c, queue);
+    t.max_lat_ns = max_latency(c);
     t
+}
+
+/// fio's `max_latency=R[,W][,T]` (µs unless a unit says; one value: every direction, an empty
+/// one: none for that direction), in ns.
+fn max_latency(c: &mut Ctx) -> [u64; 3] {
+    let Some(v) = c.val("max_latency") else {
+        return [0; 3];
+    };
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    let mut out = [0u64; 3];
+    for (i, slot) in out.iter_mut().enumerate() {
+        let p = if parts.len() == 1 {
+            parts[0]
+        } else {
+            parts.get(i).copied().unwrap_or("")
+        };
+        if !p.is_empty()
+            && let Some(s) = seconds(c, "max_latency", p, 1e-6)
+        {
+            *slot = (s * 1e9).round() as u64;
+        }
+    }
+    out
+}
+
+/// fio's queue-depth search: `latency_target` (µs unless a unit says; 0 or absent: none),
+/// `latency_window` (µs, default 0: every round), `latency_percentile` (default 100),
+/// `latency_run`. Refused with a synchronous engine and with `ramp_time` (see the table).
+fn lat_target(c: &mut Ctx, queue: bool) -> Option<LatencyTarget> {
+    let target_us = micros(c, "latency_target").filter(|&t| t > 0)?;
+    let window_us = micros(c, "latency_window").unwrap_or(0);
+    let percentile = match c.val("latency_percentile") {
+        None => 100.0,
+        Some(v) => match v.trim().trim_end_matches('%').parse::<f64>() {
+            Ok(p) if (0.0..=100.0).contains(&p) => p,
+            _ => {
+                c.bad("latency_percentile", "not a percentage (0..100)");
+                return None;
+            }
+        },
+    };
+    let keep_running = c.bool("latency_run").unwrap_or(false);
+    if !queue {
+        c.refuse_key(
+            "latency_target",
+            "with a synchronous engine: iolab searches the depth of queue engines only (fio's search at iodepth=1 stays at 1 and ends the job after two windows)",
+        );
+        return None;
+    }
+    if c.time("ramp_time").is_some_and(|r| r > 0.0) {
+        c.refuse_key(
+            "latency_target",
+            "with ramp_time: fio starts its search over at the ramp's end",
+        );
+        return None;
+    }
+    Some(LatencyTarget {
+        target_ns: target_us.saturating_mul(1000),
+        window_us,
+        percentile,
+        keep_running,
+    })
 }

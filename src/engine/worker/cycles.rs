@@ -9,9 +9,10 @@ use crate::engine::ops::CycleEngine;
 /// The longest slice a pause sleeps before it looks at the stop flags again.
 const SLICE: Duration = Duration::from_millis(20);
 
-/// Whether the thread must end now: stopped, the phase ended (`exitall`) or past its runtime.
+/// Whether the thread must end now: stopped, the phase ended (`exitall`), its steady state
+/// attained or past its runtime.
 fn over(sh: &Shared, now: Instant) -> bool {
-    sh.stop.load(Relaxed) || sh.exit.load(Relaxed) || sh.deadline.is_some_and(|d| now >= d)
+    sh.ending() || sh.deadline.is_some_and(|d| now >= d)
 }
 
 /// The direction a job's cycles are counted in: reads unless the job only writes (or trims),

@@ -171,7 +171,7 @@ impl Pacer {
     pub(super) fn wait(&self, slot: Instant, mut now: Instant, sh: &Shared) -> Option<Instant> {
         if sh.deadline.is_some_and(|d| slot >= d) {
             let d = sh.deadline.expect("a deadline");
-            while now < d && !sh.stop.load(Relaxed) && !sh.exit.load(Relaxed) {
+            while now < d && !sh.ending() {
                 std::thread::sleep((d - now).min(SLICE));
                 now = Instant::now();
             }
@@ -180,7 +180,7 @@ impl Pacer {
         while let Some(left) = slot.checked_duration_since(now)
             && left > self.spin
         {
-            if sh.stop.load(Relaxed) || sh.exit.load(Relaxed) {
+            if sh.ending() {
                 return None;
             }
             // one sleep to the slot (less the spin), in slices of at most SLICE
