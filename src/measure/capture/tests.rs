@@ -1,0 +1,139 @@
+use super::*;
+
+fn ev(ts: u64, kind: EvKind, sector: u64, nr: u32, rwbs: &str) -> BlockEvent {
+    BlockEvent {
+        ts_ns: ts,
+        kind,
+        dev: 7 << 20,
+        sector,
+        nr_sector: nr,
+        bytes: nr * 512,
+        rwbs: rwbs.into(),
+        pid: 42,
+        comm: "fio".into(),
+    }
+}
+
+#[test]
+fn rwbs_as_the_kernel_writes_it() {
+    let f = |s: &str| {
+        let (d, f) = parse_rwbs(s);
+        (d, f.join(","))
+    };
+    assert_eq!(f("R"), (IoDir::Read, "".into()));
+    assert_eq!(f("RA"), (IoDir::Read, "readahead".into()));
+    assert_eq!(f("WS"), (IoDir::Write, "sync".into()));
+    assert_eq!(f("FWFSM"), (IoDir::Write, "preflush,fua,sync,meta".into()));
+    assert_eq!(f("WFS"), (IoDir::Write, "fua,sync".into()));
+    assert_eq!(f("FF"), (IoDir::Flush, "preflush".into()));
+    assert_eq!(f("F"), (IoDir::Flush, "".into()));
+    assert_eq!(f("FS"), (IoDir::Flush, "sync".into()));
+    assert_eq!(f("D"), (IoDir::Discard, "".into()));
+    assert_eq!(f("DE"), (IoDir::Other, "".into()));
+    assert_eq!(f("N"), (IoDir::Other, "".into()));
+    assert_eq!(f(""), (IoDir::Other, "".into()));
+}
+
+/// Records leave in issue order with their latency and the depth at issue; a completion of a
+/// request issued before the start is counted in the window, not recorded.
+#[test]
+fn issue_order_latency_depth_and_window() {
+    let mut t = Tracker::new(1000, None);
+    let mut out = Vec::new();
+    t.event(&ev(900, EvKind::Issue, 8, 8, "R")); // before the start
+    t.event(&ev(1100, EvKind::Issue, 16, 32, "WS"));
+    t.event(&ev(1200, EvKind::Issue, 64, 8, "R"));
+    t.event(&ev(1250, EvKind::Complete(0), 8, 8, "R"));
+    t.event(&ev(1300, EvKind::Complete(0), 64, 8, "R"));
+    t.ready(&mut out);
+    assert!(out.is_empty(), "the write issued first is not done");
+    t.event(&ev(1500, EvKind::Complete(-5), 16, 32, "WS"));
+    t.ready(&mut out);
+    assert_eq!(out.len(), 2);
+    assert_eq!(
+        (
+            out[0].t_ns,
+            out[0].dir,
+            out[0].offset_bytes,
+            out[0].size_bytes
+        ),
+        (100, IoDir::Write, 8192, 16384)
+    );
+    assert_eq!(
+        (out[0].lat_ns, out[0].qd, out[0].error),
+        (Some(400), 2, Some(-5))
+    );
+    assert_eq!((out[1].lat_ns, out[1].qd), (Some(100), 3));
+    assert_eq!((t.ios.read, t.ios.write), (1, 1));
+    assert_eq!((t.window.read, t.window.write, t.unmatched), (2, 1, 0));
+    assert_eq!(t.in_flight(), 0);
+}
+
+#[test]
+fn a_completion_without_its_issue_is_unmatched() {
+    let mut t = Tracker::new(1000, None);
+    t.event(&ev(1250, EvKind::Complete(0), 8, 8, "R"));
+    assert_eq!((t.window.read, t.unmatched, t.ios.read), (1, 1, 0));
+}
+
+/// A request completed in two parts, two at one sector (FIFO), a requeue, the cap, the end.
+#[test]
+fn parts_duplicates_requeues_cap_and_end() {
+    let mut t = Tracker::new(0, Some(3));
+    let mut out = Vec::new();
+    t.event(&ev(10, EvKind::Issue, 100, 16, "W"));
+    t.event(&ev(20, EvKind::Complete(0), 100, 8, "W"));
+    t.event(&ev(30, EvKind::Complete(0), 108, 8, "W"));
+    t.event(&ev(40, EvKind::Issue, 0, 0, "FF"));
+    t.event(&ev(41, EvKind::Requeue, 0, 0, "FF"));
+    t.event(&ev(50, EvKind::Issue, 0, 0, "FF"));
+    t.event(&ev(60, EvKind::Complete(0), 0, 0, "FF"));
+    t.event(&ev(70, EvKind::Issue, 200, 8, "R"));
+    t.event(&ev(80, EvKind::Issue, 300, 8, "R")); // past the cap
+    t.event(&ev(85, EvKind::Complete(0), 300, 8, "R"));
+    t.ready(&mut out);
+    assert_eq!(out.len(), 2);
+    assert_eq!((out[0].lat_ns, out[0].size_bytes), (Some(20), 8192));
+    assert_eq!(
+        (out[1].dir, out[1].size_bytes, out[1].t_ns),
+        (IoDir::Flush, 0, 50)
+    );
+    assert_eq!((t.requeued, t.over_max, t.full()), (1, 1, true));
+    assert_eq!((t.ios.flush, t.ios.read, t.ios.write), (1, 1, 1));
+    // the completion past the cap still counts for the device comparison
+    assert_eq!((t.window.read, t.window.write, t.window.flush), (1, 1, 1));
+    t.end_window(90);
+    t.finish(&mut out);
+    assert_eq!(out.len(), 3);
+    assert_eq!((out[2].lat_ns, t.incomplete), (None, 1));
+}
+
+#[test]
+fn iolog_lines_in_fios_version_3() {
+    let io = |t_ns, dir, off, size| CaptureIo {
+        t_ns,
+        dir,
+        offset_bytes: off,
+        size_bytes: size,
+        flags: vec![],
+        lat_ns: Some(1),
+        qd: 1,
+        pid: 1,
+        comm: "x".into(),
+        error: None,
+    };
+    let mut w = IologWriter::new(Vec::new(), "/dev/loop3").unwrap();
+    w.io(&io(1_500, IoDir::Read, 4096, 16384)).unwrap();
+    w.io(&io(2_000_000, IoDir::Write, 0, 512)).unwrap();
+    w.io(&io(2_100_000, IoDir::Flush, 0, 0)).unwrap();
+    w.io(&io(2_200_000, IoDir::Discard, 8192, 4096)).unwrap();
+    w.io(&io(2_300_000, IoDir::Other, 0, 4096)).unwrap();
+    assert_eq!(w.left_out, 1);
+    let text = String::from_utf8(w.finish().unwrap()).unwrap();
+    assert_eq!(
+        text,
+        "fio version 3 iolog\n0 /dev/loop3 add\n0 /dev/loop3 open\n\
+         1 /dev/loop3 read 4096 16384\n2000 /dev/loop3 write 0 512\n2100 /dev/loop3 sync 0 0\n\
+         2200 /dev/loop3 trim 8192 4096\n2300 /dev/loop3 close\n"
+    );
+}
