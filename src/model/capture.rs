@@ -163,6 +163,10 @@ pub struct CaptureSummary {
     pub incomplete: u64,
     /// Completions of requests issued before the capture began (not recorded).
     pub unmatched_completions: u64,
+    /// Empty preflush writes (an fsync of the device, a filesystem's flush): never issued to
+    /// the driver (their flush request is recorded, `dir` flush) but counted by the device as
+    /// writes, so in `check.captured.write` and not in the file.
+    pub empty_preflush_writes: u64,
     /// Requests the driver gave back to be issued again (`block_rq_requeue`; each recorded once).
     pub requeued: u64,
     /// Why it ended: `time`, `max_events` or `interrupted`.

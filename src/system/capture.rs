@@ -419,6 +419,7 @@ pub fn run(
         events_lost,
         incomplete: tr.incomplete,
         unmatched_completions: tr.unmatched,
+        empty_preflush_writes: tr.empty_preflush,
         requeued: tr.requeued,
         stopped_by: stopped_by.into(),
         warnings,

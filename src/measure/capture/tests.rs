@@ -137,3 +137,30 @@ fn iolog_lines_in_fios_version_3() {
          2200 /dev/loop3 trim 8192 4096\n2300 /dev/loop3 close\n"
     );
 }
+
+/// What ext4's journal commit looks like on a device with a write cache (tracefs, kernel
+/// 6.18): the flush request completes at sector -1, and the commit block's write completes
+/// twice (its data, then the flush sequence with 0 sectors): one request each.
+#[test]
+fn a_flush_sequence_is_one_flush_and_one_write() {
+    let mut t = Tracker::new(0, None);
+    let mut out = Vec::new();
+    t.event(&ev(10, EvKind::Issue, 0, 0, "FF"));
+    t.event(&ev(20, EvKind::Complete(0), u64::MAX, 0, "FF"));
+    t.event(&ev(30, EvKind::Issue, 531712, 8, "WSM"));
+    t.event(&ev(40, EvKind::Complete(0), 531712, 8, "WSM"));
+    t.event(&ev(50, EvKind::Issue, 0, 0, "FF"));
+    t.event(&ev(60, EvKind::Complete(0), u64::MAX, 0, "FF"));
+    t.event(&ev(61, EvKind::Complete(0), 531712, 0, "WSM"));
+    // an fsync of the device: its flush request, then the empty preflush write completes
+    t.event(&ev(70, EvKind::Issue, 0, 0, "FF"));
+    t.event(&ev(80, EvKind::Complete(0), u64::MAX, 0, "FF"));
+    t.event(&ev(81, EvKind::Complete(0), 0, 0, "WS"));
+    t.ready(&mut out);
+    assert_eq!(out.len(), 4);
+    assert!(out.iter().all(|r| r.lat_ns == Some(10)), "{out:?}");
+    // the device counts 3 flushes and 2 writes (the commit block, the empty preflush)
+    assert_eq!((t.window.flush, t.window.write, t.unmatched), (3, 2, 0));
+    assert_eq!((t.ios.flush, t.ios.write, t.empty_preflush), (3, 1, 1));
+    assert_eq!((t.in_flight(), out[2].qd), (0, 1));
+}
