@@ -190,7 +190,13 @@ fn fio_io_captured_as_the_device_counts_it_and_fio_replays_the_iolog() {
     let iolog = d.path().join("cap.iolog");
     let s0 = stat(&fs.dev);
     let child = Command::new(bin())
-        .args(["capture", "--dir", fs.dir.to_str().unwrap(), "--time", "5"])
+        .args([
+            "capture",
+            "--dir",
+            fs.dir.to_str().unwrap(),
+            "--time",
+            "600",
+        ])
         .args(["-o", cap.to_str().unwrap(), "--write-iolog"])
         .arg(&iolog)
         .arg("--json")
@@ -210,10 +216,8 @@ fn fio_io_captured_as_the_device_counts_it_and_fio_replays_the_iolog() {
         "--ioengine=psync",
         &format!("--number_ios={IOS}"),
     ]);
-    let o = child.wait_with_output().unwrap();
+    let r = stop_capture(child);
     let s1 = stat(&fs.dev);
-    let r = to_run(o);
-    assert_eq!(r.code, 0, "{}", r.stderr);
     let sum = r.json();
     no_instance_left(pid);
     let fio_r = f["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
@@ -247,7 +251,6 @@ fn fio_io_captured_as_the_device_counts_it_and_fio_replays_the_iolog() {
     for r in &recs {
         assert!(r["lat_ns"].as_u64().unwrap() > 0, "{r}");
         assert!(r["qd"].as_u64().unwrap() >= 1, "{r}");
-        assert!(r["t_ns"].as_u64().unwrap() < 6_000_000_000, "{r}");
     }
     // in issue order
     let t: Vec<u64> = recs.iter().map(|r| r["t_ns"].as_u64().unwrap()).collect();
@@ -320,7 +323,7 @@ fn flushes_and_fsyncs_count_as_the_device_counts_them() {
     let fs = LoopFs::new(128, &d.path().join("mnt"));
     let cap = d.path().join("cap.ndjson");
     let s0 = stat(&fs.dev);
-    let child = spawn_capture(&fs.dev, &cap, &["--time", "4", "--json"]);
+    let child = spawn_capture(&fs.dev, &cap, &["--time", "600", "--json"]);
     let pid = child.id();
     wait_enabled(pid);
     fio_json(&[
@@ -338,9 +341,8 @@ fn flushes_and_fsyncs_count_as_the_device_counts_them() {
             fs.dev
         ));
     }
-    let r = to_run(child.wait_with_output().unwrap());
+    let r = stop_capture(child);
     let s1 = stat(&fs.dev);
-    assert_eq!(r.code, 0, "{}", r.stderr);
     let sum = r.json();
     let (_, recs, _) = read_capture(&cap);
     let n = |dir: &str| recs.iter().filter(|r| r["dir"] == dir).count() as u64;
@@ -362,6 +364,18 @@ fn flushes_and_fsyncs_count_as_the_device_counts_them() {
         recs.iter()
             .all(|r| r["lat_ns"].as_u64().is_some_and(|l| l > 0))
     );
+}
+
+/// Ends a capture with Ctrl-C once the workload has ended (a loaded machine may take longer
+/// than any fixed `--time`): its output, exit 130 asserted, stopped by `interrupted`.
+fn stop_capture(child: std::process::Child) -> Run {
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: signalling our own child, not yet waited for.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let r = to_run(child.wait_with_output().unwrap());
+    assert_eq!(r.code, 130, "{}", r.stderr);
+    assert_eq!(r.json()["stopped_by"], "interrupted");
+    r
 }
 
 /// Runs a capture of `dev` in the background.

@@ -561,12 +561,40 @@ fn capture_documents_validate() {
     let dev = common::blk::sh(&format!("losetup --find --show {}", img.display()));
     let out = d.path().join("cap.ndjson");
     let mut child = std::process::Command::new(bin())
-        .args(["capture", "--device", &dev, "--time", "1", "--json", "-o"])
+        .args([
+            "capture",
+            "--device",
+            &dev,
+            "--time",
+            "60",
+            "--max-events",
+            "16",
+        ])
+        .args(["--json", "-o"])
         .arg(&out)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // its events on (the instance's enable file), wherever tracefs is
+    let pid = child.id();
+    let t0 = std::time::Instant::now();
+    while ![
+        "/sys/kernel/tracing".to_string(),
+        format!("/run/iolab-tracefs-{pid}"),
+    ]
+    .iter()
+    .any(|t| {
+        std::fs::read_to_string(format!(
+            "{t}/instances/iolab-{pid}/events/block/block_rq_issue/enable"
+        ))
+        .is_ok_and(|s| s.trim() == "1")
+    }) {
+        assert!(
+            t0.elapsed() < READY_TIMEOUT,
+            "the capture never enabled its events"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let _ = common::blk::sh(&format!(
         "dd if={dev} of=/dev/null bs=4k count=64 iflag=direct 2>&1"
     ));
@@ -586,5 +614,5 @@ fn capture_documents_validate() {
         .collect();
     validate(schema::CAPTURE, &lines[0]);
     validate(schema::CAPTURE_SUMMARY, lines.last().unwrap());
-    assert!(lines.len() > 2, "no request captured: {text}");
+    assert_eq!(lines.len(), 18, "16 requests: {text}");
 }

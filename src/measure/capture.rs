@@ -118,6 +118,9 @@ impl Recent {
     }
 }
 
+/// The most records waiting for an earlier request to complete (about 200 bytes each).
+pub const MAX_WAITING: usize = 262_144;
+
 /// A request issued and not yet written out.
 struct Pending {
     io: CaptureIo,
@@ -337,11 +340,19 @@ impl Tracker {
     }
 
     /// The records ready to be written, in issue order: each completed one whose earlier
-    /// requests have all completed.
+    /// requests have all completed. Past [`MAX_WAITING`] records waiting (an earlier request
+    /// whose completion the trace buffer lost holds them), the oldest leave without a latency.
     pub fn ready(&mut self, out: &mut Vec<CaptureIo>) {
-        while let Some(e) = self.pending.first_entry() {
-            if !e.get().done {
+        loop {
+            let over = self.pending.len() > MAX_WAITING;
+            let Some(e) = self.pending.first_entry() else {
                 break;
+            };
+            if !e.get().done {
+                if !over {
+                    break;
+                }
+                self.incomplete += 1;
             }
             out.push(e.remove().io);
         }

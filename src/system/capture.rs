@@ -357,7 +357,7 @@ pub fn run(
     let end = tracefs::mono_ns();
     tr.end_window(end);
     // the recorded requests still in flight: their completions, for a second at most
-    while tr.waiting() > 0 && tracefs::mono_ns() < end + GRACE_NS && !stop.load(Ordering::Relaxed) {
+    while tr.waiting() > 0 && tracefs::mono_ns() < end + GRACE_NS {
         std::thread::sleep(Duration::from_millis(20));
         let now = tracefs::mono_ns();
         m.step(&mut inst, &mut tr, &mut sinks, now.saturating_sub(SLACK_NS))?;
@@ -441,4 +441,35 @@ pub fn run(
         f.sync_all().map_err(io_fault(p))?;
     }
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Within 1 % agree; a direction 2 % short does not; the captured `other` counts as writes.
+    #[test]
+    fn counts_agree_within_one_percent() {
+        let c = |read, write, flush, other| DirCounts {
+            read,
+            write,
+            discard: 0,
+            flush,
+            other,
+        };
+        let ok = count_check(c(1000, 995, 10, 5), c(1000, 1000, 10, 0));
+        assert!(ok.agree && ok.max_diff_pct == 0.0, "{ok:?}");
+        let near = count_check(c(991, 1000, 10, 0), c(1000, 1000, 10, 0));
+        assert!(
+            near.agree && (near.max_diff_pct - 0.9).abs() < 1e-9,
+            "{near:?}"
+        );
+        let short = count_check(c(980, 1000, 10, 0), c(1000, 1000, 10, 0));
+        assert!(
+            !short.agree && (short.max_diff_pct - 2.0).abs() < 1e-9,
+            "{short:?}"
+        );
+        let flush = count_check(c(0, 0, 1, 0), c(0, 0, 2, 0));
+        assert!(!flush.agree && flush.max_diff_pct == 50.0, "{flush:?}");
+    }
 }

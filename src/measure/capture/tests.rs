@@ -164,3 +164,28 @@ fn a_flush_sequence_is_one_flush_and_one_write() {
     assert_eq!((t.ios.flush, t.ios.write, t.empty_preflush), (3, 1, 1));
     assert_eq!((t.in_flight(), out[2].qd), (0, 1));
 }
+
+/// A request whose completion never comes (lost by the trace buffer) holds later records only
+/// up to MAX_WAITING; its late completion is then counted, not recorded twice.
+#[test]
+fn a_lost_completion_holds_records_only_so_long() {
+    let mut t = Tracker::new(0, None);
+    let mut out = Vec::new();
+    t.event(&ev(1, EvKind::Issue, 0, 8, "R"));
+    // the lost one's later ones, each completed at once: MAX_WAITING + 1 wait, then it leaves
+    for i in 0..MAX_WAITING as u64 + 10 {
+        t.event(&ev(2 + i, EvKind::Issue, 100 + i * 8, 8, "R"));
+        t.event(&ev(2 + i, EvKind::Complete(0), 100 + i * 8, 8, "R"));
+    }
+    t.ready(&mut out);
+    // the stuck one leaves without a latency, and every completed one after it
+    assert_eq!(out.len(), MAX_WAITING + 11);
+    assert_eq!(
+        (out[0].lat_ns, out[1].lat_ns, t.incomplete),
+        (None, Some(0), 1)
+    );
+    t.event(&ev(u64::MAX / 2, EvKind::Complete(0), 0, 8, "R"));
+    assert_eq!((t.in_flight(), t.unmatched), (0, 0));
+    t.finish(&mut out);
+    assert_eq!((out.len(), t.incomplete), (MAX_WAITING + 11, 1));
+}
