@@ -443,6 +443,48 @@ fn max_events_and_ctrl_c_end_a_capture_whole() {
     assert_eq!(last["stopped_by"], "interrupted");
 }
 
+/// A trace buffer too small for the device's rate (`--buffer-kb 4` against 32 requests in
+/// flight on a loop device): the events the kernel lost are counted and said, and the counts
+/// differ from the device's, with a warning.
+#[test]
+fn lost_events_are_counted_and_said() {
+    if let Some(why) = cannot_capture() {
+        return skip("capture", &why);
+    }
+    let d = tempfile::tempdir().unwrap();
+    let b = RawLoop::new(64);
+    let cap = d.path().join("cap.ndjson");
+    let child = spawn_capture(
+        &b.dev,
+        &cap,
+        &["--time", "600", "--buffer-kb", "4", "--json"],
+    );
+    wait_enabled(child.id());
+    fio_json(&[
+        "--name=r",
+        &format!("--filename={}", b.dev),
+        "--rw=randread",
+        "--bs=4k",
+        "--direct=1",
+        "--ioengine=libaio",
+        "--iodepth=32",
+        "--runtime=2",
+        "--time_based",
+        "--size=64M",
+    ]);
+    let r = stop_capture(child);
+    let sum = r.json();
+    assert!(sum["events_lost"].as_u64().unwrap() > 0, "{sum}");
+    assert_eq!(sum["check"]["agree"], false, "{sum}");
+    assert!(
+        r.stderr.contains("trace buffer lost") && r.stderr.contains("differ by"),
+        "{}",
+        r.stderr
+    );
+    let (_, _, last) = read_capture(&cap);
+    assert_eq!(last, sum);
+}
+
 /// A capture killed with SIGKILL leaves its instance; the next capture removes it (and its own).
 /// Without tracefs mounted (a private mount namespace), iolab mounts it privately and unmounts it.
 #[test]

@@ -98,6 +98,10 @@ pub struct CaptureArgs {
     /// Stop after recording this many requests.
     #[arg(long, value_name = "N", value_parser = at_least_one::<u64>)]
     pub max_events: Option<u64>,
+    /// The kernel's trace buffer per CPU, KiB: raise it when the summary says events were
+    /// lost (a busy device, a slow disk for the capture file).
+    #[arg(long, value_name = "KIB", default_value_t = 4096, value_parser = at_least_one::<u64>)]
+    pub buffer_kb: u64,
     /// Also write the capture as fio's iolog (version 3), so fio can replay it
     /// (`fio --read_iolog=FILE --replay_redirect=/dev/...`): a new file.
     #[arg(long, value_name = "FILE")]

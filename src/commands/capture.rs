@@ -15,6 +15,7 @@ pub fn cmd_capture(a: &cli::CaptureArgs) -> Result<i32> {
         output: a.output.clone(),
         max_events: a.max_events,
         write_iolog: a.write_iolog.clone(),
+        buffer_kb: a.buffer_kb,
     };
     let fault = |f: Fault| match f {
         Fault::Usage(s) => Error::usage(s),

@@ -34,6 +34,8 @@ pub struct CaptureSpec {
     pub output: PathBuf,
     pub max_events: Option<u64>,
     pub write_iolog: Option<PathBuf>,
+    /// The trace buffer per CPU, KiB.
+    pub buffer_kb: u64,
 }
 
 /// The whole disk a capture records.
@@ -270,7 +272,8 @@ pub fn run(
     for gone in tracefs::remove_stale(&tfs.root, &roots.proc) {
         eprintln!("iolab: removed the {gone} a killed iolab left");
     }
-    let mut inst = tracefs::Instance::create(&tfs, t.devt).map_err(Fault::Failed)?;
+    let mut inst =
+        tracefs::Instance::create(&tfs, t.devt, spec.buffer_kb).map_err(Fault::Failed)?;
     let file = create_new(&spec.output, "--output")?;
     let mut warnings = Vec::new();
     if let Some(p) = &t.partition {
@@ -373,7 +376,8 @@ pub fn run(
     let check = count_check(tr.window, stat_counts(&stat0, &stat1));
     if events_lost > 0 {
         warnings.push(format!(
-            "the kernel's trace buffer lost {events_lost} events (read too late): the capture misses requests"
+            "the kernel's trace buffer lost {events_lost} events (read too late): the capture misses requests; a larger --buffer-kb (now {}) keeps more",
+            spec.buffer_kb
         ));
     }
     if !check.agree {
@@ -392,7 +396,7 @@ pub fn run(
     }
     if tr.incomplete > 0 {
         warnings.push(format!(
-            "{} recorded requests had not completed {} s after the end (no lat_ns)",
+            "{} recorded requests have no completion in the capture (no lat_ns): not completed {} s after the end, or their completion lost",
             tr.incomplete,
             GRACE_NS / 1_000_000_000
         ));

@@ -17,8 +17,6 @@ use std::path::{Path, PathBuf};
 
 /// The prefix of iolab's instances and private mounts.
 pub const PREFIX: &str = "iolab-";
-/// Each CPU's trace buffer, KiB.
-pub const BUFFER_KB: u64 = 4096;
 const EVENTS: [(&str, EvKind); 3] = [
     ("block_rq_issue", EvKind::Issue),
     ("block_rq_complete", EvKind::Complete(0)),
@@ -311,8 +309,9 @@ fn write(p: &Path, v: &str) -> Result<(), String> {
 
 impl Instance {
     /// Makes `instances/iolab-<pid>` for device `devt` (the kernel's dev_t: major << 20 |
-    /// minor), its events filtered on it and not yet enabled.
-    pub fn create(t: &Tracefs, devt: u32) -> Result<Instance, String> {
+    /// minor), its events filtered on it and not yet enabled, with a buffer of `buffer_kb` KiB
+    /// per CPU.
+    pub fn create(t: &Tracefs, devt: u32, buffer_kb: u64) -> Result<Instance, String> {
         let dir = t
             .root
             .join("instances")
@@ -326,7 +325,7 @@ impl Instance {
             page: Vec::new(),
         };
         write(&me.dir.join("trace_clock"), "mono")?;
-        write(&me.dir.join("buffer_size_kb"), &BUFFER_KB.to_string())?;
+        write(&me.dir.join("buffer_size_kb"), &buffer_kb.to_string())?;
         for (name, kind) in EVENTS {
             let ev = me.dir.join("events/block").join(name);
             let text = fs::read_to_string(ev.join("format")).map_err(|e| {
