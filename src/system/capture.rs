@@ -451,6 +451,64 @@ pub fn run(
 mod tests {
     use super::*;
 
+    fn spec(device: &str) -> CaptureSpec {
+        CaptureSpec {
+            device: Some(device.into()),
+            dir: None,
+            time_s: 1.0,
+            output: "x".into(),
+            max_events: None,
+            write_iolog: None,
+            buffer_kb: 4096,
+        }
+    }
+
+    /// A request-based disk is captured by its dev_t; a partition by its disk's; a device
+    /// mapper device (no `mq`) is refused naming the devices under it; an unknown name is
+    /// refused naming --device (a fixture sysfs).
+    #[test]
+    fn devices_resolve_to_the_disk_that_issues_requests() {
+        let d = tempfile::tempdir().unwrap();
+        let sys = d.path().join("sys");
+        let mk = |rel: &str, dev: &str| {
+            let p = sys.join(rel);
+            fs::create_dir_all(&p).unwrap();
+            fs::write(p.join("dev"), format!("{dev}\n")).unwrap();
+            p
+        };
+        let loop3 = mk("devices/virtual/block/loop3", "7:3");
+        fs::create_dir_all(loop3.join("mq")).unwrap();
+        let part = mk("devices/virtual/block/loop3/loop3p1", "259:0");
+        fs::write(part.join("partition"), "1\n").unwrap();
+        let dm = mk("devices/virtual/block/dm-0", "253:0");
+        fs::create_dir_all(dm.join("slaves/loop3")).unwrap();
+        fs::create_dir_all(sys.join("class/block")).unwrap();
+        for (name, at) in [("loop3", &loop3), ("loop3p1", &part), ("dm-0", &dm)] {
+            std::os::unix::fs::symlink(at, sys.join("class/block").join(name)).unwrap();
+        }
+        let roots = Roots::fixture(d.path());
+        let t = resolve(&spec("loop3"), &roots).ok().unwrap();
+        assert_eq!(
+            (t.name.as_str(), t.devt, t.partition),
+            ("loop3", 7 << 20 | 3, None)
+        );
+        let t = resolve(&spec("loop3p1"), &roots).ok().unwrap();
+        assert_eq!(
+            (t.name.as_str(), t.partition.as_deref()),
+            ("loop3", Some("loop3p1"))
+        );
+        let refused = |name: &str| match resolve(&spec(name), &roots) {
+            Err(Fault::Usage(s)) => s,
+            _ => panic!("{name} not refused"),
+        };
+        let why = refused("dm-0");
+        assert!(
+            why.starts_with("--device dm-0: ") && why.ends_with("(loop3)"),
+            "{why}"
+        );
+        assert_eq!(refused("sdz"), "--device sdz: no such block device");
+    }
+
     /// Within 1 % agree; a direction 2 % short does not; the captured `other` counts as writes.
     #[test]
     fn counts_agree_within_one_percent() {
