@@ -143,7 +143,13 @@ struct RawLoop {
 
 impl RawLoop {
     fn new(mb: u64) -> RawLoop {
-        let img = PathBuf::from(format!("/var/tmp/iolab-capture-{}.img", std::process::id()));
+        // one per test, which may run at once
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let img = PathBuf::from(format!(
+            "/var/tmp/iolab-capture-{}-{n}.img",
+            std::process::id()
+        ));
         sh(&format!("truncate -s {mb}M {}", img.display()));
         let dev = sh(&format!(
             "losetup --find --show --direct-io=on {}",
