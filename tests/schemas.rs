@@ -547,3 +547,72 @@ fn crashcheck_and_verify_documents_validate() {
     validate(schema::VERIFY_STATE, &serde_json::from_slice(head).unwrap());
     validate(schema::VERIFY, &k.json(&["verify", "--dir", dir, "--json"]));
 }
+
+/// `iolab capture`: the capture file's first line and its summary (printed with --json and the
+/// file's last line). Root only: it reads the kernel's trace events.
+#[test]
+fn capture_documents_validate() {
+    if let Some(why) = common::blk::cannot(false) {
+        return skip("capture_documents_validate", &why);
+    }
+    let d = tempfile::tempdir().unwrap();
+    let img = d.path().join("img");
+    common::blk::sh(&format!("truncate -s 16M {}", img.display()));
+    let dev = common::blk::sh(&format!("losetup --find --show {}", img.display()));
+    let out = d.path().join("cap.ndjson");
+    let mut child = std::process::Command::new(bin())
+        .args([
+            "capture",
+            "--device",
+            &dev,
+            "--time",
+            "60",
+            "--max-events",
+            "16",
+        ])
+        .args(["--json", "-o"])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // its events on (the instance's enable file), wherever tracefs is
+    let pid = child.id();
+    let t0 = std::time::Instant::now();
+    while ![
+        "/sys/kernel/tracing".to_string(),
+        format!("/run/iolab-tracefs-{pid}"),
+    ]
+    .iter()
+    .any(|t| {
+        std::fs::read_to_string(format!(
+            "{t}/instances/iolab-{pid}/events/block/block_rq_issue/enable"
+        ))
+        .is_ok_and(|s| s.trim() == "1")
+    }) {
+        assert!(
+            t0.elapsed() < READY_TIMEOUT,
+            "the capture never enabled its events"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = common::blk::sh(&format!(
+        "dd if={dev} of=/dev/null bs=4k count=64 iflag=direct 2>&1"
+    ));
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    let ok = child.wait().unwrap().success();
+    let _ = std::process::Command::new("losetup")
+        .args(["-d", &dev])
+        .status();
+    assert!(ok, "{stdout}");
+    let printed: Value = serde_json::from_str(&stdout).unwrap();
+    validate(schema::CAPTURE_SUMMARY, &printed);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    validate(schema::CAPTURE, &lines[0]);
+    validate(schema::CAPTURE_SUMMARY, lines.last().unwrap());
+    assert_eq!(lines.len(), 18, "16 requests: {text}");
+}

@@ -2,7 +2,7 @@
 //! parser (every value option taking a negative number, so its value parser refuses it naming
 //! the flag). Each command's flags are in the file of its family: [`super::flags`] (the flag
 //! groups several commands share, the value parsers), `run_args` (run, prepare, cleanup),
-//! `experiment_args` (sweep, saturate), `system_args` (env, check, iostat, fsync-probe, verify,
+//! `experiment_args` (sweep, saturate), `system_args` (env, check, iostat, capture, fsync-probe, verify,
 //! crashcheck), `workload_args` (db, suite, zones), `stored_args` (the store's commands).
 
 use super::*;
@@ -32,6 +32,10 @@ pub enum Cmd {
     Check(CheckArgs),
     /// Live device figures like `iostat -x` / pt-diskstats (no benchmark needed).
     Iostat(IostatArgs),
+    /// Record a device's block requests from the kernel's trace events (time, direction,
+    /// offset, size, flags, latency, queue depth, issuing process) to a file, beside the
+    /// device's own counts; `--write-iolog` for fio's replay (needs root; docs/capture.md).
+    Capture(CaptureArgs),
     /// Do flushes reach stable storage? fsync/fdatasync latency against the device's physics.
     FsyncProbe(FsyncProbeArgs),
     /// Database workloads: update-loop and sysbench-OLTP-like tests on SQLite (default),
@@ -115,6 +119,8 @@ impl Cmd {
                 CrashCmd::Verify(x) => &x.out,
                 CrashCmd::Listen(_) => return None,
             },
+            // its -o is the capture file; the summary goes to stdout
+            Cmd::Capture(_) => return None,
             Cmd::Prepare(_)
             | Cmd::Cleanup(_)
             | Cmd::Report(_)
@@ -162,6 +168,12 @@ pub fn clap_line(e: &clap::Error) -> String {
         .unwrap_or("invalid arguments")
         .trim_start_matches("error: ")
         .to_string();
+    // clap names the missing arguments on the lines below: kept on this one
+    if let Some(clap::error::ContextValue::Strings(v)) = e.get(clap::error::ContextKind::InvalidArg)
+        && line.ends_with(':')
+    {
+        return format!("{line} {}", v.join(", "));
+    }
     // clap's "tip: a similar argument exists" is on a line of its own: kept on this one
     match e.get(clap::error::ContextKind::SuggestedArg) {
         Some(clap::error::ContextValue::String(s)) => format!("{line}; did you mean {s}?"),

@@ -1,5 +1,5 @@
 //! The commands that read or probe the machine and its storage: `env`, `check`, `iostat`,
-//! `fsync-probe`, `verify` and `crashcheck`.
+//! `capture`, `fsync-probe`, `verify` and `crashcheck`.
 
 use super::*;
 use clap::{Args, Subcommand};
@@ -70,6 +70,44 @@ pub struct IostatArgs {
     pub print: JsonArg,
     #[command(flatten)]
     pub out: OutArgs,
+}
+
+/// `iolab capture`: a device's block requests from the kernel's trace events (docs/capture.md).
+#[derive(Args, Debug, Clone)]
+#[command(group(clap::ArgGroup::new("capture_target").required(true).args(["device", "dir"])))]
+#[command(mut_arg(
+    "json",
+    help(
+        "Print the summary as one JSON document (schema iolab-capture-summary/1) instead of the text"
+    )
+))]
+pub struct CaptureArgs {
+    /// The block device to capture (loop3, /dev/nvme0n1); a partition captures its whole disk.
+    #[arg(long, value_name = "DEV")]
+    pub device: Option<String>,
+    /// Capture the device under this path (the disk of the filesystem it is on).
+    #[arg(long, value_name = "PATH")]
+    pub dir: Option<PathBuf>,
+    /// How long to capture: 10, 30s, 2m, 500ms.
+    #[arg(long, value_parser = seconds)]
+    pub time: f64,
+    /// The capture file, written as the requests complete (NDJSON, iolab-capture/1): a new
+    /// file; an existing one is refused.
+    #[arg(long, short, value_name = "CAPTURE")]
+    pub output: PathBuf,
+    /// Stop after recording this many requests.
+    #[arg(long, value_name = "N", value_parser = at_least_one::<u64>)]
+    pub max_events: Option<u64>,
+    /// The kernel's trace buffer per CPU, KiB: raise it when the summary says events were
+    /// lost (a busy device, a slow disk for the capture file).
+    #[arg(long, value_name = "KIB", default_value_t = 4096, value_parser = at_least_one::<u64>)]
+    pub buffer_kb: u64,
+    /// Also write the capture as fio's iolog (version 3), so fio can replay it
+    /// (`fio --read_iolog=FILE --replay_redirect=/dev/...`): a new file.
+    #[arg(long, value_name = "FILE")]
+    pub write_iolog: Option<PathBuf>,
+    #[command(flatten)]
+    pub print: JsonArg,
 }
 
 #[derive(Args, Debug, Clone)]

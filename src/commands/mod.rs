@@ -16,6 +16,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 
+mod capture;
 mod charts;
 mod crashcheck;
 mod db;
@@ -401,6 +402,7 @@ fn dispatch(cmd: Cmd) -> Result<i32> {
         Cmd::Env(a) => system::env(&a),
         Cmd::Check(a) => system::check(&a),
         Cmd::Iostat(a) => iostat::cmd_iostat(&a),
+        Cmd::Capture(a) => capture::cmd_capture(&a),
         Cmd::FsyncProbe(a) => system::fsync_probe(&a),
         Cmd::Db(a) => db::cmd_db(&a),
         Cmd::Sweep(a) => sweep::cmd_sweep(&a),

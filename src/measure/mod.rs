@@ -1,6 +1,7 @@
 //! Measuring: latency histograms, per-thread statistics, the device (iostat -x) sampler and the
 //! warnings about results that measure something other than the device.
 
+pub mod capture;
 pub mod export;
 pub mod fiolog;
 pub mod hist;

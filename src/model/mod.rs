@@ -5,6 +5,7 @@ pub mod auth;
 pub mod bs;
 pub mod buffers;
 pub mod caps;
+pub mod capture;
 pub mod crashcheck;
 pub mod db;
 pub mod device;

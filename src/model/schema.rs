@@ -29,6 +29,11 @@ pub const STORE_COPY: &str = "iolab-store-copy/1";
 pub const IMPORT: &str = "iolab-import/2";
 /// `iolab iostat --json`: one line per interval.
 pub const IOSTAT: &str = "iolab-iostat/1";
+/// `iolab capture`: the capture file's first line (`model::capture::CaptureHeader`); its
+/// records follow, one request per line (docs/capture.md).
+pub const CAPTURE: &str = "iolab-capture/1";
+/// `iolab capture --json`, and the capture file's last line (`model::capture::CaptureSummary`).
+pub const CAPTURE_SUMMARY: &str = "iolab-capture-summary/1";
 /// `iolab run --live`: one line per second.
 pub const LIVE: &str = "iolab-live/1";
 /// `iolab fsync-probe`.
@@ -72,6 +77,8 @@ pub const DOCUMENTS: &[&str] = &[
     STORE_COPY,
     IMPORT,
     IOSTAT,
+    CAPTURE,
+    CAPTURE_SUMMARY,
     LIVE,
     FSYNC_PROBE,
     SWEEP,

@@ -44,6 +44,7 @@ macro_rules! document {
 }
 
 document! {
+    crate::model::capture::CaptureSummary => crate::output::capture::render,
     crate::model::crashcheck::CrashDoc => crate::output::crashcheck::render,
     DbDoc => crate::output::db::render,
     EnvReport => crate::output::env::render,

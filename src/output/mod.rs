@@ -1,5 +1,6 @@
 //! Output: text tables, stored-run rendering, SVG/PNG charts and the HTML report.
 
+pub mod capture;
 pub mod charts;
 pub mod check;
 pub mod crashcheck;

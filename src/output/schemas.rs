@@ -53,6 +53,8 @@ fn generated() -> Vec<(&'static str, Value)> {
         (id::STORE_COPY, of::<shape::StoreCopy>()),
         (id::IMPORT, of::<shape::Import>()),
         (id::IOSTAT, of::<shape::Iostat>()),
+        (id::CAPTURE, of::<model::capture::CaptureHeader>()),
+        (id::CAPTURE_SUMMARY, of::<model::capture::CaptureSummary>()),
         (id::LIVE, of::<crate::measure::export::LiveLine>()),
         (
             id::FSYNC_PROBE,

@@ -3,9 +3,11 @@
 
 pub mod blkid;
 pub mod blockdev;
+pub mod capture;
 pub mod env;
 pub mod fsinfo;
 pub mod fsyncprobe;
 pub mod procfs;
 pub mod target;
+pub mod tracefs;
 pub mod tuning;

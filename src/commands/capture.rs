@@ -1,0 +1,42 @@
+//! `iolab capture`: checks, then `system::capture` records the device's block requests; the
+//! summary printed with `emit`.
+
+use super::*;
+use crate::system::capture::{self as cap, Fault};
+
+/// Not root: capture needs tracefs, which only root may use (exit 2, nothing written).
+pub const NEEDS_ROOT: &str = "iolab capture needs root: it reads the kernel's block trace events through tracefs (run it with sudo)";
+
+pub fn cmd_capture(a: &cli::CaptureArgs) -> Result<i32> {
+    let spec = cap::CaptureSpec {
+        device: a.device.clone(),
+        dir: a.dir.clone(),
+        time_s: a.time,
+        output: a.output.clone(),
+        max_events: a.max_events,
+        write_iolog: a.write_iolog.clone(),
+        buffer_kb: a.buffer_kb,
+    };
+    let fault = |f: Fault| match f {
+        Fault::Usage(s) => Error::usage(s),
+        Fault::Failed(s) => Error::failed(s),
+    };
+    let roots = crate::system::env::Roots::live();
+    cap::check_outputs(&spec).map_err(fault)?;
+    let target = cap::resolve(&spec, &roots).map_err(fault)?;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err(Error::usage(NEEDS_ROOT));
+    }
+    let stop = stop_flag();
+    let summary = cap::run(&spec, &target, &roots, &stop).map_err(fault)?;
+    for w in &summary.warnings {
+        eprintln!("iolab: warning: {w}");
+    }
+    emit(&summary, Format::json_if(a.print.json))?;
+    Ok(if summary.stopped_by == "interrupted" {
+        Exit::Interrupted as i32
+    } else {
+        0
+    })
+}
