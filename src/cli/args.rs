@@ -168,12 +168,6 @@ pub fn clap_line(e: &clap::Error) -> String {
         .unwrap_or("invalid arguments")
         .trim_start_matches("error: ")
         .to_string();
-    // clap names the missing arguments on the lines below: kept on this one
-    if let Some(clap::error::ContextValue::Strings(v)) = e.get(clap::error::ContextKind::InvalidArg)
-        && line.ends_with(':')
-    {
-        return format!("{line} {}", v.join(", "));
-    }
     // clap's "tip: a similar argument exists" is on a line of its own: kept on this one
     match e.get(clap::error::ContextKind::SuggestedArg) {
         Some(clap::error::ContextValue::String(s)) => format!("{line}; did you mean {s}?"),

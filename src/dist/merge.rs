@@ -261,6 +261,7 @@ fn merge_cell(parts: &[(&Measured, &CellResult, (u64, u64))]) -> CellResult {
             lat_ns: LatSummary::from_hist(&hists[k as usize]),
             // the submission latencies stay with the ranks
             slat_ns: None,
+            issue_lat_ns: None,
             by_bs: by.into_values().collect(),
         }
     };

@@ -288,6 +288,9 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
                 let lat = ns_since(issued, t1);
                 let t = ns_since(sh.measure_start, t1);
                 st.record_io(kind, si, bytes, lat, t);
+                if paced.is_some() {
+                    st.record_from_issue(kind, ns_since(t0, t1));
+                }
                 if let Some(l) = &mut st.fio_log {
                     l.io(kind, io_off, bytes, lat, None, t);
                 }
@@ -353,6 +356,8 @@ pub fn run_sync<'a, E: SyncEngine<'a>>(
 #[derive(Clone, Copy)]
 struct Slot {
     issued: Instant,
+    /// When iolab queued it: its slot's time is `issued` when paced (then `Some`).
+    queued: Option<Instant>,
     /// When the call that submitted it returned (its submission latency ends there: fio's
     /// `slat`; its completion latency, `clat`, begins).
     submitted: Instant,
@@ -521,6 +526,9 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                     }
                     let slat = ns_since(s.issued, s.submitted);
                     st.record_submission(s.kind, slat, lat.saturating_sub(slat));
+                    if let Some(q) = s.queued {
+                        st.record_from_issue(s.kind, ns_since(q, t1));
+                    }
                     if let Some(l) = &mut st.fio_log {
                         l.io(s.kind, s.off, s.bytes, lat, Some(slat), t);
                     }
@@ -587,6 +595,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                 let issued = Instant::now();
                 slots[depth] = Some(Slot {
                     issued,
+                    queued: None,
                     submitted: issued,
                     kind: OpKind::Fsync,
                     si: 0,
@@ -679,6 +688,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             let issued = sched.unwrap_or(t);
             slots[slot] = Some(Slot {
                 issued,
+                queued: sched.map(|_| t),
                 submitted: issued,
                 kind,
                 si,
@@ -858,6 +868,7 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             let issued = Instant::now();
             slots[depth] = Some(Slot {
                 issued,
+                queued: None,
                 submitted: issued,
                 kind: OpKind::Fsync,
                 si: 0,

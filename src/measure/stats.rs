@@ -27,6 +27,10 @@ pub struct OpTotals {
     /// completion, fio's `clat`); `lat` is their sum. Empty for the sync engines.
     pub slat: LatHist,
     pub clat: LatHist,
+    /// Paced runs (`--rate`): each read's or write's latency from the moment iolab issued it
+    /// (fio's `lat` under `rate_iops`), without the wait behind its slot that `lat` includes.
+    /// Empty unpaced.
+    pub from_issue: LatHist,
 }
 
 impl OpTotals {
@@ -52,6 +56,7 @@ impl AddAssign<&OpTotals> for OpTotals {
         self.lat.merge(&o.lat);
         self.slat.merge(&o.slat);
         self.clat.merge(&o.clat);
+        self.from_issue.merge(&o.from_issue);
     }
 }
 
@@ -189,6 +194,13 @@ impl ThreadStats {
         let o = &mut self.op[kind as usize];
         o.slat.record(slat_ns);
         o.clat.record(clat_ns);
+    }
+
+    /// Records a paced read's or write's latency from its issue (ns), beside its latency from
+    /// its slot that [`ThreadStats::record_io`] counted. Never allocates.
+    #[inline]
+    pub fn record_from_issue(&mut self, kind: OpKind, ns: u64) {
+        self.op[kind as usize].from_issue.record(ns);
     }
 
     /// Records the schedule lag of one paced operation (ns). Never allocates.
@@ -408,6 +420,7 @@ pub fn op_result(t: &OpTotals, window_s: f64, fixed_window: bool) -> OpResult {
         bytes_per_sec: per(b),
         lat_ns: LatSummary::from_hist(&t.lat),
         slat_ns: LatSummary::from_hist(&t.slat),
+        issue_lat_ns: LatSummary::from_hist(&t.from_issue),
         by_bs: Vec::new(),
     }
 }

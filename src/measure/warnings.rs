@@ -502,6 +502,7 @@ mod tests {
             bytes_per_sec: 0.0,
             lat_ns: l,
             slat_ns: None,
+            issue_lat_ns: None,
             by_bs: Vec::new(),
         }
     }

@@ -47,6 +47,12 @@ pub struct OpResult {
     /// complete in one call (fio writes no slat for them either).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slat_ns: Option<LatSummary>,
+    /// Paced runs (`--rate`): the latency from the moment iolab issued each operation, as fio
+    /// measures its `lat` under `rate_iops`; `lat_ns` counts from each operation's slot, so it
+    /// also holds the wait behind the schedule (an earlier operation still in flight, iolab's own
+    /// lateness: docs/measurement.md, Paced latency). Absent unpaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issue_lat_ns: Option<LatSummary>,
     /// Jobs with more than one block size (`--bs 16k:70,1m:30`, `--bs 4k-64k`): the same
     /// figures per size, ascending; absent otherwise (and for fsync). Their ops and bytes add
     /// up to the totals above.
@@ -87,6 +93,7 @@ impl OpResult {
             bytes_per_sec: 0.0,
             lat_ns: None,
             slat_ns: None,
+            issue_lat_ns: None,
             by_bs: Vec::new(),
         }
     }

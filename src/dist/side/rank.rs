@@ -94,17 +94,20 @@ pub fn connect(info: &str, rank: u32, host: &str) -> Result<Arc<Link>, String> {
         done: AtomicBool::new(false),
         epoch: AtomicU64::new(0),
     });
-    let l = Arc::clone(&link);
+    // The threads hold the link weakly: once its owner drops it (the run is over, or a test's
+    // rank), they end instead of beating, or ending the process, for a rank that is gone.
+    let w = Arc::downgrade(&link);
     std::thread::Builder::new()
         .name("iolab-beat".into())
         .spawn(move || {
             loop {
                 std::thread::sleep(BEAT);
+                let Some(l) = w.upgrade() else { return };
                 l.beat();
             }
         })
         .map_err(|e| e.to_string())?;
-    let l = Arc::clone(&link);
+    let w = Arc::downgrade(&link);
     let host = host.to_string();
     let _ = reader.set_read_timeout(Some(BEAT));
     std::thread::Builder::new()
@@ -115,6 +118,7 @@ pub fn connect(info: &str, rank: u32, host: &str) -> Result<Arc<Link>, String> {
             let mut heard = Instant::now();
             loop {
                 // rank 0 sends only `beat` and `stop`
+                let Some(l) = w.upgrade() else { return };
                 match peer::read_line(&mut r, &mut line, 64, None) {
                     // rank 0's end: the launcher ends this rank
                     Ok(Line::Eof | Line::TooLong | Line::Late) => return,

@@ -99,7 +99,15 @@ impl Pacer {
             },
             clock: Clock::new(),
             interval: thread_rate.map(|r| Duration::from_secs_f64(1.0 / r)),
-            next: sh.start,
+            // the threads' slots interleave (thread t a t/threads share of an interval later)
+            // so that the job's I/Os arrive evenly spaced, not in bursts of one per thread
+            next: match thread_rate.filter(|_| !job.timing.poisson) {
+                Some(r) if job.threads > 1 => {
+                    let share = f64::from(thread % job.threads) / f64::from(job.threads);
+                    sh.start + Duration::from_secs_f64(share / r)
+                }
+                _ => sh.start,
+            },
             poisson: (job.timing.poisson && paced)
                 .then(|| crate::spec::dist::thread_rng(job.seed ^ 0x706f_6973, thread)),
             dirs,
