@@ -109,8 +109,9 @@ fn cpuio_burns_fios_duty_cycle_and_counts_its_cycles() {
         let cycle_ms = |j: &Value| num(&j["read"]["clat_ns"]["mean"]) / 1e6;
         let cpu = |j: &Value| num(&j["usr_cpu"]) + num(&j["sys_cpu"]);
         if name == "burn" {
-            // 2 s of 20 ms busy + 30 ms asleep: 40 cycles of at least 20 ms
-            assert!(cycle_ms(f) >= 20.0 && cycle_ms(i) >= 20.0);
+            // 2 s of 20 ms busy + 30 ms asleep: 40 cycles of about 20 ms (fio burns a number of
+            // loops calibrated at its start: a CPU less loaded later makes its cycle shorter)
+            assert!(cycle_ms(f) >= 15.0 && cycle_ms(i) >= 15.0, "{f}\n{i}");
             assert!(near(cycles(f), cycles(i), 0.25), "{f}\n{i}");
             assert!(near(cycle_ms(f), cycle_ms(i), 0.3), "{f}\n{i}");
         } else {
