@@ -3,7 +3,7 @@
 //! so the docs cannot drift from the rules. After changing a rule, regenerate it with
 //!
 //! ```sh
-//! IOLAB_BLESS=1 cargo test --test check_docs
+//! IOLAB_BLESS=1 cargo test --test integration check_docs::
 //! ```
 //!
 //! which rewrites that section of docs/check.md instead of failing. Every rule must also be
@@ -52,7 +52,7 @@ fn docs_rule_list_is_generated_from_the_table() {
     }
     panic!(
         "docs/check.md's rule list differs from check::rules_markdown(); regenerate it with \
-         IOLAB_BLESS=1 cargo test --test check_docs\n--- docs/check.md\n{section}\n--- rules_markdown()\n{want}"
+         IOLAB_BLESS=1 cargo test --test integration check_docs::\n--- docs/check.md\n{section}\n--- rules_markdown()\n{want}"
     );
 }
 
@@ -96,7 +96,7 @@ fn explain_docs_rule_list_is_generated_from_the_table() {
     }
     panic!(
         "docs/explain.md's rule list differs from explain::rules_markdown(); regenerate it with \
-         IOLAB_BLESS=1 cargo test --test check_docs\n--- docs/explain.md\n{section}\n--- rules_markdown()\n{want}"
+         IOLAB_BLESS=1 cargo test --test integration check_docs::\n--- docs/explain.md\n{section}\n--- rules_markdown()\n{want}"
     );
 }
 
@@ -139,7 +139,7 @@ const OPTIONS_END: &str = "<!-- fio-options:end -->";
 
 /// docs/fio-jobs.md's table of fio options is generated from `spec::fio_options::OPTIONS`
 /// (`markdown()`): every option, supported / approximated (how) / refused (why), so it cannot
-/// drift from what the job-file reader does. `IOLAB_BLESS=1 cargo test --test check_docs`
+/// drift from what the job-file reader does. `IOLAB_BLESS=1 cargo test --test integration check_docs::`
 /// rewrites it. Its Verification table names every checksum `verify=` takes.
 #[test]
 fn fio_jobs_docs_option_table_is_generated_from_the_table() {
@@ -164,7 +164,7 @@ fn fio_jobs_docs_option_table_is_generated_from_the_table() {
             );
         } else {
             panic!(
-                "docs/fio-jobs.md's option table differs from spec::fio_options::markdown(); regenerate it with IOLAB_BLESS=1 cargo test --test check_docs\n--- docs\n{}\n--- markdown()\n{want}",
+                "docs/fio-jobs.md's option table differs from spec::fio_options::markdown(); regenerate it with IOLAB_BLESS=1 cargo test --test integration check_docs::\n--- docs\n{}\n--- markdown()\n{want}",
                 &doc[b..e]
             );
         }

@@ -6,8 +6,8 @@
 //! The FUSE tests need root, /dev/fuse, gcc, pkg-config and the fuse3 development files; without
 //! them they skip through `common::skip`.
 
-mod common;
-use common::faultfs::{FaultFs, run_timed, show, skip_reason};
+use crate::common;
+use crate::common::faultfs::{FaultFs, run_timed, show, skip_reason};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;

@@ -1,8 +1,7 @@
 //! `iolab db` on embedded SQLite (always) and on PostgreSQL and MariaDB servers (when
 //! IOLAB_TEST_PG_URL / IOLAB_TEST_MYSQL_URL point at servers, as scripts/test.sh arranges as root).
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::time::{Duration, Instant};
 
 const TESTS: [&str; 5] = [

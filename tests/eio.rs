@@ -4,8 +4,8 @@
 //! Needs root, /dev/fuse, gcc, pkg-config and the fuse3 development files; without them each
 //! test skips through `common::skip` (a `SKIP:` line, or a failure under `CI=true`).
 
-mod common;
-use common::faultfs::{FaultFs, run_timed, show, skip_reason};
+use crate::common;
+use crate::common::faultfs::{FaultFs, run_timed, show, skip_reason};
 use serde_json::Value;
 use std::process::{Command, Output};
 

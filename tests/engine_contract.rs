@@ -19,8 +19,7 @@
 //!   whole, and the per-size counts add up to the totals [a slot buffer too small, an I/O past
 //!   the end of its file, a short transfer counted as an error].
 
-mod common;
-use common::*;
+use crate::common::*;
 use iolab::engine::{Caps, Direct, ENGINES};
 use iolab::model::job::EngineKind;
 use serde_json::Value;

@@ -4,8 +4,7 @@
 //! depth, ext4 serialisation) are in tests/root.rs and tests/layouts.rs; the hardware ones
 //! (rotational array, misaligned partition) in tests/env_fixtures.rs.
 
-mod common;
-use common::*;
+use crate::common::*;
 use iolab::model::run::RunDoc;
 use iolab::store::Store;
 

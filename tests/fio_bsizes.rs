@@ -3,8 +3,7 @@
 //! from a range, each job file run by fio 3.33 and by `iolab run JOBFILE`, compared on fio's
 //! JSON (iolab's `--output-format fio-json`) and on the bandwidth logs' offsets.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::Path;
 use std::process::Command;
 

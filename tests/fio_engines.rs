@@ -2,8 +2,7 @@
 //! by fio 3.33 and by `iolab run JOBFILE`, compared on fio's own JSON (iolab's
 //! `--output-format fio-json`) and on what the files hold afterwards.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;

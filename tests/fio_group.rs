@@ -2,8 +2,7 @@
 //! roles) and fio's falloc engine, compared with fio 3.33 on the same job file (iolab's
 //! `--output-format fio-json`).
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;

@@ -2,8 +2,7 @@
 //! file run by fio 3.33 and by `iolab run JOBFILE`, compared on fio's JSON (iolab's
 //! `--output-format fio-json`).
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;

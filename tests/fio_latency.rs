@@ -4,9 +4,8 @@
 //! depth: about 1 ms per I/O in flight), compared on fio's own JSON (iolab's
 //! `--output-format fio-json`). Root only.
 
-mod common;
-use common::blk::{LoopFs, Throttle, cannot};
-use common::*;
+use crate::common::blk::{LoopFs, Throttle, cannot};
+use crate::common::*;
 use serde_json::Value;
 use std::process::Command;
 use std::time::{Duration, Instant};

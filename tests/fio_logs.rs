@@ -4,8 +4,7 @@
 //! regression checks of t0019-t0022 (t/run-fio-tests.py) on iolab's logs; fio's tools reading
 //! them.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -3,8 +3,7 @@
 //! `--output-format fio-json`): the cycles counted as reads of 0 bytes, their length, the
 //! CPU a cpuio thread burns, the program exec runs and what it wrote.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;

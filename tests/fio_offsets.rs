@@ -4,8 +4,7 @@
 //! block by block and how often), the bytes and I/Os of the run (fio's JSON and iolab's
 //! `--output-format fio-json`) and the length of the files each leaves.
 
-mod common;
-use common::*;
+use crate::common::*;
 use iolab::engine::opgen::{Next, OpGen, thread_quota};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -2,8 +2,7 @@
 //! own `fio_jsonplus_clat2csv`, against iolab's document of the same run and against
 //! `iolab import`.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;

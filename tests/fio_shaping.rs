@@ -3,8 +3,7 @@
 //! JOBFILE`, compared on fio's own JSON (iolab's `--output-format fio-json`) and on the I/O logs
 //! both write.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;

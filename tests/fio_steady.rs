@@ -4,8 +4,7 @@
 //! window's samples and criterion within noise. The null engine at a fixed `rate_iops` makes
 //! the per-second series predictable (1000 I/Os a second per thread).
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;

@@ -2,8 +2,7 @@
 //! (options run with a difference) in fio's JSON shape (`iolab_notes`) and on stderr, and fio's
 //! own `fio_jsonplus_clat2csv` still reads the document.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;

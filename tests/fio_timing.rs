@@ -3,8 +3,7 @@
 //! run JOBFILE`, compared on fio's own JSON (iolab's `--output-format fio-json`) and, for flows,
 //! on the verdict of fio's own regression checks (t/run-fio-tests.py, t0011/t0012/t0014).
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;

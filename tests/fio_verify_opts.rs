@@ -3,8 +3,7 @@
 //! and written, the verify verdict, the same corruption found; what the written data dedupes
 //! and compresses to).
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! `iolab run JOBFILE...`: fio job files run end to end (tests/fixtures/fio-jobs/).
 
-mod common;
-use common::*;
+use crate::common;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 

@@ -1,8 +1,8 @@
 //! Issue 26, fio's engine semantics: the same job file run by fio 3.33 and by `iolab run
 //! JOBFILE`, compared on fio's own JSON (iolab's `--output-format fio-json`).
 
-mod common;
-use common::*;
+use crate::common;
+use crate::common::*;
 use std::path::Path;
 use std::process::Command;
 

@@ -1,8 +1,7 @@
 //! What a fio or sysbench user trips on when trying iolab for the first time (issue 28): flags
 //! that must not be silently ignored, output that scripts read, text that says what ran.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 /// The default profile (no `--mode`) takes `--bs` and `--threads` for every cell instead of its
 /// own 16 KiB / 1 MiB at 1 and 8 threads: never a flag silently ignored.

@@ -10,8 +10,7 @@
 //! is bounded in time. It prints how many inputs were tried and how many were refused in one
 //! line with exit 2.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::Read;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};

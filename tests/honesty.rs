@@ -3,9 +3,8 @@
 //! `dd` on the same device, a CPU hog, a throttled device answered from the page cache) and
 //! silent on a clean run.
 
-mod common;
-use common::blk::{LoopFs, Throttle, cannot, sh};
-use common::*;
+use crate::common::blk::{LoopFs, Throttle, cannot, sh};
+use crate::common::*;
 use std::process::{Child, Command};
 
 const HONESTY: [&str; 4] = [

@@ -1,7 +1,7 @@
 //! Parses real fio / sysbench result files (tests/fixtures/import/) and, where the tools are
 //! installed, fresh output from short live runs.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

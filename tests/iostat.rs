@@ -1,7 +1,6 @@
 //! `iolab iostat` and `iolab fsync-probe` without special privileges.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn iostat_streams_one_json_object_per_interval() {

@@ -7,10 +7,9 @@
 //! it carries ext4 or xfs. Needs root, FUSE (gcc, libfuse3-dev, fuse3), losetup, mkfs.ext4 and
 //! mkfs.xfs; elsewhere the tests skip through `common::skip`.
 
-mod common;
-use common::blk::{have, sh};
-use common::faultfs::{FaultFs, skip_reason};
-use common::*;
+use crate::common::blk::{have, sh};
+use crate::common::faultfs::{FaultFs, skip_reason};
+use crate::common::*;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -2,8 +2,7 @@
 //! scrapes, and what is refused before a run. The scrape against a throttled device is in
 //! tests/root.rs.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -1,11 +1,11 @@
 //! Distributed runs under Open MPI (docs/distributed.md): `mpirun -np 4 iolab run ...` on this
-//! machine. Built only with `--features mpi` (`cargo test --features mpi --test mpi`); skips
+//! machine. Built only with `--features mpi` (`cargo test --features mpi --test integration mpi::`); skips
 //! without mpirun, and without root for the tests that mount, throttle or break a rank's disk.
 #![cfg(feature = "mpi")]
 
-mod common;
+use crate::common;
 
-use common::{bin, is_root, skip};
+use crate::common::{bin, is_root, skip};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -369,7 +369,7 @@ fn a_rank_on_a_read_only_dir_is_named() {
     assert!(lines[0].contains("read-only"), "{err}");
 }
 
-use common::blk::sh;
+use crate::common::blk::sh;
 
 /// The pid of the iolab process with a file open in `dir` and a worker thread running (a rank
 /// measuring there).

@@ -7,9 +7,8 @@
 //! (p99 12.3 ms against fio's 173 µs in the issue): the loop device's worker gets no CPU. Root
 //! only (loop device, mount); bench/paced-vs-fio.sh is the same comparison at length.
 
-mod common;
-use common::blk::{cannot, sh};
-use common::{iolab, output_within, skip};
+use crate::common::blk::{cannot, sh};
+use crate::common::{iolab, output_within, skip};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

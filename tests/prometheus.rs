@@ -5,8 +5,7 @@
 //! to iolab's counts (the run lingers until a scrape has read them), the settings in
 //! `iolab_run_info`.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::io::{Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};

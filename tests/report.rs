@@ -1,8 +1,7 @@
 //! `iolab report` and `iolab plot`: structure snapshots on a fixed stored run, chart validity for
 //! every report type, PNG output, and a headless-Chromium check of each report type.
 
-mod common;
-use common::*;
+use crate::common::*;
 use iolab::store::{Ref, Store};
 use std::path::{Path, PathBuf};
 

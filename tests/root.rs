@@ -1,9 +1,8 @@
 //! Tests on real block devices: loop devices, cgroup v1 blkio throttling, special mounts.
 //! They need root (CI is root) and skip elsewhere with a printed reason.
 
-mod common;
-use common::blk::{cannot, have, sh};
-use common::*;
+use crate::common::blk::{cannot, have, sh};
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

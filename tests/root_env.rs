@@ -1,7 +1,6 @@
 //! `iolab env` and `iolab check` on real loop devices with partition tables (root only).
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

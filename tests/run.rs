@@ -1,7 +1,6 @@
 //! `iolab run` on real files: counts, mixes, fsyncs, the file set, output and bad input.
 
-mod common;
-use common::*;
+use crate::common::*;
 use std::os::unix::fs::MetadataExt;
 
 const SMALL: &[&str] = &["--files", "4", "--size", "4M"];

@@ -5,8 +5,7 @@
 //! must refuse in one line with exit 2, and leave the outside file byte-identical with its mtime
 //! unchanged and the planted thing where it was. Output files keep the user's umask. A target
 //! unmounted lazily during a run (root, a loop device) leaves the files under its mountpoint.
-mod common;
-use common::*;
+use crate::common::*;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -4,7 +4,7 @@
 //! regenerate them with
 //!
 //! ```sh
-//! IOLAB_BLESS=1 cargo test --test schemas
+//! IOLAB_BLESS=1 cargo test --test integration schemas::
 //! ```
 //!
 //! which rewrites the files instead of failing. The documents the commands print are validated
@@ -12,9 +12,9 @@
 //! `iolab db` against a server (its sqlite document is validated; the servers' differ only in
 //! `settings`) and the run of several ranks (tests/mpi.rs).
 
-mod common;
+use crate::common;
 
-use common::*;
+use crate::common::*;
 use iolab::model::schema;
 use iolab::output::schemas::{WITHOUT_JSON_SCHEMA, json_schemas};
 use serde_json::Value;
@@ -48,7 +48,7 @@ fn docs_schemas_are_generated_from_the_types() {
     }
     assert!(
         stale.is_empty(),
-        "differ from the types: {stale:?}; regenerate with IOLAB_BLESS=1 cargo test --test schemas"
+        "differ from the types: {stale:?}; regenerate with IOLAB_BLESS=1 cargo test --test integration schemas::"
     );
     // no schema file of a kind the types do not give
     let ids: Vec<String> = json_schemas()

@@ -3,9 +3,8 @@
 //! tool: no root or loop device needed. The same formats on real loop devices, through the CLI,
 //! are in tests/root.rs (`device_*`).
 
-mod common;
-use common::blk::{have, sh};
-use common::skip;
+use crate::common::blk::{have, sh};
+use crate::common::skip;
 use iolab::system::blkid;
 use std::path::Path;
 

@@ -5,8 +5,7 @@
 //! trees for `env` and `check`. Nothing of the host reaches the text; the one path that differs
 //! per test (the temporary store) is replaced by `<DIR>`.
 
-mod common;
-use common::*;
+use crate::common::*;
 use iolab::store::Store;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,7 +1,6 @@
 //! The results store: round trips, repetitions, comparison, export, import, migrations, faults.
 
-mod common;
-use common::*;
+use crate::common::*;
 use rusqlite::Connection;
 use std::path::Path;
 

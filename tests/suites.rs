@@ -1,7 +1,7 @@
 //! The IOzone and Bonnie++ suites and the zones reader, on small sizes in a temporary directory.
 //! No root needed.
 
-mod common;
+use crate::common;
 
 use iolab::error::Exit;
 use iolab::output::suites::{

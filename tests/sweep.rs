@@ -1,7 +1,6 @@
 //! `iolab sweep` and `iolab saturate` without special privileges.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn base(dir: &std::path::Path) -> Vec<String> {
     [

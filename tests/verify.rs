@@ -6,9 +6,9 @@
 //! The FUSE and loop-device tests need root (and /dev/fuse, gcc, the fuse3 development files);
 //! without them they skip through `common::skip`.
 
-mod common;
-use common::faultfs::{FaultFs, run_timed, show, skip_reason};
-use common::*;
+use crate::common;
+use crate::common::faultfs::{FaultFs, run_timed, show, skip_reason};
+use crate::common::*;
 use serde_json::Value;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
