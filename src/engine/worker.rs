@@ -538,6 +538,23 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
         });
         n
     };
+    // Submits what is queued and reaps until nothing is in flight (fio's io_u_quiesce): before
+    // a think-time or flow pause and at the latency search's steps.
+    macro_rules! quiesce {
+        () => {
+            submit(&mut eng, &mut slots, &mut unsubmitted)?;
+            while inflight > 0 {
+                match eng.commit_and_wait(inflight as u32, None) {
+                    Ok(()) => {}
+                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                    Err(e) => return Err(e),
+                }
+                inflight -= reap(
+                    &mut eng, &mut g, &mut slots, &mut free, &mut st, &mut vf, &mut sp,
+                );
+            }
+        };
+    }
 
     loop {
         let now = Instant::now();
@@ -742,18 +759,8 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
             }
         }
         if pause && !stopping {
-            // thinktime or a flow's pause: what is in flight completes first (fio's quiesce)
-            submit(&mut eng, &mut slots, &mut unsubmitted)?;
-            while inflight > 0 {
-                match eng.commit_and_wait(inflight as u32, None) {
-                    Ok(()) => {}
-                    Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
-                    Err(e) => return Err(e),
-                }
-                inflight -= reap(
-                    &mut eng, &mut g, &mut slots, &mut free, &mut st, &mut vf, &mut sp,
-                );
-            }
+            // thinktime or a flow's pause: what is in flight completes first
+            quiesce!();
             if sp.flows() && !flow_passed {
                 sp.flow_pause(sh);
             } else {
@@ -835,18 +842,8 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
                     stopping = true;
                 }
                 Step::Quiesce | Step::FinalRun => {
-                    // what is in flight completes first (fio's io_u_quiesce)
-                    submit(&mut eng, &mut slots, &mut unsubmitted)?;
-                    while inflight > 0 {
-                        match eng.commit_and_wait(inflight as u32, None) {
-                            Ok(()) => {}
-                            Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
-                            Err(e) => return Err(e),
-                        }
-                        inflight -= reap(
-                            &mut eng, &mut g, &mut slots, &mut free, &mut st, &mut vf, &mut sp,
-                        );
-                    }
+                    // what is in flight completes first
+                    quiesce!();
                     if step == Step::FinalRun {
                         // fio's reset_all_stats: the counts and the runtime start over
                         let now = Instant::now();

@@ -31,39 +31,13 @@ fn micros(c: &mut Ctx, k: &str) -> Option<u64> {
     seconds(c, k, &v, 1e-6).map(|s| (s * 1e6).round() as u64)
 }
 
-/// A `read,write` pair of sizes (one value: both), as fio's `rate_min`.
-fn pair(c: &mut Ctx, k: &str, sizes: bool) -> [u64; 2] {
-    let Some(v) = c.val(k) else { return [0, 0] };
+/// Option `k`'s per-direction values as fio reads rates (`read,write[,trim]`: `N` of them): one
+/// value for every direction, an empty one for none (`rate=,1m`: writes only); `sizes`: with
+/// fio's units, else counts. A value that does not parse is recorded and gives none at all.
+fn per_dir<const N: usize>(c: &mut Ctx, k: &str, sizes: bool) -> [u64; N] {
+    let Some(v) = c.val(k) else { return [0; N] };
     let parts: Vec<&str> = v.split(',').map(str::trim).collect();
-    let mut out = [0u64; 2];
-    for (i, slot) in out.iter_mut().enumerate() {
-        let p = parts.get(i).or(parts.first()).copied().unwrap_or("");
-        if p.is_empty() {
-            continue;
-        }
-        let r = if sizes {
-            fio_vocab::parse_size(p, c.kb)
-        } else {
-            p.parse::<u64>()
-                .map_err(|_| "not a whole number".to_string())
-        };
-        match r {
-            Ok(n) => *slot = n,
-            Err(e) => {
-                c.bad(k, e);
-                return [0, 0];
-            }
-        }
-    }
-    out
-}
-
-/// A `read,write,trim` triple of option `k` as fio reads rates: one value for every direction,
-/// an empty one for none (`rate=,1m`: writes only); `sizes`: with fio's units, else counts.
-fn triple(c: &mut Ctx, k: &str, sizes: bool) -> [u64; 3] {
-    let Some(v) = c.val(k) else { return [0; 3] };
-    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
-    let mut out = [0u64; 3];
+    let mut out = [0u64; N];
     for (i, slot) in out.iter_mut().enumerate() {
         let p = match parts.len() {
             1 => parts[0],
@@ -82,7 +56,7 @@ fn triple(c: &mut Ctx, k: &str, sizes: bool) -> [u64; 3] {
             Ok(n) => *slot = n,
             Err(e) => {
                 c.bad(k, e);
-                return [0; 3];
+                return [0; N];
             }
         }
     }
@@ -105,8 +79,8 @@ pub(super) fn rates(
     if c.opt("rate").is_none() && c.opt("rate_iops").is_none() {
         return (None, [0, 0]);
     }
-    let bytes = triple(c, "rate", true);
-    let iops = triple(c, "rate_iops", false);
+    let bytes = per_dir::<3>(c, "rate", true);
+    let iops = per_dir::<3>(c, "rate_iops", false);
     let bps: Vec<u64> = (0..3)
         .map(|d| match bytes[d] {
             0 => iops[d].saturating_mul(bs_min.max(1)),
@@ -228,10 +202,13 @@ pub(super) fn timing_options(
         Some("poisson") => t.poisson = paced,
         Some(_) => c.bad("rate_process", "not linear or poisson"),
     }
-    t.rate_min_bps = pair(c, "rate_min", true);
-    t.rate_min_iops = pair(c, "rate_iops_min", false);
+    t.rate_min_bps = per_dir(c, "rate_min", true);
+    t.rate_min_iops = per_dir(c, "rate_iops_min", false);
     // fio refuses a minimum above the job's own rate ("minimum rate exceeds rate")
-    let (rate_bps, rate_iops) = (pair(c, "rate", true), pair(c, "rate_iops", false));
+    let (rate_bps, rate_iops) = (
+        per_dir::<2>(c, "rate", true),
+        per_dir::<2>(c, "rate_iops", false),
+    );
     for d in 0..2 {
         if rate_bps[d] > 0 && t.rate_min_bps[d] > rate_bps[d] {
             c.bad(
