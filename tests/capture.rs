@@ -4,10 +4,8 @@
 //! over the window, and fio 3.33 replays the iolog iolab writes onto a second loop device,
 //! issuing the same I/O. Root only (skips otherwise); bad input needs no root.
 
-mod common;
-
-use common::blk::{LoopFs, cannot, have, sh};
-use common::*;
+use crate::common::blk::{LoopFs, cannot, have, sh};
+use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -600,6 +598,51 @@ fn bad_input_and_no_root_are_one_line() {
     );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "mine");
     std::fs::remove_file(&out).unwrap();
+    // a symlink planted at -o (and at --write-iolog), dangling or not: refused, its target
+    // neither created nor written (docs/safety.md)
+    let victim = d.path().join("victim");
+    let dangling = d.path().join("not-yet");
+    std::fs::write(&victim, "keep").unwrap();
+    for (flag, target) in [
+        ("-o", &victim),
+        ("-o", &dangling),
+        ("--write-iolog", &victim),
+    ] {
+        let link = d.path().join("link");
+        std::os::unix::fs::symlink(target, &link).unwrap();
+        let l = link.to_str().unwrap();
+        let other = d.path().join("other.ndjson");
+        let args: Vec<&str> = match flag {
+            "-o" => vec!["capture", "--device", "loop0", "--time", "1", "-o", l],
+            _ => vec![
+                "capture",
+                "--device",
+                "loop0",
+                "--time",
+                "1",
+                "-o",
+                other.to_str().unwrap(),
+                "--write-iolog",
+                l,
+            ],
+        };
+        let r = iolab(&args);
+        assert_refused(
+            &r,
+            if flag == "-o" {
+                "--output"
+            } else {
+                "--write-iolog"
+            },
+        );
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+        assert!(!dangling.exists(), "a dangling link's target was created");
+        assert!(
+            !other.exists(),
+            "{flag}: the other output was made before the refusal"
+        );
+        std::fs::remove_file(&link).unwrap();
+    }
     // a device that exists, captured by someone who is not root
     let dev = std::fs::read_dir("/sys/block")
         .unwrap()
