@@ -1,7 +1,7 @@
 //! `iolab env` / `iolab check` against fixture trees: fake /proc, /sys and /etc laid out the way
 //! the kernel lays them out, read through `Roots::fixture`. No tools run, nothing needs root.
 
-mod common;
+use crate::common;
 
 use iolab::analysis::check::{self, Finding, Severity};
 use iolab::system::env::{self as sysenv, EnvReport, Roots};
@@ -2306,6 +2306,63 @@ mod explain {
             "{}",
             f[1].evidence
         );
+    }
+
+    /// A mode whose reads ran at 2000 IOPS for 4 s, then at 400 to its end (a burst bucket
+    /// emptied): `rate_drop`, with the two levels, where it fell and the bucket's size (1600
+    /// I/Os a second above the baseline for 4 s); the same mode at an even rate has none.
+    #[test]
+    fn explain_a_rate_that_fell_and_stayed() {
+        use iolab::model::run::{TsOp, TsPoint};
+        let point = |t: usize, iops: f64| TsPoint {
+            t_s: t as f64,
+            dur_s: 1.0,
+            read: Some(TsOp {
+                ops: iops as u64,
+                iops,
+                bytes_per_sec: iops * 16384.0,
+                p50_ns: None,
+                p99_ns: None,
+            }),
+            write: None,
+            fsync: None,
+            trim: None,
+        };
+        let explain_with = |rates: &dyn Fn(usize) -> f64| {
+            let e = sched_env(DiskSpec::sata_ssd(), "[none] mq-deadline", None, false);
+            let mut doc = doc_on(
+                &base_doc(),
+                e,
+                "sda",
+                1,
+                1000.0,
+                busy(1000.0, 0.9, 0.9),
+                None,
+            );
+            doc.runs[0].timeseries = (0..12).map(|t| point(t, rates(t))).collect();
+            explain::run::explain_run(&doc, None, "fixture").cells[0]
+                .findings
+                .clone()
+        };
+        let f = explain_with(&|t| if t < 4 { 2000.0 } else { 400.0 });
+        let drops: Vec<&str> = rules(&f)
+            .into_iter()
+            .filter(|r| r.starts_with("rate_"))
+            .collect();
+        assert_eq!(drops, ["rate_drop"], "{f:#?}");
+        let d = f.iter().find(|x| x.rule == "rate_drop").unwrap();
+        assert_eq!(d.layer, explain::Layer::Device);
+        for want in [
+            "fell from 2,000 to 400 IOPS",
+            "at 4.0 s",
+            "about 6,400 I/Os (100.00 MiB) above the baseline",
+            "refilled at the baseline's 400 IOPS",
+            "a burst bucket that emptied",
+        ] {
+            assert!(d.evidence.contains(want), "{want}: {}", d.evidence);
+        }
+        let f = explain_with(&|t| if t % 2 == 0 { 1050.0 } else { 950.0 });
+        assert!(!rules(&f).contains(&"rate_drop"), "{f:#?}");
     }
 
     /// One SATA hard disk, 32 threads: 100 % busy, a queue of 30 and await 30 × the service

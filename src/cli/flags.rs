@@ -220,3 +220,116 @@ pub(super) fn interval_s(s: &str) -> std::result::Result<f64, String> {
         "must be a number of seconds (1, 0.5), at least 0.05, at most 10 years (315360000)".into()
     })
 }
+
+/// `--steady-state`'s criteria: what is tracked, and SNIA PTS's two criteria or fio's one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SteadyArg {
+    pub metric: crate::model::steady::SteadyMetric,
+    /// PTS's criteria; None for fio's (`fio:...`).
+    pub pts: Option<crate::model::steady::Pts>,
+    /// fio's criterion: (slope, limit, pct), used without `pts`.
+    pub fio: (bool, f64, bool),
+    /// Rounds in the window (PTS: 5).
+    pub window: u64,
+}
+
+/// `--steady-state [SPEC]`: `iops` or `mibps` with PTS's range limit (`iops:20%`) and best-fit
+/// excursion limit (`,slope:10%`), each defaulting to PTS's; `fio:CRITERION:LIMIT` for fio's
+/// single criterion (`fio:iops_slope:0.1%`); `,window:N` rounds (default 5) with either.
+pub(super) fn steady_state(s: &str) -> std::result::Result<SteadyArg, String> {
+    use crate::model::steady::{Pts, SteadyMetric};
+    const VALID: &str = "valid: iops, mibps, iops:20%,slope:10% (SNIA PTS's criteria, the default), fio:iops:10%, fio:iops_slope:0.1%, fio:bw:5% (fio's one criterion); then ,window:N rounds (default 5)";
+    let pct = |t: &str| -> std::result::Result<f64, String> {
+        t.trim()
+            .strip_suffix('%')
+            .and_then(|n| n.trim().parse::<f64>().ok())
+            .filter(|x| x.is_finite() && *x >= 0.0 && *x <= 1000.0)
+            .ok_or_else(|| format!("`{t}` is not a percentage (20%); {VALID}"))
+    };
+    let mut parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    let mut window = crate::measure::steady::SNIA_WINDOW_ROUNDS as u64;
+    if let Some(i) = parts.iter().position(|p| p.starts_with("window:")) {
+        let w = parts.remove(i);
+        window = w["window:".len()..]
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|n| (2..=1000).contains(n))
+            .ok_or_else(|| format!("`{w}`: the window is 2 to 1000 rounds; {VALID}"))?;
+    }
+    let Some(first) = parts.first().copied().filter(|f| !f.is_empty()) else {
+        return Err(format!("no criterion; {VALID}"));
+    };
+    if let Some(fio) = first.strip_prefix("fio:") {
+        if parts.len() > 1 {
+            return Err(format!("fio's criterion is one: `{s}`; {VALID}"));
+        }
+        let (metric, slope, limit, pct) =
+            crate::cli::fiojob::steady::parse(fio, 1024).map_err(|e| format!("{e}; {VALID}"))?;
+        return Ok(SteadyArg {
+            metric,
+            pts: None,
+            fio: (slope, limit, pct),
+            window,
+        });
+    }
+    let (name, range) = match first.split_once(':') {
+        Some((n, r)) => (n.trim(), pct(r)?),
+        None => (first, Pts::SNIA.range_pct),
+    };
+    let metric = match name.to_ascii_lowercase().as_str() {
+        "iops" => SteadyMetric::Iops,
+        "mibps" | "bw" => SteadyMetric::Bw,
+        _ => return Err(format!("`{name}` is not a tracked figure; {VALID}")),
+    };
+    let mut slope = Pts::SNIA.slope_pct;
+    for p in &parts[1..] {
+        match p.split_once(':') {
+            Some(("slope", v)) => slope = pct(v)?,
+            _ => return Err(format!("`{p}` is not a criterion; {VALID}")),
+        }
+    }
+    Ok(SteadyArg {
+        metric,
+        pts: Some(Pts {
+            range_pct: range,
+            slope_pct: slope,
+        }),
+        fio: (false, 0.0, false),
+        window,
+    })
+}
+
+#[cfg(test)]
+mod steady_tests {
+    use super::*;
+    use crate::model::steady::{Pts, SteadyMetric};
+
+    #[test]
+    fn steady_state_specs() {
+        let d = steady_state("iops:20%,slope:10%").unwrap();
+        assert_eq!(
+            (d.metric, d.pts, d.window),
+            (SteadyMetric::Iops, Some(Pts::SNIA), 5)
+        );
+        let m = steady_state("mibps:15%,window:8").unwrap();
+        assert_eq!(m.metric, SteadyMetric::Bw);
+        assert_eq!(m.pts.unwrap().range_pct, 15.0);
+        assert_eq!(m.pts.unwrap().slope_pct, 10.0);
+        assert_eq!(m.window, 8);
+        let f = steady_state("fio:iops_slope:0.1%").unwrap();
+        assert_eq!((f.pts, f.fio), (None, (true, 0.1, true)));
+        for bad in [
+            "",
+            "latency:5%",
+            "iops:20",
+            "iops,slope:x%",
+            "fio:iops:5%,slope:1%",
+            "iops,window:1",
+            "iops,size:3%",
+        ] {
+            let e = steady_state(bad).unwrap_err();
+            assert!(e.contains("valid: iops"), "{bad}: {e}");
+        }
+    }
+}

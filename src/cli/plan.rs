@@ -3,6 +3,11 @@
 
 use super::*;
 
+/// `--steady-state`'s round without `--round`: PTS's one minute.
+const STEADY_ROUND_S: f64 = 60.0;
+/// `--steady-state`'s rounds without `--time`: PTS's most, 25.
+const STEADY_MAX_ROUNDS: f64 = 25.0;
+
 mod device;
 use device::*;
 
@@ -443,6 +448,10 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         (Some(n), _, _) => Limit::Ops(n),
         (None, Some(n), _) => Limit::Bytes(n),
         (None, None, Some(t)) => Limit::TimeS(t),
+        // --steady-state without --time: PTS's most rounds, 25
+        (None, None, None) if a.steady_state.is_some() => {
+            Limit::TimeS(STEADY_MAX_ROUNDS * a.round.unwrap_or(STEADY_ROUND_S))
+        }
         (None, None, None) => Limit::TimeS(if modes.is_none() { 6.0 } else { 10.0 }),
     };
     // --time beside a quota: whichever comes first
@@ -495,7 +504,24 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         random_every: a.random_every.unwrap_or(0),
         random_every_same: a.random_every_same,
         follow_pct: 100 - a.random_pct.unwrap_or(100),
-        timing: a.timing.clone(),
+        timing: match &a.steady_state {
+            Some(ss) => crate::model::timing::Timing {
+                steady: Some(crate::model::steady::Steady {
+                    metric: ss.metric,
+                    slope: ss.fio.0,
+                    limit: ss.fio.1,
+                    pct: ss.fio.2,
+                    window_s: ss.window,
+                    ramp_s: 0.0,
+                    // the job's threads judged as one (fio's group_reporting)
+                    group: Some(0),
+                    pts: ss.pts,
+                    round_s: a.round.unwrap_or(STEADY_ROUND_S),
+                }),
+                ..a.timing.clone()
+            },
+            None => a.timing.clone(),
+        },
         noio: a.noio.clone(),
     };
     let cells: Vec<Job> = match modes {

@@ -348,6 +348,17 @@ pub struct RunArgs {
     /// place of `--ops` (fio's `experimental_verify` with `loops`: one read-back pass); not a flag.
     #[arg(skip)]
     pub readback_ops: Option<u64>,
+    /// Run until the result holds (SNIA PTS): rounds of --round seconds; steady once, over the
+    /// last 5 rounds, the IOPS's range is within 20 % of their average and the best-fit line's
+    /// excursion within 10 % (`iops:20%,slope:10%`, the default; `mibps:...` tracks MiB/s;
+    /// `fio:iops_slope:0.1%` fio's one criterion; `,window:N` rounds). Ends at --time (default
+    /// 25 rounds) if never steady, with a not_steady warning. docs/steady-state.md.
+    #[arg(long, value_name = "SPEC", num_args = 0..=1, require_equals = false,
+          default_missing_value = "iops:20%,slope:10%", value_parser = steady_state)]
+    pub steady_state: Option<SteadyArg>,
+    /// Seconds per --steady-state round (default 60, PTS's one-minute rounds).
+    #[arg(long, value_name = "SECONDS", value_parser = seconds, requires = "steady_state")]
+    pub round: Option<f64>,
     /// Seconds of warm-up before measuring (not counted).
     #[arg(long, default_value_t = 0.0, value_parser = ramp_s)]
     pub ramp: f64,

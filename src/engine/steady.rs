@@ -13,7 +13,7 @@ use crate::model::steady::{Steady, SteadyState};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-/// fio's `STEADYSTATE_MSEC`: one sample per second.
+/// fio's `STEADYSTATE_MSEC`: one sample per second (its ramp's extra second too).
 const EVERY: Duration = Duration::from_secs(1);
 
 /// One judged unit: its criterion, its threads (job of the phase, thread) and the flag that
@@ -100,9 +100,16 @@ impl SteadyUnits {
             .zip(epochs)
             .map(|(ps, &e)| vec![(0, 0, e); ps.len()])
             .collect();
+        // one sample a round: fio's every second, --steady-state's every --round
+        let every = self
+            .units
+            .iter()
+            .map(|u| Duration::from_secs_f64(u.spec.round_s.max(0.001)))
+            .min()
+            .unwrap_or(EVERY);
         let mut tick = start;
         loop {
-            tick += EVERY;
+            tick += every;
             if all_done.wait_until(tick) {
                 break;
             }
@@ -170,6 +177,8 @@ mod tests {
             window_s: 3,
             ramp_s: 0.0,
             group,
+            pts: None,
+            round_s: 1.0,
         }
     }
 

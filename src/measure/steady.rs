@@ -5,7 +5,7 @@
 //! window of rounds, [`snia_steady`]). Nothing here samples or stops anything: `engine::steady`
 //! feeds a [`Window`] once a second while a job runs.
 
-use crate::model::steady::{Steady, SteadyMetric, SteadyState};
+use crate::model::steady::{Pts, Steady, SteadyMetric, SteadyState};
 
 /// The mean of a series (0 for none).
 pub fn mean(xs: &[f64]) -> f64 {
@@ -52,12 +52,42 @@ pub const SNIA_WINDOW_ROUNDS: usize = 5;
 /// over the window (its slope × (rounds − 1)) within [`SNIA_MAX_SLOPE_SHARE`] of it, both
 /// inclusive. False for fewer than two rounds or a zero average.
 pub fn snia_steady(window: &[f64]) -> bool {
+    pts_judge(window, &Pts::SNIA).attained
+}
+
+/// One PTS judgement of a window of rounds: its average, its data excursion and its best-fit
+/// line's excursion (each a percent of the average) and whether both are within `p`'s limits.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PtsJudged {
+    pub avg: f64,
+    pub range_pct: f64,
+    pub slope_pct: f64,
+    pub attained: bool,
+}
+
+/// Judges a window of rounds by PTS's two criteria with `p`'s limits, both inclusive. Never
+/// attained for fewer than two rounds or a zero average (percentages are then NaN or infinite).
+pub fn pts_judge(window: &[f64], p: &Pts) -> PtsJudged {
     let avg = mean(window);
-    if window.len() < 2 || avg <= 0.0 {
-        return false;
+    let n = window.len();
+    let excursion = if n < 2 {
+        f64::NAN
+    } else {
+        slope(window).abs() * (n - 1) as f64
+    };
+    let range_pct = 100.0 * range(window) / avg;
+    let slope_pct = 100.0 * excursion / avg;
+    // compared as shares, not percents, so that 20 % of 100 is exactly 20 (100 * 0.2 is not)
+    let attained = n >= 2
+        && avg > 0.0
+        && range(window) <= p.range_pct / 100.0 * avg
+        && excursion <= p.slope_pct / 100.0 * avg;
+    PtsJudged {
+        avg,
+        range_pct,
+        slope_pct,
+        attained,
     }
-    let excursion = slope(window).abs() * (window.len() - 1) as f64;
-    range(window) <= SNIA_MAX_RANGE_SHARE * avg && excursion <= SNIA_MAX_SLOPE_SHARE * avg
 }
 
 /// fio's judgement of one full window (steadystate.c `steadystate_slope`/`_deviation`).
@@ -107,7 +137,10 @@ pub struct Window {
     iops: Vec<u64>,
     bw: Vec<u64>,
     last: Option<Judged>,
+    last_pts: Option<PtsJudged>,
     attained_at_s: Option<f64>,
+    all_iops: Vec<u64>,
+    all_bw: Vec<u64>,
 }
 
 impl Window {
@@ -118,7 +151,10 @@ impl Window {
             iops: Vec::with_capacity(n),
             bw: Vec::with_capacity(n),
             last: None,
+            last_pts: None,
             attained_at_s: None,
+            all_iops: Vec::new(),
+            all_bw: Vec::new(),
         }
     }
 
@@ -143,6 +179,8 @@ impl Window {
         }
         self.iops.push(iops);
         self.bw.push(bw_bytes_per_sec);
+        self.all_iops.push(iops);
+        self.all_bw.push(bw_bytes_per_sec);
         if self.iops.len() < n {
             return false;
         }
@@ -150,12 +188,23 @@ impl Window {
             SteadyMetric::Iops => &self.iops,
             SteadyMetric::Bw => &self.bw,
         };
-        let j = judge(&self.spec, series);
-        self.last = Some(j);
-        if j.attained {
+        let attained = match &self.spec.pts {
+            Some(p) => {
+                let ys: Vec<f64> = series.iter().map(|&y| y as f64).collect();
+                let j = pts_judge(&ys, p);
+                self.last_pts = Some(j);
+                j.attained
+            }
+            None => {
+                let j = judge(&self.spec, series);
+                self.last = Some(j);
+                j.attained
+            }
+        };
+        if attained {
             self.attained_at_s = Some(at_s);
         }
-        j.attained
+        attained
     }
 
     /// What the unit found: its last judgement and the window, oldest first, zeros after the
@@ -181,6 +230,11 @@ impl Window {
             slope: j.slope,
             iops: pad(&self.iops),
             bw_bytes_per_sec: pad(&self.bw),
+            rounds_iops: self.all_iops.clone(),
+            rounds_bw_bytes_per_sec: self.all_bw.clone(),
+            range_pct: self.last_pts.map(|j| j.range_pct),
+            slope_pct: self.last_pts.map(|j| j.slope_pct),
+            window_avg: self.last_pts.map(|j| j.avg),
         }
     }
 }
@@ -198,7 +252,78 @@ mod tests {
             window_s: n,
             ramp_s: 0.0,
             group: None,
+            pts: None,
+            round_s: 1.0,
         }
+    }
+
+    /// PTS's boundaries, decided as the specification words them: a range of 19.9 % of the
+    /// average holds and 20.1 % does not; a best-fit excursion of 9.9 % holds and 10.1 % does
+    /// not (each series built so that only the one figure is near its limit).
+    #[test]
+    fn pts_criteria_at_their_boundaries() {
+        let p = Pts::SNIA;
+        // symmetric about the middle round, so the best-fit line is level: average 100, range
+        // as given
+        let flat = |r: f64| {
+            let h = r / 2.0;
+            [100.0 + h, 100.0 - h, 100.0, 100.0 - h, 100.0 + h]
+        };
+        let j = pts_judge(&flat(19.9), &p);
+        assert!(j.attained && (j.range_pct - 19.9).abs() < 1e-9, "{j:?}");
+        assert!(j.slope_pct.abs() < 1e-9, "{j:?}");
+        assert!(!pts_judge(&flat(20.1), &p).attained);
+        assert!(pts_judge(&flat(20.0), &p).attained, "inclusive");
+        // a straight line through average 100: excursion e spread over 4 steps
+        let line = |e: f64| -> Vec<f64> {
+            (0..5)
+                .map(|i| 100.0 - e / 2.0 + e * i as f64 / 4.0)
+                .collect()
+        };
+        let j = pts_judge(&line(9.9), &p);
+        assert!(j.attained && (j.slope_pct - 9.9).abs() < 1e-9, "{j:?}");
+        assert!(
+            (j.range_pct - 9.9).abs() < 1e-9,
+            "a line's range is its excursion"
+        );
+        let j = pts_judge(&line(10.1), &p);
+        assert!(
+            !j.attained && j.range_pct < 20.0,
+            "only the slope fails: {j:?}"
+        );
+        // falling as well as rising
+        let down: Vec<f64> = line(10.1).into_iter().rev().collect();
+        assert!(!pts_judge(&down, &p).attained);
+        assert!(!pts_judge(&[100.0], &p).attained, "one round is no window");
+        assert!(!pts_judge(&[0.0; 5], &p).attained, "nothing moved");
+        assert!(snia_steady(&line(9.9)) && !snia_steady(&line(10.1)));
+    }
+
+    /// A PTS window rolls over rounds and keeps every round; it holds on the first full window
+    /// that meets both criteria, and records that window's figures.
+    #[test]
+    fn a_pts_window_keeps_every_round() {
+        let mut s = spec(SteadyMetric::Iops, false, 0.0, false, 5);
+        s.pts = Some(Pts::SNIA);
+        s.round_s = 2.0;
+        let mut w = Window::new(&s);
+        // a falling start (not steady), then flat
+        let rounds = [400, 300, 200, 150, 110, 100, 102, 98, 101, 99];
+        let mut at = None;
+        for (i, r) in rounds.iter().enumerate() {
+            if w.push(*r, r * 4096, 2.0 * (i + 1) as f64) {
+                at = Some(i);
+                break;
+            }
+        }
+        // window 110,100,102,98,101: range 12 % of 102.2, slope line within 10 %: round 9
+        assert_eq!(at, Some(8), "{:?}", w.state());
+        let st = w.state();
+        assert_eq!(st.rounds_iops, rounds[..9]);
+        assert_eq!(st.iops, [110, 100, 102, 98, 101]);
+        assert_eq!(st.attained_at_s, Some(18.0));
+        assert!((st.window_avg.unwrap() - 102.2).abs() < 1e-9);
+        assert!(st.range_pct.unwrap() < 20.0 && st.slope_pct.unwrap() < 10.0);
     }
 
     #[test]

@@ -134,6 +134,9 @@ pub fn check_cell(
         w.extend(cpu_saturated(job, &d.summary.cpu));
         w.extend(above_throttle(job, env, d, cell));
     }
+    if let Some(x) = not_steady(job, cell) {
+        w.push(x);
+    }
     if let Some(x) = pacing_lag(job, cell) {
         w.push(x);
     }
@@ -227,6 +230,88 @@ pub fn layout_warnings(
         }
     }
     w
+}
+
+/// The shortest time-limited run whose per-second rates are judged for steadiness without
+/// `--steady-state` (five rounds of a second at least).
+pub const STEADY_CHECK_MIN_S: usize = 5;
+
+/// `not_steady`: a `--steady-state` run that ended (at its --time) before SNIA PTS's criteria
+/// held; or, without it, a time-limited run of at least [`STEADY_CHECK_MIN_S`] seconds whose
+/// I/Os per second, cut into the window's five equal rounds, fail them (its figures are then
+/// the start of something, not the device's lasting rate).
+pub fn not_steady(job: &Job, cell: &CellResult) -> Option<Warning> {
+    use crate::measure::steady::{SNIA_WINDOW_ROUNDS, pts_judge};
+    use crate::model::steady::Pts;
+    if cell.interrupted {
+        return None;
+    }
+    if let Some(spec) = &job.timing.steady {
+        let p = spec.pts?;
+        let st = cell.steady.first()?;
+        if st.attained {
+            return None;
+        }
+        let n = st.rounds_iops.len();
+        let why = match (st.range_pct, st.slope_pct) {
+            (Some(r), Some(s)) => format!(
+                "the last window's range is {r:.1} % of its average (limit {:.0} %), its best-fit line's excursion {s:.1} % (limit {:.0} %)",
+                p.range_pct, p.slope_pct
+            ),
+            _ => format!("fewer rounds than the window's {}", spec.window_s),
+        };
+        return Some(Warning::new(
+            "not_steady",
+            format!(
+                "{}: not steady after {n} rounds of {} s: {why}. The figures are not the device's lasting rate: run longer (--time), or precondition the device",
+                job.mode, spec.round_s
+            ),
+        ));
+    }
+    if !matches!(job.limit, crate::model::job::Limit::TimeS(_)) || job.rate_iops.is_some() {
+        return None;
+    }
+    // whole seconds only (the last may be short); the latest multiple of five of them
+    let per_s: Vec<(f64, f64)> = cell
+        .timeseries
+        .iter()
+        .filter(|p| p.dur_s >= 0.99)
+        .map(|p| {
+            let ops = [&p.read, &p.write, &p.trim]
+                .iter()
+                .filter_map(|o| o.as_ref().map(|o| o.ops))
+                .sum::<u64>();
+            (ops as f64, p.dur_s)
+        })
+        .collect();
+    let k = per_s.len() / SNIA_WINDOW_ROUNDS;
+    if per_s.len() < STEADY_CHECK_MIN_S || k == 0 {
+        return None;
+    }
+    let tail = &per_s[per_s.len() - k * SNIA_WINDOW_ROUNDS..];
+    let rounds: Vec<f64> = tail
+        .chunks(k)
+        .map(|c| c.iter().map(|x| x.0).sum::<f64>() / c.iter().map(|x| x.1).sum::<f64>())
+        .collect();
+    let j = pts_judge(&rounds, &Pts::SNIA);
+    if j.attained || j.avg <= 0.0 {
+        return None;
+    }
+    Some(Warning::new(
+        "not_steady",
+        format!(
+            "{}: not steady: over {} rounds of {k} s the IOPS range {:.1} % of their average (SNIA PTS allows 20 %) and the best-fit line moves {:.1} % (10 %): {}. The figures are not the device's lasting rate: run longer, or with --steady-state",
+            job.mode,
+            SNIA_WINDOW_ROUNDS,
+            j.range_pct,
+            j.slope_pct,
+            rounds
+                .iter()
+                .map(|r| format!("{r:.0}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ))
 }
 
 /// `pacing_lag`: with `--rate`, iolab issued operations late enough behind their schedule that

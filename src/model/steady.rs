@@ -39,6 +39,41 @@ pub struct Steady {
     /// (their samples summed) and end together. Absent: each thread (fio's clone) on its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<u64>,
+    /// `--steady-state`: SNIA PTS's two criteria, both over the window of rounds, in place of
+    /// fio's one (`slope`, `limit` and `pct` are then unused). Absent for fio's `ss`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pts: Option<Pts>,
+    /// Seconds per sample (a PTS round): 1 for fio's `ss` (its `STEADYSTATE_MSEC`), `--round`
+    /// for `--steady-state`. `window_s` counts samples of this length.
+    #[serde(default = "one_s", skip_serializing_if = "is_one_s")]
+    pub round_s: f64,
+}
+
+fn one_s() -> f64 {
+    1.0
+}
+
+fn is_one_s(s: &f64) -> bool {
+    *s == 1.0
+}
+
+/// SNIA PTS's steady-state criteria over a window of rounds, each a percent of the window's
+/// average of the tracked variable; both must hold (inclusive).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct Pts {
+    /// The data excursion (the largest round less the smallest) at most this percent (PTS: 20).
+    pub range_pct: f64,
+    /// The best-fit line's excursion over the window (|slope| × (rounds − 1)) at most this
+    /// percent (PTS: 10).
+    pub slope_pct: f64,
+}
+
+impl Pts {
+    /// The specification's own figures: 20 % and 10 %.
+    pub const SNIA: Pts = Pts {
+        range_pct: 20.0,
+        slope_pct: 10.0,
+    };
 }
 
 impl Steady {
@@ -80,6 +115,25 @@ pub struct SteadyState {
     pub iops: Vec<u64>,
     /// The same samples' bytes per second.
     pub bw_bytes_per_sec: Vec<u64>,
+    /// Every sample taken (each round's I/Os per second), oldest first; `iops` keeps only the
+    /// last window, as fio's JSON.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds_iops: Vec<u64>,
+    /// Every sample's bytes per second, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds_bw_bytes_per_sec: Vec<u64>,
+    /// `--steady-state`: the last full window's data excursion (largest round less smallest) as
+    /// a percent of its average; absent for fio's `ss` or before the window was full.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range_pct: Option<f64>,
+    /// `--steady-state`: the last full window's best-fit line excursion (|slope| × (rounds − 1))
+    /// as a percent of its average.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slope_pct: Option<f64>,
+    /// `--steady-state`: the last full window's average of the tracked variable (I/Os or bytes
+    /// per second).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window_avg: Option<f64>,
 }
 
 impl SteadyState {

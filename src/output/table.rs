@@ -395,6 +395,11 @@ pub fn render(doc: &RunDoc) -> String {
         }
     }
     for c in &shown {
+        if let Some(line) = steady_line(c) {
+            s.push_str(&line);
+        }
+    }
+    for c in &shown {
         if let Some(v) = &c.verify {
             s.push_str(&format!("{}: {}\n", c.mode, v.line()));
             s.push_str(&v.mismatch_lines(20));
@@ -443,6 +448,40 @@ pub fn render(doc: &RunDoc) -> String {
         s.push('\n');
     }
     s
+}
+
+/// `--steady-state`'s verdict of a mode: when it held and the measurement window's figures, or
+/// that it did not (the not_steady warning says why).
+fn steady_line(c: &CellResult) -> Option<String> {
+    use crate::model::steady::SteadyMetric;
+    let spec = c.job.job.timing.steady.as_ref()?;
+    spec.pts?;
+    let st = c.steady.first()?;
+    let what = match spec.metric {
+        SteadyMetric::Iops => "IOPS",
+        SteadyMetric::Bw => "MiB/s",
+    };
+    let fig = |v: f64| match spec.metric {
+        SteadyMetric::Iops => format!("{v:.0} IOPS"),
+        SteadyMetric::Bw => format!("{:.2} MiB/s", v / 1048576.0),
+    };
+    let n = st.rounds_iops.len();
+    Some(
+        match (st.attained, st.window_avg, st.range_pct, st.slope_pct) {
+            (true, Some(avg), Some(r), Some(sl)) => format!(
+                "{}: steady state (SNIA PTS on {what}, rounds of {} s): reached at round {n} ({:.0} s); the window of the last {} rounds: {} on average, range {r:.1} % of it, best-fit excursion {sl:.1} %\n",
+                c.mode,
+                spec.round_s,
+                st.attained_at_s.unwrap_or(0.0),
+                spec.window_s,
+                fig(avg)
+            ),
+            _ => format!(
+                "{}: steady state (SNIA PTS on {what}, rounds of {} s): not reached in {n} rounds\n",
+                c.mode, spec.round_s
+            ),
+        },
+    )
 }
 
 /// A distributed run: a row per rank and host for each cell, the stonewall figures and the

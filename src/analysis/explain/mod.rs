@@ -15,6 +15,7 @@
 
 mod also;
 pub mod facts;
+mod overtime;
 pub mod rules;
 pub mod run;
 pub mod sweep;

@@ -234,6 +234,17 @@ pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         inspect: |f| split_requests(f).into_iter().collect(),
     },
     Rule {
+        id: "rate_drop",
+        class: Class { layer: Layer::Device, kind: Kind::Also },
+        when: format!(
+            "the mode's I/Os per second, second by second, split best (least squares) into a level and a later one at most {} of it, with at least {} whole seconds on each side, every second before nearer the first level and every second after nearer the second (a drop that stays); where it fell is placed within its second from the two levels, and the volume written (or moved) before it and the area above the lower level (a burst bucket's size, refilled at that level) are given",
+            percent(super::overtime::DROP_SHARE), super::overtime::MIN_SIDE_S
+        ),
+        fix: &[],
+        why: "the device gave a higher rate for a while and then a lower one that lasted: a cache that filled (an SLC cache, a write cache), garbage collection that began, or a burst bucket that emptied; the lower rate is what a database running for a long time gets",
+        inspect: |f| super::overtime::rate_drop(f).into_iter().collect(),
+    },
+    Rule {
         id: "noisy",
         class: Class { layer: Layer::Noise, kind: Kind::Limit },
         when: format!(

@@ -45,13 +45,15 @@ pub(super) fn steady(c: &mut Ctx) -> Option<Steady> {
         window_s: window_s as u64,
         ramp_s,
         group: None,
+        pts: None,
+        round_s: 1.0,
     })
 }
 
 /// `CRITERION:LIMIT[%]` as fio reads it: the criterion one of `iops`, `iops_slope`, `bw`,
 /// `bw_slope`; the limit a percentage of the mean (`N%`), else a number of I/Os per second, or
 /// of bytes per second with fio's units (`bw:10m`).
-fn parse(v: &str, kb: u32) -> Result<(SteadyMetric, bool, f64, bool), String> {
+pub(crate) fn parse(v: &str, kb: u32) -> Result<(SteadyMetric, bool, f64, bool), String> {
     let (crit, limit) = v.trim().split_once(':').ok_or(
         "steadystate threshold must be specified in addition to criterion (fio: iops:10%)",
     )?;
