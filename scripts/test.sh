@@ -28,9 +28,37 @@ set +e
 # One build, with MPI: tests/mpi.rs (distributed runs under mpirun) needs it, and every other
 # test runs the same binary (the MPI build differs only when started by an MPI launcher; the
 # build without MPI is checked by the first clippy run above).
+# The tests run one at a time (they measure, and many compare timings or a device's own counts),
+# except the modules in `together`, which measure nothing whose figure or timing they assert and
+# share nothing with each other: they run two at a time at the end, beside the distributed runs
+# (mpi::, which wait on their ranks' heartbeats and timeouts).
+together="architecture:: check_docs:: schemas:: env_fixtures:: import_parse:: snapshots:: fuzz_input:: signatures:: safety_target:: store:: report:: suites:: engine_contract::"
+skip_them=$(for m in $together mpi::; do printf -- '--skip %s ' "$m"; done)
 start=$(date +%s)
-cargo test --quiet --features mpi --no-fail-fast -- --nocapture --test-threads=1 2>&1 | tee "$log"
-rc=${PIPESTATUS[0]}
+rc=0
+cargo test --quiet --features mpi --no-fail-fast --lib --bins -- --nocapture --test-threads=1 2>&1 | tee "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+# the integration test binary, built once (it runs from the repository root, as cargo runs it)
+bin=$(cargo test --features mpi --test integration --no-run --message-format=json 2>/dev/null |
+  grep -o '"executable":"[^"]*"' | tail -1 | cut -d'"' -f4)
+if [ -z "$bin" ] || [ ! -x "$bin" ]; then
+  echo "test.sh: the integration tests did not build" >&2
+  cargo test --features mpi --test integration --no-run
+  exit 1
+fi
+echo "test.sh: built in $(( $(date +%s) - start )) s"
+# shellcheck disable=SC2086 # one word per flag and module
+"$bin" --nocapture --test-threads=1 $skip_them 2>&1 | tee -a "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+echo "test.sh: the tests one at a time took $(( $(date +%s) - start )) s"
+"$bin" --nocapture --test-threads=1 mpi:: >"$log.mpi" 2>&1 &
+mpi=$!
+# shellcheck disable=SC2086
+"$bin" --nocapture --test-threads=2 $together 2>&1 | tee -a "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+wait "$mpi" || rc=1
+tee -a "$log" <"$log.mpi"
+rm -f "$log.mpi"
 set -e
 echo "test.sh: cargo test took $(( $(date +%s) - start )) s"
 # A SKIP line may follow cargo's progress dots on the same line: match anywhere, once per line.

@@ -110,6 +110,7 @@ fn every_explain_rule_is_named_by_a_test() {
         "layouts.rs",
         "env_fixtures.rs",
         "honesty.rs",
+        "steady.rs",
     ]
     .iter()
     .map(|f| std::fs::read_to_string(dir.join(f)).expect("read a test file"))

@@ -2308,6 +2308,44 @@ mod explain {
         );
     }
 
+    /// Sweeps over block sizes (4, 16, 64 KiB): IOPS that stay at 400 are an IOPS cap, bytes/s
+    /// that stay at 4 MiB/s a bandwidth cap, on every cell; a device that moves fewer large
+    /// operations but more bytes has neither.
+    #[test]
+    fn explain_sweep_tells_an_iops_cap_from_a_bandwidth_cap() {
+        let base = base_doc();
+        let sweep = |iops_at: &dyn Fn(f64) -> f64| -> Vec<Vec<String>> {
+            let runs: Vec<(i64, RunDoc)> = [4096u64, 16384, 65536]
+                .iter()
+                .enumerate()
+                .map(|(i, &bs)| {
+                    let mut b = base.clone();
+                    b.runs[0].job.job.bs_bytes = bs;
+                    let iops = iops_at(bs as f64);
+                    let e = sched_env(DiskSpec::sata_ssd(), "[none] mq-deadline", None, false);
+                    let io = busy(iops, 0.9, 0.9);
+                    (i as i64 + 1, doc_on(&b, e, "sda", 4, iops, io, None))
+                })
+                .collect();
+            explain::sweep::explain_sweep(&runs, "fixture")
+                .cells
+                .iter()
+                .map(|c| {
+                    c.findings
+                        .iter()
+                        .map(|f| f.rule.clone())
+                        .filter(|r| r.ends_with("_cap"))
+                        .collect()
+                })
+                .collect()
+        };
+        let each = |r: &str| vec![vec![r.to_string()]; 3];
+        assert_eq!(sweep(&|_| 400.0), each("iops_cap"));
+        assert_eq!(sweep(&|bs| 4194304.0 / bs), each("bandwidth_cap"));
+        let neither = sweep(&|bs| 2000.0 * (4096.0 / bs).sqrt());
+        assert_eq!(neither, vec![Vec::<String>::new(); 3]);
+    }
+
     /// A mode whose reads ran at 2000 IOPS for 4 s, then at 400 to its end (a burst bucket
     /// emptied): `rate_drop`, with the two levels, where it fell and the bucket's size (1600
     /// I/Os a second above the baseline for 4 s); the same mode at an even rate has none.

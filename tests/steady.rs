@@ -8,7 +8,7 @@
 
 use crate::common::blk::{LoopFs, Throttle, cannot};
 use crate::common::faultfs::{FaultFs, skip_reason};
-use crate::common::{bin, iolab, run_json, skip};
+use crate::common::{bin, iolab, iolab_db, run_json, skip};
 use serde_json::Value;
 use std::process::Command;
 use std::time::Duration;
@@ -75,33 +75,60 @@ fn a_paced_run_is_steady_in_five_rounds() {
     assert_eq!(job["pts"]["range_pct"], 20.0, "{job}");
     assert_eq!(job["round_s"], 0.5, "{job}");
     assert!(!codes(&v).contains("not_steady"), "{}", codes(&v));
-    // the table says it too
-    let t = iolab(&[
-        "run",
-        "--dir",
-        dir,
-        "--no-save",
-        "--files",
-        "1",
-        "--size",
-        "8M",
-        "--mode",
-        "rndrd",
-        "--rate",
-        "400",
-        "--time",
-        "30",
-        "--steady-state",
-        "iops:20%,slope:10%",
-        "--round",
-        "0.5",
-    ]);
+    // the table says it too, and the stored run has PTS's steady-state plot
+    let db = d.path().join("r.db");
+    let t = iolab_db(
+        &db,
+        &[
+            "run",
+            "--dir",
+            dir,
+            "--files",
+            "1",
+            "--size",
+            "8M",
+            "--mode",
+            "rndrd",
+            "--rate",
+            "400",
+            "--time",
+            "30",
+            "--steady-state",
+            "iops:20%,slope:10%",
+            "--round",
+            "0.5",
+        ],
+    );
     assert!(
         t.stdout
-            .contains("steady state (SNIA PTS on IOPS, rounds of 0.5 s): reached at round 5"),
+            .contains("steady state (SNIA PTS on IOPS, rounds of 0.5 s): reached at round "),
         "{}",
         t.stdout
     );
+    let l = iolab_db(&db, &["plot", "1", "--list"]);
+    assert!(l.stdout.contains("steady-state"), "{}", l.stdout);
+    let svg = d.path().join("ss.svg");
+    let p = iolab_db(
+        &db,
+        &[
+            "plot",
+            "1",
+            "--chart",
+            "steady-state",
+            "-o",
+            svg.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(p.code, 0, "{}", p.stderr);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    for want in [
+        "window average",
+        "110 % of the average",
+        "90 % of the average",
+        "best-fit line",
+    ] {
+        assert!(text.contains(want), "{want} not in the plot");
+    }
 }
 
 /// Bad criteria are refused with the flag and what is valid; --round needs --steady-state.
@@ -297,4 +324,48 @@ fn a_write_cliff_is_found_where_it_is() {
         window.iter().all(|&x| (x as f64) < 0.5 * fast),
         "a round before the cliff in the steady window: {r:?}"
     );
+}
+
+/// A block-size sweep (4, 16 and 64 KiB O_DIRECT random reads) on a loop device under a cgroup
+/// limit of 400 IOPS, then under one of 4 MiB/s: `explain` tells the caps apart, `iops_cap`
+/// (the same IOPS at every size) and `bandwidth_cap` (the same bytes/s), on every cell.
+#[test]
+fn an_iops_cap_and_a_bandwidth_cap_are_told_apart() {
+    let name = "an_iops_cap_and_a_bandwidth_cap_are_told_apart";
+    if let Some(why) = cannot(true) {
+        return skip(name, &why);
+    }
+    let d = tempfile::tempdir().unwrap();
+    let fs = LoopFs::new(128, &d.path().join("mnt"));
+    let dir = fs.dir.to_str().unwrap().to_string();
+    for (i, (t, want)) in [
+        (Throttle::new(&[fs.majmin()], 400), ["iops_cap"]),
+        (Throttle::read_bps(&fs.majmin(), 4 << 20), ["bandwidth_cap"]),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let db = d.path().join(format!("s{i}.db"));
+        let sweep = format!(
+            "sweep --dir {dir} --direct --files 1 --size 32M --mode rndrd --threads 4 --bs 4k,16k,64k --ramp 1 --time 2 -q"
+        );
+        let mut c = Command::new(&t.prefix()[0]);
+        c.args(&t.prefix()[1..])
+            .arg(bin())
+            .args(sweep.split(' '))
+            .env("IOLAB_DB", &db);
+        let o = c.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let e = iolab_db(&db, &["explain", "g1", "--json"]).json();
+        let rules = crate::common::explain_rules(&e);
+        assert_eq!(rules.len(), 3, "{e:#}");
+        for cell in &rules {
+            let caps: Vec<&str> = cell
+                .iter()
+                .map(String::as_str)
+                .filter(|r| r.ends_with("_cap"))
+                .collect();
+            assert_eq!(caps, want, "{e:#}");
+        }
+    }
 }

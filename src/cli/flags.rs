@@ -265,7 +265,7 @@ pub(super) fn steady_state(s: &str) -> std::result::Result<SteadyArg, String> {
             return Err(format!("fio's criterion is one: `{s}`; {VALID}"));
         }
         let (metric, slope, limit, pct) =
-            crate::cli::fiojob::steady::parse(fio, 1024).map_err(|e| format!("{e}; {VALID}"))?;
+            crate::spec::fio_vocab::steadystate(fio, 1024).map_err(|e| format!("{e}; {VALID}"))?;
         return Ok(SteadyArg {
             metric,
             pts: None,

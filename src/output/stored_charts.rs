@@ -180,6 +180,7 @@ pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
     if !c.series.is_empty() {
         out.push(c);
     }
+    out.extend(steady_charts(&doc, &names));
     // time series
     for (name, title, ylab) in [
         ("timeseries-iops", "IOPS over time", "IOPS (operations/s)"),
@@ -663,4 +664,92 @@ pub fn experiment_charts(store: &Store, gid: i64, metric: Option<&str>) -> Resul
 /// Labels of the modes of a stored run (for other modules).
 pub fn mode_labels(store: &Store, id: i64) -> Result<Vec<String>> {
     Ok(cell_labels(&store.metrics(id)?).into_values().collect())
+}
+
+/// SNIA PTS's steady-state plot of each `--steady-state` mode: every round's tracked figure, and
+/// over the measurement window (its last rounds) the average, 110 % and 90 % of it (the data
+/// excursion PTS allows, ±half its range limit) and the best-fit line.
+fn steady_charts(doc: &RunDoc, names: &[String]) -> Vec<Chart> {
+    use crate::model::steady::SteadyMetric;
+    let mut out = Vec::new();
+    for (i, cell) in doc.runs.iter().enumerate() {
+        let (Some(spec), Some(st)) = (cell.job.job.timing.steady.as_ref(), cell.steady.first())
+        else {
+            continue;
+        };
+        let (Some(p), Some(avg)) = (spec.pts, st.window_avg) else {
+            continue;
+        };
+        let bw = spec.metric == SteadyMetric::Bw;
+        let unit = |v: f64| if bw { v / 1048576.0 } else { v };
+        let all: Vec<f64> = if bw {
+            &st.rounds_bw_bytes_per_sec
+        } else {
+            &st.rounds_iops
+        }
+        .iter()
+        .map(|&v| unit(v as f64))
+        .collect();
+        let n = spec.window_s as usize;
+        if n < 2 || all.len() < n {
+            continue;
+        }
+        let (avg, first) = (unit(avg), all.len() - n);
+        let window = &all[first..];
+        let slope = crate::measure::steady::slope(window);
+        let mid = (n - 1) as f64 / 2.0;
+        let round = |k: usize| (k + 1) as f64;
+        let (what, ylab) = if bw {
+            ("MiB/s", "MiB/s (1 MiB = 1048576 bytes)")
+        } else {
+            ("IOPS", "IOPS (operations/s)")
+        };
+        let name = if doc.runs.len() == 1 {
+            "steady-state".to_string()
+        } else {
+            format!("steady-state-{}", i + 1)
+        };
+        let mut c = Chart::new(
+            &name,
+            &format!(
+                "Steady state of {} (SNIA PTS: {} % range, {} % slope, rounds of {} s)",
+                names[i], p.range_pct, p.slope_pct, spec.round_s
+            ),
+            "round",
+            ylab,
+            Kind::Line,
+        );
+        let flat = |name: String, y: f64| Series {
+            name,
+            points: vec![(round(first), y), (round(all.len() - 1), y)],
+        };
+        c.series.push(Series {
+            name: what.into(),
+            points: all
+                .iter()
+                .enumerate()
+                .map(|(k, &y)| (round(k), y))
+                .collect(),
+        });
+        c.series.push(flat("window average".into(), avg));
+        let half = p.range_pct / 200.0;
+        c.series.push(flat(
+            format!("{:.0} % of the average", 100.0 * (1.0 + half)),
+            avg * (1.0 + half),
+        ));
+        c.series.push(flat(
+            format!("{:.0} % of the average", 100.0 * (1.0 - half)),
+            avg * (1.0 - half),
+        ));
+        c.series.push(Series {
+            name: "best-fit line".into(),
+            points: (0..n)
+                .map(|k| (round(first + k), avg + slope * (k as f64 - mid)))
+                .collect(),
+        });
+        if c.check().is_ok() {
+            out.push(c);
+        }
+    }
+    out
 }

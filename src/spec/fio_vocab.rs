@@ -395,6 +395,43 @@ pub fn parse_percent(s: &str) -> std::result::Result<u32, String> {
     }
 }
 
+/// `CRITERION:LIMIT[%]` as fio reads it: the criterion one of `iops`, `iops_slope`, `bw`,
+/// `bw_slope`; the limit a percentage of the mean (`N%`), else a number of I/Os per second, or
+/// of bytes per second with fio's units (`bw:10m`).
+pub fn steadystate(
+    v: &str,
+    kb: u32,
+) -> Result<(crate::model::steady::SteadyMetric, bool, f64, bool), String> {
+    let (crit, limit) = v.trim().split_once(':').ok_or(
+        "steadystate threshold must be specified in addition to criterion (fio: iops:10%)",
+    )?;
+    let (metric, slope) = match crit.trim().to_ascii_lowercase().as_str() {
+        "iops" => (crate::model::steady::SteadyMetric::Iops, false),
+        "iops_slope" => (crate::model::steady::SteadyMetric::Iops, true),
+        "bw" => (crate::model::steady::SteadyMetric::Bw, false),
+        "bw_slope" => (crate::model::steady::SteadyMetric::Bw, true),
+        _ => return Err("not a criterion of fio's (iops, iops_slope, bw, bw_slope)".into()),
+    };
+    let limit = limit.trim();
+    let number = |t: &str| {
+        t.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|x| x.is_finite() && *x >= 0.0)
+    };
+    if let Some(p) = limit.strip_suffix('%') {
+        let x = number(p).ok_or("could not parse steadystate threshold percentage")?;
+        return Ok((metric, slope, x, true));
+    }
+    let x = match metric {
+        crate::model::steady::SteadyMetric::Iops => {
+            number(limit).ok_or("steadystate IOPS threshold is not a number")?
+        }
+        crate::model::steady::SteadyMetric::Bw => parse_size(limit, kb)? as f64,
+    };
+    Ok((metric, slope, x, false))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

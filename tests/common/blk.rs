@@ -119,6 +119,17 @@ impl Throttle {
             devs: limits.iter().map(|l| l.0.clone()).collect(),
         }
     }
+    /// A group with a read limit in bytes per second on one device (`MAJ:MIN`).
+    pub fn read_bps(majmin: &str, bps: u64) -> Throttle {
+        let mut t = Throttle::with_limits(&[]);
+        std::fs::write(
+            t.path.join("blkio.throttle.read_bps_device"),
+            format!("{majmin} {bps}"),
+        )
+        .unwrap();
+        t.devs.push(majmin.to_string());
+        t
+    }
     /// A command prefix that joins the group and runs the rest of the command line in it.
     pub fn prefix(&self) -> Vec<String> {
         vec![
@@ -136,7 +147,12 @@ impl Throttle {
 impl Drop for Throttle {
     fn drop(&mut self) {
         for d in &self.devs {
-            for f in ["read_iops_device", "write_iops_device"] {
+            for f in [
+                "read_iops_device",
+                "write_iops_device",
+                "read_bps_device",
+                "write_bps_device",
+            ] {
                 let _ = std::fs::write(
                     self.path.join(format!("blkio.throttle.{f}")),
                     format!("{d} 0"),

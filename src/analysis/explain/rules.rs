@@ -97,6 +97,14 @@ pub const SCHED_QUEUE_RATIO: f64 = 2.0;
 /// device was at least [`FLAT_UTIL_PCT`] busy.
 /// How many times the I/Os in flight must grow from one sweep step to the next it is compared with.
 pub const FLAT_MIN_STEP: f64 = 2.0;
+/// A cap needs this many block sizes in the sweep.
+pub const CAP_MIN_SIZES: usize = 3;
+/// ... the largest at least this many times the smallest.
+pub const CAP_MIN_SPAN: f64 = 4.0;
+/// The capped figure within this share of its mean at every size.
+pub const CAP_FLAT: f64 = 0.10;
+/// The other figure moved at least this many times from the smallest size to the largest.
+pub const CAP_MOVE: f64 = 2.0;
 pub const FLAT_GAIN: f64 = 0.10;
 pub const FLAT_QUEUE_SHARE: f64 = 0.5;
 pub const FLAT_UTIL_PCT: f64 = 90.0;
@@ -232,6 +240,28 @@ pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         fix: &[],
         why: "each read reaches the device as several smaller requests (max_sectors_kb, alignment or the layer stack splits it): more requests per I/O than the workload asked for",
         inspect: |f| split_requests(f).into_iter().collect(),
+    },
+    Rule {
+        id: "iops_cap",
+        class: Class { layer: Layer::Throttle, kind: Kind::Also },
+        when: format!(
+            "in a sweep, the cells that differ only in their one block size ({} sizes or more, the largest at least {} the smallest): IOPS within ±{} % of their mean at every size while bytes/s rose at least {} from the smallest size to the largest",
+            CAP_MIN_SIZES, times(CAP_MIN_SPAN), num(CAP_FLAT * 100.0), times(CAP_MOVE)
+        ),
+        fix: &[],
+        why: "the rate is a fixed number of operations per second whatever their size: a limit set in operations (a cgroup's IOPS limit, a cloud volume's provisioned IOPS, a controller's command rate), not the medium, which moves fewer large operations than small ones; one shared by two devices is the host's or the instance's",
+        inspect: |_| Vec::new(),
+    },
+    Rule {
+        id: "bandwidth_cap",
+        class: Class { layer: Layer::Throttle, kind: Kind::Also },
+        when: format!(
+            "in a sweep, the cells that differ only in their one block size ({} sizes or more, the largest at least {} the smallest): bytes/s within ±{} % of their mean at every size while IOPS fell at least {} from the smallest size to the largest",
+            CAP_MIN_SIZES, times(CAP_MIN_SPAN), num(CAP_FLAT * 100.0), times(CAP_MOVE)
+        ),
+        fix: &[],
+        why: "the rate is a fixed number of bytes per second whatever the operation size: a limit set in bytes (a cgroup's bps limit, a cloud volume's provisioned throughput, a link), or the medium's streaming rate; one shared by two devices is the host's or the instance's",
+        inspect: |_| Vec::new(),
     },
     Rule {
         id: "rate_drop",

@@ -5,9 +5,9 @@
 
 use super::facts::{Facts, await_ms, fmt_n, shell_word};
 use super::rules::{
-    FLAT_GAIN, FLAT_MIN_STEP, FLAT_QUEUE_SHARE, FLAT_UTIL_PCT, QD_MAX_LOAD_RATIO, RULES,
-    SAT_AWAIT_RATIO, SAT_MIN_AQU, SAT_UTIL_PCT, SERIAL_LAT_SHARE, SERIAL_MAX_AQU, qd_hit,
-    queue_is_own, waits_for_io,
+    CAP_FLAT, CAP_MIN_SIZES, CAP_MIN_SPAN, CAP_MOVE, FLAT_GAIN, FLAT_MIN_STEP, FLAT_QUEUE_SHARE,
+    FLAT_UTIL_PCT, QD_MAX_LOAD_RATIO, RULES, SAT_AWAIT_RATIO, SAT_MIN_AQU, SAT_UTIL_PCT,
+    SERIAL_LAT_SHARE, SERIAL_MAX_AQU, qd_hit, queue_is_own, waits_for_io,
 };
 use super::run::{explain_runs, finding, rule};
 use super::{CellExplain, Confidence, Explanation, Finding, Kind};
@@ -280,13 +280,121 @@ fn flat_steps(runs: &[(i64, RunDoc)], cells: &mut [CellExplain]) {
     }
 }
 
+/// `iops_cap` and `bandwidth_cap`: the cells of a sweep that differ only in their one block
+/// size, at least [`CAP_MIN_SIZES`] sizes, the largest at least [`CAP_MIN_SPAN`] times the
+/// smallest. IOPS within ±[`CAP_FLAT`] of their mean at every size while bytes/s rose at least
+/// [`CAP_MOVE`] times is a ceiling in operations; bytes/s within it while IOPS fell at least as
+/// much, a ceiling in bytes. Added to every cell of the group.
+fn cap_steps(runs: &[(i64, RunDoc)], cells: &mut [CellExplain]) {
+    let mut all: Vec<Sized> = Vec::new();
+    let mut at = 0;
+    for (_, d) in runs {
+        for c in &d.runs {
+            let f = Facts::of(d, c);
+            let j = &c.job.job;
+            if j.bs_mix.is_none() && j.bs_range.is_none() && j.bs_dirs.is_none() {
+                let mut job = c.job.clone();
+                job.job.bs_bytes = 0;
+                job.job.seed = 0;
+                let key = format!(
+                    "{}{}",
+                    c.mode,
+                    serde_json::to_string(&job).unwrap_or_default()
+                );
+                let bps = f.io_read.1 + f.io_write.1;
+                all.push(Sized {
+                    at,
+                    key,
+                    bs: j.bs_bytes,
+                    iops: f.iops,
+                    bps,
+                    dev: f.dev.map(|(n, _)| n.to_string()),
+                });
+            }
+            at += 1;
+        }
+    }
+    all.sort_by(|a, b| a.key.cmp(&b.key).then(a.bs.cmp(&b.bs)));
+    let index = own_cells(cells);
+    for group in all.chunk_by(|a, b| a.key == b.key) {
+        let sizes = group
+            .iter()
+            .map(|x| x.bs)
+            .collect::<std::collections::BTreeSet<_>>();
+        let (lo, hi) = (group[0].bs, group[group.len() - 1].bs);
+        if sizes.len() < CAP_MIN_SIZES || (hi as f64) < CAP_MIN_SPAN * lo as f64 {
+            continue;
+        }
+        let flat = |v: fn(&Sized) -> f64| {
+            let xs: Vec<f64> = group.iter().map(v).collect();
+            let m = xs.iter().sum::<f64>() / xs.len() as f64;
+            m > 0.0 && xs.iter().all(|x| (x - m).abs() <= CAP_FLAT * m)
+        };
+        let (first, last) = (&group[0], &group[group.len() - 1]);
+        let iops_flat = flat(|x| x.iops) && last.bps >= CAP_MOVE * first.bps;
+        let bytes_flat = flat(|x| x.bps) && first.iops >= CAP_MOVE * last.iops;
+        let (id, what) = match (iops_flat, bytes_flat) {
+            (true, _) => ("iops_cap", "IOPS"),
+            (_, true) => ("bandwidth_cap", "bytes/s"),
+            _ => continue,
+        };
+        let row = group
+            .iter()
+            .map(|x| {
+                format!(
+                    "{} {} IOPS {}/s",
+                    crate::model::units::human_bytes(x.bs as f64),
+                    fmt_n(x.iops),
+                    crate::model::units::human_bytes(x.bps)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let dev = first
+            .dev
+            .as_deref()
+            .map_or(String::new(), |d| format!(" on {d}"));
+        let r = rule(id);
+        for x in group {
+            let Some(&i) = index.get(x.at) else {
+                continue;
+            };
+            cells[i].findings.push(Finding {
+                layer: r.class.layer,
+                rule: r.id.into(),
+                confidence: Confidence::Medium,
+                evidence: format!(
+                    "{what} within ±{} % across {} block sizes{dev} ({row})",
+                    fmt_n(CAP_FLAT * 100.0),
+                    sizes.len()
+                ),
+                why: r.why.into(),
+                next: "iolab env  # cgroup limits and the platform (a cloud volume's provisioned IOPS or throughput)".into(),
+            });
+        }
+    }
+}
+
+/// One cell of a block-size sweep: its index, its job without its block size, the block size,
+/// IOPS, bytes/s and device.
+struct Sized {
+    at: usize,
+    key: String,
+    bs: u64,
+    iops: f64,
+    bps: f64,
+    dev: Option<String>,
+}
+
 /// The explanation of a sweep's runs: each run's, then what the cells that differ only in
-/// threads or iodepth show side by side (the low-load latency, flat IOPS).
+/// threads or iodepth show side by side (the low-load latency, flat IOPS), and those that
+/// differ only in block size (a cap).
 pub fn explain_sweep(runs: &[(i64, RunDoc)], subject: &str) -> Explanation {
     let mut cells = explain_runs(runs, subject).cells;
     low_load_steps(runs, &mut cells);
     serial_steps(runs, &mut cells);
     flat_steps(runs, &mut cells);
+    cap_steps(runs, &mut cells);
     Explanation {
         schema: crate::model::schema::EXPLAIN.into(),
         subject: subject.into(),

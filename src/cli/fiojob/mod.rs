@@ -12,7 +12,7 @@ mod engines;
 mod job;
 mod logs;
 mod noio;
-pub(crate) mod steady;
+mod steady;
 mod timing;
 mod verify;
 mod zones;

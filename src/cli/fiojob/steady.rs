@@ -5,7 +5,7 @@
 
 use super::FioJob;
 use super::ctx::{Blockers, Ctx};
-use crate::model::steady::{Steady, SteadyMetric};
+use crate::model::steady::Steady;
 use crate::spec::fio_vocab;
 
 /// fio's default criterion (`steadystate`'s `.def`), when only `ss_dur` is given.
@@ -16,7 +16,7 @@ const DEFAULT: &str = "iops_slope:0.01%";
 pub(super) fn steady(c: &mut Ctx) -> Option<Steady> {
     let spelled = c.val("steadystate");
     let text = spelled.clone().unwrap_or_else(|| DEFAULT.into());
-    let parsed = parse(&text, c.kb);
+    let parsed = fio_vocab::steadystate(&text, c.kb);
     if let (Err(e), Some(_)) = (&parsed, &spelled) {
         c.bad("steadystate", e);
     }
@@ -48,38 +48,6 @@ pub(super) fn steady(c: &mut Ctx) -> Option<Steady> {
         pts: None,
         round_s: 1.0,
     })
-}
-
-/// `CRITERION:LIMIT[%]` as fio reads it: the criterion one of `iops`, `iops_slope`, `bw`,
-/// `bw_slope`; the limit a percentage of the mean (`N%`), else a number of I/Os per second, or
-/// of bytes per second with fio's units (`bw:10m`).
-pub(crate) fn parse(v: &str, kb: u32) -> Result<(SteadyMetric, bool, f64, bool), String> {
-    let (crit, limit) = v.trim().split_once(':').ok_or(
-        "steadystate threshold must be specified in addition to criterion (fio: iops:10%)",
-    )?;
-    let (metric, slope) = match crit.trim().to_ascii_lowercase().as_str() {
-        "iops" => (SteadyMetric::Iops, false),
-        "iops_slope" => (SteadyMetric::Iops, true),
-        "bw" => (SteadyMetric::Bw, false),
-        "bw_slope" => (SteadyMetric::Bw, true),
-        _ => return Err("not a criterion of fio's (iops, iops_slope, bw, bw_slope)".into()),
-    };
-    let limit = limit.trim();
-    let number = |t: &str| {
-        t.trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|x| x.is_finite() && *x >= 0.0)
-    };
-    if let Some(p) = limit.strip_suffix('%') {
-        let x = number(p).ok_or("could not parse steadystate threshold percentage")?;
-        return Ok((metric, slope, x, true));
-    }
-    let x = match metric {
-        SteadyMetric::Iops => number(limit).ok_or("steadystate IOPS threshold is not a number")?,
-        SteadyMetric::Bw => fio_vocab::parse_size(limit, kb)? as f64,
-    };
-    Ok((metric, slope, x, false))
 }
 
 /// The section's `file` and `line` of a job's `at` (`file:line`).
@@ -153,10 +121,11 @@ pub(super) fn by_group(jobs: &mut [FioJob], blockers: &mut Blockers) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::steady::SteadyMetric;
 
     #[test]
     fn criteria_as_fio_reads_them() {
-        let p = |v| parse(v, 1024);
+        let p = |v| fio_vocab::steadystate(v, 1024);
         assert_eq!(p("iops:10%"), Ok((SteadyMetric::Iops, false, 10.0, true)));
         assert_eq!(p("bw_slope:0.5%"), Ok((SteadyMetric::Bw, true, 0.5, true)));
         assert_eq!(
