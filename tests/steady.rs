@@ -34,26 +34,20 @@ fn codes(v: &Value) -> String {
 fn a_paced_run_is_steady_in_five_rounds() {
     let d = tempfile::tempdir().unwrap();
     let dir = d.path().to_str().unwrap();
-    let r = iolab(&[
-        "run",
-        "--dir",
-        dir,
-        "--no-save",
-        "--json",
-        "--files",
-        "1",
-        "--size",
-        "8M",
-        "--mode",
-        "rndrd",
-        "--rate",
-        "400",
-        "--time",
-        "30",
-        "--steady-state",
-        "--round",
-        "0.5",
-    ]);
+    // 16 KiB reads of one 8 MiB file at 400 a second, for at most 30 s, in rounds of 0.5 s
+    let paced = |more: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = ["run", "--dir", dir, "--files", "1", "--size", "8M"]
+            .iter()
+            .chain(&[
+                "--mode", "rndrd", "--rate", "400", "--time", "30", "--round", "0.5",
+            ])
+            .map(|x| x.to_string())
+            .collect();
+        a.extend(more.iter().map(|x| x.to_string()));
+        a
+    };
+    let a = paced(&["--no-save", "--json", "--steady-state"]);
+    let r = iolab(&a.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(r.code, 0, "{}", r.stderr);
     let v = r.json();
     let st = steady_of(&v);
@@ -77,28 +71,8 @@ fn a_paced_run_is_steady_in_five_rounds() {
     assert!(!codes(&v).contains("not_steady"), "{}", codes(&v));
     // the table says it too, and the stored run has PTS's steady-state plot
     let db = d.path().join("r.db");
-    let t = iolab_db(
-        &db,
-        &[
-            "run",
-            "--dir",
-            dir,
-            "--files",
-            "1",
-            "--size",
-            "8M",
-            "--mode",
-            "rndrd",
-            "--rate",
-            "400",
-            "--time",
-            "30",
-            "--steady-state",
-            "iops:20%,slope:10%",
-            "--round",
-            "0.5",
-        ],
-    );
+    let a = paced(&["--steady-state", "iops:20%,slope:10%"]);
+    let t = iolab_db(&db, &a.iter().map(String::as_str).collect::<Vec<_>>());
     assert!(
         t.stdout
             .contains("steady state (SNIA PTS on IOPS, rounds of 0.5 s): reached at round "),

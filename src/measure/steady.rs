@@ -90,6 +90,35 @@ pub fn pts_judge(window: &[f64], p: &Pts) -> PtsJudged {
     }
 }
 
+/// One second of a mode: its length (s), I/Os, bytes moved, bytes written.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Second {
+    pub dur_s: f64,
+    pub ios: f64,
+    pub bytes: f64,
+    pub written: f64,
+}
+
+/// The seconds of a time series (reads, writes and trims; whole seconds only, the last short
+/// one left out).
+pub fn seconds(ts: &[crate::model::run::TsPoint]) -> Vec<Second> {
+    ts.iter()
+        .filter(|p| p.dur_s >= 0.99)
+        .map(|p| {
+            let ops = [&p.read, &p.write, &p.trim];
+            let sum = |f: fn(&crate::model::run::TsOp) -> f64| -> f64 {
+                ops.iter().filter_map(|o| o.as_ref().map(f)).sum()
+            };
+            Second {
+                dur_s: p.dur_s,
+                ios: sum(|o| o.ops as f64),
+                bytes: sum(|o| o.bytes_per_sec) * p.dur_s,
+                written: p.write.as_ref().map_or(0.0, |o| o.bytes_per_sec * p.dur_s),
+            }
+        })
+        .collect()
+}
+
 /// fio's judgement of one full window (steadystate.c `steadystate_slope`/`_deviation`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Judged {

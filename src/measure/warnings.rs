@@ -272,18 +272,7 @@ pub fn not_steady(job: &Job, cell: &CellResult) -> Option<Warning> {
         return None;
     }
     // whole seconds only (the last may be short); the latest multiple of five of them
-    let per_s: Vec<(f64, f64)> = cell
-        .timeseries
-        .iter()
-        .filter(|p| p.dur_s >= 0.99)
-        .map(|p| {
-            let ops = [&p.read, &p.write, &p.trim]
-                .iter()
-                .filter_map(|o| o.as_ref().map(|o| o.ops))
-                .sum::<u64>();
-            (ops as f64, p.dur_s)
-        })
-        .collect();
+    let per_s = crate::measure::steady::seconds(&cell.timeseries);
     let k = per_s.len() / SNIA_WINDOW_ROUNDS;
     if per_s.len() < STEADY_CHECK_MIN_S || k == 0 {
         return None;
@@ -291,7 +280,7 @@ pub fn not_steady(job: &Job, cell: &CellResult) -> Option<Warning> {
     let tail = &per_s[per_s.len() - k * SNIA_WINDOW_ROUNDS..];
     let rounds: Vec<f64> = tail
         .chunks(k)
-        .map(|c| c.iter().map(|x| x.0).sum::<f64>() / c.iter().map(|x| x.1).sum::<f64>())
+        .map(|c| c.iter().map(|x| x.ios).sum::<f64>() / c.iter().map(|x| x.dur_s).sum::<f64>())
         .collect();
     let j = pts_judge(&rounds, &Pts::SNIA);
     if j.attained || j.avg <= 0.0 {

@@ -7,22 +7,14 @@
 
 use super::Confidence;
 use super::facts::{Facts, Hit, fmt_n, hit};
-use crate::model::run::TsPoint;
+use crate::measure::steady::mean;
+pub use crate::measure::steady::{Second, seconds};
 use crate::model::units::human_bytes;
 
 /// The rate after the change is at most this share of the rate before it.
 pub const DROP_SHARE: f64 = 0.7;
 /// The fewest whole seconds on each side of the change.
 pub const MIN_SIDE_S: usize = 2;
-
-/// One second of a mode: its length (s), I/Os, bytes moved, bytes written.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Second {
-    pub dur_s: f64,
-    pub ios: f64,
-    pub bytes: f64,
-    pub written: f64,
-}
 
 /// A drop found: when, the levels before and after, and what moved before it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,30 +35,6 @@ pub struct Drop {
     /// its refill the baseline rate).
     pub above_ios: f64,
     pub above_bytes: f64,
-}
-
-/// The seconds of a time series (reads, writes and trims; whole seconds only, the last short
-/// one left out).
-pub fn seconds(ts: &[TsPoint]) -> Vec<Second> {
-    ts.iter()
-        .filter(|p| p.dur_s >= 0.99)
-        .map(|p| {
-            let ops = [&p.read, &p.write, &p.trim];
-            let sum = |f: fn(&crate::model::run::TsOp) -> f64| -> f64 {
-                ops.iter().filter_map(|o| o.as_ref().map(f)).sum()
-            };
-            Second {
-                dur_s: p.dur_s,
-                ios: sum(|o| o.ops as f64),
-                bytes: sum(|o| o.bytes_per_sec) * p.dur_s,
-                written: p.write.as_ref().map_or(0.0, |o| o.bytes_per_sec * p.dur_s),
-            }
-        })
-        .collect()
-}
-
-fn mean(xs: &[f64]) -> f64 {
-    xs.iter().sum::<f64>() / xs.len().max(1) as f64
 }
 
 /// The one step down in `s` that best splits it in two levels (least squares), if the lower
