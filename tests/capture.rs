@@ -4,7 +4,7 @@
 //! over the window, and fio 3.33 replays the iolog iolab writes onto a second loop device,
 //! issuing the same I/O. Root only (skips otherwise); bad input needs no root.
 
-use crate::common::blk::{LoopFs, cannot, have, sh};
+use crate::common::blk::{LoopFs, RawLoop, cannot, have, sh};
 use crate::common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -131,37 +131,6 @@ fn fio_json(args: &[&str]) -> Value {
     );
     let text = String::from_utf8_lossy(&o.stdout);
     serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap()
-}
-
-/// A raw loop device (no filesystem) on a sparse image; detached and removed on drop.
-struct RawLoop {
-    img: PathBuf,
-    dev: String,
-}
-
-impl RawLoop {
-    fn new(mb: u64) -> RawLoop {
-        // one per test, which may run at once
-        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let img = PathBuf::from(format!(
-            "/var/tmp/iolab-capture-{}-{n}.img",
-            std::process::id()
-        ));
-        sh(&format!("truncate -s {mb}M {}", img.display()));
-        let dev = sh(&format!(
-            "losetup --find --show --direct-io=on {}",
-            img.display()
-        ));
-        RawLoop { img, dev }
-    }
-}
-
-impl Drop for RawLoop {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-        let _ = std::fs::remove_file(&self.img);
-    }
 }
 
 const IOS: u64 = 2000;

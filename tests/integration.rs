@@ -42,6 +42,7 @@ mod metrics;
 mod mpi;
 mod paced;
 mod prometheus;
+mod pts;
 mod report;
 mod root;
 mod root_env;

@@ -272,19 +272,9 @@ fn every_report_type_has_complete_charts_and_pngs_of_the_requested_size() {
     assert_eq!(r.code, 2);
 }
 
-fn chromium() -> Option<&'static str> {
-    [
-        "/usr/bin/chromium",
-        "/usr/bin/chromium-browser",
-        "/usr/bin/google-chrome",
-    ]
-    .into_iter()
-    .find(|p| Path::new(p).exists())
-}
-
 #[test]
 fn reports_open_in_a_browser_without_errors() {
-    let Some(browser) = chromium() else {
+    let Some(browser) = crate::common::browser::chromium() else {
         return skip(
             "reports_open_in_a_browser_without_errors",
             "chromium is not installed (scripts/setup.sh installs it)",
@@ -298,44 +288,7 @@ fn reports_open_in_a_browser_without_errors() {
         a.extend(ids.iter().map(|x| x.as_str()));
         a.extend(["-o", html.to_str().unwrap()]);
         assert_eq!(iolab_db(&db, &a).code, 0);
-        let shot = d.path().join(format!("{what}.png"));
-        let profile = tempfile::tempdir().unwrap();
-        let o = std::process::Command::new(browser)
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--enable-logging=stderr",
-                "--v=0",
-                "--window-size=1200,1600",
-            ])
-            .arg(format!("--user-data-dir={}", profile.path().display()))
-            .arg(format!("--screenshot={}", shot.display()))
-            .arg(format!("file://{}", html.display()))
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(shot.exists(), "{what}: no screenshot: {err}");
-        let console: Vec<&str> = err.lines().filter(|l| l.contains("CONSOLE")).collect();
-        assert!(console.is_empty(), "{what}: console messages: {console:?}");
-        let decoder =
-            png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&shot).unwrap()));
-        let mut reader = decoder.read_info().unwrap();
-        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
-        let info = reader.next_frame(&mut buf).unwrap();
-        let px = info.color_type.samples();
-        let distinct: std::collections::HashSet<&[u8]> =
-            buf[..info.buffer_size()].chunks(px).collect();
-        assert!(
-            distinct.len() > 50,
-            "{what}: the screenshot is blank ({} colors)",
-            distinct.len()
-        );
+        crate::common::browser::assert_opens(browser, &html, what);
     }
 }
 
@@ -954,7 +907,7 @@ fn device_tables_fit_a_printed_page() {
 /// measures the laid-out page and writes the figures into the DOM Chromium dumps.
 #[test]
 fn reports_fit_the_window_at_1400_and_800_px() {
-    let Some(browser) = chromium() else {
+    let Some(browser) = crate::common::browser::chromium() else {
         return skip(
             "reports_fit_the_window_at_1400_and_800_px",
             "chromium is not installed (scripts/setup.sh installs it)",

@@ -424,7 +424,7 @@ fn experiment_documents_validate() {
     validate(schema::SATURATE, &k.json(&["show", "g2", "--json"]));
 }
 
-/// IOZone, Bonnie++ and zones, each tiny.
+/// IOZone, Bonnie++, zones and SNIA PTS, each tiny.
 #[test]
 fn suite_documents_validate() {
     let k = Kit::new();
@@ -475,6 +475,27 @@ fn suite_documents_validate() {
         "--no-save",
     ]);
     validate(schema::ZONES, &zones);
+    let pts = k.json(&[
+        "suite",
+        "pts",
+        "--dir",
+        k.data(),
+        "--size",
+        "4M",
+        "--tests",
+        "latency,wsat",
+        "--cell-time",
+        "0.02",
+        "--max-rounds",
+        "5",
+        "--wsat-time",
+        "0.5",
+        "--wsat-round",
+        "0.1",
+        "--json",
+        "--no-save",
+    ]);
+    validate(schema::PTS, &pts);
 }
 
 /// `iolab db` against SQLite (a file here; the servers' documents have the same fields).

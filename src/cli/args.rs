@@ -103,6 +103,7 @@ impl Cmd {
                 SuiteCmd::Iozone(x) => &x.out,
                 SuiteCmd::Bonnie(x) => &x.out,
                 SuiteCmd::SysbenchFileio(x) => &x.out,
+                SuiteCmd::Pts(x) => &x.out,
             },
             Cmd::Zones(a) => &a.out,
             Cmd::List(a) => &a.out,

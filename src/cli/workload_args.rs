@@ -100,6 +100,78 @@ pub enum SuiteCmd {
     /// The classic sysbench fileio file benchmark (the MySQL storage comparison): 64 files, 1/4/16 GiB, 1/4/8 threads, 16 KiB, every
     /// mode, O_DIRECT.
     SysbenchFileio(SbFileioArgs),
+    /// SNIA PTS's client tests (docs/steady-state.md): purge, preconditioning (128 KiB sequential
+    /// writes over twice the capacity), then the IOPS (7 mixes x 8 block sizes), throughput
+    /// (128 KiB and 1 MiB sequential) and latency (3 mixes x 3 sizes at depth 1) tests, each in
+    /// rounds until steady over 5 rounds, and write saturation. --quick: minutes, not hours.
+    Pts(PtsArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct PtsArgs {
+    /// A directory for the test file (one file of --size; it cannot be purged).
+    #[arg(long, conflicts_with = "device")]
+    pub dir: Option<PathBuf>,
+    /// A block device, tested over --offset .. --offset+--size (default: all of it); needs
+    /// --destructive (everything on it is destroyed); a device in use is refused.
+    #[arg(long, value_name = "PATH")]
+    pub device: Option<PathBuf>,
+    /// Allow the suite to write to --device, destroying its data (as `iolab run --destructive`;
+    /// wipe-signatures first wipes every signature libblkid finds).
+    #[arg(long, value_name = "WHAT", num_args = 0..=1, require_equals = true, default_missing_value = "yes", value_parser = ["yes", "wipe-signatures"])]
+    pub destructive: Option<String>,
+    /// The capacity tested: the test file's size [default: 1G], or the range of --device
+    /// [default: the whole device].
+    #[arg(long, value_parser = size_arg)]
+    pub size: Option<u64>,
+    /// Where the range starts on --device.
+    #[arg(long, value_parser = size_arg, requires = "device")]
+    pub offset: Option<u64>,
+    /// Which tests, in this order: iops, throughput, latency, wsat (write saturation).
+    #[arg(
+        long,
+        default_value = "iops,throughput,latency,wsat",
+        value_name = "LIST"
+    )]
+    pub tests: String,
+    /// Scale the suite to minutes: cells of 0.5 s, at most 10 rounds per test, write
+    /// saturation in rounds of 1 s for at most 60 s (PTS: cells of 60 s, 25 rounds, rounds of
+    /// 60 s for up to 24 h).
+    #[arg(long)]
+    pub quick: bool,
+    /// Seconds each cell of a round runs (overrides PTS's 60 and --quick's 0.5).
+    #[arg(long, value_parser = seconds, value_name = "S")]
+    pub cell_time: Option<f64>,
+    /// The most rounds of a test before it is reported as not steady (at least 5) [PTS: 25;
+    /// --quick: 10].
+    #[arg(long, value_name = "N")]
+    pub max_rounds: Option<u32>,
+    /// Write saturation's most seconds [PTS: 86400; --quick: 60].
+    #[arg(long, value_parser = seconds, value_name = "S")]
+    pub wsat_time: Option<f64>,
+    /// Write saturation's round, seconds [PTS: 60; --quick: 1].
+    #[arg(long, value_parser = seconds, value_name = "S")]
+    pub wsat_round: Option<f64>,
+    /// How I/O is issued (as `iolab run --engine`).
+    #[arg(long, default_value = "sync")]
+    pub engine: String,
+    /// Threads of the IOPS and throughput tests (the latency test runs one).
+    #[arg(long, default_value_t = 4, value_parser = at_least_one::<u32>)]
+    pub threads: u32,
+    /// I/Os in flight per thread (io_uring, libaio; the latency test runs one).
+    #[arg(long, default_value_t = 1, value_parser = at_least_one::<u32>)]
+    pub iodepth: u32,
+    /// Do not save the results in the results store.
+    #[arg(long)]
+    pub no_save: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[command(flatten)]
+    pub print: JsonArg,
+    #[command(flatten)]
+    pub out: OutArgs,
+    #[command(flatten)]
+    pub quiet: QuietArg,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -411,6 +411,7 @@ fn dispatch(cmd: Cmd) -> Result<i32> {
             cli::SuiteCmd::SysbenchFileio(x) => suite::cmd_sysbench_fileio(x),
             cli::SuiteCmd::Iozone(x) => suite::cmd_iozone(x),
             cli::SuiteCmd::Bonnie(x) => suite::cmd_bonnie(x),
+            cli::SuiteCmd::Pts(x) => suite::cmd_pts(x),
         },
         Cmd::Zones(a) => suite::cmd_zones(&a),
         Cmd::Report(a) => charts::report(&a),

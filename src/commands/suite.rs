@@ -185,3 +185,76 @@ pub fn cmd_sysbench_fileio(a: &cli::SbFileioArgs) -> Result<i32> {
         sweep::Points::Here,
     )
 }
+
+/// `iolab suite pts`: SNIA PTS's client tests on a file or a `--destructive` device, stored as
+/// one suite result keeping every round.
+pub fn cmd_pts(a: &cli::PtsArgs) -> Result<i32> {
+    use crate::workloads::pts;
+    let tests = pts::parse_tests(&a.tests).map_err(|e| Error::usage(format!("--tests {e}")))?;
+    let (cell, rounds, wsat_round, wsat_max) = if a.quick {
+        (0.5, 10, 1.0, 60.0)
+    } else {
+        (60.0, 25, 60.0, 86_400.0)
+    };
+    let mut target = Vec::new();
+    match (&a.device, &a.dir) {
+        (Some(d), _) => {
+            target.extend(["--device".to_string(), d.display().to_string()]);
+            if let Some(w) = &a.destructive {
+                target.push(format!("--destructive={w}"));
+            }
+            if let Some(o) = a.offset {
+                target.extend(["--offset".to_string(), o.to_string()]);
+            }
+            if let Some(s) = a.size {
+                target.extend(["--size".to_string(), s.to_string()]);
+            }
+        }
+        (None, dir) => {
+            if a.destructive.is_some() {
+                return Err(Error::usage(
+                    "--destructive: only with --device (a file target needs no such flag)",
+                ));
+            }
+            let dir = dir.clone().unwrap_or_else(|| cli::DEFAULT_DIR.into());
+            target.extend([
+                "--dir".to_string(),
+                dir.display().to_string(),
+                "--files".to_string(),
+                "1".to_string(),
+                "--size".to_string(),
+                a.size.unwrap_or(1 << 30).to_string(),
+            ]);
+        }
+    }
+    let o = pts::PtsOpts {
+        target_args: target,
+        engine: a.engine.clone(),
+        threads: a.threads,
+        iodepth: a.iodepth,
+        cell_s: a.cell_time.unwrap_or(cell),
+        max_rounds: a.max_rounds.unwrap_or(rounds),
+        wsat_round_s: a.wsat_round.unwrap_or(wsat_round),
+        wsat_max_s: a.wsat_time.unwrap_or(wsat_max),
+        tests,
+        quick: a.quick,
+        verbose: !a.quiet.quiet && !a.print.json,
+    };
+    pts::check(&o)?;
+    let stop = stop_flag();
+    let r = pts::run_suite(&cli::RunParser, &o, &stop)?;
+    let dir = (r.kind == "file").then(|| std::path::PathBuf::from(&r.target));
+    emit(&r, Format::json_if(a.print.json))?;
+    save_suite(
+        &a.db,
+        a.no_save,
+        "pts",
+        &crate::output::document::Document::json(&r),
+        dir.as_deref(),
+    )?;
+    Ok(if r.interrupted {
+        Exit::Interrupted as i32
+    } else {
+        0
+    })
+}

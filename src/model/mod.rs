@@ -21,6 +21,7 @@ pub mod lat;
 pub mod mode;
 pub mod noio;
 pub mod placement;
+pub mod pts;
 pub mod run;
 pub mod schema;
 pub mod steady;

@@ -48,6 +48,8 @@ pub const IOZONE: &str = "iolab-iozone/1";
 pub const BONNIE: &str = "iolab-bonnie/2";
 /// `iolab zones`.
 pub const ZONES: &str = "iolab-zones/2";
+/// `iolab suite pts`.
+pub const PTS: &str = "iolab-pts/1";
 /// `iolab crashcheck verify`.
 pub const CRASHCHECK: &str = "iolab-crashcheck/1";
 /// `iolab verify` and `run --verify`'s result.
@@ -86,6 +88,7 @@ pub const DOCUMENTS: &[&str] = &[
     IOZONE,
     BONNIE,
     ZONES,
+    PTS,
     CRASHCHECK,
     VERIFY,
     VERIFY_STATE,

@@ -15,6 +15,7 @@ pub enum SuiteDoc {
     Iozone(IozoneResult),
     Bonnie(BonnieResult),
     Zones(ZonesResult),
+    Pts(crate::model::pts::PtsResult),
 }
 
 impl SuiteDoc {
@@ -23,6 +24,7 @@ impl SuiteDoc {
             SuiteDoc::Iozone(_) => "iozone",
             SuiteDoc::Bonnie(_) => "bonnie",
             SuiteDoc::Zones(_) => "zones",
+            SuiteDoc::Pts(_) => "pts",
         }
     }
 }

@@ -82,6 +82,15 @@ impl Document for IozoneResult {
     }
 }
 
+impl Document for crate::model::pts::PtsResult {
+    fn json(&self) -> Value {
+        with_schema(self, crate::model::schema::PTS)
+    }
+    fn text(&self) -> Result<String> {
+        Ok(crate::output::pts::pts_text(self))
+    }
+}
+
 impl Document for ZonesResult {
     fn json(&self) -> Value {
         with_schema(self, crate::model::schema::ZONES)

@@ -14,6 +14,7 @@ pub mod fio;
 pub mod fio_group;
 pub mod html;
 pub mod metric_charts;
+pub mod pts;
 pub mod schemas;
 pub mod shown;
 pub mod stored_charts;

@@ -74,6 +74,7 @@ fn generated() -> Vec<(&'static str, Value)> {
             id::ZONES,
             of::<shape::WithSchema<model::zones::ZonesResult>>(),
         ),
+        (id::PTS, of::<shape::WithSchema<model::pts::PtsResult>>()),
         (id::CRASHCHECK, of::<model::crashcheck::CrashDoc>()),
         (id::VERIFY, of::<model::verify::VerifyDoc>()),
         (id::VERIFY_STATE, of::<model::verify::StateHead>()),

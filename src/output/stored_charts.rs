@@ -34,6 +34,9 @@ pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
         StoredDoc::Run(d) => *d,
         StoredDoc::Db(_) => return db_charts(store, id),
         StoredDoc::Suite(sd) => {
+            if let SuiteDoc::Pts(p) = &*sd {
+                return Ok(crate::output::pts::pts_charts(p));
+            }
             let SuiteDoc::Zones(z) = *sd else {
                 // Bonnie++ and IOZone: their rows in the one measurement shape
                 return crate::output::metric_charts::metric_charts(store, id);
@@ -690,15 +693,6 @@ fn steady_charts(doc: &RunDoc, names: &[String]) -> Vec<Chart> {
         .iter()
         .map(|&v| unit(v as f64))
         .collect();
-        let n = spec.window_s as usize;
-        if n < 2 || all.len() < n {
-            continue;
-        }
-        let (avg, first) = (unit(avg), all.len() - n);
-        let window = &all[first..];
-        let slope = crate::measure::steady::slope(window);
-        let mid = (n - 1) as f64 / 2.0;
-        let round = |k: usize| (k + 1) as f64;
         let (what, ylab) = if bw {
             ("MiB/s", "MiB/s (1 MiB = 1048576 bytes)")
         } else {
@@ -709,47 +703,20 @@ fn steady_charts(doc: &RunDoc, names: &[String]) -> Vec<Chart> {
         } else {
             format!("steady-state-{}", i + 1)
         };
-        let mut c = Chart::new(
-            &name,
-            &format!(
-                "Steady state of {} (SNIA PTS: {} % range, {} % slope, rounds of {} s)",
-                names[i], p.range_pct, p.slope_pct, spec.round_s
-            ),
-            "round",
-            ylab,
-            Kind::Line,
+        let title = format!(
+            "Steady state of {} (SNIA PTS: {} % range, {} % slope, rounds of {} s)",
+            names[i], p.range_pct, p.slope_pct, spec.round_s
         );
-        let flat = |name: String, y: f64| Series {
-            name,
-            points: vec![(round(first), y), (round(all.len() - 1), y)],
-        };
-        c.series.push(Series {
-            name: what.into(),
-            points: all
-                .iter()
-                .enumerate()
-                .map(|(k, &y)| (round(k), y))
-                .collect(),
-        });
-        c.series.push(flat("window average".into(), avg));
-        let half = p.range_pct / 200.0;
-        c.series.push(flat(
-            format!("{:.0} % of the average", 100.0 * (1.0 + half)),
-            avg * (1.0 + half),
+        out.extend(crate::output::pts::steady_chart(
+            &name,
+            &title,
+            ylab,
+            what,
+            &all,
+            spec.window_s as usize,
+            unit(avg),
+            p.range_pct,
         ));
-        c.series.push(flat(
-            format!("{:.0} % of the average", 100.0 * (1.0 - half)),
-            avg * (1.0 - half),
-        ));
-        c.series.push(Series {
-            name: "best-fit line".into(),
-            points: (0..n)
-                .map(|k| (round(first + k), avg + slope * (k as f64 - mid)))
-                .collect(),
-        });
-        if c.check().is_ok() {
-            out.push(c);
-        }
     }
     out
 }

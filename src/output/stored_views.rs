@@ -201,6 +201,7 @@ pub fn render_show(store: &Store, id: i64) -> Result<String> {
                 s.push_str(&crate::output::suites::bonnie_csv(&b));
             }
             SuiteDoc::Zones(z) => s.push_str(&crate::output::suites::zones_table(&z)),
+            SuiteDoc::Pts(p) => s.push_str(&crate::output::pts::pts_text(&p)),
         },
         StoredDoc::Db(d) => s.push_str(&crate::output::db::render(&d)),
         StoredDoc::Run(d) => s.push_str(&crate::output::table::render(&d)),
@@ -696,6 +697,7 @@ pub fn current_doc(store: &Store, id: i64, kind: &RunKind) -> Result<serde_json:
                     SuiteDoc::Iozone(r) => r.json(),
                     SuiteDoc::Bonnie(r) => r.json(),
                     SuiteDoc::Zones(r) => r.json(),
+                    SuiteDoc::Pts(r) => r.json(),
                 };
             }
         }

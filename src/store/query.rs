@@ -259,6 +259,7 @@ impl Store {
                     "iozone" => SuiteDoc::Iozone(serde_json::from_value(r).map_err(bad)?),
                     "bonnie" => SuiteDoc::Bonnie(serde_json::from_value(r).map_err(bad)?),
                     "zones" => SuiteDoc::Zones(serde_json::from_value(r).map_err(bad)?),
+                    "pts" => SuiteDoc::Pts(serde_json::from_value(r).map_err(bad)?),
                     other => {
                         return Err(Error::failed(format!(
                             "run {id}: a suite named {other:?}, which this iolab does not know"

@@ -380,6 +380,9 @@ impl Store {
             "zones" => serde_json::from_value::<zones::ZonesResult>(r)
                 .map_err(bad)?
                 .metric_rows(),
+            "pts" => serde_json::from_value::<crate::model::pts::PtsResult>(r)
+                .map_err(bad)?
+                .metric_rows(),
             other => {
                 return Err(Error::failed(format!(
                     "a suite named {other:?}, which this iolab does not know"

@@ -3,6 +3,7 @@
 
 pub mod crashcheck;
 pub mod db;
+pub mod pts;
 pub mod suites;
 pub mod sweep;
 pub mod zones;

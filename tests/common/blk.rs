@@ -162,3 +162,29 @@ impl Drop for Throttle {
         let _ = std::fs::remove_dir(&self.path);
     }
 }
+
+/// A raw loop device (no filesystem, direct I/O to a sparse image under /var/tmp); detached
+/// and removed on drop.
+pub struct RawLoop {
+    img: PathBuf,
+    pub dev: String,
+}
+
+impl RawLoop {
+    pub fn new(mb: u64) -> RawLoop {
+        let img = PathBuf::from(format!("/var/tmp/iolab-raw-{}.img", unique()));
+        sh(&format!("truncate -s {mb}M {}", img.display()));
+        let dev = sh(&format!(
+            "losetup --find --show --direct-io=on {}",
+            img.display()
+        ));
+        RawLoop { img, dev }
+    }
+}
+
+impl Drop for RawLoop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+        let _ = std::fs::remove_file(&self.img);
+    }
+}

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod blk;
+pub mod browser;
 pub mod faultfs;
 
 use std::io::Read;
