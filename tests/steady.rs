@@ -145,8 +145,9 @@ fn throttled(t: &Throttle, args: &[&str]) -> Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
-/// A throttle of 2000 IOPS on the device that a timer lowers to 400 after 4 s, and the timer.
-fn dropping(fs: &LoopFs) -> (Throttle, std::thread::JoinHandle<()>) {
+/// A throttle of 2000 IOPS on the device that a timer lowers to 400 after 4 s, and the timer,
+/// which gives the wall-clock time it lowered it.
+fn dropping(fs: &LoopFs) -> (Throttle, std::thread::JoinHandle<std::time::SystemTime>) {
     let t = Throttle::new(&[fs.majmin()], 2000);
     let (path, majmin) = (t.path.clone(), fs.majmin());
     let timer = std::thread::spawn(move || {
@@ -158,6 +159,7 @@ fn dropping(fs: &LoopFs) -> (Throttle, std::thread::JoinHandle<()>) {
             )
             .unwrap();
         }
+        std::time::SystemTime::now()
     });
     (t, timer)
 }
@@ -176,7 +178,8 @@ fn a_throttled_device_is_steady_and_a_drop_is_not() {
     let fs = LoopFs::new(128, &d.path().join("mnt"));
     let dir = fs.dir.to_str().unwrap().to_string();
     let plain = |time: &str| -> Vec<String> {
-        let set = "--files 1 --size 32M --mode rndrd --direct --threads 4";
+        // the set kept: made once, under the first throttle, so each later run measures at once
+        let set = "--files 1 --size 32M --keep --mode rndrd --direct --threads 4";
         format!("run --dir {dir} --no-save --json {set} --time {time}")
             .split(' ')
             .map(str::to_string)
@@ -220,12 +223,44 @@ fn a_throttled_device_is_steady_and_a_drop_is_not() {
         (340.0..=460.0).contains(&avg),
         "window average {avg} at 400: {r:?}"
     );
-    // the same drop in a one-shot run of 10 s without --steady-state: said
+    // the same drop in a one-shot run of 10 s without --steady-state: said, and explained as a
+    // burst bucket: 1600 IOPS above the 400 baseline from the run's start to the drop (the run
+    // measures within a few hundred ms of its start: the set is there), refilled at 400
     let (drop2, timer) = dropping(&fs);
-    let p = plain("10");
+    let mut p = plain("10");
+    p.push("--explain".into());
     let v = throttled(&drop2, &p.iter().map(String::as_str).collect::<Vec<_>>());
-    timer.join().unwrap();
+    let dropped = timer.join().unwrap();
     assert!(codes(&v).contains("not_steady"), "{}", codes(&v));
+    let start = chrono::DateTime::parse_from_rfc3339(v["start_time"].as_str().unwrap()).unwrap();
+    let high_s = (chrono::DateTime::<chrono::Utc>::from(dropped) - start.to_utc())
+        .num_milliseconds() as f64
+        / 1000.0;
+    let f = v["explain"]["cells"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "rate_drop")
+        .unwrap_or_else(|| panic!("no rate_drop: {}", v["explain"]))
+        .clone();
+    let ev = f["evidence"].as_str().unwrap();
+    // "... as a bucket: about 6,400 I/Os (...) above the baseline, refilled at the baseline's 400 IOPS"
+    let num = |after: &str, before: &str| -> f64 {
+        let i = ev.find(after).unwrap_or_else(|| panic!("{after}: {ev}")) + after.len();
+        let j = i + ev[i..].find(before).unwrap();
+        ev[i..j].replace(',', "").trim().parse().unwrap()
+    };
+    let bucket = num("about ", " I/Os");
+    let refill = num("refilled at the baseline's ", " IOPS");
+    let truth = 1600.0 * high_s;
+    println!(
+        "burst bucket: estimated {bucket} I/Os refilled at {refill} IOPS; known {truth:.0} at 400"
+    );
+    assert!(
+        (bucket - truth).abs() <= 0.1 * truth,
+        "bucket {bucket} I/Os, known {truth:.0} (1600 IOPS above the baseline for {high_s:.2} s): {ev}"
+    );
+    assert!((refill - 400.0).abs() <= 40.0, "baseline {refill}: {ev}");
 }
 
 /// The cliff's volume (bytes): faultfs serves writes at 0.6 ms each until this much was
