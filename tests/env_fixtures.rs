@@ -1761,6 +1761,17 @@ fn rule_fixtures() -> Vec<(&'static str, EnvReport)> {
     read_ahead.set_queue("nvme0n1", "read_ahead_kb", "4096");
     let mut swap = Fx::new();
     swap.meminfo(64 * GIB_KIB, 60 * GIB_KIB, 8 * GIB_KIB, 8 * GIB_KIB);
+    let mut ebs = Fx::new();
+    ebs.disk(
+        "nvme1n1",
+        "259:0",
+        GIB_SECT * 500,
+        &DiskSpec {
+            model: Some("Amazon Elastic Block Store"),
+            ..DiskSpec::nvme()
+        },
+    )
+    .mount("259:0", "/data", "xfs", "rw,noatime", "rw");
     vec![
         (
             "md raid0 on partitions at sector 63",
@@ -1786,6 +1797,7 @@ fn rule_fixtures() -> Vec<(&'static str, EnvReport)> {
         ),
         ("KVM guest", kvm_guest().report("/", "252:1")),
         ("bare metal with swap", swap.report_system()),
+        ("an EBS volume", ebs.report("/data", "259:0")),
     ]
 }
 
@@ -2724,4 +2736,53 @@ fn host_free(text: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
         + "\n"
+}
+
+/// A cloud provider's network volume under the path is named by its model (and vendor): EBS
+/// over NVMe, an Azure managed disk (Hyper-V SCSI, vendor Msft); local instance storage and a
+/// plain NVMe SSD are not.
+#[test]
+fn check_names_a_cloud_volume_by_its_model() {
+    let nvme = |model: &'static str| {
+        let mut fx = Fx::new();
+        let sect = GIB_SECT * 100;
+        fx.disk(
+            "nvme1n1",
+            "259:0",
+            sect,
+            &DiskSpec {
+                model: Some(model),
+                ..DiskSpec::nvme()
+            },
+        )
+        .mount("259:0", "/data", "xfs", "rw,noatime", "rw");
+        check::check(&fx.report("/data", "259:0"))
+    };
+    let f = nvme("Amazon Elastic Block Store              ");
+    let x = assert_finding(&f, "cloud_volume", Severity::Warn, "nvme1n1");
+    assert!(x.evidence.contains("Amazon EBS"), "{}", x.evidence);
+    assert!(x.fix.contains("--steady-state"), "{}", x.fix);
+    assert_no_finding(&nvme("Amazon EC2 NVMe Instance Storage"), "cloud_volume");
+    assert_no_finding(&nvme("Samsung SSD 980 PRO 1TB"), "cloud_volume");
+    let azure = |vendor: &'static str| {
+        let mut fx = Fx::new();
+        let sect = GIB_SECT * 100;
+        fx.disk(
+            "sdc",
+            "8:32",
+            sect,
+            &DiskSpec {
+                model: Some("Virtual Disk    "),
+                vendor: Some(vendor),
+                ..DiskSpec::sata_ssd()
+            },
+        )
+        .mount("8:32", "/data", "ext4", "rw,noatime", "rw");
+        check::check(&fx.report("/data", "8:32"))
+    };
+    let f = azure("Msft    ");
+    let x = assert_finding(&f, "cloud_volume", Severity::Warn, "sdc");
+    assert!(x.evidence.contains("Azure managed disk"), "{}", x.evidence);
+    // another hypervisor's "Virtual Disk" (VMware) is not Azure's
+    assert_no_finding(&azure("VMware  "), "cloud_volume");
 }

@@ -212,6 +212,17 @@ pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         inspect: virtualized,
     },
     Rule {
+        id: "cloud_volume",
+        class: Severity::Warn,
+        when: format!("a disk under the path is a cloud provider's network volume, by its model and vendor ({})", CLOUD_VOLUMES.iter().map(|c| c.name).collect::<Vec<_>>().join(", ")),
+        why: "a cloud volume's IOPS and throughput are provisioned caps, and many burst above them on credits for minutes (gp2, st1 and sc1 EBS volumes; Azure premium disks below P30; GCP balanced disks) while the instance has a cap of its own shared by all its volumes: a short benchmark measures the burst, not what a database gets after it (Seastar's iotune recorded 262 MB/s on an EBS volume provisioned at 128 MB/s)",
+        fix: &[Fix {
+            case: "",
+            template: "run long enough to empty a burst bucket and judge the result over time: iolab run --steady-state --round 60 --time 45m (or iolab suite pts), then iolab explain ID for a rate_drop (the bucket's size and the baseline) or an iops_cap/bandwidth_cap in a block-size sweep; compare the figures with the volume's and the instance's provisioned IOPS and MB/s",
+        }],
+        inspect: cloud_volume,
+    },
+    Rule {
         id: "dirty_limit_large",
         class: Severity::Warn,
         when: format!("more than {} of dirty pages may accumulate (vm.dirty_bytes, else vm.dirty_ratio × available memory)", size(DIRTY_MAX_BYTES)),
@@ -633,6 +644,71 @@ fn virtualized(e: &EnvReport) -> Vec<Hit> {
                 .unwrap_or_default()
         ),
     )]
+}
+
+/// A cloud provider's network volume, as its disk names itself to Linux.
+pub struct CloudVolume {
+    /// The provider's name for it.
+    pub name: &'static str,
+    /// The disk's model starts with this (case-insensitive).
+    pub model: &'static str,
+    /// And its vendor, where the provider sets one (SCSI), starts with this.
+    pub vendor: Option<&'static str>,
+}
+
+/// The network volumes of the large providers, by what their disks report: EBS's NVMe
+/// controller model, Persistent Disk's SCSI and NVMe models, Azure's Hyper-V virtual disks
+/// (vendor `Msft`). Local instance storage (`Amazon EC2 NVMe Instance Storage`, `nvme_card`,
+/// Azure's temporary disk aside) is not a network volume and is not listed.
+pub const CLOUD_VOLUMES: &[CloudVolume] = &[
+    CloudVolume {
+        name: "Amazon EBS",
+        model: "Amazon Elastic Block Store",
+        vendor: None,
+    },
+    CloudVolume {
+        name: "Google Persistent Disk",
+        model: "PersistentDisk",
+        vendor: None,
+    },
+    CloudVolume {
+        name: "Google Persistent Disk (NVMe)",
+        model: "nvme_card-pd",
+        vendor: None,
+    },
+    CloudVolume {
+        name: "Azure managed disk",
+        model: "Virtual Disk",
+        vendor: Some("Msft"),
+    },
+];
+
+fn cloud_volume(e: &EnvReport) -> Vec<Hit> {
+    let starts = |v: &Option<String>, p: &str| {
+        v.as_deref()
+            .is_some_and(|x| x.trim().to_lowercase().starts_with(&p.to_lowercase()))
+    };
+    physical(e)
+        .into_iter()
+        .filter_map(|d| {
+            let c = CLOUD_VOLUMES.iter().find(|c| {
+                starts(&d.model, c.model) && c.vendor.is_none_or(|v| starts(&d.vendor, v))
+            })?;
+            Some(hit(
+                &d.name,
+                format!(
+                    "{} is a cloud volume: {} (model {:?}{})",
+                    d.name,
+                    c.name,
+                    d.model.as_deref().unwrap_or("").trim(),
+                    d.vendor
+                        .as_deref()
+                        .map(|v| format!(", vendor {:?}", v.trim()))
+                        .unwrap_or_default()
+                ),
+            ))
+        })
+        .collect()
 }
 
 fn dirty_limit_large(e: &EnvReport) -> Vec<Hit> {
