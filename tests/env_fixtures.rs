@@ -2413,6 +2413,20 @@ mod explain {
         }
         let f = explain_with(&|t| if t % 2 == 0 { 1050.0 } else { 950.0 });
         assert!(!rules(&f).contains(&"rate_drop"), "{f:#?}");
+        assert!(!rules(&f).contains(&"first_touch"), "{f:#?}");
+        // reads that rose and stayed: first-touch reads
+        let f = explain_with(&|t| if t < 5 { 500.0 } else { 20000.0 });
+        let rises: Vec<&str> = rules(&f)
+            .into_iter()
+            .filter(|r| *r == "first_touch" || r.starts_with("rate_"))
+            .collect();
+        assert_eq!(rises, ["first_touch"], "{f:#?}");
+        let d = f.iter().find(|x| x.rule == "first_touch").unwrap();
+        assert!(
+            d.evidence.contains("rose from 500 to 20,000 IOPS at 5.0 s"),
+            "{}",
+            d.evidence
+        );
     }
 
     /// One SATA hard disk, 32 threads: 100 % busy, a queue of 30 and await 30 × the service

@@ -378,3 +378,59 @@ fn an_iops_cap_and_a_bandwidth_cap_are_told_apart() {
         }
     }
 }
+
+/// 16 KiB O_DIRECT random reads, each block once per pass (`--random-map bitmap`), on a FUSE
+/// device whose first read of each 4 KiB block takes 2 ms (a volume restored from a snapshot)
+/// and later ones no wait: `explain` names `first_touch`, the volume read before the rise within
+/// 10 % of the 32 MiB set (one pass).
+#[test]
+fn first_touch_reads_are_found_after_one_pass() {
+    let name = "first_touch_reads_are_found_after_one_pass";
+    if let Some(why) = skip_reason() {
+        return skip(name, &why);
+    }
+    let fuse = FaultFs::mount(&[("FAULTFS_FIRST_READ", "2000")]);
+    let v = run_json(
+        std::path::Path::new(fuse.dir()),
+        &[
+            "--files",
+            "1",
+            "--size",
+            "32M",
+            "--mode",
+            "rndrd",
+            "--direct",
+            "--bs",
+            "16k",
+            "--random-map",
+            "bitmap",
+            "--time",
+            "9",
+            "--explain",
+        ],
+    );
+    let f = v["explain"]["cells"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "first_touch")
+        .unwrap_or_else(|| {
+            panic!(
+                "no first_touch: {:#}\n{}",
+                v["explain"], v["runs"][0]["timeseries"]
+            )
+        })
+        .clone();
+    let ev = f["evidence"].as_str().unwrap();
+    // "after 32.1 MiB read (100 % of the 32 MiB set)"
+    let pct: f64 = ev
+        .split(" read (")
+        .nth(1)
+        .and_then(|t| t.split(" % of the").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no share in: {ev}"));
+    println!("first_touch: {ev}");
+    assert!((90.0..=110.0).contains(&pct), "{pct} % of the set: {ev}");
+    assert_eq!(f["confidence"], "medium", "{f}");
+    drop(fuse);
+}

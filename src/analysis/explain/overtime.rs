@@ -2,8 +2,9 @@
 //! per-second series: a write cliff (an SLC cache filled, a log-structured device began its
 //! garbage collection: the drop comes after a volume written) or a burst bucket emptied (a
 //! cloud volume's credits: the rate above the baseline came out of a bucket whose size is the
-//! area above it, refilled at the baseline rate). The rule's entry is `rate_drop` in
-//! [`super::rules::RULES`].
+//! area above it, refilled at the baseline rate); and reads that rose and stayed higher once
+//! the set was read (first-touch reads: a volume restored from a snapshot fetching blocks, a thin
+//! device). The rules' entries are `rate_drop` and `first_touch` in [`super::rules::RULES`].
 
 use super::Confidence;
 use super::facts::{Facts, Hit, fmt_n, hit};
@@ -47,15 +48,7 @@ pub fn step_down(s: &[Second]) -> Option<Drop> {
         return None;
     }
     let r: Vec<f64> = s.iter().map(|x| x.ios / x.dur_s).collect();
-    let sse = |xs: &[f64]| {
-        let m = mean(xs);
-        xs.iter().map(|x| (x - m).powi(2)).sum::<f64>()
-    };
-    let k = (MIN_SIDE_S..=n - MIN_SIDE_S).min_by(|&a, &b| {
-        let ca = sse(&r[..a]) + sse(&r[a..]);
-        let cb = sse(&r[..b]) + sse(&r[b..]);
-        ca.total_cmp(&cb)
-    })?;
+    let k = best_split(&r)?;
     let (hi, lo) = (mean(&r[..k]), mean(&r[k..]));
     let mid = (hi + lo) / 2.0;
     if hi <= 0.0
@@ -111,6 +104,124 @@ pub fn step_down(s: &[Second]) -> Option<Drop> {
         above_ios,
         above_bytes,
     })
+}
+
+/// Where a series of rates splits best in two levels (least squares), with at least
+/// [`MIN_SIDE_S`] values on each side: the index of the first value of the second level.
+fn best_split(r: &[f64]) -> Option<usize> {
+    let n = r.len();
+    if n < 2 * MIN_SIDE_S {
+        return None;
+    }
+    let sse = |xs: &[f64]| {
+        let m = mean(xs);
+        xs.iter().map(|x| (x - m).powi(2)).sum::<f64>()
+    };
+    (MIN_SIDE_S..=n - MIN_SIDE_S).min_by(|&a, &b| {
+        let ca = sse(&r[..a]) + sse(&r[a..]);
+        let cb = sse(&r[..b]) + sse(&r[b..]);
+        ca.total_cmp(&cb)
+    })
+}
+
+/// A rise found: when, the levels before and after, and the bytes moved before it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rise {
+    pub at_s: f64,
+    pub before_iops: f64,
+    pub after_iops: f64,
+    pub moved: f64,
+}
+
+/// The one step up in `s` that best splits it in two levels, if the earlier level is at most
+/// [`DROP_SHARE`] of the later, each side has [`MIN_SIDE_S`] seconds, and it stays (every
+/// second before nearer the lower level, every second after nearer the higher).
+pub fn step_up(s: &[Second]) -> Option<Rise> {
+    let r: Vec<f64> = s.iter().map(|x| x.ios / x.dur_s).collect();
+    let k = best_split(&r)?;
+    let (lo, hi) = (mean(&r[..k]), mean(&r[k..]));
+    let mid = (hi + lo) / 2.0;
+    if hi <= 0.0
+        || lo > DROP_SHARE * hi
+        || r[..k].iter().any(|&x| x > mid)
+        || r[k..].iter().any(|&x| x < mid)
+    {
+        return None;
+    }
+    let rate = |xs: &[Second], v: fn(&Second) -> f64| {
+        xs.iter().map(v).sum::<f64>() / xs.iter().map(|x| x.dur_s).sum::<f64>()
+    };
+    let (lo, hi) = (rate(&s[..k - 1], |x| x.ios), rate(&s[k + 1..], |x| x.ios));
+    let lo_bps = rate(&s[..k - 1], |x| x.bytes);
+    if hi <= lo {
+        return None;
+    }
+    let (mut at_s, mut moved, mut t) = (0.0, 0.0, 0.0);
+    for (i, x) in s.iter().enumerate() {
+        if i + 1 < k {
+            at_s = t + x.dur_s;
+            moved += x.bytes;
+        } else if i <= k {
+            // beside the change: its share of the second at the lower rate
+            let f = ((hi - r[i]) / (hi - lo)).clamp(0.0, 1.0) * x.dur_s;
+            if f > 0.0 {
+                at_s = t + f;
+                moved += f * lo_bps;
+            }
+        }
+        t += x.dur_s;
+    }
+    Some(Rise {
+        at_s,
+        before_iops: lo,
+        after_iops: hi,
+        moved,
+    })
+}
+
+/// `first_touch`: reads that rose by at least 1 / [`DROP_SHARE`] and stayed there; the volume
+/// read before the rise against the set's size says whether it was the first pass over it.
+pub(super) fn first_touch(f: &Facts) -> Option<Hit> {
+    if f.null {
+        return None;
+    }
+    let s = seconds(&f.cell.timeseries);
+    let (moved, written): (f64, f64) = s
+        .iter()
+        .fold((0.0, 0.0), |(m, w), x| (m + x.bytes, w + x.written));
+    if moved <= 0.0 || written > 0.1 * moved {
+        return None;
+    }
+    let u = step_up(&s)?;
+    let set = f.cell.job.fileset.total_bytes as f64;
+    let share = if set > 0.0 { u.moved / set } else { 0.0 };
+    let (confidence, what) = if (0.5..=1.5).contains(&share) {
+        (
+            Confidence::Medium,
+            "about one pass over the set: the first read of each region was slower than the ones after",
+        )
+    } else {
+        (
+            Confidence::Low,
+            "not one pass over the set: a cache in front of the device warming up, or regions read for the first time",
+        )
+    };
+    hit(
+        confidence,
+        format!(
+            "reads rose from {} to {} IOPS at {:.1} s and stayed there, after {} read ({:.0} % of the {} set), {what}: a volume restored from a snapshot that fetches each block on its first read (EBS, Persistent Disk), a thin or deduplicating device mapping it, or a cache warming; the later level is what a database gets once its data was read, the earlier what a cold start gets",
+            fmt_n(u.before_iops),
+            fmt_n(u.after_iops),
+            u.at_s,
+            human_bytes(u.moved),
+            100.0 * share,
+            human_bytes(set),
+        ),
+        format!(
+            "{} --random-map bitmap  # each block once per pass: compare the first pass with the next",
+            f.run_cmd
+        ),
+    )
 }
 
 /// `rate_drop`: the mode's rate fell by at least 30 % and stayed there.
@@ -190,6 +301,20 @@ mod tests {
             (d.before_iops - hi).abs() < 1.0 && (d.after_iops - lo).abs() < 1.0,
             "{d:?}"
         );
+    }
+
+    /// Reads at 500 IOPS of 16 KiB for 4.5 s (36 MiB), then 20,000: a rise found there, with the
+    /// volume before it within 5 %; a flat series and a drop give none.
+    #[test]
+    fn a_rise_that_stays_is_found_where_it_was() {
+        let s = series(10, 500.0, 20000.0, 4.5, 16384.0, false);
+        let u = step_up(&s).expect("a rise");
+        let want = 500.0 * 4.5 * 16384.0;
+        assert!((u.moved - want).abs() <= 0.05 * want, "{u:?}");
+        assert!((u.at_s - 4.5).abs() < 0.1, "{u:?}");
+        assert!(step_up(&series(10, 500.0, 500.0, 4.5, 16384.0, false)).is_none());
+        assert!(step_up(&series(10, 2000.0, 400.0, 4.5, 16384.0, false)).is_none());
+        assert!(step_down(&s).is_none());
     }
 
     /// A bucket of 6400 I/Os over a 400 IOPS baseline at 2000 IOPS: it lasts 4 s; its size and
