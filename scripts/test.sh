@@ -30,9 +30,10 @@ set +e
 # build without MPI is checked by the first clippy run above).
 # The tests run one at a time (they measure, and many compare timings or a device's own counts),
 # except the modules in `together`, which measure nothing whose figure or timing they assert and
-# share nothing with each other: they run two at a time at the end, beside the distributed runs
+# share nothing with each other (pts:: asserts its rounds agree with each other, no figure):
+# they run two at a time at the end, beside the distributed runs
 # (mpi::, which wait on their ranks' heartbeats and timeouts).
-together="architecture:: check_docs:: schemas:: env_fixtures:: import_parse:: snapshots:: fuzz_input:: signatures:: safety_target:: store:: report:: suites:: engine_contract::"
+together="architecture:: check_docs:: schemas:: env_fixtures:: import_parse:: snapshots:: fuzz_input:: signatures:: safety_target:: store:: report:: suites:: engine_contract:: pts:: fingerprint::"
 skip_them=$(for m in $together mpi::; do printf -- '--skip %s ' "$m"; done)
 start=$(date +%s)
 rc=0

@@ -239,6 +239,18 @@ fn fio_io_captured_as_the_device_counts_it_and_fio_replays_the_iolog() {
     );
     assert_eq!(sum["ios"]["read"], dir_n("read"));
     assert_eq!(sum["ios"]["write"], dir_n("write"));
+    // its fingerprint: the same requests, fio's 16 KiB the size of (nearly) all, random
+    let fp = iolab(&["fingerprint", cap.to_str().unwrap(), "--json", "--no-save"]);
+    assert_eq!(fp.code, 0, "{}", fp.stderr);
+    let fp = fp.json();
+    assert_eq!(fp["read"]["requests"], sum["ios"]["read"]);
+    assert_eq!(fp["write"]["requests"], sum["ios"]["write"]);
+    assert_eq!(fp["duration_s"], sum["duration_s"]);
+    let top = &fp["read"]["sizes"][0];
+    assert_eq!(top["value"], 16384, "{}", fp["read"]);
+    assert!(top["count"].as_u64().unwrap() >= fio_r, "{}", fp["read"]);
+    let seq = fp["read"]["seek"]["sequential_pct"].as_f64().unwrap();
+    assert!(seq < 10.0, "fio's random reads {seq} % sequential");
     assert_eq!(sum["check"]["agree"], true, "{sum}");
     assert_eq!(sum["events_lost"], 0);
     assert!(sum.get("warnings").is_none(), "{sum}");

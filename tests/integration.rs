@@ -15,6 +15,7 @@ mod eio;
 mod engine_contract;
 mod env_fixtures;
 mod explain;
+mod fingerprint;
 mod fio_bsizes;
 mod fio_engines;
 mod fio_group;

@@ -424,7 +424,7 @@ fn experiment_documents_validate() {
     validate(schema::SATURATE, &k.json(&["show", "g2", "--json"]));
 }
 
-/// IOZone, Bonnie++, zones and SNIA PTS, each tiny.
+/// IOZone, Bonnie++, zones, SNIA PTS and a capture's fingerprint, each tiny.
 #[test]
 fn suite_documents_validate() {
     let k = Kit::new();
@@ -496,6 +496,22 @@ fn suite_documents_validate() {
         "--no-save",
     ]);
     validate(schema::PTS, &pts);
+    // a capture of two requests, as iolab capture writes it
+    let cap = k.d.path().join("cap.ndjson");
+    std::fs::write(
+        &cap,
+        concat!(
+            r#"{"schema":"iolab-capture/1","iolab_version":"t","device":"loop9","majmin":"7:9","start":"2026-11-29T10:00:00.000Z","host":"h","kernel":"k","source":"t"}"#,
+            "\n",
+            r#"{"t_ns":1000,"dir":"read","offset_bytes":0,"size_bytes":4096,"lat_ns":5000,"qd":1,"pid":1,"comm":"x"}"#,
+            "\n",
+            r#"{"t_ns":2000000,"dir":"write","offset_bytes":8192,"size_bytes":4096,"flags":["sync"],"lat_ns":9000,"qd":2,"pid":1,"comm":"x"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let fp = k.json(&["fingerprint", cap.to_str().unwrap(), "--json", "--no-save"]);
+    validate(schema::FINGERPRINT, &fp);
 }
 
 /// `iolab db` against SQLite (a file here; the servers' documents have the same fields).

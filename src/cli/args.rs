@@ -36,6 +36,10 @@ pub enum Cmd {
     /// offset, size, flags, latency, queue depth, issuing process) to a file, beside the
     /// device's own counts; `--write-iolog` for fio's replay (needs root; docs/capture.md).
     Capture(CaptureArgs),
+    /// What a capture's workload does to its device: the read/write mix, size and seek
+    /// distributions, arrivals, queue depth, flushes, the hot set and the device's latency;
+    /// stored like a run (docs/capture.md).
+    Fingerprint(FingerprintArgs),
     /// Do flushes reach stable storage? fsync/fdatasync latency against the device's physics.
     FsyncProbe(FsyncProbeArgs),
     /// Database workloads: update-loop and sysbench-OLTP-like tests on SQLite (default),
@@ -106,6 +110,7 @@ impl Cmd {
                 SuiteCmd::Pts(x) => &x.out,
             },
             Cmd::Zones(a) => &a.out,
+            Cmd::Fingerprint(a) => &a.out,
             Cmd::List(a) => &a.out,
             Cmd::Show(a) => &a.r.out,
             Cmd::Explain(a) => &a.out,

@@ -111,6 +111,21 @@ pub struct CaptureArgs {
 }
 
 #[derive(Args, Debug, Clone)]
+pub struct FingerprintArgs {
+    /// A capture file (iolab capture -o CAPTURE).
+    pub capture: PathBuf,
+    /// Do not save the fingerprint in the results store.
+    #[arg(long)]
+    pub no_save: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[command(flatten)]
+    pub print: JsonArg,
+    #[command(flatten)]
+    pub out: OutArgs,
+}
+
+#[derive(Args, Debug, Clone)]
 pub struct FsyncProbeArgs {
     /// A directory on the storage to probe (default: the current directory).
     pub path: Option<PathBuf>,

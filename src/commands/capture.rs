@@ -40,3 +40,18 @@ pub fn cmd_capture(a: &cli::CaptureArgs) -> Result<i32> {
         0
     })
 }
+
+/// `iolab fingerprint CAPTURE`: the capture's distributions, printed and stored like a run.
+pub fn cmd_fingerprint(a: &cli::FingerprintArgs) -> Result<i32> {
+    let f = crate::measure::fingerprint::fingerprint_file(&a.capture)
+        .map_err(|e| Error::usage(format!("{}: {e}", a.capture.display())))?;
+    emit(&f, Format::json_if(a.print.json))?;
+    super::suite::save_suite(
+        &a.db,
+        a.no_save,
+        "fingerprint",
+        &crate::output::document::Document::json(&f),
+        None,
+    )?;
+    Ok(0)
+}

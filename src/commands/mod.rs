@@ -403,6 +403,7 @@ fn dispatch(cmd: Cmd) -> Result<i32> {
         Cmd::Check(a) => system::check(&a),
         Cmd::Iostat(a) => iostat::cmd_iostat(&a),
         Cmd::Capture(a) => capture::cmd_capture(&a),
+        Cmd::Fingerprint(a) => capture::cmd_fingerprint(&a),
         Cmd::FsyncProbe(a) => system::fsync_probe(&a),
         Cmd::Db(a) => db::cmd_db(&a),
         Cmd::Sweep(a) => sweep::cmd_sweep(&a),

@@ -1,7 +1,7 @@
 use super::*;
 
 /// Stores a suite or zones result unless --no-save; says where.
-fn save_suite(
+pub(super) fn save_suite(
     db: &cli::DbArgs,
     no_save: bool,
     name: &str,

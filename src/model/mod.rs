@@ -13,6 +13,7 @@ pub mod dist;
 pub mod engines;
 pub mod env;
 pub mod experiment;
+pub mod fingerprint;
 pub mod fiologs;
 pub mod hist;
 pub mod import;

@@ -48,6 +48,8 @@ pub const IOZONE: &str = "iolab-iozone/1";
 pub const BONNIE: &str = "iolab-bonnie/2";
 /// `iolab zones`.
 pub const ZONES: &str = "iolab-zones/2";
+/// `iolab fingerprint`: a capture's distributions (`model::fingerprint::Fingerprint`).
+pub const FINGERPRINT: &str = "iolab-fingerprint/1";
 /// `iolab suite pts`.
 pub const PTS: &str = "iolab-pts/1";
 /// `iolab crashcheck verify`.
@@ -89,6 +91,7 @@ pub const DOCUMENTS: &[&str] = &[
     BONNIE,
     ZONES,
     PTS,
+    FINGERPRINT,
     CRASHCHECK,
     VERIFY,
     VERIFY_STATE,

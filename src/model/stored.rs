@@ -16,6 +16,7 @@ pub enum SuiteDoc {
     Bonnie(BonnieResult),
     Zones(ZonesResult),
     Pts(crate::model::pts::PtsResult),
+    Fingerprint(crate::model::fingerprint::Fingerprint),
 }
 
 impl SuiteDoc {
@@ -25,6 +26,7 @@ impl SuiteDoc {
             SuiteDoc::Bonnie(_) => "bonnie",
             SuiteDoc::Zones(_) => "zones",
             SuiteDoc::Pts(_) => "pts",
+            SuiteDoc::Fingerprint(_) => "fingerprint",
         }
     }
 }

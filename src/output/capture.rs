@@ -43,3 +43,184 @@ pub fn render(s: &CaptureSummary) -> String {
     }
     t
 }
+
+/// `iolab fingerprint`'s text: the mix, then each direction's sizes, sequentiality, flags and
+/// latency, then arrivals, queue depth and the hot set.
+pub fn fingerprint_text(f: &crate::model::fingerprint::Fingerprint) -> String {
+    use crate::model::units::Bytes;
+    let mut t = format!(
+        "fingerprint of {} ({}, {:.1} s from {}): {} reads and {} writes ({:.1} % reads), {} flushes ({:.1}/s), {} discards\n",
+        f.capture,
+        f.device,
+        f.duration_s,
+        f.start,
+        f.read.requests,
+        f.write.requests,
+        f.read_pct,
+        f.requests.flush,
+        f.flushes_per_sec,
+        f.requests.discard
+    );
+    let ms = |ns: u64| format!("{:.3} ms", ns as f64 / 1e6);
+    for (name, d) in [("reads", &f.read), ("writes", &f.write)] {
+        if d.requests == 0 {
+            continue;
+        }
+        let sizes: Vec<String> = d
+            .sizes
+            .iter()
+            .take(6)
+            .map(|s| format!("{} {:.1} %", Bytes(s.value), s.pct))
+            .collect();
+        t.push_str(&format!(
+            "{name}: {:.0}/s, {}/s, mean size {}; sizes {}{}\n",
+            d.iops,
+            human_bytes(d.bytes_per_sec),
+            human_bytes(d.mean_size_bytes),
+            sizes.join(", "),
+            if d.sizes.len() > 6 || d.other_sizes_pct > 0.0 {
+                ", ..."
+            } else {
+                ""
+            }
+        ));
+        t.push_str(&format!(
+            "  after the previous {name}: {:.1} % sequential, {:.1} % a near skip (<= 1 MiB), {:.1} % far forward, {:.1} % backward; sync {:.1} %, FUA {:.1} %, preflush {:.1} %\n",
+            d.seek.sequential_pct,
+            d.seek.near_pct,
+            d.seek.forward_far_pct,
+            d.seek.backward_pct,
+            d.sync_pct,
+            d.fua_pct,
+            d.preflush_pct
+        ));
+        if let Some(l) = &d.lat_ns {
+            t.push_str(&format!(
+                "  device latency: mean {}, p50 {}, p99 {}, p99.9 {}, max {}\n",
+                ms(l.mean as u64),
+                ms(l.p50),
+                ms(l.p99),
+                ms(l.p99_9),
+                ms(l.max)
+            ));
+        }
+    }
+    if let Some(a) = &f.interarrival_ns {
+        t.push_str(&format!(
+            "between requests: p50 {}, p99 {}, max {}\n",
+            ms(a.p50),
+            ms(a.p99),
+            ms(a.max)
+        ));
+    }
+    let qd: Vec<String> = f
+        .queue_depth
+        .iter()
+        .take(6)
+        .map(|q| format!("{} {:.1} %", q.value, q.pct))
+        .collect();
+    t.push_str(&format!(
+        "in flight at issue: mean {:.2}; {}\n",
+        f.queue_depth_mean,
+        qd.join(", ")
+    ));
+    let hot: Vec<String> = f
+        .hot_set
+        .iter()
+        .map(|h| format!("{} % -> {:.1} %", h.regions_pct, h.requests_pct))
+        .collect();
+    t.push_str(&format!(
+        "hot set ({} regions of {} touched; hottest regions -> share of reads and writes): {}\n",
+        f.regions_touched,
+        Bytes(f.region_bytes),
+        hot.join(", ")
+    ));
+    if f.errors > 0 {
+        t.push_str(&format!("{} requests completed with an error\n", f.errors));
+    }
+    t
+}
+
+/// A fingerprint's charts: each direction's sizes, the queue depth, the hot-set curve.
+pub fn fingerprint_charts(
+    f: &crate::model::fingerprint::Fingerprint,
+) -> Vec<crate::output::charts::Chart> {
+    use crate::output::charts::{Chart, Kind, Series};
+    let mut out = Vec::new();
+    let mut sizes: Vec<u64> = f
+        .read
+        .sizes
+        .iter()
+        .chain(&f.write.sizes)
+        .map(|s| s.value)
+        .collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut c = Chart::new(
+        "fingerprint-sizes",
+        "Request sizes (percent of each direction's requests)",
+        "request size",
+        "requests (%)",
+        Kind::Bars,
+    );
+    c.categories = sizes
+        .iter()
+        .map(|&s| crate::model::units::Bytes(s).to_string())
+        .collect();
+    for (name, d) in [("reads", &f.read), ("writes", &f.write)] {
+        if d.requests == 0 {
+            continue;
+        }
+        c.series.push(Series {
+            name: name.into(),
+            points: sizes
+                .iter()
+                .enumerate()
+                .map(|(i, s)| {
+                    (
+                        i as f64,
+                        d.sizes
+                            .iter()
+                            .find(|x| x.value == *s)
+                            .map_or(0.0, |x| x.pct),
+                    )
+                })
+                .collect(),
+        });
+    }
+    out.push(c);
+    let mut q = Chart::new(
+        "fingerprint-queue-depth",
+        "Requests in flight at issue (the device's queue depth)",
+        "in flight",
+        "requests (%)",
+        Kind::Bars,
+    );
+    let mut qd = f.queue_depth.clone();
+    qd.sort_by_key(|x| x.value);
+    q.categories = qd.iter().map(|x| x.value.to_string()).collect();
+    q.series.push(Series {
+        name: "requests".into(),
+        points: qd
+            .iter()
+            .enumerate()
+            .map(|(i, x)| (i as f64, x.pct))
+            .collect(),
+    });
+    out.push(q);
+    let mut h = Chart::new(
+        "fingerprint-hot-set",
+        "Hot set: share of reads and writes on the hottest regions",
+        "hottest regions (% of the regions touched)",
+        "reads and writes (%)",
+        Kind::Line,
+    );
+    h.series.push(Series {
+        name: "share".into(),
+        points: std::iter::once((0.0, 0.0))
+            .chain(f.hot_set.iter().map(|p| (p.regions_pct, p.requests_pct)))
+            .collect(),
+    });
+    out.push(h);
+    out.into_iter().filter(|c| c.check().is_ok()).collect()
+}

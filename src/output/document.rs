@@ -82,6 +82,15 @@ impl Document for IozoneResult {
     }
 }
 
+impl Document for crate::model::fingerprint::Fingerprint {
+    fn json(&self) -> Value {
+        with_schema(self, crate::model::schema::FINGERPRINT)
+    }
+    fn text(&self) -> Result<String> {
+        Ok(crate::output::capture::fingerprint_text(self))
+    }
+}
+
 impl Document for crate::model::pts::PtsResult {
     fn json(&self) -> Value {
         with_schema(self, crate::model::schema::PTS)

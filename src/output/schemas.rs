@@ -75,6 +75,10 @@ fn generated() -> Vec<(&'static str, Value)> {
             of::<shape::WithSchema<model::zones::ZonesResult>>(),
         ),
         (id::PTS, of::<shape::WithSchema<model::pts::PtsResult>>()),
+        (
+            id::FINGERPRINT,
+            of::<shape::WithSchema<model::fingerprint::Fingerprint>>(),
+        ),
         (id::CRASHCHECK, of::<model::crashcheck::CrashDoc>()),
         (id::VERIFY, of::<model::verify::VerifyDoc>()),
         (id::VERIFY_STATE, of::<model::verify::StateHead>()),

@@ -37,6 +37,9 @@ pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
             if let SuiteDoc::Pts(p) = &*sd {
                 return Ok(crate::output::pts::pts_charts(p));
             }
+            if let SuiteDoc::Fingerprint(f) = &*sd {
+                return Ok(crate::output::capture::fingerprint_charts(f));
+            }
             let SuiteDoc::Zones(z) = *sd else {
                 // Bonnie++ and IOZone: their rows in the one measurement shape
                 return crate::output::metric_charts::metric_charts(store, id);

@@ -202,6 +202,7 @@ pub fn render_show(store: &Store, id: i64) -> Result<String> {
             }
             SuiteDoc::Zones(z) => s.push_str(&crate::output::suites::zones_table(&z)),
             SuiteDoc::Pts(p) => s.push_str(&crate::output::pts::pts_text(&p)),
+            SuiteDoc::Fingerprint(f) => s.push_str(&crate::output::capture::fingerprint_text(&f)),
         },
         StoredDoc::Db(d) => s.push_str(&crate::output::db::render(&d)),
         StoredDoc::Run(d) => s.push_str(&crate::output::table::render(&d)),
@@ -698,6 +699,7 @@ pub fn current_doc(store: &Store, id: i64, kind: &RunKind) -> Result<serde_json:
                     SuiteDoc::Bonnie(r) => r.json(),
                     SuiteDoc::Zones(r) => r.json(),
                     SuiteDoc::Pts(r) => r.json(),
+                    SuiteDoc::Fingerprint(r) => r.json(),
                 };
             }
         }

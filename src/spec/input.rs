@@ -44,6 +44,20 @@ fn kind_of(ft: std::fs::FileType) -> &'static str {
 /// blocking (a FIFO with no writer does not hang the open) and checked on the open descriptor
 /// (no race between a check and the open).
 pub fn read_text(path: &Path, limit: u64) -> Result<String, Refused> {
+    let f = open_regular(path)?;
+    let md = f
+        .metadata()
+        .map_err(|e| Refused(format!("cannot read it: {e}")))?;
+    if md.len() > limit {
+        return Err(too_large(limit));
+    }
+    bounded_text(f, limit)
+}
+
+/// The regular file `path` opened for reading, without blocking (a FIFO with no writer does not
+/// hang the open) and checked on the open descriptor; a file read as a stream (a capture) is
+/// then read with a bound per line.
+pub fn open_regular(path: &Path) -> Result<std::fs::File, Refused> {
     use std::os::unix::fs::OpenOptionsExt;
     let f = std::fs::OpenOptions::new()
         .read(true)
@@ -59,10 +73,7 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, Refused> {
             kind_of(md.file_type())
         )));
     }
-    if md.len() > limit {
-        return Err(too_large(limit));
-    }
-    bounded_text(f, limit)
+    Ok(f)
 }
 
 /// At most `limit` bytes of `r` (standard input) as UTF-8; more is refused.

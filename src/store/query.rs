@@ -260,6 +260,7 @@ impl Store {
                     "bonnie" => SuiteDoc::Bonnie(serde_json::from_value(r).map_err(bad)?),
                     "zones" => SuiteDoc::Zones(serde_json::from_value(r).map_err(bad)?),
                     "pts" => SuiteDoc::Pts(serde_json::from_value(r).map_err(bad)?),
+                    "fingerprint" => SuiteDoc::Fingerprint(serde_json::from_value(r).map_err(bad)?),
                     other => {
                         return Err(Error::failed(format!(
                             "run {id}: a suite named {other:?}, which this iolab does not know"

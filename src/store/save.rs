@@ -383,6 +383,9 @@ impl Store {
             "pts" => serde_json::from_value::<crate::model::pts::PtsResult>(r)
                 .map_err(bad)?
                 .metric_rows(),
+            "fingerprint" => serde_json::from_value::<crate::model::fingerprint::Fingerprint>(r)
+                .map_err(bad)?
+                .metric_rows(),
             other => {
                 return Err(Error::failed(format!(
                     "a suite named {other:?}, which this iolab does not know"

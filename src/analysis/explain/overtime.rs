@@ -16,6 +16,11 @@ use crate::model::units::human_bytes;
 pub const DROP_SHARE: f64 = 0.7;
 /// The fewest whole seconds on each side of the change.
 pub const MIN_SIDE_S: usize = 2;
+/// `first_touch` judges a mode whose writes are at most this share of its bytes.
+pub const READS_WRITE_SHARE: f64 = 0.1;
+/// `first_touch` is medium confidence when the volume before the rise is this many passes over
+/// the set (from, to), low otherwise.
+pub const ONE_PASS: (f64, f64) = (0.5, 1.5);
 
 /// A drop found: when, the levels before and after, and what moved before it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -189,13 +194,13 @@ pub(super) fn first_touch(f: &Facts) -> Option<Hit> {
     let (moved, written): (f64, f64) = s
         .iter()
         .fold((0.0, 0.0), |(m, w), x| (m + x.bytes, w + x.written));
-    if moved <= 0.0 || written > 0.1 * moved {
+    if moved <= 0.0 || written > READS_WRITE_SHARE * moved {
         return None;
     }
     let u = step_up(&s)?;
     let set = f.cell.job.fileset.total_bytes as f64;
     let share = if set > 0.0 { u.moved / set } else { 0.0 };
-    let (confidence, what) = if (0.5..=1.5).contains(&share) {
+    let (confidence, what) = if (ONE_PASS.0..=ONE_PASS.1).contains(&share) {
         (
             Confidence::Medium,
             "about one pass over the set: the first read of each region was slower than the ones after",

@@ -278,8 +278,9 @@ pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         id: "first_touch",
         class: Class { layer: Layer::Device, kind: Kind::Also },
         when: format!(
-            "a read mode (writes under 10 % of the bytes) whose I/Os per second split best (least squares) into a level and a later one at least {} of it, with at least {} whole seconds on each side, every second before nearer the first level and every second after nearer the second (a rise that stays); the volume read before it is compared with the set's size (medium confidence from half a pass to one and a half, low otherwise)",
-            times(1.0 / super::overtime::DROP_SHARE), super::overtime::MIN_SIDE_S
+            "a read mode (writes at most {} of the bytes) whose I/Os per second split best (least squares) into a level and a later one at least {} of it, with at least {} whole seconds on each side, every second before nearer the first level and every second after nearer the second (a rise that stays); the volume read before it is compared with the set's size (medium confidence from {} to {} passes over it, low otherwise)",
+            percent(super::overtime::READS_WRITE_SHARE), times(1.0 / super::overtime::DROP_SHARE), super::overtime::MIN_SIDE_S,
+            num(super::overtime::ONE_PASS.0), num(super::overtime::ONE_PASS.1)
         ),
         fix: &[],
         why: "the first read of each region was slower than the reads after it: a volume restored from a snapshot fetches each block from object storage on its first read (EBS, Persistent Disk: AWS advises reading every block once, fio or dd, before production), a thin or deduplicating device maps it, or a cache in front warms; the later level is what a database gets once its data was read, the earlier what a cold start gets",
