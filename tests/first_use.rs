@@ -566,7 +566,10 @@ fn readme_examples_run_as_written_scaled_down() {
             || joined.contains("--scheduler")
             || joined.contains("--metrics-listen")
             || joined.contains("job.fio")
-            || matches!(sub, "crashcheck" | "iostat" | "import" | "store" | "zones")
+            || matches!(
+                sub,
+                "crashcheck" | "iostat" | "import" | "store" | "zones" | "fingerprint"
+            )
             || (sub == "suite" && joined.contains("--scale"))
             || c[0] != "iolab";
         if elsewhere {

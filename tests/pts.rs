@@ -50,10 +50,17 @@ fn check_tests(v: &Value, max_rounds: usize, cells: &[(&str, usize)]) {
         for r in rounds {
             let r = r.as_array().unwrap();
             assert_eq!(r.len(), *n, "{name}");
-            assert!(
-                r.iter().all(|c| c["iops"].as_f64().unwrap() > 0.0),
-                "{name}"
-            );
+            // a cell of a few hundredths of a second on a loaded machine may complete no 1 MiB
+            // I/O; the round as a whole moves
+            let moved: f64 = r
+                .iter()
+                .map(|c| c["bw_bytes_per_sec"].as_f64().unwrap())
+                .sum();
+            assert!(moved > 0.0, "{name}: a round that moved nothing");
+        }
+        // 4 KiB random writes complete by the hundred in any cell (a 1 MiB cell may not)
+        if *name == "iops" {
+            assert!(tracked.iter().all(|&x| x > 0.0), "{name}: {tracked:?}");
         }
         // the first steady window ends the test; none before it was steady
         let steady_at = (5..=tracked.len()).find(|&k| pts_steady(&tracked[k - 5..k]));
@@ -109,7 +116,7 @@ fn suite_pts_quick_on_a_loop_device() {
         "--destructive",
         "--quick",
         "--cell-time",
-        "0.03",
+        "0.05",
         "--max-rounds",
         "5",
         "--wsat-time",

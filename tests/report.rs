@@ -932,17 +932,8 @@ fn reports_fit_the_window_at_1400_and_800_px() {
         for width in [1400, 800] {
             let profile = tempfile::tempdir().unwrap();
             let o = std::process::Command::new(browser)
-                .args([
-                    "--headless",
-                    "--no-sandbox",
-                    "--disable-gpu",
-                    "--disable-quic",
-                    "--no-first-run",
-                    "--disable-background-networking",
-                    "--disable-component-update",
-                    "--disable-sync",
-                    "--dump-dom",
-                ])
+                .args(crate::common::browser::HEADLESS)
+                .arg("--dump-dom")
                 .arg(format!("--window-size={width},1000"))
                 .arg(format!("--user-data-dir={}", profile.path().display()))
                 .arg(format!("file://{}", probed.display()))

@@ -65,6 +65,13 @@ struct CellDef {
     bs: u64,
 }
 
+/// RND 4KiB 0/100: the cell the IOPS and latency tests track and write saturation runs.
+const RND_4K_WRITE: CellDef = CellDef {
+    seq: false,
+    read_pct: 0,
+    bs: 4096,
+};
+
 impl CellDef {
     fn name(&self) -> String {
         PtsCell {
@@ -112,11 +119,7 @@ fn test_defs(which: &[Which], min_bs: u64) -> Vec<TestDef> {
             .position(|c| *c == want)
             .expect("the tracked cell is in its matrix")
     };
-    let w4k = CellDef {
-        seq: false,
-        read_pct: 0,
-        bs: 4096,
-    };
+    let w4k = RND_4K_WRITE;
     let mut out = Vec::new();
     for w in which {
         match w {
@@ -314,11 +317,7 @@ pub fn pts(ro: &dyn RunOptions, o: &PtsOpts, stop: &AtomicBool) -> Result<PtsRes
         }
     };
     // Everything planned before anything is written: a cell the target refuses is refused now.
-    let probe = CellDef {
-        seq: false,
-        read_pct: 0,
-        bs: 4096,
-    };
+    let probe = RND_4K_WRITE;
     let base = ro.plan(&cell_args(o, &probe, o.threads, o.iodepth, o.cell_s))?;
     let min_bs = base.dio.offset.max(512);
     let mut notes = Vec::new();
@@ -349,11 +348,7 @@ pub fn pts(ro: &dyn RunOptions, o: &PtsOpts, stop: &AtomicBool) -> Result<PtsRes
     let spec = base.fileset.clone();
     let capacity = spec.total_bytes;
     let device = spec.device.is_some();
-    let wsat_cell = CellDef {
-        seq: false,
-        read_pct: 0,
-        bs: 4096,
-    };
+    let wsat_cell = RND_4K_WRITE;
     let wsat_plan = ro.plan(&cell_args(
         o,
         &wsat_cell,
@@ -570,11 +565,7 @@ pub fn pts(ro: &dyn RunOptions, o: &PtsOpts, stop: &AtomicBool) -> Result<PtsRes
 /// time on a target), a test file the suite made removed at the end and a `--dir` it made
 /// removed too; a file that was there before (of the same size) is used and kept.
 pub fn run_suite(ro: &dyn RunOptions, o: &PtsOpts, stop: &AtomicBool) -> Result<PtsResult> {
-    let probe = CellDef {
-        seq: false,
-        read_pct: 0,
-        bs: 4096,
-    };
+    let probe = RND_4K_WRITE;
     let first = ro.plan(&cell_args(o, &probe, o.threads, o.iodepth, o.cell_s))?;
     let spec = first.fileset.clone();
     let made_dir = first.created_dir;

@@ -14,6 +14,19 @@ pub fn chromium() -> Option<&'static str> {
     .find(|p| Path::new(p).exists())
 }
 
+/// Chromium's flags for a page opened headless, offline and quiet (add the window size and the
+/// output: `--screenshot=`, `--dump-dom`).
+pub const HEADLESS: [&str; 8] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+];
+
 /// Opens `html` in `browser` (headless) and asserts it renders: a screenshot is taken, the
 /// console says nothing, and the screenshot has more than 50 colors. `what` names it in a
 /// failure.
@@ -22,15 +35,8 @@ pub fn assert_opens(browser: &str, html: &Path, what: &str) {
     let shot = dir.path().join("shot.png");
     let profile = dir.path().join("profile");
     let o = std::process::Command::new(browser)
+        .args(HEADLESS)
         .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
             "--enable-logging=stderr",
             "--v=0",
             "--window-size=1200,1600",
