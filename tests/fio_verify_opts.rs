@@ -383,9 +383,23 @@ fn cpus_allowed_split_and_prio_place_each_thread() {
         .spawn()
         .unwrap();
     let tasks = format!("/proc/{}/task", child.id());
+    // a worker is named from its start and places itself just after: read until both show
+    // what they settled on (each read replaces the last), for at most the run's 3 s
+    let want = [
+        (
+            "iolab-w0".to_string(),
+            ("0".to_string(), "best-effort: prio 5".to_string()),
+        ),
+        (
+            "iolab-w1".to_string(),
+            ("1".to_string(), "best-effort: prio 5".to_string()),
+        ),
+    ];
     let mut seen = std::collections::BTreeMap::new();
     let t0 = std::time::Instant::now();
-    while seen.len() < 2 && t0.elapsed() < std::time::Duration::from_secs(3) {
+    while seen.clone().into_iter().collect::<Vec<_>>() != want
+        && t0.elapsed() < std::time::Duration::from_secs(3)
+    {
         for e in std::fs::read_dir(&tasks).into_iter().flatten().flatten() {
             let comm = std::fs::read_to_string(e.path().join("comm")).unwrap_or_default();
             let status = std::fs::read_to_string(e.path().join("status")).unwrap_or_default();
@@ -406,19 +420,7 @@ fn cpus_allowed_split_and_prio_place_each_thread() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     assert!(child.wait().unwrap().success());
-    assert_eq!(
-        seen.into_iter().collect::<Vec<_>>(),
-        [
-            (
-                "iolab-w0".to_string(),
-                ("0".to_string(), "best-effort: prio 5".to_string())
-            ),
-            (
-                "iolab-w1".to_string(),
-                ("1".to_string(), "best-effort: prio 5".to_string())
-            )
-        ]
-    );
+    assert_eq!(seen.into_iter().collect::<Vec<_>>(), want);
 }
 
 /// fio's own files that only these options kept from running now translate
