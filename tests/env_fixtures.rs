@@ -2358,6 +2358,76 @@ mod explain {
         assert_eq!(neither, vec![Vec::<String>::new(); 3]);
     }
 
+    /// `iolab together`'s four runs (two directories alone, then at once): 400 IOPS each alone
+    /// and 200 each at once is a cap the two share, on every cell; 400 each at once (limits of
+    /// their own) is none; the boundaries of the verdict decided as the rule's text says.
+    #[test]
+    fn explain_together_finds_a_cap_two_devices_share() {
+        use std::collections::BTreeMap;
+        let base = base_doc();
+        let together = |alone: f64, at_once: f64| -> Vec<Vec<String>> {
+            let mut runs = Vec::new();
+            let mut coords = Vec::new();
+            for (i, (load, dev)) in [
+                ("alone", "sda"),
+                ("alone", "sdb"),
+                ("together", "sda"),
+                ("together", "sdb"),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let iops = if load == "alone" { alone } else { at_once };
+                let e = sched_env(DiskSpec::sata_ssd(), "[none] mq-deadline", None, false);
+                let io = busy(iops, 0.9, 0.9);
+                runs.push((i as i64 + 1, doc_on(&base, e, dev, 4, iops, io, None)));
+                coords.push(BTreeMap::from([
+                    ("load".to_string(), load.to_string()),
+                    ("dir".to_string(), format!("/data/{dev}")),
+                ]));
+            }
+            explain::sweep::explain_together(&runs, &coords, "fixture")
+                .cells
+                .iter()
+                .map(|c| {
+                    c.findings
+                        .iter()
+                        .map(|f| f.rule.clone())
+                        .filter(|r| r == "shared_cap")
+                        .collect()
+                })
+                .collect()
+        };
+        assert_eq!(
+            together(400.0, 200.0),
+            vec![vec!["shared_cap".to_string()]; 4]
+        );
+        assert_eq!(together(400.0, 400.0), vec![Vec::<String>::new(); 4]);
+        // at once at most 1.25x the best alone: 250 each (500 = 1.25x 400) is shared, 252 not
+        assert_eq!(together(400.0, 250.0)[0], ["shared_cap"]);
+        assert!(together(400.0, 252.0)[0].is_empty());
+        let row = |dir: &str, alone, together| explain::sweep::SharedRow {
+            dir: dir.into(),
+            dev: None,
+            alone,
+            together,
+        };
+        // alone they must add up to 1.5x the best: a device that does little alone says nothing
+        let v = explain::sweep::shared_verdict(&[row("a", 400.0, 200.0), row("b", 190.0, 190.0)])
+            .unwrap();
+        assert!(!v.shared, "{v:?}");
+        let v = explain::sweep::shared_verdict(&[row("a", 400.0, 200.0), row("b", 200.0, 200.0)])
+            .unwrap();
+        assert!(v.shared, "{v:?}");
+        assert!(
+            v.evidence
+                .contains("all at once: 200 + 200 = 400 IOPS, 1.00x the best alone"),
+            "{}",
+            v.evidence
+        );
+        assert!(explain::sweep::shared_verdict(&[row("a", 400.0, 200.0)]).is_none());
+    }
+
     /// A mode whose reads ran at 2000 IOPS for 4 s, then at 400 to its end (a burst bucket
     /// emptied): `rate_drop`, with the two levels, where it fell and the bucket's size (1600
     /// I/Os a second above the baseline for 4 s); the same mode at an even rate has none.

@@ -559,8 +559,8 @@ fn readme_examples_run_as_written_scaled_down() {
         let a: Vec<&str> = c.iter().skip(1).map(String::as_str).collect();
         let sub = a.first().copied().unwrap_or("");
         let joined = a.join(" ");
-        // needs a device, a server, a peer, root settings, files the README's reader has, the
-        // MPI build, or runs until stopped
+        // needs a device (or two), a server, a peer, root settings, files the README's reader
+        // has, the MPI build, or runs until stopped
         let elsewhere = joined.contains("/dev/")
             || joined.contains("--url")
             || joined.contains("--scheduler")
@@ -569,6 +569,8 @@ fn readme_examples_run_as_written_scaled_down() {
             || matches!(
                 sub,
                 "crashcheck" | "iostat" | "import" | "store" | "zones" | "fingerprint"
+                    // two devices
+                    | "together"
             )
             || (sub == "suite" && joined.contains("--scale"))
             || c[0] != "iolab";

@@ -6,7 +6,7 @@
 //! it); a one-shot run that was not steady says so (`not_steady`); and a FUSE device with a
 //! write cliff after a known volume, which `explain` finds (`rate_drop`) within 5 % of it.
 
-use crate::common::blk::{LoopFs, Throttle, cannot};
+use crate::common::blk::{LoopFs, PartedLoop, Throttle, cannot};
 use crate::common::faultfs::{FaultFs, skip_reason};
 use crate::common::{bin, iolab, iolab_db, run_json, skip};
 use serde_json::Value;
@@ -376,6 +376,83 @@ fn an_iops_cap_and_a_bandwidth_cap_are_told_apart() {
                 .collect();
             assert_eq!(caps, want, "{e:#}");
         }
+    }
+}
+
+/// `iolab together` on devices whose limits are known: two partitions of one loop device under
+/// a cgroup limit of 400 IOPS on the disk (each alone 400, both at once 400 together: a cap they
+/// share, as an instance's across its volumes) and a partition beside another loop device with
+/// a limit of its own (400 + 400 at once: none). `explain` names `shared_cap` on every run of
+/// the first and on none of the second; the sets iolab made are gone after; `show` prints the
+/// matrix; the group cannot be resumed as a sweep.
+#[test]
+fn a_cap_two_devices_share_is_told_from_limits_of_their_own() {
+    let name = "a_cap_two_devices_share_is_told_from_limits_of_their_own";
+    if let Some(why) = cannot(true) {
+        return skip(name, &why);
+    }
+    let d = tempfile::tempdir().unwrap();
+    let parted = PartedLoop::new(48, [d.path().join("p1"), d.path().join("p2")]);
+    let other = LoopFs::new(48, &d.path().join("other"));
+    let t = Throttle::new(&[parted.majmin(), other.majmin()], 400);
+    let [p1, p2] = parted.dirs.clone().map(|p| p.to_str().unwrap().to_string());
+    let o = other.dir.to_str().unwrap().to_string();
+    for (i, (a, b, want)) in [(&p1, &p2, true), (&p1, &o, false)].into_iter().enumerate() {
+        let db = d.path().join(format!("t{i}.db"));
+        let cmd = format!(
+            "together --dir {a} --dir {b} --direct --files 1 --size 8M --mode rndrd --threads 2 --time 2 -q"
+        );
+        let mut c = Command::new(&t.prefix()[0]);
+        c.args(&t.prefix()[1..])
+            .arg(bin())
+            .args(cmd.split(' '))
+            .env("IOLAB_DB", &db);
+        let out = c.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        eprintln!("{text}");
+        let e = iolab_db(&db, &["explain", "g1", "--json"]).json();
+        let rules = crate::common::explain_rules(&e);
+        assert_eq!(rules.len(), 4, "{e:#}");
+        for cell in &rules {
+            let shared: Vec<&str> = cell
+                .iter()
+                .map(String::as_str)
+                .filter(|r| *r == "shared_cap")
+                .collect();
+            let none: &[&str] = &[];
+            assert_eq!(
+                shared,
+                if want { &["shared_cap"][..] } else { none },
+                "{e:#}"
+            );
+        }
+        assert!(
+            text.contains(if want {
+                "a cap the devices share"
+            } else {
+                "no cap shared"
+            }),
+            "{text}"
+        );
+        for dir in [a, b] {
+            let left: Vec<_> = std::fs::read_dir(dir)
+                .unwrap()
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n != "lost+found")
+                .collect();
+            assert!(left.is_empty(), "{dir} keeps {left:?}");
+        }
+        let show = iolab_db(&db, &["show", "g1"]);
+        assert!(show.stdout.contains("dir \\ load"), "{}", show.stdout);
+        let r = iolab_db(&db, &["sweep", "--resume", "g1"]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(r.stderr.contains("iolab together"), "{}", r.stderr);
     }
 }
 

@@ -674,3 +674,102 @@ fn axis_ranges_that_overflow_or_never_end_are_refused() {
         assert!(!db.exists(), "{axis} {v} created the store");
     }
 }
+
+/// `iolab together` refuses in one line (exit 2), before its store exists: one directory, two on
+/// one filesystem, a list, more than one mode, `--no-save`; as the tests are run anywhere, a
+/// run on two filesystems here (a folder under /var/tmp and one in /dev/shm, buffered reads):
+/// four runs stored, each directory alone and at once, the sets it made removed after.
+#[test]
+fn together_checks_its_input_and_runs_each_directory_alone_and_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("t.db");
+    let (a, b) = (d.path().join("a"), d.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let w = ["--files", "1", "--size", "1M", "--time", "0.3"];
+    let m = ["--mode", "rndrd"];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["--dir", a, m[0], m[1]],
+            "--dir: give two directories or more",
+        ),
+        (
+            vec!["--dir", a, "--dir", b, m[0], m[1]],
+            "on the same filesystem as --dir",
+        ),
+        (vec!["--dir", a, "--dir", a, m[0], m[1]], "given twice"),
+        (
+            vec!["--dir", a, "--dir", b, m[0], m[1], "--threads", "1,2"],
+            "--threads is a list",
+        ),
+        (
+            vec!["--dir", a, "--dir", b, m[0], m[1], "--no-save"],
+            "--no-save",
+        ),
+        // no mode: the default profile's cells
+        (vec!["--dir", a, "--dir", b], "exactly one --mode"),
+    ];
+    for (args, want) in cases {
+        let mut v = vec!["together"];
+        v.extend_from_slice(&w);
+        v.extend_from_slice(&args);
+        let r = iolab_db(&db, &v);
+        assert_refused(&r, want);
+        assert!(!db.exists(), "{args:?} created the store");
+    }
+    let shm = std::path::Path::new("/dev/shm");
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(m1), Ok(m2)) = (std::fs::metadata(shm), std::fs::metadata(d.path())) else {
+        return;
+    };
+    if m1.dev() == m2.dev() {
+        eprintln!(
+            "/dev/shm and {} are one filesystem: the run is not tried",
+            d.path().display()
+        );
+        return;
+    }
+    let s = tempfile::tempdir_in(shm).unwrap();
+    let s = s.path().to_str().unwrap();
+    let mut v = vec!["together", "--dir", a, "--dir", s, "--json", "-q"];
+    v.extend_from_slice(&w);
+    v.extend_from_slice(&m);
+    let r = iolab_db(&db, &v);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let j = r.json();
+    assert_eq!(j["schema"], "iolab-sweep/1");
+    let cells: Vec<String> = j["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {}",
+                c["cell"]["load"].as_str().unwrap(),
+                c["cell"]["dir"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            format!("alone {a}"),
+            format!("alone {s}"),
+            format!("together {a}"),
+            format!("together {s}")
+        ]
+    );
+    for c in j["cells"].as_array().unwrap() {
+        assert!(c["figures"]["iops"].as_f64().unwrap() > 0.0, "{c}");
+    }
+    for dir in [a, s] {
+        assert_eq!(
+            std::fs::read_dir(dir).unwrap().count(),
+            0,
+            "{dir} keeps files"
+        );
+    }
+    let e = iolab_db(&db, &["explain", "g1", "--json"]).json();
+    assert_eq!(e["cells"].as_array().unwrap().len(), 4, "{e}");
+}

@@ -52,6 +52,10 @@ pub enum Cmd {
     /// Find where a target stops being met: --target 'mibps>=22' --over size=10G..750G.
     #[command(after_help = run_options_help("saturate"))]
     Saturate(SaturateArgs),
+    /// The same workload on each --dir alone, then on all at once: whether the devices share a
+    /// cap (the host's or the instance's), stored as a sweep.
+    #[command(after_help = run_options_help("together"))]
+    Together(TogetherArgs),
     /// Classic suites: iozone (automatic mode), bonnie (Bonnie++), sysbench-fileio (sysbench's
     /// file benchmark as a stored sweep).
     Suite(SuiteArgs),
@@ -103,6 +107,7 @@ impl Cmd {
             Cmd::Db(a) => &a.out,
             Cmd::Sweep(a) => &a.exp.out,
             Cmd::Saturate(a) => &a.exp.out,
+            Cmd::Together(a) => &a.exp.out,
             Cmd::Suite(a) => match &a.which {
                 SuiteCmd::Iozone(x) => &x.out,
                 SuiteCmd::Bonnie(x) => &x.out,

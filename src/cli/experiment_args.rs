@@ -1,4 +1,4 @@
-//! `iolab sweep` and `iolab saturate`: their own options, the options they share, their help's
+//! `iolab sweep`, `iolab saturate` and `iolab together`: their own options, the options they share, their help's
 //! list of run options, and `presplit` (their own options first, the run options behind `--`).
 
 use super::*;
@@ -13,7 +13,10 @@ pub fn run_options_help(cmd: &str) -> String {
     for a in run.get_arguments() {
         let Some(long) = a.get_long() else { continue };
         // the experiment's own options (or refused there)
-        if long == "help" || invocation.iter().any(|x| x == long) {
+        if long == "help"
+            || invocation.iter().any(|x| x == long)
+            || (cmd == "together" && long == "dir")
+        {
             continue;
         }
         if a.get_action().takes_values() && !a.is_require_equals_set() {
@@ -37,7 +40,9 @@ pub fn run_options_help(cmd: &str) -> String {
         out.push_str(line.trim_end());
         out
     };
-    let how = if cmd == "sweep" {
+    let how = if cmd == "together" {
+        "No option is a list: every run has the same options but its --dir."
+    } else if cmd == "sweep" {
         "Any value option may be an axis: a list (--threads 1,4,8), a range that doubles\n\
          (--threads 1..32, --size 1G..16G), linear steps (4..32:+4) or a factor (1G..64G:x4).\n\
          Every cell runs with the other options as given."
@@ -82,6 +87,8 @@ pub struct SweepArgs {
     #[arg(long)]
     pub nr_requests: Option<String>,
     #[command(flatten)]
+    pub rank: RankTimeoutArg,
+    #[command(flatten)]
     pub exp: ExperimentArgs,
 }
 
@@ -101,11 +108,24 @@ pub struct SaturateArgs {
     #[arg(long, default_value_t = 12)]
     pub max_steps: u32,
     #[command(flatten)]
+    pub rank: RankTimeoutArg,
+    #[command(flatten)]
     pub exp: ExperimentArgs,
 }
 
-/// The options `sweep` and `saturate` share, defined once: how the experiment prints, where
-/// it is stored, and the run options behind `--` (which [`presplit`] puts there).
+/// Options of `iolab together` itself; every other option is a run option (none a list).
+#[derive(Args, Debug, Clone)]
+pub struct TogetherArgs {
+    /// A directory on one of the devices compared (give it twice or more, each on its own
+    /// device): each is measured alone, then all at once.
+    #[arg(long = "dir", value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub exp: ExperimentArgs,
+}
+
+/// The options `sweep`, `saturate` and `together` share, defined once: how the experiment prints,
+/// where it is stored, and the run options behind `--` (which [`presplit`] puts there).
 #[derive(Args, Debug, Clone)]
 #[command(mut_arg("quiet", help("No progress bars or live line (also for every run)")))]
 pub struct ExperimentArgs {
@@ -119,8 +139,6 @@ pub struct ExperimentArgs {
     pub tag: TagArgs,
     #[command(flatten)]
     pub quiet: QuietArg,
-    #[command(flatten)]
-    pub rank: RankTimeoutArg,
     #[command(flatten)]
     pub db: DbArgs,
     /// The run options (after --; iolab puts them there for you).
@@ -137,6 +155,7 @@ pub fn presplit(argv: Vec<String>) -> Vec<String> {
     let own_cmd = match cmd.as_str() {
         "sweep" => <SweepArgs as Args>::augment_args(clap::Command::new("sweep")),
         "saturate" => <SaturateArgs as Args>::augment_args(clap::Command::new("saturate")),
+        "together" => <TogetherArgs as Args>::augment_args(clap::Command::new("together")),
         _ => return argv,
     };
     // their own options, as clap defines them: those taking a value, and switches

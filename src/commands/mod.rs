@@ -29,6 +29,7 @@ mod stored;
 mod suite;
 mod sweep;
 mod system;
+mod together;
 
 /// A flag Ctrl-C (SIGINT) and SIGTERM set, so a run stops, prints and saves what it measured; a
 /// second signal ends the process at once with 130.
@@ -408,6 +409,7 @@ fn dispatch(cmd: Cmd) -> Result<i32> {
         Cmd::Db(a) => db::cmd_db(&a),
         Cmd::Sweep(a) => sweep::cmd_sweep(&a),
         Cmd::Saturate(a) => saturate::cmd_saturate(&a),
+        Cmd::Together(a) => together::cmd_together(&a),
         Cmd::Suite(a) => match &a.which {
             cli::SuiteCmd::SysbenchFileio(x) => suite::cmd_sysbench_fileio(x),
             cli::SuiteCmd::Iozone(x) => suite::cmd_iozone(x),

@@ -91,7 +91,7 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
     )?;
     let stop = stop_flag();
     if let Some(r) = &ranks {
-        r.set_rank_timeout(std::time::Duration::from_secs_f64(a.exp.rank.rank_timeout));
+        r.set_rank_timeout(std::time::Duration::from_secs_f64(a.rank.rank_timeout));
         r.watch_stop(Arc::clone(&stop));
     }
     let on_fault = saturate_fault(a, &spec);

@@ -61,15 +61,30 @@ pub fn explain_ref(store: &Store, r: store::Ref) -> Result<Explanation> {
             &format!("run {id}"),
         )),
         store::Ref::Group(g) => {
-            let (kind, _) = store.experiment(g)?;
+            let (kind, spec) = store.experiment(g)?;
             let ids = store.group_runs(g)?;
             let mut runs = Vec::new();
             for id in ids {
                 runs.push((id, doc_of(id)?));
             }
             let subject = format!("group g{g}");
+            let together = spec
+                .and_then(|s| serde_json::from_value::<crate::workloads::sweep::SweepSpec>(s).ok())
+                .is_some_and(|s| crate::workloads::sweep::together::is_together(&s));
             Ok(match kind {
                 GroupKind::Repeat => run::explain_group(&runs, &subject),
+                GroupKind::Sweep if together => {
+                    let mut coords = Vec::new();
+                    for (id, _) in &runs {
+                        coords.push(
+                            store
+                                .cell(*id)?
+                                .and_then(|c| serde_json::from_value(c).ok())
+                                .unwrap_or_default(),
+                        );
+                    }
+                    sweep::explain_together(&runs, &coords, &subject)
+                }
                 GroupKind::Sweep => sweep::explain_sweep(&runs, &subject),
                 _ => run::explain_runs(&runs, &subject),
             })

@@ -36,6 +36,11 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
             .filter(|_| kind == crate::model::stored::GroupKind::Sweep)
             .and_then(|s| serde_json::from_value(s).ok())
             .ok_or_else(|| Error::usage(format!("--resume {r}: not a sweep")))?;
+        if sweep::together::is_together(&spec) {
+            return Err(Error::usage(format!(
+                "--resume {r}: a group of `iolab together` (run it again: its runs at once are one measurement)"
+            )));
+        }
         if a.exp.run_args.iter().any(|x| x != "-q" && x != "--quiet") {
             return Err(Error::usage(
                 "--resume: give no other run options; the sweep's own are used",
@@ -139,7 +144,7 @@ pub fn cmd_sweep(a: &cli::SweepArgs) -> Result<i32> {
         (store, g, spec)
     };
     if let Some(r) = &ranks {
-        r.set_rank_timeout(std::time::Duration::from_secs_f64(a.exp.rank.rank_timeout));
+        r.set_rank_timeout(std::time::Duration::from_secs_f64(a.rank.rank_timeout));
         r.watch_stop(Arc::clone(&stop));
     }
     let on_fault = sweep_fault(a, &spec);

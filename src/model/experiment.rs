@@ -41,6 +41,12 @@ pub struct SweepSpec {
     pub metric: String,
 }
 
+/// `iolab together`'s axis that says whether a cell ran alone or with the other directories,
+/// and its two values.
+pub const LOAD: &str = "load";
+pub const ALONE: &str = "alone";
+pub const TOGETHER: &str = "together";
+
 /// One finished cell.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct CellOut {

@@ -188,3 +188,59 @@ impl Drop for RawLoop {
         let _ = std::fs::remove_file(&self.img);
     }
 }
+
+/// A loop device (direct I/O to an image under /var/tmp) with a GPT of two partitions, each
+/// holding ext4, mounted at `dirs[0]` and `dirs[1]`: two block devices under one disk (a cgroup
+/// limit on the disk holds both). Unmounted, its partitions dropped and the device detached on
+/// drop.
+pub struct PartedLoop {
+    img: PathBuf,
+    pub dev: String,
+    pub dirs: [PathBuf; 2],
+}
+
+impl PartedLoop {
+    pub fn new(part_mb: u64, dirs: [PathBuf; 2]) -> PartedLoop {
+        let img = PathBuf::from(format!("/var/tmp/iolab-parted-{}.img", unique()));
+        sh(&format!(
+            "truncate -s {}M {}",
+            2 * part_mb + 4,
+            img.display()
+        ));
+        let dev = sh(&format!(
+            "losetup --find --show --direct-io=on {}",
+            img.display()
+        ));
+        let p = PartedLoop { img, dev, dirs };
+        // the kernel reads no partition table of a loop device here: partx adds them
+        sh(&format!(
+            "printf 'label: gpt\\n,{part_mb}M\\n,{part_mb}M\\n' | sfdisk -q {} >/dev/null 2>&1; partx -a {}",
+            p.dev, p.dev
+        ));
+        for (i, d) in p.dirs.iter().enumerate() {
+            let part = format!("{}p{}", p.dev, i + 1);
+            sh(&format!(
+                "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 {part} >/dev/null 2>&1"
+            ));
+            std::fs::create_dir_all(d).unwrap();
+            sh(&format!("mount {part} {}", d.display()));
+        }
+        p
+    }
+    /// The whole disk's `MAJ:MIN` (where a cgroup limit goes: the kernel takes none on a
+    /// partition).
+    pub fn majmin(&self) -> String {
+        sh(&format!("lsblk -dno MAJ:MIN {}", self.dev)).replace(' ', "")
+    }
+}
+
+impl Drop for PartedLoop {
+    fn drop(&mut self) {
+        for d in &self.dirs {
+            let _ = Command::new("umount").arg(d).status();
+        }
+        let _ = Command::new("partx").args(["-d", &self.dev]).output();
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+        let _ = std::fs::remove_file(&self.img);
+    }
+}

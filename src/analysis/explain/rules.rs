@@ -105,6 +105,11 @@ pub const CAP_MIN_SPAN: f64 = 4.0;
 pub const CAP_FLAT: f64 = 0.10;
 /// The other figure moved at least this many times from the smallest size to the largest.
 pub const CAP_MOVE: f64 = 2.0;
+/// A cap shared by the devices of `iolab together`: alone, the devices add up to at least this
+/// many times the best of them (each does a fair share on its own) ...
+pub const SHARED_MIN_ADD: f64 = 1.5;
+/// ... while all at once they do at most this many times the best alone.
+pub const SHARED_MAX_GAIN: f64 = 1.25;
 pub const FLAT_GAIN: f64 = 0.10;
 pub const FLAT_QUEUE_SHARE: f64 = 0.5;
 pub const FLAT_UTIL_PCT: f64 = 90.0;
@@ -261,6 +266,17 @@ pub static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ),
         fix: &[],
         why: "the rate is a fixed number of bytes per second whatever the operation size: a limit set in bytes (a cgroup's bps limit, a cloud volume's provisioned throughput, a link), or the medium's streaming rate; one shared by two devices is the host's or the instance's",
+        inspect: |_| Vec::new(),
+    },
+    Rule {
+        id: "shared_cap",
+        class: Class { layer: Layer::Throttle, kind: Kind::Also },
+        when: format!(
+            "in `iolab together`, the same workload on each directory alone and on all at once: alone, their I/Os per second add up to at least {} the best of them, at once they make at most {} the best alone",
+            times(SHARED_MIN_ADD), times(SHARED_MAX_GAIN)
+        ),
+        fix: &[],
+        why: "each device alone reaches the figure and all of them together only once: the limit is above the devices, shared by them (the host's or the instance's limit on its volumes, one disk under its partitions, a shared controller, link or throttle), so a database on both gets no more than on one",
         inspect: |_| Vec::new(),
     },
     Rule {

@@ -7,7 +7,8 @@ use super::facts::{Facts, await_ms, fmt_n, shell_word};
 use super::rules::{
     CAP_FLAT, CAP_MIN_SIZES, CAP_MIN_SPAN, CAP_MOVE, FLAT_GAIN, FLAT_MIN_STEP, FLAT_QUEUE_SHARE,
     FLAT_UTIL_PCT, QD_MAX_LOAD_RATIO, RULES, SAT_AWAIT_RATIO, SAT_MIN_AQU, SAT_UTIL_PCT,
-    SERIAL_LAT_SHARE, SERIAL_MAX_AQU, qd_hit, queue_is_own, waits_for_io,
+    SERIAL_LAT_SHARE, SERIAL_MAX_AQU, SHARED_MAX_GAIN, SHARED_MIN_ADD, qd_hit, queue_is_own,
+    waits_for_io,
 };
 use super::run::{explain_runs, finding, rule};
 use super::{CellExplain, Confidence, Explanation, Finding, Kind};
@@ -400,4 +401,120 @@ pub fn explain_sweep(runs: &[(i64, RunDoc)], subject: &str) -> Explanation {
         subject: subject.into(),
         cells,
     }
+}
+
+/// One directory of `iolab together`: its device, and its I/Os per second alone and at once
+/// with the others.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedRow {
+    pub dir: String,
+    pub dev: Option<String>,
+    pub alone: f64,
+    pub together: f64,
+}
+
+/// What `iolab together` measured, summed up: the best device alone, the devices alone added,
+/// all at once, and whether that is a cap they share ([`SHARED_MIN_ADD`], [`SHARED_MAX_GAIN`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedVerdict {
+    pub best_alone: f64,
+    pub sum_alone: f64,
+    pub together: f64,
+    pub shared: bool,
+    /// The figures in one line, with units.
+    pub evidence: String,
+}
+
+/// The verdict over every directory of a together experiment; None with fewer than two
+/// directories measured both ways or nothing measured alone.
+pub fn shared_verdict(rows: &[SharedRow]) -> Option<SharedVerdict> {
+    if rows.len() < 2 {
+        return None;
+    }
+    let best_alone = rows.iter().map(|r| r.alone).fold(0.0, f64::max);
+    if best_alone <= 0.0 {
+        return None;
+    }
+    let sum_alone: f64 = rows.iter().map(|r| r.alone).sum();
+    let together: f64 = rows.iter().map(|r| r.together).sum();
+    let shared =
+        sum_alone >= SHARED_MIN_ADD * best_alone && together <= SHARED_MAX_GAIN * best_alone;
+    let name = |r: &SharedRow| match &r.dev {
+        Some(d) => format!("{} ({d})", r.dir),
+        None => r.dir.clone(),
+    };
+    let alone = rows
+        .iter()
+        .map(|r| format!("{} {} IOPS", name(r), fmt_n(r.alone)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let at_once = rows
+        .iter()
+        .map(|r| fmt_n(r.together))
+        .collect::<Vec<_>>()
+        .join(" + ");
+    let evidence = format!(
+        "alone: {alone}; all at once: {at_once} = {} IOPS, {:.2}x the best alone, where devices with limits of their own would give up to {} IOPS ({:.2}x)",
+        fmt_n(together),
+        together / best_alone,
+        fmt_n(sum_alone),
+        sum_alone / best_alone
+    );
+    Some(SharedVerdict {
+        best_alone,
+        sum_alone,
+        together,
+        shared,
+        evidence,
+    })
+}
+
+/// The explanation of `iolab together`'s runs (`coords`: each run's cell, `load` and `dir`):
+/// the sweep's, and `shared_cap` on every cell when the devices share a cap.
+pub fn explain_together(
+    runs: &[(i64, RunDoc)],
+    coords: &[std::collections::BTreeMap<String, String>],
+    subject: &str,
+) -> Explanation {
+    use crate::model::experiment::{ALONE, LOAD, TOGETHER};
+    let mut e = explain_sweep(runs, subject);
+    let mut rows: Vec<SharedRow> = Vec::new();
+    for ((_, d), c) in runs.iter().zip(coords) {
+        let (Some(load), Some(dir)) = (c.get(LOAD), c.get("dir")) else {
+            continue;
+        };
+        let Some(cell) = d.runs.first() else { continue };
+        let f = Facts::of(d, cell);
+        let at = match rows.iter().position(|r| &r.dir == dir) {
+            Some(i) => i,
+            None => {
+                rows.push(SharedRow {
+                    dir: dir.clone(),
+                    dev: f.dev.map(|(n, _)| n.to_string()),
+                    alone: 0.0,
+                    together: 0.0,
+                });
+                rows.len() - 1
+            }
+        };
+        match load.as_str() {
+            ALONE => rows[at].alone = f.iops,
+            TOGETHER => rows[at].together = f.iops,
+            _ => {}
+        }
+    }
+    if let Some(v) = shared_verdict(&rows).filter(|v| v.shared) {
+        let r = rule("shared_cap");
+        for i in own_cells(&e.cells) {
+            e.cells[i].findings.push(Finding {
+                layer: r.class.layer,
+                rule: r.id.into(),
+                confidence: Confidence::Medium,
+                evidence: v.evidence.clone(),
+                why: r.why.into(),
+                next: "iolab env  # the devices' stack (partitions of one disk, one controller) and the platform (an instance's limit across its volumes)".into(),
+            });
+        }
+    }
+    e
 }

@@ -8,6 +8,7 @@
 
 mod points;
 mod saturate;
+pub mod together;
 
 pub use points::*;
 pub use saturate::*;
