@@ -7,10 +7,10 @@
 //! (p99 12.3 ms against fio's 173 µs in the issue): the loop device's worker gets no CPU. Root
 //! only (loop device, mount); bench/paced-vs-fio.sh is the same comparison at length.
 
-use crate::common::blk::{cannot, sh};
+use crate::common::blk::{ShmLoop, cannot};
 use crate::common::{iolab, output_within, skip};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
@@ -23,48 +23,6 @@ const REPEAT: usize = 3;
 const BOUND: f64 = 1.3;
 /// The data file's size (MiB).
 const SIZE_MB: u64 = 256;
-
-/// ext4 on a loop device over an image in /dev/shm (a device fast enough that the pacer's CPU
-/// shows), mounted at a fresh folder; all undone on drop.
-struct ShmLoop {
-    img: PathBuf,
-    dev: String,
-    dir: PathBuf,
-}
-
-impl ShmLoop {
-    fn new(size_mb: u64) -> ShmLoop {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos();
-        let tag = format!("{}-{nanos}", std::process::id());
-        let img = PathBuf::from(format!("/dev/shm/iolab-paced-{tag}.img"));
-        let dir = PathBuf::from(format!("/var/tmp/iolab-paced-{tag}"));
-        sh(&format!("truncate -s {size_mb}M {}", img.display()));
-        let dev = sh(&format!(
-            "losetup --find --show --direct-io=on {}",
-            img.display()
-        ));
-        let fs = ShmLoop { img, dev, dir };
-        sh(&format!(
-            "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 {} >/dev/null 2>&1",
-            fs.dev
-        ));
-        std::fs::create_dir_all(&fs.dir).unwrap();
-        sh(&format!("mount {} {}", fs.dev, fs.dir.display()));
-        fs
-    }
-}
-
-impl Drop for ShmLoop {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.dir).status();
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-        let _ = std::fs::remove_file(&self.img);
-        let _ = std::fs::remove_dir(&self.dir);
-    }
-}
 
 /// fio's JSON of `threads` psync jobs of 16 KiB O_DIRECT random reads of `file`, each at
 /// `rate` IOPS (None: unpaced), with latency percentiles (`lat_ns`).

@@ -244,3 +244,60 @@ impl Drop for PartedLoop {
         let _ = std::fs::remove_file(&self.img);
     }
 }
+
+/// ext4 on a loop device over a sparse image in /dev/shm (a fast device that takes O_DIRECT, its
+/// memory only what is written), mounted at a fresh folder; all undone on drop.
+pub struct ShmLoop {
+    img: PathBuf,
+    pub dev: String,
+    pub dir: PathBuf,
+}
+
+impl ShmLoop {
+    pub fn new(size_mb: u64) -> ShmLoop {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let tag = format!("{}-{nanos}", std::process::id());
+        let img = PathBuf::from(format!("/dev/shm/iolab-paced-{tag}.img"));
+        let dir = PathBuf::from(format!("/var/tmp/iolab-paced-{tag}"));
+        sh(&format!("truncate -s {size_mb}M {}", img.display()));
+        let dev = sh(&format!(
+            "losetup --find --show --direct-io=on {}",
+            img.display()
+        ));
+        let fs = ShmLoop { img, dev, dir };
+        sh(&format!(
+            "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 {} >/dev/null 2>&1",
+            fs.dev
+        ));
+        std::fs::create_dir_all(&fs.dir).unwrap();
+        sh(&format!("mount {} {}", fs.dev, fs.dir.display()));
+        fs
+    }
+}
+
+impl Drop for ShmLoop {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.dir).status();
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+        let _ = std::fs::remove_file(&self.img);
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+/// Bytes free in /dev/shm (0 when it cannot be read): a [`ShmLoop`]'s writes take memory there.
+pub fn shm_free_bytes() -> u64 {
+    let o = Command::new("df")
+        .args(["--output=avail", "-B1", "/dev/shm"])
+        .output();
+    o.ok()
+        .and_then(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .nth(1)
+                .and_then(|l| l.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
