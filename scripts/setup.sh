@@ -20,13 +20,15 @@ $SUDO apt-get update -qq
 # btrfs-progs, f2fs-tools, squashfs-tools (mksquashfs), genisoimage (iso9660), cryptsetup-bin
 # (LUKS); mkfs.minix, mkfs.bfs and mkfs.cramfs are in util-linux on Debian 12 (dpkg -S), and
 # util-linux-extra is listed for the releases that moved tools there.
+# The Debian package (scripts/package.sh, tests/package.rs): dpkg-dev comes with build-essential;
+# man-db reads the installed manual page.
 # prometheus: a private server scrapes `--metrics-listen` in tests/prometheus.rs (its own config
 # and storage in a temp dir, on a free port; the packaged service plays no part).
 $SUDO apt-get install -y -qq build-essential pkg-config fio sysbench sysstat fuse3 libfuse3-dev \
   e2fsprogs xfsprogs fdisk util-linux postgresql mariadb-server chromium fonts-dejavu-core jq \
   bonnie++ openmpi-bin libopenmpi-dev libclang-dev iproute2 libpq-dev \
   libblkid-dev util-linux-extra dosfstools btrfs-progs f2fs-tools squashfs-tools genisoimage \
-  cryptsetup-bin prometheus >/dev/null
+  cryptsetup-bin prometheus man-db >/dev/null
 # fio's own job files (its examples/ and t/jobs/) for tests/fio_regression.rs and
 # bench/fio-examples.sh: the source of the fio package, in /var/tmp/fiosrc (a deb-src entry is
 # added for the download and removed after).

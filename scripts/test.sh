@@ -33,7 +33,7 @@ set +e
 # share nothing with each other (pts:: asserts its rounds agree with each other, no figure):
 # they run two at a time at the end, beside the distributed runs
 # (mpi::, which wait on their ranks' heartbeats and timeouts).
-together="architecture:: check_docs:: schemas:: env_fixtures:: import_parse:: snapshots:: fuzz_input:: signatures:: safety_target:: store:: report:: suites:: engine_contract:: pts:: fingerprint::"
+together="architecture:: check_docs:: schemas:: env_fixtures:: import_parse:: snapshots:: fuzz_input:: signatures:: safety_target:: store:: report:: suites:: engine_contract:: pts:: fingerprint:: package::"
 skip_them=$(for m in $together mpi::; do printf -- '--skip %s ' "$m"; done)
 start=$(date +%s)
 rc=0

@@ -9,6 +9,15 @@
 //! `workloads` (databases, suites, zones, experiments), `output` (tables, charts, HTML), `cli`
 //! (flags and plans) and `commands` (one per subcommand).
 
+/// What `iolab --version` says: the package's version and the git commit it was built from
+/// (build.rs; `unknown` when built outside a git checkout).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("IOLAB_GIT_COMMIT"),
+    ")"
+);
+
 pub mod analysis;
 pub mod cli;
 pub mod commands;

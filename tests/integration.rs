@@ -42,6 +42,7 @@ mod layouts;
 mod metrics;
 mod mpi;
 mod paced;
+mod package;
 mod prometheus;
 mod pts;
 mod report;

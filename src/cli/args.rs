@@ -9,7 +9,7 @@ use super::*;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
-#[command(name = "iolab", version, about = "A storage I/O lab for people who run databases", long_about = None)]
+#[command(name = "iolab", version = crate::VERSION, about = "A storage I/O lab for people who run databases", long_about = None)]
 pub struct Cli {
     #[command(subcommand)]
     pub cmd: Cmd,
@@ -92,6 +92,11 @@ pub enum Cmd {
     /// Work on results stores as a whole: `store copy --from A --to B` copies every run
     /// (SQLite <-> PostgreSQL), ids mapped, nothing copied twice.
     Store(StoreArgs),
+    /// Print a shell completion script: `iolab completions bash > /etc/bash_completion.d/iolab`
+    /// (also zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Write a manual page for iolab and each subcommand (iolab.1, iolab-run.1, ...) into DIR.
+    Manpages(ManpagesArgs),
 }
 
 impl Cmd {
@@ -131,7 +136,7 @@ impl Cmd {
                 CrashCmd::Listen(_) => return None,
             },
             // its -o is the capture file; the summary goes to stdout
-            Cmd::Capture(_) => return None,
+            Cmd::Capture(_) | Cmd::Completions(_) | Cmd::Manpages(_) => return None,
             Cmd::Prepare(_)
             | Cmd::Cleanup(_)
             | Cmd::Report(_)

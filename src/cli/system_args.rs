@@ -301,3 +301,17 @@ pub struct CcVerifyArgs {
     #[command(flatten)]
     pub out: OutArgs,
 }
+
+#[derive(Args, Debug, Clone)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ManpagesArgs {
+    /// An existing directory: each page is a new file there (one already there is refused,
+    /// nothing written).
+    pub dir: PathBuf,
+}

@@ -22,6 +22,7 @@ mod crashcheck;
 mod db;
 mod experiment;
 mod iostat;
+mod manual;
 mod prepare;
 mod run;
 mod saturate;
@@ -410,6 +411,8 @@ fn dispatch(cmd: Cmd) -> Result<i32> {
         Cmd::Sweep(a) => sweep::cmd_sweep(&a),
         Cmd::Saturate(a) => saturate::cmd_saturate(&a),
         Cmd::Together(a) => together::cmd_together(&a),
+        Cmd::Completions(a) => manual::completions(&a),
+        Cmd::Manpages(a) => manual::manpages(&a),
         Cmd::Suite(a) => match &a.which {
             cli::SuiteCmd::SysbenchFileio(x) => suite::cmd_sysbench_fileio(x),
             cli::SuiteCmd::Iozone(x) => suite::cmd_iozone(x),
