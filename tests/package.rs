@@ -68,6 +68,21 @@ fn manual_pages_and_completions_come_from_the_definition() {
         .modified()
         .unwrap();
     assert_eq!(before, after);
+    // a link planted at a page's name is refused, and what it points to untouched
+    let e = tempfile::tempdir().unwrap();
+    let victim = e.path().join("victim");
+    std::fs::write(&victim, "mine").unwrap();
+    let planted = e.path().join("pages");
+    std::fs::create_dir(&planted).unwrap();
+    std::os::unix::fs::symlink(&victim, planted.join("iolab-run.1")).unwrap();
+    let r = iolab(&["manpages", planted.to_str().unwrap()]);
+    assert_refused(&r, "iolab-run.1: is a symbolic link");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "mine");
+    assert_eq!(
+        std::fs::read_dir(&planted).unwrap().count(),
+        1,
+        "nothing written"
+    );
     let r = iolab(&["manpages", "/nonexistent/iolab-man"]);
     assert_refused(&r, "manpages /nonexistent/iolab-man");
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
