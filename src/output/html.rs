@@ -86,19 +86,11 @@ fn header(store: &Store, id: i64, found: &Found, s: &mut String) -> Result<()> {
     if sys.is_some() {
         let f = &found.check;
         if !f.is_empty() {
-            s.push_str("<details open><summary>iolab check findings for this storage</summary><ul class=\"findings\">");
-            for x in f {
-                let _ = write!(
-                    s,
-                    "<li class=\"{:?}\"><b>{:?}</b> {}: {} <i>Fix:</i> {}</li>",
-                    x.severity,
-                    x.severity,
-                    esc(&x.id),
-                    esc(&x.evidence),
-                    esc(&x.fix)
-                );
-            }
-            s.push_str("</ul></details>");
+            s.push_str(
+                "<details open class=\"check\"><summary>iolab check findings for this storage</summary>",
+            );
+            crate::output::html_parts::check_cards(f, s);
+            s.push_str("</details>");
         }
     }
     Ok(())
@@ -110,13 +102,13 @@ pre.table{font-size:12px;overflow-x:auto;background:#f6f6f6;padding:.6em;line-he
 pre.text{font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;margin:.3em 0;line-height:1.35}
 dl.facts{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}dl.facts dt{font-weight:bold}
 figure{margin:1.5em 0;page-break-inside:avoid}figure svg{max-width:100%;height:auto}
-li.Critical{color:#b00}li.Warn{color:#a60}
-@media (prefers-color-scheme: dark){body{background:#1e1e1e;color:#e6e6e6}pre.table{background:#2a2a2a}h2{border-color:#555}li.Critical{color:#f77}li.Warn{color:#fb5}}
+@media (prefers-color-scheme: dark){body{background:#1e1e1e;color:#e6e6e6}pre.table{background:#2a2a2a}h2{border-color:#555}}
 @media print{body{background:#fff;color:#000;max-width:none}pre.table{background:none;border:1px solid #ccc;font-size:9.5px;white-space:pre-wrap;overflow:visible}}";
 
-/// The text of `show` (or of an explanation) as HTML: its tables (box-drawing lines) in
-/// `pre.table`, which may scroll inside its own box, the prose between them (warnings, notes,
-/// explain lines) in `pre.text`, which wraps at the page's width: no line of prose is cut.
+/// The text of `show` as HTML: each of its tables (box-drawing lines) a `table.data`
+/// (`html_parts::table_html`; one that is not a plain grid stays text in `pre.table`, which may
+/// scroll inside its own box), the prose between them (warnings, notes) in `pre.text`, which
+/// wraps at the page's width: no line of prose is cut.
 fn text_blocks(text: &str, s: &mut String) {
     let is_table = |l: &str| l.starts_with(['┌', '│', '╞', '├', '└', '┆', '╭', '╰', '+', '|']);
     let mut block: Vec<&str> = Vec::new();
@@ -125,8 +117,24 @@ fn text_blocks(text: &str, s: &mut String) {
         if block.is_empty() {
             return;
         }
-        let class = if table { "table" } else { "text" };
-        let _ = write!(s, "<pre class=\"{class}\">{}</pre>", esc(&block.join("\n")));
+        if !table {
+            let _ = write!(s, "<pre class=\"text\">{}</pre>", esc(&block.join("\n")));
+        } else {
+            // tables printed one under the other: each from its top line
+            let starts: Vec<usize> = (0..block.len())
+                .filter(|&i| i == 0 || block[i].starts_with('┌'))
+                .chain(std::iter::once(block.len()))
+                .collect();
+            for w in starts.windows(2) {
+                let one = &block[w[0]..w[1]];
+                match crate::output::html_parts::parse_table(one) {
+                    Some((head, body)) => crate::output::html_parts::table_html(&head, &body, s),
+                    None => {
+                        let _ = write!(s, "<pre class=\"table\">{}</pre>", esc(&one.join("\n")));
+                    }
+                }
+            }
+        }
         block.clear();
     };
     for l in text.lines() {
@@ -171,8 +179,9 @@ pub fn html(store: &Store, refs: &[Ref], found: &Found) -> Result<String> {
     };
     let _ = write!(
         s,
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><meta name=\"color-scheme\" content=\"light dark\"><title>{}</title><style>{PAGE_CSS}\n{CSS}</style></head><body><header><h1>{}</h1>",
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\"><meta name=\"color-scheme\" content=\"light dark\"><title>{}</title><style>{PAGE_CSS}\n{}\n{CSS}</style></head><body><header><h1>{}</h1>",
         esc(&title),
+        crate::output::html_parts::PARTS_CSS,
         esc(&title)
     );
     header(store, first_run, found, &mut s)?;
@@ -185,7 +194,7 @@ pub fn html(store: &Store, refs: &[Ref], found: &Found) -> Result<String> {
         && let Some(e) = &found.explain
     {
         s.push_str("<section id=\"explain\"><h2>Explanation</h2>");
-        text_blocks(&crate::output::explain::render(e), &mut s);
+        crate::output::html_parts::explain_cards(e, &mut s);
         s.push_str("</section>");
     }
     if !charts.is_empty() {
@@ -206,8 +215,9 @@ pub fn html(store: &Store, refs: &[Ref], found: &Found) -> Result<String> {
     }
     let _ = writeln!(
         s,
-        "<footer><p>Made by iolab {} from the results store; every figure above is in <code>iolab show</code> / <code>iolab export</code>.</p></footer></body></html>",
-        env!("CARGO_PKG_VERSION")
+        "<footer><p>Made by iolab {} from the results store; every figure above is in <code>iolab show</code> / <code>iolab export</code>. Click a column's header to sort its table.</p></footer>{}</body></html>",
+        crate::VERSION,
+        crate::output::html_parts::SCRIPT
     );
     Ok(s)
 }

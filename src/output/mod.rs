@@ -13,6 +13,7 @@ pub mod export;
 pub mod fio;
 pub mod fio_group;
 pub mod html;
+pub mod html_parts;
 pub mod metric_charts;
 pub mod pts;
 pub mod schemas;
