@@ -1006,21 +1006,8 @@ fn reports_fit_the_window_at_1400_and_800_px() {
         let probed = d.path().join(format!("{what}-probed.html"));
         std::fs::write(&probed, page).unwrap();
         for width in [1400, 800] {
-            let profile = tempfile::tempdir().unwrap();
-            let o = std::process::Command::new(browser)
-                .args(crate::common::browser::HEADLESS)
-                .arg("--dump-dom")
-                .arg(format!("--window-size={width},1000"))
-                .arg(format!("--user-data-dir={}", profile.path().display()))
-                .arg(format!("file://{}", probed.display()))
-                .output()
-                .unwrap();
-            let dom = String::from_utf8_lossy(&o.stdout);
-            let fit = dom
-                .split("data-fit=\"")
-                .nth(1)
-                .and_then(|r| r.split('"').next())
-                .unwrap_or_else(|| panic!("{what} at {width}: no measurement in the DOM"));
+            let fit = crate::common::browser::probed_attr(browser, &probed, width, "fit")
+                .unwrap_or_else(|_| panic!("{what} at {width}: no measurement in the DOM"));
             let f: Vec<&str> = fit.splitn(4, ' ').collect();
             let (page_w, window_w, cut): (u32, u32, u32) = (
                 f[0].parse().unwrap(),
@@ -1060,19 +1047,7 @@ fn report_tables_sort_by_a_click_on_a_header() {
     const PROBE: &str = "<script>addEventListener('load',()=>{const t=document.querySelector('table.data');const th=[...t.tHead.rows[0].cells].find(c=>c.textContent==='IOPS');const col=()=>[...t.tBodies[0].rows].map(r=>r.cells[th.cellIndex].textContent).join(',');const out=[col()];th.click();out.push(col());th.click();out.push(col());document.body.setAttribute('data-sorted',out.join(' '));});</script>";
     let page = d.path().join("sort.html");
     std::fs::write(&page, html.replace("</body>", &format!("{PROBE}</body>"))).unwrap();
-    let profile = tempfile::tempdir().unwrap();
-    let o = std::process::Command::new(browser)
-        .args(crate::common::browser::HEADLESS)
-        .arg("--dump-dom")
-        .arg(format!("--user-data-dir={}", profile.path().display()))
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .unwrap();
-    let dom = String::from_utf8_lossy(&o.stdout);
-    let sorted = dom
-        .split("data-sorted=\"")
-        .nth(1)
-        .and_then(|r| r.split('"').next())
-        .unwrap_or_else(|| panic!("no sort measured: {}", String::from_utf8_lossy(&o.stderr)));
+    let sorted = crate::common::browser::probed_attr(browser, &page, 1400, "sorted")
+        .unwrap_or_else(|e| panic!("no sort measured: {e}"));
     assert_eq!(sorted, "9336,15735,156 156,9336,15735 15735,9336,156");
 }

@@ -10,7 +10,6 @@ use crate::common::blk::{LoopFs, PartedLoop, Throttle, cannot};
 use crate::common::faultfs::{FaultFs, skip_reason};
 use crate::common::{bin, iolab, iolab_db, run_json, skip};
 use serde_json::Value;
-use std::process::Command;
 use std::time::Duration;
 
 fn steady_of(v: &Value) -> &Value {
@@ -134,8 +133,8 @@ fn bad_steady_state_specs_are_refused() {
 
 /// Runs iolab in the throttle's cgroup; its JSON document.
 fn throttled(t: &Throttle, args: &[&str]) -> Value {
-    let mut c = Command::new(&t.prefix()[0]);
-    c.args(&t.prefix()[1..]).arg(bin()).args(args);
+    let mut c = t.command(bin());
+    c.args(args);
     let o = c.output().unwrap();
     assert!(
         o.status.success(),
@@ -358,11 +357,8 @@ fn an_iops_cap_and_a_bandwidth_cap_are_told_apart() {
         let sweep = format!(
             "sweep --dir {dir} --direct --files 1 --size 32M --mode rndrd --threads 4 --bs 4k,16k,64k --ramp 1 --time 2 -q"
         );
-        let mut c = Command::new(&t.prefix()[0]);
-        c.args(&t.prefix()[1..])
-            .arg(bin())
-            .args(sweep.split(' '))
-            .env("IOLAB_DB", &db);
+        let mut c = t.command(bin());
+        c.args(sweep.split(' ')).env("IOLAB_DB", &db);
         let o = c.output().unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let e = iolab_db(&db, &["explain", "g1", "--json"]).json();
@@ -402,11 +398,8 @@ fn a_cap_two_devices_share_is_told_from_limits_of_their_own() {
         let cmd = format!(
             "together --dir {a} --dir {b} --direct --files 1 --size 8M --mode rndrd --threads 2 --time 2 -q"
         );
-        let mut c = Command::new(&t.prefix()[0]);
-        c.args(&t.prefix()[1..])
-            .arg(bin())
-            .args(cmd.split(' '))
-            .env("IOLAB_DB", &db);
+        let mut c = t.command(bin());
+        c.args(cmd.split(' ')).env("IOLAB_DB", &db);
         let out = c.output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(

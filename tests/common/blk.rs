@@ -130,6 +130,13 @@ impl Throttle {
         t.devs.push(majmin.to_string());
         t
     }
+    /// A command that runs `program` (its arguments added by the caller) inside the group.
+    pub fn command(&self, program: &str) -> Command {
+        let p = self.prefix();
+        let mut c = Command::new(&p[0]);
+        c.args(&p[1..]).arg(program);
+        c
+    }
     /// A command prefix that joins the group and runs the rest of the command line in it.
     pub fn prefix(&self) -> Vec<String> {
         vec![

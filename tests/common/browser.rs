@@ -62,3 +62,29 @@ pub fn assert_opens(browser: &str, html: &Path, what: &str) {
         distinct.len()
     );
 }
+
+/// Opens `page` (a file with a probe script that sets `data-NAME` on `<body>` once loaded) in
+/// headless Chromium `width` px wide and returns that attribute's value, or None with what
+/// Chromium said on stderr.
+pub fn probed_attr(
+    browser: &str,
+    page: &Path,
+    width: u32,
+    name: &str,
+) -> std::result::Result<String, String> {
+    let profile = tempfile::tempdir().unwrap();
+    let o = std::process::Command::new(browser)
+        .args(HEADLESS)
+        .arg("--dump-dom")
+        .arg(format!("--window-size={width},1000"))
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    let dom = String::from_utf8_lossy(&o.stdout);
+    dom.split(&format!("data-{name}=\""))
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .map(str::to_string)
+        .ok_or_else(|| String::from_utf8_lossy(&o.stderr).into_owned())
+}
