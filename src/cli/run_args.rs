@@ -322,6 +322,10 @@ pub struct RunArgs {
     /// never a flag.
     #[arg(skip)]
     pub fio_logs: Option<crate::model::job::FioLogs>,
+    /// A job file's fio seeds (its offsets and mix drawn with fio's generators): set by the
+    /// job file's translation, never a flag.
+    #[arg(skip)]
+    pub fio_rand: Option<crate::model::job::FioRand>,
     /// What writes hold: random (pseudo-random bytes, each 512-byte sector stamped with its
     /// offset and the write's number so no two blocks are alike: fio's default), zero or
     /// pattern:0xHEX; then ,refill (new bytes every write), ,noscramble, ,compress=PCT[:CHUNK]

@@ -10,6 +10,7 @@ use crate::measure::stats::OpKind;
 use crate::model::job::{BsSide, Job, Limit, Mode, RandomMap, fio_range_pick};
 use crate::model::timing::Zones;
 use crate::spec::dist::{OffsetGen, Rng, thread_rng};
+use crate::spec::fio_rand::{FioMix, FioOffsets};
 use rand::RngExt;
 use std::time::{Duration, Instant};
 
@@ -141,6 +142,12 @@ pub struct OpGen {
     write_after: Option<(u32, u64, u64, u8)>,
     /// The direction the pacer chose for the next read or write ([`OpGen::prefer`]).
     prefer: Option<bool>,
+    /// A job file's offsets from fio's own generator (uniform offsets with fio's seeds), and
+    /// the blocks of the random map it draws from.
+    fio_off: Option<FioOffsets>,
+    map_blocks: u64,
+    /// A job file's read/write mix as fio decides it (fio's seeds).
+    fio_mix: Option<FioMix>,
     /// fio's strided zones of a sequential mode: the zones, where the current one starts
     /// (from `seq_lo`) and the bytes moved in it.
     zones: Option<(Zones, u64, u64)>,
@@ -188,6 +195,10 @@ impl OpGen {
             )
         });
         let map_on = map.is_some();
+        let map_blocks = ((hi - lo) / grid).max(1);
+        // fio's thread number of this thread: its seeds
+        let fio_thread = job.fio_rand.as_ref().map(|r| (r, r.thread_number + t));
+        let uniform = matches!(job.distribution, crate::model::job::Distribution::Uniform);
         let dir = |side: BsSide| {
             let min = side.sizes()[0];
             let align = match job.block_align_bytes {
@@ -256,6 +267,16 @@ impl OpGen {
             trims: job.mode.trims(),
             write_after: None,
             prefer: None,
+            fio_off: fio_thread
+                .filter(|_| uniform && job.mode.is_random())
+                .map(|(r, n)| FioOffsets::new(r, n)),
+            map_blocks,
+            fio_mix: fio_thread
+                .filter(|_| matches!(job.mode, Mode::Rndrw | Mode::Seqrw))
+                .map(|(r, n)| {
+                    let pct = (100.0 * job.rw_ratio / (1.0 + job.rw_ratio)).round();
+                    FioMix::new(r, n, if pct.is_finite() { pct as u32 } else { 100 })
+                }),
             zones: job
                 .timing
                 .zones
@@ -285,7 +306,10 @@ impl OpGen {
     #[inline]
     fn place_mapped(&mut self, w: usize, si: &mut u8, len: &mut u64) -> (u32, u64) {
         let map = self.map.as_mut().expect("a random map");
-        let block = map.start(&self.dirs[w].offsets, &mut self.rng);
+        let block = match self.fio_off.as_mut() {
+            Some(f) => map.start_drawn(|| f.block(self.map_blocks)),
+            None => map.start(&self.dirs[w].offsets, &mut self.rng),
+        };
         let p = self.seq_lo + block * self.grid;
         let file_end = (p / self.fsize + 1) * self.fsize;
         let end = self.seq_hi.min(file_end);
@@ -510,9 +534,10 @@ impl OpGen {
             Mode::Seqwr | Mode::Seqrewr | Mode::Rndwr => false,
             Mode::Seqtrim | Mode::Rndtrim | Mode::Seqtrimwr | Mode::Rndtrimwr => false,
             // Exact ratio: read while reads < ratio × (writes + 1). 1.5 gives r r w r w | r r w r w ...
-            Mode::Rndrw | Mode::Seqrw => {
-                (self.reads as f64) < self.ratio * (self.writes + 1) as f64
-            }
+            Mode::Rndrw | Mode::Seqrw => match &self.fio_mix {
+                Some(m) => m.next_is_read(),
+                None => (self.reads as f64) < self.ratio * (self.writes + 1) as f64,
+            },
         }
     }
 
@@ -616,7 +641,11 @@ impl OpGen {
         } else if self.map.is_some() {
             self.place_mapped(w, &mut si, &mut len)
         } else if self.mode.is_random() {
-            let block = self.dirs[w].offsets.next(&mut self.rng);
+            let offsets = &self.dirs[w].offsets;
+            let block = match self.fio_off.as_mut() {
+                Some(f) => f.block(offsets.blocks()),
+                None => offsets.next(&mut self.rng),
+            };
             if self.verify {
                 self.place_own(w, block, len)
             } else {
@@ -634,6 +663,9 @@ impl OpGen {
         if self.every > 1 || self.follow_pct > 0 {
             let p = u64::from(file) * self.fsize + (off - self.base);
             self.last[usize::from(!read)] = (p, p + len);
+        }
+        if let Some(m) = self.fio_mix.as_mut() {
+            m.issued(read);
         }
         if read {
             self.reads += 1;

@@ -538,6 +538,7 @@ mod tests {
             verify: false,
             verify_backlog: 0,
             random_map: Default::default(),
+            fio_rand: None,
             fio_logs: None,
             buffers: Default::default(),
             cpus: None,

@@ -292,6 +292,66 @@ pub enum Limit {
     Bytes(u64),
 }
 
+/// fio's seeds of a job run from a job file (`randrepeat`, `randseed`, `random_generator`):
+/// with them iolab draws the job's random offsets and its read/write mix with fio's own
+/// generators (`spec::fio_rand`), so both are fio's, in fio's order. Absent for iolab's own
+/// runs and for a job whose seeds fio takes from the system (`randrepeat=0`, no `randseed`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct FioRand {
+    /// fio's `thread_number` of the job's first thread (1 for the first job of the run; each
+    /// `numjobs` clone the next): thread N of the job is this + N.
+    pub thread_number: u64,
+    /// `randseed` (fio's default 0x89).
+    pub rand_seed: u64,
+    /// `randrepeat` (fio's default): the offsets' seed is 0xb1899bed × thread_number, whatever
+    /// `randseed` says.
+    pub repeat: bool,
+    /// `allrandrepeat`: every seed from 0xb1899bed × thread_number (the mix's too).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub all_repeat: bool,
+    /// `random_generator=tausworthe64`: the offsets from fio's 64-bit generator.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub use64: bool,
+}
+
+/// fio's `FIO_RANDSEED`.
+pub const FIO_RANDSEED: u64 = 0xb189_9bed;
+/// fio's number of seeds per thread (`FIO_RAND_NR_OFFS` of fio 3.33).
+const FIO_RAND_NR_OFFS: usize = 21;
+/// fio's `FIO_RAND_BLOCK_OFF`: the offsets' seed.
+const FIO_RAND_BLOCK_OFF: usize = 6;
+
+impl FioRand {
+    /// fio's `setup_random_seeds` for `thread_number`: `td->rand_seeds`.
+    pub fn seeds(&self, thread_number: u64) -> [u64; FIO_RAND_NR_OFFS] {
+        let mut seed = self.rand_seed;
+        for _ in 0..4 {
+            seed = seed.wrapping_mul(0x9e37_0001);
+        }
+        let mut out = [0u64; FIO_RAND_NR_OFFS];
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = if self.all_repeat {
+                FIO_RANDSEED
+                    .wrapping_mul(thread_number)
+                    .wrapping_add(i as u64)
+            } else {
+                seed.wrapping_mul(thread_number).wrapping_add(i as u64)
+            };
+            seed = seed.wrapping_mul(0x9e37_0001);
+        }
+        out
+    }
+
+    /// The seed of the offsets of fio's thread `thread_number` (`td_fill_rand_seeds_internal`).
+    pub fn block_seed(&self, thread_number: u64) -> u64 {
+        if self.repeat {
+            FIO_RANDSEED.wrapping_mul(thread_number)
+        } else {
+            self.seeds(thread_number)[FIO_RAND_BLOCK_OFF]
+        }
+    }
+}
+
 /// How random offsets are drawn (`--random-map`; fio's `norandommap` and `random_generator`).
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize, schemars::JsonSchema,
@@ -397,6 +457,9 @@ pub struct Job {
     /// `--random-map`: how random offsets are drawn (absent: with replacement).
     #[serde(default, skip_serializing_if = "is_off")]
     pub random_map: RandomMap,
+    /// A job file's fio seeds: its offsets and mix drawn as fio draws them (absent: iolab's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_rand: Option<FioRand>,
     /// fio's `write_bw_log`/`write_lat_log`/`write_iops_log` of a job run from a job file: the
     /// log files its threads write after the phase (docs/fio-jobs.md, Log files). Not part of
     /// the documents.

@@ -77,6 +77,11 @@ impl OffsetGen {
         OffsetGen { n, kind }
     }
 
+    /// How many blocks it draws from (`0..n`).
+    pub fn blocks(&self) -> u64 {
+        self.n
+    }
+
     /// Maps a rank to a block with a bijection on `0..n`.
     #[inline]
     fn permute(&self, rank: u64) -> u64 {

@@ -156,7 +156,7 @@ pub const OPTIONS: &[FioOption] = &[
         "rwmixread",
         Percent,
         Supported,
-        "`--rwmixread` for `randrw` and `rw` (default 50)",
+        "`--rwmixread` for `randrw` and `rw` (default 50); from a job file each direction is chosen as fio chooses it (`get_rw_ddir`: drawn from fio's generator with fio's seed, a change of direction giving the new one a turn), so a size-bound job reads and writes the bytes fio's does (16200 and 16568 KiB of `rw=readwrite size=32m`); `iolab run --rw-ratio` keeps its exact interleave",
     ),
     o("rwmixwrite", Percent, Supported, "`--rwmixread 100-N`"),
     o(
@@ -339,12 +339,17 @@ pub const OPTIONS: &[FioOption] = &[
         Supported,
         "`random`→`uniform`, `zipf:θ`, `pareto:h`, `zoned:...` (a trailing `/` as fio takes it); `normal`, `zoned_abs` refused",
     ),
-    o("randseed", Int, Supported, "`--seed`"),
+    o(
+        "randseed",
+        Int,
+        Supported,
+        "`--seed`; fio's seeds from it (its `setup_random_seeds`): the read/write mix drawn as fio draws it, and the offsets too with `randrepeat=0`",
+    ),
     o(
         "randrepeat",
         Bool,
         Supported,
-        "default 1: fio's seed 0xb1899bed plus the job's index; `0`: a seed from the clock",
+        "default 1: a uniform random job's offsets from fio's own generator and seed (0xb1899bed times fio's thread number: the same offsets in the same order as fio), the read/write mix from fio's seed of `randseed`; `0` without `randseed`: a seed from the clock",
     ),
     o(
         "norandommap",
@@ -510,13 +515,13 @@ pub const OPTIONS: &[FioOption] = &[
         "random_generator",
         Choice,
         Approximated,
-        "`tausworthe`, `tausworthe64`: iolab's own generator (Xoshiro256++) with fio's random map; `lfsr`: `--random-map lfsr`, a full-period sequence that touches each block once per pass without a bitmap, not fio's exact sequence",
+        "`tausworthe` (fio's taus88), `tausworthe64` (taus258): fio's own generators, seeded as fio seeds them, so a uniform random job (with or without the random map) draws fio's offsets in fio's order; `lfsr`: `--random-map lfsr`, a full-period sequence that touches each block once per pass without a bitmap, not fio's exact sequence. Sizes of a `bssplit` or `bsrange` and skewed distributions are drawn with iolab's own generator",
     ),
     o(
         "allrandrepeat",
         Bool,
         Approximated,
-        "offsets and the read/write mix are seeded as `randrepeat`/`randseed` say; iolab's buffer contents are not seeded",
+        "every seed from 0xb1899bed times fio's thread number, as fio: the read/write mix's too; iolab's buffer contents are not seeded",
     ),
     o(
         "rate_min",

@@ -3,6 +3,7 @@
 
 pub mod dist;
 pub mod fio_options;
+pub mod fio_rand;
 pub mod fio_vocab;
 pub mod fiojob;
 pub mod input;

@@ -566,6 +566,16 @@ pub(super) fn translate_job(
         (None, Some(false)) => None,
         _ => Some(FIO_RANDSEED.wrapping_add(index)),
     };
+    // fio's own generators where fio's seeds are fixed (its thread number is set by the run)
+    let fio_rand = seed.is_some().then(|| crate::model::job::FioRand {
+        thread_number: 1,
+        rand_seed: c.int("randseed").unwrap_or(0x89),
+        repeat: c.bool("randrepeat").unwrap_or(true),
+        all_repeat: c.bool("allrandrepeat").unwrap_or(false),
+        use64: c
+            .val("random_generator")
+            .is_some_and(|g| g.trim() == "tausworthe64"),
+    });
     if let Some(sd) = seed {
         f("seed", sd.to_string());
     }
@@ -664,6 +674,7 @@ pub(super) fn translate_job(
     let mut j = run_options(a, s, c, flags, notes)?;
     j.args.fio_logs = logs;
     j.args.timing = timing;
+    j.args.fio_rand = fio_rand;
     j.args.noio = noio;
     j.args.readback_ops = readback_ops;
     Some(j)

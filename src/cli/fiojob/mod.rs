@@ -23,7 +23,7 @@ pub use ctx::Blockers;
 pub use verify::FIO_CHECKSUMS;
 
 /// fio's default random seed (`randrepeat=1` without `randseed`): the same offsets every run.
-pub const FIO_RANDSEED: u64 = 0xb189_9bed;
+pub use crate::model::job::FIO_RANDSEED;
 
 /// One fio job as iolab runs it.
 #[derive(Debug, Clone)]
@@ -147,6 +147,7 @@ pub fn translate_with(
     let (mut group, mut group_jobs) = (0usize, 0usize);
     let mut prev_file: Option<usize> = None;
     let mut index = 0u64;
+    let mut thread_number = 1u64;
     let mut all_names: Vec<String> = Vec::new();
     for f in &files {
         if f.jobs.is_empty() {
@@ -158,8 +159,15 @@ pub fn translate_with(
         }
         for s in &f.jobs {
             let at = format!("{}:{}", s.file, s.line);
-            let j = job::translate_job(a, s, index, &mut blockers, device_size);
+            let mut j = job::translate_job(a, s, index, &mut blockers, device_size);
             index += 1;
+            // fio numbers its threads across the run, each numjobs clone one (its seeds)
+            if let Some(j) = j.as_mut() {
+                if let Some(r) = j.args.fio_rand.as_mut() {
+                    r.thread_number = thread_number;
+                }
+                thread_number += u64::from(j.args.threads.unwrap_or(1));
+            }
             // phases: a stonewall, a wait_for on a job of this phase, or a later job file
             let stonewall = match s.get("stonewall") {
                 Some(o) => fio_vocab::parse_bool(o.value.as_deref()).unwrap_or(false),

@@ -30,6 +30,7 @@ fn job(mode: Mode, threads: u32) -> Job {
         verify: false,
         verify_backlog: 0,
         random_map: RandomMap::Off,
+        fio_rand: None,
         fio_logs: None,
         buffers: Default::default(),
         cpus: None,
