@@ -259,7 +259,54 @@ fn every_report_type_has_complete_charts_and_pngs_of_the_requested_size() {
     let s = Store::open(&db).unwrap();
     for (what, ids) in &types {
         let refs = iolab::cli::parse_refs(ids).unwrap();
-        every_chart_is_complete(&iolab::output::html::charts_for(&s, &refs).unwrap(), what);
+        let charts = iolab::output::html::charts_for(&s, &refs).unwrap();
+        every_chart_is_complete(&charts, what);
+        let chart = |name: &str| {
+            charts
+                .iter()
+                .find(|c| c.name == name)
+                .unwrap_or_else(|| panic!("{what}: no chart {name}"))
+        };
+        let series = |name: &str| -> Vec<String> {
+            chart(name).series.iter().map(|x| x.name.clone()).collect()
+        };
+        match *what {
+            // the sweep: p50, p99 and p99.9 beside IOPS, per combination of the other axis
+            "sweep" => {
+                let s = series("sweep-threads-latency");
+                for p in ["p50", "p99", "p99.9"] {
+                    assert!(s.iter().any(|n| n.ends_with(&format!(" {p}"))), "{s:?}");
+                }
+            }
+            // a comparison: both sides' percentile curves on one chart, from the histograms
+            // (a curve of at least p50..p99 and the maximum)
+            "compare" => {
+                let c = chart("compare-latency-percentiles");
+                let s = series("compare-latency-percentiles");
+                assert!(
+                    s.iter().any(|n| n.starts_with("1 ")) && s.iter().any(|n| n.starts_with("2 ")),
+                    "{s:?}"
+                );
+                assert!(
+                    c.series.iter().all(|x| x.points.len() >= 4
+                        && x.points
+                            .windows(2)
+                            .all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1)),
+                    "{:?}",
+                    c.series
+                );
+            }
+            // a run: iolab's per-second I/O beside the device's r/s and w/s on one chart
+            "run" => {
+                let s = series("device-iops");
+                assert!(
+                    s.iter().any(|n| n.contains("iolab"))
+                        && s.iter().any(|n| n.ends_with("r/s") || n.ends_with("w/s")),
+                    "{s:?}"
+                );
+            }
+            _ => {}
+        }
         let mut a = vec!["report"];
         a.extend(ids.iter().map(|x| x.as_str()));
         let out = d.path().join(format!("{what}.html"));

@@ -44,7 +44,19 @@ pub struct Chart {
     pub x_ticks: Option<Vec<(f64, String)>>,
 }
 
+/// The most points of one line that carry a hover target.
+const HOVER_POINTS: usize = 1000;
+
 impl Chart {
+    /// An x value as the axis names it: its tick's text where the ticks are custom (p99.9 on
+    /// a percentile axis), else the number.
+    fn x_text(&self, x: f64) -> String {
+        self.x_ticks
+            .as_ref()
+            .and_then(|t| t.iter().find(|(v, _)| (v - x).abs() < 1e-9))
+            .map_or_else(|| fmt_num(x), |(_, t)| t.clone())
+    }
+
     pub fn new(name: &str, title: &str, x_label: &str, y_label: &str, kind: Kind) -> Chart {
         Chart {
             name: name.into(),
@@ -491,18 +503,31 @@ impl Chart {
                         s,
                         r##"<path d="{d}" fill="none" stroke="{color}" stroke-width="2" stroke-dasharray="{dash}"/>"##
                     );
-                    if ser.points.len() <= 40 {
-                        for &(x, y) in &ser.points {
-                            let _ = write!(
-                                s,
-                                r##"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{color}"><title>{}: {} → {}</title></circle>"##,
-                                xs.map(x),
-                                ys.map(y),
-                                esc(&ser.name),
-                                fmt_num(x),
-                                fmt_num(y)
-                            );
-                        }
+                    // every point tells its exact figure on hover: drawn when there are few,
+                    // an invisible target on the line when there are many (at most
+                    // HOVER_POINTS a series, evenly taken, so a long series stays small)
+                    let n = ser.points.len();
+                    let (r, opacity) = if n <= 40 {
+                        (3, "")
+                    } else {
+                        (4, r#" fill-opacity="0""#)
+                    };
+                    let step = n.div_ceil(HOVER_POINTS).max(1);
+                    for &(x, y) in ser
+                        .points
+                        .iter()
+                        .step_by(step)
+                        .filter(|p| p.0.is_finite() && p.1.is_finite())
+                    {
+                        let _ = write!(
+                            s,
+                            r##"<circle class="pt" cx="{:.1}" cy="{:.1}" r="{r}" fill="{color}"{opacity}><title>{}: {} → {}</title></circle>"##,
+                            xs.map(x),
+                            ys.map(y),
+                            esc(&ser.name),
+                            self.x_text(x),
+                            fmt_num(y)
+                        );
                     }
                 }
             }

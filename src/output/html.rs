@@ -5,7 +5,7 @@
 use crate::analysis::explain::Explanation;
 use crate::error::Result;
 use crate::output::charts::{CSS, Chart, esc};
-use crate::output::stored_charts::compare_charts;
+use crate::output::stored_charts::compare_charts_with_curves;
 use crate::store::{Ref, Store};
 use std::fmt::Write;
 
@@ -13,9 +13,7 @@ use std::fmt::Write;
 pub fn charts_for(store: &Store, refs: &[Ref]) -> Result<Vec<Chart>> {
     match refs {
         [r] => Ok(crate::output::shown::resolve_shown(store, *r)?.charts),
-        _ => Ok(compare_charts(&crate::store::compare::compare(
-            store, refs,
-        )?)),
+        _ => compare_charts_with_curves(store, &crate::store::compare::compare(store, refs)?),
     }
 }
 
@@ -173,7 +171,7 @@ pub fn html(store: &Store, refs: &[Ref], found: &Found) -> Result<String> {
                 ),
                 store.resolve_run_ids(refs[0])?[0],
                 crate::output::stored_views::render_compare(&c),
-                compare_charts(&c),
+                compare_charts_with_curves(store, &c)?,
             )
         }
     };

@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::model::run::RunDoc;
-use crate::output::charts::{Chart, Kind, Series};
+use crate::output::charts::{Chart, Kind, Series, fmt_num};
 use crate::store::Store;
 use crate::store::compare::{Comparison, cell_labels};
 
@@ -131,21 +131,20 @@ pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
             ("write", &cell.results.write),
             ("fsync", &cell.results.fsync),
         ] {
-            if let Some(l) = &r.lat_ns {
-                let pts = [
-                    (50.0, l.p50),
-                    (90.0, l.p90),
-                    (95.0, l.p95),
-                    (99.0, l.p99),
-                    (99.9, l.p99_9),
-                    (99.99, l.p99_99),
-                ]
-                .iter()
-                .map(|(p, v)| (nines(*p), (*v as f64 / 1e6).max(1e-6)))
-                .collect();
+            // the whole curve from the stored HDR histogram, else the stored percentiles
+            if let Some(h) = store.histogram(id, i as i64, op)?
+                && !h.h.is_empty()
+            {
                 c.series.push(Series {
                     name: format!("{} {op}", names[i]),
-                    points: pts,
+                    points: hdr_curve(&h.h),
+                });
+                continue;
+            }
+            if let Some(l) = &r.lat_ns {
+                c.series.push(Series {
+                    name: format!("{} {op}", names[i]),
+                    points: stored_percentiles(l),
                 });
             }
         }
@@ -239,6 +238,56 @@ pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
                 });
             }
         }
+        out.push(c);
+    }
+    // what iolab did and what the device was asked, second by second, on one axis: iolab's
+    // reads and writes per second beside the device's r/s and w/s (iostat's columns)
+    let mut c = Chart::new(
+        "device-iops",
+        "Operations per second: iolab and the device",
+        "time since the end of the ramp (s)",
+        "operations per second",
+        Kind::Line,
+    );
+    for (i, cell) in doc.runs.iter().enumerate() {
+        for (op, w) in [("reads", 0), ("writes", 1)] {
+            let pts: Vec<(f64, f64)> = cell
+                .timeseries
+                .iter()
+                .filter_map(|p| {
+                    let o = if w == 0 { &p.read } else { &p.write };
+                    o.as_ref().map(|o| (p.t_s + p.dur_s, o.iops))
+                })
+                .collect();
+            if pts.iter().any(|p| p.1 > 0.0) {
+                c.series.push(Series {
+                    name: format!("{} iolab {op}/s", names[i]),
+                    points: pts,
+                });
+            }
+        }
+        let Some(d) = &cell.device else { continue };
+        let Some(dev) = d.devices.first() else {
+            continue;
+        };
+        for (col, w) in [("r/s", 0), ("w/s", 1)] {
+            let pts: Vec<(f64, f64)> = d
+                .timeseries
+                .iter()
+                .filter_map(|s| {
+                    let x = s.devices.get(dev)?;
+                    Some((s.t_s, if w == 0 { x.r_s } else { x.w_s }))
+                })
+                .collect();
+            if pts.iter().any(|p| p.1 > 0.0) {
+                c.series.push(Series {
+                    name: format!("{} {dev} {col}", names[i]),
+                    points: pts,
+                });
+            }
+        }
+    }
+    if c.series.len() > 1 {
         out.push(c);
     }
     // the device on the same time axis
@@ -480,6 +529,55 @@ pub fn compare_charts(c: &Comparison) -> Vec<Chart> {
     out.into_iter().filter(|c| c.check().is_ok()).collect()
 }
 
+/// A comparison's charts ([`compare_charts`]) and its latency distributions overlaid: each
+/// side's percentile curve per mode and operation from its first run's stored HDR histograms
+/// (sides without them, an import say, are left out of that chart).
+pub fn compare_charts_with_curves(store: &Store, c: &Comparison) -> Result<Vec<Chart>> {
+    use crate::model::stored::StoredDoc;
+    let mut out = compare_charts(c);
+    let mut ch = Chart::new(
+        "compare-latency-percentiles",
+        "Latency percentiles, overlaid",
+        "percentile",
+        "latency (ms, log scale)",
+        Kind::Line,
+    );
+    ch.y_log = true;
+    ch.x_ticks = Some(nines_ticks());
+    for side in &c.sides {
+        let Some(&id) = side.run_ids.first() else {
+            continue;
+        };
+        let StoredDoc::Run(doc) = store.stored_doc(id)? else {
+            continue;
+        };
+        let names = labels(&doc);
+        for (i, cell) in doc.runs.iter().enumerate() {
+            for (op, r) in [
+                ("read", &cell.results.read),
+                ("write", &cell.results.write),
+                ("fsync", &cell.results.fsync),
+            ] {
+                let points = match store.histogram(id, i as i64, op)? {
+                    Some(h) if !h.h.is_empty() => hdr_curve(&h.h),
+                    _ => match &r.lat_ns {
+                        Some(l) => stored_percentiles(l),
+                        None => continue,
+                    },
+                };
+                ch.series.push(Series {
+                    name: format!("{} {} {op}", side.reference, names[i]),
+                    points,
+                });
+            }
+        }
+    }
+    if ch.check().is_ok() {
+        out.push(ch);
+    }
+    Ok(out)
+}
+
 /// Charts of an experiment: a line per combination of the other axes, over each axis; or the
 /// saturation curve with its target and the point found.
 /// A sweep's charts (`metric`: the one to chart instead of the sweep's own), a saturation
@@ -559,15 +657,44 @@ pub fn experiment_charts(store: &Store, gid: i64, metric: Option<&str>) -> Resul
                     });
                 }
             }
-            // beside a throughput, what it cost in latency: p50 and p99 by the same axis
+            // beside a throughput, what it cost in latency: p50, p99 and p99.9 by the same
+            // axis, and the knee of each line (where more of the axis buys latency, not
+            // throughput) marked on both charts
             let mut lat = c.clone();
             lat.name = format!("sweep-{}-latency", ax.name);
-            lat.title = format!("latency (p50, p99) by {}", ax.name);
+            lat.title = format!("latency (p50, p99, p99.9) by {}", ax.name);
             lat.y_label = "latency (ms, worst of reads and writes)".into();
             lat.series.clear();
+            let throughput = matches!(spec.metric.as_str(), "iops" | "mibps");
             for combo in crate::workloads::sweep::cross(&others) {
                 let name: Vec<String> = combo.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                for p in ["p50", "p99"] {
+                let at = |v: &String| {
+                    cells.iter().find(|c| {
+                        c.cell.get(&ax.name) == Some(v)
+                            && combo.iter().all(|(k, vv)| c.cell.get(k) == Some(vv))
+                    })
+                };
+                if numeric && throughput {
+                    let curve: Vec<(f64, f64, f64)> = ax
+                        .values
+                        .iter()
+                        .filter_map(|v| {
+                            let f = &at(v)?.figures;
+                            Some((
+                                xval(v),
+                                crate::workloads::sweep::metric(f, &spec.metric)?,
+                                crate::workloads::sweep::metric(f, "p99")?,
+                            ))
+                        })
+                        .collect();
+                    if let Some(k) = knee(&curve) {
+                        let (x, y, p99) = curve[k];
+                        let label = format!("knee: {}={}", ax.name, fmt_num(x));
+                        c.markers.push((label.clone(), x, y));
+                        lat.markers.push((label, x, p99));
+                    }
+                }
+                for p in ["p50", "p99", "p99.9"] {
                     let pts: Vec<(f64, f64)> = ax
                         .values
                         .iter()
@@ -722,4 +849,108 @@ fn steady_charts(doc: &RunDoc, names: &[String]) -> Vec<Chart> {
         ));
     }
     out
+}
+
+/// A sweep's knee: the first value after which the next step adds less than
+/// [`KNEE_MIN_GAIN`] of throughput while p99 grows by at least [`KNEE_MIN_P99_RISE`] (more of
+/// the axis then buys latency, not throughput). `curve`: (axis value, throughput, p99) in the
+/// axis' order. None when every step still pays, or with fewer than three points.
+pub fn knee(curve: &[(f64, f64, f64)]) -> Option<usize> {
+    if curve.len() < 3 {
+        return None;
+    }
+    curve.windows(2).position(|w| {
+        let ((_, t0, l0), (_, t1, l1)) = (w[0], w[1]);
+        t0 > 0.0
+            && l0 > 0.0
+            && t1 < t0 * (1.0 + KNEE_MIN_GAIN)
+            && l1 >= l0 * (1.0 + KNEE_MIN_P99_RISE)
+    })
+}
+
+/// The throughput gain of a step below which a sweep's curve has turned (10 %).
+pub const KNEE_MIN_GAIN: f64 = 0.10;
+/// The p99 rise of that step that marks the knee (50 %).
+pub const KNEE_MIN_P99_RISE: f64 = 0.50;
+
+/// The percentiles a run document keeps (p50 to p99.99), as (nines, ms) points: the curve of a
+/// run stored without its histograms.
+fn stored_percentiles(l: &crate::model::run::LatSummary) -> Vec<(f64, f64)> {
+    [
+        (50.0, l.p50),
+        (90.0, l.p90),
+        (95.0, l.p95),
+        (99.0, l.p99),
+        (99.9, l.p99_9),
+        (99.99, l.p99_99),
+    ]
+    .iter()
+    .map(|(p, v)| (nines(*p), (*v as f64 / 1e6).max(1e-6)))
+    .collect()
+}
+
+/// Percentiles of an HDR histogram as a curve on a "nines" axis (HdrHistogram's percentile
+/// distribution): from p50 one point per half-nine out to where the samples end (the last
+/// percentile with at least one sample above it), then the maximum; (nines, ms).
+pub fn hdr_curve(h: &hdrhistogram::Histogram<u64>) -> Vec<(f64, f64)> {
+    let n = h.len().max(1) as f64;
+    let mut out = Vec::new();
+    let mut tail = 0.5f64; // 1 − p
+    while tail * n >= 1.0 {
+        let p = 100.0 * (1.0 - tail);
+        out.push((
+            nines(p),
+            (h.value_at_quantile(1.0 - tail) as f64 / 1e6).max(1e-6),
+        ));
+        tail /= 10f64.sqrt();
+    }
+    out.push((
+        nines(100.0 * (1.0 - 1.0 / n)).max(out.last().map_or(0.0, |l| l.0) + 0.1),
+        (h.max() as f64 / 1e6).max(1e-6),
+    ));
+    out
+}
+
+#[cfg(test)]
+mod knee_tests {
+    use super::{hdr_curve, knee};
+    use crate::output::metric_charts::nines;
+
+    /// The curve of 10,000 latencies of 1..=10,000 µs: p50 first, then every half-nine from
+    /// there while a sample lies above it, then the maximum.
+    #[test]
+    fn an_hdr_curve_runs_from_the_median_to_the_maximum() {
+        let mut h = hdrhistogram::Histogram::<u64>::new(3).unwrap();
+        for us in 1..=10_000u64 {
+            h.record(us * 1000).unwrap();
+        }
+        let c = hdr_curve(&h);
+        assert!((c[0].0 - nines(50.0)).abs() < 1e-9);
+        assert!((c[0].1 - 5.0).abs() < 0.01, "{c:?}");
+        assert!(c.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1), "{c:?}");
+        let last = c[c.len() - 1];
+        assert!((last.1 - 10.0).abs() < 0.01, "{c:?}");
+        // p50, p84.2, p95, p98.4, p99.5, p99.84, p99.95, p99.984 and the maximum
+        assert_eq!(c.len(), 9, "{c:?}");
+    }
+
+    #[test]
+    fn the_knee_is_where_throughput_stops_paying_for_latency() {
+        // threads 1, 2, 4, 8, 16: IOPS doubles to 4 threads, then flat while p99 climbs
+        let c = [
+            (1.0, 1000.0, 1.0),
+            (2.0, 1900.0, 1.1),
+            (4.0, 3600.0, 1.3),
+            (8.0, 3700.0, 2.6),
+            (16.0, 3750.0, 5.2),
+        ];
+        assert_eq!(knee(&c), Some(2));
+        // still scaling: no knee
+        let s = [(1.0, 1000.0, 1.0), (2.0, 2000.0, 1.0), (4.0, 4000.0, 1.1)];
+        assert_eq!(knee(&s), None);
+        // flat throughput with flat latency is a plateau, not a knee
+        let f = [(1.0, 1000.0, 1.0), (2.0, 1010.0, 1.0), (4.0, 1020.0, 1.05)];
+        assert_eq!(knee(&f), None);
+        assert_eq!(knee(&c[..2]), None);
+    }
 }
