@@ -927,7 +927,10 @@ mod knee_tests {
         let c = hdr_curve(&h);
         assert!((c[0].0 - nines(50.0)).abs() < 1e-9);
         assert!((c[0].1 - 5.0).abs() < 0.01, "{c:?}");
-        assert!(c.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1), "{c:?}");
+        assert!(
+            c.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1),
+            "{c:?}"
+        );
         let last = c[c.len() - 1];
         assert!((last.1 - 10.0).abs() < 0.01, "{c:?}");
         // p50, p84.2, p95, p98.4, p99.5, p99.84, p99.95, p99.984 and the maximum
