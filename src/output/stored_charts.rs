@@ -716,6 +716,15 @@ pub fn experiment_charts(store: &Store, gid: i64, metric: Option<&str>) -> Resul
                     }
                 }
             }
+            // the tail is often 10-100x the median: a log axis keeps p50 readable beside it
+            if lat
+                .series
+                .iter()
+                .all(|s| s.points.iter().all(|p| p.1 > 0.0))
+            {
+                lat.y_log = true;
+                lat.y_label = "latency (ms, log scale, worst of reads and writes)".into();
+            }
             out.push(c);
             if matches!(spec.metric.as_str(), "iops" | "mibps" | "cpu") {
                 out.push(lat);
