@@ -8,6 +8,7 @@ pub mod db;
 pub mod document;
 pub mod env;
 pub mod experiment;
+pub mod experiment_charts;
 pub mod explain;
 pub mod export;
 pub mod fio;

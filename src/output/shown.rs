@@ -88,7 +88,7 @@ fn resolve(store: &Store, r: Ref, metric: Option<&str>) -> Result<Shown> {
                     first_run,
                     json: d.json(),
                     text: d.text()?,
-                    charts: crate::output::stored_charts::experiment_charts(store, g, metric)?,
+                    charts: crate::output::experiment_charts::experiment_charts(store, g, metric)?,
                 })
             };
             match kind {
