@@ -1025,8 +1025,8 @@ fn device_tables_fit_a_printed_page() {
 }
 
 /// Every report type in a real browser at 1400 and 800 px wide: the page is no wider than the
-/// window (nothing scrolls sideways) and no line of prose (warnings, notes, explain lines) is
-/// cut; tables may scroll inside their own box; every chart is drawn (at least 100 px each way,
+/// window and no table scrolls inside its own box (nothing scrolls sideways), no line of prose
+/// (warnings, notes, explain lines) is cut; every chart is drawn (at least 100 px each way,
 /// inside the window, with lines, bars or points). A copy of each report gets a script that
 /// measures the laid-out page and writes the figures into the DOM Chromium dumps.
 #[test]
@@ -1041,7 +1041,7 @@ fn reports_fit_the_window_at_1400_and_800_px() {
     let (db, types) = all_types(d.path());
     // prose cut: an element wider inside than its box, or a line of a `pre` that does not wrap,
     // not a table's (box-drawing) line, wider than the `pre` (measured in its own font)
-    const PROBE: &str = "<script>addEventListener('load',()=>{const box=/^[\\u250c\\u2502\\u255e\\u251c\\u2514\\u2506\\u256d\\u2570+|]/;const cut=[...document.querySelectorAll('p,li,dd,dt,figcaption,h1,h2')].filter(e=>e.scrollWidth>e.clientWidth+1).map(e=>e.tagName);document.querySelectorAll('pre').forEach(p=>{const cs=getComputedStyle(p);if(cs.whiteSpace==='pre-wrap')return;const m=document.createElement('span');m.style.cssText='position:absolute;visibility:hidden;white-space:pre;font:'+cs.font;document.body.appendChild(m);p.textContent.split('\\n').forEach(l=>{if(box.test(l))return;m.textContent=l;if(m.offsetWidth>p.clientWidth)cut.push('line '+l.slice(0,30));});m.remove();});const svgs=[...document.querySelectorAll('figure svg')];const bad=svgs.filter(s=>{const r=s.getBoundingClientRect();return r.width<100||r.height<100||r.right>innerWidth+1||!s.querySelector('path[stroke],rect[fill],circle')}).length;document.body.setAttribute('data-fit',document.documentElement.scrollWidth+' '+innerWidth+' '+svgs.length+' '+bad+' '+cut.length+' '+cut.join(';').replace(/\"/g,''));});</script>";
+    const PROBE: &str = "<script>addEventListener('load',()=>{const box=/^[\\u250c\\u2502\\u255e\\u251c\\u2514\\u2506\\u256d\\u2570+|]/;const cut=[...document.querySelectorAll('p,li,dd,dt,figcaption,h1,h2')].filter(e=>e.scrollWidth>e.clientWidth+1).map(e=>e.tagName);document.querySelectorAll('pre').forEach(p=>{const cs=getComputedStyle(p);if(cs.whiteSpace==='pre-wrap')return;const m=document.createElement('span');m.style.cssText='position:absolute;visibility:hidden;white-space:pre;font:'+cs.font;document.body.appendChild(m);p.textContent.split('\\n').forEach(l=>{if(box.test(l))return;m.textContent=l;if(m.offsetWidth>p.clientWidth)cut.push('line '+l.slice(0,30));});m.remove();});document.querySelectorAll('table').forEach(t=>{const p=t.parentElement;if(p.scrollWidth>p.clientWidth+1||t.getBoundingClientRect().right>innerWidth+1)cut.push('table '+(t.querySelector('th')||t).textContent.slice(0,30));});const svgs=[...document.querySelectorAll('figure svg')];const bad=svgs.filter(s=>{const r=s.getBoundingClientRect();return r.width<100||r.height<100||r.right>innerWidth+1||!s.querySelector('path[stroke],rect[fill],circle')}).length;document.body.setAttribute('data-fit',document.documentElement.scrollWidth+' '+innerWidth+' '+svgs.length+' '+bad+' '+cut.length+' '+cut.join(';').replace(/\"/g,''));});</script>";
     for (what, ids) in &types {
         let html = d.path().join(format!("{what}.html"));
         let mut a = vec!["report"];
