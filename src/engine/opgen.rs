@@ -142,10 +142,8 @@ pub struct OpGen {
     write_after: Option<(u32, u64, u64, u8)>,
     /// The direction the pacer chose for the next read or write ([`OpGen::prefer`]).
     prefer: Option<bool>,
-    /// A job file's offsets from fio's own generator (uniform offsets with fio's seeds), and
-    /// the blocks of the random map it draws from.
+    /// A job file's offsets from fio's own generator (uniform offsets with fio's seeds).
     fio_off: Option<FioOffsets>,
-    map_blocks: u64,
     /// A job file's read/write mix as fio decides it (fio's seeds).
     fio_mix: Option<FioMix>,
     /// fio's strided zones of a sequential mode: the zones, where the current one starts
@@ -195,7 +193,6 @@ impl OpGen {
             )
         });
         let map_on = map.is_some();
-        let map_blocks = ((hi - lo) / grid).max(1);
         // fio's thread number of this thread: its seeds
         let fio_thread = job.fio_rand.as_ref().map(|r| (r, r.thread_number + t));
         let uniform = matches!(job.distribution, crate::model::job::Distribution::Uniform);
@@ -270,7 +267,6 @@ impl OpGen {
             fio_off: fio_thread
                 .filter(|_| uniform && job.mode.is_random())
                 .map(|(r, n)| FioOffsets::new(r, n)),
-            map_blocks,
             fio_mix: fio_thread
                 .filter(|_| matches!(job.mode, Mode::Rndrw | Mode::Seqrw))
                 .map(|(r, n)| {
@@ -307,7 +303,7 @@ impl OpGen {
     fn place_mapped(&mut self, w: usize, si: &mut u8, len: &mut u64) -> (u32, u64) {
         let map = self.map.as_mut().expect("a random map");
         let block = match self.fio_off.as_mut() {
-            Some(f) => map.start_drawn(|| f.block(self.map_blocks)),
+            Some(f) => map.start_drawn(|n| f.block(n)),
             None => map.start(&self.dirs[w].offsets, &mut self.rng),
         };
         let p = self.seq_lo + block * self.grid;

@@ -28,18 +28,19 @@ impl RandMap {
     /// next one not done after it (from the start past the end), as fio's axmap.
     #[inline]
     pub fn start(&mut self, offsets: &OffsetGen, rng: &mut Rng) -> u64 {
-        self.start_drawn(|| offsets.next(rng))
+        self.start_drawn(|_| offsets.next(rng))
     }
 
-    /// [`RandMap::start`] with the block drawn by `draw` (in `0..n`; fio's own generator).
+    /// [`RandMap::start`] with the block drawn by `draw` from the map's `n` blocks (in `0..n`;
+    /// fio's own generator).
     #[inline]
-    pub fn start_drawn(&mut self, draw: impl FnOnce() -> u64) -> u64 {
+    pub fn start_drawn(&mut self, draw: impl FnOnce(u64) -> u64) -> u64 {
         match self {
             RandMap::Bitmap(m) => {
                 if m.left == 0 {
                     m.clear();
                 }
-                let b = draw();
+                let b = draw(m.n);
                 if m.is_done(b) { m.next_free(b) } else { b }
             }
             RandMap::Lfsr(p) => p.next(),

@@ -521,7 +521,7 @@ impl Chart {
                     {
                         let _ = write!(
                             s,
-                            r##"<circle class="pt" cx="{:.1}" cy="{:.1}" r="{r}" fill="{color}"{opacity}><title>{}: {} → {}</title></circle>"##,
+                            r##"<circle cx="{:.1}" cy="{:.1}" r="{r}" fill="{color}"{opacity}><title>{}: {} → {}</title></circle>"##,
                             xs.map(x),
                             ys.map(y),
                             esc(&ser.name),

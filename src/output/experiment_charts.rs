@@ -4,6 +4,7 @@
 use crate::error::{Error, Result};
 use crate::output::charts::{Chart, Kind, Series, fmt_num};
 use crate::store::Store;
+use std::collections::BTreeMap;
 
 /// Charts of an experiment: a line per combination of the other axes, over each axis; or the
 /// saturation curve with its target and the point found.
@@ -57,22 +58,44 @@ pub fn experiment_charts(store: &Store, gid: i64, metric: Option<&str>) -> Resul
             } else {
                 c.categories = ax.values.clone();
             }
-            for combo in crate::workloads::sweep::cross(&others) {
-                let name: Vec<String> = combo.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                let pts: Vec<(f64, f64)> = ax
-                    .values
+            // one combination of the other axes: a metric's points along this axis
+            let points = |combo: &BTreeMap<String, String>, m: &str| -> Vec<(f64, f64)> {
+                ax.values
                     .iter()
                     .filter_map(|v| {
                         let cell = cells.iter().find(|c| {
                             c.cell.get(&ax.name) == Some(v)
                                 && combo.iter().all(|(k, vv)| c.cell.get(k) == Some(vv))
                         })?;
-                        Some((
-                            xval(v),
-                            crate::workloads::sweep::metric(&cell.figures, &spec.metric)?,
-                        ))
+                        Some((xval(v), crate::workloads::sweep::metric(&cell.figures, m)?))
                     })
-                    .collect();
+                    .collect()
+            };
+            // beside a throughput, what it cost in latency: p50, p99 and p99.9 by the same
+            // axis, and the knee of each line (where more of the axis buys latency, not
+            // throughput) marked on both charts
+            let mut lat = c.clone();
+            lat.name = format!("sweep-{}-latency", ax.name);
+            lat.title = format!("latency (p50, p99, p99.9) by {}", ax.name);
+            lat.y_label = "latency (ms, worst of reads and writes)".into();
+            let throughput = matches!(spec.metric.as_str(), "iops" | "mibps");
+            for combo in crate::workloads::sweep::cross(&others) {
+                let name: Vec<String> = combo.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                let pts = points(&combo, &spec.metric);
+                if numeric && throughput {
+                    // the points where both the throughput and p99 are known
+                    let p99 = points(&combo, "p99");
+                    let curve: Vec<(f64, f64, f64)> = pts
+                        .iter()
+                        .filter_map(|&(x, t)| Some((x, t, p99.iter().find(|q| q.0 == x)?.1)))
+                        .collect();
+                    if let Some(k) = knee(&curve) {
+                        let (x, y, p99) = curve[k];
+                        let label = format!("knee: {}={}", ax.name, fmt_num(x));
+                        c.markers.push((label.clone(), x, y));
+                        lat.markers.push((label, x, p99));
+                    }
+                }
                 if !pts.is_empty() {
                     c.series.push(Series {
                         name: if name.is_empty() {
@@ -83,56 +106,8 @@ pub fn experiment_charts(store: &Store, gid: i64, metric: Option<&str>) -> Resul
                         points: pts,
                     });
                 }
-            }
-            // beside a throughput, what it cost in latency: p50, p99 and p99.9 by the same
-            // axis, and the knee of each line (where more of the axis buys latency, not
-            // throughput) marked on both charts
-            let mut lat = c.clone();
-            lat.name = format!("sweep-{}-latency", ax.name);
-            lat.title = format!("latency (p50, p99, p99.9) by {}", ax.name);
-            lat.y_label = "latency (ms, worst of reads and writes)".into();
-            lat.series.clear();
-            let throughput = matches!(spec.metric.as_str(), "iops" | "mibps");
-            for combo in crate::workloads::sweep::cross(&others) {
-                let name: Vec<String> = combo.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                let at = |v: &String| {
-                    cells.iter().find(|c| {
-                        c.cell.get(&ax.name) == Some(v)
-                            && combo.iter().all(|(k, vv)| c.cell.get(k) == Some(vv))
-                    })
-                };
-                if numeric && throughput {
-                    let curve: Vec<(f64, f64, f64)> = ax
-                        .values
-                        .iter()
-                        .filter_map(|v| {
-                            let f = &at(v)?.figures;
-                            Some((
-                                xval(v),
-                                crate::workloads::sweep::metric(f, &spec.metric)?,
-                                crate::workloads::sweep::metric(f, "p99")?,
-                            ))
-                        })
-                        .collect();
-                    if let Some(k) = knee(&curve) {
-                        let (x, y, p99) = curve[k];
-                        let label = format!("knee: {}={}", ax.name, fmt_num(x));
-                        c.markers.push((label.clone(), x, y));
-                        lat.markers.push((label, x, p99));
-                    }
-                }
                 for p in ["p50", "p99", "p99.9"] {
-                    let pts: Vec<(f64, f64)> = ax
-                        .values
-                        .iter()
-                        .filter_map(|v| {
-                            let cell = cells.iter().find(|c| {
-                                c.cell.get(&ax.name) == Some(v)
-                                    && combo.iter().all(|(k, vv)| c.cell.get(k) == Some(vv))
-                            })?;
-                            Some((xval(v), crate::workloads::sweep::metric(&cell.figures, p)?))
-                        })
-                        .collect();
+                    let pts = points(&combo, p);
                     if !pts.is_empty() {
                         let mut n = name.clone();
                         n.push(p.into());

@@ -31,17 +31,22 @@ pub fn nines_ticks() -> Vec<(f64, String)> {
 
 /// A row's percentiles that the tool reported, as (nines, ms) points.
 fn percentile_points(r: &MetricRow) -> Vec<(f64, f64)> {
-    [
+    nines_points([
         (50.0, r.lat_p50_ns),
         (90.0, r.lat_p90_ns),
         (95.0, r.lat_p95_ns),
         (99.0, r.lat_p99_ns),
         (99.9, r.lat_p99_9_ns),
         (99.99, r.lat_p99_99_ns),
-    ]
-    .iter()
-    .filter_map(|&(p, v)| Some((nines(p), (v? / 1e6).max(1e-6))))
-    .collect()
+    ])
+}
+
+/// Latencies in ns at percentiles, (percentile, ns), as (nines, ms) points for a percentile
+/// chart; those not known are left out.
+pub fn nines_points(pts: impl IntoIterator<Item = (f64, Option<f64>)>) -> Vec<(f64, f64)> {
+    pts.into_iter()
+        .filter_map(|(p, v)| Some((nines(p), (v? / 1e6).max(1e-6))))
+        .collect()
 }
 
 /// The charts of a stored run that is not an iolab run document (an import, a suite): IOPS and

@@ -7,7 +7,7 @@ use crate::output::charts::{Chart, Kind, Series};
 use crate::store::Store;
 use crate::store::compare::{Comparison, cell_labels};
 
-use crate::output::metric_charts::{nines, nines_ticks};
+use crate::output::metric_charts::{nines, nines_points, nines_ticks};
 
 /// Mode labels of a run's cells, as `compare` names them.
 fn labels(doc: &RunDoc) -> Vec<String> {
@@ -131,20 +131,10 @@ pub fn run_charts(store: &Store, id: i64) -> Result<Vec<Chart>> {
             ("write", &cell.results.write),
             ("fsync", &cell.results.fsync),
         ] {
-            // the whole curve from the stored HDR histogram, else the stored percentiles
-            if let Some(h) = store.histogram(id, i as i64, op)?
-                && !h.h.is_empty()
-            {
+            if let Some(points) = percentile_curve(store, id, i, op, r)? {
                 c.series.push(Series {
                     name: format!("{} {op}", names[i]),
-                    points: hdr_curve(&h.h),
-                });
-                continue;
-            }
-            if let Some(l) = &r.lat_ns {
-                c.series.push(Series {
-                    name: format!("{} {op}", names[i]),
-                    points: stored_percentiles(l),
+                    points,
                 });
             }
         }
@@ -558,17 +548,12 @@ pub fn compare_charts_with_curves(store: &Store, c: &Comparison) -> Result<Vec<C
                 ("write", &cell.results.write),
                 ("fsync", &cell.results.fsync),
             ] {
-                let points = match store.histogram(id, i as i64, op)? {
-                    Some(h) if !h.h.is_empty() => hdr_curve(&h.h),
-                    _ => match &r.lat_ns {
-                        Some(l) => stored_percentiles(l),
-                        None => continue,
-                    },
-                };
-                ch.series.push(Series {
-                    name: format!("{} {} {op}", side.reference, names[i]),
-                    points,
-                });
+                if let Some(points) = percentile_curve(store, id, i, op, r)? {
+                    ch.series.push(Series {
+                        name: format!("{} {} {op}", side.reference, names[i]),
+                        points,
+                    });
+                }
             }
         }
     }
@@ -635,20 +620,35 @@ fn steady_charts(doc: &RunDoc, names: &[String]) -> Vec<Chart> {
     out
 }
 
+/// The percentile curve of one operation of a run's mode `cell`: the whole curve from its
+/// stored HDR histogram, else the percentiles its document keeps; None when it has neither.
+fn percentile_curve(
+    store: &Store,
+    id: i64,
+    cell: usize,
+    op: &str,
+    r: &crate::model::run::OpResult,
+) -> Result<Option<Vec<(f64, f64)>>> {
+    Ok(match store.histogram(id, cell as i64, op)? {
+        Some(h) if !h.h.is_empty() => Some(hdr_curve(&h.h)),
+        _ => r.lat_ns.as_ref().map(stored_percentiles),
+    })
+}
+
 /// The percentiles a run document keeps (p50 to p99.99), as (nines, ms) points: the curve of a
 /// run stored without its histograms.
 fn stored_percentiles(l: &crate::model::run::LatSummary) -> Vec<(f64, f64)> {
-    [
-        (50.0, l.p50),
-        (90.0, l.p90),
-        (95.0, l.p95),
-        (99.0, l.p99),
-        (99.9, l.p99_9),
-        (99.99, l.p99_99),
-    ]
-    .iter()
-    .map(|(p, v)| (nines(*p), (*v as f64 / 1e6).max(1e-6)))
-    .collect()
+    nines_points(
+        [
+            (50.0, l.p50),
+            (90.0, l.p90),
+            (95.0, l.p95),
+            (99.0, l.p99),
+            (99.9, l.p99_9),
+            (99.99, l.p99_99),
+        ]
+        .map(|(p, v)| (p, Some(v as f64))),
+    )
 }
 
 /// Percentiles of an HDR histogram as a curve on a "nines" axis (HdrHistogram's percentile

@@ -203,18 +203,23 @@ pub const MIX_OFF: usize = 4;
 mod tests {
     use super::*;
 
-    /// fio 3.33's own draws, from its `--debug=random` ("off rand") and `--debug=io` output
-    /// (`fio --name=x --ioengine=null --filesize=1M --rw=randread --bs=4k`; a second job
-    /// beside it; `--random_generator=tausworthe64`; `--rw=readwrite --rwmixread=50|70`).
-    #[test]
-    fn draws_are_fios() {
-        let r = FioRand {
+    /// fio's seeds of a job file that sets none: `randrepeat=1`, `randseed=0x89`, taus88.
+    fn defaults() -> FioRand {
+        FioRand {
             thread_number: 1,
             rand_seed: 0x89,
             repeat: true,
             all_repeat: false,
             use64: false,
-        };
+        }
+    }
+
+    /// fio 3.33's own draws, from its `--debug=random` ("off rand") and `--debug=io` output
+    /// (`fio --name=x --ioengine=null --filesize=1M --rw=randread --bs=4k`; a second job
+    /// beside it; `--random_generator=tausworthe64`; `--rw=readwrite --rwmixread=50|70`).
+    #[test]
+    fn draws_are_fios() {
+        let r = defaults();
         let mut t = Taus88::new(r.block_seed(1));
         assert_eq!(
             (0..5).map(|_| t.next_u32()).collect::<Vec<_>>(),
@@ -280,13 +285,7 @@ mod tests {
 
     #[test]
     fn the_mix_keeps_its_share_over_many_ios() {
-        let r = FioRand {
-            thread_number: 1,
-            rand_seed: 0x89,
-            repeat: true,
-            all_repeat: false,
-            use64: false,
-        };
+        let r = defaults();
         for pct in [50u32, 70, 10] {
             let mut m = FioMix::new(&r, 1, pct);
             let n = 100_000;
@@ -305,11 +304,8 @@ mod tests {
     #[test]
     fn offsets_cover_their_range() {
         let r = FioRand {
-            thread_number: 1,
-            rand_seed: 0x89,
-            repeat: true,
-            all_repeat: false,
             use64: true,
+            ..defaults()
         };
         for r in [r.clone(), FioRand { use64: false, ..r }] {
             let mut o = FioOffsets::new(&r, 1);
