@@ -45,6 +45,7 @@ mod paced;
 mod package;
 mod prometheus;
 mod pts;
+mod replay;
 mod report;
 mod root;
 mod root_env;

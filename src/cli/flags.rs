@@ -104,6 +104,15 @@ pub(super) fn block_sizes(s: &str) -> std::result::Result<BsArg, String> {
     s.parse()
 }
 
+/// `--speed`: a factor above 0, at most 1000 (the trace's time is divided by it).
+pub(super) fn speed(s: &str) -> std::result::Result<f64, String> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|&v| v > 0.0 && v <= 1000.0)
+        .ok_or_else(|| "must be a number above 0 and at most 1000 (2: twice as fast)".into())
+}
+
 /// A whole percent 0..100 (`--rwmixread`).
 pub(super) fn percent(s: &str) -> std::result::Result<u32, String> {
     s.trim()

@@ -7,6 +7,7 @@ mod experiment_args;
 pub mod fiojob;
 mod flags;
 mod plan;
+mod replay;
 mod roles;
 mod run_args;
 mod stored_args;

@@ -107,7 +107,7 @@ impl Drop for Probe {
     }
 }
 
-fn flag<T: std::str::FromStr<Err = String>>(name: &str, v: &str) -> Result<T> {
+pub(super) fn flag<T: std::str::FromStr<Err = String>>(name: &str, v: &str) -> Result<T> {
     v.parse()
         .map_err(|e: String| Error::usage(format!("{name}: {e}")))
 }
@@ -291,6 +291,9 @@ fn check_verify(cells: &[Job], set: &crate::model::job::FileSetSpec) -> Result<(
 
 /// Translates `iolab run` flags into a plan; checks everything before anything is written.
 pub fn plan_run(a: &RunArgs) -> Result<Plan> {
+    if a.replay.is_some() && a.replay_spec.is_none() {
+        return super::replay::plan_replay(a);
+    }
     if let Some(f) = a.jobfiles.first() {
         return Err(Error::usage(format!(
             "'{}': a job file is run by `iolab run JOBFILE...` itself (or this is a stray word)",
@@ -524,6 +527,7 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             None => a.timing.clone(),
         },
         noio: a.noio.clone(),
+        replay: a.replay_spec.clone(),
     };
     let cells: Vec<Job> = match modes {
         // a job file's logs are the first mode's (a verify job's read-back is not logged)

@@ -342,6 +342,22 @@ pub struct RunArgs {
     /// prioclass and prio; ionice's classes). Each thread sets its own when it starts.
     #[arg(long, value_name = "CLASS[:LEVEL]")]
     pub ioprio: Option<crate::model::placement::IoPrio>,
+    /// Replay a trace instead of a workload of iolab's: a file of `iolab capture` or a fio iolog
+    /// (version 2 or 3, fio's write_iolog), onto --dir (one file per file of the trace, as large
+    /// as the trace's extent by default) or --device, each request at its time (docs/capture.md,
+    /// Replay). Offsets past the target's size wrap around it.
+    #[arg(long, value_name = "TRACE")]
+    pub replay: Option<PathBuf>,
+    /// With --replay: the trace's time divided by this (2: twice as fast, 0.5: half) [default: 1].
+    #[arg(long, value_name = "N", requires = "replay", value_parser = speed)]
+    pub speed: Option<f64>,
+    /// With --replay: ignore the trace's times, issue each request as soon as fewer than its
+    /// captured queue depth are in flight (closed loop, as fast as the target allows).
+    #[arg(long, requires = "replay")]
+    pub closed: bool,
+    /// --replay's trace as read (set by `plan_run`, never a flag).
+    #[arg(skip)]
+    pub replay_spec: Option<crate::model::replay::Replay>,
     /// fio's options of when I/O is issued, set by a job file only (no flag).
     #[arg(skip)]
     pub timing: crate::model::timing::Timing,

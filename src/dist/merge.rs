@@ -321,6 +321,7 @@ fn merge_cell(parts: &[(&Measured, &CellResult, (u64, u64))]) -> CellResult {
         verify: verify.flatten(),
         steady: Vec::new(),
         latency_depth: None,
+        replay: None,
         lat_hists: hists,
         clones: Vec::new(),
         clat_hists: Vec::new(),

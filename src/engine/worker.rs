@@ -29,6 +29,7 @@ mod cycles;
 pub mod lattarget;
 use lattarget::{LatTarget, Step};
 mod pacer;
+pub mod replay;
 mod setup;
 pub use cycles::run_cycles;
 use pacer::{Pacer, lag_ns};
@@ -405,6 +406,9 @@ pub fn run_queue<'a, E: QueueEngine<'a>>(
     prog: &Progress,
 ) -> std::io::Result<ThreadStats> {
     const { assert!(E::CAPS.async_queue, "a sync engine in the queue loop") };
+    if sh.job.replay.is_some() {
+        return replay::run_replay::<E>(sh, thread, files, prog);
+    }
     place(sh.job, thread)?;
     let job = sh.job;
     let depth = job.iodepth.max(1) as usize;

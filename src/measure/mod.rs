@@ -13,5 +13,6 @@ pub mod peer;
 pub mod prom;
 pub mod stats;
 pub mod steady;
+pub mod trace;
 pub mod wake;
 pub mod warnings;

@@ -98,6 +98,8 @@ pub struct ThreadStats {
     /// When this thread's totals were started over (fio's `latency_target` final window):
     /// its runtime counts from there.
     pub since: Option<std::time::Instant>,
+    /// `--replay`: how the replay kept to its trace's time.
+    pub replay: Option<crate::model::replay::ReplayResult>,
 }
 
 /// `--verify`: the checks of one thread (or, merged, of all) and the generation of every block
@@ -134,6 +136,7 @@ impl ThreadStats {
             iolog: None,
             lat_depth: None,
             since: None,
+            replay: None,
         }
     }
 
@@ -266,6 +269,8 @@ pub struct Merged {
     pub verify: Option<ThreadVerify>,
     /// fio's `latency_target`: the deepest of the threads' final depths.
     pub lat_depth: Option<u32>,
+    /// `--replay`: its thread's figures (one thread replays).
+    pub replay: Option<crate::model::replay::ReplayResult>,
 }
 
 pub fn merge(threads: Vec<ThreadStats>) -> Merged {
@@ -277,6 +282,7 @@ pub fn merge(threads: Vec<ThreadStats>) -> Merged {
     let mut by_bs: Vec<OpTotals> = Vec::new();
     let mut verify: Option<ThreadVerify> = None;
     let lat_depth = threads.iter().filter_map(|t| t.lat_depth).max();
+    let replay = threads.iter().find_map(|t| t.replay.clone());
     for mut t in threads {
         if let Some(v) = t.verify.take() {
             let m = verify.get_or_insert_with(ThreadVerify::default);
@@ -314,6 +320,7 @@ pub fn merge(threads: Vec<ThreadStats>) -> Merged {
         lag,
         verify,
         lat_depth,
+        replay,
     }
 }
 
@@ -337,6 +344,7 @@ pub fn thread_totals(t: &ThreadStats) -> Merged {
         lag,
         verify: None,
         lat_depth: t.lat_depth,
+        replay: t.replay.clone(),
     }
 }
 
@@ -368,6 +376,7 @@ pub fn combine(parts: &[Merged]) -> Merged {
         lag,
         verify: None,
         lat_depth: parts.iter().filter_map(|m| m.lat_depth).max(),
+        replay: None,
     }
 }
 
@@ -563,6 +572,7 @@ pub fn cell_result(
         verify: merged.verify.as_ref().map(|v| v.result.clone()),
         steady: Vec::new(),
         latency_depth: merged.lat_depth,
+        replay: merged.replay.clone(),
         lat_hists: merged.op.iter().map(|o| o.lat.clone()).collect(),
         clones: Vec::new(),
         clat_hists: merged.op.iter().map(|o| o.clat.clone()).collect(),

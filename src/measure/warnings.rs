@@ -550,6 +550,7 @@ mod tests {
             follow_pct: 0,
             timing: Default::default(),
             noio: None,
+            replay: None,
         }
     }
 
@@ -619,6 +620,7 @@ mod tests {
             verify: None,
             steady: Vec::new(),
             latency_depth: None,
+            replay: None,
             lat_hists: Vec::new(),
             clones: Vec::new(),
             clat_hists: Vec::new(),

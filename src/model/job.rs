@@ -507,6 +507,10 @@ pub struct Job {
     /// instead of I/O (absent for every other engine).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub noio: Option<crate::model::noio::NoIo>,
+    /// `--replay TRACE`: the job replays the trace instead of drawing its own I/O (absent
+    /// otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::model::replay::Replay>,
 }
 
 fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
@@ -526,10 +530,13 @@ impl Job {
         }
     }
 
-    /// Whether the job fsyncs while it runs (`--fsync-freq`, `--fsync-all` or
-    /// `--fsync-every`), not only at the end of the mode.
+    /// Whether the job fsyncs while it runs (`--fsync-freq`, `--fsync-all`, `--fsync-every`
+    /// or a replayed trace's flushes), not only at the end of the mode.
     pub fn syncs_while_running(&self) -> bool {
-        self.fsync_freq > 0 || self.fsync_all || self.fsync_every_s.is_some()
+        self.fsync_freq > 0
+            || self.fsync_all
+            || self.fsync_every_s.is_some()
+            || self.replay.is_some()
     }
 
     /// The distinct sizes of the reads and writes, ascending (one entry for a single size):

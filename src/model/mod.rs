@@ -23,6 +23,7 @@ pub mod mode;
 pub mod noio;
 pub mod placement;
 pub mod pts;
+pub mod replay;
 pub mod run;
 pub mod schema;
 pub mod steady;

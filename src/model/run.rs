@@ -217,6 +217,9 @@ pub struct CellResult {
     /// search ended at (the deepest of the job's threads); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_depth: Option<u32>,
+    /// `--replay`: how the replay kept to its trace's time; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::model::replay::ReplayResult>,
     /// The merged latency histograms (read, write, fsync), kept for the results store; not part
     /// of the JSON document.
     #[serde(skip)]
@@ -257,6 +260,7 @@ impl CellResult {
             verify: None,
             steady: r.steady.clone(),
             latency_depth: r.latency_depth,
+            replay: None,
             roles: Vec::new(),
             lat_hists: r.lat_hists.clone(),
             clones: Vec::new(),

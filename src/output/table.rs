@@ -371,6 +371,40 @@ pub fn header(doc: &RunDoc) -> String {
     s
 }
 
+/// `--replay`: how the replay kept to its trace's time, one line.
+fn replay_line(c: &CellResult) -> Option<String> {
+    let (rp, r) = (c.job.job.replay.as_ref()?, c.replay.as_ref()?);
+    let pace = if rp.closed {
+        format!("closed loop (--closed), {:.3} s", r.replay_s)
+    } else {
+        let err = r
+            .timing_error_pct
+            .map_or_else(|| "not judged".into(), |e| format!("{e:+.2} %"));
+        let lag = c.schedule_lag_ns.as_ref().map_or_else(String::new, |l| {
+            format!(
+                "; issued behind the trace's times p50 {} p99 {} max {}, {} over 1 ms",
+                fmt_ns(l.p50 as f64),
+                fmt_ns(l.p99 as f64),
+                fmt_ns(l.max as f64),
+                r.late_over_1ms
+            )
+        });
+        format!(
+            "{:.3} s for the trace's {:.3} s at speed {} (timing error {err}){lag}",
+            r.replay_s, r.trace_s, rp.speed
+        )
+    };
+    Some(format!(
+        "{}: replay of {} ({}): {} of its {} requests issued, {pace}; at most {} in flight\n",
+        c.mode,
+        rp.trace,
+        rp.format.name(),
+        r.issued,
+        rp.requests,
+        r.max_in_flight
+    ))
+}
+
 /// The whole human report of a run.
 pub fn render(doc: &RunDoc) -> String {
     let mut s = header(doc);
@@ -384,6 +418,10 @@ pub fn render(doc: &RunDoc) -> String {
         s.push_str("fsync (end): the fsyncs of the files still dirty at the end of a mode (--fsync-end), after the measured window: a count and latencies, no rate (--fsync-freq N measures fsyncs during the mode)\n");
     }
     for c in &shown {
+        if let Some(line) = replay_line(c) {
+            s.push_str(&line);
+            continue;
+        }
         if let Some(l) = &c.schedule_lag_ns {
             s.push_str(&format!(
                 "{}: schedule lag (iolab issuing behind the --rate schedule, included in the latencies): p50 {} p99 {} max {}\n",

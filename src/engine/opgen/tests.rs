@@ -42,6 +42,7 @@ fn job(mode: Mode, threads: u32) -> Job {
         follow_pct: 0,
         timing: Default::default(),
         noio: None,
+        replay: None,
     }
 }
 

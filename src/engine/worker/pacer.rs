@@ -220,13 +220,13 @@ fn spare_cpu(job: &crate::model::job::Job) -> bool {
 /// `CLOCK_MONOTONIC` (which [`Instant`] reads on Linux) at one instant, in ns: turns an
 /// [`Instant`] into an absolute time for `clock_nanosleep` without a clock read per sleep.
 #[derive(Clone, Copy)]
-struct Clock {
+pub(super) struct Clock {
     at: Instant,
     mono_ns: u64,
 }
 
 impl Clock {
-    fn new() -> Clock {
+    pub(super) fn new() -> Clock {
         // the Instant between two readings of the clock: the anchor is off by half their gap
         let a = mono_ns();
         let at = Instant::now();
@@ -239,7 +239,7 @@ impl Clock {
 
     /// Sleeps until `t` (or a signal): one `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)`.
     #[inline]
-    fn sleep_until(&self, t: Instant) {
+    pub(super) fn sleep_until(&self, t: Instant) {
         let ns = match t.checked_duration_since(self.at) {
             Some(d) => self.mono_ns.saturating_add(d.as_nanos() as u64),
             None => self
@@ -279,7 +279,7 @@ fn mono_ns() -> u64 {
 /// Sets this thread's timer slack to 1 ns (the default 50 µs would make every sleep of the
 /// pacer end up to 50 µs late). Only the calling thread is affected; a refusal leaves the
 /// default slack (later wakeups, counted in the schedule lag).
-fn set_min_timer_slack() {
+pub(super) fn set_min_timer_slack() {
     // SAFETY: PR_SET_TIMERSLACK takes one integer argument and touches no memory of ours.
     unsafe {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);

@@ -1,0 +1,139 @@
+//! `iolab run --replay TRACE`: the trace read once (every line checked, nothing written
+//! before), its requests' counts, extent and queue depth turned into the run options of one
+//! job that replays it (docs/capture.md, Replay).
+
+use super::*;
+use crate::measure::trace::scan;
+use crate::model::replay::Replay;
+
+/// The in-flight limit of a trace that does not say (a fio iolog), unless `--iodepth` is larger.
+pub const IOLOG_DEPTH: u32 = 32;
+
+/// The most requests in flight a replay keeps (the engines' rings are sized for it).
+pub const MAX_DEPTH: u32 = 4096;
+
+/// `a` with `--replay`'s trace read and the run options of its replay set: one thread, a queue
+/// engine, the trace's queue depth, O_DIRECT unless `--buffered`, a file per file of the trace
+/// as large as its extent (rounded up to its largest request), the trace's own flushes only.
+pub fn prepare(a: &RunArgs) -> Result<RunArgs> {
+    let path = a.replay.as_ref().expect("--replay");
+    let refused = [
+        (a.mode.is_some(), "--mode"),
+        (a.rate.is_some(), "--rate"),
+        (a.ops.is_some(), "--ops"),
+        (a.io_size.is_some(), "--io-size"),
+        (a.set.bs.is_some(), "--bs"),
+        (a.set.bs_write.is_some(), "--bs-write"),
+        (a.threads.is_some_and(|t| t != 1), "--threads"),
+        (a.verify, "--verify"),
+        (!a.roles.is_empty(), "--role"),
+        (a.profile.is_some(), "--profile"),
+        (a.steady_state.is_some(), "--steady-state"),
+        (a.ramp > 0.0, "--ramp"),
+        (
+            a.fsync_all || a.fsync_every.is_some(),
+            "--fsync-all/--fsync-every",
+        ),
+    ];
+    if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
+        return Err(Error::usage(format!(
+            "--replay issues the trace's own requests at the trace's times: {flag} cannot be used with it (--time caps it, --speed and --closed change its pace)"
+        )));
+    }
+    let s = scan(path).map_err(|e| Error::usage(format!("--replay {}: {e}", path.display())))?;
+    if s.reads + s.writes + s.trims == 0 {
+        return Err(Error::usage(format!(
+            "--replay {}: no read, write or trim to replay ({} flushes, {} requests skipped)",
+            path.display(),
+            s.flushes,
+            s.skipped
+        )));
+    }
+    // a queue engine: the trace's requests in flight together, as they were
+    let engine = match a.engine.as_str() {
+        "sync" | "psync" => {
+            if crate::engine::available(EngineKind::IoUring, 1, MAX_DEPTH).is_ok() {
+                "io_uring"
+            } else {
+                "libaio"
+            }
+        }
+        e => e,
+    };
+    let kind: EngineKind = flag("--engine", engine)?;
+    if !kind.caps().async_queue {
+        return Err(Error::usage(format!(
+            "--replay needs an engine that keeps requests in flight: --engine io_uring, libaio or posixaio (not {engine})"
+        )));
+    }
+    let depth = match s.max_qd {
+        0 => a.iodepth.max(IOLOG_DEPTH),
+        q => a.iodepth.max(q),
+    }
+    .min(MAX_DEPTH);
+    // every request fits one buffer: the largest, rounded up to 4 KiB
+    let bs = s.max_len_bytes.div_ceil(4096).max(1) * 4096;
+    let mut b = a.clone();
+    b.engine = engine.to_string();
+    b.iodepth = depth;
+    b.threads = Some(1);
+    b.mode = Some(
+        if s.writes + s.trims > 0 {
+            "rndrw"
+        } else {
+            "rndrd"
+        }
+        .to_string(),
+    );
+    b.ops = Some(s.reads + s.writes + s.trims);
+    b.set.bs = Some(BsArg::One(bs));
+    b.direct = !a.buffered;
+    b.fsync_freq = 0;
+    b.fsync_end = false;
+    if a.device.is_none() {
+        b.set.files = Some(a.set.files.unwrap_or(s.files.max(1)));
+        b.set.size = Some(
+            a.set
+                .size
+                .unwrap_or(s.extent_bytes.div_ceil(bs).max(1) * bs),
+        );
+    }
+    b.replay_spec = Some(Replay {
+        trace: path.display().to_string(),
+        format: s.format.expect("a scanned trace's format"),
+        speed: a.speed.unwrap_or(1.0),
+        closed: a.closed,
+        requests: s.requests(),
+        reads: s.reads,
+        writes: s.writes,
+        trims: s.trims,
+        flushes: s.flushes,
+        skipped: s.skipped,
+        span_ns: s.span_ns,
+        extent_bytes: s.extent_bytes,
+        max_len_bytes: s.max_len_bytes,
+        max_qd: s.max_qd,
+        files: s.files.max(1),
+        // the target's alignment is set once the plan knows it
+        align_bytes: 512,
+    });
+    Ok(b)
+}
+
+/// The plan of a replay: `plan_run` of [`prepare`]'s options, each request aligned as the
+/// target needs (its O_DIRECT alignment, else 512 bytes).
+pub fn plan_replay(a: &RunArgs) -> Result<Plan> {
+    let b = prepare(a)?;
+    let mut plan = plan_run(&b)?;
+    let align = if b.direct {
+        plan.dio.offset.max(512)
+    } else {
+        512
+    };
+    for j in &mut plan.cells {
+        if let Some(r) = j.replay.as_mut() {
+            r.align_bytes = align;
+        }
+    }
+    Ok(plan)
+}

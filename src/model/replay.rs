@@ -1,0 +1,86 @@
+//! `iolab run --replay TRACE`: what is replayed (in the job's settings) and how the replay kept
+//! to the trace's time (in the mode's results). docs/capture.md, Replay.
+
+use serde::{Deserialize, Serialize};
+
+/// The kind of trace a replay reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub enum TraceFormat {
+    /// `iolab capture`'s file (`iolab-capture/1`, NDJSON).
+    #[serde(rename = "iolab-capture")]
+    IolabCapture,
+    /// fio's `write_iolog` version 2 (no times; `wait` lines).
+    #[serde(rename = "fio-iolog-2")]
+    FioIolog2,
+    /// fio's `write_iolog` version 3 (each line's time in µs).
+    #[serde(rename = "fio-iolog-3")]
+    FioIolog3,
+}
+
+impl TraceFormat {
+    pub fn name(self) -> &'static str {
+        match self {
+            TraceFormat::IolabCapture => "iolab-capture",
+            TraceFormat::FioIolog2 => "fio-iolog-2",
+            TraceFormat::FioIolog3 => "fio-iolog-3",
+        }
+    }
+}
+
+/// A replay's settings and what its trace holds (read once before the run).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Replay {
+    /// The trace file, as given.
+    pub trace: String,
+    pub format: TraceFormat,
+    /// `--speed`: the trace's time divided by this (2: twice as fast); 1 by default.
+    pub speed: f64,
+    /// `--closed`: as fast as the target allows, in the trace's order, each request waiting
+    /// until fewer than its captured queue depth are in flight (the trace's times unused).
+    pub closed: bool,
+    /// Requests in the trace that are replayed: reads, writes, trims, flushes.
+    pub requests: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub trims: u64,
+    pub flushes: u64,
+    /// Requests of the trace not replayed (a capture's `other`: write-zeroes, zone commands).
+    pub skipped: u64,
+    /// From the trace's first request to its last, ns (of the trace's own time).
+    pub span_ns: u64,
+    /// The largest offset + length in the trace (bytes): a target at least this large keeps
+    /// every offset; a smaller one takes them modulo its size.
+    pub extent_bytes: u64,
+    /// The largest request (bytes).
+    pub max_len_bytes: u64,
+    /// The most requests the trace had in flight (a capture's `qd`; 0 for a fio iolog, which
+    /// does not say).
+    pub max_qd: u32,
+    /// The files the trace names (a fio iolog's; one, the device, for a capture): file N of the
+    /// trace goes to file N modulo `--files` of the set.
+    pub files: u32,
+    /// Offsets are rounded down to this, lengths up (bytes; the target's O_DIRECT alignment).
+    pub align_bytes: u64,
+}
+
+/// How a replay kept to its trace, in a mode's results.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ReplayResult {
+    /// Requests issued (reads, writes, trims, flushes).
+    pub issued: u64,
+    /// The trace's span divided by `--speed`: how long the replay should take, first request
+    /// to last (s).
+    pub trace_s: f64,
+    /// From the first request's issue to the last one's (s).
+    pub replay_s: f64,
+    /// `(replay_s - trace_s) / trace_s` in percent: above 0 the replay ran late (null with
+    /// `--closed`, or a span of 0).
+    pub timing_error_pct: Option<f64>,
+    /// Requests issued more than 1 ms after their time (behind a full queue, a flush, or a
+    /// thread that could not keep up); 0 with `--closed`.
+    pub late_over_1ms: u64,
+    /// The latest a request was issued behind its time (ns); 0 with `--closed`.
+    pub max_late_ns: u64,
+    /// The most requests in flight at once.
+    pub max_in_flight: u32,
+}
