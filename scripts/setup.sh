@@ -22,13 +22,14 @@ $SUDO apt-get update -qq
 # util-linux-extra is listed for the releases that moved tools there.
 # The Debian package (scripts/package.sh, tests/package.rs): dpkg-dev comes with build-essential;
 # man-db reads the installed manual page.
+# blktrace: blkparse reads and merges the blktrace binaries `run --replay` reads (tests/replay.rs).
 # prometheus: a private server scrapes `--metrics-listen` in tests/prometheus.rs (its own config
 # and storage in a temp dir, on a free port; the packaged service plays no part).
 $SUDO apt-get install -y -qq build-essential pkg-config fio sysbench sysstat fuse3 libfuse3-dev \
   e2fsprogs xfsprogs fdisk util-linux postgresql mariadb-server chromium fonts-dejavu-core jq \
   bonnie++ openmpi-bin libopenmpi-dev libclang-dev iproute2 libpq-dev \
   libblkid-dev util-linux-extra dosfstools btrfs-progs f2fs-tools squashfs-tools genisoimage \
-  cryptsetup-bin prometheus man-db >/dev/null
+  cryptsetup-bin prometheus man-db blktrace >/dev/null
 # fio's own job files (its examples/ and t/jobs/) for tests/fio_regression.rs and
 # bench/fio-examples.sh: the source of the fio package, in /var/tmp/fiosrc (a deb-src entry is
 # added for the download and removed after).

@@ -359,3 +359,137 @@ fn bad_replays_are_one_line_and_make_nothing() {
         );
     }
 }
+
+/// One `struct blk_io_trace` (little-endian, this machine's order) with its payload.
+fn blk_event(seq: u32, t: u64, sector: u64, bytes: u32, action: u32, pdu: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(48 + pdu.len());
+    v.extend_from_slice(&0x6561_7407u32.to_le_bytes()); // magic | version 7
+    v.extend_from_slice(&seq.to_le_bytes());
+    v.extend_from_slice(&t.to_le_bytes());
+    v.extend_from_slice(&sector.to_le_bytes());
+    v.extend_from_slice(&bytes.to_le_bytes());
+    v.extend_from_slice(&action.to_le_bytes());
+    v.extend_from_slice(&42u32.to_le_bytes()); // pid
+    v.extend_from_slice(&((7u32 << 20) | 9).to_le_bytes()); // device 7:9
+    v.extend_from_slice(&0u32.to_le_bytes()); // cpu
+    v.extend_from_slice(&0u16.to_le_bytes()); // error
+    v.extend_from_slice(&(pdu.len() as u16).to_le_bytes());
+    v.extend_from_slice(pdu);
+    v
+}
+
+/// A blktrace binary (one CPU's events: a process note, queue, issue and complete events of
+/// 16 KiB reads and sync writes 1 ms apart, two flushes, a discard) merged by blkparse 1.2
+/// (`blkparse -i t -d merged.bin`): iolab replays the queue events blkparse lists, per
+/// direction, and refuses a cut file in one line.
+#[test]
+fn a_blktrace_replays_the_queue_events_blkparse_lists() {
+    if !have("blkparse") {
+        return skip(
+            "a_blktrace_replays_the_queue_events_blkparse_lists",
+            "blkparse (package blktrace) is not installed",
+        );
+    }
+    const TC: u32 = 16;
+    let (read, write, flush, sync, queue, issue, complete, notify, discard) = (
+        1u32, 2u32, 4u32, 8u32, 16u32, 64u32, 128u32, 1024u32, 8192u32,
+    );
+    let mut b = blk_event(0, 0, 0, 0, notify << TC, b"db\0");
+    let mut seq = 1;
+    let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+    for i in 0..200u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let cat = if x % 10 < 3 { write | sync } else { read };
+        let (t, sector) = ((i + 1) * 1_000_000, (x >> 16) % 8192 * 32);
+        for (dt, a) in [
+            (0, 1 | ((queue | cat) << TC)),
+            (1000, 7 | ((issue | cat) << TC)),
+            (200_000, 8 | ((complete | cat) << TC)),
+        ] {
+            b.extend(blk_event(seq, t + dt, sector, 16384, a, &[]));
+            seq += 1;
+        }
+        if i == 50 || i == 150 {
+            b.extend(blk_event(
+                seq,
+                t + 300_000,
+                0,
+                0,
+                1 | ((queue | write | flush) << TC),
+                &[],
+            ));
+            seq += 1;
+        }
+        if i == 100 {
+            b.extend(blk_event(
+                seq,
+                t + 400_000,
+                1 << 20,
+                1 << 20,
+                1 | ((queue | write | discard) << TC),
+                &[],
+            ));
+            seq += 1;
+        }
+    }
+    let d = scratch();
+    std::fs::write(d.path().join("t.blktrace.0"), &b).unwrap();
+    let text = Command::new("blkparse")
+        .current_dir(d.path())
+        .args(["-i", "t", "-d", "merged.bin"])
+        .output()
+        .unwrap();
+    assert!(text.status.success());
+    let text = String::from_utf8_lossy(&text.stdout);
+    // blkparse's own listing: `7,9 0 SEQ TIME PID Q RWBS SECTOR + N [db]`
+    let q: Vec<&str> = text
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() > 6 && f[5] == "Q").then(|| f[6])
+        })
+        .collect();
+    let n = |f: fn(&str) -> bool| q.iter().filter(|r| f(r)).count() as u64;
+    let (flushes, trims) = (n(|r| r.starts_with('F')), n(|r| r.contains('D')));
+    let (reads, writes) = (
+        n(|r| r == "R"),
+        n(|r| r.starts_with('W') && !r.contains('D')),
+    );
+    assert_eq!((flushes, trims), (2, 1), "{q:?}");
+    assert_eq!(reads + writes, 200);
+    let set = d.path().join("set");
+    std::fs::create_dir(&set).unwrap();
+    let v = replay(&set, &d.path().join("merged.bin"), &["--closed"]);
+    assert_eq!(v["job"]["replay"]["format"], "blktrace");
+    assert_eq!(
+        (
+            ops(&v, "read"),
+            ops(&v, "write"),
+            ops(&v, "fsync"),
+            ops(&v, "trim")
+        ),
+        (reads, writes, flushes, trims),
+        "blkparse's queue events"
+    );
+    assert_eq!(v["job"]["replay"]["span_ns"].as_u64(), Some(199_000_000));
+    // a file cut inside an event
+    let merged = std::fs::read(d.path().join("merged.bin")).unwrap();
+    let cut = d.path().join("cut.bin");
+    std::fs::write(&cut, &merged[..merged.len() - 20]).unwrap();
+    let r = iolab(&[
+        "run",
+        "--replay",
+        cut.to_str().unwrap(),
+        "--dir",
+        set.to_str().unwrap(),
+        "--no-save",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("a blktrace event cut short"),
+        "{}",
+        r.stderr
+    );
+}

@@ -342,8 +342,8 @@ pub struct RunArgs {
     /// prioclass and prio; ionice's classes). Each thread sets its own when it starts.
     #[arg(long, value_name = "CLASS[:LEVEL]")]
     pub ioprio: Option<crate::model::placement::IoPrio>,
-    /// Replay a trace instead of a workload of iolab's: a file of `iolab capture` or a fio iolog
-    /// (version 2 or 3, fio's write_iolog), onto --dir (one file per file of the trace, as large
+    /// Replay a trace instead of a workload of iolab's: a file of `iolab capture`, a fio iolog
+    /// (version 2 or 3, fio's write_iolog) or a blktrace binary (blkparse -d), onto --dir (one file per file of the trace, as large
     /// as the trace's extent by default) or --device, each request at its time (docs/capture.md,
     /// Replay). Offsets past the target's size wrap around it.
     #[arg(long, value_name = "TRACE")]

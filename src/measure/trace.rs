@@ -8,6 +8,11 @@
 //!   read, write, trim, sync and datasync (a flush of that file); add, open, close name files.
 //! - fio iolog 2: `FILE ACTION [OFFSET LENGTH]` without times; `FILE wait N` holds the next
 //!   requests until N ms after the start, as fio 3.33's `read_iolog_get` does.
+//! - blktrace's binary events (`struct blk_io_trace`, 48 bytes and its payload; either byte
+//!   order): the queue (`Q`) events, as fio's `blktrace.c` replays them (the bios the
+//!   filesystem or the program submitted, before merges), a device per file; a discard is a
+//!   trim; a flush with data is a flush, then its write (fio keeps only the flush). One file:
+//!   one CPU's, or every CPU's merged in time order by `blkparse -i NAME -d FILE`.
 
 use crate::model::capture::{CaptureIo, IoDir};
 use crate::model::replay::TraceFormat;
@@ -53,7 +58,23 @@ pub struct TraceReader {
     wait_ns: u64,
     /// Requests of the trace not replayed so far (a capture's `other`).
     pub skipped: u64,
+    /// blktrace: the write of a flush with data, returned after the flush; the devices seen.
+    pending: Option<TraceIo>,
+    devices: Vec<u32>,
+    /// blktrace: the file's byte order is not this machine's.
+    swapped: bool,
 }
+
+/// blktrace's `BLK_IO_TRACE_MAGIC` (the high 24 bits of `magic`; the low 8: the version).
+const BLK_MAGIC: u32 = 0x6561_7400;
+/// `struct blk_io_trace`'s length (its payload follows).
+const BLK_HEADER: usize = 48;
+/// blktrace's action categories (`BLK_TC_*`, shifted by 16) and the queue action.
+const BLK_TC_WRITE: u32 = 1 << (16 + 1);
+const BLK_TC_FLUSH: u32 = 1 << (16 + 2);
+const BLK_TC_NOTIFY: u32 = 1 << (16 + 10);
+const BLK_TC_DISCARD: u32 = 1 << (16 + 13);
+const BLK_TA_QUEUE: u32 = 1;
 
 /// A line that could not be read: `line N: what`.
 fn at(line: u64, what: impl std::fmt::Display) -> String {
@@ -72,7 +93,20 @@ impl TraceReader {
             files: Vec::new(),
             wait_ns: 0,
             skipped: 0,
+            pending: None,
+            devices: Vec::new(),
+            swapped: false,
         };
+        // blktrace's binary events: the magic in either byte order
+        let head = t.r.fill_buf().map_err(|e| format!("cannot read it: {e}"))?;
+        if head.len() >= 4 {
+            let m = u32::from_ne_bytes([head[0], head[1], head[2], head[3]]);
+            if m & 0xffff_ff00 == BLK_MAGIC || m.swap_bytes() & 0xffff_ff00 == BLK_MAGIC {
+                t.format = TraceFormat::Blktrace;
+                t.swapped = m & 0xffff_ff00 != BLK_MAGIC;
+                return Ok(t);
+            }
+        }
         let first = t
             .next_line()?
             .ok_or("empty: not a trace (an iolab capture file or a fio iolog)")?
@@ -131,6 +165,9 @@ impl TraceReader {
 
     /// The next request into `io`; false at the end of the trace.
     pub fn next_io(&mut self, io: &mut TraceIo) -> Result<bool, String> {
+        if self.format == TraceFormat::Blktrace {
+            return self.next_blk(io);
+        }
         loop {
             if self.next_line()?.is_none() {
                 return Ok(false);
@@ -145,6 +182,7 @@ impl TraceReader {
                 _ if s.is_empty() => Ok(Got::Nothing),
                 TraceFormat::IolabCapture => capture_line(s, io),
                 TraceFormat::FioIolog2 | TraceFormat::FioIolog3 => self.iolog_line(s, io),
+                TraceFormat::Blktrace => unreachable!("read by next_blk"),
             };
             self.buf = buf;
             match got.map_err(|e| at(line, e))? {
@@ -152,6 +190,107 @@ impl TraceReader {
                 Got::Skipped => self.skipped += 1,
                 Got::Nothing => {}
             }
+        }
+    }
+
+    /// The next queue event of a blktrace file (`line` counts events).
+    fn next_blk(&mut self, io: &mut TraceIo) -> Result<bool, String> {
+        if let Some(p) = self.pending.take() {
+            *io = p;
+            return Ok(true);
+        }
+        let mut h = [0u8; BLK_HEADER];
+        loop {
+            if self
+                .r
+                .fill_buf()
+                .map_err(|e| format!("cannot read it: {e}"))?
+                .is_empty()
+            {
+                return Ok(false);
+            }
+            self.r.read_exact(&mut h).map_err(|e| {
+                if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                    at(self.line + 1, "a blktrace event cut short")
+                } else {
+                    format!("cannot read it: {e}")
+                }
+            })?;
+            self.line += 1;
+            let u32_at = |o: usize| {
+                let v = u32::from_ne_bytes([h[o], h[o + 1], h[o + 2], h[o + 3]]);
+                if self.swapped { v.swap_bytes() } else { v }
+            };
+            let u64_at = |o: usize| {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(&h[o..o + 8]);
+                let v = u64::from_ne_bytes(b);
+                if self.swapped { v.swap_bytes() } else { v }
+            };
+            if u32_at(0) & 0xffff_ff00 != BLK_MAGIC {
+                return Err(at(self.line, "not a blktrace event (its magic is wrong)"));
+            }
+            let pdu = u16::from_ne_bytes([h[46], h[47]]);
+            let pdu = if self.swapped { pdu.swap_bytes() } else { pdu };
+            std::io::copy(&mut (&mut self.r).take(pdu as u64), &mut std::io::sink())
+                .map_err(|e| format!("cannot read it: {e}"))?;
+            let (time, sector, bytes, action, device) = (
+                u64_at(8),
+                u64_at(16),
+                u32_at(24) as u64,
+                u32_at(28),
+                u32_at(36),
+            );
+            if action & 0xffff != BLK_TA_QUEUE || action & BLK_TC_NOTIFY != 0 {
+                continue;
+            }
+            let file = match self.devices.iter().position(|&d| d == device) {
+                Some(i) => i as u32,
+                None => {
+                    if self.devices.len() >= 1 << 16 {
+                        return Err(at(self.line, "more than 65536 devices"));
+                    }
+                    self.devices.push(device);
+                    (self.devices.len() - 1) as u32
+                }
+            };
+            let off = sector
+                .checked_mul(512)
+                .ok_or(at(self.line, "a sector past 2^64 bytes"))?;
+            let base = TraceIo {
+                t_ns: time,
+                op: TraceOp::Read,
+                file,
+                off,
+                len: bytes,
+                qd: 0,
+            };
+            let data = if action & BLK_TC_DISCARD != 0 {
+                TraceOp::Trim
+            } else if action & BLK_TC_WRITE != 0 {
+                TraceOp::Write
+            } else {
+                TraceOp::Read
+            };
+            if action & BLK_TC_FLUSH != 0 {
+                *io = TraceIo {
+                    op: TraceOp::Flush,
+                    off: 0,
+                    len: 0,
+                    ..base
+                };
+                if bytes > 0 {
+                    self.pending = Some(TraceIo { op: data, ..base });
+                }
+                return Ok(true);
+            }
+            if bytes == 0 {
+                // fio too ignores a queue event of no bytes that is no flush
+                self.skipped += 1;
+                continue;
+            }
+            *io = TraceIo { op: data, ..base };
+            return Ok(true);
         }
     }
 
@@ -338,6 +477,7 @@ pub fn scan(path: &Path) -> Result<TraceScan, String> {
     s.span_ns = last.saturating_sub(s.first_ns);
     s.files = match r.format {
         TraceFormat::IolabCapture => 1,
+        TraceFormat::Blktrace => r.devices.len() as u32,
         _ => r.files().len() as u32,
     };
     Ok(s)
@@ -431,6 +571,57 @@ mod tests {
         );
         let v = all(&p);
         assert_eq!((v[0].t_ns, v[1].t_ns), (0, 20_000_000));
+    }
+
+    /// A blktrace event in the other byte order (a trace made on a big-endian machine): a
+    /// queue event of a sync write, a flush with data (the flush, then the write), an issue
+    /// event skipped.
+    #[test]
+    fn blktrace_events_of_either_byte_order_are_read() {
+        fn ev(t: u64, sector: u64, bytes: u32, action: u32, be: bool) -> Vec<u8> {
+            let mut v = Vec::new();
+            let w32 = |v: &mut Vec<u8>, x: u32| {
+                v.extend(if be { x.to_be_bytes() } else { x.to_le_bytes() })
+            };
+            w32(&mut v, 0x6561_7407);
+            w32(&mut v, 1);
+            v.extend(if be { t.to_be_bytes() } else { t.to_le_bytes() });
+            v.extend(if be {
+                sector.to_be_bytes()
+            } else {
+                sector.to_le_bytes()
+            });
+            w32(&mut v, bytes);
+            w32(&mut v, action);
+            w32(&mut v, 7); // pid
+            w32(&mut v, (8 << 20) | 16); // device 8:16
+            w32(&mut v, 0); // cpu
+            v.extend([0, 0, 0, 0]); // error, pdu_len
+            v
+        }
+        let q = |cat: u32| 1 | ((16 | cat) << 16);
+        for be in [true, false] {
+            let mut b = ev(5_000, 8, 4096, q(2 | 8), be);
+            b.extend(ev(6_000, 8, 4096, 7 | ((64 | 2) << 16), be));
+            b.extend(ev(9_000, 16, 8192, q(2 | 4), be));
+            let (_d, p) = write("");
+            std::fs::write(&p, &b).unwrap();
+            let v = all(&p);
+            assert_eq!(v.len(), 3, "big-endian {be}: {v:?}");
+            assert_eq!(
+                (v[0].op, v[0].off, v[0].len, v[0].t_ns),
+                (TraceOp::Write, 4096, 4096, 5000)
+            );
+            assert_eq!(
+                (v[1].op, v[2].op, v[2].off, v[2].len),
+                (TraceOp::Flush, TraceOp::Write, 8192, 8192)
+            );
+            let s = scan(&p).unwrap();
+            assert_eq!(
+                (s.format, s.files, s.span_ns),
+                (Some(TraceFormat::Blktrace), 1, 4000)
+            );
+        }
     }
 
     #[test]

@@ -15,6 +15,10 @@ pub enum TraceFormat {
     /// fio's `write_iolog` version 3 (each line's time in µs).
     #[serde(rename = "fio-iolog-3")]
     FioIolog3,
+    /// blktrace's binary events (one CPU's file, or every CPU's merged by `blkparse -d`), as
+    /// fio's `read_iolog` replays them: the queue (`Q`) events.
+    #[serde(rename = "blktrace")]
+    Blktrace,
 }
 
 impl TraceFormat {
@@ -23,6 +27,7 @@ impl TraceFormat {
             TraceFormat::IolabCapture => "iolab-capture",
             TraceFormat::FioIolog2 => "fio-iolog-2",
             TraceFormat::FioIolog3 => "fio-iolog-3",
+            TraceFormat::Blktrace => "blktrace",
         }
     }
 }
@@ -56,8 +61,8 @@ pub struct Replay {
     /// The most requests the trace had in flight (a capture's `qd`; 0 for a fio iolog, which
     /// does not say).
     pub max_qd: u32,
-    /// The files the trace names (a fio iolog's; one, the device, for a capture): file N of the
-    /// trace goes to file N modulo `--files` of the set.
+    /// The files the trace names (a fio iolog's, blktrace's devices; one, the device, for a
+    /// capture): file N of the trace goes to file N modulo `--files` of the set.
     pub files: u32,
     /// Offsets are rounded down to this, lengths up (bytes; the target's O_DIRECT alignment).
     pub align_bytes: u64,
