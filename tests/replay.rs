@@ -151,6 +151,21 @@ fn a_capture_replays_at_its_times_faster_with_speed_and_at_once_closed() {
     assert_eq!(res["max_in_flight"].as_u64(), Some(1), "the captured qd 1");
 }
 
+/// `--time` cuts a replay short: the requests of its first second, its span not judged.
+#[test]
+fn time_cuts_a_replay_short_and_leaves_its_timing_unjudged() {
+    let d = scratch();
+    let cap = d.path().join("t.cap");
+    capture(&cap, 1000, 4_000_000);
+    let set = d.path().join("set");
+    std::fs::create_dir(&set).unwrap();
+    let v = replay(&set, &cap, &["--time", "1"]);
+    let issued = v["replay"]["issued"].as_u64().unwrap();
+    assert!((200..=300).contains(&issued), "{}", v["replay"]);
+    assert!(v["replay"]["timing_error_pct"].is_null(), "{}", v["replay"]);
+    assert!(v["replay"]["replay_s"].as_f64().unwrap() <= 1.01);
+}
+
 /// A trace's requests land where it put them (inside a target as large as its extent), and
 /// past a smaller `--size` they wrap around it: the file set's file is never grown.
 #[test]

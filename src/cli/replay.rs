@@ -12,6 +12,10 @@ pub const IOLOG_DEPTH: u32 = 32;
 /// The most requests in flight a replay keeps (the engines' rings are sized for it).
 pub const MAX_DEPTH: u32 = 4096;
 
+/// The most memory the buffers of the requests in flight take (one of the trace's largest
+/// request each): a trace of 1 MiB requests keeps at most 1,024 in flight.
+pub const MAX_BUFFERS_BYTES: u64 = 1 << 30;
+
 /// `a` with `--replay`'s trace read and the run options of its replay set: one thread, a queue
 /// engine, the trace's queue depth, O_DIRECT unless `--buffered`, a file per file of the trace
 /// as large as its extent (rounded up to its largest request), the trace's own flushes only.
@@ -66,13 +70,15 @@ pub fn prepare(a: &RunArgs) -> Result<RunArgs> {
             "--replay needs an engine that keeps requests in flight: --engine io_uring, libaio or posixaio (not {engine})"
         )));
     }
+    // every request fits one buffer: the largest, rounded up to 4 KiB
+    let bs = s.max_len_bytes.div_ceil(4096).max(1) * 4096;
+    // a buffer per request in flight, at most MAX_BUFFERS_BYTES of them
     let depth = match s.max_qd {
         0 => a.iodepth.max(IOLOG_DEPTH),
         q => a.iodepth.max(q),
     }
-    .min(MAX_DEPTH);
-    // every request fits one buffer: the largest, rounded up to 4 KiB
-    let bs = s.max_len_bytes.div_ceil(4096).max(1) * 4096;
+    .min(MAX_DEPTH)
+    .min((MAX_BUFFERS_BYTES / bs).max(1) as u32);
     let mut b = a.clone();
     b.engine = engine.to_string();
     b.iodepth = depth;

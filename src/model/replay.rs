@@ -79,7 +79,7 @@ pub struct ReplayResult {
     /// From the first request's issue to the last one's (s).
     pub replay_s: f64,
     /// `(replay_s - trace_s) / trace_s` in percent: above 0 the replay ran late (null with
-    /// `--closed`, or a span of 0).
+    /// `--closed`, a span of 0, or a replay cut short by Ctrl-C or `--time`).
     pub timing_error_pct: Option<f64>,
     /// Requests issued more than 1 ms after their time (behind a full queue, a flush, or a
     /// thread that could not keep up); 0 with `--closed`.

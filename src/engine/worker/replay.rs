@@ -172,6 +172,8 @@ pub fn run_replay<'a, E: QueueEngine<'a>>(
                 }
             })?;
         let ended = |now: Instant| sh.ending() || sh.deadline.is_some_and(|d| now >= d);
+        // the replay stopped before the trace's end (Ctrl-C, --time): its span is not judged
+        let mut cut = false;
         'trace: for batch in rx.iter() {
             let batch =
                 batch.map_err(|e| std::io::Error::other(format!("the trace {}: {e}", rp.trace)))?;
@@ -190,6 +192,7 @@ pub fn run_replay<'a, E: QueueEngine<'a>>(
                     loop {
                         let now = Instant::now();
                         if ended(now) {
+                            cut = true;
                             break 'trace;
                         }
                         if now >= at {
@@ -223,6 +226,7 @@ pub fn run_replay<'a, E: QueueEngine<'a>>(
                     }
                 }
                 if ended(Instant::now()) {
+                    cut = true;
                     break 'trace;
                 }
                 let t0 = Instant::now();
@@ -301,7 +305,7 @@ pub fn run_replay<'a, E: QueueEngine<'a>>(
         let span = last_issue.saturating_duration_since(first_issue.unwrap_or(last_issue));
         res.replay_s = span.as_secs_f64();
         res.trace_s = rp.span_ns as f64 / 1e9 / rp.speed;
-        res.timing_error_pct = (!rp.closed && res.trace_s > 0.0 && !sh.ending())
+        res.timing_error_pct = (!rp.closed && res.trace_s > 0.0 && !cut)
             .then(|| (res.replay_s - res.trace_s) / res.trace_s * 100.0);
         st.replay = Some(res);
         Ok(st)
