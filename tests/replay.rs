@@ -61,6 +61,13 @@ fn capture(path: &Path, n: u64, gap_ns: u64) -> (u64, u64, u64) {
     (r, w, f)
 }
 
+/// The file set's directory `set` in the scratch directory `d`, made empty.
+fn set_in(d: &tempfile::TempDir) -> std::path::PathBuf {
+    let set = d.path().join("set");
+    std::fs::create_dir(&set).unwrap();
+    set
+}
+
 fn replay(dir: &Path, trace: &Path, extra: &[&str]) -> Value {
     let mut a = vec!["--replay", trace.to_str().unwrap()];
     a.extend_from_slice(extra);
@@ -98,8 +105,7 @@ fn twenty_thousand_requests_a_second_keep_their_time() {
         writeln!(s, "{} f {op} {} 4096", i * 50, (i * 7919 % 2048) * 4096).unwrap();
     }
     std::fs::write(&log, s).unwrap();
-    let set = d.path().join("set");
-    std::fs::create_dir(&set).unwrap();
+    let set = set_in(&d);
     let v = on_time(&set, &log, &["--buffered"], 0.5);
     assert_eq!(ops(&v, "read") + ops(&v, "write"), 40_000);
     assert!((v["replay"]["trace_s"].as_f64().unwrap() - 1.99995).abs() < 1e-6);
@@ -113,8 +119,7 @@ fn a_capture_replays_at_its_times_faster_with_speed_and_at_once_closed() {
     let d = scratch();
     let cap = d.path().join("t.cap");
     let (r, w, f) = capture(&cap, 1000, 4_000_000);
-    let set = d.path().join("set");
-    std::fs::create_dir(&set).unwrap();
+    let set = set_in(&d);
     let v = on_time(&set, &cap, &[], 0.5);
     assert_eq!(
         (ops(&v, "read"), ops(&v, "write"), ops(&v, "fsync")),
@@ -157,8 +162,7 @@ fn time_cuts_a_replay_short_and_leaves_its_timing_unjudged() {
     let d = scratch();
     let cap = d.path().join("t.cap");
     capture(&cap, 1000, 4_000_000);
-    let set = d.path().join("set");
-    std::fs::create_dir(&set).unwrap();
+    let set = set_in(&d);
     let v = replay(&set, &cap, &["--time", "1"]);
     let issued = v["replay"]["issued"].as_u64().unwrap();
     assert!((200..=300).contains(&issued), "{}", v["replay"]);
@@ -173,8 +177,7 @@ fn offsets_past_the_target_wrap_around_it() {
     let d = scratch();
     let cap = d.path().join("t.cap");
     capture(&cap, 300, 100_000);
-    let set = d.path().join("set");
-    std::fs::create_dir(&set).unwrap();
+    let set = set_in(&d);
     let v = replay(&set, &cap, &["--closed", "--size", "4m", "--keep"]);
     assert!(v["job"]["replay"]["extent_bytes"].as_u64().unwrap() > 4 << 20);
     assert_eq!(ops(&v, "read") + ops(&v, "write"), 300);
@@ -224,8 +227,7 @@ fn fios_iolog_is_replayed_with_fios_counts() {
         f["jobs"][0]["write"]["total_ios"].as_u64().unwrap(),
     );
     assert_eq!(fr + fw, 600);
-    let set = d.path().join("set");
-    std::fs::create_dir(&set).unwrap();
+    let set = set_in(&d);
     let v = replay(&set, &log, &[]);
     assert_eq!(v["job"]["replay"]["format"], "fio-iolog-3");
     assert_eq!(
@@ -276,8 +278,7 @@ fn a_long_trace_replays_in_bounded_memory() {
     s.push_str("1000000 f close\n");
     std::fs::write(&log, &s).unwrap();
     drop(s);
-    let set = d.path().join("set");
-    std::fs::create_dir(&set).unwrap();
+    let set = set_in(&d);
     // reaped by wait4 below, which also gives its own peak memory
     #[allow(clippy::zombie_processes)]
     let mut child = Command::new(bin())
@@ -328,8 +329,7 @@ fn wait_rusage(pid: libc::pid_t) -> (i32, i64) {
 #[test]
 fn bad_replays_are_one_line_and_make_nothing() {
     let d = scratch();
-    let set = d.path().join("set");
-    std::fs::create_dir(&set).unwrap();
+    let set = set_in(&d);
     let junk = d.path().join("junk");
     std::fs::write(&junk, "hello\n").unwrap();
     let cap = d.path().join("t.cap");
@@ -474,8 +474,7 @@ fn a_blktrace_replays_the_queue_events_blkparse_lists() {
     );
     assert_eq!((flushes, trims), (2, 1), "{q:?}");
     assert_eq!(reads + writes, 200);
-    let set = d.path().join("set");
-    std::fs::create_dir(&set).unwrap();
+    let set = set_in(&d);
     let v = replay(&set, &d.path().join("merged.bin"), &["--closed"]);
     assert_eq!(v["job"]["replay"]["format"], "blktrace");
     assert_eq!(
@@ -506,5 +505,64 @@ fn a_blktrace_replays_the_queue_events_blkparse_lists() {
         r.stderr.contains("a blktrace event cut short"),
         "{}",
         r.stderr
+    );
+}
+
+/// A replay creates and writes only through the file set's own rules (docs/safety.md): a
+/// symbolic link planted where its file goes is refused, neither followed nor removed, and the
+/// file it points to is unchanged.
+#[test]
+fn a_symlink_planted_as_the_replays_file_is_neither_followed_nor_removed() {
+    let d = scratch();
+    let cap = d.path().join("t.cap");
+    capture(&cap, 20, 1000);
+    let set = set_in(&d);
+    let outside = d.path().join("outside");
+    std::fs::write(&outside, "keep me").unwrap();
+    std::os::unix::fs::symlink(&outside, set.join("iolab-file.0")).unwrap();
+    let r = iolab(&[
+        "run",
+        "--replay",
+        cap.to_str().unwrap(),
+        "--dir",
+        set.to_str().unwrap(),
+        "--no-save",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("is a symbolic link"), "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep me");
+    let link = std::fs::symlink_metadata(set.join("iolab-file.0")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link is left as it was");
+}
+
+/// A replay onto a device in use (a mounted filesystem's loop device) is refused, also with
+/// --destructive, before anything is written (root).
+#[test]
+fn a_replay_onto_a_mounted_device_is_refused_even_with_destructive() {
+    if let Some(why) = crate::common::blk::cannot(false) {
+        return skip(
+            "a_replay_onto_a_mounted_device_is_refused_even_with_destructive",
+            &why,
+        );
+    }
+    let d = scratch();
+    let cap = d.path().join("t.cap");
+    capture(&cap, 20, 1000);
+    let fs = crate::common::blk::LoopFs::new(64, &d.path().join("mnt"));
+    std::fs::write(fs.dir.join("data"), "keep me").unwrap();
+    let r = iolab(&[
+        "run",
+        "--replay",
+        cap.to_str().unwrap(),
+        "--device",
+        &fs.dev,
+        "--destructive",
+        "--no-save",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("is mounted at"), "{}", r.stderr);
+    assert_eq!(
+        std::fs::read_to_string(fs.dir.join("data")).unwrap(),
+        "keep me"
     );
 }
