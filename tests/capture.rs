@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Why the capture tests cannot run here, if they cannot.
-fn cannot_capture() -> Option<String> {
+pub(crate) fn cannot_capture() -> Option<String> {
     if let Some(why) = cannot(false) {
         return Some(why);
     }
@@ -44,7 +44,7 @@ fn instance(pid: u32) -> Vec<PathBuf> {
 }
 
 /// Waits until capture `pid` has its events on (its instance's enable file says 1).
-fn wait_enabled(pid: u32) {
+pub(crate) fn wait_enabled(pid: u32) {
     let t0 = Instant::now();
     loop {
         if instance(pid).iter().any(|d| {
@@ -78,7 +78,7 @@ fn stat(dev: &str) -> Vec<u64> {
 }
 
 /// The capture file's lines: the header, the records, the summary.
-fn read_capture(p: &Path) -> (Value, Vec<Value>, Value) {
+pub(crate) fn read_capture(p: &Path) -> (Value, Vec<Value>, Value) {
     let text = std::fs::read_to_string(p).unwrap();
     let mut lines: Vec<Value> = text
         .lines()
@@ -119,7 +119,7 @@ fn extents(file: &Path) -> Vec<(u64, u64)> {
         .collect()
 }
 
-fn fio_json(args: &[&str]) -> Value {
+pub(crate) fn fio_json(args: &[&str]) -> Value {
     let o = output_within(
         Command::new("fio").args(args).arg("--output-format=json"),
         Duration::from_secs(120),
@@ -353,7 +353,7 @@ fn flushes_and_fsyncs_count_as_the_device_counts_them() {
 
 /// Ends a capture with Ctrl-C once the workload has ended (a loaded machine may take longer
 /// than any fixed `--time`): its output, exit 130 asserted, stopped by `interrupted`.
-fn stop_capture(child: std::process::Child) -> Run {
+pub(crate) fn stop_capture(child: std::process::Child) -> Run {
     std::thread::sleep(Duration::from_millis(300));
     // SAFETY: signalling our own child, not yet waited for.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -364,7 +364,7 @@ fn stop_capture(child: std::process::Child) -> Run {
 }
 
 /// Runs a capture of `dev` in the background.
-fn spawn_capture(dev: &str, out: &Path, extra: &[&str]) -> std::process::Child {
+pub(crate) fn spawn_capture(dev: &str, out: &Path, extra: &[&str]) -> std::process::Child {
     Command::new(bin())
         .args(["capture", "--device", dev, "-o", out.to_str().unwrap()])
         .args(extra)

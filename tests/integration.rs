@@ -39,6 +39,7 @@ mod honesty;
 mod import_parse;
 mod iostat;
 mod layouts;
+mod like;
 mod metrics;
 mod mpi;
 mod paced;

@@ -95,10 +95,12 @@ pub struct SweepArgs {
 /// Options of `iolab saturate` itself; every other option is a run option.
 #[derive(Args, Debug, Clone)]
 pub struct SaturateArgs {
-    /// The target: mibps>=22, p99<=10ms, iops>=1000 (metrics: iops, mibps, p50, p90, p99, p99.9, mean).
+    /// The target: mibps>=22, p99<=10ms, iops>=1000 (metrics: iops, mibps, p50, p90, p99, p99.9,
+    /// mean). With --like CAPTURE and no --target: p99 at most twice the capture's.
     #[arg(long)]
-    pub target: String,
-    /// The axis and its range: size=10G..750G, rate=100..5000, threads=1..64.
+    pub target: Option<String>,
+    /// The axis and its range: size=10G..750G, rate=100..5000, threads=1..64, scale=1..16
+    /// (with --like: times the captured load).
     #[arg(long)]
     pub over: String,
     /// Resolution: stop when the boundary is known to within this (default: 1/32 of the range).

@@ -291,7 +291,7 @@ fn check_verify(cells: &[Job], set: &crate::model::job::FileSetSpec) -> Result<(
 
 /// Translates `iolab run` flags into a plan; checks everything before anything is written.
 pub fn plan_run(a: &RunArgs) -> Result<Plan> {
-    if a.replay.is_some() && a.replay_spec.is_none() {
+    if (a.replay.is_some() || a.like.is_some()) && a.replay_spec.is_none() {
         return super::replay::plan_replay(a);
     }
     if let Some(f) = a.jobfiles.first() {

@@ -20,7 +20,11 @@ pub const MAX_BUFFERS_BYTES: u64 = 1 << 30;
 /// engine, the trace's queue depth, O_DIRECT unless `--buffered`, a file per file of the trace
 /// as large as its extent (rounded up to its largest request), the trace's own flushes only.
 pub fn prepare(a: &RunArgs) -> Result<RunArgs> {
-    let path = a.replay.as_ref().expect("--replay");
+    let (path, flag_name) = match (&a.replay, &a.like) {
+        (Some(p), _) => (p, "--replay"),
+        (None, Some(p)) => (p, "--like"),
+        (None, None) => unreachable!("--replay or --like"),
+    };
     let refused = [
         (a.mode.is_some(), "--mode"),
         (a.rate.is_some(), "--rate"),
@@ -40,9 +44,19 @@ pub fn prepare(a: &RunArgs) -> Result<RunArgs> {
         ),
     ];
     if let Some((_, flag)) = refused.iter().find(|(given, _)| *given) {
-        return Err(Error::usage(format!(
-            "--replay issues the trace's own requests at the trace's times: {flag} cannot be used with it (--time caps it, --speed and --closed change its pace)"
-        )));
+        return Err(Error::usage(if a.like.is_some() {
+            format!(
+                "--like draws its requests, their sizes and times from the capture: {flag} cannot be used with it (--time, --scale and --closed change how long and how hard it runs, --size and --device where)"
+            )
+        } else {
+            format!(
+                "--replay issues the trace's own requests at the trace's times: {flag} cannot be used with it (--time caps it, --speed and --closed change its pace)"
+            )
+        }));
+    }
+    let engine = queue_engine(a, flag_name)?;
+    if a.like.is_some() {
+        return prepare_like(a, path, engine);
     }
     let s = scan(path).map_err(|e| Error::usage(format!("--replay {}: {e}", path.display())))?;
     if s.reads + s.writes + s.trims == 0 {
@@ -51,23 +65,6 @@ pub fn prepare(a: &RunArgs) -> Result<RunArgs> {
             path.display(),
             s.flushes,
             s.skipped
-        )));
-    }
-    // a queue engine: the trace's requests in flight together, as they were
-    let engine = match a.engine.as_str() {
-        "sync" | "psync" => {
-            if crate::engine::available(EngineKind::IoUring, 1, MAX_DEPTH).is_ok() {
-                "io_uring"
-            } else {
-                "libaio"
-            }
-        }
-        e => e,
-    };
-    let kind: EngineKind = flag("--engine", engine)?;
-    if !kind.caps().async_queue {
-        return Err(Error::usage(format!(
-            "--replay needs an engine that keeps requests in flight: --engine io_uring, libaio or posixaio (not {engine})"
         )));
     }
     // every request fits one buffer: the largest, rounded up to 4 KiB
@@ -122,6 +119,112 @@ pub fn prepare(a: &RunArgs) -> Result<RunArgs> {
         files: s.files.max(1),
         // the target's alignment is set once the plan knows it
         align_bytes: 512,
+        like: None,
+        twin: None,
+    });
+    Ok(b)
+}
+
+/// A queue engine (`--engine`, io_uring by default, else libaio): the requests in flight
+/// together, as they were.
+fn queue_engine(a: &RunArgs, flag_name: &str) -> Result<&'static str> {
+    let engine = match a.engine.as_str() {
+        "sync" | "psync" => {
+            if crate::engine::available(EngineKind::IoUring, 1, MAX_DEPTH).is_ok() {
+                "io_uring"
+            } else {
+                "libaio"
+            }
+        }
+        e => e,
+    };
+    let kind: EngineKind = flag("--engine", engine)?;
+    if !kind.caps().async_queue {
+        return Err(Error::usage(format!(
+            "{flag_name} needs an engine that keeps requests in flight: --engine io_uring, libaio or posixaio (not {engine})"
+        )));
+    }
+    Ok(kind.name())
+}
+
+/// `--like CAPTURE`: the capture read once into its twin ([`crate::measure::twin`]); one
+/// thread with a queue engine, as deep as the capture's deepest queue (times `--scale` with
+/// `--closed`), one file as large as the regions the capture touched (1 MiB each) unless
+/// `--size`, for `--time` or the capture's window.
+fn prepare_like(a: &RunArgs, path: &std::path::Path, engine: &str) -> Result<RunArgs> {
+    if a.speed.is_some() {
+        return Err(Error::usage(
+            "--speed is --replay's: with --like, --scale N runs N times the captured load",
+        ));
+    }
+    let tw = crate::measure::twin::twin_of(path)
+        .map_err(|e| Error::usage(format!("--like {}: {e}", path.display())))?;
+    if tw.reads + tw.writes == 0 {
+        return Err(Error::usage(format!(
+            "--like {}: the capture holds no read or write to draw from ({} flushes, {} other requests)",
+            path.display(),
+            tw.flushes,
+            tw.skipped
+        )));
+    }
+    let scale = a.scale.unwrap_or(1.0);
+    let capture_s = tw.duration_ns as f64 / 1e9;
+    let time_s = a.time.unwrap_or(capture_s);
+    let bs = tw.max_len_bytes.div_ceil(4096).max(1) * 4096;
+    let qd = f64::from(tw.max_qd.max(1)) * if a.closed { scale } else { scale.max(1.0) };
+    let depth = a
+        .iodepth
+        .max(qd.ceil() as u32)
+        .min(MAX_DEPTH)
+        .min((MAX_BUFFERS_BYTES / bs).max(1) as u32);
+    let mut b = a.clone();
+    b.engine = engine.to_string();
+    b.iodepth = depth;
+    b.threads = Some(1);
+    b.mode = Some(if tw.writes > 0 { "rndrw" } else { "rndrd" }.to_string());
+    b.set.bs = Some(BsArg::One(bs));
+    b.direct = !a.buffered;
+    b.fsync_freq = 0;
+    b.fsync_end = false;
+    // open loop: the stream ends itself at the time's end; closed: the time ends it
+    b.time = a.closed.then_some(time_s);
+    b.ops = None;
+    if a.device.is_none() {
+        b.set.files = Some(1);
+        b.set.size = Some(a.set.size.unwrap_or(
+            (tw.regions_touched.max(1) * crate::measure::fingerprint::REGION_BYTES).max(bs),
+        ));
+    }
+    let span_ns = if a.closed {
+        0
+    } else {
+        (time_s * scale * 1e9) as u64
+    };
+    b.replay_spec = Some(Replay {
+        trace: path.display().to_string(),
+        format: crate::model::replay::TraceFormat::IolabCapture,
+        speed: if a.closed { 1.0 } else { scale },
+        closed: a.closed,
+        requests: tw.reads + tw.writes + tw.flushes,
+        reads: tw.reads,
+        writes: tw.writes,
+        trims: 0,
+        flushes: tw.flushes,
+        skipped: tw.skipped,
+        span_ns,
+        extent_bytes: tw.regions_touched * crate::measure::fingerprint::REGION_BYTES,
+        max_len_bytes: tw.max_len_bytes,
+        max_qd: tw.max_qd,
+        files: 1,
+        align_bytes: 512,
+        like: Some(crate::model::replay::Like {
+            scale,
+            time_s,
+            capture_s,
+            regions_touched: tw.regions_touched,
+            captured_p99_ns: tw.p99_ns,
+        }),
+        twin: Some(crate::model::replay::TwinRef(std::sync::Arc::new(tw))),
     });
     Ok(b)
 }

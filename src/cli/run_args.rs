@@ -154,6 +154,7 @@ pub fn run_group(group: &str) -> Vec<String> {
     "json", "output_format", "output", "no_save", "repeat", "db", "label", "tags", "quiet", "live",
     "metrics_listen", "metrics_linger", "rank_timeout", "roles", "profile", "ignore_unsupported", "parse_only",
 ])))]
+#[command(group(clap::ArgGroup::new("trace").args(["replay", "like"])))]
 #[command(group(clap::ArgGroup::new(WHOLE_RUN).multiple(true).args([
     "dir", "time", "ops", "ramp", "keep", "reprepare", "warm", "iostat_interval", "report_interval",
 ])))]
@@ -352,9 +353,20 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", requires = "replay", value_parser = speed)]
     pub speed: Option<f64>,
     /// With --replay: ignore the trace's times, issue each request as soon as fewer than its
-    /// captured queue depth are in flight (closed loop, as fast as the target allows).
-    #[arg(long, requires = "replay")]
+    /// captured queue depth are in flight (closed loop, as fast as the target allows); with
+    /// --like: the twin's requests so, its queue depths drawn from the capture's.
+    #[arg(long, requires = "trace")]
     pub closed: bool,
+    /// Run a synthetic twin of an `iolab capture` file: requests drawn from its distributions
+    /// (mix, sizes, sequentiality, gaps between requests, queue depth, hot regions), at its rate
+    /// (or --closed), for --time or the capture's window, onto --dir or --device of any size
+    /// (docs/capture.md, Like).
+    #[arg(long, value_name = "CAPTURE")]
+    pub like: Option<PathBuf>,
+    /// With --like: N times the captured load (its request rate; with --closed its queue
+    /// depth) [default: 1].
+    #[arg(long, value_name = "N", requires = "like", value_parser = speed)]
+    pub scale: Option<f64>,
     /// --replay's trace as read (set by `plan_run`, never a flag).
     #[arg(skip)]
     pub replay_spec: Option<crate::model::replay::Replay>,

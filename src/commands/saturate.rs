@@ -11,16 +11,19 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
         return Ok(0);
     }
     let _lead = ranks.as_ref().map(sweep::Lead);
-    let target = sweep::Target::parse(&a.target)?;
+    let target = match &a.target {
+        Some(t) => sweep::Target::parse(t)?,
+        None => like_target(&a.exp.run_args)?,
+    };
     let (axis, range) = a.over.split_once('=').ok_or_else(|| {
         Error::usage(format!(
             "--over '{}': use AXIS=LO..HI, e.g. size=10G..750G or rate=100..5000",
             a.over
         ))
     })?;
-    if !["size", "rate", "threads", "iodepth", "files"].contains(&axis) {
+    if !["size", "rate", "threads", "iodepth", "files", "scale"].contains(&axis) {
         return Err(Error::usage(format!(
-            "--over {axis}: search over size, rate, threads, iodepth or files"
+            "--over {axis}: search over size, rate, threads, iodepth, files or scale (with --like)"
         )));
     }
     let (lo, hi) = range
@@ -122,6 +125,35 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
         Exit::Interrupted as i32
     } else {
         0
+    })
+}
+
+/// `saturate --like CAPTURE` without `--target`: the load at which the captured p99 doubles,
+/// `p99<=` twice the capture's (the higher of its reads' and writes' p99, as a run's figures).
+fn like_target(run_args: &[String]) -> Result<crate::model::experiment::Target> {
+    let like = run_args
+        .iter()
+        .position(|x| x == "--like")
+        .and_then(|i| run_args.get(i + 1))
+        .map(String::as_str)
+        .or_else(|| run_args.iter().find_map(|x| x.strip_prefix("--like=")));
+    let Some(path) = like else {
+        return Err(Error::usage(
+            "--target: give the target to search for, e.g. --target 'p99<=10ms' or 'mibps>=22' (with --like CAPTURE it defaults to twice the capture's p99)",
+        ));
+    };
+    let p = std::path::Path::new(path);
+    let tw = crate::measure::twin::twin_of(p)
+        .map_err(|e| Error::usage(format!("--like {path}: {e}")))?;
+    let p99 = tw.p99_ns.ok_or_else(|| {
+        Error::usage(format!(
+            "--like {path}: no completed request's latency in the capture: give --target"
+        ))
+    })?;
+    Ok(crate::model::experiment::Target {
+        metric: "p99".into(),
+        op: "<=".into(),
+        value: 2.0 * p99 as f64 / 1e6,
     })
 }
 

@@ -19,7 +19,7 @@ const MOST_KEPT: usize = 65_536;
 /// The longest line of a capture file read (a record is ~200 bytes).
 pub const MAX_LINE_BYTES: u64 = 64 << 10;
 /// A near skip: forward of the previous request's end by at most this.
-const NEAR_BYTES: u64 = 1 << 20;
+pub const NEAR_BYTES: u64 = 1 << 20;
 
 /// One direction's figures as they are added up.
 #[derive(Default)]
@@ -294,13 +294,16 @@ pub fn parse_line(s: &str) -> Result<Line, String> {
     })
 }
 
-/// Fingerprints the capture file `path`, read once line by line (each line at most
-/// [`MAX_LINE_BYTES`]). An error names the line (`line 12: ...`).
-pub fn fingerprint_file(path: &std::path::Path) -> Result<Fingerprint, String> {
+/// Reads the capture file `path` once, line by line (each line at most [`MAX_LINE_BYTES`]),
+/// handing each request to `each` in the file's order; its header and summary (None when the
+/// capture did not end). An error names the line (`line 12: ...`).
+pub fn read_capture(
+    path: &std::path::Path,
+    mut each: impl FnMut(&CaptureIo),
+) -> Result<(Box<CaptureHeader>, Option<Box<CaptureSummary>>), String> {
     use std::io::{BufRead, Read};
     let f = crate::spec::input::open_regular(path).map_err(|e| e.to_string())?;
     let mut r = std::io::BufReader::new(f);
-    let mut p = Printer::new();
     let (mut header, mut summary) = (None, None);
     let mut buf = Vec::new();
     let mut n = 0u64;
@@ -332,12 +335,19 @@ pub fn fingerprint_file(path: &std::path::Path) -> Result<Fingerprint, String> {
                         .into(),
                 );
             }
-            Line::Io(io) if summary.is_none() => p.add(&io),
+            Line::Io(io) if summary.is_none() => each(&io),
             Line::Io(_) => return Err(format!("line {n}: a request after the summary")),
             Line::Summary(s) => summary = Some(s),
         }
     }
     let h = header.ok_or("empty: not a capture file (iolab capture -o FILE makes one)")?;
+    Ok((h, summary))
+}
+
+/// Fingerprints the capture file `path` ([`read_capture`]).
+pub fn fingerprint_file(path: &std::path::Path) -> Result<Fingerprint, String> {
+    let mut p = Printer::new();
+    let (h, summary) = read_capture(path, |io| p.add(io))?;
     Ok(p.finish(
         &path.display().to_string(),
         &h.device,

@@ -14,5 +14,6 @@ pub mod prom;
 pub mod stats;
 pub mod steady;
 pub mod trace;
+pub mod twin;
 pub mod wake;
 pub mod warnings;

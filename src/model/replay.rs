@@ -66,6 +66,47 @@ pub struct Replay {
     pub files: u32,
     /// Offsets are rounded down to this, lengths up (bytes; the target's O_DIRECT alignment).
     pub align_bytes: u64,
+    /// `--like`: requests drawn from the trace's (a capture's) distributions instead of the
+    /// trace itself (absent for a replay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub like: Option<Like>,
+    /// `--like`'s distributions, read once when the run is planned (never in a document).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub twin: Option<TwinRef>,
+}
+
+/// `iolab run --like CAPTURE`: a synthetic twin of a captured workload (docs/capture.md, Like).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Like {
+    /// `--scale`: N times the captured load: its request rate (open loop), or with `--closed`
+    /// its queue depth.
+    pub scale: f64,
+    /// How long the twin runs (s): `--time`, else the capture's window.
+    pub time_s: f64,
+    /// The capture's window (s).
+    pub capture_s: f64,
+    /// The 1 MiB regions the capture touched: spread evenly over the target, in their order.
+    pub regions_touched: u64,
+    /// The device's p99 latency of the captured reads and writes (ns): `saturate --like`'s
+    /// default target is twice it.
+    pub captured_p99_ns: Option<u64>,
+}
+
+/// A twin's distributions, shared by the plan's copies of a job (equal when the same).
+#[derive(Clone)]
+pub struct TwinRef(pub std::sync::Arc<crate::measure::twin::Twin>);
+
+impl std::fmt::Debug for TwinRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "TwinRef({})", self.0.capture)
+    }
+}
+
+impl PartialEq for TwinRef {
+    fn eq(&self, o: &TwinRef) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &o.0)
+    }
 }
 
 /// How a replay kept to its trace, in a mode's results.

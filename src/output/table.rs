@@ -394,6 +394,12 @@ fn replay_line(c: &CellResult) -> Option<String> {
             r.replay_s, r.trace_s, rp.speed
         )
     };
+    if let Some(l) = &rp.like {
+        return Some(format!(
+            "{}: twin of {} (--like, {} times its load): {} requests drawn, {pace}; at most {} in flight; the capture's {} regions of 1 MiB spread over the target\n",
+            c.mode, rp.trace, l.scale, r.issued, r.max_in_flight, l.regions_touched
+        ));
+    }
     Some(format!(
         "{}: replay of {} ({}): {} of its {} requests issued, {pace}; at most {} in flight\n",
         c.mode,

@@ -17,7 +17,9 @@ use crate::engine::buf::AlignedBuf;
 use crate::engine::ops::{QueueEngine, Shared};
 use crate::measure::stats::{OpKind, ThreadStats};
 use crate::measure::trace::{TraceIo, TraceOp, TraceReader};
+use crate::measure::twin::Synth;
 use crate::model::replay::ReplayResult;
+use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -51,6 +53,22 @@ pub fn remap(io: &TraceIo, files: u32, range: u64, align: u64) -> (u32, u64, u64
     (io.file % files.max(1), off, len)
 }
 
+/// Where the requests come from: a trace file, or `--like`'s twin.
+enum Source {
+    Trace(TraceReader),
+    Twin(Synth),
+}
+
+impl Source {
+    #[inline]
+    fn next_io(&mut self, io: &mut TraceIo) -> Result<bool, String> {
+        match self {
+            Source::Trace(r) => r.next_io(io),
+            Source::Twin(s) => Ok(s.next_io(io)),
+        }
+    }
+}
+
 /// Runs the replay of `sh.job.replay` on one worker thread with the queue engine `E`.
 pub fn run_replay<'a, E: QueueEngine<'a>>(
     sh: &Shared<'a>,
@@ -59,6 +77,7 @@ pub fn run_replay<'a, E: QueueEngine<'a>>(
     prog: &Progress,
 ) -> std::io::Result<ThreadStats> {
     let rp = sh.job.replay.as_ref().expect("a replay job");
+    let twin = rp.twin.is_some();
     let job = sh.job;
     place(job, thread)?;
     set_min_timer_slack();
@@ -139,15 +158,27 @@ pub fn run_replay<'a, E: QueueEngine<'a>>(
         let (tx, rx) = mpsc::sync_channel::<Result<Vec<TraceIo>, String>>(2);
         let (back_tx, back_rx) = mpsc::channel::<Vec<TraceIo>>();
         let path = std::path::PathBuf::from(&rp.trace);
+        // --like: requests drawn from the capture's twin, the regions spread over the target
+        let synth = rp.twin.as_ref().map(|t| {
+            let qd_scale = match &rp.like {
+                Some(l) if rp.closed => l.scale,
+                _ => 1.0,
+            };
+            let end = (!rp.closed).then_some(rp.span_ns);
+            Synth::new(Arc::clone(&t.0), range, end, qd_scale, job.seed)
+        });
         std::thread::Builder::new()
             .name("iolab-trace".into())
             .spawn_scoped(s, move || {
-                let mut r = match TraceReader::open(&path) {
-                    Ok(r) => r,
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
-                        return;
-                    }
+                let mut r = match synth {
+                    Some(sy) => Source::Twin(sy),
+                    None => match TraceReader::open(&path) {
+                        Ok(r) => Source::Trace(r),
+                        Err(e) => {
+                            let _ = tx.send(Err(e));
+                            return;
+                        }
+                    },
                 };
                 let mut io = TraceIo::default();
                 loop {
@@ -213,8 +244,15 @@ pub fn run_replay<'a, E: QueueEngine<'a>>(
                     TraceOp::Trim => OpKind::Trim,
                     TraceOp::Flush => OpKind::Fsync,
                 };
-                // the trace's barrier: a flush after everything before it; a trim done in place
-                if matches!(kind, OpKind::Fsync | OpKind::Trim) {
+                // the trace's barrier: a flush after everything before it; a trim done in place.
+                // --like's flushes are not barriers: in flight beside the reads and writes, as a
+                // block device's flush requests are (what its capture saw)
+                let barrier = match kind {
+                    OpKind::Trim => true,
+                    OpKind::Fsync => !twin,
+                    _ => false,
+                };
+                if barrier {
                     drain!();
                 } else {
                     let limit = match (rp.closed, io.qd) {
@@ -251,6 +289,23 @@ pub fn run_replay<'a, E: QueueEngine<'a>>(
                             }
                             Err(e) => prog.failed(&mut st, e),
                         }
+                    }
+                    OpKind::Fsync if twin => {
+                        let i = free.pop().expect("a free slot below the limit");
+                        eng.queue_fsync(file, i as u64);
+                        match eng.submit_queued() {
+                            Ok(()) => {}
+                            Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+                            Err(e) => return Err(e),
+                        }
+                        slots[i] = Some(Slot {
+                            issued: t0,
+                            submitted: Instant::now(),
+                            kind,
+                            bytes: 0,
+                        });
+                        inflight += 1;
+                        res.max_in_flight = res.max_in_flight.max(inflight as u32);
                     }
                     OpKind::Fsync => {
                         eng.queue_fsync(file, depth as u64);
