@@ -339,3 +339,88 @@ fn bad_likes_are_one_line() {
     }
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing made");
 }
+
+/// `saturate --like CAPTURE --over scale=1..16` with no `--target`: the scale at which the
+/// p99 of today's load (scale 1, measured first) doubles. A 100 IOPS random-read workload (Poisson arrivals) captured on a loop
+/// device throttled to 500 IOPS; its twin at N times that load on the same throttled device
+/// keeps the p99 below twice the captured one while N x 100 is well under the throttle, not
+/// once it reaches it: the boundary lies at a scale of at most 5.
+#[test]
+fn saturate_like_finds_the_scale_where_the_captured_p99_doubles() {
+    if let Some(why) = cannot_capture().or_else(|| crate::common::blk::cannot(true)) {
+        return skip("saturate_like", &why);
+    }
+    let d = tempfile::tempdir().unwrap();
+    let b = RawLoop::new(64);
+    let majmin = crate::common::blk::sh(&format!("lsblk -dno MAJ:MIN {}", b.dev)).replace(' ', "");
+    let th = crate::common::blk::Throttle::new(&[majmin.trim().to_string()], 500);
+    let cap = d.path().join("c.cap");
+    let child = spawn_capture(&b.dev, &cap, &["--time", "600", "--json"]);
+    wait_enabled(child.id());
+    let o = th
+        .command("fio")
+        .args([
+            "--name=db",
+            &format!("--filename={}", b.dev),
+            "--rw=randread",
+            "--bs=4k",
+            "--direct=1",
+            "--ioengine=libaio",
+            "--iodepth=1",
+            "--rate_iops=100",
+            "--rate_process=poisson",
+            "--runtime=4",
+            "--time_based",
+        ])
+        .output()
+        .unwrap();
+    stop_capture(child);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let db = d.path().join("r.db");
+    let r = to_run(
+        th.command(bin())
+            .args([
+                "saturate",
+                "--db",
+                db.to_str().unwrap(),
+                "--over",
+                "scale=1..16",
+                "--json",
+                "--like",
+                cap.to_str().unwrap(),
+                "--device",
+                &b.dev,
+                "--destructive",
+                "--time",
+                "3",
+            ])
+            .output()
+            .unwrap(),
+    );
+    drop(th);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let target = &v["spec"]["target"];
+    assert_eq!(
+        (target["metric"].as_str(), target["op"].as_str()),
+        (Some("p99"), Some("<="))
+    );
+    let points: Vec<String> = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            format!(
+                "{}: p99 {:.2} ms {}",
+                p["value"], p["figures"]["p99_ms"], p["passed"]
+            )
+        })
+        .collect();
+    eprintln!("target {target}; {}", points.join(", "));
+    let (lp, ff) = (v["last_pass"].as_u64(), v["first_fail"].as_u64());
+    assert!(
+        lp.is_some_and(|x| x >= 1) && ff.is_some_and(|x| x <= 5),
+        "boundary {lp:?}..{ff:?}: {}",
+        points.join(", ")
+    );
+}

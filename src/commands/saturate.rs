@@ -60,7 +60,7 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
             "--{axis}: it is the axis of --over; do not also fix it"
         )));
     }
-    let spec = sweep::SaturateSpec {
+    let mut spec = sweep::SaturateSpec {
         fixed,
         axis: axis.into(),
         lo,
@@ -105,7 +105,7 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
         &cli::RunParser,
         &mut store,
         gid,
-        &spec,
+        &mut spec,
         &stop,
         a.exp.print.json || a.exp.quiet.quiet,
         points_on,
@@ -128,33 +128,20 @@ pub fn cmd_saturate(a: &cli::SaturateArgs) -> Result<i32> {
     })
 }
 
-/// `saturate --like CAPTURE` without `--target`: the load at which the captured p99 doubles,
-/// `p99<=` twice the capture's (the higher of its reads' and writes' p99, as a run's figures).
+/// `saturate --like CAPTURE` without `--target`: the load at which the p99 doubles, `p99<=2x`
+/// (twice the p99 at the range's low end, `scale=1`: today's load on this storage). The
+/// capture's own p99 is the device's service time, below the block layer's queues and
+/// throttles; the twin's is measured from each request's issue, as every run's.
 fn like_target(run_args: &[String]) -> Result<crate::model::experiment::Target> {
-    let like = run_args
+    if !run_args
         .iter()
-        .position(|x| x == "--like")
-        .and_then(|i| run_args.get(i + 1))
-        .map(String::as_str)
-        .or_else(|| run_args.iter().find_map(|x| x.strip_prefix("--like=")));
-    let Some(path) = like else {
+        .any(|x| x == "--like" || x.starts_with("--like="))
+    {
         return Err(Error::usage(
-            "--target: give the target to search for, e.g. --target 'p99<=10ms' or 'mibps>=22' (with --like CAPTURE it defaults to twice the capture's p99)",
+            "--target: give the target to search for, e.g. --target 'p99<=10ms', 'mibps>=22' or 'p99<=2x' (twice the low end's; the default with --like CAPTURE)",
         ));
-    };
-    let p = std::path::Path::new(path);
-    let tw = crate::measure::twin::twin_of(p)
-        .map_err(|e| Error::usage(format!("--like {path}: {e}")))?;
-    let p99 = tw.p99_ns.ok_or_else(|| {
-        Error::usage(format!(
-            "--like {path}: no completed request's latency in the capture: give --target"
-        ))
-    })?;
-    Ok(crate::model::experiment::Target {
-        metric: "p99".into(),
-        op: "<=".into(),
-        value: 2.0 * p99 as f64 / 1e6,
-    })
+    }
+    crate::model::experiment::Target::parse("p99<=2x")
 }
 
 /// [`sweep::OnPointFault`] of a saturation search: the point saved ([`save_fault_point`]), then
@@ -168,6 +155,13 @@ fn saturate_fault(
     Arc::new(move |outcomes, _, at| {
         let gid = at.gid;
         let (store, id, code) = save_fault_point(&db, outcomes, &at);
+        // the stored definition: a relative target's value set once the low end was measured
+        let spec = store
+            .as_ref()
+            .and_then(|s| s.experiment(gid).ok())
+            .and_then(|(_, v)| v)
+            .and_then(|v| serde_json::from_value::<sweep::SaturateSpec>(v).ok())
+            .unwrap_or_else(|| spec.clone());
         let r = store
             .map_or(Ok(Vec::new()), |s| sweep::stored_points(&s, gid, &spec))
             .and_then(|mut points| {

@@ -62,6 +62,10 @@ pub struct Target {
     pub op: String,
     /// in the metric's unit (ms for latencies)
     pub value: f64,
+    /// A target relative to the range's low end (`p99<=2x`): `value` is this many times the
+    /// metric measured there, set once it is measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub times_low_end: Option<f64>,
 }
 
 /// One evaluated point of a saturation search.

@@ -32,6 +32,19 @@ impl Store {
         self.write(|tx| insert_group(tx, &kind, &now, label, i64::from(repeat), Some(&spec)))
     }
 
+    /// Replaces an experiment's definition (a saturation search's relative target, once its
+    /// value is known).
+    pub fn set_experiment_spec(&mut self, gid: i64, spec: &serde_json::Value) -> Result<()> {
+        let spec = serde_json::to_string(spec).expect("json");
+        self.write(|tx| {
+            tx.exec(
+                "UPDATE groups SET spec = ?1 WHERE id = ?2",
+                &vals![spec.as_str(), gid],
+            )
+        })?;
+        Ok(())
+    }
+
     /// An experiment's kind and definition.
     pub fn experiment(&self, gid: i64) -> Result<(GroupKind, Option<serde_json::Value>)> {
         let r = self

@@ -19,7 +19,7 @@ impl Target {
     pub fn parse(s: &str) -> Result<Target> {
         let bad = || {
             Error::usage(format!(
-                "--target '{s}': use METRIC>=VALUE or METRIC<=VALUE with a metric of {METRIC_NAMES}, e.g. mibps>=22, p99<=10ms, iops>=1000"
+                "--target '{s}': use METRIC>=VALUE or METRIC<=VALUE with a metric of {METRIC_NAMES}, e.g. mibps>=22, p99<=10ms, iops>=1000, p99<=2x (twice the range's low end)"
             ))
         };
         let t: String = s.chars().filter(|c| !c.is_whitespace()).collect();
@@ -33,6 +33,19 @@ impl Target {
             return Err(bad());
         }
         let latency = !matches!(metric.as_str(), "iops" | "mibps");
+        // relative: N times the figure at the range's low end (`p99<=2x`)
+        if let Some(k) = raw.strip_suffix('x') {
+            let k: f64 = k.parse().map_err(|_| bad())?;
+            if !(k.is_finite() && k > 0.0) {
+                return Err(bad());
+            }
+            return Ok(Target {
+                metric,
+                op: op.to_string(),
+                value: 0.0,
+                times_low_end: Some(k),
+            });
+        }
         let value = if latency {
             let (num, mult) = if let Some(x) = raw.strip_suffix("ms") {
                 (x, 1.0)
@@ -60,6 +73,7 @@ impl Target {
             metric,
             op: op.to_string(),
             value,
+            times_low_end: None,
         })
     }
     pub fn met(&self, f: &Figures) -> bool {
@@ -86,7 +100,25 @@ pub fn saturate(
     ro: &dyn RunOptions,
     store: &mut Store,
     gid: i64,
+    spec: &mut SaturateSpec,
+    stop: &AtomicBool,
+    quiet: bool,
+    points_on: Points,
+) -> Result<Vec<Point>> {
+    let mut target = spec.target.clone();
+    let r = search(ro, store, gid, spec, &mut target, stop, quiet, points_on);
+    spec.target = target;
+    r
+}
+
+/// [`saturate`]'s search, judged by `target` (a relative one's value set at the low end).
+#[allow(clippy::too_many_arguments)]
+fn search(
+    ro: &dyn RunOptions,
+    store: &mut Store,
+    gid: i64,
     spec: &SaturateSpec,
+    target: &mut Target,
     stop: &AtomicBool,
     quiet: bool,
     points_on: Points,
@@ -136,14 +168,23 @@ pub fn saturate(
             return Ok(None);
         }
         let f = figures(&doc);
-        let passed = spec.target.met(&f);
+        // a relative target takes its value from the first point measured: the low end
+        if let Some(k) = target.times_low_end
+            && points.is_empty()
+        {
+            target.value = k * metric(&f, &target.metric).unwrap_or(f64::NAN);
+            let mut s = spec.clone();
+            s.target = target.clone();
+            store.set_experiment_spec(gid, &serde_json::to_value(&s).expect("json"))?;
+        }
+        let passed = target.met(&f);
         if !quiet {
             eprintln!(
                 "saturate: {}={} -> {} = {:.3}: {}",
                 spec.axis,
                 cell[&spec.axis],
-                spec.target.metric,
-                metric(&f, &spec.target.metric).unwrap_or(0.0),
+                target.metric,
+                metric(&f, &target.metric).unwrap_or(0.0),
                 if passed {
                     "meets the target"
                 } else {
@@ -237,6 +278,10 @@ mod tests {
         assert_eq!(Target::parse("p99 <= 500us").unwrap().value, 0.5);
         assert_eq!(Target::parse("mean<=2s").unwrap().value, 2000.0);
         assert!(Target::parse("speed>=1").is_err());
+        let r = Target::parse("p99<=2x").unwrap();
+        assert_eq!((r.value, r.times_low_end), (0.0, Some(2.0)));
+        assert!(Target::parse("p99<=0x").is_err());
+        assert!(Target::parse("p99<=twox").is_err());
         assert!(Target::parse("iops=5").is_err());
     }
 }
