@@ -374,6 +374,11 @@ pub fn header(doc: &RunDoc) -> String {
 /// `--replay`: how the replay kept to its trace's time, one line.
 fn replay_line(c: &CellResult) -> Option<String> {
     let (rp, r) = (c.job.job.replay.as_ref()?, c.replay.as_ref()?);
+    let its = if rp.like.is_some() {
+        "stream's"
+    } else {
+        "trace's"
+    };
     let pace = if rp.closed {
         format!("closed loop (--closed), {:.3} s", r.replay_s)
     } else {
@@ -382,7 +387,7 @@ fn replay_line(c: &CellResult) -> Option<String> {
             .map_or_else(|| "not judged".into(), |e| format!("{e:+.2} %"));
         let lag = c.schedule_lag_ns.as_ref().map_or_else(String::new, |l| {
             format!(
-                "; issued behind the trace's times p50 {} p99 {} max {}, {} over 1 ms",
+                "; issued behind the {its} times p50 {} p99 {} max {}, {} over 1 ms",
                 fmt_ns(l.p50 as f64),
                 fmt_ns(l.p99 as f64),
                 fmt_ns(l.max as f64),
@@ -390,7 +395,7 @@ fn replay_line(c: &CellResult) -> Option<String> {
             )
         });
         format!(
-            "{:.3} s for the trace's {:.3} s at speed {} (timing error {err}){lag}",
+            "{:.3} s for the {its} {:.3} s at speed {} (timing error {err}){lag}",
             r.replay_s, r.trace_s, rp.speed
         )
     };

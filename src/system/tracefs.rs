@@ -33,14 +33,22 @@ fn private_mount(pid: u32) -> PathBuf {
     PathBuf::from(format!("/run/{PREFIX}tracefs-{pid}"))
 }
 
+/// The first tracefs mount point of `mounts` (from /proc/self/mountinfo: mount point, type)
+/// that has instances (`usable`) and is not another iolab's private mount: that one goes when
+/// its iolab ends, under a capture that used it (two captures at once).
+fn shared_mount(mounts: &[(String, String)], usable: impl Fn(&str) -> bool) -> Option<&str> {
+    let private = format!("/run/{PREFIX}tracefs-");
+    mounts
+        .iter()
+        .find(|(mp, t)| t == "tracefs" && !mp.starts_with(&private) && usable(mp))
+        .map(|(mp, _)| mp.as_str())
+}
+
 impl Tracefs {
-    /// The first tracefs mount of `mounts` (mount points from /proc/self/mountinfo), else
-    /// tracefs mounted at a private folder.
+    /// The first shared tracefs mount of `mounts` ([`shared_mount`]), else tracefs mounted at
+    /// a private folder.
     pub fn open(mounts: &[(String, String)]) -> Result<Tracefs, String> {
-        if let Some((mp, _)) = mounts
-            .iter()
-            .find(|(mp, t)| t == "tracefs" && Path::new(mp).join("instances").is_dir())
-        {
+        if let Some(mp) = shared_mount(mounts, |mp| Path::new(mp).join("instances").is_dir()) {
             return Ok(Tracefs {
                 root: PathBuf::from(mp),
                 mounted: None,
@@ -459,6 +467,25 @@ pub fn mono_ns() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Another iolab's private mount is passed over (it is unmounted when that iolab ends);
+    /// the shared one is taken; none: a mount of its own.
+    #[test]
+    fn another_iolabs_private_tracefs_is_not_used() {
+        let m = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+            v.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        let mounts = m(&[
+            ("/run/iolab-tracefs-1384", "tracefs"),
+            ("/sys/kernel/debug", "debugfs"),
+            ("/sys/kernel/tracing", "tracefs"),
+        ]);
+        assert_eq!(shared_mount(&mounts, |_| true), Some("/sys/kernel/tracing"));
+        assert_eq!(shared_mount(&mounts[..2], |_| true), None);
+        assert_eq!(shared_mount(&mounts, |_| false), None);
+    }
 
     const ISSUE: &str = "name: block_rq_issue\nID: 2104\nformat:\n\
 	field:unsigned short common_type;	offset:0;	size:2;	signed:0;\n\
