@@ -554,6 +554,20 @@ fn readme_examples_run_as_written_scaled_down() {
     let d = tempfile::tempdir_in("/var/tmp").unwrap();
     let db = d.path().join("r.db");
     let here = d.path().to_str().unwrap().to_string();
+    // the README's capture (`db.cap`, relative to the commands' folder): 200 reads and writes
+    // of 16 KiB over 0.1 s, as `iolab capture` writes them
+    let mut cap = String::from(
+        "{\"schema\":\"iolab-capture/1\",\"iolab_version\":\"x\",\"device\":\"loop0\",\"majmin\":\"7:0\",\"start\":\"2026-11-30T00:00:00Z\",\"host\":\"h\",\"kernel\":\"k\",\"source\":\"s\"}\n",
+    );
+    for i in 0..200u64 {
+        let dir = if i % 3 == 0 { "write" } else { "read" };
+        cap.push_str(&format!(
+            "{{\"t_ns\":{},\"dir\":\"{dir}\",\"offset_bytes\":{},\"size_bytes\":16384,\"lat_ns\":100000,\"qd\":1,\"pid\":1,\"comm\":\"db\"}}\n",
+            i * 500_000,
+            (i * 7919 % 512) * 16384
+        ));
+    }
+    std::fs::write(d.path().join("db.cap"), cap).unwrap();
     let mut ran = 0;
     for c in &cmds {
         let a: Vec<&str> = c.iter().skip(1).map(String::as_str).collect();
@@ -598,8 +612,13 @@ fn readme_examples_run_as_written_scaled_down() {
                     v.extend(["--dir".into(), here.clone()]);
                 }
                 "--over" => {
-                    it.next();
-                    v.extend(["--over".into(), "size=8M..32M".into()]);
+                    let over = it.next().copied().unwrap_or("");
+                    let scaled = if over.starts_with("scale=") {
+                        "scale=1..2"
+                    } else {
+                        "size=8M..32M"
+                    };
+                    v.extend(["--over".into(), scaled.into()]);
                 }
                 w if w.starts_with("/var/lib") || w.starts_with("/data") => v.push(here.clone()),
                 // a run id of the README's store: this store's first run

@@ -343,8 +343,9 @@ fn bad_likes_are_one_line() {
 /// `saturate --like CAPTURE --over scale=1..16` with no `--target`: the scale at which the
 /// p99 of today's load (scale 1, measured first) doubles. A 100 IOPS random-read workload (Poisson arrivals) captured on a loop
 /// device throttled to 500 IOPS; its twin at N times that load on the same throttled device
-/// keeps the p99 below twice the captured one while N x 100 is well under the throttle, not
-/// once it reaches it: the boundary lies at a scale of at most 5.
+/// keeps the p99 within twice that at scale 1 while N x 100 is well under the throttle, not
+/// once it passes it: it holds at 2 at least and fails by 6 (at 5 the throttle is just full:
+/// here 4..5 twice, 5..6 once).
 #[test]
 fn saturate_like_finds_the_scale_where_the_captured_p99_doubles() {
     if let Some(why) = cannot_capture().or_else(|| crate::common::blk::cannot(true)) {
@@ -419,7 +420,7 @@ fn saturate_like_finds_the_scale_where_the_captured_p99_doubles() {
     eprintln!("target {target}; {}", points.join(", "));
     let (lp, ff) = (v["last_pass"].as_u64(), v["first_fail"].as_u64());
     assert!(
-        lp.is_some_and(|x| x >= 1) && ff.is_some_and(|x| x <= 5),
+        lp.is_some_and(|x| x >= 2) && ff.is_some_and(|x| x <= 6),
         "boundary {lp:?}..{ff:?}: {}",
         points.join(", ")
     );

@@ -16,6 +16,7 @@ use crate::measure::trace::{TraceIo, TraceOp};
 use crate::model::capture::{CaptureIo, IoDir};
 use crate::model::hist::LatHist;
 use crate::spec::dist::Rng;
+use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -289,12 +290,9 @@ impl Synth {
         s
     }
 
-    /// Fisher-Yates over the deck's order.
+    /// A new order of the deck's runs (rand's Fisher-Yates).
     fn shuffle(&mut self) {
-        for i in (1..self.order.len()).rev() {
-            let j = self.rng.random_range(0..=i);
-            self.order.swap(i, j);
-        }
+        self.order.shuffle(&mut self.rng);
         self.next = 0;
     }
 

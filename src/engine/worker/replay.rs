@@ -165,7 +165,10 @@ pub fn run_replay<'a, E: QueueEngine<'a>>(
                 _ => 1.0,
             };
             let end = (!rp.closed).then_some(rp.span_ns);
-            Synth::new(Arc::clone(&t.0), range, end, qd_scale, job.seed)
+            let twin = Arc::clone(&t.0)
+                .downcast::<crate::measure::twin::Twin>()
+                .expect("--like's twin");
+            Synth::new(twin, range, end, qd_scale, job.seed)
         });
         std::thread::Builder::new()
             .name("iolab-trace".into())
