@@ -36,6 +36,8 @@ fn write_capture(path: &std::path::Path) {
                 pid: 7,
                 comm: "postgres".into(),
                 error: None,
+                class: None,
+                file: None,
             }
         } else {
             if i % 5 == 0 {
@@ -52,6 +54,8 @@ fn write_capture(path: &std::path::Path) {
                 pid: 7,
                 comm: "postgres".into(),
                 error: None,
+                class: None,
+                file: None,
             };
             off += 8192;
             r

@@ -8,6 +8,7 @@ mod common;
 
 mod architecture;
 mod capture;
+mod capture_files;
 mod check_docs;
 mod crashcheck;
 mod db;

@@ -74,7 +74,7 @@ pub struct IostatArgs {
 
 /// `iolab capture`: a device's block requests from the kernel's trace events (docs/capture.md).
 #[derive(Args, Debug, Clone)]
-#[command(group(clap::ArgGroup::new("capture_target").required(true).args(["device", "dir"])))]
+#[command(group(clap::ArgGroup::new("capture_target").required(true).multiple(true).args(["device", "dir", "pid", "cgroup"])))]
 #[command(mut_arg(
     "json",
     help(
@@ -85,9 +85,24 @@ pub struct CaptureArgs {
     /// The block device to capture (loop3, /dev/nvme0n1); a partition captures its whole disk.
     #[arg(long, value_name = "DEV")]
     pub device: Option<String>,
-    /// Capture the device under this path (the disk of the filesystem it is on).
-    #[arg(long, value_name = "PATH")]
+    /// Capture the device under this path (the disk of the filesystem it is on), and tell the
+    /// files under it each request went to (WAL, data, temp: a database's data directory).
+    #[arg(long, value_name = "PATH", conflicts_with = "device")]
     pub dir: Option<PathBuf>,
+    /// Keep only the I/O of this process and its descendants: requests to the files they hold
+    /// open or that lie under their working directory (whoever issued them: the page cache's
+    /// writeback too), and those they issued. The device is their data's (or --device/--dir's).
+    #[arg(long, value_name = "PID", value_parser = at_least_one::<i32>, conflicts_with = "cgroup")]
+    pub pid: Option<i32>,
+    /// As --pid, for the processes of a cgroup (a folder under /sys/fs/cgroup, or a path
+    /// relative to it: system.slice/postgresql@15-main.service) and of the cgroups under it.
+    #[arg(long, value_name = "CGROUP")]
+    pub cgroup: Option<PathBuf>,
+    /// Also read the database's own counters at the capture's start and end and put their
+    /// change in the summary: postgres://... (pg_stat_wal, pg_stat_io on 16+, the WAL position)
+    /// or mysql://... (performance_schema.file_summary_by_instance per file class).
+    #[arg(long = "db", value_name = "URL")]
+    pub db_url: Option<String>,
     /// How long to capture: 10, 30s, 2m, 500ms.
     #[arg(long, value_parser = seconds)]
     pub time: f64,

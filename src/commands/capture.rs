@@ -16,6 +16,8 @@ pub fn cmd_capture(a: &cli::CaptureArgs) -> Result<i32> {
         max_events: a.max_events,
         write_iolog: a.write_iolog.clone(),
         buffer_kb: a.buffer_kb,
+        pid: a.pid,
+        cgroup: a.cgroup.clone(),
     };
     let fault = |f: Fault| match f {
         Fault::Usage(s) => Error::usage(s),
@@ -28,8 +30,40 @@ pub fn cmd_capture(a: &cli::CaptureArgs) -> Result<i32> {
     if unsafe { libc::geteuid() } != 0 {
         return Err(Error::usage(NEEDS_ROOT));
     }
+    // the database's own counters: connected before anything starts (a bad URL writes nothing)
+    use crate::workloads::db::{self as wdb, view};
+    let mut db = match &a.db_url {
+        Some(u) => {
+            let t = wdb::Target::parse(u)
+                .map_err(|e| Error::usage(e.to_string().replacen("--url", "--db", 1)))?;
+            if t.backend == wdb::Backend::Sqlite {
+                return Err(Error::usage(format!(
+                    "--db {u}: SQLite keeps no I/O counters of its own; its files tell its WAL from its data (capture --dir with the database's folder); use postgres://... or mysql://..."
+                )));
+            }
+            let so = wdb::SqliteOpts {
+                journal_mode: String::new(),
+                synchronous: String::new(),
+                page_size: 0,
+            };
+            let c = wdb::connect(&t, &so).map_err(|e| Error::failed(format!("--db: {e}")))?;
+            Some((t.backend, c))
+        }
+        None => None,
+    };
+    let mut first = None;
+    let mut window = |open: bool| {
+        let (backend, c) = db.as_mut()?;
+        let r = view::read(c.as_mut(), *backend);
+        if open {
+            first = Some(r);
+            None
+        } else {
+            Some(view::delta(*backend, first.as_ref()?, &r))
+        }
+    };
     let stop = stop_flag();
-    let summary = cap::run(&spec, &target, &roots, &stop).map_err(fault)?;
+    let summary = cap::run(&spec, &target, &roots, &stop, &mut window).map_err(fault)?;
     for w in &summary.warnings {
         eprintln!("iolab: warning: {w}");
     }

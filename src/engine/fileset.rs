@@ -3,14 +3,14 @@
 //! Every file iolab creates is `DIR/iolab-file.N`; cleanup removes only those names, so iolab
 //! never deletes or writes anything else in `--dir`.
 
-pub use super::extents::extent_bytes;
-use super::extents::is_unwritten;
 pub use super::pagecache::{Residency, WriteBack, drop_cached, resident_bytes, resident_bytes_at};
 pub use super::setlock::{LOCK_NAME, LOCK_WAIT, SetLock, lock};
 use crate::engine::buf::AlignedBuf;
 use crate::error::{Error, Result};
 use crate::model::job::{FileSetSpec, Layout};
 use crate::model::units::human_bytes;
+pub use crate::system::extents::extent_bytes;
+use crate::system::extents::is_unwritten;
 use crate::system::target::TargetDir;
 use rustix::fs::Stat;
 use std::io::IsTerminal;

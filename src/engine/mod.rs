@@ -10,7 +10,6 @@ pub mod buf;
 pub mod checkpoints;
 pub mod cpuio;
 pub mod exec;
-pub mod extents;
 pub mod falloc;
 pub mod fileops;
 pub mod fileset;

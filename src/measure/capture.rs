@@ -241,6 +241,8 @@ impl Tracker {
                                 pid: e.pid,
                                 comm: e.comm.clone(),
                                 error: None,
+                                class: None,
+                                file: None,
                             },
                             issued_ns: e.ts_ns,
                             left: u64::from(e.nr_sector),

@@ -266,6 +266,7 @@ impl Printer {
             regions_touched: heat.len() as u64,
             hot_set,
             errors: self.errors,
+            classes: Vec::new(),
         }
     }
 }
@@ -344,16 +345,37 @@ pub fn read_capture(
     Ok((h, summary))
 }
 
-/// Fingerprints the capture file `path` ([`read_capture`]).
+/// Fingerprints the capture file `path` ([`read_capture`]); where its requests have files
+/// (`--dir`, `--pid`, `--cgroup`), each file class's fingerprint too (`unmapped`: no file).
 pub fn fingerprint_file(path: &std::path::Path) -> Result<Fingerprint, String> {
     let mut p = Printer::new();
-    let (h, summary) = read_capture(path, |io| p.add(io))?;
-    Ok(p.finish(
-        &path.display().to_string(),
-        &h.device,
-        &h.start,
-        summary.map(|s| s.duration_s),
-    ))
+    let mut by_class: [Option<Printer>; 5] = Default::default();
+    let (h, summary) = read_capture(path, |io| {
+        p.add(io);
+        let slot = io.class.map_or(4, |c| c as usize);
+        by_class[slot].get_or_insert_with(Printer::new).add(io);
+    })?;
+    let name = path.display().to_string();
+    let secs = summary.as_ref().map(|s| s.duration_s);
+    let mapped = summary.as_ref().is_some_and(|s| !s.classes.is_empty())
+        || by_class[..4].iter().any(Option::is_some);
+    let mut f = p.finish(&name, &h.device, &h.start, secs);
+    if mapped {
+        let total = f.requests.total().max(1) as f64;
+        let bytes = (f.read.bytes + f.write.bytes).max(1) as f64;
+        let names = ["wal", "data", "temp", "other", "unmapped"];
+        for (n, c) in names.iter().zip(by_class) {
+            let Some(c) = c else { continue };
+            let cf = c.finish(&name, &h.device, &h.start, Some(f.duration_s));
+            f.classes.push(ClassPrint {
+                class: n.to_string(),
+                requests_pct: 100.0 * cf.requests.total() as f64 / total,
+                bytes_pct: 100.0 * (cf.read.bytes + cf.write.bytes) as f64 / bytes,
+                fingerprint: cf,
+            });
+        }
+    }
+    Ok(f)
 }
 
 #[cfg(test)]
@@ -372,6 +394,8 @@ mod tests {
             pid: 1,
             comm: "x".into(),
             error: None,
+            class: None,
+            file: None,
         }
     }
 

@@ -3,6 +3,7 @@
 
 pub mod capture;
 pub mod export;
+pub mod filemap;
 pub mod fingerprint;
 pub mod fiolog;
 pub mod hist;

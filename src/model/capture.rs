@@ -36,6 +36,51 @@ impl IoDir {
     }
 }
 
+/// What a file is to the database that owns it (`measure::filemap::classify`, by its path).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum FileClass {
+    /// The write-ahead or redo log: PostgreSQL `pg_wal/`, InnoDB `ib_logfile*` and
+    /// `#innodb_redo/`, Aria's `aria_log.*`, binary logs, SQLite's `-wal` and `-journal`.
+    Wal,
+    /// Tables and indexes: PostgreSQL `base/`, `global/`, `pg_tblspc/`; InnoDB `*.ibd`,
+    /// `ibdata*`, undo tablespaces; MyISAM/Aria `.MYD`/`.MYI`/`.MAD`/`.MAI`; SQLite databases.
+    Data,
+    /// Sorts and temporary tables: `pgsql_tmp`, `ibtmp*`, `#innodb_temp/`, `#sql*`.
+    Temp,
+    /// Any other file mapped (PostgreSQL's `pg_xact/`, configuration, ...).
+    Other,
+}
+
+impl FileClass {
+    pub const ALL: [FileClass; 4] = [
+        FileClass::Wal,
+        FileClass::Data,
+        FileClass::Temp,
+        FileClass::Other,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            FileClass::Wal => "wal",
+            FileClass::Data => "data",
+            FileClass::Temp => "temp",
+            FileClass::Other => "other",
+        }
+    }
+}
+
 /// Request counts per direction.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
@@ -103,6 +148,13 @@ pub struct CaptureIo {
     /// The completion's error (negative errno; absent: 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<i32>,
+    /// The class of the file its first byte belongs to (absent: no file mapped there: the
+    /// filesystem's journal and metadata, files outside what was mapped, or a `--device` capture).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<FileClass>,
+    /// That file: its path under `--dir`, or as the process named it (`--pid`, `--cgroup`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 /// The first line of a capture file.
@@ -171,9 +223,62 @@ pub struct CaptureSummary {
     pub requeued: u64,
     /// Why it ended: `time`, `max_events` or `interrupted`.
     pub stopped_by: String,
+    /// Requests recorded, by the class of the file they went to (`unmapped`: no file mapped
+    /// there); absent when no file was mapped (`--device`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassCounts>,
+    /// Files whose extents were mapped (FIEMAP) to tell each request's file.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub files_mapped: u64,
+    /// With `--pid`/`--cgroup`: the device's requests left out of the file (neither to a file
+    /// of those processes nor issued by them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub left_out: u64,
+    /// The database's own counters over the capture (`--db`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub db: Option<DbView>,
     /// One line each: events lost, counts that differ by more than 1 %, ...
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// One file class's requests in a capture.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ClassCounts {
+    /// `wal`, `data`, `temp`, `other` or `unmapped`.
+    pub class: String,
+    pub ios: DirCounts,
+    pub bytes: DirCounts,
+}
+
+/// One counter the database keeps, its change over the capture.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DbCounter {
+    /// Where it comes from: `pg_stat_wal.wal_bytes`, `pg_stat_io.writes (client backend,
+    /// relation, normal)`, `file_summary_by_instance.wal.bytes_written`.
+    pub name: String,
+    /// Its value at the end less its value at the start.
+    pub delta: f64,
+    /// Its unit: `bytes`, `count`, `ms`.
+    pub unit: String,
+}
+
+/// What the database says it did over the capture (`--db URL`), read at the window's start
+/// and end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DbView {
+    /// `postgresql` or `mysql`.
+    pub engine: String,
+    /// The server's version string.
+    pub version: String,
+    pub counters: Vec<DbCounter>,
+    /// Views the server does not have or has off (`pg_stat_io: PostgreSQL 16 and later`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
 }
 
 #[cfg(test)]
@@ -197,6 +302,8 @@ mod tests {
             pid: 7,
             comm: "fio".into(),
             error: None,
+            class: None,
+            file: None,
         };
         let s = serde_json::to_string(&io).unwrap();
         assert_eq!(

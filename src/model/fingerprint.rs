@@ -89,6 +89,23 @@ pub struct Fingerprint {
     pub hot_set: Vec<HotPoint>,
     /// Requests whose completion carried an error.
     pub errors: u64,
+    /// Each file class's own fingerprint (`wal`, `data`, `temp`, `other`, `unmapped`), when the
+    /// capture knew the file of each request (`--dir`, `--pid`, `--cgroup`); its queue depths
+    /// are the device's, its rates over the whole capture's window.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<ClassPrint>,
+}
+
+/// One file class of a capture.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ClassPrint {
+    /// `wal`, `data`, `temp`, `other`, or `unmapped` (no file mapped there: the filesystem's
+    /// journal and metadata, other files).
+    pub class: String,
+    /// Percent of the capture's requests, and of its read and written bytes.
+    pub requests_pct: f64,
+    pub bytes_pct: f64,
+    pub fingerprint: Fingerprint,
 }
 
 impl Fingerprint {

@@ -38,6 +38,51 @@ pub fn render(s: &CaptureSummary) -> String {
         s.incomplete,
         s.requeued
     ));
+    if !s.classes.is_empty() {
+        t.push_str(&format!(
+            "by file ({} files mapped{}):\n{:<9} {:>10} {:>12} {:>10} {:>12} {:>8}\n",
+            s.files_mapped,
+            if s.left_out > 0 {
+                format!("; {} requests of other processes left out", s.left_out)
+            } else {
+                String::new()
+            },
+            "class",
+            "reads",
+            "read bytes",
+            "writes",
+            "write bytes",
+            "flushes"
+        ));
+        for c in &s.classes {
+            t.push_str(&format!(
+                "{:<9} {:>10} {:>12} {:>10} {:>12} {:>8}\n",
+                c.class,
+                c.ios.read,
+                human_bytes(c.bytes.read as f64),
+                c.ios.write,
+                human_bytes(c.bytes.write as f64),
+                c.ios.flush
+            ));
+        }
+    }
+    if let Some(db) = &s.db {
+        t.push_str(&format!(
+            "the database's own counters ({} {}):\n",
+            db.engine, db.version
+        ));
+        for c in db.counters.iter().filter(|c| c.delta != 0.0) {
+            let v = if c.unit == "bytes" {
+                human_bytes(c.delta)
+            } else {
+                format!("{} {}", c.delta, c.unit)
+            };
+            t.push_str(&format!("  {:<48} {v}\n", c.name));
+        }
+        for m in &db.missing {
+            t.push_str(&format!("  not read: {m}\n"));
+        }
+    }
     for w in &s.warnings {
         t.push_str(&format!("warning: {w}\n"));
     }
@@ -137,6 +182,41 @@ pub fn fingerprint_text(f: &crate::model::fingerprint::Fingerprint) -> String {
     ));
     if f.errors > 0 {
         t.push_str(&format!("{} requests completed with an error\n", f.errors));
+    }
+    if !f.classes.is_empty() {
+        t.push_str(&format!(
+            "by file class:\n{:<9} {:>9} {:>8} {:>9} {:>10} {:>9} {:>10} {:>8} {:>11} {:>11}\n",
+            "class",
+            "requests",
+            "bytes",
+            "reads/s",
+            "read size",
+            "writes/s",
+            "write size",
+            "seq wr",
+            "flushes/s",
+            "p99"
+        ));
+        for c in &f.classes {
+            let g = &c.fingerprint;
+            let p99 = [&g.read, &g.write]
+                .iter()
+                .filter_map(|d| d.lat_ns.as_ref().map(|l| l.p99))
+                .max();
+            t.push_str(&format!(
+                "{:<9} {:>8.1}% {:>7.1}% {:>9.1} {:>10} {:>9.1} {:>10} {:>7.1}% {:>11.1} {:>11}\n",
+                c.class,
+                c.requests_pct,
+                c.bytes_pct,
+                g.read.iops,
+                human_bytes(g.read.mean_size_bytes),
+                g.write.iops,
+                human_bytes(g.write.mean_size_bytes),
+                g.write.seek.sequential_pct,
+                g.flushes_per_sec,
+                p99.map_or("-".to_string(), ms)
+            ));
+        }
     }
     t
 }

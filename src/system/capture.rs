@@ -4,12 +4,15 @@
 //! device's own counts (`/sys/block/DEV/stat`) over the same window beside the captured ones.
 
 use crate::measure::capture::{BlockEvent, IologWriter, Tracker};
+use crate::measure::filemap::ExtentMap;
 use crate::measure::iostat::{DiskStat, parse_line};
+use crate::model::capture::ClassCounts;
 use crate::model::capture::{
     CaptureHeader, CaptureIo, CaptureSummary, CountCheck, DirCounts, IoDir,
 };
 use crate::spec::roots::Roots;
-use crate::system::{blockdev, fsinfo, procfs, tracefs};
+use crate::system::{blockdev, filemap, fsinfo, procfs, tracefs};
+use std::collections::{HashSet, VecDeque};
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -36,6 +39,76 @@ pub struct CaptureSpec {
     pub write_iolog: Option<PathBuf>,
     /// The trace buffer per CPU, KiB.
     pub buffer_kb: u64,
+    /// Only this process tree's I/O (`--pid`).
+    pub pid: Option<i32>,
+    /// Only this cgroup's processes' I/O (`--cgroup`, as given).
+    pub cgroup: Option<PathBuf>,
+}
+
+/// The cgroup folder `--cgroup` names: a path under /sys/fs/cgroup, or relative to it (or to a
+/// cgroup v1 hierarchy's folder there: `blkio/db`).
+pub fn cgroup_dir(given: &Path, roots: &Roots) -> Result<PathBuf, Fault> {
+    let base = roots.sys.join("fs/cgroup");
+    let rel = given.strip_prefix("/sys/fs/cgroup").unwrap_or(given);
+    let rel = rel.strip_prefix("/").unwrap_or(rel);
+    let d = base.join(rel);
+    if rel
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+        || !d.join("cgroup.procs").is_file()
+    {
+        return Err(usage(format!(
+            "--cgroup {}: not a cgroup (no cgroup.procs under {}); name a folder under /sys/fs/cgroup",
+            given.display(),
+            base.display()
+        )));
+    }
+    Ok(d)
+}
+
+/// What decides whose files are mapped: `--pid`, `--cgroup`, else `--dir` (none for `--device`).
+pub fn selection(spec: &CaptureSpec, roots: &Roots) -> Result<Option<filemap::Select>, Fault> {
+    Ok(if let Some(p) = spec.pid {
+        Some(filemap::Select::Tree(p))
+    } else if let Some(c) = &spec.cgroup {
+        Some(filemap::Select::Cgroup(cgroup_dir(c, roots)?))
+    } else {
+        spec.dir.clone().map(filemap::Select::Dir)
+    })
+}
+
+/// The device of a process selection without `--device`/`--dir`: its working directory's, or
+/// its first open regular file's on a block device.
+fn device_of_pids(pids: &[i32], roots: &Roots) -> Option<u64> {
+    let sys = roots.sys.as_path();
+    let on_disk = |p: &Path| {
+        fs::metadata(p)
+            .ok()
+            .map(|m| m.dev())
+            .filter(|&d| fsinfo::block_dev_of(sys, d).is_some())
+    };
+    for pid in pids {
+        let pd = roots.proc.join(pid.to_string());
+        if fs::read_link(pd.join("cwd")).is_ok_and(|c| c != Path::new("/"))
+            && let Some(d) = on_disk(&pd.join("cwd"))
+        {
+            return Some(d);
+        }
+    }
+    for pid in pids {
+        for e in fs::read_dir(roots.proc.join(pid.to_string()).join("fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            if fs::metadata(e.path()).is_ok_and(|m| m.is_file())
+                && let Some(d) = on_disk(&e.path())
+            {
+                return Some(d);
+            }
+        }
+    }
+    None
 }
 
 /// The whole disk a capture records.
@@ -62,7 +135,45 @@ fn usage(s: String) -> Fault {
 /// The disk of `--device` or `--dir`; a refusal names the flag.
 pub fn resolve(spec: &CaptureSpec, roots: &Roots) -> Result<Target, Fault> {
     let sys = roots.sys.as_path();
-    let (tree, flag, given) = if let Some(d) = &spec.device {
+    let from_pids = if spec.device.is_none() && spec.dir.is_none() {
+        let (flag, pids) = match selection(spec, roots)? {
+            Some(filemap::Select::Tree(p)) => {
+                (format!("--pid {p}"), filemap::tree_of(&roots.proc, p))
+            }
+            Some(filemap::Select::Cgroup(c)) => (
+                format!(
+                    "--cgroup {}",
+                    spec.cgroup.clone().unwrap_or_default().display()
+                ),
+                filemap::cgroup_pids(&c),
+            ),
+            _ => (String::new(), Vec::new()),
+        };
+        if pids.is_empty() {
+            return Err(usage(format!("{flag}: no such process")));
+        }
+        let dev = device_of_pids(&pids, roots).ok_or_else(|| {
+            usage(format!(
+                "{flag}: no open file or working directory on a block device; name the device with --device"
+            ))
+        })?;
+        Some((flag, dev))
+    } else {
+        None
+    };
+    let (tree, flag, given) = if let Some((flag, dev)) = from_pids {
+        let bd = fsinfo::block_dev_of(sys, dev)
+            .ok_or_else(|| usage(format!("{flag}: its device is not in sysfs")))?;
+        let name = bd
+            .part_dir
+            .as_ref()
+            .and_then(|d| d.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or(bd.name.clone());
+        let t = blockdev::tree_by_name(sys, &name)
+            .ok_or_else(|| usage(format!("{flag}: {name} is not in sysfs")))?;
+        (t, "--pid", name)
+    } else if let Some(d) = &spec.device {
         let t = if d.contains('/') {
             blockdev::tree_of_path(sys, Path::new(d))
         } else {
@@ -203,28 +314,148 @@ fn io_fault(what: &Path) -> impl Fn(std::io::Error) -> Fault + '_ {
     move |e| Fault::Failed(format!("writing {}: {e}", what.display()))
 }
 
+/// Records wait for a map pass that began after their issue at most this many: past it, the
+/// oldest is written with the map as it is.
+const MAX_WAITING: usize = 262_144;
+
+/// The files of `--dir`, `--pid` or `--cgroup`, as mapped so far.
+struct Mapping {
+    running: filemap::Running,
+    map: ExtentMap,
+    /// The selected processes seen so far (`--pid`, `--cgroup`): their requests are kept.
+    pids: HashSet<i32>,
+    /// Only the selection's requests are kept.
+    filter: bool,
+    /// The latest pass began here (trace clock, ns).
+    since_ns: u64,
+    files: u64,
+    full_warned: bool,
+    warnings: Vec<String>,
+}
+
+impl Mapping {
+    fn apply(&mut self, u: filemap::Update) {
+        for (start, len, name) in u.extents {
+            let id = self.map.file(&name);
+            if !self.map.set(start, len, id) && !self.full_warned {
+                self.full_warned = true;
+                self.warnings.push(format!(
+                    "over {} extents mapped: later ones are left out (their requests have no file)",
+                    crate::measure::filemap::MAX_RANGES
+                ));
+            }
+        }
+        self.pids.extend(u.pids);
+        self.since_ns = self.since_ns.max(u.since_ns);
+        self.files = u.files;
+        self.warnings.extend(u.warnings);
+    }
+    fn poll(&mut self) {
+        while let Ok(u) = self.running.updates.try_recv() {
+            self.apply(u);
+        }
+    }
+    /// Ends the passes and applies the last (it began after this call).
+    fn finish(&mut self) {
+        self.running.finish();
+        self.poll();
+    }
+}
+
 /// The files a capture writes as it goes.
 struct Sinks<'a> {
     spec: &'a CaptureSpec,
     file: BufWriter<File>,
     iolog: Option<IologWriter<BufWriter<File>>>,
     line: Vec<u8>,
+    mapping: Option<Mapping>,
+    /// Records waiting for a map pass begun after their issue.
+    waiting: VecDeque<CaptureIo>,
+    /// The capture's start on the trace clock (a record's `t_ns` is after it).
+    start_ns: u64,
+    ios: DirCounts,
+    bytes: DirCounts,
+    /// wal, data, temp, other, unmapped.
+    classes: [(DirCounts, DirCounts); 5],
+    left_out: u64,
 }
 
 impl Sinks<'_> {
+    /// Takes the records ready; writes those whose file is known by now.
     fn put(&mut self, recs: &mut Vec<CaptureIo>) -> Result<(), Fault> {
-        for r in recs.drain(..) {
-            self.line.clear();
-            serde_json::to_writer(&mut self.line, &r).map_err(|e| Fault::Failed(e.to_string()))?;
-            self.line.push(b'\n');
-            self.file
-                .write_all(&self.line)
-                .map_err(io_fault(&self.spec.output))?;
-            if let (Some(w), Some(p)) = (&mut self.iolog, &self.spec.write_iolog) {
-                w.io(&r).map_err(io_fault(p))?;
+        self.waiting.extend(recs.drain(..));
+        let since = match &mut self.mapping {
+            Some(m) => {
+                m.poll();
+                m.since_ns
             }
+            None => u64::MAX,
+        };
+        while let Some(r) = self.waiting.front() {
+            if self.start_ns + r.t_ns >= since && self.waiting.len() <= MAX_WAITING {
+                break;
+            }
+            let r = self.waiting.pop_front().unwrap_or_else(|| unreachable!());
+            self.write(r)?;
         }
         Ok(())
+    }
+
+    /// Every record left (after the mapping's last pass).
+    fn flush(&mut self) -> Result<(), Fault> {
+        if let Some(m) = &mut self.mapping {
+            m.finish();
+        }
+        while let Some(r) = self.waiting.pop_front() {
+            self.write(r)?;
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, mut r: CaptureIo) -> Result<(), Fault> {
+        let mut slot = 4;
+        if let Some(m) = &self.mapping {
+            if let Some(f) = m.map.lookup(r.offset_bytes).filter(|_| r.size_bytes > 0) {
+                r.class = Some(f.class);
+                r.file = Some(f.path.clone());
+                slot = f.class as usize;
+            } else if m.filter && !m.pids.contains(&r.pid) {
+                self.left_out += 1;
+                return Ok(());
+            }
+        }
+        self.ios.add(r.dir, 1);
+        self.bytes.add(r.dir, r.size_bytes);
+        self.classes[slot].0.add(r.dir, 1);
+        self.classes[slot].1.add(r.dir, r.size_bytes);
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, &r).map_err(|e| Fault::Failed(e.to_string()))?;
+        self.line.push(b'\n');
+        self.file
+            .write_all(&self.line)
+            .map_err(io_fault(&self.spec.output))?;
+        if let (Some(w), Some(p)) = (&mut self.iolog, &self.spec.write_iolog) {
+            w.io(&r).map_err(io_fault(p))?;
+        }
+        Ok(())
+    }
+
+    /// The counts by class (none without a mapping).
+    fn class_counts(&self) -> Vec<ClassCounts> {
+        if self.mapping.is_none() {
+            return Vec::new();
+        }
+        let names = ["wal", "data", "temp", "other", "unmapped"];
+        names
+            .iter()
+            .zip(&self.classes)
+            .filter(|(_, (ios, _))| ios.total() > 0)
+            .map(|(n, (ios, bytes))| ClassCounts {
+                class: n.to_string(),
+                ios: *ios,
+                bytes: *bytes,
+            })
+            .collect()
     }
 }
 
@@ -258,12 +489,17 @@ impl Merge {
 
 /// Captures until the time passes, `--max-events` requests are recorded or `stop` is set
 /// (Ctrl-C); the summary, also written as the capture file's last line.
+///
+/// `window` is called as the window opens (`true`) and closes (`false`): the database's own
+/// counters are read there, and their change returned at the close.
 pub fn run(
     spec: &CaptureSpec,
     t: &Target,
     roots: &Roots,
     stop: &AtomicBool,
+    window: &mut dyn FnMut(bool) -> Option<crate::model::capture::DbView>,
 ) -> Result<CaptureSummary, Fault> {
+    let select = selection(spec, roots)?;
     let mounts: Vec<(String, String)> = procfs::mounts(&roots.proc)
         .into_iter()
         .map(|m| (m.mountpoint, m.fstype))
@@ -307,11 +543,32 @@ pub fn run(
         }
         None => None,
     };
+    let filter = matches!(
+        select,
+        Some(filemap::Select::Tree(_) | filemap::Select::Cgroup(_))
+    );
+    let mapping = select.map(|sel| Mapping {
+        running: filemap::start(sel, &t.name, roots, tracefs::mono_ns),
+        map: ExtentMap::default(),
+        pids: HashSet::new(),
+        filter,
+        since_ns: 0,
+        files: 0,
+        full_warned: false,
+        warnings: Vec::new(),
+    });
     let mut sinks = Sinks {
         spec,
         file: BufWriter::with_capacity(1 << 20, file),
         iolog,
         line: Vec::with_capacity(256),
+        mapping,
+        waiting: VecDeque::new(),
+        start_ns: 0,
+        ios: DirCounts::default(),
+        bytes: DirCounts::default(),
+        classes: Default::default(),
+        left_out: 0,
     };
     let start_wall = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
     let header = CaptureHeader {
@@ -331,9 +588,11 @@ pub fn run(
         .write_all(&head)
         .map_err(io_fault(&spec.output))?;
 
+    window(true);
     inst.enable(true).map_err(Fault::Failed)?;
     let stat0 = dev_stat(t);
     let start = tracefs::mono_ns();
+    sinks.start_ns = start;
     let mut tr = Tracker::new(start, spec.max_events);
     let deadline = start + (spec.time_s * 1e9) as u64;
     let mut m = Merge {
@@ -359,6 +618,7 @@ pub fn run(
     let stat1 = dev_stat(t);
     let end = tracefs::mono_ns();
     tr.end_window(end);
+    let db = window(false);
     // the recorded requests still in flight: their completions, for a second at most
     while tr.waiting() > 0 && tracefs::mono_ns() < end + GRACE_NS {
         std::thread::sleep(Duration::from_millis(20));
@@ -369,6 +629,10 @@ pub fn run(
     m.step(&mut inst, &mut tr, &mut sinks, u64::MAX)?;
     tr.finish(&mut m.recs);
     sinks.put(&mut m.recs)?;
+    sinks.flush()?;
+    if let Some(mp) = &mut sinks.mapping {
+        warnings.append(&mut mp.warnings);
+    }
     let events_lost = inst.lost();
     drop(inst);
     drop(tfs);
@@ -417,8 +681,8 @@ pub fn run(
         iolog: spec.write_iolog.as_ref().map(|p| p.display().to_string()),
         start: start_wall,
         duration_s: end.saturating_sub(start) as f64 / 1e9,
-        ios: tr.ios,
-        bytes: tr.bytes,
+        ios: sinks.ios,
+        bytes: sinks.bytes,
         check,
         events_lost,
         incomplete: tr.incomplete,
@@ -426,6 +690,10 @@ pub fn run(
         empty_preflush_writes: tr.empty_preflush,
         requeued: tr.requeued,
         stopped_by: stopped_by.into(),
+        classes: sinks.class_counts(),
+        files_mapped: sinks.mapping.as_ref().map_or(0, |m| m.files),
+        left_out: sinks.left_out,
+        db,
         warnings,
     };
     let mut last = serde_json::to_vec(&summary).unwrap_or_default();
@@ -460,6 +728,8 @@ mod tests {
             max_events: None,
             write_iolog: None,
             buffer_kb: 4096,
+            pid: None,
+            cgroup: None,
         }
     }
 

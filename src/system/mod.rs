@@ -5,6 +5,8 @@ pub mod blkid;
 pub mod blockdev;
 pub mod capture;
 pub mod env;
+pub mod extents;
+pub mod filemap;
 pub mod fsinfo;
 pub mod fsyncprobe;
 pub mod procfs;

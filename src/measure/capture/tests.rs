@@ -121,6 +121,8 @@ fn iolog_lines_in_fios_version_3() {
         pid: 1,
         comm: "x".into(),
         error: None,
+        class: None,
+        file: None,
     };
     let mut w = IologWriter::new(Vec::new(), "/dev/loop3").unwrap();
     w.io(&io(1_500, IoDir::Read, 4096, 16384)).unwrap();

@@ -182,6 +182,7 @@ mod mariadb;
 mod postgresql;
 mod sqlite;
 mod tables;
+pub mod view;
 mod workload;
 
 pub use mariadb::My;

@@ -1,5 +1,6 @@
 //! What the filesystem says of a file's extents (FIEMAP): how much is mapped and how much of it
-//! is preallocated and unwritten, so a set's `--layout` is recognised (engine::fileset).
+//! is preallocated and unwritten, so a set's `--layout` is recognised (engine::fileset); where a
+//! file's bytes lie on the device, so a captured request's file is known (system::filemap).
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -31,10 +32,24 @@ struct Fiemap {
     fm_extents: [FiemapExtent; FIEMAP_BATCH],
 }
 
-/// Extents of `f` from FIEMAP (ioctl FS_IOC_FIEMAP): (bytes mapped, of them in unwritten
-/// extents). An error (EOPNOTSUPP) when the filesystem cannot tell.
-pub fn extent_bytes(f: &File) -> std::io::Result<(u64, u64)> {
-    let (mut mapped, mut unwritten, mut start) = (0u64, 0u64, 0u64);
+/// An extent of a file (FIEMAP): its bytes `logical..logical + length` lie on the filesystem's
+/// device at `physical`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extent {
+    pub logical: u64,
+    pub physical: u64,
+    pub length: u64,
+    /// `FIEMAP_EXTENT_*` flags.
+    pub flags: u32,
+}
+
+pub const FIEMAP_EXTENT_UNKNOWN: u32 = 0x2;
+pub const FIEMAP_EXTENT_DELALLOC: u32 = 0x4;
+
+/// Each extent of `f` from FIEMAP (ioctl FS_IOC_FIEMAP, without FIEMAP_FLAG_SYNC: nothing is
+/// written back), in order. An error (EOPNOTSUPP) when the filesystem cannot tell.
+pub fn each_extent(f: &File, mut each: impl FnMut(Extent)) -> std::io::Result<()> {
+    let mut start = 0u64;
     loop {
         let mut fm = Fiemap {
             fm_start: start,
@@ -51,20 +66,35 @@ pub fn extent_bytes(f: &File) -> std::io::Result<(u64, u64)> {
         }
         let n = (fm.fm_mapped_extents as usize).min(FIEMAP_BATCH);
         if n == 0 {
-            return Ok((mapped, unwritten));
+            return Ok(());
         }
         for e in &fm.fm_extents[..n] {
-            mapped += e.fe_length;
-            if e.fe_flags & FIEMAP_EXTENT_UNWRITTEN != 0 {
-                unwritten += e.fe_length;
-            }
+            each(Extent {
+                logical: e.fe_logical,
+                physical: e.fe_physical,
+                length: e.fe_length,
+                flags: e.fe_flags,
+            });
         }
         let last = fm.fm_extents[n - 1];
         if last.fe_flags & FIEMAP_EXTENT_LAST != 0 {
-            return Ok((mapped, unwritten));
+            return Ok(());
         }
         start = last.fe_logical + last.fe_length;
     }
+}
+
+/// Extents of `f` from FIEMAP: (bytes mapped, of them in unwritten extents). An error
+/// (EOPNOTSUPP) when the filesystem cannot tell.
+pub fn extent_bytes(f: &File) -> std::io::Result<(u64, u64)> {
+    let (mut mapped, mut unwritten) = (0u64, 0u64);
+    each_extent(f, |e| {
+        mapped += e.length;
+        if e.flags & FIEMAP_EXTENT_UNWRITTEN != 0 {
+            unwritten += e.length;
+        }
+    })?;
+    Ok((mapped, unwritten))
 }
 
 /// Whether `f` (of length `len`) is preallocated and unwritten: FIEMAP says its extents cover it
