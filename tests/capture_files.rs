@@ -463,3 +463,75 @@ fn postgresql_wal_and_data_told_apart_and_equal_to_what_the_server_says() {
         "{classes:?}"
     );
 }
+
+/// The test MariaDB server (IOLAB_TEST_MYSQL_URL, scripts/test.sh's) under `iolab db run`,
+/// captured by its pid with `--db`: the device's counts within 1 %; its redo log
+/// (`ib_logfile0`) told as WAL, the bytes written there at least the server's
+/// `Innodb_os_log_written` (redo is written in whole blocks, pages again), and InnoDB's counters
+/// in the summary.
+#[test]
+fn mariadb_redo_told_as_wal_beside_innodbs_counters() {
+    if let Some(why) = cannot_capture() {
+        return skip("capture MariaDB", &why);
+    }
+    let Some(url) = std::env::var("IOLAB_TEST_MYSQL_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        return skip(
+            "capture MariaDB",
+            "IOLAB_TEST_MYSQL_URL not set (scripts/test.sh starts a private server as root)",
+        );
+    };
+    use mysql::prelude::Queryable;
+    let mut c = mysql::Conn::new(mysql::Opts::from_url(&url).unwrap()).unwrap();
+    let pid_file: String = c.query_first("SELECT @@pid_file").unwrap().unwrap();
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    let size = ["--tables", "1", "--table-size", "10000"];
+    let mut a = vec!["db", "prepare", "--url", &url, "--no-save", "-q"];
+    a.extend(size);
+    let cleanup: Vec<&str> = vec!["db", "cleanup", "--url", &url, "--tables", "1"];
+    assert_eq!(iolab(&cleanup).code, 0);
+    let r = iolab(&a);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let d = tempfile::tempdir().unwrap();
+    let cap = d.path().join("my.cap");
+    let child = capture(&["--pid", &pid, "--db", &url], &cap);
+    wait_enabled(child.id());
+    let mut a = vec!["db", "run", "--url", &url, "--time", "3", "--no-save", "-q"];
+    a.extend(size);
+    let run = iolab(&a);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = stop_capture(child);
+    iolab(&cleanup);
+    let sum = r.json();
+    assert_eq!(sum["check"]["agree"], true, "{sum}");
+    let db = &sum["db"];
+    assert_eq!(db["engine"], "mysql", "{sum}");
+    let log = db["counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "status.innodb_os_log_written")
+        .map(|c| c["delta"].as_f64().unwrap())
+        .unwrap_or_else(|| panic!("no innodb_os_log_written: {db}"));
+    let wal = written(&sum, "wal") as f64;
+    assert!(
+        log > 0.0 && wal >= 0.9 * log,
+        "redo written {wal} bytes against Innodb_os_log_written {log}: {sum}"
+    );
+    let (_, recs, _) = read_capture(&cap);
+    assert!(
+        recs.iter()
+            .filter(|r| r["class"] == "wal")
+            .all(|r| r["file"].as_str().unwrap().contains("ib_logfile")),
+        "WAL requests to files other than the redo log"
+    );
+    eprintln!(
+        "MariaDB: redo written {wal} bytes against Innodb_os_log_written {log}; {} requests left out",
+        sum["left_out"]
+    );
+}
