@@ -1,7 +1,7 @@
 //! `iolab capture`'s files (docs/capture.md, "Files"): each request told the file it went to
 //! and that file's class (WAL, data, temp) under `--dir`; `--pid` keeping a process tree's
 //! I/O and leaving another's out; and a real PostgreSQL server on an ext4 loop device,
-//! captured by its postmaster's pid with its own counters (`--db`): WAL told from data, the
+//! captured by its postmaster's pid with its own counters (`--url`): WAL told from data, the
 //! WAL the block layer saw equal to what the server says it wrote. Root only (skips otherwise).
 
 use crate::capture::{cannot_capture, read_capture, stop_capture, wait_enabled};
@@ -98,6 +98,15 @@ fn each_request_is_told_its_file_under_dir() {
     assert_eq!(files("wal"), vec!["pg_wal/000000010000000000000001"]);
     assert_eq!(files("data"), vec!["base/16384/16397"]);
     assert_eq!(files("temp"), vec!["base/pgsql_tmp/pgsql_tmp1234.0"]);
+    // mapped, not touched: each file as the test wrote it
+    for (p, n) in [(&wal, 50), (&rel, 25)] {
+        let b = std::fs::read(p).unwrap();
+        assert_eq!(b.len(), n * 8192, "{}", p.display());
+        assert!(
+            b.chunks(8192)
+                .all(|c| c.iter().all(|&x| x == c[0] && x != 0))
+        );
+    }
     let f = iolab(&["fingerprint", "--no-save", "--json", cap.to_str().unwrap()]);
     assert_eq!(f.code, 0, "{}", f.stderr);
     let f = f.json();
@@ -165,7 +174,7 @@ fn pid_keeps_a_process_trees_io_and_leaves_anothers_out() {
     }));
 }
 
-/// Bad `--pid`, `--cgroup` and `--db` are one line naming the flag, exit 2 (a server that
+/// Bad `--pid`, `--cgroup` and `--url` are one line naming the flag, exit 2 (a server that
 /// cannot be reached: exit 1), and nothing is written.
 #[test]
 fn bad_pids_cgroups_and_dbs_are_one_line() {
@@ -199,14 +208,14 @@ fn bad_pids_cgroups_and_dbs_are_one_line() {
             "iolab: error: the argument '--pid <PID>' cannot be used with '--cgroup <CGROUP>'",
         ),
         (
-            vec!["--dir", "/", "--db", "sqlite:///nonexistent/a.db"],
+            vec!["--dir", "/", "--url", "sqlite:///nonexistent/a.db"],
             2,
-            "iolab: error: --db sqlite:///nonexistent/a.db: SQLite keeps no I/O counters",
+            "iolab: error: --url sqlite:///nonexistent/a.db: SQLite keeps no I/O counters",
         ),
         (
-            vec!["--dir", "/", "--db", "ftp://x"],
+            vec!["--dir", "/", "--url", "ftp://x"],
             2,
-            "iolab: error: --db 'ftp://x': use sqlite:///path/file.db, postgres://",
+            "iolab: error: --url 'ftp://x': use sqlite:///path/file.db, postgres://",
         ),
     ] {
         let mut a = vec!["capture", "--time", "1", "-o", o];
@@ -231,13 +240,13 @@ fn bad_pids_cgroups_and_dbs_are_one_line() {
             o,
             "--dir",
             "/",
-            "--db",
+            "--url",
             "postgres://u@127.0.0.1:1/x",
         ]);
         assert_eq!(r.code, 1, "{}", r.stderr);
         assert!(
             r.stderr
-                .starts_with("iolab: error: --db: postgres at 127.0.0.1:1: cannot connect"),
+                .starts_with("iolab: error: --url: postgres at 127.0.0.1:1: cannot connect"),
             "{}",
             r.stderr
         );
@@ -359,7 +368,7 @@ fn covered(mut r: Vec<(u64, u64)>) -> u64 {
 }
 
 /// PostgreSQL under `iolab db run` (read-write transactions, then a CHECKPOINT), captured by
-/// its postmaster's pid with `--db`: the capture's counts equal the device's within 1 %; WAL
+/// its postmaster's pid with `--url`: the capture's counts equal the device's within 1 %; WAL
 /// and data writes are told apart; the WAL bytes the device received (each page once) equal
 /// the server's WAL position's advance within 5 % (+ 2 pages), and its WAL write requests its
 /// `pg_stat_wal.wal_sync` count within 10 %; the fingerprint has a WAL and a data class.
@@ -393,7 +402,7 @@ fn postgresql_wal_and_data_told_apart_and_equal_to_what_the_server_says() {
     pg.sql("CHECKPOINT");
     let cap = d.path().join("pg.cap");
     let pid = pg.pid();
-    let child = capture(&["--pid", &pid, "--db", &url], &cap);
+    let child = capture(&["--pid", &pid, "--url", &url], &cap);
     wait_enabled(child.id());
     let run = iolab(&[
         "db",
@@ -465,7 +474,7 @@ fn postgresql_wal_and_data_told_apart_and_equal_to_what_the_server_says() {
 }
 
 /// The test MariaDB server (IOLAB_TEST_MYSQL_URL, scripts/test.sh's) under `iolab db run`,
-/// captured by its pid with `--db`: the device's counts within 1 %; its redo log
+/// captured by its pid with `--url`: the device's counts within 1 %; its redo log
 /// (`ib_logfile0`) told as WAL, the bytes written there at least the server's
 /// `Innodb_os_log_written` (redo is written in whole blocks, pages again), and InnoDB's counters
 /// in the summary.
@@ -499,7 +508,7 @@ fn mariadb_redo_told_as_wal_beside_innodbs_counters() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let d = tempfile::tempdir().unwrap();
     let cap = d.path().join("my.cap");
-    let child = capture(&["--pid", &pid, "--db", &url], &cap);
+    let child = capture(&["--pid", &pid, "--url", &url], &cap);
     wait_enabled(child.id());
     let mut a = vec!["db", "run", "--url", &url, "--time", "3", "--no-save", "-q"];
     a.extend(size);

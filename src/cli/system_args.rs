@@ -99,9 +99,9 @@ pub struct CaptureArgs {
     #[arg(long, value_name = "CGROUP")]
     pub cgroup: Option<PathBuf>,
     /// Also read the database's own counters at the capture's start and end and put their
-    /// change in the summary: postgres://... (pg_stat_wal, pg_stat_io on 16+, the WAL position)
+    /// change in the summary (as `iolab db --url`): postgres://... (pg_stat_wal, pg_stat_io on 16+, the WAL position)
     /// or mysql://... (performance_schema.file_summary_by_instance per file class).
-    #[arg(long = "db", value_name = "URL")]
+    #[arg(long = "url", value_name = "URL")]
     pub db_url: Option<String>,
     /// How long to capture: 10, 30s, 2m, 500ms.
     #[arg(long, value_parser = seconds)]

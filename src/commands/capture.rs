@@ -34,11 +34,10 @@ pub fn cmd_capture(a: &cli::CaptureArgs) -> Result<i32> {
     use crate::workloads::db::{self as wdb, view};
     let mut db = match &a.db_url {
         Some(u) => {
-            let t = wdb::Target::parse(u)
-                .map_err(|e| Error::usage(e.to_string().replacen("--url", "--db", 1)))?;
+            let t = wdb::Target::parse(u).map_err(|e| Error::usage(e.to_string()))?;
             if t.backend == wdb::Backend::Sqlite {
                 return Err(Error::usage(format!(
-                    "--db {u}: SQLite keeps no I/O counters of its own; its files tell its WAL from its data (capture --dir with the database's folder); use postgres://... or mysql://..."
+                    "--url {u}: SQLite keeps no I/O counters of its own; its files tell its WAL from its data (capture --dir with the database's folder); use postgres://... or mysql://..."
                 )));
             }
             let so = wdb::SqliteOpts {
@@ -46,7 +45,7 @@ pub fn cmd_capture(a: &cli::CaptureArgs) -> Result<i32> {
                 synchronous: String::new(),
                 page_size: 0,
             };
-            let c = wdb::connect(&t, &so).map_err(|e| Error::failed(format!("--db: {e}")))?;
+            let c = wdb::connect(&t, &so).map_err(|e| Error::failed(format!("--url: {e}")))?;
             Some((t.backend, c))
         }
         None => None,

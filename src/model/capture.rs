@@ -234,7 +234,7 @@ pub struct CaptureSummary {
     /// of those processes nor issued by them).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub left_out: u64,
-    /// The database's own counters over the capture (`--db`).
+    /// The database's own counters over the capture (`--url`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub db: Option<DbView>,
     /// One line each: events lost, counts that differ by more than 1 %, ...
@@ -267,7 +267,7 @@ pub struct DbCounter {
     pub unit: String,
 }
 
-/// What the database says it did over the capture (`--db URL`), read at the window's start
+/// What the database says it did over the capture (`--url URL`), read at the window's start
 /// and end.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DbView {

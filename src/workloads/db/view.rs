@@ -1,4 +1,4 @@
-//! The database's own view of its I/O (`iolab capture --db URL`): counters read at the capture's
+//! The database's own view of its I/O (`iolab capture --url URL`): counters read at the capture's
 //! start and end, their change beside what the block layer saw. PostgreSQL: the WAL position,
 //! `pg_stat_wal` (14+), `pg_stat_io` (16+) and `pg_stat_bgwriter`'s buffers; MariaDB/MySQL:
 //! `performance_schema.file_summary_by_instance` summed per file class, and InnoDB's own
