@@ -120,6 +120,49 @@ fn each_request_is_told_its_file_under_dir() {
     let wal_print = &f["classes"][0]["fingerprint"];
     assert_eq!(wal_print["write"]["bytes"], 50 * 8192);
     assert_eq!(wal_print["read"]["requests"], 0);
+    // the twin of the WAL's requests alone: writes of 8 KiB (what the WAL file received)
+    let twin_dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let c = cap.to_str().unwrap();
+    let dir = twin_dir.path().to_str().unwrap();
+    let r = iolab(&[
+        "run",
+        "--like",
+        c,
+        "--class",
+        "wal",
+        "--closed",
+        "--time",
+        "0.5",
+        "--dir",
+        dir,
+        "--no-save",
+        "--json",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let job = &v["job"];
+    assert_eq!(job["replay"]["like"]["class"], "wal", "{job}");
+    assert_eq!(job["replay"]["reads"], 0, "{job}");
+    assert_eq!(job["replay"]["writes"], 50, "{job}");
+    assert!(ops(&v, "write") > 0);
+    let r = iolab(&[
+        "run",
+        "--like",
+        c,
+        "--class",
+        "other",
+        "--dir",
+        dir,
+        "--no-save",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .starts_with("iolab: error: --class other: the capture ")
+            && r.stderr.trim_end().lines().count() == 1,
+        "{}",
+        r.stderr
+    );
 }
 
 /// `--pid`: a shell whose working directory is one folder writes a file there; this test

@@ -157,9 +157,16 @@ fn prepare_like(a: &RunArgs, path: &std::path::Path, engine: &str) -> Result<Run
             "--speed is --replay's: with --like, --scale N runs N times the captured load",
         ));
     }
-    let tw = crate::measure::twin::twin_of(path)
+    let class = a.like_class.as_deref();
+    let tw = crate::measure::twin::twin_of(path, class)
         .map_err(|e| Error::usage(format!("--like {}: {e}", path.display())))?;
     if tw.reads + tw.writes == 0 {
+        if let Some(c) = class {
+            return Err(Error::usage(format!(
+                "--class {c}: the capture {} holds no read or write of that class (a capture made with --dir, --pid or --cgroup tells each request's file)",
+                path.display()
+            )));
+        }
         return Err(Error::usage(format!(
             "--like {}: the capture holds no read or write to draw from ({} flushes, {} other requests)",
             path.display(),
@@ -223,6 +230,7 @@ fn prepare_like(a: &RunArgs, path: &std::path::Path, engine: &str) -> Result<Run
             capture_s,
             regions_touched: tw.regions_touched,
             captured_p99_ns: tw.p99_ns,
+            class: a.like_class.clone(),
         }),
         twin: Some(crate::model::replay::TwinRef(std::sync::Arc::new(tw))),
     });

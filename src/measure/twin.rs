@@ -122,7 +122,7 @@ pub struct Twin {
 }
 
 /// The twin of the capture file `path` (its errors as `fingerprint`'s: `line N: ...`).
-pub fn twin_of(path: &std::path::Path) -> Result<Twin, String> {
+pub fn twin_of(path: &std::path::Path, class: Option<&str>) -> Result<Twin, String> {
     let mut rng = Rng::seed_from_u64(0x7477_696e);
     let mut ends: [Option<u64>; 2] = [None; 2];
     let (mut deck, mut seen) = (Vec::new(), 0u64);
@@ -134,6 +134,12 @@ pub fn twin_of(path: &std::path::Path) -> Result<Twin, String> {
     let (mut skipped, mut max_len, mut max_qd) = (0u64, 0u64, 0u32);
     let mut lat = [LatHist::new(), LatHist::new()];
     let each = |r: &CaptureIo| {
+        // `--class`: only that file class's requests (`unmapped`: those of no file)
+        if let Some(c) = class
+            && r.class.map_or("unmapped", |k| k.name()) != c
+        {
+            return;
+        }
         let op = match r.dir {
             IoDir::Read if r.size_bytes > 0 => 0,
             IoDir::Write if r.size_bytes > 0 => 1,
@@ -442,7 +448,7 @@ mod tests {
             ));
         }
         std::fs::write(&path, s).unwrap();
-        let tw = Arc::new(twin_of(&path).unwrap());
+        let tw = Arc::new(twin_of(&path, None).unwrap());
         assert_eq!(tw.flushes, 2000);
         let p99 = tw.p99_ns.unwrap();
         assert!(p99.abs_diff(100_000) < 2000, "p99 {p99}");

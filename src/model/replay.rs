@@ -91,6 +91,9 @@ pub struct Like {
     /// The device's p99 latency of the captured reads and writes (ns): `saturate --like`'s
     /// default target is twice it.
     pub captured_p99_ns: Option<u64>,
+    /// `--class`: the twin of this file class's requests only (absent: all of them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<String>,
 }
 
 /// A twin's distributions (`measure::twin::Twin`, a higher layer: held here opaque), shared

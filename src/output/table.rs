@@ -400,8 +400,12 @@ fn replay_line(c: &CellResult) -> Option<String> {
         )
     };
     if let Some(l) = &rp.like {
+        let class = l
+            .class
+            .as_ref()
+            .map_or(String::new(), |k| format!(", its {k} requests"));
         return Some(format!(
-            "{}: twin of {} (--like, {} times its load): {} requests drawn, {pace}; at most {} in flight; the capture's {} regions of 1 MiB spread over the target\n",
+            "{}: twin of {}{class} (--like, {} times its load): {} requests drawn, {pace}; at most {} in flight; the capture's {} regions of 1 MiB spread over the target\n",
             c.mode, rp.trace, l.scale, r.issued, r.max_in_flight, l.regions_touched
         ));
     }
