@@ -260,6 +260,77 @@ fn fios_iolog_is_replayed_with_fios_counts() {
         ),
         (fr, fw)
     );
+    // the same log in a job file (fio's read_iolog, replay_time_scale, replay_no_stall), run
+    // by iolab as its replay (onto a file under directory=) and by fio itself: the same counts
+    let job = d.path().join("r.fio");
+    let set_dir = d.path().join("set");
+    std::fs::create_dir_all(&set_dir).unwrap();
+    for (extra, speed, closed) in [
+        ("replay_time_scale=200\n", 2.0, false),
+        ("replay_no_stall=1\n", 1.0, true),
+    ] {
+        std::fs::write(
+            &job,
+            format!(
+                "[r]\nread_iolog={}\ndirect=1\ndirectory={}\n{extra}",
+                log.display(),
+                set_dir.display()
+            ),
+        )
+        .unwrap();
+        let r = iolab(&["run", job.to_str().unwrap(), "--no-save", "--json"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let v = r.json();
+        assert_eq!((ops(&v, "read"), ops(&v, "write")), (fr, fw), "{extra}");
+        assert_eq!(v["job"]["replay"]["speed"].as_f64(), Some(speed), "{extra}");
+        assert_eq!(
+            v["job"]["replay"]["closed"].as_bool(),
+            Some(closed),
+            "{extra}"
+        );
+        // fio replays onto the log's own file (its directory= would prefix the log's path)
+        let fio_job = d.path().join("f.fio");
+        std::fs::write(
+            &fio_job,
+            format!("[r]\nread_iolog={}\ndirect=1\n{extra}", log.display()),
+        )
+        .unwrap();
+        let o = Command::new("fio")
+            .args([fio_job.to_str().unwrap(), "--output-format=json"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8_lossy(&o.stdout);
+        let g: Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+        assert_eq!(
+            (
+                g["jobs"][0]["read"]["total_ios"].as_u64().unwrap(),
+                g["jobs"][0]["write"]["total_ios"].as_u64().unwrap()
+            ),
+            (fr, fw),
+            "fio's own replay of {extra}"
+        );
+    }
+    // beside another job in its phase: refused in one line
+    std::fs::write(
+        &job,
+        format!(
+            "[r]\nread_iolog={}\ndirectory={}\n[w]\nrw=write\nsize=1m\ndirectory={}\n",
+            log.display(),
+            set_dir.display(),
+            set_dir.display()
+        ),
+    )
+    .unwrap();
+    let r = iolab(&["run", job.to_str().unwrap(), "--no-save"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("read_iolog: a replay runs in a phase of its own")
+            && r.stderr.trim_end().lines().count() == 1,
+        "{}",
+        r.stderr
+    );
 }
 
 /// A million-request fio iolog replayed closed-loop on a small cached file: memory does not

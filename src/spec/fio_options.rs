@@ -910,14 +910,36 @@ pub const OPTIONS: &[FioOption] = &[
         Supported,
         "0: one file per log kind (`NAME_bw.log`), every thread's lines and those of later jobs of the same name appended",
     ),
-    o("read_iolog", Str, Refused, "no I/O log replay"),
+    o(
+        "read_iolog",
+        Str,
+        Approximated,
+        "the log replayed as `iolab run --replay FILE`: fio's iolog version 2 or 3 (or a blktrace binary, or an iolab capture), each request at its time, one thread, a queue engine as deep as the log's queue (32 for a log that does not say), O_DIRECT with `direct=1` (else buffered, as fio); onto `replay_redirect`'s device, else the job's `filename=/dev/...`, else files under `directory` (the log's files remapped onto iolab's own, offsets modulo their size); the job's `rw`, `bs`, `size` are the log's own; a phase of its own (not beside other jobs)",
+    ),
     o(
         "write_iolog",
         Str,
         Approximated,
         "fio's I/O log, version 3: `add` and `open` of each file, a line per I/O issued (`TIME FILE read|write|trim OFFSET LENGTH`, `sync`, `datasync`; µs since the job's threads began, the ramp included) and `close`, appended to the file as fio appends; the files are iolab's own (`DIR/iolab-file.N`, or the device), all of the job's set, and the clones of `numjobs` are one log in time order (fio's clones each append through their own 8 KiB buffer, their lines mixed in pieces)",
     ),
-    o("replay_no_stall", Bool, Refused, "no I/O log replay"),
+    o(
+        "replay_no_stall",
+        Bool,
+        Supported,
+        "1: `--closed`: the log's requests as fast as they go, in order, at most the log's queue depth in flight",
+    ),
+    o(
+        "replay_time_scale",
+        Int,
+        Supported,
+        "percent of the log's I/O rate: `--speed` of it / 100 (50: half the rate, 200: twice)",
+    ),
+    o(
+        "replay_redirect",
+        Str,
+        Supported,
+        "the device every request of the log goes to (`--device`; writes need `--destructive`)",
+    ),
     o(
         "gtod_reduce",
         Bool,

@@ -39,6 +39,9 @@ pub(super) fn translate_job(
         }
     };
     c.check_all(OWN_PARSE);
+    if c.opt("read_iolog").is_some() {
+        return super::iolog::replay_job(a, c);
+    }
     let mut notes: Vec<String> = Vec::new();
     let mut flags: Vec<(String, String)> = Vec::new();
     let mut f = |k: &str, v: String| flags.push((k.to_string(), v));
@@ -767,7 +770,7 @@ fn distribution(d: &str) -> Option<String> {
 
 /// The flags parsed by the run's own parser, with the invocation's options that belong to the
 /// whole run; the options the job used kept (never one it did not use).
-fn run_options(
+pub(super) fn run_options(
     a: &RunArgs,
     s: &JobSection,
     mut c: Ctx,
@@ -777,7 +780,14 @@ fn run_options(
     let mut argv: Vec<String> = vec!["iolab".into(), "run".into()];
     let mut iolab_args = Vec::new();
     for (k, v) in &flags {
-        let arg = if k == "direct" || k == "verify" || k == "random-every-same" {
+        let bare = [
+            "direct",
+            "verify",
+            "random-every-same",
+            "closed",
+            "buffered",
+        ];
+        let arg = if bare.contains(&k.as_str()) {
             format!("--{k}")
         } else {
             format!("--{k}={v}")

@@ -9,6 +9,7 @@ mod bsizes;
 mod buffers;
 mod ctx;
 mod engines;
+mod iolog;
 mod job;
 mod logs;
 mod noio;
@@ -375,6 +376,16 @@ pub fn plan_phase(jobs: &[&FioJob]) -> Result<Plan> {
             msg: format!("{} [{}]: {}", j.at, j.section, e.msg),
             ..e
         }),
+        _ if jobs.iter().any(|j| j.args.replay.is_some()) => {
+            let j = jobs
+                .iter()
+                .find(|j| j.args.replay.is_some())
+                .unwrap_or(&jobs[0]);
+            Err(Error::usage(format!(
+                "{} [{}]: read_iolog: a replay runs in a phase of its own, not beside other jobs (stonewall before and after it)",
+                j.at, j.section
+            )))
+        }
         _ => {
             let base = jobs[0].args.clone();
             let own = !shares_named_set(jobs);

@@ -131,7 +131,7 @@ fn defaults_are_fios() {
 /// listed options were removed.
 #[test]
 fn every_blocker_is_listed_in_one_pass_one_line_each() {
-    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nread_iolog=x\n[b]\nrw=randrw\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\natomic=1\nlockmem=1m\nfrobnicate=7\n[c]\nrw=read\nsize=\nbs=abc\ndirect=2\n";
+    let text = "[global]\nsize=1m\nzonemode=zbd\n[a]\nexec_prerun=x\n[b]\nrw=randrw\nioengine=sg\nbs=4k,8k\nrandom_distribution=normal:5\natomic=1\nlockmem=1m\nfrobnicate=7\n[c]\nrw=read\nsize=\nbs=abc\ndirect=2\n";
     let e = jobs(text, &[]).unwrap_err();
     assert_eq!(e.exit, crate::error::Exit::Usage);
     let lines: Vec<&str> = e.msg.split("\niolab: error: ").collect();
@@ -139,7 +139,7 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
         lines,
         [
             "t.fio:3: zonemode: refused: zoned block device mode (write pointers, zone resets) is not run",
-            "t.fio:5: read_iolog: refused: no I/O log replay",
+            "t.fio:5: exec_prerun: refused: iolab runs no commands",
             "t.fio:8: ioengine: refused: iolab runs sync, psync, vsync, pvsync, pvsync2, libaio, io_uring, mmap, null, posixaio, falloc, ftruncate, filecreate, filestat, filedelete, cpuio and exec",
             "t.fio:10: random_distribution: refused: iolab draws random, zipf, pareto and zoned offsets",
             "t.fio:11: atomic: refused: no atomic writes",
@@ -158,7 +158,7 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
     // a refused or unknown option is recorded by name only, never its value
     assert_eq!(
         r.jobs[0].ignored,
-        ["t.fio:5: read_iolog", "t.fio:3: zonemode=zbd"]
+        ["t.fio:5: exec_prerun", "t.fio:3: zonemode=zbd"]
     );
     // zonemode, ioengine, random_distribution, startdelay, lockmem, frobnicate (bs=4k,8k of
     // randrw: reads 4k, writes 8k, no longer refused)
@@ -170,7 +170,7 @@ fn every_blocker_is_listed_in_one_pass_one_line_each() {
     );
     // and the options stored are those iolab used
     assert!(!r.jobs[0].fio_options.contains_key("zonemode"));
-    assert!(!r.jobs[0].fio_options.contains_key("read_iolog"));
+    assert!(!r.jobs[0].fio_options.contains_key("exec_prerun"));
     assert_eq!(r.jobs[0].fio_options["size"], "1m");
     // a random `:N` is a count of I/Os (fio's), a sequential one a size
     let e = jobs("[a]\nsize=1m\nrw=randread:x\n", &[]).unwrap_err();
