@@ -241,23 +241,9 @@ fn fios_iolog_is_replayed_with_fios_counts() {
         "an iolog's default depth"
     );
     // fio replays its own log onto the same file: the same counts
-    let o = Command::new("fio")
-        .args([
-            "--name=r",
-            &format!("--read_iolog={}", log.display()),
-            "--direct=1",
-            "--output-format=json",
-        ])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = String::from_utf8_lossy(&o.stdout);
-    let g: Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    let read_iolog = format!("--read_iolog={}", log.display());
     assert_eq!(
-        (
-            g["jobs"][0]["read"]["total_ios"].as_u64().unwrap(),
-            g["jobs"][0]["write"]["total_ios"].as_u64().unwrap()
-        ),
+        fio_counts(&["--name=r", &read_iolog, "--direct=1"]),
         (fr, fw)
     );
     // the same log in a job file (fio's read_iolog, replay_time_scale, replay_no_stall), run
@@ -295,18 +281,8 @@ fn fios_iolog_is_replayed_with_fios_counts() {
             format!("[r]\nread_iolog={}\ndirect=1\n{extra}", log.display()),
         )
         .unwrap();
-        let o = Command::new("fio")
-            .args([fio_job.to_str().unwrap(), "--output-format=json"])
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let text = String::from_utf8_lossy(&o.stdout);
-        let g: Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
         assert_eq!(
-            (
-                g["jobs"][0]["read"]["total_ios"].as_u64().unwrap(),
-                g["jobs"][0]["write"]["total_ios"].as_u64().unwrap()
-            ),
+            fio_counts(&[fio_job.to_str().unwrap()]),
             (fr, fw),
             "fio's own replay of {extra}"
         );
@@ -331,6 +307,20 @@ fn fios_iolog_is_replayed_with_fios_counts() {
         "{}",
         r.stderr
     );
+}
+
+/// fio run with `args` (JSON output): its first job's reads and writes.
+fn fio_counts(args: &[&str]) -> (u64, u64) {
+    let o = Command::new("fio")
+        .args(args)
+        .arg("--output-format=json")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let g: Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    let n = |d: &str| g["jobs"][0][d]["total_ios"].as_u64().unwrap();
+    (n("read"), n("write"))
 }
 
 /// A million-request fio iolog replayed closed-loop on a small cached file: memory does not

@@ -132,6 +132,23 @@ fn usage(s: String) -> Fault {
     Fault::Usage(s)
 }
 
+/// The device tree of a filesystem's block device (its partition, if on one), by name.
+fn tree_of(
+    sys: &Path,
+    bd: &fsinfo::BlockDev,
+    flag: &str,
+) -> Result<(blockdev::DevTree, String), Fault> {
+    let name = bd
+        .part_dir
+        .as_ref()
+        .and_then(|d| d.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or(bd.name.clone());
+    let t = blockdev::tree_by_name(sys, &name)
+        .ok_or_else(|| usage(format!("{flag}: {name} is not in sysfs")))?;
+    Ok((t, name))
+}
+
 /// The disk of `--device` or `--dir`; a refusal names the flag.
 pub fn resolve(spec: &CaptureSpec, roots: &Roots) -> Result<Target, Fault> {
     let sys = roots.sys.as_path();
@@ -164,14 +181,7 @@ pub fn resolve(spec: &CaptureSpec, roots: &Roots) -> Result<Target, Fault> {
     let (tree, flag, given) = if let Some((flag, dev)) = from_pids {
         let bd = fsinfo::block_dev_of(sys, dev)
             .ok_or_else(|| usage(format!("{flag}: its device is not in sysfs")))?;
-        let name = bd
-            .part_dir
-            .as_ref()
-            .and_then(|d| d.file_name())
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or(bd.name.clone());
-        let t = blockdev::tree_by_name(sys, &name)
-            .ok_or_else(|| usage(format!("{flag}: {name} is not in sysfs")))?;
+        let (t, name) = tree_of(sys, &bd, &flag)?;
         (t, "--pid", name)
     } else if let Some(d) = &spec.device {
         let t = if d.contains('/') {
@@ -190,14 +200,7 @@ pub fn resolve(spec: &CaptureSpec, roots: &Roots) -> Result<Target, Fault> {
                 p.display()
             ))
         })?;
-        let name = bd
-            .part_dir
-            .as_ref()
-            .and_then(|d| d.file_name())
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or(bd.name.clone());
-        let t = blockdev::tree_by_name(sys, &name)
-            .ok_or_else(|| usage(format!("--dir {}: {name} is not in sysfs", p.display())))?;
+        let (t, _) = tree_of(sys, &bd, &format!("--dir {}", p.display()))?;
         (t, "--dir", p.display().to_string())
     };
     let (disk, partition) = match &tree.parent {
