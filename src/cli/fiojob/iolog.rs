@@ -60,5 +60,5 @@ pub(super) fn replay_job(a: &RunArgs, mut c: Ctx) -> Option<FioJob> {
     notes.push(format!(
         "read_iolog={log}: replayed as `iolab run --replay {log}` (each request at its time; the job's rw=, bs= and size= are the log's own)"
     ));
-    super::job::run_options(a, s, c, flags, notes)
+    super::runopts::run_options(a, s, c, flags, notes)
 }

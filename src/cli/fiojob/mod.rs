@@ -13,6 +13,7 @@ mod iolog;
 mod job;
 mod logs;
 mod noio;
+mod runopts;
 mod steady;
 mod timing;
 mod verify;
