@@ -369,7 +369,7 @@ pub struct RunArgs {
     pub scale: Option<f64>,
     /// With --like: the twin of one file class's requests only (a capture made with --dir,
     /// --pid or --cgroup): wal, data, temp, other, or unmapped (the filesystem's own).
-    #[arg(long = "class", value_name = "CLASS", requires = "like", value_parser = ["wal", "data", "temp", "other", "unmapped"])]
+    #[arg(long = "class", value_name = "CLASS", requires = "like", value_parser = crate::model::capture::FileClass::SLOTS)]
     pub like_class: Option<String>,
     /// --replay's trace as read (set by `plan_run`, never a flag).
     #[arg(skip)]

@@ -2,7 +2,9 @@
 //! sizes, queue depths and 1 MiB regions it holds, never by its length), into the distributions
 //! of `model::fingerprint::Fingerprint`.
 
-use crate::model::capture::{CaptureHeader, CaptureIo, CaptureSummary, DirCounts, IoDir};
+use crate::model::capture::{
+    CaptureHeader, CaptureIo, CaptureSummary, DirCounts, FileClass, IoDir,
+};
 use crate::model::fingerprint::*;
 use crate::model::hist::LatHist;
 use crate::model::lat::LatSummary;
@@ -352,7 +354,7 @@ pub fn fingerprint_file(path: &std::path::Path) -> Result<Fingerprint, String> {
     let mut by_class: [Option<Printer>; 5] = Default::default();
     let (h, summary) = read_capture(path, |io| {
         p.add(io);
-        let slot = io.class.map_or(4, |c| c as usize);
+        let slot = FileClass::slot(io.class);
         by_class[slot].get_or_insert_with(Printer::new).add(io);
     })?;
     let name = path.display().to_string();
@@ -363,8 +365,7 @@ pub fn fingerprint_file(path: &std::path::Path) -> Result<Fingerprint, String> {
     if mapped {
         let total = f.requests.total().max(1) as f64;
         let bytes = (f.read.bytes + f.write.bytes).max(1) as f64;
-        let names = ["wal", "data", "temp", "other", "unmapped"];
-        for (n, c) in names.iter().zip(by_class) {
+        for (n, c) in FileClass::SLOTS.iter().zip(by_class) {
             let Some(c) = c else { continue };
             let cf = c.finish(&name, &h.device, &h.start, Some(f.duration_s));
             f.classes.push(ClassPrint {

@@ -136,7 +136,9 @@ pub fn twin_of(path: &std::path::Path, class: Option<&str>) -> Result<Twin, Stri
     let each = |r: &CaptureIo| {
         // `--class`: only that file class's requests (`unmapped`: those of no file)
         if let Some(c) = class
-            && r.class.map_or("unmapped", |k| k.name()) != c
+            && crate::model::capture::FileClass::SLOTS
+                [crate::model::capture::FileClass::slot(r.class)]
+                != c
         {
             return;
         }

@@ -71,6 +71,13 @@ impl FileClass {
         FileClass::Temp,
         FileClass::Other,
     ];
+    /// The names of a request's classes, by [`FileClass::slot`]: the four, then `unmapped`
+    /// (no file mapped there).
+    pub const SLOTS: [&'static str; 5] = ["wal", "data", "temp", "other", "unmapped"];
+    /// A request's place in [`FileClass::SLOTS`]: its class's, or `unmapped`'s for none.
+    pub fn slot(c: Option<FileClass>) -> usize {
+        c.map_or(4, |k| k as usize)
+    }
     pub fn name(self) -> &'static str {
         match self {
             FileClass::Wal => "wal",

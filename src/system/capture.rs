@@ -6,10 +6,10 @@
 use crate::measure::capture::{BlockEvent, IologWriter, Tracker};
 use crate::measure::filemap::ExtentMap;
 use crate::measure::iostat::{DiskStat, parse_line};
-use crate::model::capture::ClassCounts;
 use crate::model::capture::{
     CaptureHeader, CaptureIo, CaptureSummary, CountCheck, DirCounts, IoDir,
 };
+use crate::model::capture::{ClassCounts, FileClass};
 use crate::spec::roots::Roots;
 use crate::system::{blockdev, filemap, fsinfo, procfs, tracefs};
 use std::collections::{HashSet, VecDeque};
@@ -416,12 +416,10 @@ impl Sinks<'_> {
     }
 
     fn write(&mut self, mut r: CaptureIo) -> Result<(), Fault> {
-        let mut slot = 4;
         if let Some(m) = &self.mapping {
             if let Some(f) = m.map.lookup(r.offset_bytes).filter(|_| r.size_bytes > 0) {
                 r.class = Some(f.class);
                 r.file = Some(f.path.clone());
-                slot = f.class as usize;
             } else if m.filter && !m.pids.contains(&r.pid) {
                 self.left_out += 1;
                 return Ok(());
@@ -429,6 +427,7 @@ impl Sinks<'_> {
         }
         self.ios.add(r.dir, 1);
         self.bytes.add(r.dir, r.size_bytes);
+        let slot = FileClass::slot(r.class);
         self.classes[slot].0.add(r.dir, 1);
         self.classes[slot].1.add(r.dir, r.size_bytes);
         self.line.clear();
@@ -448,8 +447,7 @@ impl Sinks<'_> {
         if self.mapping.is_none() {
             return Vec::new();
         }
-        let names = ["wal", "data", "temp", "other", "unmapped"];
-        names
+        FileClass::SLOTS
             .iter()
             .zip(&self.classes)
             .filter(|(_, (ios, _))| ios.total() > 0)
