@@ -67,12 +67,16 @@ fn each_request_is_told_its_file_under_dir() {
     let cap = d.path().join("c");
     let child = capture(&["--dir", data.to_str().unwrap()], &cap);
     wait_enabled(child.id());
+    // a symbolic link planted under --dir to a file outside it: not followed, not mapped
+    let outside = fs.dir.join("outside");
+    std::os::unix::fs::symlink(&outside, data.join("pg_wal/000000010000000000000009")).unwrap();
     let wal = data.join("pg_wal/000000010000000000000001");
     let rel = data.join("base/16384/16397");
     let tmp = data.join("base/pgsql_tmp/pgsql_tmp1234.0");
     write_pages(&wal, 40);
     write_pages(&rel, 25);
     write_pages(&tmp, 10);
+    write_pages(&outside, 20);
     // mapped (a pass each half second), then removed: its requests keep their file
     std::thread::sleep(Duration::from_millis(1200));
     std::fs::remove_file(&tmp).unwrap();
@@ -81,6 +85,7 @@ fn each_request_is_told_its_file_under_dir() {
     let sum = r.json();
     assert_eq!(sum["check"]["agree"], true, "{sum}");
     assert!(sum["files_mapped"].as_u64().unwrap() >= 2, "{sum}");
+    // the link's target's 20 pages are no WAL: only the real WAL file's 50
     assert_eq!(written(&sum, "wal"), 50 * 8192, "{sum}");
     assert_eq!(written(&sum, "data"), 25 * 8192, "{sum}");
     assert_eq!(written(&sum, "temp"), 10 * 8192, "{sum}");
@@ -96,6 +101,11 @@ fn each_request_is_told_its_file_under_dir() {
         v
     };
     assert_eq!(files("wal"), vec!["pg_wal/000000010000000000000001"]);
+    assert!(
+        recs.iter()
+            .all(|r| r["file"] != "pg_wal/000000010000000000000009"),
+        "a record named the planted link"
+    );
     assert_eq!(files("data"), vec!["base/16384/16397"]);
     assert_eq!(files("temp"), vec!["base/pgsql_tmp/pgsql_tmp1234.0"]);
     // mapped, not touched: each file as the test wrote it

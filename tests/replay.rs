@@ -243,7 +243,7 @@ fn fios_iolog_is_replayed_with_fios_counts() {
     // fio replays its own log onto the same file: the same counts
     let read_iolog = format!("--read_iolog={}", log.display());
     assert_eq!(
-        fio_counts(&["--name=r", &read_iolog, "--direct=1"]),
+        fio_counts(&["--name=r", &read_iolog, "--direct=1"]).0,
         (fr, fw)
     );
     // the same log in a job file (fio's read_iolog, replay_time_scale, replay_no_stall), run
@@ -281,10 +281,14 @@ fn fios_iolog_is_replayed_with_fios_counts() {
             format!("[r]\nread_iolog={}\ndirect=1\n{extra}", log.display()),
         )
         .unwrap();
+        let (fio_ops, fio_bytes) = fio_counts(&[fio_job.to_str().unwrap()]);
+        assert_eq!(fio_ops, (fr, fw), "fio's own replay of {extra}");
+        // per direction the same bytes as fio's own replay of the job
+        let bytes = |d: &str| v["results"][d]["bytes"].as_u64().unwrap();
         assert_eq!(
-            fio_counts(&[fio_job.to_str().unwrap()]),
-            (fr, fw),
-            "fio's own replay of {extra}"
+            (bytes("read"), bytes("write")),
+            fio_bytes,
+            "bytes of {extra}"
         );
     }
     // beside another job in its phase: refused in one line
@@ -309,8 +313,8 @@ fn fios_iolog_is_replayed_with_fios_counts() {
     );
 }
 
-/// fio run with `args` (JSON output): its first job's reads and writes.
-fn fio_counts(args: &[&str]) -> (u64, u64) {
+/// fio run with `args` (JSON output): its first job's reads and writes, and their bytes.
+fn fio_counts(args: &[&str]) -> ((u64, u64), (u64, u64)) {
     let o = Command::new("fio")
         .args(args)
         .arg("--output-format=json")
@@ -320,7 +324,8 @@ fn fio_counts(args: &[&str]) -> (u64, u64) {
     let text = String::from_utf8_lossy(&o.stdout);
     let g: Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
     let n = |d: &str| g["jobs"][0][d]["total_ios"].as_u64().unwrap();
-    (n("read"), n("write"))
+    let b = |d: &str| g["jobs"][0][d]["io_bytes"].as_u64().unwrap();
+    ((n("read"), n("write")), (b("read"), b("write")))
 }
 
 /// A million-request fio iolog replayed closed-loop on a small cached file: memory does not
