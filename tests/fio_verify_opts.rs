@@ -175,6 +175,63 @@ fn the_same_damaged_block_is_found_by_fio_and_by_iolab() {
     );
 }
 
+/// t0003 itself: a file written with verify headers in blocks of one size, then read and
+/// verified in blocks of another (and over less of it than was written). fio uses the longer
+/// file it finds and fails the verify (each block's header is not where, or not as long as, the
+/// reader expects); iolab uses its kept set, longer than the job needs, as it is, and fails each
+/// block read where the verify wrote (exit 3). Read in the blocks it was written in, the same
+/// first half verifies, in both.
+#[test]
+fn blocks_read_in_other_sizes_than_verify_wrote_them_fail_as_fios() {
+    if !have_fio("blocks_read_in_other_sizes_than_verify_wrote_them_fail_as_fios") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let pre = "[w]\nfilename=foo\nrw=write\nbs=64k\nsize=2m\nverify=md5\ndo_verify=0\n";
+    let post = |bs: &str| {
+        format!("[r]\nfilename=foo\nrw=read\nbs={bs}\nsize=1m\nverify=md5\nverify_fatal=1\n")
+    };
+    let (code, _) = fio(d.path(), "pre", pre);
+    assert_eq!(code, 0);
+    let (code, f) = fio(d.path(), "post", &post("64k"));
+    assert_eq!(
+        code, 0,
+        "fio: read in its own blocks, the first MiB verifies: {f}"
+    );
+    let (code, f) = fio(d.path(), "post", &post("4k"));
+    assert_ne!(
+        code, 0,
+        "fio: 4 KiB reads of 64 KiB verify blocks fail: {f}"
+    );
+
+    let (code, _, err) = iolab(d.path(), "pre", pre, &["--keep"]);
+    assert_eq!(code, 0, "{err}");
+    let file = d.path().join("iolab-file.0");
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), 2 << 20);
+    let (code, v, err) = iolab(d.path(), "post", &post("64k"), &[]);
+    assert_eq!(
+        code, 0,
+        "iolab: the longer set is used as it is and verifies: {err}"
+    );
+    assert_eq!(iolab_bytes(&v), (1 << 20, 0, 16, 0));
+    let (code, v, err) = iolab(d.path(), "post", &post("4k"), &[]);
+    assert_eq!(
+        code, 3,
+        "iolab: 4 KiB reads of 64 KiB verify blocks fail: {err}"
+    );
+    assert_eq!(iolab_bytes(&v), (1 << 20, 0, 256, 256));
+    // no 4 KiB block holds a header of its own (the 64 KiB blocks' headers are of 64 KiB)
+    assert_eq!(v["verify"]["stale"], 256);
+    assert_eq!(v["verify"]["mismatches"][0]["offset_bytes"], 0);
+    // the set was there before: used, not rewritten, not removed, its verify state kept
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), 2 << 20);
+    let (code, _, err) = iolab(d.path(), "post", &post("64k"), &[]);
+    assert_eq!(
+        code, 0,
+        "the state of the 64 KiB blocks is still there: {err}"
+    );
+}
+
 /// `verify_only=1`: fio does not write; it reads back and checks what the previous invocation of
 /// the job wrote (its JSON still counts the writes it skipped). iolab reads the set a kept run
 /// wrote: the same reads, every block checked, no write.

@@ -323,6 +323,7 @@ fn seqwr_leaves_a_user_prepared_set_complete() {
         offset_bytes: None,
         file_len_bytes: None,
         layout: Default::default(),
+        larger_ok: false,
     });
     assert_eq!(st.ready_files, 2);
 }

@@ -134,6 +134,7 @@ pub fn fileset_spec(set: &FileSetArgs, unit: u64, layout: Layout) -> Result<File
         offset_bytes: None,
         file_len_bytes: None,
         layout,
+        larger_ok: false,
     })
 }
 
@@ -686,7 +687,10 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
             spec
         }
         None => {
-            let spec = fileset_spec(&a.set, unit, layout).map_err(undo_dir)?;
+            let spec = FileSetSpec {
+                larger_ok: a.named_files,
+                ..fileset_spec(&a.set, unit, layout).map_err(undo_dir)?
+            };
             place_range(spec, a.offset, &cells).map_err(undo_dir)?
         }
     };

@@ -468,7 +468,10 @@ pub fn plan_role_set(a: &RunArgs, specs: Vec<(String, RunArgs, bool, bool)>) -> 
         .layout
         .parse()
         .map_err(|e: String| undo(created_dir, Error::usage(format!("--layout: {e}"))))?;
-    let fileset = fileset_spec(&a.set, unit, layout).map_err(|e| undo(created_dir, e))?;
+    let fileset = crate::model::job::FileSetSpec {
+        larger_ok: a.named_files,
+        ..fileset_spec(&a.set, unit, layout).map_err(|e| undo(created_dir, e))?
+    };
     for r in roles.iter_mut().filter(|r| !r.own_set) {
         r.fileset = fileset.clone();
     }

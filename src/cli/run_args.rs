@@ -374,6 +374,10 @@ pub struct RunArgs {
     /// --replay's trace as read (set by `plan_run`, never a flag).
     #[arg(skip)]
     pub replay_spec: Option<crate::model::replay::Replay>,
+    /// A job file's `filename=` (files, not a device): an existing file longer than the job
+    /// needs is used as it is, as fio does (set by the job file's translation, never a flag).
+    #[arg(skip)]
+    pub named_files: bool,
     /// fio's options of when I/O is issued, set by a job file only (no flag).
     #[arg(skip)]
     pub timing: crate::model::timing::Timing,

@@ -110,7 +110,11 @@ fn run_cell(
     let steady = phase.steady.pop().unwrap_or_default();
     if let (Some(vs), Some(v)) = (vset, &merged.verify) {
         verify::apply_ranges(&mut vs.gens, &v.ranges);
-        save_verify_state(spec, vs)?;
+        // a cell that only read changed no block: the state on disk (perhaps of other blocks,
+        // which a later job may read) stays as it is
+        if job.mode.writes() {
+            save_verify_state(spec, vs)?;
+        }
     }
     let cj = CellJob {
         job: job.clone(),

@@ -598,6 +598,7 @@ mod tests {
                     offset_bytes: None,
                     file_len_bytes: None,
                     layout: Layout::Overwrite,
+                    larger_ok: false,
                 },
             },
             duration_s: 10.0,

@@ -265,6 +265,12 @@ pub struct FileSetSpec {
     /// What the files hold before each mode (documents before `--layout` had none: overwrite).
     #[serde(default)]
     pub layout: Layout,
+    /// A job file's named files (fio's `filename=`): a file of the set that is there, written
+    /// and longer than the set needs is used as it is (its first bytes), as fio uses a file it
+    /// finds; elsewhere a set of other sizes is refused. How the set is found, not a result:
+    /// not in the document.
+    #[serde(skip)]
+    pub larger_ok: bool,
 }
 
 impl FileSetSpec {

@@ -209,7 +209,7 @@ pub const OPTIONS: &[FioOption] = &[
         "filename",
         Str,
         Approximated,
-        "one `/dev/X`: `--device` (the whole device when no `size=`); other names: iolab's own set of that many files in their directory stands in for them (jobs run one after another on the same names use the same set; jobs of one phase that name the same files with the same sizes share one set, as fio shares the file, unless one is a sequential writer, which empties its files: then each job has a set in `DIR/NAME/`); names in several directories refused",
+        "one `/dev/X`: `--device` (the whole device when no `size=`); other names: iolab's own set of that many files in their directory stands in for them (jobs run one after another on the same names use the same set; jobs of one phase that name the same files with the same sizes share one set, as fio shares the file, unless one is a sequential writer, which empties its files: then each job has a set in `DIR/NAME/`); a set that is there and longer than the job needs (a run kept with `--keep`, as fio's files stay) is used as it is, its first bytes, as fio uses a longer file it finds; names in several directories refused",
     ),
     o(
         "filename_format",
@@ -264,7 +264,7 @@ pub const OPTIONS: &[FioOption] = &[
         "unlink",
         Bool,
         Approximated,
-        "iolab removes the set it made when the run ends (unless `--keep`), whatever the value; fio removes each job's files when the job ends",
+        "iolab removes the set it made when the run ends (unless `--keep`), whatever the value; fio removes each job's files when the job ends with 1, and leaves them with 0 (its default): `--keep` is iolab's way to leave them for a later job file (fio's pre/post pairs)",
     ),
     // flushes
     o(
@@ -388,7 +388,7 @@ pub const OPTIONS: &[FioOption] = &[
         "verify",
         Choice,
         Approximated,
-        "`--verify` and fio's read-back (docs/fio-jobs.md, Verification): a write job's blocks read back after its writes (on a device too, within the run: no state is kept there), a mixed job's writes read back after its last one (`--verify-backlog`); iolab's header and CRC-32C stand in for fio's checksum (and for `pattern`); a job that only reads checks the blocks iolab's own verify wrote on the same set (an earlier job of the run, or a run kept with `--keep`), not fio's headers: blocks no iolab verify write reached are counted unchecked, where fio would report bad headers",
+        "`--verify` and fio's read-back (docs/fio-jobs.md, Verification): a write job's blocks read back after its writes (on a device too, within the run: no state is kept there), a mixed job's writes read back after its last one (`--verify-backlog`); iolab's header and CRC-32C stand in for fio's checksum (and for `pattern`); a job that only reads checks the blocks iolab's own verify wrote on the same set (an earlier job of the run, or a run kept with `--keep`), not fio's headers: blocks no iolab verify write reached are counted unchecked, where fio would report bad headers; blocks read in another size or alignment than that verify wrote them (t0003) each fail (`stale`: no header of that block), as fio's headers fail",
     ),
     o(
         "do_verify",

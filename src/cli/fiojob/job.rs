@@ -679,6 +679,7 @@ pub(super) fn translate_job(
     j.args.fio_rand = fio_rand;
     j.args.noio = noio;
     j.args.readback_ops = readback_ops;
+    j.args.named_files = named && device.is_none();
     Some(j)
 }
 

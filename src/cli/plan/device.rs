@@ -115,5 +115,6 @@ pub(super) fn device_spec(a: &RunArgs, t: &DeviceTarget, unit: u64) -> Result<Fi
         offset_bytes: Some(off),
         file_len_bytes: None,
         layout: Layout::Overwrite,
+        larger_ok: false,
     })
 }

@@ -29,12 +29,56 @@ pub(super) fn new_verify_setup(plan: &Plan) -> Option<VerifySetup> {
             gens,
         });
     }
+    // Reads alone on a set a verify of other blocks left (another block size or range, fio's
+    // t0003): each block read where that verify wrote is checked against what it wrote, so a
+    // block read in other sizes than it was written fails, as fio's headers do.
+    if spec.device.is_none()
+        && !plan.cells.iter().any(|c| c.verify && c.mode.writes())
+        && let Ok((head, gens)) = verify::load_state(&spec.dir)
+        && head.files.len() == spec.files as usize
+    {
+        let mapped = foreign_gens(&head, &gens, spec, block);
+        if mapped.iter().any(|&g| g != 0) {
+            return Some(VerifySetup {
+                run_id: head.run_id,
+                block,
+                gens: mapped,
+            });
+        }
+    }
     let run_id = crate::spec::dist::seed_from_clock() ^ ((std::process::id() as u64) << 32);
     Some(VerifySetup {
         run_id,
         block,
         gens: vec![0; blocks as usize],
     })
+}
+
+/// The generations of a verify state of other blocks (`head`, `gens`) for the blocks of `block`
+/// bytes of `spec`: each block takes the generation of the written block its first byte falls
+/// in (0: no verify write reached it, not checked).
+fn foreign_gens(
+    head: &crate::model::verify::StateHead,
+    gens: &[u32],
+    spec: &FileSetSpec,
+    block: u64,
+) -> Vec<u32> {
+    let per_w = head.file_size_bytes / head.block_bytes.max(1);
+    let per_r = spec.file_size_bytes / block;
+    let (w0, r0) = (head.offset_bytes, spec.base_offset());
+    let mut out = vec![0; (spec.files as u64 * per_r) as usize];
+    for f in 0..spec.files as u64 {
+        for k in 0..per_r {
+            let at = r0 + k * block;
+            if at < w0 || at >= w0 + per_w * head.block_bytes {
+                continue;
+            }
+            let j = (at - w0) / head.block_bytes;
+            out[(f * per_r + k) as usize] =
+                gens.get((f * per_w + j) as usize).copied().unwrap_or(0);
+        }
+    }
+    out
 }
 
 /// Saves the verify state of the set (`--dir/.iolab-verify`) after a verify cell; nothing on a
