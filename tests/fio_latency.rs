@@ -117,7 +117,8 @@ fn latency_target_settles_on_a_depth_as_fio() {
 /// `max_latency` per direction on a loop device throttled to 100 IOPS: a libaio job at depth 4
 /// whose reads take far over 5 ms ends at its first such read with ETIMEDOUT (fio's JSON
 /// `error` 110), as fio's, long before its 10 s; a psync read job whose limit is on writes only
-/// (`max_latency=,5ms`) runs its whole runtime without an error, as fio's.
+/// (`max_latency=,5ms`) runs its whole runtime without an error, as fio's; and a libaio write
+/// job limited on writes alone (`max_latency=,5ms`) ends at its first slow write, as fio's.
 #[test]
 fn max_latency_ends_the_job_as_fio() {
     let name = "max_latency_ends_the_job_as_fio";
@@ -132,7 +133,8 @@ fn max_latency_ends_the_job_as_fio() {
     let t = Throttle::new(&[fs.majmin()], 100);
     let job = "direct=1\nrw=randread\nbs=4k\nsize=16m\ntime_based\nruntime=4\n\
                [q]\nioengine=libaio\niodepth=4\nmax_latency=5ms\n\
-               [s]\nstonewall\nioengine=psync\nmax_latency=,5ms\n";
+               [s]\nstonewall\nioengine=psync\nmax_latency=,5ms\n\
+               [w]\nstonewall\nrw=randwrite\nioengine=libaio\niodepth=4\nmax_latency=,5ms\n";
     let (f, _) = both(&d, &fs, &t, "fio", FIO, job);
     let (i, _) = both(&d, &fs, &t, "iolab", &iolab_args(), job);
     let at = format!("fio {f}\niolab {i}");
@@ -153,5 +155,9 @@ fn max_latency_ends_the_job_as_fio() {
         let s = row(doc, "s");
         assert_eq!(s["error"], 0, "{at}");
         assert!(s["job_runtime"].as_u64().unwrap() >= 3900, "{at}");
+        let w = row(doc, "w");
+        assert_eq!(w["error"], 110, "{at}");
+        assert!(w["job_runtime"].as_u64().unwrap() < 1500, "{at}");
+        assert!(w["write"]["total_ios"].as_u64().unwrap() < 100, "{at}");
     }
 }
