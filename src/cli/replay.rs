@@ -67,32 +67,12 @@ pub fn prepare(a: &RunArgs) -> Result<RunArgs> {
             s.skipped
         )));
     }
-    // every request fits one buffer: the largest, rounded up to 4 KiB
-    let bs = s.max_len_bytes.div_ceil(4096).max(1) * 4096;
-    // a buffer per request in flight, at most MAX_BUFFERS_BYTES of them
-    let depth = match s.max_qd {
-        0 => a.iodepth.max(IOLOG_DEPTH),
-        q => a.iodepth.max(q),
-    }
-    .min(MAX_DEPTH)
-    .min((MAX_BUFFERS_BYTES / bs).max(1) as u32);
-    let mut b = a.clone();
-    b.engine = engine.to_string();
-    b.iodepth = depth;
-    b.threads = Some(1);
-    b.mode = Some(
-        if s.writes + s.trims > 0 {
-            "rndrw"
-        } else {
-            "rndrd"
-        }
-        .to_string(),
-    );
+    let want = match s.max_qd {
+        0 => IOLOG_DEPTH,
+        q => q,
+    };
+    let (mut b, bs) = one_stream(a, engine, s.max_len_bytes, want, s.writes + s.trims > 0);
     b.ops = Some(s.reads + s.writes + s.trims);
-    b.set.bs = Some(BsArg::One(bs));
-    b.direct = !a.buffered;
-    b.fsync_freq = 0;
-    b.fsync_end = false;
     if a.device.is_none() {
         b.set.files = Some(a.set.files.unwrap_or(s.files.max(1)));
         b.set.size = Some(
@@ -123,6 +103,28 @@ pub fn prepare(a: &RunArgs) -> Result<RunArgs> {
         twin: None,
     });
     Ok(b)
+}
+
+/// The run of one stream of requests, `--replay`'s or `--like`'s: one thread with the queue
+/// `engine`, a buffer per request in flight, each as large as the largest request rounded up to
+/// 4 KiB (returned), at least `want` deep (and `--iodepth`), at most [`MAX_DEPTH`] and
+/// [`MAX_BUFFERS_BYTES`] of buffers; reads alone or reads and writes; no fsync of iolab's own.
+fn one_stream(a: &RunArgs, engine: &str, max_len: u64, want: u32, writes: bool) -> (RunArgs, u64) {
+    let bs = max_len.div_ceil(4096).max(1) * 4096;
+    let mut b = a.clone();
+    b.engine = engine.to_string();
+    b.iodepth = a
+        .iodepth
+        .max(want)
+        .min(MAX_DEPTH)
+        .min((MAX_BUFFERS_BYTES / bs).max(1) as u32);
+    b.threads = Some(1);
+    b.mode = Some(if writes { "rndrw" } else { "rndrd" }.to_string());
+    b.set.bs = Some(BsArg::One(bs));
+    b.direct = !a.buffered;
+    b.fsync_freq = 0;
+    b.fsync_end = false;
+    (b, bs)
 }
 
 /// A queue engine (`--engine`, io_uring by default, else libaio): the requests in flight
@@ -177,22 +179,8 @@ fn prepare_like(a: &RunArgs, path: &std::path::Path, engine: &str) -> Result<Run
     let scale = a.scale.unwrap_or(1.0);
     let capture_s = tw.duration_ns as f64 / 1e9;
     let time_s = a.time.unwrap_or(capture_s);
-    let bs = tw.max_len_bytes.div_ceil(4096).max(1) * 4096;
     let qd = f64::from(tw.max_qd.max(1)) * if a.closed { scale } else { scale.max(1.0) };
-    let depth = a
-        .iodepth
-        .max(qd.ceil() as u32)
-        .min(MAX_DEPTH)
-        .min((MAX_BUFFERS_BYTES / bs).max(1) as u32);
-    let mut b = a.clone();
-    b.engine = engine.to_string();
-    b.iodepth = depth;
-    b.threads = Some(1);
-    b.mode = Some(if tw.writes > 0 { "rndrw" } else { "rndrd" }.to_string());
-    b.set.bs = Some(BsArg::One(bs));
-    b.direct = !a.buffered;
-    b.fsync_freq = 0;
-    b.fsync_end = false;
+    let (mut b, bs) = one_stream(a, engine, tw.max_len_bytes, qd.ceil() as u32, tw.writes > 0);
     // open loop: the stream ends itself at the time's end; closed: the time ends it
     b.time = a.closed.then_some(time_s);
     b.ops = None;
