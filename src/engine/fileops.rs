@@ -6,13 +6,14 @@
 //! device and inode). No data moves and nothing else in the directory is touched.
 //!
 //! The names (`iolab-OP.PID.N.I`, N the thread's engine instance) are made when the thread
-//! starts, as are the files filestat and filedelete work on (untimed), so an operation allocates
-//! nothing and takes no lock. Whatever the thread made and is still there, and still its, is
+//! starts, so an operation allocates nothing and takes no lock. The files filestat and
+//! filedelete work on are made before the phase's clock starts ([`make_ahead`]), as fio makes
+//! them in its setup stage: neither in the job's runtime nor in its `runtime=` cap. Whatever the thread made and is still there, and still its, is
 //! removed when it ends: these engines leave nothing behind (fio keeps its files).
 
-use super::ops::Shared;
 use super::ops::SyncEngine;
-use crate::model::job::{EngineKind, Limit};
+use super::ops::{Ahead, Shared};
+use crate::model::job::{EngineKind, Job, Limit};
 use crate::system::target::TargetDir;
 use rustix::fs::{AtFlags, Mode, OFlags};
 use std::ffi::CString;
@@ -44,16 +45,45 @@ fn errno_of(e: rustix::io::Errno) -> i32 {
     e.raw_os_error()
 }
 
+/// For each thread of a filestat or filedelete `job` in `dir`, its files made now, before the
+/// phase's clock starts (fio's setup stage); none for the other engines. A thread's engine
+/// takes its own when it opens; what is not taken is removed when dropped.
+pub fn make_ahead(job: &Job, dir: &std::path::Path) -> std::io::Result<Vec<Ahead>> {
+    let op = match job.engine {
+        EngineKind::Filestat => Op::Stat,
+        EngineKind::Filedelete => Op::Delete,
+        _ => return Ok(Vec::new()),
+    };
+    (0..job.threads)
+        .map(|_| {
+            let f: Box<dyn std::any::Any + Send> = Box::new(Files::open(dir, job, op)?);
+            Ok(std::sync::Mutex::new(Some(f)))
+        })
+        .collect()
+}
+
 impl Files {
-    fn open(sh: &Shared, op: Op) -> std::io::Result<Files> {
-        let dir = TargetDir::of(sh.dir)?;
+    /// The thread's files: those made ahead for it ([`make_ahead`]), else its own made now.
+    fn of_thread(sh: &Shared, op: Op) -> std::io::Result<Files> {
+        let made = sh
+            .ahead
+            .and_then(|a| a.lock().ok()?.take())
+            .and_then(|b| b.downcast::<Files>().ok());
+        match made {
+            Some(f) => Ok(*f),
+            None => Files::open(sh.dir, sh.job, op),
+        }
+    }
+
+    fn open(dir: &std::path::Path, job: &Job, op: Op) -> std::io::Result<Files> {
+        let dir = TargetDir::of(dir)?;
         // one file per operation: the thread's share of --ops (at most ceil(ops / threads))
-        let Limit::Ops(ops) = sh.job.limit else {
+        let Limit::Ops(ops) = job.limit else {
             return Err(std::io::Error::other(
                 "a file engine needs --ops (one file per operation)",
             ));
         };
-        let count = ops.div_ceil(u64::from(sh.job.threads.max(1))) as usize;
+        let count = ops.div_ceil(u64::from(job.threads.max(1))) as usize;
         let tag = match op {
             Op::Create => "create",
             Op::Stat => "stat",
@@ -155,7 +185,7 @@ macro_rules! file_engine {
             const KIND: EngineKind = EngineKind::$kind;
 
             fn open(sh: &Shared<'a>) -> std::io::Result<Self> {
-                Files::open(sh, $op).map($name)
+                Files::of_thread(sh, $op).map($name)
             }
 
             #[inline]
@@ -195,3 +225,54 @@ file_engine!(
     Filedelete,
     Op::Delete
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::job::Mode;
+
+    fn names(dir: &std::path::Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// filestat's and filedelete's files are made ahead, each thread's own (fio's setup stage,
+    /// before the clock): all there before any operation, and removed when not taken;
+    /// filecreate makes none ahead.
+    #[test]
+    fn files_to_stat_or_delete_are_made_ahead_and_removed_when_not_used() {
+        let d = tempfile::tempdir().unwrap();
+        let mut job = super::super::opgen::tests::job(Mode::Rndrd, 2);
+        job.limit = Limit::Ops(10);
+        job.engine = EngineKind::Filecreate;
+        assert!(make_ahead(&job, d.path()).unwrap().is_empty());
+        for engine in [EngineKind::Filestat, EngineKind::Filedelete] {
+            job.engine = engine;
+            let ahead = make_ahead(&job, d.path()).unwrap();
+            assert_eq!(ahead.len(), 2);
+            // 5 each, their names the thread's own
+            let made = names(d.path());
+            assert_eq!(made.len(), 10, "{made:?}");
+            let tag = if engine == EngineKind::Filestat {
+                "iolab-stat."
+            } else {
+                "iolab-delete."
+            };
+            assert!(made.iter().all(|n| n.starts_with(tag)), "{made:?}");
+            // a thread's files: one operation each, then none left (filestat: ENOSPC)
+            let mine = ahead[0].lock().unwrap().take().unwrap();
+            let mut f = *mine.downcast::<Files>().unwrap();
+            for _ in 0..5 {
+                f.op().unwrap();
+            }
+            assert_eq!(f.op(), Err(libc::ENOSPC));
+            drop(f);
+            drop(ahead);
+            assert!(names(d.path()).is_empty(), "{:?}", names(d.path()));
+        }
+    }
+}

@@ -861,4 +861,4 @@ pub fn thread_quota(job: &Job, thread: u32) -> Option<Quota> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(super) mod tests;

@@ -85,7 +85,14 @@ pub struct Shared<'a> {
     pub device: bool,
     /// `--dir` (the file engines make their own files there).
     pub dir: &'a std::path::Path,
+    /// What the thread's engine made before the phase's clock started (fio's setup stage: the
+    /// files filestat and filedelete work on), taken once when the engine opens; the engine's
+    /// own type inside.
+    pub ahead: Option<&'a Ahead>,
 }
+
+/// A thread's engine's setup, made before the phase's clock starts ([`Shared::ahead`]).
+pub type Ahead = std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>>;
 
 impl Shared<'_> {
     /// Whether the thread must end now, its time aside: stopped (Ctrl-C, a failed worker), its

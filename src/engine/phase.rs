@@ -206,6 +206,17 @@ pub(super) fn run_phase(
         });
         files.push(f);
     }
+    // filestat and filedelete: each thread's files made now, before the clock (fio's setup)
+    let ahead: Vec<Vec<crate::engine::ops::Ahead>> = units
+        .iter()
+        .map(|u| crate::engine::fileops::make_ahead(u.job, &u.spec.dir))
+        .collect::<std::io::Result<_>>()
+        .map_err(|e| {
+            Error::failed(format!(
+                "{}: making the files to work on: {e}",
+                units[0].spec.dir.display()
+            ))
+        })?;
     let fds: Vec<Vec<RawFd>> = files
         .iter()
         .map(|f| f.iter().map(|f| f.as_raw_fd()).collect())
@@ -289,6 +300,7 @@ pub(super) fn run_phase(
                 verify: vset.filter(|_| u.job.verify),
                 device: u.spec.device.is_some(),
                 dir: &u.spec.dir,
+                ahead: None,
             }
         })
         .collect();
@@ -354,6 +366,7 @@ pub(super) fn run_phase(
                 // the thread's own copy: its steady-state unit's flag
                 let sh = Shared {
                     halt: steady.halt(ui, t),
+                    ahead: ahead[ui].get(t as usize),
                     ..shared[ui].clone()
                 };
                 let (prog, finished) = (&progress[ui][t as usize], &finished);

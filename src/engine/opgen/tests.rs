@@ -1,7 +1,8 @@
 use super::*;
 use crate::model::job::{Distribution, EngineKind, FsyncMode, OpenFlags};
 
-fn job(mode: Mode, threads: u32) -> Job {
+/// A job of `threads` threads in `mode` with the null engine, for the engine's tests.
+pub(crate) fn job(mode: Mode, threads: u32) -> Job {
     Job {
         mode,
         engine: EngineKind::Null,
