@@ -173,6 +173,68 @@ fn each_request_is_told_its_file_under_dir() {
         "{}",
         r.stderr
     );
+    // without --class: a role per class the capture told, all at once, each the twin of its
+    // class's requests on a file of its own in DIR/CLASS/, at its own rate over the capture's
+    // window (the WAL's 50 writes, the data's 25, the temporary file's 10: a pass each);
+    // the journal's requests are left out, said in a note
+    let r = iolab(&["run", "--like", c, "--dir", dir, "--no-save", "--json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = r.json();
+    let roles = v["roles"].as_array().unwrap_or_else(|| panic!("{v}"));
+    let names: Vec<&str> = roles.iter().map(|x| x["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["wal", "data", "temp"], "{v}");
+    let note = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["code"] == "like_roles")
+        .unwrap_or_else(|| panic!("no like_roles note: {v}"));
+    assert!(
+        note["message"].as_str().unwrap().contains("to no file"),
+        "{note}"
+    );
+    for (role, n) in roles.iter().zip([50u64, 25, 10]) {
+        let name = role["name"].as_str().unwrap();
+        assert_eq!(role["job"]["replay"]["like"]["class"], name, "{role}");
+        let set = role["job"]["dir"].as_str().unwrap();
+        assert_eq!(Path::new(set), Path::new(dir).join(name), "{role}");
+        assert_eq!(ops(role, "read"), 0, "{name}: {role}");
+        let w = ops(role, "write");
+        assert!(
+            w >= n && w <= n + n / 4 + 1,
+            "{name}: {w} writes for the capture's {n} in its window"
+        );
+        let sizes = &role["results"]["write"]["by_bs"];
+        assert!(
+            sizes.is_null() || sizes.as_array().is_some_and(|b| b.len() == 1),
+            "{name}: 8 KiB writes only: {sizes}"
+        );
+        assert!(role["replay"]["issued"].as_u64().unwrap() >= w, "{role}");
+        // the role runs the capture's window (not the run's default 10 s)
+        let (limit, stream) = (
+            role["job"]["limit"]["time_s"].as_f64(),
+            role["job"]["replay"]["like"]["time_s"].as_f64().unwrap(),
+        );
+        assert!(
+            limit.is_some_and(|l| (l - stream).abs() < 1e-6),
+            "{name}: limit {:?}, the stream's {stream} s",
+            role["job"]["limit"]
+        );
+    }
+    // each WAL write was made durable, and its flushes are the WAL role's (a flush belongs to
+    // the class whose file write came last: the temporary file's role also has those after the
+    // writes to the file outside --dir, which no file of the capture owns)
+    let flushes: Vec<u64> = roles.iter().map(|x| ops(x, "fsync")).collect();
+    eprintln!(
+        "like roles: {} s; flushes wal/data/temp {flushes:?}",
+        v["window_s"]
+    );
+    assert!(flushes[0] >= 50 && flushes[1] >= 25, "{flushes:?}");
+    assert_eq!(
+        std::fs::read_dir(dir).unwrap().count(),
+        0,
+        "the roles' sets removed"
+    );
 }
 
 /// `--pid`: a shell whose working directory is one folder writes a file there; this test

@@ -9,7 +9,9 @@ const STEADY_ROUND_S: f64 = 60.0;
 const STEADY_MAX_ROUNDS: f64 = 25.0;
 
 mod device;
+mod mix;
 use device::*;
+use mix::rw_ratio;
 
 /// Checks --dir: it must exist (the default is created) and be a writable directory.
 /// Returns whether it was created.
@@ -293,6 +295,13 @@ fn check_verify(cells: &[Job], set: &crate::model::job::FileSetSpec) -> Result<(
 /// Translates `iolab run` flags into a plan; checks everything before anything is written.
 pub fn plan_run(a: &RunArgs) -> Result<Plan> {
     if (a.replay.is_some() || a.like.is_some()) && a.replay_spec.is_none() {
+        // --like onto --dir: a role per file class the capture told
+        if let Some((roles, note)) = super::replay::like_roles(a)? {
+            let mut p = plan_role_set(a, roles)?;
+            p.notes.insert(0, note);
+            super::replay::align_requests(&mut p);
+            return Ok(p);
+        }
         return super::replay::plan_replay(a);
     }
     if let Some(f) = a.jobfiles.first() {
@@ -715,36 +724,6 @@ pub fn plan_run(a: &RunArgs) -> Result<Plan> {
         roles: Vec::new(),
         device,
     })
-}
-
-/// The stored read/write mix of rndrw from `--rw-ratio` (reads per write, sysbench) and
-/// `--rwmixread` (percent reads, fio): one meaning, `rw_ratio`. Both given must agree (to
-/// 0.005 percent); `--rwmixread 100` (reads only) is stored as the largest double.
-fn rw_ratio(ratio: Option<f64>, mixread: Option<u32>) -> Result<f64> {
-    if let Some(r) = ratio
-        && !(r > 0.0 && r.is_finite())
-    {
-        return Err(Error::usage(
-            "--rw-ratio must be a positive number of reads per write (e.g. 1.5)",
-        ));
-    }
-    let Some(p) = mixread else {
-        return Ok(ratio.unwrap_or(1.5));
-    };
-    let from_pct = if p == 100 {
-        f64::MAX
-    } else {
-        p as f64 / (100 - p) as f64
-    };
-    if let Some(r) = ratio {
-        let pct = 100.0 * r / (1.0 + r);
-        if (pct - p as f64).abs() >= 0.005 {
-            return Err(Error::usage(format!(
-                "--rwmixread {p} and --rw-ratio {r} disagree: --rw-ratio {r} is {pct:.2}% reads; give one of them"
-            )));
-        }
-    }
-    Ok(from_pct)
 }
 
 /// `--bs` (or `--bs-write`) to the sizes of a direction: `bs_bytes` (the largest size),

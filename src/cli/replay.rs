@@ -159,7 +159,8 @@ fn prepare_like(a: &RunArgs, path: &std::path::Path, engine: &str) -> Result<Run
             "--speed is --replay's: with --like, --scale N runs N times the captured load",
         ));
     }
-    let class = a.like_class.as_deref();
+    // `all`: every request, one stream (as a capture that told no files)
+    let class = a.like_class.as_deref().filter(|&c| c != "all");
     let tw = crate::measure::twin::twin_of(path, class)
         .map_err(|e| Error::usage(format!("--like {}: {e}", path.display())))?;
     if tw.reads + tw.writes == 0 {
@@ -181,8 +182,9 @@ fn prepare_like(a: &RunArgs, path: &std::path::Path, engine: &str) -> Result<Run
     let time_s = a.time.unwrap_or(capture_s);
     let qd = f64::from(tw.max_qd.max(1)) * if a.closed { scale } else { scale.max(1.0) };
     let (mut b, bs) = one_stream(a, engine, tw.max_len_bytes, qd.ceil() as u32, tw.writes > 0);
-    // open loop: the stream ends itself at the time's end; closed: the time ends it
-    b.time = a.closed.then_some(time_s);
+    // closed: the time ends it; open loop: the stream ends itself at the time's end (the
+    // job's deadline a little later: `Job::deadline_s`)
+    b.time = Some(time_s);
     b.ops = None;
     if a.device.is_none() {
         b.set.files = Some(1);
@@ -218,27 +220,95 @@ fn prepare_like(a: &RunArgs, path: &std::path::Path, engine: &str) -> Result<Run
             capture_s,
             regions_touched: tw.regions_touched,
             captured_p99_ns: tw.p99_ns,
-            class: a.like_class.clone(),
+            class: class.map(str::to_string),
         }),
         twin: Some(crate::model::replay::TwinRef(std::sync::Arc::new(tw))),
     });
     Ok(b)
 }
 
-/// The plan of a replay: `plan_run` of [`prepare`]'s options, each request aligned as the
-/// target needs (its O_DIRECT alignment, else 512 bytes).
-pub fn plan_replay(a: &RunArgs) -> Result<Plan> {
-    let b = prepare(a)?;
-    let mut plan = plan_run(&b)?;
-    let align = if b.direct {
-        plan.dio.offset.max(512)
-    } else {
-        512
+/// A role of a phase as `plan_role_set` takes it: its name, run options, whether it has a set
+/// of its own, whether its seed is the run's plus its index.
+pub type RoleArgs = (String, RunArgs, bool, bool);
+
+/// `--like` onto `--dir` without `--class`, of a capture that told its requests' files: one
+/// role per file class the capture read or wrote (`wal`, `data`, `temp`, `other`, in that
+/// order), each the twin of its class's requests alone on a file of its own in `DIR/CLASS/`,
+/// all at once (a WAL writer beside the data's readers and writers, each at its own rate and
+/// depth); `--size` shared out by the regions each class touched. None: one stream (a capture
+/// of a device, `--class`, `--device`, `--replay`). The requests to no file (the filesystem's
+/// journal and metadata) are left out, with a note: the target's filesystem makes its own.
+pub fn like_roles(a: &RunArgs) -> Result<Option<(Vec<RoleArgs>, Warning)>> {
+    let (Some(path), None, None, None) = (&a.like, &a.replay, &a.like_class, &a.device) else {
+        return Ok(None);
     };
-    for j in &mut plan.cells {
+    let n = crate::measure::twin::class_requests(path)
+        .map_err(|e| Error::usage(format!("--like {}: {e}", path.display())))?;
+    let slots = crate::model::capture::FileClass::SLOTS;
+    let classes: Vec<usize> = (0..4).filter(|&i| n[i] > 0).collect();
+    if classes.is_empty() {
+        return Ok(None);
+    }
+    let mut roles = Vec::new();
+    for &i in &classes {
+        let mut ra = a.clone();
+        ra.like_class = Some(slots[i].to_string());
+        ra.set.size = None;
+        let b = prepare(&ra)?;
+        roles.push((slots[i].to_string(), b, true, true));
+    }
+    // --size: each class's part as its share of the regions the classes touched
+    if let Some(total) = a.set.size {
+        let touched: Vec<u64> = roles.iter().map(|r| r.1.set.size.unwrap_or(0)).collect();
+        let sum: u64 = touched.iter().sum::<u64>().max(1);
+        for (r, t) in roles.iter_mut().zip(touched) {
+            let bs = match r.1.set.bs {
+                Some(BsArg::One(b)) => b,
+                _ => 4096,
+            };
+            let part = (u128::from(total) * u128::from(t) / u128::from(sum)) as u64;
+            r.1.set.size = Some((part / bs).max(1) * bs);
+        }
+    }
+    let names: Vec<&str> = classes.iter().map(|&i| slots[i]).collect();
+    let note = Warning::new(
+        "like_roles",
+        format!(
+            "--like: one role per file class of the capture ({}), each the twin of its class's requests on files of its own in DIR/CLASS/, all at once{}; --class CLASS runs one class, --class all one stream of every request",
+            names.join(", "),
+            if n[4] > 0 {
+                format!(
+                    "; the capture's {} reads and writes to no file (the filesystem's journal and metadata) are left out, as the target's filesystem makes its own",
+                    n[4]
+                )
+            } else {
+                String::new()
+            }
+        ),
+    );
+    Ok(Some((roles, note)))
+}
+
+/// The plan of a replay: `plan_run` of [`prepare`]'s options, each request aligned as the
+/// target needs ([`align_requests`]). (`--like`'s roles: [`like_roles`], planned by `plan_run`.)
+pub fn plan_replay(a: &RunArgs) -> Result<Plan> {
+    let mut plan = plan_run(&prepare(a)?)?;
+    align_requests(&mut plan);
+    Ok(plan)
+}
+
+/// Each replaying job's requests aligned as the target needs: its O_DIRECT alignment, else
+/// 512 bytes.
+pub fn align_requests(plan: &mut Plan) {
+    let dio = plan.dio.offset.max(512);
+    let jobs = plan
+        .cells
+        .iter_mut()
+        .chain(plan.roles.iter_mut().map(|r| &mut r.job));
+    for j in jobs {
+        let align = if j.direct { dio } else { 512 };
         if let Some(r) = j.replay.as_mut() {
             r.align_bytes = align;
         }
     }
-    Ok(plan)
 }

@@ -368,8 +368,10 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", requires = "like", value_parser = speed)]
     pub scale: Option<f64>,
     /// With --like: the twin of one file class's requests only (a capture made with --dir,
-    /// --pid or --cgroup): wal, data, temp, other, or unmapped (the filesystem's own).
-    #[arg(long = "class", value_name = "CLASS", requires = "like", value_parser = crate::model::capture::FileClass::SLOTS)]
+    /// --pid or --cgroup): wal, data, temp, other, or unmapped (the filesystem's own); all:
+    /// every request in one stream. Without it, onto --dir, each class the capture told is a
+    /// role of its own, all at once.
+    #[arg(long = "class", value_name = "CLASS", requires = "like", value_parser = ["wal", "data", "temp", "other", "unmapped", "all"])]
     pub like_class: Option<String>,
     /// --replay's trace as read (set by `plan_run`, never a flag).
     #[arg(skip)]

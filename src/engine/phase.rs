@@ -295,7 +295,7 @@ pub(super) fn run_phase(
                 measure_start,
                 deadline: u
                     .job
-                    .time_limit_s()
+                    .deadline_s()
                     .map(|t| measure_start + Duration::from_secs_f64(t)),
                 verify: vset.filter(|_| u.job.verify),
                 device: u.spec.device.is_some(),
@@ -631,6 +631,7 @@ pub(super) fn run_roles_cell(
     total.bs_mix = None;
     total.bs_range = None;
     total.bs_dirs = None;
+    total.replay = None;
     let cj = CellJob {
         job: total,
         fileset: plan.fileset.clone(),
@@ -644,6 +645,8 @@ pub(super) fn run_roles_cell(
         phase.interrupted,
     );
     cell.mode = ROLES_MODE.to_string();
+    // each replaying role's own figures are its own (`roles[].replay`)
+    cell.replay = None;
     cell.device = phase.device;
     cell.warnings = warnings;
     cell.roles = roles;

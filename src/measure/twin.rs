@@ -13,7 +13,7 @@
 
 use crate::measure::fingerprint::{NEAR_BYTES, REGION_BYTES, read_capture};
 use crate::measure::trace::{TraceIo, TraceOp};
-use crate::model::capture::{CaptureIo, IoDir};
+use crate::model::capture::{CaptureIo, FileClass, IoDir};
 use crate::model::hist::LatHist;
 use crate::spec::dist::Rng;
 use rand::seq::SliceRandom;
@@ -121,6 +121,42 @@ pub struct Twin {
     heat: Discrete,
 }
 
+/// Which file class a captured request belongs to, in [`FileClass::SLOTS`]: a read's or a
+/// write's own; a flush (no sectors, no file) the class of the last write to a file before it
+/// (the writes it makes durable: a WAL's fdatasync follows the WAL's write; the filesystem's
+/// journal writes between them are `unmapped` and do not count), `unmapped` before any.
+#[derive(Debug, Default)]
+pub struct Owner {
+    last_write: Option<usize>,
+}
+
+impl Owner {
+    pub fn slot(&mut self, r: &CaptureIo) -> usize {
+        let slot = FileClass::slot(r.class);
+        match r.dir {
+            IoDir::Flush => self.last_write.unwrap_or(slot),
+            IoDir::Write if r.class.is_some() => {
+                self.last_write = Some(slot);
+                slot
+            }
+            _ => slot,
+        }
+    }
+}
+
+/// The reads and writes of each file class of a capture, by [`FileClass::SLOTS`], in one pass.
+pub fn class_requests(path: &std::path::Path) -> Result<[u64; 5], String> {
+    let mut n = [0u64; 5];
+    let mut owner = Owner::default();
+    read_capture(path, |r| {
+        let slot = owner.slot(r);
+        if matches!(r.dir, IoDir::Read | IoDir::Write) && r.size_bytes > 0 {
+            n[slot] += 1;
+        }
+    })?;
+    Ok(n)
+}
+
 /// The twin of the capture file `path` (its errors as `fingerprint`'s: `line N: ...`).
 pub fn twin_of(path: &std::path::Path, class: Option<&str>) -> Result<Twin, String> {
     let mut rng = Rng::seed_from_u64(0x7477_696e);
@@ -129,16 +165,18 @@ pub fn twin_of(path: &std::path::Path, class: Option<&str>) -> Result<Twin, Stri
     let mut run = Vec::with_capacity(BLOCK);
     let mut regions = HashMap::new();
     let mut touched = std::collections::HashSet::new();
-    let (mut last_t, mut max_t) = (None::<u64>, 0u64);
+    let (mut first_t, mut last_t, mut max_t) = (None::<u64>, None::<u64>, 0u64);
     let mut counts = [0u64; 3];
     let (mut skipped, mut max_len, mut max_qd) = (0u64, 0u64, 0u32);
     let mut lat = [LatHist::new(), LatHist::new()];
+    let mut owner = Owner::default();
     let each = |r: &CaptureIo| {
-        // `--class`: only that file class's requests (`unmapped`: those of no file)
+        // the capture's window without its summary: to its last request of any class
+        max_t = max_t.max(r.t_ns);
+        // `--class`: only that file class's requests (`unmapped`: those of no file; a flush
+        // is the class's whose file write came last before it)
         if let Some(c) = class
-            && crate::model::capture::FileClass::SLOTS
-                [crate::model::capture::FileClass::slot(r.class)]
-                != c
+            && FileClass::SLOTS[owner.slot(r)] != c
         {
             return;
         }
@@ -152,9 +190,9 @@ pub fn twin_of(path: &std::path::Path, class: Option<&str>) -> Result<Twin, Stri
             }
         };
         counts[op] += 1;
+        first_t.get_or_insert(r.t_ns);
         let gap_ns = last_t.map_or(0, |t| r.t_ns.saturating_sub(t));
         last_t = Some(r.t_ns);
-        max_t = max_t.max(r.t_ns);
         max_qd = max_qd.max(r.qd);
         let mut c = Card {
             gap_ns,
@@ -231,6 +269,14 @@ pub fn twin_of(path: &std::path::Path, class: Option<&str>) -> Result<Twin, Stri
         .map(|s| (s.duration_s * 1e9) as u64)
         .filter(|&n| n > 0)
         .unwrap_or(max_t);
+    // The first request's gap: the capture's quiet end and quiet start, as if it ran again
+    // (a pass of the deck lasts the capture's window, not the span from its first request to
+    // its last: a class whose requests came in one burst keeps its rate over the window)
+    if let (Some(first), Some(last), Some(c)) = (first_t, last_t, deck.first_mut())
+        && seen <= (RESERVOIR / BLOCK) as u64
+    {
+        c.gap_ns = duration_ns.saturating_sub(last) + first;
+    }
     Ok(Twin {
         capture: path.display().to_string(),
         duration_ns,
@@ -261,7 +307,6 @@ pub struct Synth {
     next: usize,
     rng: Rng,
     t_ns: u64,
-    started: bool,
     /// No request after this time of the stream (ns; None: endless).
     end_ns: Option<u64>,
     /// The target's bytes the regions spread over.
@@ -288,7 +333,6 @@ impl Synth {
             next: 0,
             rng: Rng::seed_from_u64(seed ^ 0x6c69_6b65),
             t_ns: 0,
-            started: false,
             end_ns,
             range: range.max(1),
             ends: [None; 2],
@@ -334,11 +378,10 @@ impl Synth {
             // past the end of the deck's last block, a short one: on to the next block
             self.next = (self.next / BLOCK + 1) * BLOCK;
         };
-        // the first request at time 0, each later one its card's gap after the one before
-        if self.started {
-            self.t_ns += c.gap_ns;
-        }
-        self.started = true;
+        // each request its card's gap after the one before, the first after its gap from the
+        // stream's start (time 0): a pass of the deck lasts the capture's window, whichever
+        // card comes first
+        self.t_ns += c.gap_ns;
         if self.end_ns.is_some_and(|e| self.t_ns > e) {
             return false;
         }
@@ -489,6 +532,74 @@ mod tests {
         );
     }
 
+    /// A capture of 1 s: a WAL file's 8 KiB writes every 10 ms, each followed by a flush (a
+    /// journal write to no file between them), and a data file's 20 reads in one burst of 20 ms.
+    /// Each class's twin has its own requests, the WAL's flushes its own; and a stream of the
+    /// capture's window draws each class's requests once (a pass lasts the window, not the
+    /// burst: the data's 20, not 50 times as many).
+    #[test]
+    fn each_class_has_its_own_requests_flushes_and_rate() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.cap");
+        let mut s = String::from(
+            "{\"schema\":\"iolab-capture/1\",\"iolab_version\":\"x\",\"device\":\"loop0\",\"majmin\":\"7:0\",\"start\":\"now\",\"host\":\"h\",\"kernel\":\"k\",\"source\":\"s\"}\n",
+        );
+        let rec = |t: u64, dir: &str, off: u64, size: u64, file: Option<&str>| {
+            let f = file.map_or(String::new(), |f| {
+                let class = match f {
+                    "pg_wal/0001" => "wal",
+                    "base/1/2" => "data",
+                    _ => "other",
+                };
+                format!(",\"file\":\"{f}\",\"class\":\"{class}\"")
+            });
+            format!(
+                "{{\"t_ns\":{t},\"dir\":\"{dir}\",\"offset_bytes\":{off},\"size_bytes\":{size},\"lat_ns\":100000,\"qd\":1,\"pid\":1,\"comm\":\"x\"{f}}}\n"
+            )
+        };
+        for i in 0..100u64 {
+            let t = 5_000_000 + i * 10_000_000;
+            s.push_str(&rec(t, "write", i * 8192, 8192, Some("pg_wal/0001")));
+            s.push_str(&rec(t + 1000, "write", 1 << 30, 4096, None));
+            s.push_str(&rec(t + 2000, "flush", 0, 0, None));
+        }
+        for i in 0..20u64 {
+            let t = 400_000_000 + i * 1_000_000;
+            s.push_str(&rec(
+                t,
+                "read",
+                (64 << 20) + i * 16384,
+                16384,
+                Some("base/1/2"),
+            ));
+        }
+        // a capture without its summary line (cut short) ends at its last request: one to
+        // another file at 1 s
+        s.push_str(&rec(
+            1_000_000_000,
+            "read",
+            0,
+            4096,
+            Some("postgresql.conf"),
+        ));
+        std::fs::write(&path, &s).unwrap();
+        assert_eq!(class_requests(&path).unwrap(), [100, 20, 0, 1, 100]);
+        let wal = twin_of(&path, Some("wal")).unwrap();
+        assert_eq!((wal.reads, wal.writes, wal.flushes), (0, 100, 100));
+        let unmapped = twin_of(&path, Some("unmapped")).unwrap();
+        assert_eq!((unmapped.writes, unmapped.flushes), (100, 0));
+        let data = Arc::new(twin_of(&path, Some("data")).unwrap());
+        assert_eq!((data.reads, data.writes, data.flushes), (20, 0, 0));
+        assert_eq!(data.duration_ns, 1_000_000_000);
+        let mut sy = Synth::new(Arc::clone(&data), 1 << 30, Some(data.duration_ns), 1.0, 3);
+        let mut io = TraceIo::default();
+        let mut n = 0;
+        while sy.next_io(&mut io) {
+            n += 1;
+        }
+        assert!((20..=21).contains(&n), "{n} reads in the window");
+    }
+
     /// An end time ends the stream; the queue depth is scaled; the deck is dealt again.
     #[test]
     fn a_stream_ends_at_its_time_and_scales_its_depth() {
@@ -519,10 +630,10 @@ mod tests {
         let mut n = 0;
         while sy.next_io(&mut io) {
             assert_eq!((io.op, io.len, io.qd), (TraceOp::Read, 4096, 8));
-            assert_eq!(io.t_ns, n * 1000);
+            assert_eq!(io.t_ns, (n + 1) * 1000);
             n += 1;
         }
-        // at 0, 1000, ..., 10000 ns
-        assert_eq!(n, 11);
+        // at 1000, 2000, ..., 10000 ns
+        assert_eq!(n, 10);
     }
 }

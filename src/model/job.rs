@@ -536,6 +536,18 @@ impl Job {
         }
     }
 
+    /// When the job is stopped, seconds after its measured window starts: its time limit, or
+    /// for `--like`'s open-loop stream (which ends itself at its time) that and 10 % and 1 s
+    /// more, so that a stream its target kept behind is still judged by its own end.
+    pub fn deadline_s(&self) -> Option<f64> {
+        let t = self.time_limit_s()?;
+        let open_twin = self
+            .replay
+            .as_ref()
+            .is_some_and(|r| r.like.is_some() && !r.closed);
+        Some(if open_twin { t * 1.1 + 1.0 } else { t })
+    }
+
     /// Whether the job fsyncs while it runs (`--fsync-freq`, `--fsync-all`, `--fsync-every`
     /// or a replayed trace's flushes), not only at the end of the mode.
     pub fn syncs_while_running(&self) -> bool {

@@ -260,7 +260,7 @@ impl CellResult {
             verify: None,
             steady: r.steady.clone(),
             latency_depth: r.latency_depth,
-            replay: None,
+            replay: r.replay.clone(),
             roles: Vec::new(),
             lat_hists: r.lat_hists.clone(),
             clones: Vec::new(),
@@ -291,6 +291,9 @@ pub struct RoleResult {
     /// As [`CellResult::latency_depth`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_depth: Option<u32>,
+    /// As [`CellResult::replay`]: a role of `--like`'s roles per file class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::model::replay::ReplayResult>,
     /// As [`CellResult::lat_hists`], for the results store.
     #[serde(skip)]
     pub lat_hists: Vec<LatHist>,
@@ -315,6 +318,7 @@ impl RoleResult {
             warnings: c.warnings,
             steady: c.steady,
             latency_depth: c.latency_depth,
+            replay: c.replay,
             lat_hists: c.lat_hists,
             clat_hists: c.clat_hists,
         }

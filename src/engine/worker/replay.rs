@@ -95,6 +95,8 @@ pub fn run_replay<'a, E: QueueEngine<'a>>(
     let range = sh.file_size_bytes;
     let mut res = ReplayResult::default();
     let (mut first_t, mut first_issue, mut last_issue) = (None::<u64>, None::<Instant>, sh.start);
+    // the stream's times of the first and the last request issued (a twin's span is theirs)
+    let (mut first_io_t, mut last_io_t) = (None::<u64>, 0u64);
     let mut epoch = None::<Instant>;
     let (mut p_ops, mut p_bytes) = (0u64, 0u64);
 
@@ -213,7 +215,8 @@ pub fn run_replay<'a, E: QueueEngine<'a>>(
                 batch.map_err(|e| std::io::Error::other(format!("the trace {}: {e}", rp.trace)))?;
             for io in &batch {
                 // the replay's time 0: its first request in hand (the trace read so far)
-                let t0_trace = *first_t.get_or_insert(io.t_ns);
+                // (a twin's stream: its own time 0, before its first request's gap)
+                let t0_trace = *first_t.get_or_insert(if twin { 0 } else { io.t_ns });
                 let epoch = *epoch.get_or_insert_with(Instant::now);
                 let sched = (!rp.closed).then(|| {
                     epoch
@@ -280,6 +283,8 @@ pub fn run_replay<'a, E: QueueEngine<'a>>(
                 first_issue.get_or_insert(t0);
                 last_issue = t0;
                 res.issued += 1;
+                first_io_t.get_or_insert(io.t_ns);
+                last_io_t = io.t_ns;
                 match kind {
                     OpKind::Trim => {
                         let r = trim_at(sh, file, sh.base_offset + off, len);
@@ -362,7 +367,13 @@ pub fn run_replay<'a, E: QueueEngine<'a>>(
         st.finish(ns_since(sh.measure_start, end));
         let span = last_issue.saturating_duration_since(first_issue.unwrap_or(last_issue));
         res.replay_s = span.as_secs_f64();
-        res.trace_s = rp.span_ns as f64 / 1e9 / rp.speed;
+        // a trace's first-to-last span; a twin's stream's, from its first request issued to its
+        // last (its window has quiet stretches at either end)
+        res.trace_s = if twin {
+            last_io_t.saturating_sub(first_io_t.unwrap_or(last_io_t)) as f64 / 1e9 / rp.speed
+        } else {
+            rp.span_ns as f64 / 1e9 / rp.speed
+        };
         res.timing_error_pct = (!rp.closed && res.trace_s > 0.0 && !cut)
             .then(|| (res.replay_s - res.trace_s) / res.trace_s * 100.0);
         st.replay = Some(res);
