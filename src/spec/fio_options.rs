@@ -221,7 +221,7 @@ pub const OPTIONS: &[FioOption] = &[
         "size",
         Size,
         Supported,
-        "the job's bytes per clone: `--size size×numjobs`; on a device `N%` of it (without `size=`: the whole device); `N%` of files refused (iolab makes its own); `Nz` (zones) refused, as fio refuses it without `zonemode=zbd`",
+        "the job's bytes per clone: `--size size×numjobs`; on a device `N%` of it (without `size=`: the whole device); without `size=` and `filesize=`, the bytes of the existing files `filename=` names, as fio (a missing, empty or linked one: refused); `N%` of files refused (iolab makes its own); `Nz` (zones) refused, as fio refuses it without `zonemode=zbd`",
     ),
     o(
         "filesize",

@@ -225,6 +225,8 @@ pub(super) fn translate_job(
     let mut dir: Option<PathBuf> = c.val("directory").map(|d| PathBuf::from(d.trim()));
     let mut device: Option<PathBuf> = None;
     let named = c.opt("filename").is_some();
+    // the named files (not a device), to size a job that gives no size= by them, as fio does
+    let mut named_paths: Vec<PathBuf> = Vec::new();
     if let Some(fname) = c.val("filename") {
         let names: Vec<&str> = fname.split(':').filter(|n| !n.is_empty()).collect();
         if names.len() == 1 && names[0].starts_with("/dev/") {
@@ -259,6 +261,7 @@ pub(super) fn translate_job(
                 ));
                 dir = Some(parents[0].clone());
                 nrfiles = paths.len() as u64;
+                named_paths = paths;
             }
         }
     }
@@ -292,7 +295,17 @@ pub(super) fn translate_job(
             None
         }
         Some(_) => c.size("size"),
-        None => c.size("filesize").map(|fs| fs.saturating_mul(nrfiles)),
+        None => c
+            .size("filesize")
+            .map(|fs| fs.saturating_mul(nrfiles))
+            .or_else(|| {
+                // no size: fio moves the named files' own (their sizes together)
+                let n = existing_size(&named_paths)?;
+                notes.push(format!(
+                    "no size=: the named file(s) hold {n} bytes, which the job moves, as fio (iolab's own set is made that large)"
+                ));
+                Some(n)
+            }),
     };
     // where the I/O goes in each file or on the device: offset= (a percentage aligned up to
     // offset_align, else to the smallest block, as fio), offset_increment= per clone
@@ -766,4 +779,18 @@ fn distribution(d: &str) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// The bytes of `paths` together when each is an existing regular file (a symbolic link is not
+/// followed) of some bytes; None otherwise.
+fn existing_size(paths: &[PathBuf]) -> Option<u64> {
+    let mut n = 0u64;
+    for p in paths {
+        let m = std::fs::symlink_metadata(p).ok()?;
+        if !m.is_file() || m.len() == 0 {
+            return None;
+        }
+        n = n.saturating_add(m.len());
+    }
+    (!paths.is_empty()).then_some(n)
 }

@@ -311,6 +311,33 @@ fn a_device_without_size_is_the_whole_device() {
     );
 }
 
+/// A job naming existing files without size= moves their bytes, as fio (it refused: "gives no
+/// size"); a named file that is missing, empty or a symbolic link still needs size=.
+#[test]
+fn named_existing_files_without_size_give_their_size() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("f1"), vec![1u8; 1 << 20]).unwrap();
+    std::fs::write(d.path().join("f2"), vec![1u8; 3 << 20]).unwrap();
+    std::fs::write(d.path().join("empty"), b"").unwrap();
+    std::os::unix::fs::symlink(d.path().join("f1"), d.path().join("link")).unwrap();
+    let text = |names: &str| {
+        format!(
+            "[a]\nrw=read\ndirectory={}\nfilename={names}\n",
+            d.path().display()
+        )
+    };
+    let r = translate(&run_args(&[]), vec![parse_text(&text("f1:f2"))]).unwrap();
+    let a = r.jobs[0].iolab_args.join(" ");
+    assert!(
+        a.contains(&format!("--ops={}", (4 << 20) / 4096)) && a.contains("--files=2"),
+        "{a}"
+    );
+    for names in ["f1:missing", "empty", "link"] {
+        let e = translate(&run_args(&[]), vec![parse_text(&text(names))]).unwrap_err();
+        assert!(e.msg.contains("gives no size"), "{names}: {}", e.msg);
+    }
+}
+
 /// A [global] name= renames no job (fio 3.33's JSON keeps the sections' names; checked against
 /// fio in tests/fiojob.rs); a job's own name= does, and is what wait_for names.
 #[test]
