@@ -104,6 +104,15 @@ for f in $files; do
     *-post.fio) ;;
     *) for t in fio iolab; do rm -rf "${SCRATCH:?}/$t"; mkdir -p "$SCRATCH/$t"; done ;;
   esac
+  # a file naming files without a size (fio sizes the job by them, butterfly.fio): each tool
+  # finds them there, CAP bytes each, as the user's own files (not one that fills its device)
+  if ! grep -qiE '^\s*(size|filesize|fill_device)\s*=' "$f"; then
+    for n in $(grep -hoiE '^\s*filename\s*=\s*[^ #;]+' "$f" | sed 's/.*=\s*//' | tr ':' '\n' | grep -v '^/dev/' | grep -v '\$' | xargs -r -n1 basename | sort -u); do
+      for t in fio iolab; do
+        [ -e "$SCRATCH/$t/$n" ] || head -c "$(numfmt --from=iec "${CAP^^}")" /dev/urandom >"$SCRATCH/$t/$n"
+      done
+    done
+  fi
   # the device is zeroed before each tool: fio's data must not be iolab's signature
   [ -n "$LOOPDEV" ] && [[ $b != *-post.fio ]] && dd if=/dev/zero of="$LOOPDEV" bs=1M count=1 status=none
   python3 - "$f" "$job" "$SCRATCH/@TOOL@" "${LOOPDEV:-}" "$CAP" "$RT" <<'EOF'
@@ -173,6 +182,9 @@ EOF
   # iolab first: a refused file needs no run of fio
   dest=()
   grep -q '/dev/loop' "$job.iolab.fio" && dest=(--destructive)
+  # a -pre file's files stay for its -post file, as fio leaves them (unlink=0, fio's default;
+  # iolab removes what it made unless --keep; tests/fio_regression.rs runs fio's t0003 so too)
+  [[ $b == *-pre.fio ]] && dest+=(--keep)
   (cd "$SCRATCH/iolab" && timeout -s KILL 60 "$IOLAB" run "$job.iolab.fio" --output-format fio-json -o "$SCRATCH/iolab.json" --no-save -q "${dest[@]}" >/dev/null 2>"$SCRATCH/iolab.err")
   irc=$?
   # refused or run, fio runs the file too: a file fio cannot run here either is FIO-FAILED
