@@ -8,8 +8,9 @@
 //! The names (`iolab-OP.PID.N.I`, N the thread's engine instance) are made when the thread
 //! starts, so an operation allocates nothing and takes no lock. The files filestat and
 //! filedelete work on are made before the phase's clock starts ([`make_ahead`]), as fio makes
-//! them in its setup stage: neither in the job's runtime nor in its `runtime=` cap. Whatever the thread made and is still there, and still its, is
-//! removed when it ends: these engines leave nothing behind (fio keeps its files).
+//! them in its setup stage: neither in the job's runtime nor in its `runtime=` cap. Whatever
+//! the thread made and is still there, and still its, is removed when it ends: these engines
+//! leave nothing behind (fio keeps its files).
 
 use super::ops::SyncEngine;
 use super::ops::{Ahead, Shared};

@@ -439,6 +439,9 @@ impl Synth {
 mod tests {
     use super::*;
 
+    /// A capture file's first line.
+    const HEADER: &str = "{\"schema\":\"iolab-capture/1\",\"iolab_version\":\"x\",\"device\":\"loop0\",\"majmin\":\"7:0\",\"start\":\"now\",\"host\":\"h\",\"kernel\":\"k\",\"source\":\"s\"}\n";
+
     /// Two-sample Kolmogorov-Smirnov distance of two samples.
     fn ks(mut a: Vec<u64>, mut b: Vec<u64>) -> f64 {
         a.sort_unstable();
@@ -464,9 +467,7 @@ mod tests {
     fn the_twin_draws_the_captures_distributions() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.cap");
-        let mut s = String::from(
-            "{\"schema\":\"iolab-capture/1\",\"iolab_version\":\"x\",\"device\":\"loop0\",\"majmin\":\"7:0\",\"start\":\"now\",\"host\":\"h\",\"kernel\":\"k\",\"source\":\"s\"}\n",
-        );
+        let mut s = String::from(HEADER);
         let mut rng = Rng::seed_from_u64(1);
         let (mut t, mut roff) = (0u64, 0u64);
         let (mut gaps, mut sizes) = (Vec::new(), Vec::new());
@@ -541,9 +542,7 @@ mod tests {
     fn each_class_has_its_own_requests_flushes_and_rate() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.cap");
-        let mut s = String::from(
-            "{\"schema\":\"iolab-capture/1\",\"iolab_version\":\"x\",\"device\":\"loop0\",\"majmin\":\"7:0\",\"start\":\"now\",\"host\":\"h\",\"kernel\":\"k\",\"source\":\"s\"}\n",
-        );
+        let mut s = String::from(HEADER);
         let rec = |t: u64, dir: &str, off: u64, size: u64, file: Option<&str>| {
             let f = file.map_or(String::new(), |f| {
                 let class = match f {
